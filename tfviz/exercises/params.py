@@ -1,0 +1,194 @@
+"""Count a transformer's parameters part by part, under stated conventions.
+
+Published counts differ mostly in what they include (biases, the LayerNorm γ and β,
+position tables, a separate output matrix, BERT's segment table and pooler). Each of those
+is a keyword here, so one function reproduces several well-known numbers exactly:
+
+>>> count_parameters(GPT2_SMALL, positions="learned", norm_place="pre").total
+124439808
+>>> count_parameters(BERT_BASE, **BERT_CONVENTIONS).total
+109482240
+
+Per self-attention layer with H query heads, Hkv key/value heads of size dh:
+    W_q: d×(H·dh)   W_k, W_v: d×(Hkv·dh)   W_o: (H·dh)×d     (+ one bias per output)
+A dense feed-forward layer: d×d_ff + d_ff×d (+ d_ff + d biases). A MoE layer: a router
+d×E (no bias) and E such feed-forward layers. A LayerNorm: γ and β, 2·d.
+
+Given a tfviz ModelConfig, the conventions default to what the engine builds, so
+``count_parameters(cfg).total`` equals the number of weights in ``Transformer(cfg)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ARCHS = ("encoder", "decoder", "encoder-decoder")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """Sizes of a model, without any counting convention (those are keywords of the counter)."""
+
+    d_model: int
+    n_heads: int
+    d_ff: int
+    n_layers: int  # blocks of the stack that makes the output (the decoder of an enc-dec)
+    vocab_size: int
+    arch: str = "decoder"
+    max_positions: int = 0  # rows of a learned position table
+    n_enc_layers: int | None = None  # encoder blocks of an enc-dec (None: same as n_layers)
+    head_dim: int | None = None  # None: d_model // n_heads
+    n_kv_heads: int | None = None  # None: one per query head
+    n_experts: int = 0  # 0: dense feed-forward layers
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}")
+        if min(self.d_model, self.n_heads, self.d_ff, self.n_layers, self.vocab_size) < 1:
+            raise ValueError("sizes must be positive")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def enc_layers(self) -> int:
+        return self.n_layers if self.n_enc_layers is None else self.n_enc_layers
+
+
+@dataclass(frozen=True)
+class ParamCount:
+    """``parts`` maps a part's name to its count, in the order a model uses them."""
+
+    parts: dict[str, int] = field(default_factory=dict)
+    conventions: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+    def __getitem__(self, part: str) -> int:
+        return self.parts[part]
+
+
+def _spec_of(config) -> tuple[ParamSpec, dict]:
+    """A ParamSpec plus the engine's conventions when ``config`` is a tfviz ModelConfig."""
+    if isinstance(config, ParamSpec):
+        return config, {}
+    spec = ParamSpec(d_model=config.d_model, n_heads=config.n_heads, d_ff=config.d_ff,
+                     n_layers=config.n_layers, vocab_size=config.vocab_size, arch=config.arch,
+                     max_positions=config.max_seq_len, n_enc_layers=config.enc_layers,
+                     head_dim=config.d_head, n_kv_heads=config.kv_heads,
+                     n_experts=config.n_experts, name=config.name)
+    engine = dict(bias=config.bias, tied=config.tie_embeddings, final_norm=config.final_norm,
+                  positions="learned" if config.positional == "learned" else "none")
+    return spec, engine
+
+
+def attention_params(s: ParamSpec, bias: bool = True, w_o: bool = True) -> int:
+    """One attention layer: d=4, one head of 2, with biases -> 3·(4·2+2) + (2·4+4) = 42.
+
+    >>> attention_params(ParamSpec(4, 1, 8, 1, 10, head_dim=2))
+    42
+    """
+    q, kv = s.n_heads * s.d_head, s.kv_heads * s.d_head
+    weights = s.d_model * q + 2 * s.d_model * kv + (q * s.d_model if w_o else 0)
+    biases = q + 2 * kv + (s.d_model if w_o else 0)
+    return weights + (biases if bias else 0)
+
+
+def ffn_params(s: ParamSpec, bias: bool = True) -> int:
+    """A dense feed-forward layer, or a MoE layer's router plus its experts.
+
+    >>> ffn_params(ParamSpec(4, 1, 8, 1, 10))
+    76
+    """
+    dense = 2 * s.d_model * s.d_ff + ((s.d_ff + s.d_model) if bias else 0)
+    if s.n_experts:
+        return s.d_model * s.n_experts + s.n_experts * dense
+    return dense
+
+
+def count_parameters(config, *, bias: bool | None = None, norm: str = "layernorm",
+                     attn_output: bool = True, positions: str | None = None,
+                     tied: bool | None = None, final_norm: bool | None = None,
+                     norm_place: str = "post", embedding_norm: bool = False,
+                     segments: int = 0, pooler: bool = False, relative_buckets: int = 32,
+                     arch: str | None = None) -> ParamCount:
+    """Parameters of ``config`` (a ParamSpec or a tfviz ModelConfig), by part, with ``total``.
+
+    bias:        linear layers carry biases (default True; a ModelConfig's own ``bias``)
+    norm:        "layernorm" (γ, β: 2·d), "rmsnorm" (γ only: d) or "none" (forgot them)
+    attn_output: count W^O (turning it off reproduces a common slip)
+    positions:   "learned" (max_positions × d), "relative" (T5: buckets × heads per stack),
+                 or "sinusoidal" / "rope" / "alibi" / "none" (no parameters)
+    tied:        the output layer reuses the token embedding (else a d×vocab matrix, no bias)
+    final_norm:  one norm after each stack (default: True for pre-LN, else False)
+    norm_place:  "post" or "pre"; only used for the default of final_norm
+    embedding_norm: a norm right after the embeddings (BERT)
+    segments:    rows of a segment (token type) table (BERT: 2)
+    pooler:      BERT's d×d + d pooler on the first token
+    arch:        override the config's encoder / decoder / encoder-decoder
+    """
+    spec, engine = _spec_of(config)
+    bias = engine.get("bias", True) if bias is None else bias
+    tied = engine.get("tied", True) if tied is None else tied
+    if positions is None:
+        positions = engine.get("positions", "learned" if spec.max_positions else "none")
+    if final_norm is None:
+        final_norm = engine.get("final_norm", norm_place == "pre")
+    arch = spec.arch if arch is None else arch
+    if arch not in ARCHS:
+        raise ValueError(f"arch must be one of {ARCHS}")
+    ln = {"layernorm": 2, "rmsnorm": 1, "none": 0}[norm] * spec.d_model
+    d, attn, ffn = spec.d_model, attention_params(spec, bias, attn_output), ffn_params(spec, bias)
+    stacks = {"encoder": [("encoder", spec.n_layers, False)],
+              "decoder": [("decoder", spec.n_layers, False)],
+              "encoder-decoder": [("encoder", spec.enc_layers, False),
+                                  ("decoder", spec.n_layers, True)]}[arch]
+
+    parts: dict[str, int] = {"token embedding": spec.vocab_size * d}
+    if positions == "learned":
+        parts["position embedding"] = spec.max_positions * d
+    if segments:
+        parts["segment embedding"] = segments * d
+    if embedding_norm:
+        parts["embedding norm"] = ln
+    for name, layers, cross in stacks:
+        parts[f"{name} self-attention"] = layers * attn
+        if cross:
+            parts[f"{name} cross-attention"] = layers * attn
+        parts[f"{name} feed-forward"] = layers * ffn
+        parts[f"{name} norms"] = layers * (3 if cross else 2) * ln + (ln if final_norm else 0)
+        if positions == "relative":
+            parts[f"{name} relative positions"] = relative_buckets * spec.n_heads
+    if pooler:
+        parts["pooler"] = d * d + (d if bias else 0)
+    parts["output layer"] = 0 if tied else d * spec.vocab_size
+    conventions = dict(bias=bias, norm=norm, attn_output=attn_output, positions=positions,
+                       tied=tied, final_norm=final_norm, embedding_norm=embedding_norm,
+                       segments=segments, pooler=pooler, arch=arch)
+    return ParamCount(parts, conventions)
+
+
+#: BERT-base (uncased): 109,482,240 with BERT_CONVENTIONS.
+BERT_BASE = ParamSpec(768, 12, 3072, 12, 30522, arch="encoder", max_positions=512, name="BERT-base")
+#: BERT-large: 335,141,888 with BERT_CONVENTIONS.
+BERT_LARGE = ParamSpec(1024, 16, 4096, 24, 30522, arch="encoder", max_positions=512,
+                       name="BERT-large")
+BERT_CONVENTIONS = dict(positions="learned", segments=2, embedding_norm=True, pooler=True)
+#: GPT-2 small: 124,439,808 (learned positions, tied output, pre-LN with a final LayerNorm).
+GPT2_SMALL = ParamSpec(768, 12, 3072, 12, 50257, max_positions=1024, name="GPT-2 small")
+#: GPT-2 medium: 354,823,168 under the same conventions as GPT-2 small.
+GPT2_MEDIUM = ParamSpec(1024, 16, 4096, 24, 50257, max_positions=1024, name="GPT-2 medium")
+#: T5-small: 60,506,624 (no biases, RMSNorm, relative positions, one final norm per stack).
+T5_SMALL = ParamSpec(512, 8, 2048, 6, 32128, arch="encoder-decoder", name="T5-small")
+T5_CONVENTIONS = dict(bias=False, norm="rmsnorm", positions="relative", final_norm=True)
+#: The original base Transformer (shared 37k vocabulary); the paper says about 65 million,
+#: a rounded figure, so no exact count is claimed for it.
+TRANSFORMER_BASE = ParamSpec(512, 8, 2048, 6, 37000, arch="encoder-decoder",
+                             name="Transformer base")
