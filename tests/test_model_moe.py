@@ -1,0 +1,74 @@
+"""Mixture of experts: routing, gates, capacity and the output against a per-token reference."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from tfviz.config import ModelConfig, RunOptions
+from tfviz.model import Transformer
+from tfviz.model.moe import MoE
+from tfviz.trace import run_with_trace
+
+
+def _moe(**kw):
+    cfg = ModelConfig(d_model=16, d_ff=32, n_experts=4, **kw)
+    return MoE(cfg).eval(), cfg
+
+
+def _reference(moe: MoE, x: torch.Tensor, k: int, renorm: bool) -> torch.Tensor:
+    """Token by token, no capacity: y = sum over the top-k experts of gate * expert(x)."""
+    out = torch.zeros_like(x)
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            p = torch.softmax(moe.router(x[b, t]), -1)
+            top_p, top_i = p.topk(k)
+            if renorm:
+                top_p = top_p / top_p.sum()
+            for w, e in zip(top_p, top_i):
+                out[b, t] += w * moe.experts[int(e)](x[b, t])
+    return out
+
+
+@pytest.mark.parametrize("k,renorm", [(1, False), (2, False), (2, True)])
+def test_moe_output_equals_per_token_reference(k, renorm):
+    moe, _ = _moe(moe_top_k=k, moe_renormalize=renorm)
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        out, aux = moe(x)
+        torch.testing.assert_close(out, _reference(moe, x, k, renorm), atol=1e-5, rtol=1e-5)
+    assert float(aux) >= 1.0 - 1e-6  # the Switch loss is at least 1, equal when balanced
+
+
+def test_gates_sum_to_one_over_chosen_experts_when_renormalised():
+    model = Transformer(ModelConfig(n_experts=4, moe_top_k=2, moe_renormalize=True, n_layers=1)).eval()
+    tr = run_with_trace(model, list(range(1, 13)))
+    np.testing.assert_allclose(tr["expert_weights", 0].sum(-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(tr["gate_probs", 0].sum(-1), 1.0, atol=1e-6)
+    probs, idx = tr["gate_probs", 0], tr["expert_indices", 0]
+    np.testing.assert_array_equal(idx[:, 0], probs.argmax(-1))
+
+
+def test_capacity_is_respected_and_dropped_tokens_are_accounted():
+    model = Transformer(ModelConfig(n_experts=4, moe_top_k=1, moe_capacity_factor=0.5,
+                                    n_layers=1)).eval()
+    T = 16
+    tr = run_with_trace(model, list(range(1, T + 1)))
+    cap = math.ceil(0.5 * T * 1 / 4)
+    counts, dropped, idx = tr["expert_counts", 0], tr["dropped", 0], tr["expert_indices", 0]
+    assert (counts <= cap).all()
+    assert counts.sum() + dropped.sum() == T  # every slot is either served or dropped
+    for e in range(4):  # earliest tokens win the places
+        chosen = np.flatnonzero(idx[:, 0] == e)
+        np.testing.assert_array_equal(dropped[chosen, 0], np.arange(len(chosen)) >= cap)
+    # a dropped token gets no expert output: its MLP output is exactly zero
+    assert dropped.any()
+    assert (tr["mlp_out", 0][dropped[:, 0]] == 0).all()
+    assert (tr["expert_weights", 0][dropped] == 0).all()
+
+
+def test_top_k_override_changes_routing_without_touching_model():
+    model = Transformer(ModelConfig(n_experts=4, moe_top_k=1, n_layers=1)).eval()
+    tr = run_with_trace(model, [1, 2, 3], options=RunOptions(moe_top_k=3))
+    assert tr["expert_indices", 0].shape == (3, 3)
+    assert run_with_trace(model, [1, 2, 3])["expert_indices", 0].shape == (3, 1)

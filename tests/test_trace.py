@@ -1,0 +1,117 @@
+"""What a lesson reads from a trace must be self-consistent and must not disturb the model."""
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+from tfviz.config import ModelConfig, RunOptions, preset
+from tfviz.model import Transformer
+from tfviz.trace import hook_names, run_with_trace
+
+IDS = [5, 9, 2, 7, 7, 3, 11]
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.fixture(scope="module", params=["gpt-tiny", "bert-tiny", "moe-tiny"])
+def traced(request):
+    model = Transformer(preset(request.param)).eval()
+    return model, run_with_trace(model, IDS)
+
+
+def test_pattern_is_softmax_of_masked_scores_and_mixes_values(traced):
+    model, tr = traced
+    cfg = model.cfg
+    for layer in range(cfg.n_layers):
+        masked, pattern = tr["masked_scores", layer], tr["pattern", layer]
+        np.testing.assert_allclose(_softmax(masked), pattern, atol=1e-6)
+        np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-6)
+        assert (pattern[np.isneginf(masked)] == 0.0).all()  # masked entries exactly zero
+        v = tr["v", layer]  # (T, Hkv, dh)
+        z = np.einsum("hqk,khd->qhd", pattern, v)
+        np.testing.assert_allclose(z, tr["z", layer], atol=1e-5)
+        # W_o applied to the concatenated heads gives the attention output
+        W_o = model.blocks[layer].attn.W_o
+        out = tr["z", layer].reshape(len(IDS), -1) @ W_o.weight.detach().numpy().T + W_o.bias.detach().numpy()
+        np.testing.assert_allclose(out, tr["attn_out", layer], atol=1e-5)
+
+
+def test_causal_mask_is_minus_inf_above_diagonal():
+    tr = run_with_trace(Transformer(preset("gpt-tiny")).eval(), IDS)
+    masked = tr["masked_scores", 0]
+    upper = np.triu(np.ones((7, 7), bool), k=1)
+    assert np.isneginf(masked[:, upper]).all() and np.isfinite(masked[:, ~upper]).all()
+    np.testing.assert_array_equal(tr["attn_scores", 0][:, ~upper], masked[:, ~upper])
+
+
+def test_layernorm_statistics_in_trace():
+    model = Transformer(preset("gpt-tiny")).eval()
+    tr = run_with_trace(model, IDS)
+    x = tr["resid_pre", 0] + tr["attn_out", 0]  # post-LN: LN1 sees x + attn(x)
+    np.testing.assert_allclose(tr["ln1.mean", 0], x.mean(-1), atol=1e-5)
+    np.testing.assert_allclose(tr["ln1.scale", 0], np.sqrt(x.var(-1) + 1e-5), atol=1e-5)
+    ln = model.blocks[0].ln1
+    ref = torch.nn.functional.layer_norm(torch.from_numpy(x), (64,), ln.weight, ln.bias).detach().numpy()
+    np.testing.assert_allclose(tr["resid_mid", 0], ref, atol=1e-5)
+
+
+def test_tracing_gives_bit_identical_logits_and_leaves_no_state():
+    model = Transformer(preset("moe-tiny")).eval()
+    before = hashlib.sha256(b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()
+    plain = model(torch.tensor([IDS])).detach().numpy()[0]
+    tr = run_with_trace(model, IDS)
+    assert np.array_equal(plain, tr.logits)
+    after = hashlib.sha256(b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()
+    assert before == after
+    assert all(not m._forward_hooks for m in model.modules())
+
+
+def test_hooks_removed_even_when_forward_fails():
+    model = Transformer(ModelConfig(max_seq_len=8, n_layers=1)).eval()
+    with pytest.raises(ValueError, match="context"):
+        run_with_trace(model, list(range(20)))
+    assert all(not m._forward_hooks for m in model.modules())
+
+
+def test_names_filter_records_only_what_is_asked():
+    model = Transformer(preset("gpt-tiny")).eval()
+    tr = run_with_trace(model, IDS, names=lambda n: n.endswith("hook_pattern"))
+    assert set(tr.names()) == {f"blocks.{i}.attn.hook_pattern" for i in range(3)} | {"logits"}
+    full = run_with_trace(model, IDS)
+    np.testing.assert_array_equal(tr["pattern", 2], full["pattern", 2])
+    assert set(full.names()) == set(hook_names(model)) | {"logits"}  # every hook point fires
+
+
+def test_short_keys_and_shapes():
+    tr = run_with_trace(Transformer(preset("gpt-tiny")).eval(), IDS, tokens=list("abcdefg"))
+    assert tr["q", 0].shape == (7, 4, 16)
+    assert tr["pattern", -1].shape == (4, 7, 7)
+    assert tr["ln2.scale", 1].shape == (7,)
+    assert tr["mlp.pre", 0].shape == (7, 256)
+    assert tr["embed"].shape == tr["pos_embed"].shape == (7, 64)
+    assert tr.tokens == tuple("abcdefg")
+    with pytest.raises(KeyError, match="did you mean"):
+        tr["scale", 0]
+
+
+def test_batch_keeps_batch_axis_and_padding_does_not_leak():
+    model = Transformer(preset("bert-tiny")).eval()
+    ids = torch.tensor([[5, 6, 7, 8], [5, 6, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    tr = run_with_trace(model, ids, attention_mask=mask)
+    assert tr["pattern", 0].shape == (2, 4, 4, 4)
+    assert (tr["pattern", 0][1, :, :, 2:] == 0).all()
+    alone = run_with_trace(model, [5, 6])
+    np.testing.assert_allclose(tr.logits[1, :2], alone.logits, atol=1e-5)
+
+
+def test_head_ablation_zeroes_that_head_only():
+    model = Transformer(preset("gpt-tiny")).eval()
+    tr = run_with_trace(model, IDS, options=RunOptions(ablate_heads=frozenset({(1, 2)})))
+    assert (tr["z", 1][:, 2] == 0).all() and (tr["z", 1][:, 1] != 0).any()
+    base = run_with_trace(model, IDS)
+    np.testing.assert_array_equal(base["z", 0], tr["z", 0])

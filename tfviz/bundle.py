@@ -1,0 +1,124 @@
+"""``tfviz.load``: a ready model + tokenizer + config, for the app and for notebooks.
+
+>>> import tfviz
+>>> b = tfviz.load("gpt-tiny")
+>>> tr = b.trace("the animal didn't cross the street")
+>>> tr["pattern", 0].shape[0]        # one attention map per head
+4
+
+Trained bundles live in ``assets/<name>/`` (config.json, model.safetensors, tokenizer.json,
+manifest.json), written by ``python -m tfviz.train --preset NAME``. If a preset has no trained
+files yet, ``load`` builds it with fresh seeded weights and a byte-level tokenizer.
+Weights are read with safetensors only, never with pickle.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from safetensors.torch import load_file
+
+from tfviz.config import ModelConfig, RunOptions, preset
+from tfviz.model import Transformer
+from tfviz.trace import NamesFilter, Trace, run_with_trace
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+class ByteTokenizer:
+    """Fallback tokenizer: one token per UTF-8 byte, after a few special tokens.
+
+    >>> t = ByteTokenizer()
+    >>> t.decode(t.encode("héllo 👋")) == "héllo 👋"
+    True
+    """
+
+    specials = ("<pad>", "<bos>", "<eos>", "<unk>", "[MASK]", "[CLS]", "[SEP]")
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.specials) + 256
+
+    def encode(self, text: str) -> list[int]:
+        return [len(self.specials) + b for b in text.encode("utf-8")]
+
+    def decode(self, ids) -> str:
+        n = len(self.specials)
+        return bytes(i - n for i in ids if i >= n).decode("utf-8", errors="replace")
+
+    def id_to_token(self, i: int) -> str:
+        n = len(self.specials)
+        if i < n:
+            return self.specials[i]
+        byte = i - n
+        if byte == 32:
+            return "␣"
+        return chr(byte) if byte < 128 and chr(byte).isprintable() else f"<0x{byte:02X}>"
+
+    def tokens(self, text: str) -> list[str]:
+        return [self.id_to_token(i) for i in self.encode(text)]
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    model: Transformer
+    tokenizer: object
+    config: ModelConfig
+    manifest: dict = field(default_factory=dict)
+    trained: bool = False
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text))
+
+    def token_strings(self, ids) -> list[str]:
+        return [self.tokenizer.id_to_token(int(i)) for i in ids]
+
+    def trace(self, text: str, *, source: str | None = None, options: RunOptions | None = None,
+              names: NamesFilter = None) -> Trace:
+        """Tokenise ``text`` (cut to the model's context) and trace one forward pass."""
+        ids = self.encode(text)[: self.config.max_seq_len] or [0]
+        kwargs = {}
+        if self.config.arch == "encoder-decoder":
+            src = self.encode(source if source is not None else text)[: self.config.max_seq_len] or [0]
+            kwargs = {"enc_ids": src, "enc_tokens": self.token_strings(src)}
+        return run_with_trace(self.model, ids, tokens=self.token_strings(ids), options=options,
+                              names=names, **kwargs)
+
+
+def _fresh(cfg: ModelConfig) -> Bundle:
+    tok = ByteTokenizer()
+    if cfg.vocab_size < tok.vocab_size:
+        cfg = cfg.replace(vocab_size=tok.vocab_size)
+    model = Transformer(cfg).eval()
+    return Bundle(cfg.name, model, tok, cfg)
+
+
+def load_dir(path: Path) -> Bundle:
+    from tfviz.tokenizer import load_tokenizer  # local: the tokenizer package is optional here
+
+    cfg = ModelConfig.from_dict(json.loads((path / "config.json").read_text()))
+    model = Transformer(cfg)
+    model.load_state_dict(load_file(path / "model.safetensors"))
+    model.eval()
+    manifest_path = path / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    return Bundle(cfg.name, model, load_tokenizer(path), cfg, manifest, trained=True)
+
+
+def load(preset_or_path: str | Path) -> Bundle:
+    """A trained bundle from assets/ or a folder; else the preset with fresh seeded weights."""
+    path = Path(preset_or_path)
+    if path.is_dir() and (path / "model.safetensors").exists():
+        return load_dir(path)
+    name = str(preset_or_path)
+    if (ASSETS / name / "model.safetensors").exists():
+        return load_dir(ASSETS / name)
+    return _fresh(preset(name))
+
+
+def bundled_names() -> list[str]:
+    """Presets that have trained files in assets/."""
+    return sorted(p.name for p in ASSETS.glob("*/model.safetensors") for p in [p.parent])
+

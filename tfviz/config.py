@@ -1,0 +1,178 @@
+"""One frozen dataclass describes every model tfviz can build.
+
+A config is a value: pages and tests may share it freely because nobody can change it.
+A "what if" (scale off, causal on, another top-k) is expressed with :class:`RunOptions`
+passed to one forward call, never by editing a shared model or config.
+
+>>> cfg = preset("gpt-tiny")
+>>> cfg.d_head, cfg.causal
+(16, True)
+>>> cfg.replace(n_layers=1).n_layers
+1
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Literal
+
+Arch = Literal["decoder", "encoder", "encoder-decoder"]
+Positional = Literal["sinusoidal", "learned", "rope", "alibi", "none"]
+Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided"]
+
+ARCHS = ("decoder", "encoder", "encoder-decoder")
+POSITIONALS = ("sinusoidal", "learned", "rope", "alibi", "none")
+PATTERNS = ("full", "sliding", "dilated", "global", "bigbird", "strided")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str = "custom"
+    # decoder = causal LM (GPT), encoder = bidirectional (BERT), encoder-decoder = seq2seq.
+    arch: Arch = "decoder"
+    vocab_size: int = 512
+    # 64 wide, 4 heads of 16: big enough to learn our corpora, small enough to read every number.
+    d_model: int = 64
+    n_heads: int = 4
+    # Size of one head's q/k/v; None means d_model // n_heads (the usual choice). Exercises
+    # set it explicitly, e.g. d_model=6 with one head of size 2 in "flying arrows".
+    head_dim: int | None = None
+    # None means one key/value head per query head (plain multi-head); 1 is multi-query.
+    n_kv_heads: int | None = None
+    # Blocks in the stack that makes the logits (the decoder in encoder-decoder models).
+    n_layers: int = 2
+    # Encoder blocks of an encoder-decoder model; None means the same as n_layers.
+    n_enc_layers: int | None = None
+    # 4 x d_model, the ratio of the original paper.
+    d_ff: int = 256
+    max_seq_len: int = 128
+    positional: Positional = "sinusoidal"
+    # The "n" of PE(k, 2i) = sin(k / n^(2i/d)); 10000 in the original paper.
+    pos_base: float = 10000.0
+    # "post": z = LN(x + SelfAttn(x)) as in the original paper; "pre": z = x + SelfAttn(LN(x)).
+    norm: Literal["post", "pre"] = "post"
+    # A LayerNorm after the last block; pre-LN models need it, post-LN ones already end in one.
+    final_norm: bool = False
+    ln_eps: float = 1e-5
+    activation: Literal["relu", "gelu"] = "relu"
+    # Linear layers carry biases (LayerNorm always has gamma and beta).
+    bias: bool = True
+    # Mixture of experts: 0 means a dense feed-forward block.
+    n_experts: int = 0
+    moe_top_k: int = 1
+    # Divide the chosen gates by their sum so they add up to 1 (top-1 then gives weight 1).
+    moe_renormalize: bool = False
+    # Capacity = ceil(factor * tokens * k / n_experts); None means no limit, nothing dropped.
+    moe_capacity_factor: float | None = None
+    moe_aux_loss_coef: float = 0.01
+    # Sparse attention patterns for long sequences (lesson 17); "full" is plain attention.
+    attn_pattern: Pattern = "full"
+    # One-sided reach of a window: token i sees j with |i - j| <= window (times dilation).
+    window: int = 3
+    dilation: int = 2
+    n_global: int = 1
+    n_random: int = 2
+    stride: int = 4
+    pattern_seed: int = 0
+    # The 1/sqrt(d_k) factor; turning it off is a lesson-6 experiment.
+    scale_attn: bool = True
+    tie_embeddings: bool = True
+    dropout: float = 0.0
+    pad_id: int = 0
+    init_seed: int = 0
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.arch in ARCHS, f"arch must be one of {ARCHS}"),
+            (self.positional in POSITIONALS, f"positional must be one of {POSITIONALS}"),
+            (self.attn_pattern in PATTERNS, f"attn_pattern must be one of {PATTERNS}"),
+            (self.norm in ("post", "pre"), "norm must be 'post' or 'pre'"),
+            (self.activation in ("relu", "gelu"), "activation must be 'relu' or 'gelu'"),
+            (self.d_model > 0 and self.n_heads > 0, "d_model and n_heads must be positive"),
+            (self.head_dim is not None or self.d_model % self.n_heads == 0,
+             "d_model must be divisible by n_heads (or set head_dim)"),
+            (self.n_heads % self.kv_heads == 0, "n_heads must be a multiple of n_kv_heads"),
+            (self.positional != "rope" or self.d_head % 2 == 0, "RoPE needs an even head size"),
+            (self.n_layers >= 1 and self.vocab_size >= 1, "need at least one layer and token"),
+            (self.n_experts == 0 or 1 <= self.moe_top_k <= self.n_experts,
+             "moe_top_k must be between 1 and n_experts"),
+            (self.window >= 0 and self.dilation >= 1 and self.stride >= 1, "bad pattern sizes"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"ModelConfig({self.name}): {message}")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def enc_layers(self) -> int:
+        return self.n_layers if self.n_enc_layers is None else self.n_enc_layers
+
+    @property
+    def causal(self) -> bool:
+        """Whether the main stack's self-attention is masked to the past."""
+        return self.arch != "encoder"
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    def replace(self, **changes) -> "ModelConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Per-call "what if" switches. They change one forward pass, never the model.
+
+    scale: override the 1/sqrt(d_k) factor (None keeps the config's choice).
+    causal: override causal masking of the main stack's self-attention.
+    temperature: softmax(scores / temperature) inside attention.
+    ablate_heads: (layer, head) pairs whose output z is set to zero.
+    moe_top_k: override how many experts each token is sent to.
+    """
+
+    scale: bool | None = None
+    causal: bool | None = None
+    temperature: float = 1.0
+    ablate_heads: frozenset = field(default_factory=frozenset)
+    moe_top_k: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.temperature > 0:
+            raise ValueError("temperature must be positive")
+
+
+_PRESETS: dict[str, ModelConfig] = {
+    "gpt-tiny": ModelConfig(name="gpt-tiny", arch="decoder", n_layers=3, vocab_size=600),
+    "moe-tiny": ModelConfig(name="moe-tiny", arch="decoder", n_layers=2, vocab_size=600,
+                            n_experts=4, moe_top_k=1, d_ff=128, moe_capacity_factor=2.0),
+    "bert-tiny": ModelConfig(name="bert-tiny", arch="encoder", n_layers=2, vocab_size=600,
+                             activation="gelu"),
+    "reverse-encdec": ModelConfig(name="reverse-encdec", arch="encoder-decoder", n_layers=2,
+                                  vocab_size=24, max_seq_len=32, d_ff=128),
+}
+
+PRESET_NAMES = tuple(_PRESETS)
+
+
+def preset(name: str) -> ModelConfig:
+    """The named preset's config (a frozen value, safe to share)."""
+    try:
+        return _PRESETS[name]
+    except KeyError:
+        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(_PRESETS)}") from None

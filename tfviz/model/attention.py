@@ -1,0 +1,108 @@
+"""Multi-head attention with every step materialised (no fused kernel).
+
+For one head with d_k = d_head:
+    q = x W_q,  k = x W_k,  v = x W_v
+    scores  = q k^T            (hook_scores_raw)
+    scaled  = scores / sqrt(d_k) (+ ALiBi bias)     (hook_attn_scores)
+    masked  = scaled, with -inf where attention is not allowed   (hook_masked_scores)
+    pattern = softmax(masked / temperature) over keys            (hook_pattern)
+    z       = pattern v        (hook_z, one vector per head)
+    out     = concat(z_1..z_h) W_o
+
+Grouped-query attention keeps n_kv_heads key/value heads; each serves n_heads / n_kv_heads
+query heads. n_kv_heads = 1 is multi-query attention.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from tfviz.config import ModelConfig
+from tfviz.model.hooks import HookPoint
+from tfviz.model.positional import apply_rope
+
+
+@dataclass(frozen=True)
+class AttnContext:
+    """What one attention call needs besides its input; built per forward, never stored."""
+
+    allowed: Tensor | None  # (B or 1, 1, Tq, Tk) bool, True = may attend; None = everything
+    scale: bool
+    temperature: float = 1.0
+    ablate: tuple[int, ...] = ()  # heads whose z is zeroed
+    rope_q: tuple[Tensor, Tensor] | None = None  # cos, sin for the query positions
+    rope_k: tuple[Tensor, Tensor] | None = None  # cos, sin for the new key positions
+    alibi: Tensor | None = None  # (H, Tq, Tk) additive bias
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads, self.n_kv, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
+        d = cfg.d_model
+        self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=cfg.bias)
+        self.W_k = nn.Linear(d, self.n_kv * self.d_head, bias=cfg.bias)
+        self.W_v = nn.Linear(d, self.n_kv * self.d_head, bias=cfg.bias)
+        self.W_o = nn.Linear(self.n_heads * self.d_head, d, bias=cfg.bias)
+        self.hook_q = HookPoint()  # (B, Tq, H, dh)
+        self.hook_k = HookPoint()  # (B, Tk_new, Hkv, dh)
+        self.hook_v = HookPoint()  # (B, Tk_new, Hkv, dh)
+        if cfg.positional == "rope":
+            self.hook_rot_q = HookPoint()  # (B, Tq, H, dh): q after rotation
+            self.hook_rot_k = HookPoint()
+        self.hook_scores_raw = HookPoint()  # (B, H, Tq, Tk): q . k
+        self.hook_attn_scores = HookPoint()  # (B, H, Tq, Tk): scaled, before the mask
+        self.hook_masked_scores = HookPoint()  # (B, H, Tq, Tk): -inf where not allowed
+        self.hook_pattern = HookPoint()  # (B, H, Tq, Tk): rows sum to 1
+        self.hook_z = HookPoint()  # (B, Tq, H, dh): each head's weighted sum of values
+
+    def forward(self, x: Tensor, ctx: AttnContext, source: Tensor | None = None,
+                past: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """x: (B, Tq, d) queries; source: (B, Tk, d) keys/values (x itself for self-attention).
+
+        Returns the output (B, Tq, d) and this call's (k, v) including ``past``, for a KV cache.
+        """
+        B, Tq, _ = x.shape
+        src = x if source is None else source
+        H, Hkv, dh = self.n_heads, self.n_kv, self.d_head
+        q = self.hook_q(self.W_q(x).view(B, Tq, H, dh))  # (B, Tq, H, dh)
+        k = self.hook_k(self.W_k(src).view(B, src.shape[1], Hkv, dh))  # (B, Tk, Hkv, dh)
+        v = self.hook_v(self.W_v(src).view(B, src.shape[1], Hkv, dh))  # (B, Tk, Hkv, dh)
+        if ctx.rope_q is not None:
+            q = self.hook_rot_q(apply_rope(q, *ctx.rope_q))
+            k = self.hook_rot_k(apply_rope(k, *ctx.rope_k))
+        if past is not None:
+            k = torch.cat([past[0], k], dim=1)  # (B, Tpast + Tk, Hkv, dh)
+            v = torch.cat([past[1], v], dim=1)
+        group = H // Hkv
+        k_full = k.repeat_interleave(group, dim=2) if group > 1 else k  # (B, Tk, H, dh)
+        v_full = v.repeat_interleave(group, dim=2) if group > 1 else v  # (B, Tk, H, dh)
+
+        scores = self.hook_scores_raw(torch.einsum("bqhd,bkhd->bhqk", q, k_full))  # (B, H, Tq, Tk)
+        scaled = scores / math.sqrt(dh) if ctx.scale else scores
+        if ctx.alibi is not None:
+            scaled = scaled + ctx.alibi[None]
+        scaled = self.hook_attn_scores(scaled)
+        if ctx.allowed is not None:
+            masked = scaled.masked_fill(~ctx.allowed, float("-inf"))
+        else:
+            masked = scaled
+        masked = self.hook_masked_scores(masked)
+        logits = masked / ctx.temperature if ctx.temperature != 1.0 else masked
+        pattern = torch.softmax(logits, dim=-1)  # (B, H, Tq, Tk)
+        if ctx.allowed is not None:
+            # A query that may see no key at all (only padding) attends to nothing, not NaN.
+            pattern = pattern.masked_fill(~ctx.allowed.any(-1, keepdim=True), 0.0)
+        pattern = self.hook_pattern(pattern)
+
+        z = torch.einsum("bhqk,bkhd->bqhd", pattern, v_full)  # (B, Tq, H, dh)
+        if ctx.ablate:
+            keep = torch.ones(H, dtype=z.dtype)
+            keep[list(ctx.ablate)] = 0.0
+            z = z * keep[None, None, :, None]
+        z = self.hook_z(z)
+        out = self.W_o(z.reshape(B, Tq, H * dh))  # (B, Tq, d): concat heads, then W_o
+        return out, (k, v)

@@ -1,0 +1,190 @@
+"""The whole model: embeddings and positions, a stack of blocks, and the LM head.
+
+decoder:          tokens -> blocks (causal) -> logits for the next token
+encoder:          tokens -> blocks (bidirectional) -> logits for masked tokens (BERT-style)
+encoder-decoder:  source -> enc_blocks -> memory;  target -> blocks (causal + cross) -> logits
+
+``forward`` is plain: it knows nothing about tracing and keeps nothing from a call. "What if"
+switches come in a :class:`~tfviz.config.RunOptions` argument, so a shared model is never
+edited to run an experiment.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tfviz.config import ModelConfig, RunOptions
+from tfviz.model.attention import AttnContext
+from tfviz.model.block import Block, BlockContext
+from tfviz.model.hooks import HookPoint
+from tfviz.model.masks import sparse_pattern
+from tfviz.model.norm import LayerNorm
+from tfviz.model.positional import alibi_bias, rope_angles, sinusoidal_table
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """Keys and values of the tokens seen so far, one (k, v) pair per decoder layer."""
+
+    layers: tuple[tuple[Tensor, Tensor], ...]
+    length: int
+    memory: Tensor | None = None  # encoder output, kept for cross-attention
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        with torch.random.fork_rng():  # seeded weights without touching anyone's global RNG
+            torch.manual_seed(cfg.init_seed)
+            self._build(cfg)
+
+    def _build(self, cfg: ModelConfig) -> None:
+        self.cfg = cfg
+        d = cfg.d_model
+        self.embed = nn.Embedding(cfg.vocab_size, d)
+        nn.init.normal_(self.embed.weight, std=d**-0.5)
+        self.hook_embed = HookPoint()  # (B, T, d)
+        self.hook_pos_embed = HookPoint()  # (B, T, d)
+        if cfg.positional == "learned":
+            self.pos_embed = nn.Embedding(cfg.max_seq_len, d)
+            nn.init.normal_(self.pos_embed.weight, std=d**-0.5)
+        elif cfg.positional == "sinusoidal":
+            table = sinusoidal_table(cfg.max_seq_len, d, cfg.pos_base)
+            self.register_buffer("pos_table", table, persistent=False)  # (max_len, d)
+        if cfg.attn_pattern != "full":
+            allowed = sparse_pattern(cfg.attn_pattern, cfg.max_seq_len, window=cfg.window,
+                                     dilation=cfg.dilation, n_global=cfg.n_global,
+                                     n_random=cfg.n_random, stride=cfg.stride, seed=cfg.pattern_seed)
+            self.register_buffer("pattern_allowed", torch.from_numpy(allowed), persistent=False)
+        if cfg.arch == "encoder-decoder":
+            self.hook_enc_embed = HookPoint()
+            self.hook_enc_pos_embed = HookPoint()
+            self.enc_blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.enc_layers))
+            if cfg.final_norm:
+                self.enc_ln_final = LayerNorm(d, cfg.ln_eps)
+        self.blocks = nn.ModuleList(Block(cfg, cross=cfg.arch == "encoder-decoder")
+                                    for _ in range(cfg.n_layers))
+        if cfg.final_norm:
+            self.ln_final = LayerNorm(d, cfg.ln_eps)
+        self.unembed = None if cfg.tie_embeddings else nn.Linear(d, cfg.vocab_size, bias=False)
+
+    # ----- pieces ---------------------------------------------------------------------------
+    def _embed(self, ids: Tensor | None, embeds: Tensor | None, offset: int,
+               hook_e: HookPoint, hook_p: HookPoint) -> Tensor:
+        x = hook_e(self.embed(ids) if embeds is None else embeds)  # (B, T, d)
+        B, T, d = x.shape
+        if offset + T > self.cfg.max_seq_len and self.cfg.positional in ("learned", "sinusoidal"):
+            raise ValueError(f"{offset + T} tokens is more than this model's context of "
+                             f"{self.cfg.max_seq_len}")
+        positions = torch.arange(offset, offset + T)
+        if self.cfg.positional == "learned":
+            return x + hook_p(self.pos_embed(positions)[None].expand(B, T, d))
+        if self.cfg.positional == "sinusoidal":
+            return x + hook_p(self.pos_table[positions][None].expand(B, T, d))
+        return x
+
+    def _self_ctx(self, Tq: int, offset: int, causal: bool, key_mask: Tensor | None,
+                  opts: RunOptions) -> AttnContext:
+        """Mask, RoPE angles and ALiBi bias for queries at offset..offset+Tq over all keys."""
+        cfg, Tk = self.cfg, offset + Tq
+        q_pos, k_pos = torch.arange(offset, Tk), torch.arange(Tk)
+        allowed = None
+        if cfg.attn_pattern != "full":
+            allowed = self.pattern_allowed[offset:Tk, :Tk]  # (Tq, Tk)
+        if causal:
+            future_ok = k_pos[None, :] <= q_pos[:, None]  # (Tq, Tk)
+            allowed = future_ok if allowed is None else allowed & future_ok
+        if allowed is not None:
+            allowed = allowed[None, None]  # (1, 1, Tq, Tk)
+        if key_mask is not None:
+            keys = key_mask.bool()[:, None, None, :]  # (B, 1, 1, Tk)
+            allowed = keys if allowed is None else allowed & keys
+        rope = None
+        if cfg.positional == "rope":
+            rope = rope_angles(q_pos, cfg.d_head, cfg.pos_base)
+        alibi = alibi_bias(cfg.n_heads, q_pos, k_pos) if cfg.positional == "alibi" else None
+        scale = cfg.scale_attn if opts.scale is None else opts.scale
+        return AttnContext(allowed=allowed, scale=scale, temperature=opts.temperature,
+                           rope_q=rope, rope_k=rope, alibi=alibi)
+
+    def _logits(self, x: Tensor) -> Tensor:
+        if self.unembed is None:
+            return F.linear(x, self.embed.weight)  # tied: logits = x E^T
+        return self.unembed(x)
+
+    # ----- public ---------------------------------------------------------------------------
+    def encode(self, enc_ids: Tensor, enc_attention_mask: Tensor | None = None,
+               options: RunOptions | None = None) -> tuple[Tensor, Tensor]:
+        """Encoder of an encoder-decoder model: (memory (B, S, d), summed MoE aux loss)."""
+        opts = options or RunOptions()
+        x = self._embed(enc_ids, None, 0, self.hook_enc_embed, self.hook_enc_pos_embed)
+        ctx = BlockContext(self._self_ctx(x.shape[1], 0, False, enc_attention_mask, opts),
+                           moe_top_k=opts.moe_top_k)
+        aux = 0.0
+        for block in self.enc_blocks:
+            x, _, a = block(x, ctx)
+            aux = aux + a
+        if self.cfg.final_norm:
+            x = self.enc_ln_final(x)
+        return x, aux
+
+    def _run(self, ids, *, enc_ids=None, attention_mask=None, enc_attention_mask=None,
+             inputs_embeds=None, options=None, cache: KVCache | None = None):
+        opts = options or RunOptions()
+        cfg = self.cfg
+        memory, aux = None, 0.0
+        if cfg.arch == "encoder-decoder":
+            if cache is not None and cache.memory is not None:
+                memory = cache.memory
+            else:
+                if enc_ids is None:
+                    raise ValueError("an encoder-decoder model needs enc_ids (the source)")
+                memory, aux = self.encode(enc_ids, enc_attention_mask, opts)
+        if cache is not None and attention_mask is not None:
+            raise ValueError("the KV cache does not support padding masks")
+        offset = cache.length if cache is not None else 0
+        x = self._embed(ids, inputs_embeds, offset, self.hook_embed, self.hook_pos_embed)
+        causal = cfg.causal if opts.causal is None else opts.causal
+        base = self._self_ctx(x.shape[1], offset, causal, attention_mask, opts)
+        cross = None
+        if memory is not None:
+            mem_mask = enc_attention_mask.bool()[:, None, None, :] if enc_attention_mask is not None else None
+            cross = AttnContext(allowed=mem_mask, scale=base.scale, temperature=opts.temperature)
+        layers = []
+        for i, block in enumerate(self.blocks):
+            ablate = tuple(sorted(h for (layer, h) in opts.ablate_heads if layer == i))
+            ctx = BlockContext(dataclasses.replace(base, ablate=ablate), cross, memory, opts.moe_top_k)
+            x, kv, a = block(x, ctx, past=cache.layers[i] if cache is not None else None)
+            layers.append(kv)
+            aux = aux + a
+        if cfg.final_norm:
+            x = self.ln_final(x)
+        new_cache = KVCache(tuple(layers), offset + x.shape[1], memory)
+        return self._logits(x), aux, new_cache
+
+    def forward(self, ids: Tensor | None = None, *, enc_ids: Tensor | None = None,
+                attention_mask: Tensor | None = None, enc_attention_mask: Tensor | None = None,
+                inputs_embeds: Tensor | None = None, options: RunOptions | None = None,
+                return_aux: bool = False):
+        """ids: (B, T) token ids -> logits (B, T, vocab). attention_mask: (B, T), 1 = real token.
+
+        With return_aux, also the MoE load-balancing loss (0.0 for dense models).
+        """
+        logits, aux, _ = self._run(ids, enc_ids=enc_ids, attention_mask=attention_mask,
+                                   enc_attention_mask=enc_attention_mask,
+                                   inputs_embeds=inputs_embeds, options=options)
+        return (logits, aux) if return_aux else logits
+
+    def step(self, ids: Tensor, cache: KVCache | None = None, *, enc_ids: Tensor | None = None,
+             options: RunOptions | None = None) -> tuple[Tensor, KVCache]:
+        """Incremental decoding: feed only the new tokens; earlier keys/values come from cache.
+
+        Returns the new tokens' logits (B, T_new, vocab) and the grown cache. The first call
+        (cache=None) takes the prompt, later calls typically one token each.
+        """
+        logits, _, new_cache = self._run(ids, enc_ids=enc_ids, options=options, cache=cache)
+        return logits, new_cache
