@@ -1,0 +1,119 @@
+"""The served byte-level tokenizer: exact round trips, fixed special ids, determinism."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+from tokenizers.pre_tokenizers import ByteLevel
+
+from tfviz.tokenizer.readable import bytes_to_unicode, readable_token
+from tfviz.tokenizer.served import (
+    SPECIAL_TOKENS,
+    ServedTokenizer,
+    merges_from_json,
+    train_served_tokenizer,
+)
+
+TEXTS = ["the cat sat on the mat.", "the dog didn't sit on the hat!", "cats and dogs sat."] * 20
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_served_tokenizer(TEXTS, vocab_size=320)
+
+
+ODD = ["", " ", "  x  ", "hello", " hello", "\n\nnew lines\n", "tab\there", "héllo wörld",
+       "😀👨‍👩‍👧 🇫🇷", "שלום עולם", "مرحبا", "<b>x</b> &amp; <script>", "nul\x00char\x7f",
+       "[MASK] <pad> [CLS]", "[MASK]world", "Ġ ␣ \ufffd", "a" * 500]
+
+
+@pytest.mark.parametrize("text", ODD)
+def test_round_trip_exact(tok, text):
+    assert tok.decode(tok.encode(text)) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_round_trip_any_text(tok, text):
+    assert tok.decode(tok.encode(text)) == text
+
+
+@given(st.lists(st.sampled_from(["[MASK]", "[CLS]", "<pad>", " ", "a", "b", "\n"]), max_size=12).map("".join))
+@settings(deadline=None)
+def test_round_trip_with_specials(tok, text):
+    assert tok.decode(tok.encode(text, allow_special=True)) == text
+
+
+def test_special_ids_are_first(tok):
+    assert [tok.hf.id_to_token(i) for i in range(7)] == list(SPECIAL_TOKENS)
+    assert (tok.pad_id, tok.bos_id, tok.eos_id, tok.unk_id) == (0, 1, 2, 3)
+    assert (tok.mask_id, tok.cls_id, tok.sep_id) == (4, 5, 6)
+    assert tok.special_ids["[MASK]"] == 4
+
+
+def test_specials_are_text_unless_allowed(tok):
+    assert tok.mask_id not in tok.encode("[MASK]")
+    assert tok.encode("[CLS] the cat", allow_special=True)[0] == tok.cls_id
+    assert tok.tokens("[MASK]world", allow_special=True)[:2] == ["[MASK]", "w"]
+
+
+def test_matches_raw_hf_when_text_has_no_leading_space(tok):
+    for text in ["the cat sat.", "héllo 😀 didn't", "a\nb"]:
+        assert tok.encode(text) == tok.hf.encode(text).ids
+
+
+def test_readable_tokens(tok):
+    assert tok.tokens("the cat") == ["␣the", "␣cat"]
+    assert tok.tokens("\n") == ["␣", "↵"]
+    emoji = tok.tokens("😀")  # never merged: one token per UTF-8 byte, shown in hex
+    assert emoji == ["␣", "<F0>", "<9F>", "<98>", "<80>"]
+    pairs = tok.token_ids_and_strings("the")
+    assert pairs == [(tok.encode("the")[0], "␣the")]
+    assert tok.id_to_token(tok.mask_id) == "[MASK]"
+    with pytest.raises(IndexError):
+        tok.id_to_token(10**6)
+
+
+def test_readable_helpers():
+    assert sorted(bytes_to_unicode().values()) == sorted(ByteLevel.alphabet())
+    assert readable_token("Ã©") == "é" and readable_token("Ā") == "␀" and readable_token("ĉ") == "⇥"
+
+
+def test_decode_middle_slice_keeps_real_space(tok):
+    ids = tok.encode("the cat")
+    assert tok.decode(ids[1:], strip_prefix_space=False) == " cat"
+    assert tok.decode([]) == ""
+
+
+def test_training_is_deterministic():
+    a = train_served_tokenizer(TEXTS, vocab_size=300).to_json()
+    b = train_served_tokenizer(list(TEXTS), vocab_size=300).to_json()
+    assert a == b
+
+
+def test_save_and_load(tok, tmp_path):
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    again = ServedTokenizer.from_file(path)
+    assert again.encode("the dog 😀") == tok.encode("the dog 😀")
+    assert again.vocab_size == tok.vocab_size <= 320  # fewer if pairs seen twice run out
+    assert again.merges() == tok.merges() and len(tok.merges()) == tok.vocab_size - 263
+
+
+def test_merges_both_json_formats():
+    new = '{"model": {"merges": [["a", "b"], ["ab", "c"]]}}'
+    old = '{"model": {"merges": ["a b", "ab c"]}}'
+    assert merges_from_json(new) == merges_from_json(old) == [("a", "b"), ("ab", "c")]
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError):
+        train_served_tokenizer(TEXTS, vocab_size=100)
+    with pytest.raises(ValueError):
+        ServedTokenizer(Tokenizer.from_str(_plain_bpe_json()))
+
+
+def _plain_bpe_json():
+    from tokenizers import models
+
+    return Tokenizer(models.BPE(vocab={"a": 0}, merges=[])).to_str()
