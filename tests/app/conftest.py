@@ -1,0 +1,23 @@
+"""AppTest helpers: run the real app.py frame and switch to a lesson by its file."""
+import os
+
+import pytest
+
+os.environ["TFVIZ_RAISE"] = "1"  # the error boundary re-raises, so tests see real errors
+
+
+@pytest.fixture
+def app_page():
+    from streamlit.testing.v1 import AppTest
+
+    def run(lesson_file: str, **query):
+        at = AppTest.from_file("app.py", default_timeout=60)
+        for key, value in query.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        at.switch_page(f"lessons/{lesson_file}").run()
+        assert not at.exception, at.exception
+        return at
+
+    return run

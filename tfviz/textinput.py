@@ -1,0 +1,39 @@
+"""Cleaning what a learner types before it reaches the model. No streamlit here.
+
+>>> clean_text("  hello\\x00 world  ")
+('hello world', None)
+>>> clean_text("")[1]
+'Type some text to see the model at work.'
+"""
+from __future__ import annotations
+
+import unicodedata
+
+MAX_TEXT_CHARS = 2000  # far more than a context window; keeps tokenising instant
+MAX_URL_TEXT = 400
+
+
+def clean_text(text: object) -> tuple[str, str | None]:
+    """Returns (text to use, a friendly notice or None). Never raises.
+
+    Control characters (NUL and friends) and lone surrogates are dropped, runs of white space collapse to one
+    space, and very long text is cut with a notice. Emoji, accents and right-to-left scripts
+    pass through untouched.
+    """
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    kept = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in text)
+    cleaned = " ".join(kept.split())
+    if not cleaned:
+        return "", "Type some text to see the model at work."
+    if len(cleaned) > MAX_TEXT_CHARS:
+        return cleaned[:MAX_TEXT_CHARS], (f"Your text was long, so we kept its first "
+                                          f"{MAX_TEXT_CHARS:,} characters.")
+    return cleaned, None
+
+
+def truncation_notice(n_tokens: int, context: int) -> str | None:
+    if n_tokens > context:
+        return (f"Your text is {n_tokens} tokens long; the model reads at most {context}, "
+                f"so only the first {context} are shown.")
+    return None

@@ -1,0 +1,1 @@
+"""The only tfviz package that imports streamlit: cached loaders, shared state and widgets."""

@@ -1,0 +1,43 @@
+"""The table of contents: every page of the app, its section and its URL."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    file: str  # under lessons/
+    title: str
+    url: str
+    section: str
+    icon: str = ""
+
+
+LESSONS = (
+    Lesson("01_tour.py", "1 · Tour", "tour", "Foundations", "🧭"),
+    Lesson("02_tokenizer.py", "2 · Tokenizer (BPE)", "tokenizer", "Foundations", "✂️"),
+    Lesson("03_embeddings.py", "3 · Embeddings and positions", "embeddings", "Foundations", "📍"),
+    Lesson("04_lookup.py", "4 · Attention as soft lookup", "attention-lookup", "Attention", "🔎"),
+    Lesson("05_self_attention.py", "5 · Self-attention step by step", "self-attention", "Attention", "🎯"),
+    Lesson("06_scaling.py", "6 · Why divide by √d_k", "scaling", "Attention", "📏"),
+    Lesson("07_multihead.py", "7 · Multi-head attention", "multi-head", "Attention", "🧠"),
+    Lesson("08_masking.py", "8 · Masking", "masking", "Attention", "🙈"),
+    Lesson("09_layernorm.py", "9 · Residual and LayerNorm", "layernorm", "The block", "➕"),
+    Lesson("10_ffn.py", "10 · Feed-forward", "feed-forward", "The block", "⚙️"),
+    Lesson("11_moe.py", "11 · Mixture of experts", "mixture-of-experts", "The block", "🔀"),
+    Lesson("12_forward.py", "12 · Full forward walk", "forward-walk", "The block", "🚶"),
+    Lesson("20_exercises.py", "20 · Worked exercises", "exercises", "Practice", "✍️"),
+    Lesson("21_quiz.py", "21 · Quiz", "quiz", "Practice", "❓"),
+    Lesson("22_teacher.py", "Teacher: class sheets", "teacher", "Practice", "🧑‍🏫"),
+)
+
+
+def available() -> list[Lesson]:
+    return [lesson for lesson in LESSONS if (ROOT / "lessons" / lesson.file).exists()]
+
+
+def by_url(url: str) -> Lesson | None:
+    return next((lesson for lesson in LESSONS if lesson.url == url), None)

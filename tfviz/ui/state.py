@@ -1,0 +1,75 @@
+"""Learner state shared by every page, mirrored in the URL so a teacher can share a view.
+
+The values live in ``st.session_state`` under plain keys (``model``, ``text``, ``layer``,
+``head``). When a session starts they are read from the URL's query parameters, checked, and
+anything unusable falls back to a default with a short notice. After every run the current
+values are written back to the URL.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from tfviz.textinput import MAX_URL_TEXT, clean_text
+
+EXAMPLES = {
+    "Coreference (tired)": "the animal didn't cross the street because it was too tired",
+    "Coreference (wide)": "the animal didn't cross the street because it was too wide",
+    "A short story": "the cat sat on the mat. the dog ran to the park.",
+    "Flying arrows": "flying arrows",
+    "How are you": "how are you",
+}
+DEFAULT_TEXT = EXAMPLES["Coreference (tired)"]
+DEFAULT_MODEL = "gpt-tiny"
+_INT_KEYS = ("layer", "head")
+
+
+def _int_param(raw: str | None, upper: int = 64) -> int | None:
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if not raw.isdigit() or len(raw) > 3 or int(raw) >= upper:
+        return -1
+    return int(raw)
+
+
+def init_state(model_names: list[str]) -> list[str]:
+    """Fill session state from the URL once per session; returns notices for bad parameters."""
+    notices: list[str] = []
+    if st.session_state.get("_state_ready"):
+        return notices
+    params = st.query_params
+    model = params.get("model", DEFAULT_MODEL)
+    if model not in model_names:
+        notices.append(f"The link asked for a model we don't have; showing {DEFAULT_MODEL}.")
+        model = DEFAULT_MODEL
+    st.session_state["model"] = model
+    text, note = clean_text(params.get("text", DEFAULT_TEXT))
+    if note:
+        notices.append(note)
+    st.session_state["text"] = text or DEFAULT_TEXT
+    for key in _INT_KEYS:
+        value = _int_param(params.get(key))
+        if value == -1:
+            notices.append(f"The link's {key} was not a small whole number; starting at 0.")
+        st.session_state[key] = max(value or 0, 0)
+    st.session_state["_state_ready"] = True
+    return notices
+
+
+def sync_url() -> None:
+    """Write the shared state into the URL (text cut short so links stay shareable)."""
+    wanted = {
+        "model": st.session_state.get("model", DEFAULT_MODEL),
+        "text": st.session_state.get("text", DEFAULT_TEXT)[:MAX_URL_TEXT],
+        "layer": str(st.session_state.get("layer", 0)),
+        "head": str(st.session_state.get("head", 0)),
+    }
+    if any(st.query_params.get(k) != v for k, v in wanted.items()):
+        st.query_params.update(wanted)
+
+
+def persist(*keys: str) -> None:
+    """Keep widget values alive when the learner moves to a page without that widget."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]

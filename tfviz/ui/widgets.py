@@ -1,0 +1,80 @@
+"""Shared widgets: the sidebar's model and text, layer/head pickers, charts, "show the code"."""
+from __future__ import annotations
+
+import inspect
+
+import streamlit as st
+
+from tfviz.textinput import clean_text
+from tfviz.ui.cache import get_bundle, length_notice, model_names
+from tfviz.ui.state import EXAMPLES, persist
+
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},  # the camera icon saves a PNG
+}
+
+
+def _apply_example() -> None:
+    choice = st.session_state.get("_example")
+    if choice in EXAMPLES:
+        st.session_state["text"] = EXAMPLES[choice]
+
+
+def _clean_typed_text() -> None:
+    text, note = clean_text(st.session_state.get("_typed", ""))
+    st.session_state["_text_note"] = note
+    if text:
+        st.session_state["text"] = text
+
+
+def sidebar_controls() -> None:
+    """Model and text, on every page (the frame draws them, so they survive page changes)."""
+    names = model_names()
+    with st.sidebar:
+        st.selectbox("Model", names, key="model",
+                     help="Small transformers we trained on our own generated text.")
+        st.selectbox("Example sentences", list(EXAMPLES), index=None, key="_example",
+                     placeholder="Pick an example…", on_change=_apply_example)
+        st.session_state["_typed"] = st.session_state.get("text", "")
+        st.text_area("Your text", key="_typed", on_change=_clean_typed_text, max_chars=5000,
+                     help="Anything you like: the pages below show what the model does with it.")
+        if st.session_state.get("_text_note"):
+            st.info(st.session_state["_text_note"])
+        note = length_notice(st.session_state["model"], st.session_state["text"])
+        if note:
+            st.caption(note)
+
+
+def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool = True,
+                       where=None) -> tuple[int, int | None]:
+    """Layer (and head) sliders tied to the shared, URL-mirrored state."""
+    where = where or st
+    persist("layer", "head")
+    st.session_state["layer"] = min(st.session_state.get("layer", 0), n_layers - 1)
+    cols = where.columns(2) if head and n_heads else [where]
+    layer = cols[0].slider("Layer", 0, n_layers - 1, key="layer") if n_layers > 1 else 0
+    chosen_head = None
+    if head and n_heads:
+        st.session_state["head"] = min(st.session_state.get("head", 0), n_heads - 1)
+        chosen_head = cols[1].slider("Head", 0, n_heads - 1, key="head")
+    return layer, chosen_head
+
+
+def current_bundle():
+    return get_bundle(st.session_state["model"])
+
+
+def plotly(fig, **kwargs) -> None:
+    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
+
+
+def altair(chart, **kwargs) -> None:
+    st.altair_chart(chart, **kwargs)
+
+
+def show_code(*functions) -> None:
+    """An expander holding the source of the tfviz functions that computed what is shown."""
+    with st.expander("Show the code"):
+        for fn in functions:
+            st.code(inspect.getsource(fn), language="python")

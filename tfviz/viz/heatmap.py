@@ -1,0 +1,55 @@
+"""Heatmaps for attention maps and matrices, with token labels and exact values on hover."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from tfviz.viz.style import DIVERGING, FONT_SIZE, SEQUENTIAL, unique_labels
+
+
+def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = None,
+            y_labels: Sequence[str] | None = None, x_title: str = "", y_title: str = "",
+            diverging: bool = False, zmin: float | None = None, zmax: float | None = None,
+            text: bool | None = None, height: int | None = None) -> go.Figure:
+    """A labelled heatmap. Rows are drawn top to bottom in order, like a matrix on paper.
+
+    -inf entries (masked attention scores) are shown as blank cells with "masked" on hover.
+    """
+    values = np.asarray(values, dtype=float)
+    n_rows, n_cols = values.shape
+    x_labels = list(x_labels) if x_labels is not None else [str(i) for i in range(n_cols)]
+    y_labels = list(y_labels) if y_labels is not None else [str(i) for i in range(n_rows)]
+    finite = np.where(np.isfinite(values), values, np.nan)
+    shown = np.where(np.isneginf(values), "masked (−∞)", np.char.mod("%.4f", np.nan_to_num(values)))
+    custom = np.dstack([np.broadcast_to(np.array(y_labels, dtype=object)[:, None], values.shape),
+                        np.broadcast_to(np.array(x_labels, dtype=object)[None, :], values.shape),
+                        shown])
+    if diverging and zmin is None and zmax is None and np.isfinite(finite).any():
+        bound = float(np.nanmax(np.abs(finite))) or 1.0
+        zmin, zmax = -bound, bound
+    if text is None:
+        text = n_rows * n_cols <= 144
+    fig = go.Figure(go.Heatmap(
+        z=finite, x=list(range(n_cols)), y=list(range(n_rows)), customdata=custom,
+        colorscale=DIVERGING if diverging else SEQUENTIAL, zmin=zmin, zmax=zmax,
+        hovertemplate=(f"{y_title or 'row'}: %{{customdata[0]}}<br>{x_title or 'column'}: "
+                       "%{customdata[1]}<br>value: %{customdata[2]}<extra></extra>"),
+        texttemplate="%{z:.2f}" if text else None, colorbar={"thickness": 14},
+    ))
+    fig.update_layout(
+        title={"text": title}, font={"size": FONT_SIZE}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        height=height or max(260, min(700, 60 + 34 * n_rows)),
+    )
+    fig.update_xaxes(title=x_title, tickvals=list(range(n_cols)), ticktext=x_labels, side="bottom")
+    fig.update_yaxes(title=y_title, tickvals=list(range(n_rows)), ticktext=y_labels, autorange="reversed")
+    return fig
+
+
+def attention_heatmap(pattern: np.ndarray, tokens: Sequence[str], *, title: str,
+                      key_tokens: Sequence[str] | None = None) -> go.Figure:
+    """One head's (query x key) attention weights, rows summing to 1."""
+    return heatmap(pattern, title=title, x_labels=unique_labels(key_tokens or tokens),
+                   y_labels=unique_labels(tokens), x_title="key (attended to)",
+                   y_title="query (attending)", zmin=0.0, zmax=1.0)
