@@ -1,5 +1,6 @@
 """What a lesson reads from a trace must be self-consistent and must not disturb the model."""
 import hashlib
+import threading
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import torch
 
 from tfviz.config import ModelConfig, RunOptions, preset
 from tfviz.model import Transformer
+from tfviz.model.hooks import _RECORDING
 from tfviz.trace import hook_names, run_with_trace
 
 IDS = [5, 9, 2, 7, 7, 3, 11]
@@ -70,11 +72,38 @@ def test_tracing_gives_bit_identical_logits_and_leaves_no_state():
     assert all(not m._forward_hooks for m in model.modules())
 
 
-def test_hooks_removed_even_when_forward_fails():
+def test_recording_is_switched_off_even_when_forward_fails():
     model = Transformer(ModelConfig(max_seq_len=8, n_layers=1)).eval()
     with pytest.raises(ValueError, match="context"):
         run_with_trace(model, list(range(20)))
-    assert all(not m._forward_hooks for m in model.modules())
+    assert _RECORDING.get() is None
+
+
+def test_two_threads_tracing_one_shared_model_do_not_mix():
+    model = Transformer(preset("gpt-tiny")).eval()
+    inputs = {0: [5, 9, 2, 7], 1: [30, 31, 32, 33, 34, 35]}
+    expected = {k: run_with_trace(model, v) for k, v in inputs.items()}
+    barrier = threading.Barrier(2)
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            barrier.wait()
+            for _ in range(30):
+                tr = run_with_trace(model, inputs[k])
+                for name in ("blocks.0.attn.hook_pattern", "blocks.2.hook_resid_post"):
+                    if not np.array_equal(tr[name], expected[k][name]):
+                        errors.append((k, name))
+            results[k] = True
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == {0: True, 1: True}
 
 
 def test_names_filter_records_only_what_is_asked():

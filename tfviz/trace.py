@@ -17,20 +17,20 @@ gate_probs|expert_indices|expert_weights|dropped|expert_counts`` (MoE), ``blocks
 and ``enc_blocks.{i}.*`` for encoder-decoder models, and ``logits``.
 
 A single sequence (1-D ids) is stored without the batch axis; a batch (2-D ids) keeps it.
-Hooks live only for the call: they are removed in ``finally`` even if the forward fails.
+Recording is switched on for this one call, in this thread only, and switched off in
+``finally`` even if the forward fails (see :func:`tfviz.model.hooks.recording`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
 
 from tfviz.config import ModelConfig, RunOptions
-from tfviz.model.hooks import HookPoint
+from tfviz.model.hooks import HookPoint, recording
 
 NamesFilter = Iterable[str] | Callable[[str], bool] | None
 
@@ -119,10 +119,6 @@ def _as_batch(x, dtype=torch.long) -> tuple[torch.Tensor | None, bool]:
     return (t[None], True) if t.dim() == (1 if dtype == torch.long else 2) else (t, False)
 
 
-def _save(store: dict, name: str, module: nn.Module, inputs, output) -> None:
-    store[name] = output.detach()
-
-
 def run_with_trace(model: nn.Module, ids=None, *, tokens: Sequence[str] = (), enc_ids=None,
                    enc_tokens: Sequence[str] = (), inputs_embeds=None, attention_mask=None,
                    enc_attention_mask=None, options: RunOptions | None = None,
@@ -140,18 +136,9 @@ def run_with_trace(model: nn.Module, ids=None, *, tokens: Sequence[str] = (), en
     mask_t, _ = _as_batch(attention_mask)
     enc_mask_t, _ = _as_batch(enc_attention_mask)
     single = single or single_e
-    store: dict[str, torch.Tensor] = {}
-    handles = []
-    try:
-        for name, mod in model.named_modules():
-            if isinstance(mod, HookPoint) and wanted(name):
-                handles.append(mod.register_forward_hook(partial(_save, store, name)))
-        with torch.no_grad():
-            logits = model(ids_t, enc_ids=enc_t, attention_mask=mask_t,
-                           enc_attention_mask=enc_mask_t, inputs_embeds=emb_t, options=options)
-    finally:
-        for handle in handles:
-            handle.remove()
+    with recording(wanted) as store, torch.no_grad():
+        logits = model(ids_t, enc_ids=enc_t, attention_mask=mask_t,
+                       enc_attention_mask=enc_mask_t, inputs_embeds=emb_t, options=options)
     store["logits"] = logits
     acts = {name: (t[0] if single else t).numpy() for name, t in store.items()}
     return Trace(

@@ -1,18 +1,56 @@
 """Identity modules that mark where an activation can be read.
 
-A HookPoint returns its input unchanged. Because it is a module, its name comes from the
-module tree (``blocks.0.attn.hook_pattern``), the same names TransformerLens uses, and
-:func:`tfviz.trace.run_with_trace` attaches a forward hook to it for one call only.
+A HookPoint returns its input unchanged. Its ``name`` comes from the module tree
+(``blocks.0.attn.hook_pattern``), the same names TransformerLens uses. While a
+:func:`recording` is active *in the current thread or context*, each HookPoint offers its
+tensor to it; otherwise it does nothing. Recording lives in a context variable rather than in
+hooks registered on the module, so two learners tracing one shared model at the same moment
+(two server threads) never see each other's activations, and nothing is left on the model.
 
 >>> import torch
->>> HookPoint()(torch.tensor([1.0, 2.0]))
+>>> hp = HookPoint("demo.hook_x")
+>>> with recording(lambda name: True) as store:
+...     _ = hp(torch.tensor([1.0, 2.0]))
+>>> store["demo.hook_x"]
 tensor([1., 2.])
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from torch import Tensor, nn
+
+_RECORDING: ContextVar[tuple[dict, Callable[[str], bool]] | None] = ContextVar(
+    "tfviz_recording", default=None)
 
 
 class HookPoint(nn.Module):
+    def __init__(self, name: str = "") -> None:
+        super().__init__()
+        self.name = name  # filled in by name_hook_points once the module tree is built
+
     def forward(self, x: Tensor) -> Tensor:
+        active = _RECORDING.get()
+        if active is not None and active[1](self.name):
+            active[0][self.name] = x.detach()
         return x
+
+
+def name_hook_points(root: nn.Module) -> None:
+    """Give every HookPoint under ``root`` its module-tree name."""
+    for name, module in root.named_modules():
+        if isinstance(module, HookPoint):
+            module.name = name
+
+
+@contextmanager
+def recording(wanted: Callable[[str], bool]) -> Iterator[dict[str, Tensor]]:
+    """Collect the tensors of the HookPoints whose names ``wanted`` accepts, in this context."""
+    store: dict[str, Tensor] = {}
+    token = _RECORDING.set((store, wanted))
+    try:
+        yield store
+    finally:
+        _RECORDING.reset(token)

@@ -20,7 +20,7 @@ from torch import Tensor, nn
 from tfviz.config import ModelConfig, RunOptions
 from tfviz.model.attention import AttnContext
 from tfviz.model.block import Block, BlockContext
-from tfviz.model.hooks import HookPoint
+from tfviz.model.hooks import HookPoint, name_hook_points
 from tfviz.model.masks import sparse_pattern
 from tfviz.model.norm import LayerNorm
 from tfviz.model.positional import alibi_bias, rope_angles, sinusoidal_table
@@ -41,6 +41,7 @@ class Transformer(nn.Module):
         with torch.random.fork_rng():  # seeded weights without touching anyone's global RNG
             torch.manual_seed(cfg.init_seed)
             self._build(cfg)
+        name_hook_points(self)
 
     def _build(self, cfg: ModelConfig) -> None:
         self.cfg = cfg
