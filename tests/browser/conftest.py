@@ -1,0 +1,78 @@
+"""Browser tests: Debian chromium driven by playwright against a real streamlit server."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tfviz.serve import CHROMIUM, CHROMIUM_ARGS, is_local, streamlit_server
+
+SHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+
+if not os.path.exists(CHROMIUM):  # the test command installs it; say so plainly if it is absent
+    pytest.skip(f"{CHROMIUM} is missing: run `apt-get install -y chromium`", allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with streamlit_server(log_path=log) as (url, proc, _):
+        yield url
+        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+class OutboundGuard:
+    """Records every request the page makes; anything not on localhost is a failure."""
+
+    def __init__(self):
+        self.outside: list[str] = []
+
+    def __call__(self, route):
+        url = route.request.url
+        if is_local(url):
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    guard = OutboundGuard()
+    context.route("**/*", guard)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.guard = guard
+    pg.js_errors = errors
+    yield pg
+    context.close()
+    assert not guard.outside, f"requests left localhost: {guard.outside[:5]}"
+
+
+def wait_for_app(pg, timeout: float = 60_000) -> None:
+    """Wait until the script run finished: the app view exists and nothing is 'running'."""
+    pg.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout)
+    pg.wait_for_function(
+        """() => {
+            const s = document.querySelector('[data-testid="stStatusWidget"]');
+            return !s || !s.innerText.toLowerCase().includes('running');
+        }""", timeout=timeout)
+    pg.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout)
+
+
+def assert_no_exception(pg) -> None:
+    assert pg.locator('[data-testid="stException"]').count() == 0
+    assert "Traceback" not in pg.inner_text("body")

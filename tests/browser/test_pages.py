@@ -1,0 +1,63 @@
+"""Every lesson opens by URL on a fresh server and via the navigation, shows no exception,
+and one interaction redraws a chart. A screenshot per page is saved for review."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
+from tfviz.ui.lessons import available
+
+pytestmark = pytest.mark.browser
+LESSONS = available()
+
+CHART_STATE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .map(p => JSON.stringify((p.data || []).map(t => [t.z, t.y, t.x, t.text, t.customdata])))
+    .concat(Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'))
+    .map(c => c.outerHTML.length + ':' + (c.toDataURL ? c.toDataURL().length : 0)))
+    .concat(Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stTable"], [data-testid="stMain"] [data-testid="stMarkdownContainer"], [data-testid="stMain"] [data-testid="stMetricValue"]')).map(e => e.innerText))
+    .join('|')"""
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[l.url for l in LESSONS])
+def test_lesson_by_url_then_interact(server, page, lesson):
+    page.goto(f"{server}/{lesson.url}")
+    wait_for_app(page)
+    assert_no_exception(page)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    assert nav.count() == 1 and "Foundations" in nav.inner_text()  # the frame, not a bare page
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{lesson.file[:-3]}.png"), full_page=True)
+
+    before = page.evaluate(CHART_STATE_JS)
+    slider = page.locator('[data-testid="stMain"] [role="slider"]').first
+    if slider.count():
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+    else:
+        page.locator('[data-testid="stMain"] button').first.click()
+    page.wait_for_timeout(300)
+    wait_for_app(page)
+    assert_no_exception(page)
+    after = page.evaluate(CHART_STATE_JS)
+    assert before != after, "the interaction did not change anything on the page"
+    assert not page.js_errors, page.js_errors
+
+
+def test_navigation_reaches_every_lesson(server, page):
+    page.goto(server)
+    wait_for_app(page)
+    for lesson in LESSONS:
+        page.locator('[data-testid="stSidebarNav"] a', has_text=lesson.title).first.click()
+        page.wait_for_url(f"**/{lesson.url}**")
+        wait_for_app(page)
+        assert_no_exception(page)
+
+
+def test_text_and_model_survive_page_changes_and_live_in_the_url(server, page):
+    page.goto(f"{server}/tour?model=bert-tiny&text=the+cat+sat&layer=1")
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Multi-head").first.click()
+    page.wait_for_url("**/multi-head**")
+    wait_for_app(page)
+    assert "model=bert-tiny" in page.url and "text=the+cat+sat" in page.url
+    assert page.locator('[data-testid="stSidebar"] textarea').input_value() == "the cat sat"
