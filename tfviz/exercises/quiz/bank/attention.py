@@ -1,0 +1,294 @@
+"""Lessons 4-8: soft lookup, self-attention, the sqrt(d_k) scale, heads, masks."""
+
+from __future__ import annotations
+
+import math
+
+from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question, softmax, softmax_first
+
+ATTENTION: tuple[Question, ...] = (
+    ChoiceQuestion(
+        id="soft-lookup",
+        lesson=4,
+        prompt="A hash table returns the value stored under the one key that matches the query. "
+               "What does an attention layer return for a query?",
+        options=("A weighted average of all values, weighted by how well each key matches",
+                 "The value of the single best-matching key",
+                 "The key that best matches the query",
+                 "The sum of all values with equal weight"),
+        answer=0,
+        explanation="Attention is a soft lookup: the query is compared with every key, the "
+                    "softmax turns the scores into weights, and the result blends every value "
+                    "by its weight.",
+        distractors={
+            1: "That would be a hard lookup (an argmax). The softmax gives every key some "
+               "positive weight, which also keeps the operation differentiable.",
+            3: "Keys only decide the weights; what gets mixed and returned are the values.",
+        },
+    ),
+    ChoiceQuestion(
+        id="attention-weight-properties",
+        lesson=4,
+        prompt="For one query, which is true of the attention weights over all keys (no mask)?",
+        options=("Each is positive and together they sum to 1",
+                 "They can be negative when a key points away from the query",
+                 "They sum to the number of keys",
+                 "Exactly one of them is 1, the rest are 0"),
+        answer=0,
+        explanation="The weights come from a softmax: exp of anything is positive, and dividing "
+                    "by the total makes them sum to 1, so the output is a convex mix of values.",
+        distractors={
+            1: "The raw score q·k can be negative, but exp(score) never is; a negative score "
+               "just becomes a small positive weight.",
+            3: "That is a one-hot choice; the softmax only gets close to it when one score is "
+               "far above the others.",
+        },
+    ),
+    NumericQuestion(
+        id="thinking-machines-weight",
+        lesson=5,
+        prompt="For 'Thinking Machines', the query of 'Thinking' scores 112 against its own key "
+               "and 96 against the key of 'Machines'. With d_k = 64 and scaled dot-product "
+               "attention, what weight does 'Thinking' put on itself?",
+        answer=softmax_first(112 / math.sqrt(64), 96 / math.sqrt(64)),
+        tolerance=0.005,
+        unit="a probability between 0 and 1, e.g. 0.25",
+        explanation="Divide by √64 = 8 to get 14 and 12, then softmax: e^14 / (e^14 + e^12) = "
+                    "1 / (1 + e^-2) ≈ 0.88, leaving ≈ 0.12 for 'Machines'.",
+        mistakes=(
+            KnownMistake(softmax_first(112, 96),
+                         "Without the ÷√d_k step, softmax(112, 96) is practically 1: forgot the "
+                         "scale."),
+            KnownMistake(softmax_first(112 / 64, 96 / 64),
+                         "That divides by d_k = 64 instead of √d_k = 8."),
+            KnownMistake(112 / (112 + 96),
+                         "That divides the score by the sum of scores; attention uses a softmax "
+                         "(exponentials) instead."),
+        ),
+    ),
+    NumericQuestion(
+        id="scaled-score",
+        lesson=5,
+        prompt="A query and a key of size d_k = 64 have dot product 112. What score goes into "
+               "the softmax in scaled dot-product attention?",
+        answer=112 / math.sqrt(64),
+        tolerance=0.01,
+        unit="a number",
+        explanation="The score is q·k / √d_k = 112 / 8 = 14.",
+        mistakes=(
+            KnownMistake(112 / 64, "That divides by d_k; the scale is the square root, √64 = 8."),
+            KnownMistake(112, "That is the raw dot product; the scale step is missing."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="score-matrix-shape",
+        lesson=5,
+        prompt="X holds n = 10 token vectors of size d = 512, and W^Q, W^K are 512 × 64. What "
+               "is the shape of the score matrix Q Kᵀ = (X W^Q)(X W^K)ᵀ?",
+        options=("10 × 10", "64 × 64", "10 × 64", "512 × 512"),
+        answer=0,
+        explanation="Q and K are both 10 × 64; Q Kᵀ is (10 × 64)(64 × 10) = 10 × 10: one score "
+                    "for every (query token, key token) pair.",
+        distractors={
+            1: "64 × 64 would be Qᵀ K, which sums over tokens instead of features.",
+            2: "10 × 64 is the shape of Q itself, and of the attention output per head.",
+        },
+    ),
+    ChoiceQuestion(
+        id="attention-step-order",
+        lesson=5,
+        prompt="In which order does a (masked) self-attention head apply its steps?",
+        options=("q·k scores → ÷√d_k → mask → softmax → weighted sum of values",
+                 "q·k scores → softmax → mask → ÷√d_k → weighted sum of values",
+                 "softmax of keys → q·k scores → mask → weighted sum of values",
+                 "q·k scores → mask → weighted sum of values → softmax"),
+        answer=0,
+        shuffle=False,
+        explanation="Scores are scaled, the mask sets forbidden scores to -∞, and only then "
+                    "does the softmax run, so forbidden keys get weight exactly 0 and the "
+                    "allowed ones still sum to 1. The weights then mix the values.",
+        distractors={
+            1: "Masking after the softmax leaves weights that no longer sum to 1, and scaling "
+               "after the softmax has lost its point: the scale exists to keep the softmax "
+               "input in a healthy range.",
+            3: "The softmax turns scores into weights; it has to come before the weights are "
+               "used to mix the values.",
+        },
+    ),
+    NumericQuestion(
+        id="dot-product-variance",
+        lesson=6,
+        prompt="q and k each have d_k = 256 independent components with mean 0 and variance 1. "
+               "What is the variance of q·k?",
+        answer=256 * 1 * 1,
+        tolerance=0.5,
+        unit="a number",
+        explanation="q·k is a sum of 256 products q_i k_i, each with mean 0 and variance "
+                    "1 · 1 = 1. Variances of independent terms add: 256. Dividing by √256 = 16 "
+                    "brings it back to 1.",
+        mistakes=(
+            KnownMistake(16, "16 is the standard deviation, √256; the question asks for the "
+                             "variance."),
+            KnownMistake(1, "A single product has variance 1, but q·k adds 256 of them."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="why-scale",
+        lesson=6,
+        prompt="What goes wrong with dot-product attention at large d_k if you leave out the "
+               "1/√d_k factor?",
+        options=("Scores spread widely, the softmax becomes nearly one-hot, and its gradients "
+                 "become tiny",
+                 "The attention weights no longer sum to 1",
+                 "The dot products overflow to infinity in float32",
+                 "The output vectors change shape"),
+        answer=0,
+        explanation="The dot products' standard deviation grows like √d_k. Large gaps between "
+                    "scores push the softmax into saturation, where almost all weight sits on "
+                    "one key and the gradient to every score is close to zero, so learning "
+                    "stalls. Dividing by √d_k keeps the variance near 1.",
+        distractors={
+            1: "A softmax always sums to 1, whatever its inputs.",
+            2: "Softmax implementations subtract the largest score before exponentiating, so "
+               "nothing overflows. The harm is to learning, not to the arithmetic.",
+        },
+    ),
+    NumericQuestion(
+        id="output-projection-size",
+        lesson=7,
+        prompt="Multi-head attention with h = 8 heads of d_v = 64 and d_model = 512. How many "
+               "weights does the output projection W^O have (no bias)?",
+        answer=(8 * 64) * 512,
+        tolerance=0.5,
+        unit="a whole number (commas allowed, e.g. 1,000)",
+        explanation="The 8 head outputs are concatenated into a vector of 8·64 = 512 numbers, "
+                    "and W^O maps it back to d_model = 512: 512 × 512 = 262,144 weights.",
+        mistakes=(
+            KnownMistake(64 * 512, "That is one head's width times d_model: W^O acts on all "
+                                   "heads concatenated (h·d_v = 512)."),
+            KnownMistake(64 * 64, "That is d_v × d_v; W^O maps h·d_v to d_model."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="multihead-reshape",
+        lesson=7,
+        prompt="Q = X W^Q has shape n × d, with h heads. Before computing per-head scores, what "
+               "shape is Q reshaped and transposed into?",
+        options=("h × n × (d/h)", "h × n × d", "n × n × h", "(d/h) × n × h"),
+        answer=0,
+        explanation="Split the d features into h chunks: n × h × (d/h), then move the head axis "
+                    "to the front: h × n × (d/h). The head axis now acts like a batch axis, and "
+                    "each head does ordinary attention on (d/h)-sized vectors.",
+        distractors={
+            1: "Each head gets a d/h-wide slice, not all d features; that is why h heads cost "
+               "about as much as one full-width head.",
+            2: "n × n is the shape of one head's score matrix, not of Q.",
+        },
+    ),
+    ChoiceQuestion(
+        id="why-multihead",
+        lesson=7,
+        prompt="What is the main benefit of using several attention heads instead of one "
+               "head of the same total width?",
+        options=("Different heads can attend to different tokens for different reasons at "
+                 "the same time",
+                 "Each extra head lets the model see further back in the sequence",
+                 "Heads make the softmax unnecessary",
+                 "More heads mean fewer parameters in W^Q, W^K, W^V"),
+        answer=0,
+        explanation="One head produces one weighting per query. With several heads, one can "
+                    "track the previous token, another a syntactic link, another a rare word, "
+                    "and their outputs are concatenated and mixed by W^O.",
+        distractors={
+            1: "Every head already sees every (unmasked) position; range is not the limit.",
+            3: "With the same total width, the projections have the same number of weights; "
+               "they are just split between heads.",
+        },
+    ),
+    ChoiceQuestion(
+        id="it-coreference",
+        lesson=7,
+        prompt="'The animal didn't cross the street because it was too wide.' A head that "
+               "resolves what 'it' refers to should put most of its weight from 'it' on "
+               "which word?",
+        options=("street", "animal", "it", "wide"),
+        answer=0,
+        explanation="A street can be too wide to cross; with 'too tired' the same head should "
+                    "point to 'animal' instead. Attention makes this possible because the "
+                    "weights depend on the whole context, not on fixed word pairs.",
+        distractors={
+            1: "'animal' is the right answer for '... because it was too tired'; changing the "
+               "last word changes the referent.",
+            3: "Attending to itself keeps the token's own information but does not resolve "
+               "the reference.",
+        },
+    ),
+    ChoiceQuestion(
+        id="causal-mask-entries",
+        lesson=8,
+        prompt="In a causal (decoder) mask, which entries of the score matrix (row = query "
+               "position i, column = key position j) are set to -∞?",
+        options=("Those above the diagonal, where j > i",
+                 "Those below the diagonal, where j < i",
+                 "The diagonal, where j = i",
+                 "Every entry except the diagonal"),
+        answer=0,
+        explanation="A token may look at itself and at earlier tokens, never at later ones, so "
+                    "the scores with j > i become -∞ and receive weight 0 after the softmax.",
+        distractors={
+            1: "Below the diagonal are the earlier tokens, which a decoder is allowed to see.",
+            2: "A token may attend to itself; masking the diagonal would leave the first "
+               "token with nothing to attend to.",
+        },
+    ),
+    NumericQuestion(
+        id="causal-mask-count",
+        lesson=8,
+        prompt="A causal mask for a sequence of 5 tokens: how many of the 5 × 5 scores are "
+               "set to -∞?",
+        answer=5 * (5 - 1) / 2,
+        tolerance=0.5,
+        unit="a whole number",
+        explanation="Row i (counting from 1) hides the 5 - i later tokens: 4 + 3 + 2 + 1 + 0 = "
+                    "10 = n(n-1)/2.",
+        mistakes=(
+            KnownMistake(15, "15 = n(n+1)/2 also counts the diagonal, but a token may attend "
+                             "to itself."),
+            KnownMistake(25, "That is the whole matrix; only the part above the diagonal is "
+                             "masked."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="decoder-cannot-peek",
+        lesson=8,
+        prompt="A causal language model reads 6 tokens. You change token 5 and run it again. "
+               "Which output positions can change?",
+        options=("Only positions 5 and 6", "All six positions", "Only position 5",
+                 "Only positions 1 to 4"),
+        answer=0,
+        explanation="Position i only sees tokens 1..i, in every layer. Positions 1-4 never see "
+                    "token 5, so they are unchanged; positions 5 and 6 do see it.",
+        distractors={
+            1: "That would be true for a bidirectional encoder like BERT, not with a causal mask.",
+            2: "Position 6 attends to position 5 as well, so its output can change too.",
+        },
+    ),
+    ChoiceQuestion(
+        id="padding-mask",
+        lesson=8,
+        prompt="Sentences of different lengths are padded with [PAD] tokens to fit in one "
+               "batch. What is the padding mask for?",
+        options=("Stop real tokens from attending to [PAD] positions",
+                 "Stop tokens from attending to later tokens",
+                 "Stop the model from attending to itself",
+                 "Make the batch run faster by skipping the softmax"),
+        answer=0,
+        explanation="The filler positions carry no meaning; their key scores are set to -∞ so "
+                    "they receive zero weight, and the results do not depend on how much "
+                    "padding a sentence got.",
+        distractors={
+            1: "That is the causal mask. The padding mask is needed in encoders too, where "
+               "looking ahead is allowed.",
+        },
+    ),
+)

@@ -1,0 +1,222 @@
+"""Lessons 9-12: residual + LayerNorm, feed-forward, mixture of experts, parameter counts."""
+
+from __future__ import annotations
+
+import math
+
+from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question, softmax, softmax_first
+
+BLOCK: tuple[Question, ...] = (
+    ChoiceQuestion(
+        id="residual-formula",
+        lesson=9,
+        prompt="What does a residual connection around a sublayer compute?",
+        options=("x + Sublayer(x)", "Sublayer(x) · x (element-wise)", "Sublayer(x) - x",
+                 "Sublayer(Sublayer(x))"),
+        answer=0,
+        explanation="The sublayer only adds a correction to its input. The identity path lets "
+                    "gradients flow straight back (its derivative is 1) and lets a layer do "
+                    "nearly nothing when that is best.",
+        distractors={
+            1: "A product would make the output vanish wherever x is small and gives no clean "
+               "identity path for gradients.",
+        },
+    ),
+    NumericQuestion(
+        id="layernorm-value",
+        lesson=9,
+        prompt="LayerNorm with γ = 1, β = 0 and ε ≈ 0 is applied to the token vector "
+               "x = (2, 4, 6, 8). What is the first entry of the output?",
+        answer=(2 - 5) / math.sqrt(((2 - 5) ** 2 + (4 - 5) ** 2 + (6 - 5) ** 2 + (8 - 5) ** 2) / 4),
+        tolerance=0.01,
+        unit="a decimal, e.g. -0.5",
+        explanation="Mean μ = 5; variance σ² = (9 + 1 + 1 + 9)/4 = 5; output = (2 - 5)/√5 "
+                    "≈ -1.342.",
+        mistakes=(
+            KnownMistake(-3 / math.sqrt(20 / 3),
+                         "That divides the squared deviations by d - 1 = 3; LayerNorm divides "
+                         "by d = 4."),
+            KnownMistake(-3 / 5, "That divides by the variance; divide by its square root."),
+            KnownMistake(2 / math.sqrt(5), "The mean was not subtracted first."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="layernorm-axis",
+        lesson=9,
+        prompt="Over which numbers does LayerNorm compute its mean and standard deviation?",
+        options=("The d features of one token vector, separately for each token",
+                 "One feature across all tokens in the batch",
+                 "All numbers of the whole batch at once",
+                 "The n attention weights of a query"),
+        answer=0,
+        explanation="Each token vector is normalised on its own, so the result does not depend "
+                    "on the other sentences in the batch or on the batch size.",
+        distractors={
+            1: "That is BatchNorm, which needs batch statistics and behaves differently at "
+               "training and inference time.",
+        },
+    ),
+    ChoiceQuestion(
+        id="pre-ln-formula",
+        lesson=9,
+        prompt="Which formula describes the attention sublayer of a pre-LN transformer block?",
+        options=("x + SelfAttn(LN(x))", "LN(x + SelfAttn(x))", "LN(SelfAttn(x))",
+                 "SelfAttn(x + LN(x))"),
+        answer=0,
+        explanation="Pre-LN normalises the input of the sublayer and adds the result to the "
+                    "untouched x, so the residual stream runs from embeddings to the last layer "
+                    "with nothing in between but additions.",
+        distractors={
+            1: "That is post-LN, the layout of the original paper and of our sources: the "
+               "normalisation sits on the residual path, after the addition.",
+            2: "Without the '+ x' there is no residual connection at all.",
+        },
+    ),
+    ChoiceQuestion(
+        id="why-pre-ln",
+        lesson=9,
+        prompt="Why do most deep modern transformers put LayerNorm before the sublayer (pre-LN) "
+               "instead of after the residual addition (post-LN)?",
+        options=("Gradients reach early layers through a clean identity path, so deep stacks "
+                 "train stably, with little or no learning-rate warm-up",
+                 "Pre-LN has fewer parameters",
+                 "Pre-LN removes the need for residual connections",
+                 "Pre-LN makes attention order-aware"),
+        answer=0,
+        explanation="In post-LN every layer's output passes through a normalisation on the main "
+                    "path, which distorts gradients in deep stacks and makes training sensitive "
+                    "to the warm-up schedule. Pre-LN keeps the sum x + ... untouched.",
+        distractors={
+            1: "Both layouts have exactly the same LayerNorms; only their position differs.",
+            2: "Pre-LN relies on the residual connections; they are what carries the clean "
+               "path.",
+        },
+    ),
+    ChoiceQuestion(
+        id="why-ffn",
+        lesson=10,
+        prompt="Why does each transformer block need a feed-forward network after attention?",
+        options=("Attention only forms weighted averages of value vectors; the FFN adds a "
+                 "non-linear transformation of each token",
+                 "The FFN lets tokens exchange information with each other",
+                 "The FFN applies the causal mask",
+                 "The FFN turns the vectors into vocabulary probabilities"),
+        answer=0,
+        explanation="Given the weights, attention's output is a linear mix of values. "
+                    "FFN(x) = max(0, xW1 + b1)W2 + b2 applies a ReLU in a wider hidden layer to "
+                    "each position, giving the block its non-linear processing power.",
+        distractors={
+            1: "The FFN works on each position separately with the same weights; mixing "
+               "between tokens is attention's job.",
+            3: "That is the LM head at the very top, not the FFN inside each block.",
+        },
+    ),
+    NumericQuestion(
+        id="ffn-forward",
+        lesson=10,
+        prompt="In FFN(x) = max(0, xW1 + b1)W2 + b2, suppose xW1 + b1 = (1.5, -2, 0.5), "
+               "W2 is the column (2, 3, -4) and b2 = 0.5. What is FFN(x)?",
+        answer=max(0, 1.5) * 2 + max(0, -2) * 3 + max(0, 0.5) * -4 + 0.5,
+        tolerance=0.01,
+        unit="a number",
+        explanation="ReLU zeroes the negative entry: (1.5, 0, 0.5). Then 1.5·2 + 0·3 + "
+                    "0.5·(-4) + 0.5 = 3 - 2 + 0.5 = 1.5.",
+        mistakes=(
+            KnownMistake(1.5 * 2 + -2 * 3 + 0.5 * -4 + 0.5,
+                         "The ReLU was skipped: -2 must become 0 before multiplying by W2."),
+            KnownMistake(1.5 * 2 + 0.5 * -4, "The bias b2 = 0.5 is missing."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="moe-top1-experts",
+        lesson=11,
+        prompt="A Switch (top-1) mixture-of-experts layer has 8 expert FFNs. How many of them "
+               "run for a single token?",
+        options=("1", "8", "2", "4"),
+        answer=0,
+        shuffle=False,
+        explanation="The router picks the top-k experts, and k = 1 for a Switch layer. The "
+                    "layer has 8 experts' worth of parameters but each token pays for one FFN: "
+                    "capacity grows, compute per token does not.",
+        distractors={
+            1: "Running all experts would be a dense mixture; the point of sparse MoE is "
+               "that most experts stay idle for any given token.",
+            2: "Top-2 routing is common too, but with k = 1 (Switch) it is one expert.",
+        },
+    ),
+    NumericQuestion(
+        id="moe-gate-value",
+        lesson=11,
+        prompt="A router gives logits h(x) = (2, 1, 0, 0) for 4 experts. Using top-1 routing "
+               "with y = Σ_{i∈T} p_i(x) E_i(x), where p is the softmax over all experts, what "
+               "gate value multiplies the chosen expert's output?",
+        answer=softmax_first(2, 1, 0, 0),
+        tolerance=0.005,
+        unit="a number between 0 and 1",
+        explanation="Expert 1 has the largest logit. Its gate is e² / (e² + e + 1 + 1) "
+                    "≈ 7.389 / 12.107 ≈ 0.610; the output is 0.610 · E_1(x).",
+        mistakes=(
+            KnownMistake(2 / 3, "That divides the logits by their sum; the gate is a softmax "
+                                "of the logits."),
+            KnownMistake(1.0, "That renormalises over the chosen set; in this formula the gate "
+                              "keeps its softmax value over all experts."),
+        ),
+    ),
+    NumericQuestion(
+        id="moe-dropped-tokens",
+        lesson=11,
+        prompt="A batch of 64 tokens is routed to 8 experts with capacity factor 1.25, so each "
+               "expert takes at most 1.25 · 64/8 tokens. The router sends 14 tokens to expert "
+               "3. How many of them are dropped (skip the expert)?",
+        answer=14 - 1.25 * 64 / 8,
+        tolerance=0.5,
+        unit="a whole number",
+        explanation="Capacity = 1.25 · 64 / 8 = 10 tokens. The 4 tokens beyond that are not "
+                    "processed by the expert; they continue only through the residual "
+                    "connection.",
+        mistakes=(
+            KnownMistake(14 - 64 / 8, "That ignores the capacity factor: capacity is "
+                                      "1.25 · 8 = 10, not 8."),
+            KnownMistake(1.25 * 64 / 8, "10 is the capacity, not the number dropped."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="moe-load-balancing",
+        lesson=11,
+        prompt="Why do mixture-of-experts models add a load-balancing loss for the router?",
+        options=("Without it, the router tends to send most tokens to a few experts, which "
+                 "overflow and drop tokens while others stay idle and untrained",
+                 "To make every token use all experts equally",
+                 "To keep the experts' weights identical",
+                 "To reduce the number of experts during training"),
+        answer=0,
+        explanation="Early favourites get more tokens, train faster and win even more tokens. "
+                    "The auxiliary loss rewards spreading the batch's tokens (and router "
+                    "probability) evenly, so every expert is used and capacity is not exceeded.",
+        distractors={
+            1: "Balance is measured over the batch, not per token: each token should still go "
+               "to its top-k experts only, or the layer would lose its sparsity.",
+            2: "Identical experts would be useless; the aim is even load, with specialised "
+               "experts.",
+        },
+    ),
+    NumericQuestion(
+        id="encoder-layer-weights",
+        lesson=12,
+        prompt="One encoder layer has d_model = 512 and d_ff = 2048, with four attention "
+               "matrices (W^Q, W^K, W^V, W^O, each 512 × 512) and the two FFN matrices. "
+               "Ignoring biases and LayerNorm, how many weights does it have?",
+        answer=4 * 512 * 512 + 2 * 512 * 2048,
+        tolerance=0.5,
+        unit="a whole number (commas allowed)",
+        explanation="Attention: 4 · 512² = 1,048,576. FFN: 512·2048 + 2048·512 = 2,097,152. "
+                    "Total 3,145,728: the FFN holds two thirds of the layer.",
+        mistakes=(
+            KnownMistake(3 * 512 * 512 + 2 * 512 * 2048, "W^O is missing: there are four "
+                                                         "512 × 512 attention matrices."),
+            KnownMistake(4 * 512 * 512, "That counts attention only; add the FFN's "
+                                        "2 · 512 · 2048."),
+            KnownMistake(2 * 512 * 2048, "That counts the FFN only; add attention's 4 · 512²."),
+        ),
+    ),
+)

@@ -1,0 +1,260 @@
+"""Lessons 1-3: tour, BPE tokenizer, embeddings and positions."""
+
+from __future__ import annotations
+
+import math
+
+from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question
+
+FOUNDATIONS: tuple[Question, ...] = (
+    ChoiceQuestion(
+        id="rnn-vs-transformer-steps",
+        lesson=1,
+        prompt="A sentence has n tokens. How many sequential steps (each waiting for the one "
+               "before) does it take for information from the first token to reach the last "
+               "one: in an RNN, and in a single self-attention layer?",
+        options=("RNN: O(n); self-attention: O(1)",
+                 "RNN: O(n); self-attention: O(n)",
+                 "RNN: O(1); self-attention: O(n)",
+                 "RNN: O(n); self-attention: O(n²)"),
+        answer=0,
+        explanation="An RNN has to pass its hidden state along one position at a time, so the "
+                    "first token's information needs about n hops. In self-attention every "
+                    "token looks at every other token directly, so any pair is one hop apart and "
+                    "all positions are computed at the same time.",
+        distractors={
+            3: "n² is the number of query-key comparisons, i.e. total work. Those comparisons do "
+               "not depend on each other, so they run in parallel: the number of sequential "
+               "steps stays constant.",
+            1: "Attention does not walk along the sentence; the last token reads the first "
+               "token's key and value directly in the same layer.",
+        },
+    ),
+    ChoiceQuestion(
+        id="pipeline-order",
+        lesson=1,
+        prompt="In which order does text flow through a transformer language model?",
+        options=("text → tokens → embeddings + positions → stack of blocks → logits",
+                 "text → embeddings → tokens → stack of blocks → logits",
+                 "text → tokens → stack of blocks → add positions → logits",
+                 "text → tokens → logits → stack of blocks → embeddings"),
+        answer=0,
+        shuffle=False,
+        explanation="The tokenizer cuts text into token ids, each id looks up an embedding row, "
+                    "position information is added, the vectors pass through N identical "
+                    "blocks, and a final linear layer turns each vector into one score (logit) "
+                    "per vocabulary entry.",
+        distractors={
+            2: "Positions must already be in the vectors when the first attention layer runs; "
+               "attention on its own cannot tell which token came first.",
+            1: "Embeddings are looked up by token id, so tokenising has to happen first.",
+        },
+    ),
+    ChoiceQuestion(
+        id="rnn-parallel-training",
+        lesson=1,
+        prompt="Why can't the positions of one training sentence be processed in parallel by "
+               "an RNN, when they can by a transformer?",
+        options=("Each RNN hidden state needs the previous hidden state as input",
+                 "RNNs have far more parameters than transformers",
+                 "RNNs cannot be run on GPUs",
+                 "RNNs read the sentence right to left"),
+        answer=0,
+        explanation="h_t = f(h_{t-1}, x_t): the state at step t cannot be computed until step "
+                    "t-1 is done. A transformer layer computes all positions from the previous "
+                    "layer's outputs at once, so training uses the hardware much better.",
+        distractors={
+            1: "Parameter count is not the issue; the dependency chain through time is. A small "
+               "RNN is just as sequential as a large one.",
+            2: "RNNs do run on GPUs; they just leave most of the GPU idle because each time "
+               "step waits for the previous one.",
+        },
+    ),
+    ChoiceQuestion(
+        id="bpe-start-vocab",
+        lesson=2,
+        prompt="What vocabulary does byte-pair encoding (BPE) start from before its first merge?",
+        options=("The single characters of the corpus, plus an end-of-word marker",
+                 "Every distinct word of the corpus",
+                 "The 1000 most frequent words, plus an unknown-word token",
+                 "An empty vocabulary that grows one word at a time"),
+        answer=0,
+        explanation="BPE builds bigger units from small ones: it starts with characters (and a "
+                    "symbol for the end of a word, so it can tell a word ending from a word "
+                    "middle) and then repeatedly adds merged pairs until the vocabulary has the "
+                    "size you asked for.",
+        distractors={
+            1: "That is a word-level vocabulary, the thing BPE is meant to replace: any word not "
+               "seen in training would have no entry.",
+            2: "A frequency cut-off with an unknown token is exactly what leaves rare words "
+               "unreadable; BPE avoids unknown tokens by falling back to characters.",
+        },
+    ),
+    ChoiceQuestion(
+        id="bpe-first-merge",
+        lesson=2,
+        prompt="A BPE trainer sees the corpus  tea ×6, ten ×4, tent ×3, eat ×5  (each word split "
+               "into characters followed by </w>). Which adjacent pair does it merge first?",
+        options=("(t, e)", "(e, a)", "(t, </w>)", "(e, n)"),
+        answer=0,
+        explanation="Count each adjacent pair, weighting by word frequency: (t, e) occurs in tea, "
+                    "ten and tent: 6 + 4 + 3 = 13, more than any other pair, so 'te' becomes the "
+                    "first new symbol.",
+        distractors={
+            1: "(e, a) occurs in tea and eat: 6 + 5 = 11, close but fewer than the 13 of (t, e).",
+            2: "(t, </w>) ends tent and eat: 3 + 5 = 8.",
+            3: "(e, n) occurs in ten and tent: 4 + 3 = 7.",
+        },
+    ),
+    NumericQuestion(
+        id="bpe-pair-count",
+        lesson=2,
+        prompt="Same corpus: tea ×6, ten ×4, tent ×3, eat ×5. How many times does the adjacent "
+               "pair (e, a) occur, counting every occurrence of every word?",
+        answer=6 + 5,
+        tolerance=0.5,
+        unit="a whole number",
+        explanation="(e, a) appears once in 'tea' (6 copies) and once in 'eat' (5 copies), so it "
+                    "is counted 6 + 5 = 11 times. BPE counts occurrences in the running text, not "
+                    "distinct words.",
+        mistakes=(
+            KnownMistake(2, "2 is the number of distinct words containing (e, a); weight each "
+                            "word by how often it occurs."),
+            KnownMistake(6, "6 counts only 'tea'; 'eat' = e·a·t contains the pair too."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="bpe-unknown-word",
+        lesson=2,
+        prompt="At test time the model meets the word 'transformerify', which never appeared "
+               "in training. What happens with a trained BPE tokenizer?",
+        options=("It is split into known pieces, e.g. 'transform' + 'er' + 'ify'",
+                 "It becomes a single [UNK] token",
+                 "The tokenizer adds it to the vocabulary as a new entry",
+                 "The tokenizer raises an error"),
+        answer=0,
+        explanation="The learned merges are applied to the characters of the new word, and they "
+                    "stop where no merge applies, so every word ends up as a sequence of known "
+                    "subwords (at worst single characters). Nothing is ever unknown.",
+        distractors={
+            1: "That is what a fixed word-level vocabulary does, and it loses all meaning of the "
+               "word. Subwords keep the pieces 'transform' and 'ify', which the model knows.",
+            2: "The vocabulary is frozen after training; at test time BPE only applies the "
+               "merges it already learned.",
+        },
+    ),
+    NumericQuestion(
+        id="sinusoid-cos-entry",
+        lesson=3,
+        prompt="Sinusoidal positions with d = 4 and n = 100: PE(k, 2i) = sin(k / n^(2i/d)), "
+               "PE(k, 2i+1) = cos(k / n^(2i/d)). What is the entry at position k = 2, column 1 "
+               "(columns counted from 0)?",
+        answer=math.cos(2 / 100 ** (2 * 0 / 4)),
+        tolerance=0.005,
+        unit="a decimal, e.g. 0.12 (angles in radians)",
+        explanation="Column 1 is odd, so it is a cosine with i = 0; the divisor is 100^0 = 1, "
+                    "giving cos(2) ≈ -0.416.",
+        mistakes=(
+            KnownMistake(math.sin(2), "That is sin(2): odd columns use the cosine."),
+            KnownMistake(math.cos(math.radians(2)), "That is cos of 2 degrees; the formula "
+                                                    "works in radians."),
+            KnownMistake(math.cos(2 / 10), "That uses i = 1 (divisor 10); column 1 belongs to "
+                                           "the pair i = 0 together with column 0."),
+        ),
+    ),
+    NumericQuestion(
+        id="sinusoid-sin-entry",
+        lesson=3,
+        prompt="Same table (d = 4, n = 100). What is the entry at position k = 3, column 2 "
+               "(columns counted from 0)?",
+        answer=math.sin(3 / 100 ** (2 * 1 / 4)),
+        tolerance=0.005,
+        unit="a decimal (radians)",
+        explanation="Column 2 = 2i with i = 1, so the divisor is 100^(2/4) = 10 and the entry "
+                    "is sin(3/10) ≈ 0.296. Higher columns turn more slowly with position.",
+        mistakes=(
+            KnownMistake(math.sin(3), "That is sin(3): the divisor 100^(2i/d) = 10 is missing."),
+            KnownMistake(math.sin(3 / 100 ** (1 / 4)),
+                         "That uses the exponent i/d instead of 2i/d."),
+            KnownMistake(math.sin(math.radians(0.3)), "Calculator in degrees; use radians."),
+            KnownMistake(math.cos(3 / 10), "That is the cosine; even columns use the sine."),
+        ),
+    ),
+    ChoiceQuestion(
+        id="order-blind-attention",
+        lesson=3,
+        prompt="An encoder (no mask) gets no position information at all. You reverse the order "
+               "of its input tokens. What happens to the per-token outputs of a self-attention "
+               "layer?",
+        options=("Each token gets the same output as before; the outputs come out reversed too",
+                 "The outputs are identical and in the original order",
+                 "Every output vector changes, because the weights depend on word order",
+                 "The layer fails because the mask no longer matches"),
+        answer=0,
+        explanation="Without positions, a token's output depends only on the set of keys and "
+                    "values it sees, not on where they sit. Permuting the inputs just permutes "
+                    "the outputs the same way; this is why positions must be added.",
+        distractors={
+            2: "The attention weights depend on the content of the query and keys, and that "
+               "content is unchanged; only the row order moves.",
+            1: "The outputs are attached to the tokens, so they move with them.",
+        },
+    ),
+    ChoiceQuestion(
+        id="rope-mechanism",
+        lesson=3,
+        prompt="How does rotary position embedding (RoPE) give attention a sense of position?",
+        options=("It rotates each query and key by an angle proportional to its position, so "
+                 "q·k depends on the distance between the two tokens",
+                 "It adds a learned vector for each position to the token embedding once, at "
+                 "the input",
+                 "It subtracts a penalty proportional to the distance from each attention score",
+                 "It sorts the keys by position before the softmax"),
+        answer=0,
+        explanation="RoPE turns pairs of query/key coordinates by position-dependent angles. The "
+                    "dot product of two rotated vectors depends on the difference of their "
+                    "angles, i.e. on the relative offset, which is what attention needs.",
+        distractors={
+            1: "That is a learned absolute position embedding (as in BERT or GPT-2).",
+            2: "That is ALiBi: a distance penalty on the scores, with no rotation.",
+        },
+    ),
+    ChoiceQuestion(
+        id="alibi-mechanism",
+        lesson=3,
+        prompt="What does ALiBi (attention with linear biases) change?",
+        options=("It adds to every attention score a negative bias proportional to the "
+                 "query-key distance, with a different slope per head",
+                 "It rotates queries and keys by position-dependent angles",
+                 "It adds sinusoids to the embeddings",
+                 "It replaces the softmax by a linear function"),
+        answer=0,
+        explanation="ALiBi adds no position vectors at all. Before the softmax it adds -m·|i-j| "
+                    "to the score of query i and key j, so far-away tokens get less weight; "
+                    "each head has its own slope m, from very local to almost global.",
+        distractors={
+            1: "Rotating q and k is RoPE; ALiBi leaves q and k untouched and edits the scores.",
+            3: "The softmax stays; ALiBi's 'linear' refers to the bias growing linearly with "
+               "distance.",
+        },
+    ),
+    ChoiceQuestion(
+        id="learned-positions-limit",
+        lesson=3,
+        prompt="Compared with the fixed sinusoidal formula, what is the main limitation of a "
+               "learned table of absolute position vectors?",
+        options=("It has no vector for positions beyond the longest length seen in training",
+                 "It cannot be trained by gradient descent",
+                 "It makes attention order-blind again",
+                 "It changes the embedding dimension"),
+        answer=0,
+        explanation="A learned table has one row per position up to a fixed maximum (512 for "
+                    "BERT). Position 600 simply has no row, whereas a formula can be evaluated at "
+                    "any position. In exchange, learned rows are flexible.",
+        distractors={
+            1: "The table is an ordinary parameter matrix and is trained like the token "
+               "embeddings.",
+            2: "Learned positions do encode order; the issue is only lengths never seen.",
+        },
+    ),
+)

@@ -1,0 +1,168 @@
+"""What a quiz question is: two frozen dataclasses that check themselves on construction.
+
+* ``ChoiceQuestion`` -- 3 to 5 options, the index of the right one, an explanation of why it is
+  right, and ``distractors``: for tempting wrong options, why they are wrong.
+* ``NumericQuestion`` -- a value, an absolute tolerance, a unit/format hint, an explanation, and
+  ``mistakes``: wrong values that a specific slip produces (forgot the scale, used degrees, ...),
+  so the grader can say which step went wrong.
+
+The section of a question follows from its lesson number (``LESSONS``, copied from
+shared/CURRICULUM.md), so the two can never disagree.
+
+>>> q = NumericQuestion(id="demo", lesson=19, prompt="Patches in a 32x32 image, P=16?",
+...                     answer=32 * 32 / 16**2, tolerance=0.5, unit="a whole number",
+...                     explanation="N = HW/P^2 = 4.")
+>>> q.section, q.kind
+('Efficiency and beyond', 'numeric')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar, Mapping, Union
+
+SECTIONS: tuple[str, ...] = (
+    "Foundations",
+    "Attention",
+    "The block",
+    "Architectures and outputs",
+    "Efficiency and beyond",
+    "Practice",
+)
+
+# lesson number -> (section, title), as in shared/CURRICULUM.md
+LESSONS: Mapping[int, tuple[str, str]] = MappingProxyType({
+    1: ("Foundations", "Tour"),
+    2: ("Foundations", "Tokenizer (BPE)"),
+    3: ("Foundations", "Embeddings and positions"),
+    4: ("Attention", "Attention as soft lookup"),
+    5: ("Attention", "Self-attention step by step"),
+    6: ("Attention", "Why ÷√d_k"),
+    7: ("Attention", "Multi-head attention"),
+    8: ("Attention", "Masking"),
+    9: ("The block", "Residual and LayerNorm"),
+    10: ("The block", "Feed-forward"),
+    11: ("The block", "Mixture of experts"),
+    12: ("The block", "Full forward walk"),
+    13: ("Architectures and outputs", "Encoder, decoder, encoder-decoder"),
+    14: ("Architectures and outputs", "LM head and decoding"),
+    15: ("Architectures and outputs", "BERT and pretraining"),
+    16: ("Efficiency and beyond", "KV cache"),
+    17: ("Efficiency and beyond", "Long sequences"),
+    18: ("Efficiency and beyond", "MQA and GQA"),
+    19: ("Efficiency and beyond", "Vision transformer"),
+    20: ("Practice", "Worked exercises"),
+    21: ("Practice", "Quiz"),
+})
+
+
+def _section_of(lesson: int) -> str:
+    if lesson not in LESSONS:
+        raise ValueError(f"unknown lesson {lesson!r}; expected 1..{max(LESSONS)}")
+    return LESSONS[lesson][0]
+
+
+def _check_common(q: "ChoiceQuestion | NumericQuestion") -> None:
+    if not q.id or q.id.strip() != q.id:
+        raise ValueError(f"question id must be a non-empty trimmed string, got {q.id!r}")
+    expected = _section_of(q.lesson)
+    if q.section == "":
+        object.__setattr__(q, "section", expected)  # filled in from the lesson
+    elif q.section != expected:
+        raise ValueError(f"{q.id}: lesson {q.lesson} belongs to {expected!r}, not {q.section!r}")
+    if not q.prompt.strip():
+        raise ValueError(f"{q.id}: empty prompt")
+    if not q.explanation.strip():
+        raise ValueError(f"{q.id}: empty explanation")
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    """A multiple-choice question; ``answer`` indexes ``options``."""
+
+    id: str
+    lesson: int
+    prompt: str
+    options: tuple[str, ...]
+    answer: int
+    explanation: str
+    # option index -> why that option is wrong; read-only after construction
+    distractors: Mapping[int, str] = field(default_factory=dict, hash=False)
+    section: str = ""  # derived from the lesson when left empty
+    shuffle: bool = True  # False when the option order carries meaning
+
+    kind: ClassVar[str] = "choice"
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        object.__setattr__(self, "options", tuple(self.options))
+        object.__setattr__(self, "distractors", MappingProxyType(dict(self.distractors)))
+        if not 3 <= len(self.options) <= 5:
+            raise ValueError(f"{self.id}: needs 3-5 options, has {len(self.options)}")
+        if len(set(self.options)) != len(self.options):
+            raise ValueError(f"{self.id}: duplicate options")
+        if not 0 <= self.answer < len(self.options):
+            raise ValueError(f"{self.id}: answer index {self.answer} out of range")
+        if not self.distractors:
+            raise ValueError(f"{self.id}: explain at least one tempting wrong option")
+        for i, text in self.distractors.items():
+            if not 0 <= i < len(self.options) or i == self.answer or not text.strip():
+                raise ValueError(f"{self.id}: bad distractor entry {i!r}")
+
+
+@dataclass(frozen=True)
+class KnownMistake:
+    """A wrong value that a particular slip produces, and what that slip was."""
+
+    value: float
+    explanation: str
+
+
+@dataclass(frozen=True)
+class NumericQuestion:
+    """A question answered with one number, right when within ``tolerance`` of ``answer``.
+
+    ``percent=True`` means the answer is itself a percentage: "12" and "12%" both mean 12.
+    """
+
+    id: str
+    lesson: int
+    prompt: str
+    answer: float
+    tolerance: float
+    unit: str  # format hint shown beside the input box
+    explanation: str
+    mistakes: tuple[KnownMistake, ...] = ()
+    section: str = ""
+    percent: bool = False
+
+    kind: ClassVar[str] = "numeric"
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        object.__setattr__(self, "mistakes", tuple(self.mistakes))
+        object.__setattr__(self, "answer", float(self.answer))
+        if not (math.isfinite(self.answer) and math.isfinite(self.tolerance)):
+            raise ValueError(f"{self.id}: answer and tolerance must be finite")
+        if self.tolerance <= 0:
+            raise ValueError(f"{self.id}: tolerance must be positive")
+        for m in self.mistakes:
+            if abs(m.value - self.answer) <= self.tolerance:
+                raise ValueError(f"{self.id}: known mistake {m.value} is within tolerance")
+
+
+Question = Union[ChoiceQuestion, NumericQuestion]
+
+
+def softmax(*scores: float) -> tuple[float, ...]:
+    """Softmax of a few scores, for writing answers as formulas: (14, 12) -> (0.8808, 0.1192)."""
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    return tuple(e / sum(exps) for e in exps)
+
+
+def softmax_first(*scores: float) -> float:
+    """Weight of the first score: ``softmax_first(14, 12)`` -> 0.8808."""
+    return softmax(*scores)[0]
