@@ -15,6 +15,8 @@ dashes count as minus; NaN is refused; a percentage is divided by 100.
 (0.6, -inf)
 >>> parse_numbers("0.5 0.5", expected_count=3).error
 'Expected 3 numbers but found 2.'
+
+When exactly one number is expected, digit groups are allowed: "37,858,304" is one number.
 """
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ _MINUS = dict.fromkeys(map(ord, "\u2212\u2012\u2013\u2014\ufe63\uff0d"), "-")
 _SEPARATORS = re.compile(r"[\s,;|()\[\]{}]+")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d{1,3})?")  # short exponents only
 _INFINITY = re.compile(r"([+-]?)(inf|infinity|∞)")
+# 37,858,304 or 37 858 304 or 37'858'304: one number with digit groups (single-number boxes).
+_GROUPED = re.compile(r"\s*([+-]?)(\d{1,3})((?:[,' _\u2009\u202f]\d{3})+)\s*")
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,9 @@ def parse_numbers(text: object, expected_count: int | None = None) -> ParseResul
     if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text):
         return ParseResult(error="The answer contains control characters; type plain numbers.")
     cleaned = unicodedata.normalize("NFKC", text).translate(_MINUS).lower()
+    grouped = _GROUPED.fullmatch(cleaned) if expected_count == 1 else None
+    if grouped:
+        cleaned = re.sub(r"[,' _\u2009\u202f]", "", cleaned)
     pieces = _pieces(cleaned)
     if not pieces:
         return ParseResult(error="Type your answer: numbers separated by spaces or commas.")

@@ -18,6 +18,7 @@ are told apart (generators draw again until it does).
 from __future__ import annotations
 
 import math
+import re
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -90,17 +91,19 @@ class AnswerField:
         if len(self.shape) == 2:
             return (f"{self.count} numbers: a {self.shape[0]}×{self.shape[1]} matrix, row by row"
                     " (write -inf for −∞)")
-        return f"{self.count} number(s), separated by spaces or commas"
+        if self.count == 1:
+            return "one number"
+        return f"{self.count} numbers, separated by spaces or commas"
 
     @property
     def tolerance_text(self) -> str:
         if self.kind == "words":
-            return "exact match (case does not matter)"
+            return "exact; capitals do not matter"
         return "exact" if self.tol < 0.5 and self.tol == 0 else f"±{fmt_number(self.tol, 4)}"
 
     def matches(self, got, target) -> bool:
         if self.kind == "words":
-            return tuple(got) == tuple(target)
+            return _words(got, self.unordered) == _words(target, self.unordered)
         g, t = list(got), list(np.ravel(target))
         if self.unordered:
             g, t = sorted(g), sorted(t)
@@ -108,11 +111,16 @@ class AnswerField:
 
     def differs(self, a, b) -> bool:
         if self.kind == "words":
-            return tuple(a) != tuple(b)
+            return _words(a, self.unordered) != _words(b, self.unordered)
         a, b = list(np.ravel(a)), list(np.ravel(b))
         if self.unordered:
             a, b = sorted(a), sorted(b)
         return distinct(a, b, self.tol)
+
+
+def _words(values, unordered: bool) -> tuple[str, ...]:
+    lowered = tuple(str(v).lower() for v in values)
+    return tuple(sorted(lowered)) if unordered else lowered
 
 
 def answer_field(name: str, label: str, expected, mistakes: Mapping[str, tuple] | None = None,
@@ -121,14 +129,14 @@ def answer_field(name: str, label: str, expected, mistakes: Mapping[str, tuple] 
     of strings. Mistakes equal to the right answer (or undefined: NaN) are left out."""
     words = isinstance(expected, (tuple, list)) and all(isinstance(x, str) for x in expected)
     if words:
-        exp, shape, kind = tuple(str(x).lower() for x in expected), (len(expected),), "words"
+        exp, shape, kind = tuple(str(x) for x in expected), (len(expected),), "words"
     else:
         exp, kind = frozen_array(expected), "numbers"
         shape = exp.shape
     box = AnswerField(name, label, exp, shape, tol, kind, unordered)
     kept = []
     for key, (values, message) in (mistakes or {}).items():
-        values = tuple(str(x).lower() for x in values) if words else frozen_array(values)
+        values = tuple(str(x) for x in values) if words else frozen_array(values)
         if not words and (np.shape(values) != shape or np.isnan(values).any()):
             continue
         if box.differs(values, exp):
@@ -204,6 +212,8 @@ class Instance:
         except KeyError as err:
             return Feedback(False, str(err.args[0]))
         if f.kind == "words":
+            if f.count == 1 and isinstance(text, str) and len(text) < 200:
+                text = re.sub(r"[\s,]+", "", text)  # "B B A" is the one token sequence "bba"
             parsed = parse_words(text, expected_count=f.count)
         else:
             parsed = parse_numbers(text, expected_count=f.count)
