@@ -31,11 +31,12 @@ no merge is ever spent on attaching it.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+from tfviz.tokenizer.pair_queue import PairQueue
 
 EOW = "</w>"
 EndOfWord = Literal["separate", "attached"]
@@ -183,6 +184,8 @@ def train_bpe(
     symbol (("lo","w") and ("l","ow") both give "low") does not grow it.
     Counts include overlapping pairs, so "aaa" counts ("a","a") twice even though
     only one of them can be merged; the classic algorithm does the same.
+    Cost: each step stores one tuple slot per distinct word, so 5,000 distinct words
+    and 3,000 merges hold ~15M references (~120 MB); pages should cap ``num_merges``.
     """
     if vocab_size is None and num_merges is None:
         raise ValueError("give vocab_size or num_merges (or both)")
@@ -194,7 +197,7 @@ def train_bpe(
     known = set(vocab)
     initial_vocab = tuple(vocab)
 
-    counts = count_pairs(symbols, freqs)
+    queue = PairQueue(count_pairs(symbols, freqs))
     where: defaultdict[Pair, set[int]] = defaultdict(set)  # pair -> indices of words holding it
     for i, syms in enumerate(symbols):
         for p in pairs_of(syms):
@@ -209,25 +212,25 @@ def train_bpe(
         if vocab_size is not None and len(vocab) >= vocab_size:
             stop_reason = "vocab_size reached"
             break
-        if not counts:
+        if not queue:
             break
         # Highest count first; among equal counts the smallest pair (the tie rule).
-        best = heapq.nsmallest(top_k + 1, counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        best = queue.top(top_k + 1)
         (pair, count), runners_up = best[0], tuple(best[1:])
         new_symbol = pair[0] + pair[1]
         changed = []
-        for i in sorted(where[pair]):
+        deltas: Counter[Pair] = Counter()
+        for i in sorted(where[pair]):  # only words that hold the pair change
             old, new = symbols[i], merge_symbols(symbols[i], pair)
             for p in pairs_of(old):
-                counts[p] -= freqs[i]
+                deltas[p] -= freqs[i]
                 where[p].discard(i)
             for p in pairs_of(new):
-                counts[p] += freqs[i]
+                deltas[p] += freqs[i]
                 where[p].add(i)
             symbols[i] = new
             changed.append(words[i])
-        for p in [p for p, c in counts.items() if c <= 0]:
-            del counts[p]
+        for p in queue.update(deltas):
             where.pop(p, None)
         if new_symbol not in known:
             known.add(new_symbol)
