@@ -1,0 +1,181 @@
+"""Residual stream and LayerNorm statistics, read from a trace (pure numpy).
+
+Every sublayer of a block adds its output to the residual stream, and a LayerNorm rescales
+each token vector on its own:
+
+    mu = mean(x),   sigma = sqrt(mean((x - mu)^2) + eps),   LN(x) = (x - mu) / sigma * gamma + beta
+
+Where the norm sits decides what it sees:
+    post-LN:  ln1 sees x + SelfAttn(x)   (resid_pre + attn_out),  ln2 sees z + FFN(z)
+    pre-LN:   ln1 sees x itself          (resid_pre),             ln2 sees z (resid_mid)
+
+>>> x = np.array([[1.0, 2.0, 3.0, 4.0]])
+>>> mean, sigma, normed = normalize(x, eps=0.0)
+>>> float(mean[0]), round(float(sigma[0]), 4), normed.round(3).tolist()
+(2.5, 1.118, [[-1.342, -0.447, 0.447, 1.342]])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.trace import Trace
+
+# Where each norm's input comes from: (stream before the sublayer, sublayer output) hooks.
+_SUBLAYER = {"ln1": ("hook_resid_pre", "hook_attn_out"),
+             "ln_cross": ("hook_resid_mid", "hook_cross_attn_out"),
+             "ln2": (None, "hook_mlp_out")}
+# The stream a post-LN norm writes to.
+_OUTPUT = {"ln1": "hook_resid_mid", "ln_cross": "hook_resid_mid_cross", "ln2": "hook_resid_post"}
+NORM_NAMES = {"ln1": "after self-attention (ln1)", "ln_cross": "after cross-attention (ln_cross)",
+              "ln2": "after the feed-forward (ln2)"}
+
+
+def normalize(x: np.ndarray, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-token mean, sigma = sqrt(var + eps) and (x - mean) / sigma, for x of shape (T, d)."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(-1)  # (T,)
+    var = ((x - mean[..., None]) ** 2).mean(-1)  # (T,), biased like torch's LayerNorm
+    sigma = np.sqrt(var + eps)  # (T,)
+    return mean, sigma, (x - mean[..., None]) / sigma[..., None]
+
+
+def norms_of(trace: Trace, layer: int = 0) -> list[str]:
+    """The LayerNorms of one block of the main stack, in order: ["ln1", "ln2"] (+ "ln_cross")."""
+    prefix = f"blocks.{layer}."
+    return [n for n in ("ln1", "ln_cross", "ln2") if f"{prefix}{n}.hook_mean" in trace.activations]
+
+
+def ln_input(trace: Trace, layer: int, norm: str) -> np.ndarray:
+    """The (T, d) vectors that go into ``norm`` of block ``layer`` (see the module docstring)."""
+    p, acts = f"blocks.{layer}.", trace.activations
+    before, out = _SUBLAYER[norm]
+    if before is None:  # ln2 follows cross-attention in decoder blocks of encoder-decoders
+        before = "hook_resid_mid_cross" if p + "hook_resid_mid_cross" in acts else "hook_resid_mid"
+    x = acts[p + before]
+    return x if trace.config.norm == "pre" else x + acts[p + out]
+
+
+def ln_output(trace: Trace, layer: int, norm: str, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """LN(x) as the model used it: read from the stream for post-LN, rebuilt for pre-LN."""
+    if trace.config.norm == "post":
+        return trace.activations[f"blocks.{layer}.{_OUTPUT[norm]}"]
+    return trace.activations[f"blocks.{layer}.{norm}.hook_normalized"] * gamma + beta
+
+
+@dataclass(frozen=True)
+class TokenStats:
+    """Per-token statistics of one LayerNorm, before it and after normalising (before γ, β)."""
+
+    mean_before: np.ndarray  # (T,)
+    std_before: np.ndarray  # (T,) sqrt(var + eps): the model's hook_scale
+    mean_after: np.ndarray  # (T,) ≈ 0
+    std_after: np.ndarray  # (T,) ≈ 1
+
+
+def token_stats(trace: Trace, layer: int, norm: str) -> TokenStats:
+    p = f"blocks.{layer}.{norm}."
+    after = trace.activations[p + "hook_normalized"].astype(np.float64)  # (T, d)
+    return TokenStats(trace.activations[p + "hook_mean"], trace.activations[p + "hook_scale"],
+                      after.mean(-1), after.std(-1))
+
+
+def stats_table(trace: Trace) -> list[dict]:
+    """One row per LayerNorm of the main stack: averages over tokens of the statistics."""
+    rows = []
+    for layer in range(trace.config.n_layers):
+        for norm in norms_of(trace, layer):
+            s = token_stats(trace, layer, norm)
+            rows.append({"layer": layer, "norm": norm, "mean μ before": float(s.mean_before.mean()),
+                         "std σ before": float(s.std_before.mean()),
+                         "mean after": float(s.mean_after.mean()),
+                         "std after": float(s.std_after.mean())})
+    return rows
+
+
+def gamma_beta(model) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Copies of every block norm's learned γ and β: {"L0 ln1": (gamma, beta), ...} (read-only)."""
+    out = {}
+    for i, block in enumerate(model.blocks):
+        for norm in ("ln1", "ln_cross", "ln2"):
+            if hasattr(block, norm):
+                ln = getattr(block, norm)
+                out[f"L{i} {norm}"] = (ln.weight.detach().numpy().copy(),
+                                       ln.bias.detach().numpy().copy())
+    return out
+
+
+@dataclass(frozen=True)
+class WorkedToken:
+    x: np.ndarray  # (d,) the vector going into the norm
+    mean: float
+    sigma: float  # sqrt(var + eps)
+    normalized: np.ndarray  # (d,)
+    output: np.ndarray  # (d,) normalized * gamma + beta
+    gamma: np.ndarray
+    beta: np.ndarray
+    trace_mean: float
+    trace_sigma: float
+    trace_normalized: np.ndarray
+    trace_output: np.ndarray
+
+    @property
+    def max_error(self) -> float:
+        """Largest gap between the hand calculation and the model's own numbers."""
+        return float(max(abs(self.mean - self.trace_mean), abs(self.sigma - self.trace_sigma),
+                         np.abs(self.normalized - self.trace_normalized).max(),
+                         np.abs(self.output - self.trace_output).max()))
+
+    def table(self, n: int = 8) -> dict[str, np.ndarray]:
+        """The first ``n`` dimensions, one column per step of the calculation."""
+        k = min(n, len(self.x))
+        return {"dimension": np.arange(k), "x": self.x[:k], "x − μ": self.x[:k] - self.mean,
+                "(x − μ)/σ": self.normalized[:k], "γ": self.gamma[:k], "β": self.beta[:k],
+                "by hand": self.output[:k], "model": self.trace_output[:k]}
+
+
+def worked_token(trace: Trace, layer: int, norm: str, pos: int, gamma: np.ndarray,
+                 beta: np.ndarray) -> WorkedToken:
+    """LayerNorm of one token by hand, next to what the model computed."""
+    x = ln_input(trace, layer, norm)[pos].astype(np.float64)  # (d,)
+    mean, sigma, normed = normalize(x[None], trace.config.ln_eps)
+    p = f"blocks.{layer}.{norm}."
+    acts = trace.activations
+    return WorkedToken(x, float(mean[0]), float(sigma[0]), normed[0], normed[0] * gamma + beta,
+                       gamma, beta, float(acts[p + "hook_mean"][pos]), float(acts[p + "hook_scale"][pos]),
+                       acts[p + "hook_normalized"][pos], ln_output(trace, layer, norm, gamma, beta)[pos])
+
+
+def residual_norms(trace: Trace) -> list[tuple[str, float]]:
+    """Mean over tokens of the L2 norm of the residual stream, stage by stage.
+
+    Stages: "embed" (resid_pre of block 0), then per block "L{i} attn" (resid_mid),
+    "L{i} cross" (decoder blocks of encoder-decoders) and "L{i} ffn" (resid_post).
+    """
+    def size(name: str) -> float:
+        return float(np.linalg.norm(trace.activations[name], axis=-1).mean())
+
+    out = [("embed", size("blocks.0.hook_resid_pre"))]
+    for i in range(trace.config.n_layers):
+        out.append((f"L{i} attn", size(f"blocks.{i}.hook_resid_mid")))
+        if f"blocks.{i}.hook_resid_mid_cross" in trace.activations:
+            out.append((f"L{i} cross", size(f"blocks.{i}.hook_resid_mid_cross")))
+        out.append((f"L{i} ffn", size(f"blocks.{i}.hook_resid_post")))
+    return out
+
+
+def wiring_variants(bundle) -> dict:
+    """Two FRESH models with the bundle's sizes and the same seeded weights, wired post-LN and
+    pre-LN (with a final norm). The bundle's own model is never touched."""
+    from tfviz.bundle import Bundle
+    from tfviz.model import Transformer
+
+    out = {}
+    for label, cfg in (("fresh post-LN", bundle.config.replace(norm="post", final_norm=False)),
+                       ("fresh pre-LN", bundle.config.replace(norm="pre", final_norm=True))):
+        model = Transformer(cfg).eval()
+        for p in model.parameters():
+            p.requires_grad_(False)
+        out[label] = Bundle(f"{bundle.name} ({label})", model, bundle.tokenizer, cfg)
+    return out
