@@ -1,0 +1,138 @@
+"""The feed-forward sublayer, and why attention alone cannot do its job (pure numpy).
+
+    FFN(x) = act(x W_1 + b_1) W_2 + b_2,   act = ReLU (max(0, ·)) or GELU
+
+Each of the d_ff hidden units ("neurons") is one column of W_1 followed by the activation;
+``mlp.hook_post`` holds their values after the activation, one row per token.
+
+Attention, by contrast, gives each head's output as a weighted average of value vectors,
+with weights that are >= 0 and sum to 1:
+
+>>> weights = np.array([0.25, 0.75])
+>>> values = np.array([[0.0, 4.0], [4.0, 0.0]])
+>>> mix = mixing(weights, values)
+>>> mix.z.tolist(), bool(mix.inside)
+([3.0, 1.0], True)
+
+Such a mix can never leave the box spanned by the value vectors, coordinate by coordinate.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.trace import Trace
+
+ACTIVATIONS = {
+    "relu": ("ReLU", r"\mathrm{ReLU}(u) = \max(0, u)"),
+    "gelu": ("GELU", r"\mathrm{GELU}(u) = u\,\Phi(u)"),
+}
+
+
+def activation_info(config) -> tuple[str, str]:
+    """("ReLU", latex) or ("GELU", latex) for the model's feed-forward activation."""
+    return ACTIVATIONS[config.activation]
+
+
+def has_dense_ffn(trace: Trace, layer: int = 0) -> bool:
+    """True when block ``layer`` has a plain feed-forward network (not experts)."""
+    return f"blocks.{layer}.mlp.hook_post" in trace.activations
+
+
+def neuron_acts(trace: Trace, layer: int) -> np.ndarray:
+    """(T, d_ff) hidden activations after the nonlinearity."""
+    return trace.activations[f"blocks.{layer}.mlp.hook_post"]
+
+
+def top_neurons(acts: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the ``n`` neurons with the largest activation anywhere in the text.
+
+    >>> top_neurons(np.array([[0.0, 5.0, 1.0], [2.0, 0.0, 0.0]]), 2).tolist()
+    [1, 0]
+    """
+    peak = acts.max(axis=0)  # (d_ff,)
+    return np.argsort(-peak, kind="stable")[:n]
+
+
+def fraction_active(acts: np.ndarray) -> np.ndarray:
+    """Share of neurons with a positive value, per token. [[1, 0, 2, 0]] -> [0.5]."""
+    return (acts > 0).mean(axis=-1)
+
+
+def top_per_token(acts: np.ndarray, k: int = 3) -> list[list[tuple[int, float]]]:
+    """For each token, its ``k`` strongest neurons as (neuron, value), strongest first.
+
+    >>> top_per_token(np.array([[0.1, 0.9, 0.5]]), 2)
+    [[(1, 0.9), (2, 0.5)]]
+    """
+    order = np.argsort(-acts, axis=-1, kind="stable")[:, :k]  # (T, k)
+    return [[(int(j), float(acts[t, j])) for j in row] for t, row in enumerate(order)]
+
+
+def top_table(tokens, acts: np.ndarray, k: int = 3) -> list[dict]:
+    """Rows for a table: each token, its share of active neurons and its strongest neurons."""
+    active = fraction_active(acts)
+    return [{"token": f"{t} {tok}", "active": f"{active[t]:.0%}",
+             "strongest neurons": ", ".join(f"n{j} ({v:.2f})" for j, v in top)}
+            for t, (tok, top) in enumerate(zip(tokens, top_per_token(acts, k)))]
+
+
+@dataclass(frozen=True)
+class Mixing:
+    weights: np.ndarray  # (Tk,) attention weights of one query in one head
+    values: np.ndarray  # (Tk, dh) value vectors
+    z: np.ndarray  # (dh,) sum_j weights_j * values_j
+    low: np.ndarray  # (dh,) smallest value per coordinate, over the keys it may see
+    high: np.ndarray  # (dh,) largest value per coordinate
+    model_z: np.ndarray | None = None  # (dh,) the model's own head output, when known
+
+    @property
+    def weight_sum(self) -> float:
+        return float(self.weights.sum())
+
+    @property
+    def min_weight(self) -> float:
+        return float(self.weights.min())
+
+    @property
+    def model_gap(self) -> float:
+        """Largest difference between the rebuilt z and the model's (nan if not known)."""
+        return float("nan") if self.model_z is None else float(np.abs(self.z - self.model_z).max())
+
+    @property
+    def inside(self) -> bool:
+        """Every coordinate of z lies between the smallest and largest value's coordinate."""
+        tol = 1e-5 * max(1.0, float(np.abs(self.values).max(initial=0.0)))
+        return bool(np.all(self.z >= self.low - tol) and np.all(self.z <= self.high + tol))
+
+
+def mixing(weights: np.ndarray, values: np.ndarray, model_z: np.ndarray | None = None) -> Mixing:
+    """z = Σ_j w_j v_j, with the per-coordinate range of the values that get weight."""
+    weights = np.asarray(weights, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    seen = values[weights > 0] if (weights > 0).any() else values  # masked keys do not count
+    return Mixing(weights, values, weights @ values, seen.min(axis=0), seen.max(axis=0), model_z)
+
+
+def head_values(trace: Trace, layer: int, head: int) -> np.ndarray:
+    """(Tk, dh) value vectors that query head ``head`` reads (grouped-query aware)."""
+    v = trace.activations[f"blocks.{layer}.attn.hook_v"]  # (Tk, Hkv, dh)
+    group = trace.config.n_heads // v.shape[1]
+    return v[:, head // group, :]
+
+
+def attention_mixing(trace: Trace, layer: int, head: int, pos: int) -> Mixing:
+    """One query's head output rebuilt from its weights and values, with the model's own z."""
+    weights = trace.activations[f"blocks.{layer}.attn.hook_pattern"][head, pos]  # (Tk,)
+    model_z = trace.activations[f"blocks.{layer}.attn.hook_z"][pos, head]  # (dh,)
+    return mixing(weights, head_values(trace, layer, head), model_z)
+
+
+def convexity_check(trace: Trace, layer: int) -> dict[str, float | int]:
+    """Over every (query, head) of a layer: weights >= 0, sums to 1, z inside the value box."""
+    pattern = trace.activations[f"blocks.{layer}.attn.hook_pattern"]  # (H, Tq, Tk)
+    H, Tq, _ = pattern.shape
+    inside = sum(attention_mixing(trace, layer, h, t).inside for h in range(H) for t in range(Tq))
+    return {"pairs": H * Tq, "min weight": float(pattern.min()),
+            "largest |sum − 1|": float(np.abs(pattern.sum(-1) - 1).max()), "inside": int(inside)}
