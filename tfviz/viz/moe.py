@@ -1,0 +1,59 @@
+"""Figures for lesson 11: gates per token, load per expert, the class × expert table."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from tfviz.viz.heatmap import heatmap
+from tfviz.viz.layernorm import readable
+from tfviz.viz.style import CATEGORICAL, unique_labels
+
+
+def routing_heatmap(probs: np.ndarray, chosen: np.ndarray, dropped: np.ndarray,
+                    tokens: Sequence[str], *, title: str) -> go.Figure:
+    """Tokens × experts gate probabilities; "✓" marks a chosen expert, "✗" a dropped choice."""
+    probs = np.asarray(probs, dtype=float)
+    marks = np.where(dropped, " ✗", np.where(chosen, " ✓", ""))
+    text = np.char.add(np.char.mod("%.2f", probs), marks)
+    fig = heatmap(probs, title=title, x_labels=[f"expert {e}" for e in range(probs.shape[1])],
+                  y_labels=unique_labels(tokens), x_title="expert", y_title="token",
+                  zmin=0.0, zmax=1.0, text=False)
+    fig.update_traces(text=text.tolist(), texttemplate="%{text}")
+    return fig
+
+
+def load_chart(served: np.ndarray, dropped: np.ndarray, capacity: int | None, *,
+               title: str) -> alt.Chart:
+    """Stacked bars per expert: tokens served and choices dropped, with the capacity as a line."""
+    rows = [{"expert": f"expert {e}", "tokens": int(n), "kind": kind}
+            for kind, arr in (("served", served), ("dropped", dropped)) for e, n in enumerate(arr)]
+    kinds = ["served", "dropped"]
+    bars = alt.Chart(pd.DataFrame(rows)).mark_bar().encode(
+        x=alt.X("expert:N", title="expert"),
+        y=alt.Y("tokens:Q", title="tokens", stack=True),
+        color=alt.Color("kind:N", sort=kinds, scale=alt.Scale(domain=kinds, range=[CATEGORICAL[0], CATEGORICAL[5]]),
+                        title=""),
+        order=alt.Order("kind:N", sort="descending"),
+        tooltip=["expert", "kind", "tokens"],
+    )
+    chart = bars
+    if capacity is not None:
+        rule = alt.Chart(pd.DataFrame({"capacity": [capacity]})).mark_rule(
+            strokeDash=[6, 4], size=2, color="black").encode(y="capacity:Q", tooltip=["capacity"])
+        chart = bars + rule
+    return readable(chart.properties(title=title, height=300))
+
+
+def class_expert_heatmap(classes: Sequence[str], experts: Sequence[int], shares: np.ndarray,
+                         counts: np.ndarray, *, title: str) -> go.Figure:
+    """Rows = token classes, columns = experts; colour = share of the class, text = count."""
+    fig = heatmap(np.asarray(shares, dtype=float), title=title, x_labels=[f"expert {e}" for e in experts],
+                  y_labels=list(classes), x_title="expert (first choice)", y_title="token class",
+                  zmin=0.0, zmax=1.0, text=False)
+    text = [[f"{s:.0%} ({c})" for s, c in zip(srow, crow)] for srow, crow in zip(shares, counts)]
+    fig.update_traces(text=text, texttemplate="%{text}")
+    return fig
