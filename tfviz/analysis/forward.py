@@ -1,0 +1,241 @@
+"""The whole forward pass as a list of steps, each with its numbers (pure numpy).
+
+``forward_steps(trace)`` walks a trace the way the model computed it:
+
+    tokens -> embeddings -> + positions -> per block: attention -> add & norm -> FFN -> add & norm
+    -> (final norm) -> logits -> softmax -> top-5 next tokens
+
+Every step carries a title, a LaTeX formula, the tensor's shape, a small 2-D array of the
+actual numbers (with row and column labels) and a sentence of explanation. Pages only draw
+them. The parameter count comes from the exercises' counter, grouped for a bar chart:
+
+>>> from tfviz.config import preset
+>>> groups = grouped_params(preset("gpt-tiny"))
+>>> groups["LayerNorm"], groups["positions"], groups["head"]
+(768, 0, 0)
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.exercises.params import count_parameters
+from tfviz.trace import Trace
+
+TokenStrings = Callable[[Sequence[int]], Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    formula: str  # LaTeX
+    shape: str  # e.g. "(T=12, d=64)"
+    values: np.ndarray  # 2-D: what to draw
+    explanation: str
+    rows: tuple[str, ...] = ()
+    cols: tuple[str, ...] = ()
+    kind: str = "heatmap"  # or "bars" (one row of probabilities)
+    diverging: bool = True
+    x_title: str = "dimension"
+    y_title: str = "token"
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax. [0, ln 3] -> [0.25, 0.75]."""
+    z = np.exp(x - x.max(axis=axis, keepdims=True))
+    return z / z.sum(axis=axis, keepdims=True)
+
+
+def unique_labels(tokens: Sequence[str]) -> list[str]:
+    """Row labels that stay distinct when a token repeats: ["a", "a"] -> ["0 a", "1 a"]."""
+    return [f"{i} {t}" for i, t in enumerate(tokens)]
+
+
+def _dims(n: int) -> tuple[str, ...]:
+    return tuple(str(i) for i in range(n))
+
+
+def _input_steps(trace: Trace, enc: bool) -> list[Step]:
+    a, cfg = trace.activations, trace.config
+    tokens = trace.enc_tokens if enc else trace.tokens
+    ids = trace.enc_ids if enc else trace.ids
+    rows = tuple(unique_labels(tokens))
+    T, d = len(tokens), cfg.d_model
+    side = "source " if enc else ("target " if cfg.arch == "encoder-decoder" else "")
+    emb = a["hook_enc_embed" if enc else "hook_embed"]
+    start = a[("enc_blocks" if enc else "blocks") + ".0.hook_resid_pre"]
+    steps = [
+        Step(f"{side}tokens".capitalize(), r"\text{text} \to (t_1, \dots, t_T) \to \text{ids}",
+             f"(T={T},)", np.asarray(ids)[None, :], "The tokenizer cuts the text into tokens "
+             "and each token becomes a whole number, its id in the vocabulary.",
+             rows=("id",), cols=rows, diverging=False, x_title="token", y_title=""),
+        Step(f"{side}token embeddings".capitalize(), r"x_t = E[\text{id}_t]", f"(T={T}, d={d})",
+             emb, f"Each id picks one row of the embedding matrix E ({cfg.vocab_size}×{d}): a "
+             "learned vector per token.", rows=rows, cols=_dims(d)),
+    ]
+    if cfg.positional in ("sinusoidal", "learned"):
+        formula = (r"x_t = E[\text{id}_t] + PE(t),\quad PE(t,2i) = \sin\!\big(t / 10000^{2i/d}\big)"
+                   if cfg.positional == "sinusoidal" else r"x_t = E[\text{id}_t] + P[t]")
+        steps.append(Step(f"+ positions{' (' + side.strip() + ')' if side else ''}", formula, f"(T={T}, d={d})", start,
+                          f"A {cfg.positional} position vector is added to every token, so "
+                          "the model can tell word order apart. This sum enters block 0.",
+                          rows=rows, cols=_dims(d)))
+    else:
+        steps[-1] = dataclasses.replace(
+            steps[-1], explanation=steps[-1].explanation + f" Positions ({cfg.positional}) enter "
+            "inside attention instead of being added here.")
+    return steps
+
+
+def _add_norm(title: str, sub: str, pre: bool) -> tuple[str, str]:
+    if pre:
+        return (rf"x \leftarrow x + \mathrm{{{sub}}}\big(\mathrm{{LN}}(x)\big)",
+                f"{title}: the sublayer's output is added to the stream (pre-LN normalises the "
+                "sublayer's input instead, so the stream itself is not rescaled).")
+    return (rf"x \leftarrow \mathrm{{LN}}\big(x + \mathrm{{{sub}}}(x)\big)",
+            f"{title}: the sublayer's output is added to its input (the residual connection) "
+            "and each token's vector is normalised to mean 0, spread 1, then scaled by γ, β.")
+
+
+def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
+    a, cfg = trace.activations, trace.config
+    stack = "enc_blocks" if enc else "blocks"
+    p = f"{stack}.{i}."
+    q_tokens = trace.enc_tokens if enc else trace.tokens
+    rows = tuple(unique_labels(q_tokens))
+    T, d, H = len(q_tokens), cfg.d_model, cfg.n_heads
+    where = f"{'Encoder' if enc else 'Decoder'} {i}" if cfg.arch == "encoder-decoder" else f"Block {i}"
+    pre = cfg.norm == "pre"
+    causal = (trace.options.causal if trace.options.causal is not None else cfg.causal) and not enc
+    pattern = a[p + "attn.hook_pattern"]
+    steps = [Step(f"{where} · self-attention (head {head})",
+                  r"\alpha = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}"
+                  + (r" + M" if causal else "") + r"\Big),\quad z = \alpha V",
+                  f"({H} heads, T={T}, T={T})", pattern[head],
+                  f"Every token builds a query and compares it with every {'earlier ' if causal else ''}"
+                  f"token's key; the weights (rows sum to 1) mix the values. Shown: head {head} of {H}.",
+                  rows=rows, cols=rows, diverging=False, x_title="key (attended to)",
+                  y_title="query (attending)")]
+    formula, text = _add_norm("Add & norm", "SelfAttn", pre)
+    steps.append(Step(f"{where} · add & norm", formula, f"(T={T}, d={d})", a[p + "hook_resid_mid"],
+                      text, rows=rows, cols=_dims(d)))
+    if p + "cross_attn.hook_pattern" in a:
+        src = tuple(unique_labels(trace.enc_tokens))
+        steps.append(Step(f"{where} · cross-attention (head {head})",
+                          r"\alpha = \mathrm{softmax}\!\Big(\frac{Q_{\text{dec}}K_{\text{enc}}^\top}{\sqrt{d_k}}\Big),"
+                          r"\quad z = \alpha V_{\text{enc}}",
+                          f"({H} heads, T={T}, S={len(src)})", a[p + "cross_attn.hook_pattern"][head],
+                          "Queries come from the decoder, keys and values from the encoder's "
+                          "output: this is how the decoder reads the source.",
+                          rows=rows, cols=src, diverging=False, x_title="source token (key)",
+                          y_title="target token (query)"))
+        formula, text = _add_norm("Add & norm", "CrossAttn", pre)
+        steps.append(Step(f"{where} · add & norm (cross)", formula, f"(T={T}, d={d})",
+                          a[p + "hook_resid_mid_cross"], text, rows=rows, cols=_dims(d)))
+    if p + "mlp.hook_post" in a:
+        act = "max(0, xW_1 + b_1)" if cfg.activation == "relu" else r"\mathrm{GELU}(xW_1 + b_1)"
+        steps.append(Step(f"{where} · feed-forward", rf"h = {act},\quad \mathrm{{FFN}}(x) = hW_2 + b_2",
+                          f"(T={T}, d_ff={cfg.d_ff})", a[p + "mlp.hook_post"],
+                          f"Each token alone is widened to {cfg.d_ff} hidden units, passed through "
+                          f"{cfg.activation.upper()} and projected back to {d}. Shown: the hidden units h.",
+                          rows=rows, cols=_dims(cfg.d_ff), x_title="hidden unit"))
+    else:
+        steps.append(Step(f"{where} · experts (MoE)",
+                          r"p = \mathrm{softmax}(W_r x),\quad y = \sum_{i \in \mathcal{T}} p_i E_i(x)",
+                          f"(T={T}, experts={cfg.n_experts})", a[p + "mlp.hook_gate_probs"],
+                          "A router gives each token a gate per expert; only the top-k experts "
+                          "run. Shown: the gates p.", rows=rows,
+                          cols=tuple(f"expert {e}" for e in range(cfg.n_experts)), diverging=False,
+                          x_title="expert"))
+    formula, text = _add_norm("Add & norm", "FFN", pre)
+    steps.append(Step(f"{where} · add & norm (FFN)", formula, f"(T={T}, d={d})",
+                      a[p + "hook_resid_post"], text + f" This is the output of {where.lower()}.",
+                      rows=rows, cols=_dims(d)))
+    return steps
+
+
+def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position: int) -> list[Step]:
+    a, cfg = trace.activations, trace.config
+    rows = tuple(unique_labels(trace.tokens))
+    logits = a["logits"].astype(np.float64)  # (T, V)
+    T, V = logits.shape
+    pos = position % T
+    best = np.argsort(-logits[pos], kind="stable")[:8]  # (8,) the columns worth showing
+    names = tuple(f"{s} ({i})" for s, i in zip(token_strings(best.tolist()), best.tolist()))
+    probs = softmax(logits)  # (T, V)
+    steps = []
+    if "ln_final.hook_normalized" in a:
+        steps.append(Step("Final LayerNorm", r"x \leftarrow \mathrm{LN}_{\text{final}}(x)",
+                          f"(T={T}, d={cfg.d_model})", a["ln_final.hook_normalized"],
+                          "A last LayerNorm tidies the stream (shown before γ and β).",
+                          rows=rows, cols=_dims(cfg.d_model)))
+    head = r"E^\top" if cfg.tie_embeddings else "W_U"
+    steps.append(Step("Logits", rf"\text{{logits}} = x\,{head}", f"(T={T}, V={V})", logits[:, best],
+                      f"Each token's final vector is scored against every one of the {V} vocabulary "
+                      + ("rows of E (the same matrix that embedded the input). " if cfg.tie_embeddings else "rows. ")
+                      + f"Shown: the 8 columns that score highest at {rows[pos]}.",
+                      rows=rows, cols=names, x_title="vocabulary token (id)"))
+    steps.append(Step("Softmax", r"P(w) = \frac{e^{\text{logit}_w}}{\sum_{v} e^{\text{logit}_v}}",
+                      f"(T={T}, V={V})", probs[:, best], "Softmax turns each row of logits into "
+                      "probabilities that are positive and sum to 1 over the whole vocabulary.",
+                      rows=rows, cols=names, diverging=False, x_title="vocabulary token (id)"))
+    order = np.argsort(-probs[pos], kind="stable")[:top]
+    what = ("the next token" if cfg.arch != "encoder" else
+            "the token that belongs at this position (BERT-style: used for [MASK])")
+    steps.append(Step(f"Top-{top} prediction at {rows[pos]}", r"\hat{w} = \arg\max_w P(w)",
+                      f"({top},)", probs[pos, order][None, :],
+                      f"The {top} most likely candidates for {what}, read off the last row.",
+                      rows=("P",), cols=tuple(token_strings(order.tolist())), kind="bars",
+                      diverging=False, x_title="candidate token", y_title="probability"))
+    return steps
+
+
+def forward_steps(trace: Trace, *, head: int = 0, token_strings: TokenStrings | None = None,
+                  top: int = 5, position: int = -1) -> list[Step]:
+    """Every stage of one forward pass, in order. ``position`` picks the row to predict from."""
+    token_strings = token_strings or (lambda ids: [str(i) for i in ids])
+    cfg = trace.config
+    steps: list[Step] = []
+    if cfg.arch == "encoder-decoder":
+        steps += _input_steps(trace, enc=True)
+        for i in range(cfg.enc_layers):
+            steps += _block_steps(trace, i, head, enc=True)
+    steps += _input_steps(trace, enc=False)
+    for i in range(cfg.n_layers):
+        steps += _block_steps(trace, i, head, enc=False)
+    return steps + _output_steps(trace, token_strings, top, position)
+
+
+# ----- parameter count ----------------------------------------------------------------------
+_GROUPS = (("embeddings", ("token embedding", "segment embedding", "embedding norm")),
+           ("positions", ("position embedding", "relative positions")),
+           ("attention", ("self-attention", "cross-attention")),
+           ("FFN / experts", ("feed-forward",)),
+           ("LayerNorm", ("norms",)),
+           ("head", ("output layer", "pooler")))
+
+
+def param_parts(config) -> dict[str, int]:
+    """The exercises' counter, part by part (its total equals the model's own count)."""
+    return dict(count_parameters(config).parts)
+
+
+def grouped_params(config) -> dict[str, int]:
+    """Parts folded into embeddings / positions / attention / FFN / LayerNorm / head."""
+    out = {g: 0 for g, _ in _GROUPS}
+    for part, n in param_parts(config).items():
+        group = next(g for g, keys in _GROUPS if any(part.endswith(k) for k in keys))
+        out[group] += n
+    return out
+
+
+def param_total(config) -> int:
+    return count_parameters(config).total
+
+
+def model_param_count(model) -> int:
+    """What the model really holds: sum of p.numel() over its parameters."""
+    return int(sum(p.numel() for p in model.parameters()))
