@@ -17,7 +17,7 @@ from tfviz.exercises.answers import MAX_LENGTH, ParseResult
 
 _SPLIT = re.compile(r"[\s,;]+")
 _STRIP = "\"'`‘’“”()[]{}"
-_ALLOWED = re.compile(r"[\w</>.!?'-]+")
+_ALLOWED = re.compile(r"[\w.!?'-]*(</w>)?")  # letters etc., optionally ending in </w>
 
 
 def normalise_word(piece: str) -> str:
@@ -43,7 +43,7 @@ def parse_words(text: object, expected_count: int | None = None) -> ParseResult:
     if not words:
         return ParseResult(error="Type your answer: words separated by spaces or commas.")
     for w in words:
-        if not _ALLOWED.fullmatch(w):
+        if not w or not _ALLOWED.fullmatch(w):
             shown = "".join(c if c.isprintable() else "?" for c in w[:20])
             return ParseResult(error=f"“{shown}” does not look like a word or symbol.")
     if expected_count is not None and len(words) != expected_count:
