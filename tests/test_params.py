@@ -81,7 +81,8 @@ def test_exercise_counts_and_slips():
 
 CONFIGS = [
     preset("gpt-tiny"), preset("moe-tiny"), preset("bert-tiny"), preset("reverse-encdec"),
-    ModelConfig(positional="learned", tie_embeddings=False, bias=False, norm="pre", final_norm=True),
+    ModelConfig(positional="learned", tie_embeddings=False, bias=False, norm="pre",
+                final_norm=True),
     ModelConfig(arch="encoder-decoder", n_enc_layers=3, n_layers=1, final_norm=True,
                 positional="rope", n_kv_heads=2),
     ModelConfig(d_model=6, n_heads=1, head_dim=2, n_layers=1, positional="none", bias=False),

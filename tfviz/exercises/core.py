@@ -17,7 +17,6 @@ are told apart (generators draw again until it does).
 """
 from __future__ import annotations
 
-import math
 import re
 import zlib
 from collections.abc import Callable, Mapping
@@ -26,31 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfviz.exercises.answers import DEFAULT_TOLERANCE, close, distinct, parse_numbers
+from tfviz.exercises.fmt import fmt_number, fmt_values, frozen_array
 from tfviz.exercises.words import parse_words
 
-
-def frozen_array(values) -> np.ndarray:
-    """A float copy nobody can write to (instances may be shared between learners)."""
-    a = np.array(values, dtype=float)
-    a.setflags(write=False)
-    return a
-
-
-def fmt_number(x: float, places: int = 3) -> str:
-    """0.80444 -> '0.804', 2.0 -> '2', -inf -> '−∞'."""
-    x = float(x)
-    if math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    if x == round(x) and abs(x) < 1e15:
-        return str(int(round(x)))
-    text = f"{x:.{places}f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-def fmt_values(values, places: int = 3) -> str:
-    """[0.8, -inf] -> '0.8, −∞'; strings are joined the same way."""
-    flat = list(np.ravel(values)) if not isinstance(values, tuple) else list(values)
-    return ", ".join(v if isinstance(v, str) else fmt_number(v, places) for v in flat)
+__all__ = ["AnswerField", "Arrows", "ExerciseSpec", "Feedback", "Instance", "Mistake", "Step",
+           "answer_field", "draw_clean", "fmt_number", "fmt_values", "frozen_array", "rng_for"]
 
 
 @dataclass(frozen=True, eq=False)

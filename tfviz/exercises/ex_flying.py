@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from tfviz.exercises.attention import select, solve_attention
-from tfviz.exercises.core import Arrows, ExerciseSpec, Instance, answer_field, draw_clean, frozen_array
+from tfviz.exercises.core import (Arrows, ExerciseSpec, Instance, answer_field, draw_clean,
+                                  frozen_array)
 from tfviz.exercises.slips import selection_text, slip_messages, slipped_attention
 from tfviz.exercises.worked import head_steps, vector_text
 
@@ -80,4 +81,5 @@ def _make(rng: np.random.Generator | None, seed: int | None) -> Instance:
     return draw_clean(lambda g: _draw(g, seed), rng)
 
 
-SPEC = ExerciseSpec(ID, TITLE, 5, "One encoder head: scores, scale, softmax, weighted values.", _make)
+SPEC = ExerciseSpec(ID, TITLE, 5, "One encoder head: scores, scale, softmax, weighted values.",
+                    _make)

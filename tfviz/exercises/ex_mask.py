@@ -52,7 +52,8 @@ def build(tokens, scores, seed: int | None) -> Instance:
         "zero_fill": np.where(allowed, S, 0.0),
         "no_mask": S,
     }
-    weight_slips = {k: softmax_rows(variants[k]) for k in ("wrong_triangle", "zero_fill", "no_mask")}
+    weight_slips = {k: softmax_rows(variants[k])
+                    for k in ("wrong_triangle", "zero_fill", "no_mask")}
     weight_slips["wrong_axis"] = softmax_rows(masked, axis=0)
     fields = (
         answer_field("masked", "masked scores (n×n, row by row, -inf where hidden)", masked,
@@ -75,7 +76,8 @@ def build(tokens, scores, seed: int | None) -> Instance:
              "Word i may use itself and the words before it, never a later one. In the matrix "
              "that is everything strictly above the diagonal:\n" + matrix_text(masked),
              {"masked": frozen_array(masked)}),
-        Step("Softmax, row by row", r"\alpha_{ij} = e^{s_{ij}} / \textstyle\sum_{j' \le i} e^{s_{ij'}}",
+        Step("Softmax, row by row",
+             r"\alpha_{ij} = e^{s_{ij}} / \textstyle\sum_{j' \le i} e^{s_{ij'}}",
              "e^−∞ is 0, so hidden entries get weight 0 and each row shares its weight among the "
              "visible words only. The first word can only see itself, so it gets weight 1:\n"
              + matrix_text(weights, 4),

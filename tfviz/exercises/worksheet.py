@@ -38,7 +38,8 @@ def _key_item(label: str, code: int, inst: Instance) -> str:
     answers = "\n".join(f"- {f.label}: **{f.answer_text}** ({f.tolerance_text})"
                         for f in inst.answer_fields)
     steps = "\n".join(f"{i}. {s.title}: {s.explanation}" for i, s in enumerate(inst.steps, 1))
-    return f"## {label}. {inst.title} (class code {code})\n\n{answers}\n\nWorked steps:\n\n{steps}\n"
+    head = f"## {label}. {inst.title} (class code {code})"
+    return f"{head}\n\n{answers}\n\nWorked steps:\n\n{steps}\n"
 
 
 def worksheet(exercise_ids, n_variants: int = 1, seed: int = 0) -> tuple[str, str]:
