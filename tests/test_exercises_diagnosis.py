@@ -123,6 +123,15 @@ def test_nasty_inputs(text):
             assert not fb.correct and fb.message
 
 
+def test_instances_pickle_for_caching():
+    import pickle
+
+    for ex_id in EXERCISES:
+        inst = pickle.loads(pickle.dumps(make_instance(ex_id, 2)))
+        f = inst.answer_fields[-1]
+        assert inst.check(f.name, as_text(f, f.expected)).correct
+
+
 def test_instances_are_read_only():
     inst = make_instance("flying-arrows")
     with pytest.raises(ValueError):

@@ -124,7 +124,7 @@ def answer_field(name: str, label: str, expected, mistakes: Mapping[str, tuple] 
                        tuple(mistakes or {}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Step:
     """One step of the worked solution; ``values`` are the numbers it produces."""
 
