@@ -16,6 +16,8 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
     """A labelled heatmap. Rows are drawn top to bottom in order, like a matrix on paper.
 
     -inf entries (masked attention scores) are shown as blank cells with "masked" on hover.
+    Labels must already be safe for plotly's label markup: build them with
+    ``unique_labels`` or ``safe_label`` when they contain text a learner typed.
     """
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape

@@ -1,4 +1,5 @@
 """Colours and sizes that read well on a projector and for colour-blind viewers."""
+import html
 
 SEQUENTIAL = "Cividis"  # perceptually uniform and colour-blind safe
 DIVERGING = "RdBu_r"  # blue = negative, red = positive; safe for red-green deficiency
@@ -11,7 +12,19 @@ FONT_SIZE = 16
 def unique_labels(tokens) -> list[str]:
     """Axis labels that stay distinct when a token repeats: "the" at 0 and 4 -> "0 the", "4 the".
 
-    >>> unique_labels(["the", "cat", "the"])
-    ['0 the', '1 cat', '2 the']
+    Plotly reads a little HTML in labels (<b>, <a href>), so text a learner typed is escaped
+    and shows as typed.
+
+    >>> unique_labels(["the", "cat", "<b>"])
+    ['0 the', '1 cat', '2 &lt;b&gt;']
     """
-    return [f"{i} {t}" for i, t in enumerate(tokens)]
+    return [f"{i} {safe_label(t)}" for i, t in enumerate(tokens)]
+
+
+def safe_label(text: str) -> str:
+    """Escape text for plotly's label markup.
+
+    >>> safe_label("<img src=x onerror=alert(1)>")
+    '&lt;img src=x onerror=alert(1)&gt;'
+    """
+    return html.escape(str(text), quote=False)

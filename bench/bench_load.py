@@ -1,0 +1,123 @@
+"""A classroom on one server: many browser sessions clicking through lessons at once.
+
+    python -m bench.bench_load              # 10 sessions x 20 interactions, then a ramp
+
+Each session is its own browser context (own cookies and websocket, like a student's laptop)
+in one chromium. An interaction is either opening a lesson or moving its first slider; its
+latency runs from the action until the page finished re-running. Errors: an exception or our
+error message on the page, or an interaction that timed out. The server's peak memory is read
+from /proc while the load runs. The ramp raises the number of sessions until p95 passes 1 s.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from pathlib import Path
+
+from playwright.async_api import async_playwright
+
+from bench.browser_common import launch, new_page, summary, wait_idle
+from tfviz.serve import streamlit_server
+
+ROUTE = ["self-attention", "multi-head", "layernorm", "masking", "mixture-of-experts",
+         "embeddings", "tokenizer", "forward-walk", "scaling", "feed-forward"]
+ERROR_JS = """() => !!document.querySelector('[data-testid="stException"]') ||
+    document.body.innerText.includes('Sorry, something went wrong')"""
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children, in MB (Linux /proc)."""
+    total = 0
+    for p in [pid] + [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total / 1024
+
+
+class PeakMemory(threading.Thread):
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.running = pid, 0.0, True
+
+    def run(self):
+        while self.running:
+            self.peak = max(self.peak, rss_mb(self.pid))
+            time.sleep(0.2)
+
+
+async def student(browser, url: str, index: int, n_actions: int, latencies: list, errors: list,
+                  outside: list):
+    context, page = await new_page(browser, outside)
+    try:
+        for step in range(n_actions):
+            lesson = ROUTE[(index + step // 2) % len(ROUTE)]
+            t0 = time.perf_counter()
+            try:
+                if step % 2 == 0:
+                    await page.goto(f"{url}/{lesson}?text=student+{index}+says+hello")
+                else:
+                    slider = page.locator('[data-testid="stMain"] [role="slider"]').first
+                    if await slider.count():
+                        await slider.press("ArrowRight")
+                    await page.wait_for_timeout(50)  # let the rerun start before waiting for idle
+                await wait_idle(page, timeout=30_000)
+                latencies.append(time.perf_counter() - t0)
+                if await page.evaluate(ERROR_JS):
+                    errors.append(f"session {index} step {step} on {lesson}: error shown")
+            except Exception as exc:  # a timeout counts as an error, and the session goes on
+                errors.append(f"session {index} step {step} on {lesson}: {type(exc).__name__}")
+    finally:
+        await context.close()
+
+
+async def run_level(url: str, sessions: int, n_actions: int) -> dict:
+    latencies, errors, outside = [], [], []
+    async with async_playwright() as p:
+        browser = await launch(p)
+        t0 = time.perf_counter()
+        await asyncio.gather(*(student(browser, url, i, n_actions, latencies, errors, outside)
+                               for i in range(sessions)))
+        wall = time.perf_counter() - t0
+        await browser.close()
+    median, p95 = summary(latencies) if latencies else (float("nan"), float("nan"))
+    return {"sessions": sessions, "n": len(latencies), "errors": errors, "median": median,
+            "p95": p95, "wall": wall, "outside": outside}
+
+
+def main() -> None:
+    levels = [int(a) for a in sys.argv[1:]] or [10]
+    ramp = [10, 15, 20, 30, 40]
+    with streamlit_server() as (url, proc, _):
+        mem = PeakMemory(proc.pid)
+        mem.start()
+        rows = [asyncio.run(run_level(url, s, 20)) for s in levels]
+        peak_main = mem.peak
+        ramp_rows = []
+        for s in ramp:
+            r = asyncio.run(run_level(url, s, 10))
+            ramp_rows.append(r)
+            if r["p95"] > 1000 or r["errors"]:
+                break
+        mem.running = False
+    print("| sessions | interactions | errors | median ms | p95 ms | wall s | left localhost |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows + ramp_rows:
+        print(f"| {r['sessions']} | {r['n']} | {len(r['errors'])} | {r['median']:.0f} | "
+              f"{r['p95']:.0f} | {r['wall']:.1f} | {len(r['outside'])} |")
+    print(f"\nserver peak memory during the 20-interaction run: {peak_main:.0f} MB; "
+          f"over the whole ramp: {mem.peak:.0f} MB")
+    ok = [r["sessions"] for r in ramp_rows if r["p95"] <= 1000 and not r["errors"]]
+    print(f"largest ramp level with p95 under 1 s and no errors: {max(ok) if ok else 'none'}")
+    for r in rows + ramp_rows:
+        for e in r["errors"][:5]:
+            print("  error:", e)
+
+
+if __name__ == "__main__":
+    main()
