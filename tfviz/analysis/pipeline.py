@@ -1,0 +1,152 @@
+"""The tour's numbers: the shape of each stage, the model's top guesses, RNN vs transformer.
+
+Everything here reads a finished :class:`~tfviz.trace.Trace` (or plain numbers); no streamlit.
+
+>>> probabilities(np.array([0.0, 0.0])).tolist()
+[0.5, 0.5]
+>>> [round(p, 3) for _, _, p in top_predictions(np.log(np.array([0.1, 0.6, 0.3])), 2)]
+[0.6, 0.3]
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.trace import Trace, run_with_trace
+
+MASK_TOKEN = "[MASK]"
+STEPS = "sequential steps"
+PATH = "longest path between two tokens"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stop on the way from text to a prediction, with the array it produces."""
+
+    key: str  # "tokens", "embed", "pos", "blocks", "attn", "ffn", "logits", "next"
+    title: str
+    shape: tuple[int, ...]
+    note: str
+
+
+def _shape(trace: Trace, name) -> tuple[int, ...] | None:
+    return tuple(trace[name].shape) if name in trace else None
+
+
+def pipeline_stages(trace: Trace) -> list[Stage]:
+    """The stages of one forward pass with the shapes this trace really produced.
+
+    For "the cat" on a byte-level gpt-tiny: tokens (7,), embed (7, 64), attention (4, 7, 7), ...
+    """
+    cfg = trace.config
+    T = len(trace.tokens) if trace.tokens else trace.logits.shape[0]
+    d, last = cfg.d_model, cfg.n_layers - 1
+    stages = [
+        Stage("tokens", "Tokens", (T,), f"{T} token ids, one per piece of text"),
+        Stage("embed", "Token embeddings", _shape(trace, "hook_embed") or (T, d),
+              f"each id picks one row of the {cfg.vocab_size} × {d} table E"),
+    ]
+    pos = _shape(trace, "hook_pos_embed")
+    if pos is not None:
+        kind = "sine/cosine table" if cfg.positional == "sinusoidal" else "learned table"
+        stages.append(Stage("pos", "+ positions", pos, f"one vector per position ({kind}), added"))
+    else:
+        where = {"rope": "rotates queries and keys inside attention (RoPE)",
+                 "alibi": "adds a distance penalty to attention scores (ALiBi)",
+                 "none": "this model gets no position information at all"}
+        stages.append(Stage("pos", "+ positions", (T, d), where.get(cfg.positional, "")))
+    stages.append(Stage("blocks", f"{cfg.n_layers} blocks", _shape(trace, ("resid_post", last)),
+                        "each block keeps the shape: one vector per token"))
+    stages.append(Stage("attn", "Attention (per block)", _shape(trace, ("pattern", 0)),
+                        f"{cfg.n_heads} heads, each a {T} × {T} table of weights"))
+    if cfg.is_moe:
+        stages.append(Stage("ffn", "Mixture of experts (per block)",
+                            _shape(trace, ("router_logits", 0)),
+                            f"a router scores {cfg.n_experts} experts for every token"))
+    else:
+        stages.append(Stage("ffn", "Feed-forward (per block)", _shape(trace, ("mlp.pre", 0)),
+                            f"each token widened to {cfg.d_ff} numbers, then back to {d}"))
+    V = trace.logits.shape[-1]
+    stages.append(Stage("logits", "Logits", tuple(trace.logits.shape),
+                        f"one score for each of the {V} vocabulary entries, at every position"))
+    stages.append(Stage("next", "Prediction", (V,), "softmax turns one row of scores into "
+                        "probabilities"))
+    return stages
+
+
+def probabilities(logits: np.ndarray) -> np.ndarray:
+    """softmax over the last axis, computed stably: [0, 0] -> [0.5, 0.5]."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def top_predictions(logits_row: np.ndarray, k: int = 5,
+                    id_to_token: Callable[[int], str] | None = None) -> list[tuple[int, str, float]]:
+    """The k most likely ids of one logits row: [(id, token string, probability), ...]."""
+    p = probabilities(logits_row)
+    order = np.argsort(-p, kind="stable")[:k]
+    out = []
+    for i in order:
+        token = str(int(i))
+        if id_to_token is not None:
+            try:
+                token = id_to_token(int(i))
+            except (IndexError, KeyError, ValueError):
+                token = f"#{int(i)}"
+        out.append((int(i), token, float(p[i])))
+    return out
+
+
+def mask_token_id(tokenizer) -> int | None:
+    """The id of "[MASK]" in a tokenizer, or None if it has none (ids 0-15 are searched)."""
+    known = getattr(tokenizer, "mask_id", None)
+    if known is not None:
+        return int(known)
+    for i in range(16):
+        try:
+            if tokenizer.id_to_token(i) == MASK_TOKEN:
+                return i
+        except (IndexError, KeyError, ValueError):
+            break
+    return None
+
+
+def masked_trace(bundle, text: str, position: int) -> Trace:
+    """Trace ``text`` with the token at ``position`` replaced by [MASK] (for BERT-style models).
+
+    The shared model is only read, never changed.
+    """
+    ids = bundle.encode(text)[: bundle.config.max_seq_len] or [0]
+    mask_id = mask_token_id(bundle.tokenizer)
+    if mask_id is None:
+        raise ValueError("this tokenizer has no [MASK] token")
+    position = min(max(position, 0), len(ids) - 1)
+    ids = list(ids)
+    ids[position] = mask_id
+    return run_with_trace(bundle.model, ids, tokens=bundle.token_strings(ids))
+
+
+def rnn_vs_transformer(lengths) -> list[dict]:
+    """Rows for a chart: sequential steps and longest path between two tokens, per length n.
+
+    An RNN reads token t only after token t-1, so one layer takes n steps in a row, and news
+    from the first token reaches the last after n - 1 hops. Self-attention handles all n
+    tokens at once (1 step per layer) and links every pair directly (path length 1).
+
+    >>> [(r["model"], r["value"]) for r in rnn_vs_transformer([4]) if r["measure"] == STEPS]
+    [('RNN', 4), ('Transformer', 1)]
+    """
+    rows = []
+    for n in lengths:
+        n = int(n)
+        rows.append({"n": n, "measure": STEPS, "model": "RNN", "value": n})
+        rows.append({"n": n, "measure": STEPS, "model": "Transformer", "value": 1})
+        rows.append({"n": n, "measure": PATH, "model": "RNN",
+                     "value": max(n - 1, 0)})
+        rows.append({"n": n, "measure": PATH,
+                     "model": "Transformer", "value": 1 if n > 1 else 0})
+    return rows
