@@ -1,0 +1,152 @@
+"""Lesson 2 · Tokenizer: byte pair encoding, one merge at a time, then the model's own tokens."""
+import streamlit as st
+
+from tfviz.tokenizer import TeachingTokenizer, parse_corpus, train_bpe
+from tfviz.tokenizer.teaching_bpe import count_pairs
+from tfviz.ui.widgets import current_bundle, show_code
+from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
+
+DEFAULT_CORPUS = ("low low low low low lower lower newest newest newest newest newest newest "
+                  "widest widest widest lowest newer wider new news")
+MAX_WORDS_SHOWN = 30
+MAX_CHIPS = 300
+ODD_TEXT = "naïve café 😀"
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _train(corpus_text: str, merges: int):
+    corpus = parse_corpus(corpus_text)
+    if isinstance(corpus, str):
+        return corpus, None
+    return corpus, train_bpe(corpus.word_freqs, num_merges=merges, top_k=7)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _encode_word(corpus_text: str, merges: int, word: str):
+    corpus, _ = _train(corpus_text, merges)
+    return TeachingTokenizer(train_bpe(corpus.word_freqs, num_merges=merges)).encode(word)
+
+
+st.title("Tokenizer: byte pair encoding")
+st.markdown(
+    "A model cannot read letters; it reads whole numbers called **token ids**. A tokenizer cuts "
+    "text into pieces from a fixed vocabulary. Whole words would leave every new word unknown, "
+    "single letters would make sentences very long, so **byte pair encoding (BPE)** learns "
+    "pieces in between: it starts from characters and keeps gluing together the pair of "
+    "neighbours it sees most often."
+)
+
+st.subheader("Train BPE on your own corpus")
+st.markdown("Every word starts as its characters plus an end-of-word mark `</w>`, so the "
+            "tokenizer can tell *est* at the end of a word from *est* inside one. Then, each step:")
+st.latex(r"\text{count}(a,b) = \sum_{\text{words } w} \text{freq}(w)\cdot"
+         r"\#\{\,a\text{ directly followed by }b \text{ in } w\,\}")
+st.markdown("…and the pair with the highest count becomes one new symbol, everywhere.")
+
+corpus_text = st.text_area("Corpus (words separated by spaces)", DEFAULT_CORPUS,
+                           key="tok_corpus", max_chars=20000, height=100)
+n_merges = st.slider("Number of merges to learn", 1, 40, 10, key="tok_merges")
+corpus, history = _train(corpus_text, n_merges)
+
+if history is None:
+    st.warning(corpus)
+else:
+    for note in corpus.notes:
+        st.caption(note)
+    made = len(history.merges)
+    if made < n_merges:
+        st.info(f"Only {made} merges were possible: after that every word is a single symbol.")
+    if made == 0:
+        st.info("Nothing to merge yet: every word is a single character. Add longer words.")
+    else:
+        st.session_state["tok_step"] = min(st.session_state.get("tok_step", 1), made)
+        step_no = st.slider("Step through the merges", 0, made, key="tok_step")
+        step = history.steps[step_no]
+        before = history.steps[max(step_no - 1, 0)]
+        if step_no == 0:
+            st.markdown(f"**Step 0, before any merge.** The starting vocabulary has "
+                        f"{len(history.initial_vocab)} symbols:")
+            st.html(token_chips_html(list(history.initial_vocab)))
+        else:
+            left, right = st.columns([3, 2])
+            with left:
+                st.markdown(f"**Step {step_no}: pair counts before this merge** (top pairs)")
+                st.dataframe(pair_table(step.pair, step.count, step.runners_up),
+                             hide_index=True, width="stretch")
+                st.markdown(f"Merge **{step.pair[0]} + {step.pair[1]} → {step.new_symbol}** "
+                            f"(seen {step.count} times); vocabulary now {step.vocab_size} "
+                            "symbols. On a tie, the pair that sorts first wins.")
+            with right:
+                st.markdown("**Merge table so far**")
+                st.dataframe(merge_table(history.merges, step_no), hide_index=True,
+                             width="stretch", height=min(400, 40 + 35 * step_no))
+        st.markdown(f"**The corpus after step {step_no}** (✱ = changed by this merge)")
+        words = dict(list(step.segmentation.items())[:MAX_WORDS_SHOWN])
+        st.html(segmentation_html(words, step.word_freqs, step.changed if step_no else ()))
+        if len(step.words) > MAX_WORDS_SHOWN:
+            st.caption(f"Showing {MAX_WORDS_SHOWN} of {len(step.words)} different words.")
+        total_pairs = sum(count_pairs(before.symbols, before.freqs).values())
+        st.caption(f"{sum(len(s) for s in step.symbols)} symbols across the distinct words; "
+                   f"{total_pairs} neighbouring pairs were counted before this step.")
+        show_code(train_bpe, count_pairs)
+
+        st.subheader("Encode a new word")
+        st.markdown("A new word is split into characters, and the learned merges are applied in "
+                    "the order they were learned. Try *lowest*, *tasty* or *transformerify*.")
+        word = st.text_input("A word", "lowest", key="tok_word", max_chars=40)
+        encoding = _encode_word(corpus_text, step_no, word)
+        if not encoding.words:
+            st.info("Type a word to see how it is split.")
+        for work in encoding.words[:5]:
+            st.markdown(f"**{work.word}** starts as characters:")
+            st.html(token_chips_html(list(work.start)))
+            for applied in work.merges:
+                st.markdown(f"merge from step {applied.step}: "
+                            f"{applied.pair[0]} + {applied.pair[1]} → {applied.new_symbol}")
+                st.html(token_chips_html(list(applied.symbols_after),
+                                         highlight=[s == applied.new_symbol
+                                                    for s in applied.symbols_after]))
+            if not work.merges:
+                st.caption("No learned merge applies, so it stays as characters.")
+            if any(work.unknown):
+                st.caption("Dashed pieces are characters the corpus never contained: the "
+                           "only things this small tokenizer cannot represent (they become "
+                           "<unk>).")
+        st.markdown(
+            "A tokenizer of whole words would turn an unseen word such as *tasty* into one "
+            "useless `<unk>`. BPE instead falls back to smaller pieces it knows, down to single "
+            "characters, so a new word still arrives with meaningful parts like *low* + *est*."
+        )
+
+st.subheader("The tokenizer of this model")
+bundle = current_bundle()
+ids = bundle.encode(st.session_state["text"])
+tokens = bundle.token_strings(ids[:MAX_CHIPS])
+st.markdown(f"Your text, as **{st.session_state['model']}** reads it: "
+            f"{len(st.session_state['text'])} characters → **{len(ids)} tokens**. "
+            "The small number under each piece is its id; `␣` marks a space.")
+st.html(token_chips_html(tokens, ids[:MAX_CHIPS]))
+if len(ids) > MAX_CHIPS:
+    st.caption(f"Showing the first {MAX_CHIPS} tokens.")
+if getattr(bundle.tokenizer, "kind", "") == "task":
+    st.markdown(
+        "This model does a small task (reversing letter sequences), so its vocabulary is just "
+        "a few special tokens and single letters, with no merges at all. Characters outside "
+        "that alphabet are simply skipped."
+    )
+    unknown = getattr(bundle.tokenizer, "unknown", lambda text: [])(st.session_state["text"])
+    if unknown:
+        st.caption(f"Skipped in your text: {' '.join(sorted(set(unknown)))}")
+else:
+    odd_ids = bundle.encode(ODD_TEXT)
+    st.markdown(f"What about characters the merges never saw? Here is *{ODD_TEXT}*:")
+    st.html(token_chips_html(bundle.token_strings(odd_ids), odd_ids))
+    st.markdown(
+        "Our tokenizer works on **bytes**, not letters: every character is first written as its "
+        "UTF-8 bytes (1 to 4 of them), and all 256 possible bytes are in the vocabulary. So "
+        "nothing is ever unknown — a rare accent or an emoji just costs several byte tokens "
+        "(shown as a hex byte code such as `<F0>` when a piece is not a whole character)."
+    )
+    if not bundle.trained:
+        st.caption("This model is not trained yet, so it has no merges: every byte is its own "
+                   "token. Once trained, common words become single tokens.")
