@@ -1,7 +1,10 @@
 """AppTest helpers: run the real app.py frame and switch to a lesson by its file."""
 import os
+from pathlib import Path
 
 import pytest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 os.environ["TFVIZ_RAISE"] = "1"  # the error boundary re-raises, so tests see real errors
 
@@ -11,7 +14,7 @@ def app_page():
     from streamlit.testing.v1 import AppTest
 
     def run(lesson_file: str, **query):
-        at = AppTest.from_file("app.py", default_timeout=60)
+        at = AppTest.from_file(APP, default_timeout=60)
         for key, value in query.items():
             at.query_params[key] = value
         at.run()

@@ -1,0 +1,28 @@
+"""A shared link with nonsense in it still opens a working page, with a notice."""
+import pytest
+
+from tfviz.ui.lessons import available
+
+BAD_PARAMS = [
+    {"layer": "99999999999999999999"},
+    {"layer": "-3"},
+    {"head": "abc"},
+    {"layer": "1e9", "head": "0x10"},
+    {"model": "gpt-999"},
+    {"model": "<script>alert(1)</script>"},
+    {"text": "x" * 50_000},
+    {"text": "<img src=x onerror=alert(1)>"},
+    {"text": ""},
+]
+
+
+@pytest.mark.parametrize("params", BAD_PARAMS, ids=lambda p: ",".join(f"{k}={v[:12]}" for k, v in p.items()))
+@pytest.mark.parametrize("lesson", [l for l in available() if l.url in
+                                    ("self-attention", "multi-head", "layernorm", "tour", "exercises")],
+                         ids=lambda l: l.url)
+def test_bad_query_parameters(app_page, lesson, params):
+    at = app_page(lesson.file, **params)
+    assert not at.exception
+    assert at.session_state["model"] in ("gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec")
+    assert 0 <= at.session_state["layer"] < 64 and 0 <= at.session_state["head"] < 64
+    assert 0 < len(at.session_state["text"]) <= 2000
