@@ -6,8 +6,7 @@ from tfviz.analysis.lookup import (effective_count, hard_lookup, one_hot_of_best
 from tfviz.ui.cache import get_trace
 from tfviz.ui.lessons import available
 from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
-from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
-from tfviz.viz.style import unique_labels
+from tfviz.viz.lookup import entry_labels, key_plane, sweep_chart, weights_chart
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 
@@ -90,7 +89,7 @@ def live():
     pos = st.selectbox("Query token", list(range(len(tokens))), len(tokens) - 1,
                        key="lk_query_tok", format_func=lambda i: f"{i}: {tokens[i]}")
     row = trace["pattern", layer][head, pos]
-    labels = unique_labels(tokens)
+    labels = entry_labels(tokens)
     altair(weights_chart(labels, row, one_hot_of_best(row),
                          title=f"Layer {layer}, head {head}: what {labels[pos]!r} looks up"))
     st.caption(f"The largest weight is {row.max():.3f} on {labels[int(row.argmax())]!r}; "

@@ -118,10 +118,10 @@ def test_permutation_figures_put_rows_in_the_new_order():
     original = np.arange(12.0).reshape(3, 4)
     order = np.array([2, 0, 1])
     left, right = vpositions.permutation_figures(original, original[order] + 1, order,
-                                                 ["a", "b", "c"], dims=2)
+                                                 ["a", "b", "<b>"], dims=2)
     np.testing.assert_allclose(left.data[0].z, original[order][:, :2])
     np.testing.assert_allclose(right.data[0].z, original[order][:, :2] + 1)
-    assert list(left.layout.yaxis.ticktext) == ["c (was 2)", "a (was 0)", "b (was 1)"]
+    assert list(left.layout.yaxis.ticktext) == ["&lt;b&gt; (was 2)", "a (was 0)", "b (was 1)"]
     assert left.data[0].zmin == right.data[0].zmin  # one colour scale for both
 
 
@@ -136,6 +136,7 @@ def test_lookup_figures():
     np.testing.assert_allclose(plane.data[0].x, t.keys[:, 0])
     assert list(plane.data[0].text) == list(t.names)
     assert list(plane.data[1].x) == [1.0] and plane.layout.title.text == "Keys and your query"
+    assert vlookup.entry_labels(["the", "<b>"]) == ["0 the", "1 <b>"]  # altair shows text as is
     spec, rows = _records(vlookup.weights_chart(t.names, soft.weights, hard.weights))
     soft_rows = [r["weight"] for r in rows if r["lookup"] == vlookup.SOFT]
     hard_rows = [r["weight"] for r in rows if r["lookup"] == vlookup.HARD]

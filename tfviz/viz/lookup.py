@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.pipeline import _big_text
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, safe_label
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"
@@ -21,7 +21,7 @@ def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights
     keys = np.asarray(keys, dtype=float)
     weights = np.asarray(weights, dtype=float)
     fig = go.Figure(go.Scatter(
-        x=keys[:, 0], y=keys[:, 1], mode="markers+text", text=list(names),
+        x=keys[:, 0], y=keys[:, 1], mode="markers+text", text=[safe_label(n) for n in names],
         textposition="top center", name="keys",
         marker={"size": 12 + 40 * weights, "color": CATEGORICAL[0], "line": {"width": 1}},
         customdata=weights, hovertemplate="%{text}: key (%{x:.2f}, %{y:.2f})<br>"
@@ -41,6 +41,12 @@ def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights
     fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=420,
                       showlegend=False, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+def entry_labels(tokens: Sequence[str]) -> list[str]:
+    """Distinct plain-text labels for tokens in an altair chart (which shows text as typed):
+    ["the", "cat", "the"] -> ["0 the", "1 cat", "2 the"]."""
+    return [f"{i} {t}" for i, t in enumerate(tokens)]
 
 
 def weights_chart(names: Sequence[str], soft: np.ndarray, hard: np.ndarray, *,

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from tfviz.viz.heatmap import heatmap
 from tfviz.viz.pipeline import _big_text
-from tfviz.viz.style import CATEGORICAL, DIVERGING, FONT_SIZE, unique_labels
+from tfviz.viz.style import CATEGORICAL, DIVERGING, FONT_SIZE, safe_label, unique_labels
 
 
 def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> go.Figure:
@@ -95,7 +95,7 @@ def permutation_figures(original: np.ndarray, permuted: np.ndarray, order: np.nd
     Row r is labelled with its token and where that token stood originally: "cat (was 1)".
     """
     order = np.asarray(order)
-    rows = [f"{tokens[i]} (was {i})" for i in order]
+    rows = [f"{safe_label(tokens[i])} (was {i})" for i in order]
     a = np.asarray(original)[order][:, :dims]  # (T, dims) rows in the new order
     b = np.asarray(permuted)[:, :dims]  # (T, dims)
     bound = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0))) or 1.0
