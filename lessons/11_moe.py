@@ -54,8 +54,8 @@ else:
 
     st.header("Where each token goes")
     st.markdown(f"Each row is a token and holds its {E} gate probabilities (they sum to 1). "
-                f"✓ marks the {k} expert{'s' if k > 1 else ''} the token was sent to, ✗ a "
-                "choice that was turned away because the expert was already full.")
+                f"A dot marks the {k} expert{'s' if k > 1 else ''} the token was sent to, a "
+                "cross a choice that was turned away because the expert was already full.")
     plotly(mv.routing_heatmap(r.probs, r.chosen_mask(), r.dropped_mask(), trace.tokens,
                               title=f"Gate probabilities p, layer {layer}, top-{k}"))
 
@@ -108,6 +108,9 @@ else:
     st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
                 f"expert (1.0 = always the same expert, 1/{E} = spread evenly).")
     st.dataframe(ma.class_summary(classes, counts), hide_index=True)
+    st.caption("A high concentration only means specialisation when different classes favour "
+               "different experts; if one expert takes nearly everything, every class looks "
+               "concentrated on it.")
     recorded = ma.table_from_manifest(bundle.manifest, layer)
     if recorded is not None:
         with st.expander("The same table, recorded when the model was trained"):

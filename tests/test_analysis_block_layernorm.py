@@ -81,7 +81,7 @@ def test_token_stats_before_and_after(gpt):
     np.testing.assert_allclose(s.std_after, 1.0, atol=1e-3)
     rows = lna.stats_table(tr)
     assert [(r["layer"], r["norm"]) for r in rows] == [(i, n) for i in range(3) for n in ("ln1", "ln2")]
-    assert rows[3]["mean μ before"] == pytest.approx(float(s.mean_before.mean()), abs=1e-6)
+    assert rows[3]["mean μ before"] == pytest.approx(float(s.mean_before.mean()), abs=1e-4)
 
 
 def test_worked_token_matches_model_and_hand(gpt):

@@ -114,6 +114,9 @@ def test_routing_heatmap_load_chart_and_class_table():
     e = int(r.indices[0, 0])
     assert text[0][e].endswith("✓") and text[0][e].startswith(f"{r.probs[0, e]:.2f}")
     assert sum(cell.endswith(("✓", "✗")) for row in text for cell in row) == 2 * len(tr.tokens)
+    served = r.chosen_mask() & ~r.dropped_mask()
+    assert fig.data[1].name == "chosen" and len(fig.data[1].x) == served.sum()
+    np.testing.assert_array_equal(fig.data[1].y, np.nonzero(served)[0])
 
     chart = mv.load_chart(np.array([3, 1, 0, 2]), np.array([1, 0, 0, 0]), 3, title="load")
     rows = _rows(chart)
@@ -137,6 +140,10 @@ def test_step_figures(gpt):
     assert list(attn.layout.xaxis.ticktext) == labels and attn.layout.title.text == steps[3].title
     assert attn.layout.xaxis.title.text == "key (attended to)"
     assert attn.data[0].zmin == 0 and attn.data[0].zmax == 1
+    table = fwv.step_figure(steps[0])
+    assert table.data[0].type == "table"
+    assert list(table.data[0].cells.values[1]) == list(tr.tokens)
+    assert list(table.data[0].cells.values[2]) == tr.ids.tolist()
     bars = fwv.step_figure(steps[-1])
     assert bars.data[0].type == "bar" and list(bars.data[0].x) == list(steps[-1].cols)
     np.testing.assert_allclose(bars.data[0].y, steps[-1].values[0])

@@ -37,7 +37,7 @@ class Step:
     explanation: str
     rows: tuple[str, ...] = ()
     cols: tuple[str, ...] = ()
-    kind: str = "heatmap"  # or "bars" (one row of probabilities)
+    kind: str = "heatmap"  # or "bars" (one row of probabilities) or "table" (token ids)
     diverging: bool = True
     x_title: str = "dimension"
     y_title: str = "token"
@@ -71,7 +71,8 @@ def _input_steps(trace: Trace, enc: bool) -> list[Step]:
         Step(f"{side}tokens".capitalize(), r"\text{text} \to (t_1, \dots, t_T) \to \text{ids}",
              f"(T={T},)", np.asarray(ids)[None, :], "The tokenizer cuts the text into tokens "
              "and each token becomes a whole number, its id in the vocabulary.",
-             rows=("id",), cols=rows, diverging=False, x_title="token", y_title=""),
+             rows=("id",), cols=rows, kind="table", diverging=False, x_title="token",
+             y_title=""),
         Step(f"{side}token embeddings".capitalize(), r"x_t = E[\text{id}_t]", f"(T={T}, d={d})",
              emb, f"Each id picks one row of the embedding matrix E ({cfg.vocab_size}×{d}): a "
              "learned vector per token.", rows=rows, cols=_dims(d)),

@@ -81,16 +81,20 @@ def token_stats(trace: Trace, layer: int, norm: str) -> TokenStats:
                       after.mean(-1), after.std(-1))
 
 
+def _r(x, digits: int = 4) -> float:
+    """Rounded for a table, without a confusing "-0.0"."""
+    return round(float(x), digits) + 0.0
+
+
 def stats_table(trace: Trace) -> list[dict]:
     """One row per LayerNorm of the main stack: averages over tokens of the statistics."""
     rows = []
     for layer in range(trace.config.n_layers):
         for norm in norms_of(trace, layer):
             s = token_stats(trace, layer, norm)
-            rows.append({"layer": layer, "norm": norm, "mean μ before": float(s.mean_before.mean()),
-                         "std σ before": float(s.std_before.mean()),
-                         "mean after": float(s.mean_after.mean()),
-                         "std after": float(s.std_after.mean())})
+            rows.append({"layer": layer, "norm": norm, "mean μ before": _r(s.mean_before.mean()),
+                         "std σ before": _r(s.std_before.mean()), "mean after": _r(s.mean_after.mean()),
+                         "std after": _r(s.std_after.mean())})
     return rows
 
 

@@ -49,8 +49,8 @@ def mixing_chart(values: np.ndarray, weights: np.ndarray, z: np.ndarray, tokens:
     ticks = alt.Chart(pd.DataFrame(rows)).mark_tick(thickness=2, size=18).encode(
         x=alt.X("coordinate:O", title="coordinate of the head's vector"),
         y=alt.Y("value:Q", title="value"),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]),
-                        title="weight"),
+        color=alt.Color("weight:Q", title="weight",
+                        scale=alt.Scale(scheme="greys", domain=[0, float(np.max(weights)) or 1.0])),
         tooltip=["key", "coordinate", alt.Tooltip("value:Q", format=".4f"),
                  alt.Tooltip("weight:Q", format=".4f")],
     )

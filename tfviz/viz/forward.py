@@ -14,7 +14,17 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 
 def step_figure(step: Step) -> go.Figure:
-    """The step's values as a labelled heatmap, or as bars for a row of probabilities."""
+    """The step's values as a labelled heatmap, bars for a row of probabilities, or a table
+    of tokens and their ids."""
+    if step.kind == "table":
+        positions, tokens = zip(*(c.split(" ", 1) for c in step.cols)) if step.cols else ((), ())
+        fig = go.Figure(go.Table(
+            header={"values": ["position", "token", "id"], "font": {"size": FONT_SIZE}, "align": "left"},
+            cells={"values": [list(positions), list(tokens), [int(v) for v in step.values[0]]],
+                   "font": {"size": FONT_SIZE}, "height": 30, "align": "left"}))
+        fig.update_layout(title={"text": step.title}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                          height=min(600, 110 + 30 * len(step.cols)))
+        return fig
     if step.kind == "bars":
         fig = go.Figure(go.Bar(x=list(step.cols), y=step.values[0].tolist(), marker_color=CATEGORICAL[0],
                                text=[f"{v:.3f}" for v in step.values[0]], textposition="outside",

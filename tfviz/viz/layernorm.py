@@ -15,7 +15,7 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE, unique_labels
 def readable(chart: alt.Chart) -> alt.Chart:
     """Projector-sized fonts for an altair chart (used by the lesson 9-12 figures)."""
     return (chart.configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
-            .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
+            .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, labelLimit=400)
             .configure_title(fontSize=FONT_SIZE + 2))
 
 
@@ -58,7 +58,7 @@ def residual_norm_chart(series: Mapping[str, Sequence[tuple[str, float]]], *, ti
     chart = alt.Chart(pd.DataFrame(rows), title=title).mark_line(point=True).encode(
         x=alt.X("stage:N", sort=stages, title="point in the stack"),
         y=alt.Y("mean L2 norm:Q", title="mean ‖x‖ over tokens"),
-        color=alt.Color("model:N", sort=names,
+        color=alt.Color("model:N", sort=names, legend=alt.Legend(orient="bottom", direction="vertical"),
                         scale=alt.Scale(domain=names, range=CATEGORICAL[:len(names)])),
         tooltip=["model", "stage", alt.Tooltip("mean L2 norm:Q", format=".3f")],
     ).properties(height=320)

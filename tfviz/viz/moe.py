@@ -15,14 +15,26 @@ from tfviz.viz.style import CATEGORICAL, unique_labels
 
 def routing_heatmap(probs: np.ndarray, chosen: np.ndarray, dropped: np.ndarray,
                     tokens: Sequence[str], *, title: str) -> go.Figure:
-    """Tokens × experts gate probabilities; "✓" marks a chosen expert, "✗" a dropped choice."""
+    """Tokens × experts gate probabilities; a dot marks a chosen expert, a cross a dropped choice.
+
+    Short texts also get the numbers written in the cells ("0.62 ✓", "0.41 ✗").
+    """
     probs = np.asarray(probs, dtype=float)
-    marks = np.where(dropped, " ✗", np.where(chosen, " ✓", ""))
-    text = np.char.add(np.char.mod("%.2f", probs), marks)
-    fig = heatmap(probs, title=title, x_labels=[f"expert {e}" for e in range(probs.shape[1])],
+    n_tokens, n_experts = probs.shape
+    fig = heatmap(probs, title=title, x_labels=[f"expert {e}" for e in range(n_experts)],
                   y_labels=unique_labels(tokens), x_title="expert", y_title="token",
-                  zmin=0.0, zmax=1.0, text=False)
-    fig.update_traces(text=text.tolist(), texttemplate="%{text}")
+                  zmin=0.0, zmax=1.0, text=False, height=max(300, min(1400, 90 + 22 * n_tokens)))
+    if n_tokens <= 40:
+        marks = np.where(dropped, " ✗", np.where(chosen, " ✓", ""))
+        fig.update_traces(text=np.char.add(np.char.mod("%.2f", probs), marks).tolist(),
+                          texttemplate="%{text}")
+    served = chosen & ~dropped
+    for mask, name, symbol in ((served, "chosen", "circle"), (dropped, "dropped (expert full)", "x")):
+        rows, cols = np.nonzero(mask)
+        fig.add_trace(go.Scatter(x=cols + 0.38, y=rows, mode="markers", name=name, hoverinfo="skip",
+                                 marker={"symbol": symbol, "size": 11, "color": CATEGORICAL[5],
+                                         "line": {"width": 1.5, "color": "white"}}))
+    fig.update_layout(legend={"orientation": "h", "y": -0.08 - 30 / fig.layout.height})
     return fig
 
 
@@ -33,7 +45,7 @@ def load_chart(served: np.ndarray, dropped: np.ndarray, capacity: int | None, *,
             for kind, arr in (("served", served), ("dropped", dropped)) for e, n in enumerate(arr)]
     kinds = ["served", "dropped"]
     bars = alt.Chart(pd.DataFrame(rows)).mark_bar().encode(
-        x=alt.X("expert:N", title="expert"),
+        x=alt.X("expert:N", title="expert", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("tokens:Q", title="tokens", stack=True),
         color=alt.Color("kind:N", sort=kinds, scale=alt.Scale(domain=kinds, range=[CATEGORICAL[0], CATEGORICAL[5]]),
                         title=""),

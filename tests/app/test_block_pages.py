@@ -1,0 +1,152 @@
+"""AppTest for lessons 9-12: every widget changed once, and every model in the sidebar."""
+from pathlib import Path
+
+import pytest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+MODELS = ("bert-tiny", "moe-tiny", "reverse-encdec")
+
+
+def _ok(at):
+    assert not at.exception, at.exception
+
+
+@pytest.fixture
+def app_page():
+    """The shared fixture's steps, with app.py found from this file (AppTest resolves a
+    relative path against the calling file, which for the shared fixture is tests/app/)."""
+    from streamlit.testing.v1 import AppTest
+
+    def open_page(lesson_file: str, **query):
+        at = AppTest.from_file(APP, default_timeout=60)
+        for key, value in query.items():
+            at.query_params[key] = value
+        at.run()
+        _ok(at)
+        at.switch_page(f"lessons/{lesson_file}").run()
+        return at
+
+    return open_page
+
+
+@pytest.fixture
+def run(app_page):
+    def go(page, **query):
+        at = app_page(page, **query)
+        _ok(at)
+        return at
+    return go
+
+
+# ----- lesson 9 -------------------------------------------------------------------------------
+def test_layernorm_page(run):
+    at = run("09_layernorm.py")
+    assert at.title[0].value == "Residual connections and LayerNorm"
+    assert at.latex and at.dataframe
+    at.slider(key="layer").set_value(2).run()
+    _ok(at)
+    at.radio(key="ln_norm").set_value("ln2").run()
+    _ok(at)
+    at.selectbox(key="ln_token").set_value(3).run()
+    _ok(at)
+    assert any("Largest difference" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_layernorm_page_other_models(run, model):
+    at = run("09_layernorm.py", model=model)
+    if model == "reverse-encdec":
+        assert at.radio(key="ln_norm").options == ["after self-attention (ln1)",
+                                                   "after cross-attention (ln_cross)",
+                                                   "after the feed-forward (ln2)"]
+        at.radio(key="ln_norm").set_value("ln_cross").run()
+        _ok(at)
+
+
+# ----- lesson 10 ------------------------------------------------------------------------------
+def test_ffn_page(run):
+    at = run("10_ffn.py")
+    assert at.title[0].value == "The feed-forward network"
+    at.slider(key="layer").set_value(1).run()
+    _ok(at)
+    at.slider(key="head").set_value(3).run()
+    _ok(at)
+    at.slider(key="ffn_top").set_value(20).run()
+    _ok(at)
+    at.selectbox(key="ffn_token").set_value(0).run()
+    _ok(at)
+    assert at.metric[1].value == "1.000000"  # a query at position 0 puts all weight on itself
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_ffn_page_other_models(run, model):
+    at = run("10_ffn.py", model=model)
+    if model == "bert-tiny":
+        assert any("GELU" in m.value for m in at.markdown)
+    if model == "moe-tiny":
+        assert any("expert networks" in i.value for i in at.info)
+        at.button(key="ffn_switch").click().run()
+        _ok(at)
+        assert at.session_state["model"] == "gpt-tiny"
+        at.slider(key="ffn_top").set_value(8).run()
+        _ok(at)
+
+
+# ----- lesson 11 ------------------------------------------------------------------------------
+def test_moe_page_on_a_dense_model_offers_the_switch(run):
+    at = run("11_moe.py")
+    assert at.info and "dense model" in at.info[0].value
+    at.button(key="moe_switch").click().run()
+    _ok(at)
+    assert at.session_state["model"] == "moe-tiny"
+    assert at.slider(key="moe_topk").value == 1
+
+
+def test_moe_page(run):
+    at = run("11_moe.py", model="moe-tiny")
+    assert at.title[0].value == "Mixture of experts"
+    at.slider(key="layer").set_value(1).run()
+    _ok(at)
+    at.slider(key="moe_topk").set_value(3).run()
+    _ok(at)
+    assert any(r"\mathcal{T} = \{" in x.value and x.value.count("E_") == 3 for x in at.latex)
+    at.selectbox(key="moe_token").set_value(2).run()
+    _ok(at)
+    assert any("capacity" in x.value for x in at.latex)
+
+
+@pytest.mark.parametrize("model", ["bert-tiny", "reverse-encdec"])
+def test_moe_page_other_dense_models(run, model):
+    at = run("11_moe.py", model=model)
+    assert at.button(key="moe_switch")
+
+
+# ----- lesson 12 ------------------------------------------------------------------------------
+def test_forward_page(run):
+    at = run("12_forward.py")
+    assert at.title[0].value == "The full forward walk"
+    assert at.subheader[0].value.startswith("Step 1 of 18")
+    at.button(key="fw_next").click().run()
+    _ok(at)
+    assert at.subheader[0].value.startswith("Step 2 of 18: Token embeddings")
+    at.button(key="fw_back").click().run()
+    _ok(at)
+    assert at.subheader[0].value.startswith("Step 1 of 18")
+    at.select_slider(key="fw_step").set_value(3).run()
+    _ok(at)
+    assert "self-attention (head 0)" in at.subheader[0].value
+    at.slider(key="head").set_value(2).run()
+    _ok(at)
+    assert "self-attention (head 2)" in at.subheader[0].value
+    at.select_slider(key="fw_step").set_value(17).run()
+    _ok(at)
+    assert "Top-5" in at.subheader[0].value
+    assert any("exactly the counted" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_forward_page_other_models(run, model):
+    at = run("12_forward.py", model=model)
+    at.select_slider(key="fw_step").set_value(len(at.select_slider(key="fw_step").options) - 1).run()
+    _ok(at)
+    assert any("exactly the counted" in s.value for s in at.success)
