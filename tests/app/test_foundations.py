@@ -1,36 +1,22 @@
 """Lessons 1-4 in the real app frame: every widget changed once, every kind of model."""
-from pathlib import Path
-
+import numpy as np
 import pytest
+import torch
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 import tfviz
-from tfviz.analysis.pipeline import top_predictions
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = ["01_tour.py", "02_tokenizer.py", "03_embeddings.py", "04_lookup.py"]
-
-
-@pytest.fixture
-def app_page():
-    """The shared fixture's steps with app.py found from this file: AppTest resolves a relative
-    path against the calling file, which for the shared fixture is tests/app/ (no app.py there)."""
-    from streamlit.testing.v1 import AppTest
-
-    def run(lesson_file: str, **query):
-        at = AppTest.from_file(APP, default_timeout=90)
-        for key, value in query.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        at.switch_page(f"lessons/{lesson_file}").run()
-        assert not at.exception, at.exception
-        return at
-
-    return run
 
 
 def _text(at) -> str:
     return "\n".join(str(e.value) for e in [*at.markdown, *at.caption, *at.success, *at.info])
+
+
+def _chart_rows(at, index=0):
+    """The data behind the index-th altair chart on the page, as a DataFrame."""
+    proto = at.get("vega_lite_chart")[index].proto
+    return convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
 
 
 def _ok(at):
@@ -46,9 +32,15 @@ def test_tour_widgets_and_live_numbers(app_page):
     assert f"{len(trace.tokens)} token ids" in shown
     assert f"{len(trace.tokens)} tokens" in shown
     assert any("shape (" in str(c.value) for c in at.code)
+    links = [link.proto.page for link in at.get("page_link")]
+    assert {"tokenizer", "embeddings", "attention-lookup"} <= set(links)
+    probs = torch.softmax(torch.tensor(trace.logits[-1], dtype=torch.float64), -1)
+    ref = torch.topk(probs, 5)
+    rows = _chart_rows(at, 0)
+    assert rows["id"].tolist() == ref.indices.tolist()
+    np.testing.assert_allclose(rows["probability"], ref.values.numpy(), rtol=1e-6)
     _ok(at.slider(key="tour_max_len").set_value(40).run())
-    top = top_predictions(trace.logits[-1], 1)[0]
-    assert top[2] > 0  # the chart is built from these numbers (checked in the viz tests)
+    assert _chart_rows(at, 1)["n"].max() == 40
 
 
 def test_tour_masked_prediction_for_bert(app_page):
@@ -56,6 +48,15 @@ def test_tour_masked_prediction_for_bert(app_page):
     box = at.selectbox(key="tour_mask_pos")
     _ok(box.set_value(2).run())
     assert "hidden" in _text(at)
+    bundle = tfviz.load("bert-tiny")
+    ids = bundle.encode(at.session_state["text"])
+    ids[2] = 4  # [MASK]
+    with torch.no_grad():
+        logits = bundle.model(torch.tensor([ids]))[0, 2].double()
+    ref = torch.topk(torch.softmax(logits, -1), 5)
+    rows = _chart_rows(at, 0)
+    assert rows["id"].tolist() == ref.indices.tolist()
+    np.testing.assert_allclose(rows["probability"], ref.values.numpy(), rtol=1e-4)
 
 
 def test_tokenizer_widgets(app_page):
