@@ -5,7 +5,6 @@ from tfviz.analysis import layernorm as lna
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
 from tfviz.viz import layernorm as lnv
-from tfviz.viz.style import unique_labels
 
 
 @st.cache_resource(show_spinner="Building the two wirings…")
@@ -18,7 +17,7 @@ name, text = st.session_state["model"], st.session_state["text"]
 bundle = current_bundle()
 cfg = bundle.config
 trace = get_trace(name, text)
-labels = unique_labels(trace.tokens)
+labels = [f"{i} {t}" for i, t in enumerate(trace.tokens)]  # plain: widgets show text as typed
 
 st.title("Residual connections and LayerNorm")
 st.markdown(

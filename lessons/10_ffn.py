@@ -6,7 +6,6 @@ from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.lessons import available, by_url
 from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
 from tfviz.viz import ffn as fv
-from tfviz.viz.style import unique_labels
 
 
 def _switch_model(to: str) -> None:
@@ -16,7 +15,7 @@ def _switch_model(to: str) -> None:
 name, text = st.session_state["model"], st.session_state["text"]
 cfg = current_bundle().config
 trace = get_trace(name, text)
-labels = unique_labels(trace.tokens)
+labels = [f"{i} {t}" for i, t in enumerate(trace.tokens)]  # plain: widgets show text as typed
 act_name, act_latex = fa.activation_info(cfg)
 
 st.title("The feed-forward network")

@@ -6,7 +6,6 @@ from tfviz.data.lexicon import CLASSES, word_class
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
 from tfviz.viz import moe as mv
-from tfviz.viz.style import unique_labels
 
 
 def _switch_model(to: str) -> None:
@@ -49,7 +48,7 @@ else:
                   help=f"{name} was built with k = {cfg.moe_top_k}. Changing it here only "
                        "changes this one forward pass; the model itself stays as it is.")
     trace = get_trace(name, text, top_k=k)
-    labels = unique_labels(trace.tokens)
+    labels = [f"{i} {t}" for i, t in enumerate(trace.tokens)]  # plain: widgets show text as typed
     r = ma.routing(trace, layer)
 
     st.header("Where each token goes")

@@ -12,6 +12,7 @@ from tfviz.viz import ffn as fv
 from tfviz.viz import forward as fwv
 from tfviz.viz import layernorm as lnv
 from tfviz.viz import moe as mv
+from tfviz.viz.style import safe_label
 
 TEXT = "the cat sat."
 
@@ -145,7 +146,8 @@ def test_step_figures(gpt):
     assert list(table.data[0].cells.values[1]) == list(tr.tokens)
     assert list(table.data[0].cells.values[2]) == tr.ids.tolist()
     bars = fwv.step_figure(steps[-1])
-    assert bars.data[0].type == "bar" and list(bars.data[0].x) == list(steps[-1].cols)
+    assert bars.data[0].type == "bar"
+    assert list(bars.data[0].x) == [safe_label(c) for c in steps[-1].cols]
     np.testing.assert_allclose(bars.data[0].y, steps[-1].values[0])
     assert bars.layout.yaxis.title.text == "probability"
 
@@ -156,3 +158,20 @@ def test_params_chart():
     rows = _rows(chart)
     assert {r["part"]: r["parameters"] for r in rows} == groups
     assert _title(chart) == "params"
+
+
+def test_learner_text_is_escaped_for_plotly_and_plain_for_altair():
+    from tfviz.analysis.forward import Step
+    tokens = ("<b>", "x")
+    step = Step("Top-2 prediction at 0 <b>", "f", "(2,)", np.array([[0.6, 0.4]]), "e",
+                rows=("P",), cols=tokens, kind="bars")
+    bars = fwv.step_figure(step)
+    assert list(bars.data[0].x) == ["&lt;b&gt;", "x"] and "&lt;b&gt;" in bars.layout.title.text
+    table = fwv.step_figure(Step("Tokens", "f", "(2,)", np.array([[5, 6]]), "e", rows=("id",),
+                                 cols=("0 <b>", "1 x"), kind="table"))
+    assert list(table.data[0].cells.values[1]) == ["&lt;b&gt;", "x"]
+    heat = fwv.step_figure(Step("h", "f", "(2, 2)", np.eye(2), "e", rows=("0 <b>", "1 x"),
+                                cols=("0 <b>", "1 x")))
+    assert list(heat.layout.yaxis.ticktext) == ["0 &lt;b&gt;", "1 x"]
+    rows = _rows(fv.active_chart(tokens, np.array([0.5, 0.25]), title="a"))
+    assert [r["token"] for r in rows] == ["0 <b>", "1 x"]  # altair shows text as typed

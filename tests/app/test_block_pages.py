@@ -1,32 +1,11 @@
 """AppTest for lessons 9-12: every widget changed once, and every model in the sidebar."""
-from pathlib import Path
-
 import pytest
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 MODELS = ("bert-tiny", "moe-tiny", "reverse-encdec")
 
 
 def _ok(at):
     assert not at.exception, at.exception
-
-
-@pytest.fixture
-def app_page():
-    """The shared fixture's steps, with app.py found from this file (AppTest resolves a
-    relative path against the calling file, which for the shared fixture is tests/app/)."""
-    from streamlit.testing.v1 import AppTest
-
-    def open_page(lesson_file: str, **query):
-        at = AppTest.from_file(APP, default_timeout=60)
-        for key, value in query.items():
-            at.query_params[key] = value
-        at.run()
-        _ok(at)
-        at.switch_page(f"lessons/{lesson_file}").run()
-        return at
-
-    return open_page
 
 
 @pytest.fixture

@@ -49,8 +49,10 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return z / z.sum(axis=axis, keepdims=True)
 
 
-def unique_labels(tokens: Sequence[str]) -> list[str]:
-    """Row labels that stay distinct when a token repeats: ["a", "a"] -> ["0 a", "1 a"]."""
+def token_labels(tokens: Sequence[str]) -> list[str]:
+    """Plain-text labels that stay distinct when a token repeats: ["a", "a"] -> ["0 a", "1 a"].
+
+    They are data: a figure that shows them in plotly escapes them first."""
     return [f"{i} {t}" for i, t in enumerate(tokens)]
 
 
@@ -62,7 +64,7 @@ def _input_steps(trace: Trace, enc: bool) -> list[Step]:
     a, cfg = trace.activations, trace.config
     tokens = trace.enc_tokens if enc else trace.tokens
     ids = trace.enc_ids if enc else trace.ids
-    rows = tuple(unique_labels(tokens))
+    rows = tuple(token_labels(tokens))
     T, d = len(tokens), cfg.d_model
     side = "source " if enc else ("target " if cfg.arch == "encoder-decoder" else "")
     emb = a["hook_enc_embed" if enc else "hook_embed"]
@@ -106,7 +108,7 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
     stack = "enc_blocks" if enc else "blocks"
     p = f"{stack}.{i}."
     q_tokens = trace.enc_tokens if enc else trace.tokens
-    rows = tuple(unique_labels(q_tokens))
+    rows = tuple(token_labels(q_tokens))
     T, d, H = len(q_tokens), cfg.d_model, cfg.n_heads
     where = f"{'Encoder' if enc else 'Decoder'} {i}" if cfg.arch == "encoder-decoder" else f"Block {i}"
     pre = cfg.norm == "pre"
@@ -124,7 +126,7 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
     steps.append(Step(f"{where} · add & norm", formula, f"(T={T}, d={d})", a[p + "hook_resid_mid"],
                       text, rows=rows, cols=_dims(d)))
     if p + "cross_attn.hook_pattern" in a:
-        src = tuple(unique_labels(trace.enc_tokens))
+        src = tuple(token_labels(trace.enc_tokens))
         steps.append(Step(f"{where} · cross-attention (head {head})",
                           r"\alpha = \mathrm{softmax}\!\Big(\frac{Q_{\text{dec}}K_{\text{enc}}^\top}{\sqrt{d_k}}\Big),"
                           r"\quad z = \alpha V_{\text{enc}}",
@@ -160,7 +162,7 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
 
 def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position: int) -> list[Step]:
     a, cfg = trace.activations, trace.config
-    rows = tuple(unique_labels(trace.tokens))
+    rows = tuple(token_labels(trace.tokens))
     logits = a["logits"].astype(np.float64)  # (T, V)
     T, V = logits.shape
     pos = position % T

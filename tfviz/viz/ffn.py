@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.layernorm import readable
+from tfviz.viz.layernorm import plain_labels, readable
 from tfviz.viz.style import CATEGORICAL, unique_labels
 
 
@@ -24,7 +24,7 @@ def neuron_heatmap(acts: np.ndarray, tokens: Sequence[str], neurons: Sequence[in
 
 def active_chart(tokens: Sequence[str], fraction: np.ndarray, *, title: str) -> alt.Chart:
     """Bars: share of neurons above zero, per token."""
-    labels = unique_labels(tokens)
+    labels = plain_labels(tokens)
     df = pd.DataFrame({"token": labels, "share active": np.asarray(fraction, dtype=float)})
     chart = alt.Chart(df, title=title).mark_bar(color=CATEGORICAL[0]).encode(
         x=alt.X("token:N", sort=labels, title="token"),
@@ -42,7 +42,7 @@ def mixing_chart(values: np.ndarray, weights: np.ndarray, z: np.ndarray, tokens:
     The dot always sits between the outermost ticks that carry weight: a weighted average
     cannot leave that range.
     """
-    labels = unique_labels(tokens)
+    labels = plain_labels(tokens)
     rows = [{"coordinate": c, "value": float(values[j, c]), "key": labels[j],
              "weight": float(weights[j])}
             for j in range(values.shape[0]) if weights[j] > 0 for c in range(values.shape[1])]

@@ -10,32 +10,35 @@ import plotly.graph_objects as go
 from tfviz.analysis.forward import Step
 from tfviz.viz.heatmap import heatmap
 from tfviz.viz.layernorm import readable
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, safe_label
 
 
 def step_figure(step: Step) -> go.Figure:
     """The step's values as a labelled heatmap, bars for a row of probabilities, or a table
     of tokens and their ids."""
+    # Labels and titles hold tokens the learner typed; plotly reads a little HTML, so escape.
+    title = safe_label(step.title)
+    rows, cols = [safe_label(r) for r in step.rows], [safe_label(c) for c in step.cols]
     if step.kind == "table":
-        positions, tokens = zip(*(c.split(" ", 1) for c in step.cols)) if step.cols else ((), ())
+        positions, tokens = zip(*(c.split(" ", 1) for c in cols)) if cols else ((), ())
         fig = go.Figure(go.Table(
             header={"values": ["position", "token", "id"], "font": {"size": FONT_SIZE}, "align": "left"},
             cells={"values": [list(positions), list(tokens), [int(v) for v in step.values[0]]],
                    "font": {"size": FONT_SIZE}, "height": 30, "align": "left"}))
-        fig.update_layout(title={"text": step.title}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                          height=min(600, 110 + 30 * len(step.cols)))
+        fig.update_layout(title={"text": title}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                          height=min(600, 110 + 30 * len(cols)))
         return fig
     if step.kind == "bars":
-        fig = go.Figure(go.Bar(x=list(step.cols), y=step.values[0].tolist(), marker_color=CATEGORICAL[0],
+        fig = go.Figure(go.Bar(x=cols, y=step.values[0].tolist(), marker_color=CATEGORICAL[0],
                                text=[f"{v:.3f}" for v in step.values[0]], textposition="outside",
                                hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-        fig.update_layout(title={"text": step.title}, font={"size": FONT_SIZE}, height=360,
+        fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=360,
                           margin={"l": 10, "r": 10, "t": 50, "b": 10})
         fig.update_xaxes(title=step.x_title)
         fig.update_yaxes(title=step.y_title, range=[0, 1.1 * max(1e-9, float(step.values.max()))])
         return fig
     probabilities = not step.diverging and step.values.min() >= 0 and step.values.max() <= 1
-    return heatmap(step.values, title=step.title, x_labels=step.cols, y_labels=step.rows,
+    return heatmap(step.values, title=title, x_labels=cols, y_labels=rows,
                    x_title=step.x_title, y_title=step.y_title,
                    diverging=step.diverging, zmin=0.0 if probabilities else None,
                    zmax=1.0 if probabilities else None)

@@ -9,7 +9,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, unique_labels
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+
+
+def plain_labels(tokens: Sequence[str]) -> list[str]:
+    """Distinct labels for altair, which shows text exactly as typed (so no escaping):
+    ["the", "<b>", "the"] -> ["0 the", "1 <b>", "2 the"]."""
+    return [f"{i} {t}" for i, t in enumerate(tokens)]
 
 
 def readable(chart: alt.Chart) -> alt.Chart:
@@ -22,7 +28,7 @@ def readable(chart: alt.Chart) -> alt.Chart:
 def token_stats_chart(tokens: Sequence[str], mean_before: np.ndarray, std_before: np.ndarray,
                       mean_after: np.ndarray, std_after: np.ndarray, *, title: str) -> alt.Chart:
     """Lines of μ and σ per token, before the norm and after normalising (before γ, β)."""
-    labels = unique_labels(tokens)
+    labels = plain_labels(tokens)
     series = {"μ before": mean_before, "σ before": std_before,
               "μ after": mean_after, "σ after": std_after}
     df = pd.DataFrame([{"token": lab, "statistic": name, "value": float(v[i])}
