@@ -1,0 +1,78 @@
+"""Lesson 8: masks, padding, and the no-peeking experiment."""
+import numpy as np
+import pytest
+
+import tfviz
+from tfviz.trace import run_with_trace
+from tfviz.analysis import masking as mk
+
+
+@pytest.fixture(scope="module")
+def bundles():
+    return {n: tfviz.load(n) for n in ("gpt-tiny", "bert-tiny", "moe-tiny", "reverse-encdec")}
+
+
+def test_causal_mask_matrix_matches_the_models_masked_scores(bundles):
+    tr = bundles["gpt-tiny"].trace("hello there")
+    n = len(tr.tokens)
+    mask = mk.causal_mask_matrix(n)
+    assert mask[0].tolist()[:3] == [0.0, -np.inf, -np.inf]
+    for layer in range(3):
+        hidden = mk.masked_cells(tr["masked_scores", layer])  # (heads, n, n)
+        assert (hidden == np.isneginf(mask)[None]).all()
+    assert not mk.masked_cells(bundles["bert-tiny"].trace("hello there")["masked_scores", 0]).any()
+
+
+def test_padding_mask_pads_on_the_right():
+    ids, mask = mk.padding_mask([[5, 6, 7], [8]], pad_id=0)
+    assert ids.tolist() == [[5, 6, 7], [8, 0, 0]]
+    assert mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+
+
+@pytest.mark.parametrize("name", ["gpt-tiny", "bert-tiny", "reverse-encdec"])
+def test_padding_demo_hides_pad_keys_and_leaves_real_tokens_alone(bundles, name):
+    b = bundles[name]
+    ids = [b.encode("the cat sat on the mat"), b.encode("a dog")]
+    demo = mk.padding_demo(b.model, ids, [b.token_strings(i) for i in ids])
+    short = len(ids[1])
+    assert demo.tokens[1][short:] == ("<pad>",) * (demo.ids.shape[1] - short)
+    assert demo.mask[1].tolist() == [1] * short + [0] * (demo.ids.shape[1] - short)
+    for layer in range(b.config.n_layers):
+        pattern = demo.trace["pattern", layer]  # (2, heads, T, T)
+        assert (pattern[1, :, :, short:] == 0).all()  # nobody attends to padding
+        assert np.isneginf(demo.trace["masked_scores", layer][1, :, :, short:]).all()
+    assert demo.max_change < 1e-4
+
+
+@pytest.mark.parametrize("name", ["gpt-tiny", "moe-tiny", "reverse-encdec"])
+def test_a_decoder_cannot_peek(bundles, name):
+    b = bundles[name]
+    ids = b.encode("the animal didn't cross the street")[:b.config.max_seq_len]
+    result = mk.peek_experiment(b.model, ids, 12, ids[1])
+    assert ids[12] != ids[1]
+    assert result.max_earlier_change == 0.0  # exactly, not approximately
+    assert (result.change[:12] == 0).all() and result.change[12] > 0
+    assert result.earlier.tolist() == [True] * 12 + [False] * (len(ids) - 12)
+
+
+def test_an_encoder_and_an_unmasked_decoder_do_peek(bundles):
+    ids = bundles["gpt-tiny"].encode("the animal didn't cross the street")
+    assert mk.peek_experiment(bundles["bert-tiny"].model, ids, 12, ids[1]).max_earlier_change > 1e-4
+    unmasked = mk.peek_experiment(bundles["gpt-tiny"].model, ids, 12, ids[1], causal=False)
+    assert unmasked.max_earlier_change > 1e-4
+
+
+def test_peek_change_is_the_logit_difference(bundles):
+    b = bundles["gpt-tiny"]
+    ids = b.encode("abcdef")
+    result = mk.peek_experiment(b.model, ids, 3, ids[0])
+    changed = list(ids)
+    changed[3] = ids[0]
+    a = b.trace("abcdef").logits
+    c = run_with_trace(b.model, changed).logits
+    np.testing.assert_allclose(result.change, np.abs(a - c).max(axis=-1), atol=1e-6)
+
+
+def test_replacement_candidates():
+    assert mk.replacement_candidates([9, 8, 9], vocab_size=12, exclude=8, n_extra=4) == [9, 7, 10]
+    assert 300 not in mk.replacement_candidates([300], vocab_size=263, exclude=5)

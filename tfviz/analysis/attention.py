@@ -1,0 +1,236 @@
+"""One query's trip through scaled dot-product attention, every step kept as data.
+
+For the query token at position i of one head (d_k = size of that head):
+
+    s_j = q_i · k_j                      raw score with every key j       (trace "scores_raw")
+    s_j / √d_k                           scaled score                      (trace "attn_scores")
+    −∞ where key j is hidden             masked score                      (trace "masked_scores")
+    α_j = softmax(masked / T)_j          attention weight, Σ_j α_j = 1     (trace "pattern")
+    z_i = Σ_j α_j v_j                    the head's output for token i     (trace "z")
+
+The source's two-token example ("Thinking Machines"): scores 112 and 96, d_k = 64, so
+√d_k = 8 and the scaled scores are 14 and 12; softmax turns them into 0.88 and 0.12:
+
+>>> ex = worked_example()
+>>> ex.scaled.tolist(), ex.weights.round(2).tolist()
+([14.0, 12.0], [0.88, 0.12])
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.trace import Trace
+
+
+def softmax(scores, temperature: float = 1.0) -> np.ndarray:
+    """Softmax over the last axis; −∞ entries get weight 0 (a row of only −∞ gives zeros).
+
+    >>> softmax([0.0, 0.0, -np.inf]).tolist()
+    [0.5, 0.5, 0.0]
+    """
+    x = np.asarray(scores, dtype=np.float64) / temperature
+    top = np.max(x, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(x - top)  # (…, n): the largest entry becomes exp(0) = 1, so nothing overflows
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def kv_head(n_heads: int, n_kv_heads: int, head: int) -> int:
+    """The key/value head that query head ``head`` reads (grouped-query attention).
+
+    >>> kv_head(8, 2, 5)   # 4 query heads share each key/value head
+    1
+    """
+    return head // (n_heads // n_kv_heads)
+
+
+@dataclass(frozen=True)
+class QueryWalkthrough:
+    """Every intermediate for one query token of one head (vectors are float64 numpy)."""
+
+    tokens: tuple[str, ...]
+    layer: int
+    head: int
+    kv_head: int
+    query_pos: int
+    d_k: int
+    divisor: float  # √d_k when scaling is on, else 1
+    temperature: float
+    q: np.ndarray  # (d_k,)
+    k: np.ndarray  # (n, d_k) every key of this head
+    v: np.ndarray  # (n, d_k) every value of this head
+    raw: np.ndarray  # (n,) q · k_j
+    scaled: np.ndarray  # (n,) after ÷ divisor (plus any positional bias, e.g. ALiBi)
+    allowed: np.ndarray  # (n,) bool: may the query look at key j?
+    masked: np.ndarray  # (n,) scaled with −∞ where not allowed
+    weights: np.ndarray  # (n,) softmax(masked / temperature)
+    weighted_values: np.ndarray  # (n, d_k) α_j v_j
+    z: np.ndarray  # (d_k,) Σ_j α_j v_j, equal to the trace's z
+
+    @property
+    def n_keys(self) -> int:
+        return len(self.raw)
+
+
+def _qk_names(trace: Trace, layer: int) -> tuple[str, str]:
+    rotated = ("rot_q", layer) in trace  # RoPE models score with the rotated q and k
+    return ("rot_q", "rot_k") if rotated else ("q", "k")
+
+
+def query_walkthrough(trace: Trace, layer: int, head: int, query_pos: int) -> QueryWalkthrough:
+    """Read one query's steps out of a trace (single sequence, main stack's self-attention).
+
+    Nothing is recomputed except the α_j v_j products: each step is the model's own number.
+    """
+    cfg = trace.config
+    kvh = kv_head(cfg.n_heads, cfg.kv_heads, head)
+    q_name, k_name = _qk_names(trace, layer)
+    q = trace[q_name, layer][query_pos, head].astype(np.float64)  # (d_k,)
+    k = trace[k_name, layer][:, kvh].astype(np.float64)  # (n, d_k)
+    v = trace["v", layer][:, kvh].astype(np.float64)  # (n, d_k)
+    raw = trace["scores_raw", layer][head, query_pos].astype(np.float64)  # (n,)
+    scaled = trace["attn_scores", layer][head, query_pos].astype(np.float64)
+    masked = trace["masked_scores", layer][head, query_pos].astype(np.float64)
+    weights = trace["pattern", layer][head, query_pos].astype(np.float64)
+    z = trace["z", layer][query_pos, head].astype(np.float64)  # (d_k,)
+    scale = cfg.scale_attn if trace.options.scale is None else trace.options.scale
+    return QueryWalkthrough(
+        tokens=tuple(trace.tokens), layer=layer, head=head, kv_head=kvh, query_pos=query_pos,
+        d_k=cfg.d_head, divisor=math.sqrt(cfg.d_head) if scale else 1.0,
+        temperature=trace.options.temperature, q=q, k=k, v=v, raw=raw, scaled=scaled,
+        allowed=np.isfinite(masked), masked=masked, weights=weights,
+        weighted_values=weights[:, None] * v, z=z,
+    )
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    scores: np.ndarray
+    d_k: int
+    scaled: np.ndarray
+    weights: np.ndarray
+
+
+def worked_example(scores=(112.0, 96.0), d_k: int = 64) -> WorkedExample:
+    """Scores ÷ √d_k, then softmax: the source's "Thinking Machines" numbers by default."""
+    s = np.asarray(scores, dtype=np.float64)
+    scaled = s / math.sqrt(d_k)
+    return WorkedExample(scores=s, d_k=d_k, scaled=scaled, weights=softmax(scaled))
+
+
+# ----- the same computation for all tokens at once, as matrices ------------------------------
+
+def attention_input(trace: Trace, layer: int, model=None) -> np.ndarray:
+    """X, the (n, d) matrix the layer's W^Q, W^K, W^V multiply.
+
+    post-LN blocks feed the block input (resid_pre) straight to attention; pre-LN blocks feed
+    LN1(resid_pre) = normalized · γ + β, which needs the model's γ and β.
+    """
+    if trace.config.norm == "post":
+        return trace["resid_pre", layer].astype(np.float64)
+    if model is None:
+        raise ValueError("a pre-LN model's attention input needs the model (for LN1's γ and β)")
+    ln = model.blocks[layer].ln1
+    gamma, beta = _np(ln.weight), _np(ln.bias)
+    return trace["ln1.normalized", layer].astype(np.float64) * gamma + beta
+
+
+def _np(param) -> np.ndarray:
+    return param.detach().cpu().numpy().astype(np.float64)
+
+
+@dataclass(frozen=True)
+class HeadProjections:
+    """One head's slices of W^Q, W^K, W^V, stored as d × d_k so that Q = X W^Q + b^Q."""
+
+    W_q: np.ndarray  # (d, d_k)
+    W_k: np.ndarray
+    W_v: np.ndarray
+    b_q: np.ndarray  # (d_k,) zeros if the model has no biases
+    b_k: np.ndarray
+    b_v: np.ndarray
+
+
+def head_projections(model, layer: int, head: int) -> HeadProjections:
+    """Read (never change) one head's projection weights from a Transformer."""
+    attn = model.blocks[layer].attn
+    dh = attn.d_head
+    kvh = kv_head(attn.n_heads, attn.n_kv, head)
+
+    def cut(linear, h):
+        w = _np(linear.weight)[h * dh:(h + 1) * dh].T  # torch stores (out, in); we want (d, d_k)
+        b = _np(linear.bias)[h * dh:(h + 1) * dh] if linear.bias is not None else np.zeros(dh)
+        return w, b
+
+    (wq, bq), (wk, bk), (wv, bv) = cut(attn.W_q, head), cut(attn.W_k, kvh), cut(attn.W_v, kvh)
+    return HeadProjections(wq, wk, wv, bq, bk, bv)
+
+
+@dataclass(frozen=True)
+class MatrixForm:
+    """The whole head in matrix form, with the shapes a learner should check."""
+
+    X: np.ndarray  # (n, d)
+    Q: np.ndarray  # (n, d_k) = X W^Q + b
+    K: np.ndarray  # (n, d_k)
+    V: np.ndarray  # (n, d_k)
+    S: np.ndarray  # (n, n) = Q Kᵀ
+    A: np.ndarray  # (n, n) attention pattern from the trace
+    Z: np.ndarray  # (n, d_k) = A V
+    max_error: float  # largest |X W + b − trace value| over Q, K, V, and |A V − z|
+
+    def shapes(self, d_model: int, d_k: int) -> list[tuple[str, str, str]]:
+        """(formula, symbolic shapes, numeric shapes) rows for a table."""
+        n = self.X.shape[0]
+        return [
+            ("Q = X W^Q", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
+            ("K = X W^K", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
+            ("V = X W^V", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
+            ("S = Q Kᵀ", "n×d_k · d_k×n = n×n", f"{n}×{d_k} · {d_k}×{n} = {n}×{n}"),
+            ("A = softmax(S/√d_k + M)", "n×n", f"{n}×{n}"),
+            ("Z = A V", "n×n · n×d_k = n×d_k", f"{n}×{n} · {n}×{d_k} = {n}×{d_k}"),
+        ]
+
+
+def matrix_form(trace: Trace, model, layer: int, head: int) -> MatrixForm:
+    """Q, K, V recomputed from X and the weights, checked against the trace (RoPE excluded)."""
+    X = attention_input(trace, layer, model)
+    w = head_projections(model, layer, head)
+    Q = X @ w.W_q + w.b_q  # (n, d) @ (d, d_k) -> (n, d_k)
+    K = X @ w.W_k + w.b_k
+    V = X @ w.W_v + w.b_v
+    kvh = kv_head(trace.config.n_heads, trace.config.kv_heads, head)
+    A = trace["pattern", layer][head].astype(np.float64)  # (n, n)
+    Z = A @ V  # (n, n) @ (n, d_k) -> (n, d_k)
+    errors = [np.abs(Q - trace["q", layer][:, head]).max(),
+              np.abs(K - trace["k", layer][:, kvh]).max(),
+              np.abs(V - trace["v", layer][:, kvh]).max()]
+    if not trace.options.ablate_heads:
+        errors.append(np.abs(Z - trace["z", layer][:, head]).max())
+    return MatrixForm(X=X, Q=Q, K=K, V=V, S=Q @ K.T, A=A, Z=Z, max_error=float(max(errors)))
+
+
+def strongest_keys(weights: np.ndarray, k: int = 10) -> list[int]:
+    """Positions of the k largest weights, in text order.
+
+    >>> strongest_keys(np.array([0.1, 0.5, 0.05, 0.35]), k=2)
+    [1, 3]
+    """
+    order = np.argsort(-np.asarray(weights), kind="stable")[:k]
+    return sorted(int(j) for j in order)
+
+
+def walkthrough_rows(walk: QueryWalkthrough) -> dict[str, list]:
+    """Columns for a table of the walk: one row per key (−∞ shown as None = blank)."""
+    masked = [float(m) if ok else None for m, ok in zip(walk.masked, walk.allowed)]
+    return {
+        "key": [f"{j} {t}" for j, t in enumerate(walk.tokens)],
+        "q·k": walk.raw.tolist(),
+        f"÷ {walk.divisor:.4g}": walk.scaled.tolist(),
+        "after mask (blank = −∞)": masked,
+        "softmax α": walk.weights.tolist(),
+    }

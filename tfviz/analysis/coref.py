@@ -1,0 +1,164 @@
+"""Which attention head links "it" to the noun it stands for?
+
+In "the animal didn't cross the street because it was too tired", "it" is the animal; swap
+"tired" for "wide" and "it" is the street. This module finds the three words in any
+tokenization and reads how much the probe token attends to each noun.
+
+Finding the words. Tokens may be BPE pieces with a leading-space marker ("␣animal", "Ġit")
+or single characters ("a", "n", …, "␣"). We glue the token strings back into text, split it
+into words, and remember which tokens each word came from:
+
+>>> toks = ["␣the", "␣animal", "␣didn", "'t", "␣cross", "␣the", "␣street", "␣because",
+...         "␣it", "␣was", "␣too", "␣tired"]
+>>> find_coref_positions(toks)
+CorefPositions(probe=8, agent=1, place=6)
+>>> find_coref_positions(list("the dog saw the park because it was wide"))
+CorefPositions(probe=30, agent=6, place=19)
+>>> find_coref_positions(["␣hello", "␣world"]) is None
+True
+
+Each position is the LAST token of its word (where a decoder has read the whole word).
+``probe="last"`` uses the final token instead of "it", e.g. for a prompt ending in
+"… it refers to the" whose next token should be the antecedent.
+
+Measuring. ``antecedent_weights(trace, probe, [agent, place])`` is an array
+(layers, heads, 2) of attention weights; ``coref_head_score`` averages "weight on the right
+noun minus weight on the wrong one" over many sentences, per (layer, head).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+SPACE_MARKERS = ("␣", "Ġ", "▁")  # readable byte-level, raw GPT-2 byte-level, SentencePiece
+DETERMINERS = ("the", "a", "an", "this", "that", "my", "his", "her", "their", "our", "your")
+PRONOUNS = ("it",)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+class CorefPositions(NamedTuple):
+    probe: int  # the query token ("it", or the last token)
+    agent: int  # the first noun (the one doing things: "animal")
+    place: int  # the second noun ("street")
+
+
+def token_words(tokens: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """[(lower-case word, token positions it came from), …] in order.
+
+    >>> token_words(["␣the", "␣an", "imal", "."])
+    [('the', [0]), ('animal', [1, 2])]
+    """
+    text, owner = [], []
+    for pos, tok in enumerate(tokens):
+        for marker in SPACE_MARKERS:
+            tok = tok.replace(marker, " ")
+        text.append(tok.lower())
+        owner.extend([pos] * len(tok))
+    joined = "".join(text)
+    return [(m.group(), sorted(set(owner[m.start():m.end()]))) for m in _WORD.finditer(joined)]
+
+
+def coref_spans(tokens: Sequence[str], probe: str = "it") -> tuple[list[int], list[int], list[int]] | None:
+    """Token positions of every piece of (probe word, agent noun, place noun), or None.
+
+    The probe is the first "it" after "because" (else the first "it"); the two nouns are the
+    words right after the first two determiners ("the", "a", …) before it. With
+    ``probe="last"`` the probe span is just the final token (an "it" is still required).
+    """
+    words = token_words(tokens)
+    names = [w for w, _ in words]
+    its = [i for i, w in enumerate(names) if w in PRONOUNS]
+    if not its:
+        return None
+    after_because = [i for i in its if "because" in names[:i]]
+    it_index = (after_because or its)[0]
+    nouns = [i + 1 for i in range(it_index - 1) if names[i] in DETERMINERS
+             and names[i + 1] not in DETERMINERS + PRONOUNS]
+    if len(nouns) < 2:
+        return None
+    agent, place = words[nouns[0]][1], words[nouns[1]][1]
+    probe_span = [len(tokens) - 1] if probe == "last" else words[it_index][1]
+    if probe_span[-1] <= place[-1]:
+        return None
+    return probe_span, agent, place
+
+
+def find_coref_positions(tokens: Sequence[str], probe: str = "it") -> CorefPositions | None:
+    """(probe_pos, agent_pos, place_pos) as the last token of each word, or None if the text
+    is not an "X … the Y because it …" sentence. ``probe`` is "it" or "last"."""
+    spans = coref_spans(tokens, probe)
+    if spans is None:
+        return None
+    return CorefPositions(*(span[-1] for span in spans))
+
+
+def _patterns(trace_or_patterns) -> np.ndarray:
+    """(layers, heads, n, n) from a Trace or from an array / list of per-layer patterns."""
+    if hasattr(trace_or_patterns, "activations"):
+        trace = trace_or_patterns
+        return np.stack([trace["pattern", layer] for layer in range(trace.config.n_layers)])
+    return np.asarray(trace_or_patterns if not isinstance(trace_or_patterns, list)
+                      else np.stack(trace_or_patterns))
+
+
+def antecedent_weights(trace, query_pos: int, positions: Iterable[int | Sequence[int]]) -> np.ndarray:
+    """(layers, heads, len(positions)): attention from ``query_pos`` to each position.
+
+    ``trace`` is a Trace or an array (layers, heads, n, n). A position may also be a list of
+    token positions (a word split into pieces): its weights are added up.
+    """
+    p = _patterns(trace)[:, :, query_pos, :]  # (layers, heads, n_keys)
+    cols = []
+    for pos in positions:
+        idx = [pos] if isinstance(pos, (int, np.integer)) else list(pos)
+        cols.append(p[:, :, idx].sum(axis=-1))  # (layers, heads)
+    return np.stack(cols, axis=-1).astype(np.float64)
+
+
+def coref_head_score(items: Iterable[tuple[object, CorefPositions, str]]) -> np.ndarray:
+    """(layers, heads) mean of (weight on the correct noun − weight on the other noun).
+
+    items: (trace or (layers, heads, n, n) patterns, positions, answer) with answer "agent"
+    or "place". A head near +1 reliably looks at the right antecedent from the probe; a head
+    near 0 does not care; a negative head prefers the wrong noun.
+
+    >>> p = np.zeros((1, 2, 3, 3)); p[0, 0, 2] = [0.9, 0.1, 0.0]; p[0, 1, 2] = [0.5, 0.5, 0.0]
+    >>> coref_head_score([(p, CorefPositions(2, 0, 1), "agent")]).round(2).tolist()
+    [[0.8, 0.0]]
+    """
+    scores = []
+    for trace, pos, answer in items:
+        if answer not in ("agent", "place"):
+            raise ValueError("answer must be 'agent' or 'place'")
+        w = antecedent_weights(trace, pos.probe, [pos.agent, pos.place])  # (L, H, 2)
+        diff = w[..., 0] - w[..., 1]
+        scores.append(diff if answer == "agent" else -diff)
+    if not scores:
+        raise ValueError("coref_head_score needs at least one item")
+    return np.mean(scores, axis=0)
+
+
+def best_head(diff: np.ndarray) -> tuple[int, int]:
+    """(layer, head) with the largest |difference| in a (layers, heads) array."""
+    layer, head = np.unravel_index(int(np.argmax(np.abs(diff))), diff.shape)
+    return int(layer), int(head)
+
+
+def answer_for(tokens: Sequence[str]) -> str | None:
+    """"agent" if the sentence ends with a word about the agent ("tired"), "place" for one about
+    the place ("wide"), None if we don't know the word. Small built-in lists; see
+    tfviz/data for the training vocabulary."""
+    words = [w for w, _ in token_words(tokens)]
+    for w in reversed(words):
+        if w in AGENT_WORDS:
+            return "agent"
+        if w in PLACE_WORDS:
+            return "place"
+    return None
+
+
+AGENT_WORDS = ("tired", "hungry", "scared", "sleepy", "weak", "lazy", "afraid", "slow")
+PLACE_WORDS = ("wide", "busy", "long", "wet", "dark", "steep", "narrow", "crowded")

@@ -1,0 +1,133 @@
+"""Multi-head attention: splitting into heads, joining them again, and what each head does.
+
+Splitting is only a reshape. Q is n × d; cut each row into h pieces of d/h and make the head
+the leading axis, so each head is an ordinary attention over n tokens with d/h numbers each:
+
+    n × d  →  n × h × (d/h)  →  h × n × (d/h)
+
+>>> Q = np.arange(12.0).reshape(3, 4)              # n = 3 tokens, d = 4
+>>> split_heads(Q, 2)[1].shape                      # h = 2 heads of size 2
+(2, 3, 2)
+>>> split_heads(Q, 2)[1][1].tolist()                # head 1 sees columns 2..3
+[[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]]
+
+Joining: concatenate the heads' outputs (n × h·d_head) and multiply by W^O (h·d_head × d).
+Because concatenation followed by a matrix product is a sum of blocks, the output is
+Σ_h z_h W^O_h: every head adds its own contribution to each token's output.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.analysis.scaling import entropy
+from tfviz.trace import Trace
+
+
+def split_heads(X: np.ndarray, n_heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n, d) -> ((n, h, d/h), (h, n, d/h)): the two steps of the reshape."""
+    n, d = X.shape
+    per_head = X.reshape(n, n_heads, d // n_heads)  # (n, h, d/h)
+    return per_head, per_head.transpose(1, 0, 2)  # (h, n, d/h)
+
+
+def concat_heads(z: np.ndarray) -> np.ndarray:
+    """(n, h, d_head) -> (n, h·d_head): head 0's numbers first, then head 1's, …"""
+    n, h, dh = z.shape
+    return z.reshape(n, h * dh)  # (n, h·d_head)
+
+
+def output_weights(model, layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """W^O as (h·d_head, d) so that out = concat(z) W^O + b, and its bias (zeros if none)."""
+    w_o = model.blocks[layer].attn.W_o
+    weight = w_o.weight.detach().cpu().numpy().astype(np.float64).T  # (h·d_head, d)
+    bias = (w_o.bias.detach().cpu().numpy().astype(np.float64) if w_o.bias is not None
+            else np.zeros(weight.shape[1]))
+    return weight, bias
+
+
+def head_contributions(z_row: np.ndarray, W_O: np.ndarray) -> np.ndarray:
+    """One token's per-head share of the attention output: (h, d_head), (h·d_head, d) -> (h, d).
+
+    Row h is z_h · W^O[h·d_head:(h+1)·d_head]; the rows plus the bias add up to the output.
+    """
+    h, dh = z_row.shape
+    blocks = W_O.reshape(h, dh, -1)  # (h, d_head, d): the rows of W^O that head h meets
+    return np.einsum("hk,hkd->hd", z_row.astype(np.float64), blocks)  # (h, d)
+
+
+def contribution_check(contrib: np.ndarray, bias: np.ndarray, attn_out: np.ndarray) -> float:
+    """Largest |Σ_h contrib_h + b − attn_out|: how well the per-head shares rebuild the output."""
+    return float(np.abs(contrib.sum(axis=0) + bias - attn_out).max())
+
+
+def query_matrix(trace: Trace, layer: int) -> np.ndarray:
+    """Q of one layer as a single (n, h·d_head) matrix, the heads' columns side by side."""
+    q = trace["q", layer]  # (n, h, d_head)
+    return q.reshape(q.shape[0], -1)  # (n, h·d_head)
+
+
+@dataclass(frozen=True)
+class HeadStats:
+    head: int
+    previous: float  # mean weight on the token just before the query
+    same: float  # mean weight on the query token itself
+    first: float  # mean weight on the first token
+    entropy: float  # mean entropy of a row, as a fraction of the most it could be (0..1)
+    label: str
+
+
+ROLE_THRESHOLD = 0.5  # a head is "previous-token" when, on average, half its weight goes there
+BROAD_THRESHOLD = 0.8  # rows at least 80% as spread out as a uniform row
+
+
+def label_head(previous: float, same: float, first: float, spread: float) -> str:
+    """A short name for a head's habit, from its mean statistics.
+
+    >>> label_head(0.7, 0.1, 0.1, 0.3)
+    'previous-token head'
+    >>> label_head(0.1, 0.1, 0.1, 0.95)
+    'broad head'
+    """
+    roles = [(previous, "previous-token head"), (same, "same-token head"),
+             (first, "first-token head")]
+    value, name = max(roles, key=lambda r: r[0])
+    if value >= ROLE_THRESHOLD:
+        return name
+    if spread >= BROAD_THRESHOLD:
+        return "broad head"
+    return "mixed head"
+
+
+def head_stats(patterns: np.ndarray) -> list[HeadStats]:
+    """Statistics of every head of one layer from its patterns (h, n, n).
+
+    Row 0 is left out of the "previous" and "first" means (it has no previous token, and its
+    first token is itself); with fewer than 2 tokens everything uses row 0 only. A row's
+    entropy is divided by log2 of the number of keys it may see (rows seeing 1 key are skipped).
+    """
+    h, n, _ = patterns.shape
+    rows = np.arange(1, n) if n > 1 else np.arange(n)
+    stats = []
+    for head in range(h):
+        p = patterns[head].astype(np.float64)  # (n, n)
+        previous = float(p[rows, rows - 1].mean()) if n > 1 else 0.0
+        same = float(p[rows, rows].mean())
+        first = float(p[rows, 0].mean())
+        visible = (p > 0).sum(axis=1)  # keys each row actually spreads weight over
+        usable = visible > 1
+        spread = float((entropy(p[usable]) / np.log2(visible[usable])).mean()) if usable.any() else 0.0
+        stats.append(HeadStats(head, previous, same, first, spread,
+                               label_head(previous, same, first, spread)))
+    return stats
+
+
+def layer_patterns(trace: Trace, layer: int) -> np.ndarray:
+    """(h, n, n) attention of one layer's self-attention."""
+    return trace["pattern", layer]
+
+
+def all_patterns(trace: Trace) -> np.ndarray:
+    """(layers, h, n, n) every self-attention map of the main stack."""
+    return np.stack([trace["pattern", layer] for layer in range(trace.config.n_layers)])

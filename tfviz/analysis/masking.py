@@ -1,0 +1,129 @@
+"""Masks, and an experiment that proves a decoder cannot peek at later tokens.
+
+The causal mask adds −∞ to every score above the diagonal (key j later than query i), so
+softmax gives those keys weight exactly 0:
+
+>>> causal_mask_matrix(3).tolist()
+[[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]
+
+A padding mask hides the filler tokens that make sentences of different length into one
+rectangular batch: every query gets −∞ on the pad keys.
+
+>>> padding_mask([[5, 6, 7], [8, 9]], pad_id=0)
+(array([[5, 6, 7],
+       [8, 9, 0]]), array([[1, 1, 1],
+       [1, 1, 0]]))
+
+The no-peeking proof: run the text, change one later token, run again, and compare the
+logits at every position. In a decoder, positions before the change do not move at all.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.config import RunOptions
+from tfviz.trace import Trace, run_with_trace
+
+
+def causal_mask_matrix(n: int) -> np.ndarray:
+    """(n, n) additive mask: 0 where query i may see key j (j ≤ i), −∞ above the diagonal."""
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    return np.where(j <= i, 0.0, -np.inf)
+
+
+def masked_cells(masked_scores: np.ndarray) -> np.ndarray:
+    """Boolean map of the cells the model set to −∞ (True = hidden)."""
+    return np.isneginf(masked_scores)
+
+
+def padding_mask(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Right-pad id lists to one length: (ids (B, T), attention_mask (B, T) with 1 = real)."""
+    length = max(len(s) for s in sequences)
+    ids = np.full((len(sequences), length), pad_id, dtype=np.int64)
+    mask = np.zeros((len(sequences), length), dtype=np.int64)
+    for row, seq in enumerate(sequences):
+        ids[row, :len(seq)] = seq
+        mask[row, :len(seq)] = 1
+    return ids, mask
+
+
+@dataclass(frozen=True)
+class PaddingDemo:
+    tokens: tuple[tuple[str, ...], ...]  # per sentence, padded with "<pad>"
+    ids: np.ndarray  # (2, T)
+    mask: np.ndarray  # (2, T) 1 = real token
+    trace: Trace  # batched trace: patterns are (2, heads, T, T)
+    max_change: float  # real tokens: |padded run − the sentence run alone|, largest logit change
+
+
+def padding_demo(model, id_lists: Sequence[Sequence[int]], token_lists: Sequence[Sequence[str]],
+                 pad_id: int = 0, pad_token: str = "<pad>") -> PaddingDemo:
+    """Run several sentences as one padded batch (the model is only read, never changed).
+
+    Also runs each sentence alone and reports how far its real tokens' logits moved because
+    of the padding: with a correct mask, only float round-off (about 1e-6).
+    """
+    ids, mask = padding_mask(id_lists, pad_id)
+    enc = {}
+    if model.cfg.arch == "encoder-decoder":  # the source sentence is the same padded batch
+        enc = {"enc_ids": ids, "enc_attention_mask": mask}
+    trace = run_with_trace(model, ids, attention_mask=mask, **enc)
+    change = 0.0
+    for row, seq in enumerate(id_lists):
+        alone_enc = {"enc_ids": list(seq)} if enc else {}
+        alone = run_with_trace(model, list(seq), names=["logits"], **alone_enc).logits
+        change = max(change, float(np.abs(trace.logits[row, :len(seq)] - alone).max()))
+    tokens = tuple(tuple(toks) + (pad_token,) * (ids.shape[1] - len(toks)) for toks in token_lists)
+    return PaddingDemo(tokens, ids, mask, trace, change)
+
+
+@dataclass(frozen=True)
+class PeekResult:
+    position: int  # the position whose token was replaced
+    old_id: int
+    new_id: int
+    change: np.ndarray  # (n,) max |Δ logit| at every position
+    earlier: np.ndarray  # (n,) bool: positions before the change (their change is the proof)
+
+    @property
+    def max_earlier_change(self) -> float:
+        return float(self.change[:self.position].max()) if self.position > 0 else 0.0
+
+
+def peek_experiment(model, ids: Sequence[int], position: int, new_id: int,
+                    causal: bool | None = None) -> PeekResult:
+    """Replace the token at ``position`` by ``new_id`` and measure how every position's logits move.
+
+    ``causal`` overrides the model's mask for both runs (None keeps the model's own). For an
+    encoder-decoder model only the decoder's input changes; the encoder keeps reading the
+    original text, so the experiment isolates the decoder's mask.
+    """
+    options = RunOptions(causal=causal)
+    ids = [int(i) for i in ids]
+    changed = list(ids)
+    changed[position] = int(new_id)
+    enc = {"enc_ids": ids} if model.cfg.arch == "encoder-decoder" else {}
+    a = run_with_trace(model, ids, names=["logits"], options=options, **enc).logits  # (n, vocab)
+    b = run_with_trace(model, changed, names=["logits"], options=options, **enc).logits
+    change = np.abs(a.astype(np.float64) - b).max(axis=-1)  # (n,)
+    return PeekResult(position, ids[position], int(new_id), change,
+                      np.arange(len(ids)) < position)
+
+
+def replacement_candidates(ids: Sequence[int], vocab_size: int, exclude: int,
+                           first_id: int = 7, n_extra: int = 40) -> list[int]:
+    """Token ids to offer as replacements: the text's own tokens, then the first ``n_extra``
+    ordinary ids of the vocabulary (after the special tokens), without ``exclude``.
+
+    >>> replacement_candidates([9, 8, 9], vocab_size=12, exclude=8, n_extra=4)
+    [9, 7, 10]
+    """
+    seen: list[int] = []
+    for i in [*ids, *range(first_id, min(vocab_size, first_id + n_extra))]:
+        if i != exclude and i not in seen and 0 <= i < vocab_size:
+            seen.append(int(i))
+    return seen
