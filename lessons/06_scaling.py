@@ -1,0 +1,84 @@
+"""Lesson 6: why attention divides by √d_k: a random-vector experiment, then the live model."""
+import streamlit as st
+
+from tfviz.analysis import scaling as sc
+from tfviz.ui.cache import get_trace
+from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.viz import scaling as scv
+from tfviz.viz.attention import maps_side_by_side
+
+name, text = st.session_state["model"], st.session_state["text"]
+bundle = current_bundle()
+cfg = bundle.config
+
+st.title("Why divide by √d_k?")
+st.markdown(
+    "A score q·k adds up d_k products, one per dimension. If each component of q and k is a "
+    "random number with mean 0 and variance 1, each product also has variance 1, and the "
+    "variances of independent terms add up. So the score's variance is d_k, and its typical "
+    "size is √d_k. Wide heads would produce huge scores just because they are wide. "
+    "Dividing by √d_k undoes exactly that growth."
+)
+st.latex(r"\mathrm{Var}(q\cdot k)=\sum_{i=1}^{d_k}\mathrm{Var}(q_i k_i)=d_k"
+         r"\qquad\Longrightarrow\qquad"
+         r"\mathrm{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=\frac{d_k}{d_k}=1")
+
+st.header("1 · Measure it")
+c1, c2 = st.columns(2)
+n_samples = c1.slider("Random (q, k) pairs per d_k", 500, 20000, 4000, step=500, key="sc_samples")
+seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
+D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+rows = sc.dot_product_variance(D_KS, n_samples=n_samples, seed=int(seed))
+altair(scv.variance_chart(rows))
+st.dataframe(scv.variance_frame(rows), hide_index=True)
+show_code(sc.dot_product_variance)
+
+st.header("2 · What large scores do to softmax")
+st.markdown(
+    "Softmax compares scores through their differences, and big differences make it pick a "
+    "single winner. A one-hot softmax is also a dead end for learning: its gradient with "
+    "respect to the scores is the Jacobian below, and when one p is 1 and the rest are 0, "
+    "every entry of that matrix is 0. The model would get no signal about which key to prefer."
+)
+st.latex(r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij}-p_j)"
+         r"\quad\Longleftrightarrow\quad J=\mathrm{diag}(p)-pp^\top")
+d_k_row = st.select_slider("d_k for the example row", options=list(D_KS), value=64, key="sc_dk")
+raw, p_without, p_with = sc.example_row(d_k_row, seed=int(seed))
+altair(scv.example_row_chart(raw, p_without, p_with, d_k_row))
+c1, c2 = st.columns(2)
+c1.metric("Largest gradient entry, without the scale",
+          f"{sc.max_gradient(p_without):.2e}")
+c2.metric("Largest gradient entry, with the scale", f"{sc.max_gradient(p_with):.2e}")
+st.markdown("Averaged over many random rows of 8 keys:")
+altair(scv.saturation_chart(sc.saturation(D_KS, seed=int(seed))))
+show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
+
+
+@st.fragment
+def live_model() -> None:
+    st.header("3 · Your text, with and without the scale")
+    st.markdown(
+        f"Our models use heads of d_k = {cfg.d_head}, so the scale divides every score by "
+        f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
+        "The entropy of a row says how spread out that query's attention is: log₂(number of "
+        "keys) when it looks at all keys evenly, 0 when it looks at a single key."
+    )
+    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
+    on = get_trace(name, text, scale=None if cfg.scale_attn else True)
+    off = get_trace(name, text, scale=False if cfg.scale_attn else None)
+    maps = [on["pattern", layer][head], off["pattern", layer][head]]
+    plotly(maps_side_by_side(maps, [on.tokens, on.tokens], ["with ÷√d_k", "without ÷√d_k"],
+                             title=f"Layer {layer}, head {head}: the same text, scale on and off"))
+    ent_on, ent_off = sc.row_entropy(maps[0]), sc.row_entropy(maps[1])
+    st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
+    altair(scv.entropy_chart(ent_on, ent_off, on.tokens))
+    c1, c2 = st.columns(2)
+    c1.metric("Mean entropy with the scale", f"{ent_on.mean():.3f} bits")
+    c2.metric("Mean entropy without", f"{ent_off.mean():.3f} bits",
+              delta=f"{ent_off.mean() - ent_on.mean():+.3f} bits", delta_color="off")
+    st.caption("Turning the scale off multiplies every score by √d_k, which is the same as a "
+               f"softmax temperature of 1/√d_k ≈ {cfg.d_head ** -0.5:.2f}: the maps sharpen.")
+    show_code(sc.row_entropy, sc.entropy)
+
+
+live_model()

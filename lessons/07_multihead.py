@@ -1,0 +1,124 @@
+"""Lesson 7: many heads side by side, how they are joined, what each one does, and "it"."""
+import streamlit as st
+
+from tfviz.analysis import coref
+from tfviz.analysis import heads as hd
+from tfviz.ui.cache import get_trace
+from tfviz.ui.state import EXAMPLES
+from tfviz.ui.widgets import current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.viz import attention as attv
+from tfviz.viz.heatmap import attention_heatmap
+from tfviz.viz.style import unique_labels
+
+name, text = st.session_state["model"], st.session_state["text"]
+bundle = current_bundle()
+cfg = bundle.config
+trace = get_trace(name, text)
+labels = unique_labels(trace.tokens)
+n, h, dh, d = len(labels), cfg.n_heads, cfg.d_head, cfg.d_model
+
+st.title("Multi-head attention")
+st.markdown(
+    "One attention head produces one weighting of the tokens, so it can follow one kind of "
+    "relation at a time. A layer therefore runs several heads side by side, each with its own "
+    "small W^Q, W^K, W^V, and lets each look for something different: the previous word, "
+    "the subject of the sentence, a rare word. It costs no more than one big head, because "
+    "the heads simply share out the d dimensions between them."
+)
+
+st.header("1 · Splitting into heads is a reshape")
+st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
+         rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
+layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
+q_full = hd.query_matrix(trace, layer)
+per_token, per_head = hd.split_heads(q_full, h)
+st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
+          "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
+st.caption(f"After the transpose, head {head} owns the slice Q[{head}] of shape "
+           f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions {head * dh}…{(head + 1) * dh - 1} "
+           "of every token's query. The head axis now behaves like a batch axis.")
+show_code(hd.query_matrix, hd.split_heads)
+
+st.header("2 · Every head of the layer at once")
+stats = hd.head_stats(trace["pattern", layer])
+plotly(attv.head_grid(trace["pattern", layer], trace.tokens, layer=layer,
+                      names=[s.label for s in stats]))
+plotly(attention_heatmap(trace["pattern", layer][head], trace.tokens,
+                         title=f"Layer {layer}, head {head} ({stats[head].label})"))
+
+st.subheader("What kind of head is it?")
+st.markdown(
+    "Researchers who looked at trained models found recurring habits: heads that look at the "
+    "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
+    "point to rare words. Four simple averages over the rows of each map give a first guess:"
+)
+st.dataframe({"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
+              "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
+              "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
+              "label": [s.label for s in stats]}, hide_index=True)
+st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
+           f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
+           "uniform. An untrained model's heads are mostly broad.")
+show_code(hd.head_stats, hd.label_head)
+
+st.header("3 · Joining the heads: concatenate, then W^O")
+st.latex(r"\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots \oplus z^{(h)}\,\big]\,W^O"
+         rf"\qquad n\times h d_{{head}} \cdot h d_{{head}}\times d = "
+         rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}")
+st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
+            "of rows of W^O and adding the results, so each head's share can be measured:")
+st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
+found = coref.find_coref_positions(trace.tokens)
+if st.session_state.get("mh_query", n) >= n:
+    st.session_state["mh_query"] = found.probe if found else n - 1
+q_pos = st.selectbox("Token", range(n), key="mh_query",
+                     format_func=lambda i: f"{i} {trace.tokens[i]}")
+W_O, b_O = hd.output_weights(bundle.model, layer)
+contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
+plotly(attv.head_contribution_bars(contrib, query=labels[q_pos], highlight=head))
+gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])
+st.caption(f"Check: the heads' shares plus b^O equal the model's attention output for "
+           f"{labels[q_pos]} to within {gap:.1e}.")
+show_code(hd.head_contributions, hd.output_weights)
+
+st.header("4 · What does “it” refer to?")
+st.markdown(
+    "In *the animal didn't cross the street because it was too tired*, “it” is the animal; "
+    "with *too wide*, it is the street. A head that resolves this should send the weight of "
+    "“it” to the right noun. Below: for every layer and head, how much “it” attends to each "
+    "noun (summed over the noun's tokens)."
+)
+
+
+def _use_sentence(example: str) -> None:
+    st.session_state["text"] = EXAMPLES[example]
+
+
+b1, b2 = st.columns(2)
+b1.button("Use the “tired” sentence", key="mh_tired", on_click=_use_sentence,
+          args=("Coreference (tired)",))
+b2.button("Use the “wide” sentence", key="mh_wide", on_click=_use_sentence,
+          args=("Coreference (wide)",))
+probe_kind = st.radio("Query token", ["it", "last"], horizontal=True, key="mh_probe",
+                      format_func={"it": "“it”", "last": "the last token"}.get)
+spans = coref.coref_spans(trace.tokens, probe=probe_kind)
+if spans is None:
+    st.info("Your text is not a sentence of the form “the X … the Y because it …”, or it does "
+            "not fit in this model's context. Press one of the buttons above to load one.")
+else:
+    probe_span, agent, place = spans
+    probe = probe_span[-1]
+    words = coref.token_words(trace.tokens)
+    nouns = [next(w for w, toks in words if toks == span) for span in (agent, place)]
+    weights = coref.antecedent_weights(trace, probe, [agent, place])  # (layers, heads, 2)
+    best = coref.best_head(weights[..., 0] - weights[..., 1])
+    plotly(attv.coref_figure(weights, nouns, best=best, probe=labels[probe]))
+    answer = coref.answer_for(trace.tokens)
+    right = {"agent": nouns[0], "place": nouns[1]}.get(answer)
+    st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "
+                f"{weights[best][0]:.3f} and “{nouns[1]}” {weights[best][1]:.3f}."
+                + (f" In this sentence “it” means **{right}**." if right else ""))
+    if not bundle.trained:
+        st.caption("These weights come from a model that has not been trained yet, so no head "
+                   "knows the answer; the trained model is on its way.")
+    show_code(coref.find_coref_positions, coref.antecedent_weights)

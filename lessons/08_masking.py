@@ -1,0 +1,109 @@
+"""Lesson 8: masks. The causal −∞ triangle, encoder vs decoder, padding, and a no-peeking proof."""
+import streamlit as st
+
+from tfviz.analysis import masking as mk
+from tfviz.ui.cache import get_trace
+from tfviz.ui.widgets import current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.viz import attention as attv
+from tfviz.viz.style import unique_labels
+
+name, text = st.session_state["model"], st.session_state["text"]
+bundle = current_bundle()
+cfg = bundle.config
+kind = {"decoder": "a decoder (causal)", "encoder": "an encoder (bidirectional)",
+        "encoder-decoder": "an encoder-decoder; its decoder is causal"}[cfg.arch]
+
+st.title("Masking")
+st.markdown(
+    "A language model learns to predict the next token. If, while training, a position could "
+    "look at the tokens after it, it would simply copy the answer. A **decoder** therefore "
+    "hides the future: before the softmax, every score of a query with a later key is replaced "
+    "by −∞, and e^−∞ = 0, so those keys receive exactly zero weight. An **encoder** (like "
+    f"BERT) reads the whole text at once and masks nothing. Your model, **{name}**, is {kind}."
+)
+st.latex(r"\tilde s_{ij} = \begin{cases} q_i\cdot k_j/\sqrt{d_k} & j \le i \\ -\infty & j > i"
+         r"\end{cases}\qquad \alpha_{ij} = \frac{e^{\tilde s_{ij}}}{\sum_m e^{\tilde s_{im}}}")
+
+st.header("1 · The triangle of −∞")
+layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
+causal = get_trace(name, text, causal=None if cfg.causal else True)
+if not cfg.causal:
+    st.caption("Your model is an encoder and masks nothing; here it is run once with the "
+               "causal mask switched on, so you can see the triangle.")
+plotly(attv.masked_scores_figure(causal["masked_scores", layer][head], causal.tokens,
+                                 title=f"Scores after the mask, layer {layer}, head {head}"))
+hidden = int(mk.masked_cells(causal["masked_scores", layer][head]).sum())
+st.caption(f"{hidden} of {len(causal.tokens) ** 2} cells are −∞ (grey): everything above the "
+           "diagonal. Row i may only use keys 0…i.")
+show_code(mk.causal_mask_matrix, mk.masked_cells)
+
+st.header("2 · Bidirectional (encoder) vs causal (decoder)")
+both = [get_trace(name, text, causal=None if cfg.causal == c else c) for c in (False, True)]
+plotly(attv.maps_side_by_side([t["pattern", layer][head] for t in both],
+                              [t.tokens for t in both],
+                              ["bidirectional: every key", "causal: only earlier keys"],
+                              title=f"The same weights, two masks (layer {layer}, head {head})"))
+st.caption("The first token of a causal model can only look at itself, so its row is a "
+           "single 1. In the bidirectional map every row spreads over the whole text.")
+
+st.header("3 · Padding masks")
+st.markdown(
+    "To run several texts as one batch they must have the same length, so short ones are "
+    "filled up with a padding token. The padding is not text, so every query gets −∞ on the "
+    "padding keys, using a 0/1 attention mask (1 = real token)."
+)
+c1, c2 = st.columns(2)
+sent_a = c1.text_input("Sentence 1", "the cat sat on the mat", key="mk_pad_a", max_chars=200)
+sent_b = c2.text_input("Sentence 2 (shorter)", "a dog ran", key="mk_pad_b", max_chars=200)
+id_lists = [bundle.encode(s)[:cfg.max_seq_len] or [cfg.pad_id] for s in (sent_a, sent_b)]
+demo = mk.padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
+                       pad_id=cfg.pad_id)
+st.dataframe({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
+             | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
+                         str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
+             hide_index=True)
+plotly(attv.maps_side_by_side([demo.trace["pattern", layer][r, head] for r in (0, 1)],
+                              demo.tokens, ["sentence 1", "sentence 2 (padded)"],
+                              title=f"Attention of the padded batch (layer {layer}, head {head})"))
+plotly(attv.masked_scores_figure(demo.trace["masked_scores", layer][1, head], demo.tokens[1],
+                                 title="Sentence 2: scores after the mask (pad keys are −∞)"))
+note = (" This model mixes experts: pad tokens still pass through the router and use up "
+        "expert capacity, which can change which real tokens are dropped. That is not "
+        "attention leaking." if cfg.is_moe else "")
+st.caption(f"Running each sentence alone gives the real tokens' logits to within "
+           f"{demo.max_change:.1e} of the padded batch.{note}")
+show_code(mk.padding_mask, mk.padding_demo)
+
+st.header("4 · Proof by experiment: a decoder cannot peek")
+st.markdown(
+    "Change one token and rerun the model. If the positions before it could see the future, "
+    "their outputs would move. Pick a position and a new token:"
+)
+trace = get_trace(name, text)
+labels = unique_labels(trace.tokens)
+n = len(labels)
+if n < 2:
+    st.info("Type at least two tokens of text to run this experiment.")
+else:
+    if st.session_state.get("mk_pos", n) >= n:
+        st.session_state["mk_pos"] = n - 1 if n < 4 else n // 2
+    c1, c2, c3 = st.columns(3)
+    pos = c1.selectbox("Position to change", range(1, n), key="mk_pos",
+                       format_func=lambda i: f"{i} {trace.tokens[i]}")
+    ids = [int(i) for i in trace.ids]
+    choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos])
+    if st.session_state.get("mk_new") not in choices:
+        st.session_state["mk_new"] = choices[0]
+    new_id = c2.selectbox("New token", choices, key="mk_new",
+                          format_func=lambda i: bundle.token_strings([i])[0])
+    no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
+    result = mk.peek_experiment(bundle.model, ids, pos, new_id, causal=False if no_mask else None)
+    plotly(attv.logit_change_figure(result.change, trace.tokens, pos))
+    earlier = result.max_earlier_change
+    if earlier == 0.0:
+        st.success(f"Every position before {labels[pos]} kept exactly the same logits "
+                   "(largest change 0.0). Nothing flows backwards from a later token.")
+    else:
+        st.warning(f"Earlier positions moved by up to {earlier:.3g}: this run could see the future "
+                   "(an encoder, or the mask switched off).")
+    show_code(mk.peek_experiment)

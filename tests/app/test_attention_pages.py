@@ -1,0 +1,126 @@
+"""Lessons 5-8 in the real app frame: every widget once, and every model."""
+import pytest
+
+from tfviz.ui.state import EXAMPLES
+
+
+def _ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def test_self_attention_every_widget(app_page):
+    at = app_page("05_self_attention.py")
+    assert at.title[0].value == "Self-attention, step by step"
+    # default query is the "it" of the coreference sentence; the arrows tab names it
+    assert at.selectbox(key="sa_query").value == at.session_state["sa_query"]
+    latex = " ".join(x.value for x in at.latex)
+    assert r"\frac{112}{\sqrt{64}} = 14" in latex and "0.88" in latex
+    at.slider(key="layer").set_value(1)
+    _ok(at.run())
+    at.slider(key="head").set_value(3)
+    _ok(at.run())
+    at.toggle(key="sa_scale").set_value(False)
+    _ok(at.run())
+    assert any(r"\frac{s_j}{1}" in x.value for x in at.latex)  # no division any more
+    at.toggle(key="sa_causal").set_value(False)
+    _ok(at.run())
+    at.slider(key="sa_temp").set_value(2.5)
+    _ok(at.run())
+    at.selectbox(key="sa_query").set_value(3)
+    _ok(at.run())
+    at.number_input(key="sa_ex_s1").set_value(100.0)
+    _ok(at.run())
+    at.number_input(key="sa_ex_s2").set_value(100.0)
+    _ok(at.run())
+    at.number_input(key="sa_ex_dk").set_value(16)
+    _ok(at.run())
+    assert any("(0.50,\\ 0.50)" in x.value for x in at.latex)  # equal scores share evenly
+
+
+def test_self_attention_what_ifs_return_to_the_model_settings(app_page):
+    at = app_page("05_self_attention.py")
+    assert at.toggle(key="sa_scale").value is True and at.toggle(key="sa_causal").value is True
+    at.switch_page("lessons/06_scaling.py").run()
+    at.switch_page("lessons/05_self_attention.py").run()
+    _ok(at)
+    assert at.toggle(key="sa_scale").value is True  # not silently switched off
+    at.session_state["model"] = "bert-tiny"
+    _ok(at.run())
+    assert at.toggle(key="sa_causal").value is False  # an encoder starts bidirectional
+
+
+def test_scaling_every_widget(app_page):
+    at = app_page("06_scaling.py")
+    assert at.title[0].value.startswith("Why divide")
+    at.slider(key="sc_samples").set_value(1000)
+    _ok(at.run())
+    at.number_input(key="sc_seed").set_value(7)
+    _ok(at.run())
+    at.select_slider(key="sc_dk").set_value(512)
+    _ok(at.run())
+    at.slider(key="layer").set_value(2)
+    _ok(at.run())
+    at.slider(key="head").set_value(1)
+    _ok(at.run())
+    metrics = {m.label: m.value for m in at.metric}
+    assert "Mean entropy without" in metrics
+
+
+def test_multihead_every_widget(app_page):
+    at = app_page("07_multihead.py")
+    assert at.title[0].value == "Multi-head attention"
+    assert any("Largest gap" in m.value for m in at.markdown)
+    at.slider(key="layer").set_value(1)
+    _ok(at.run())
+    at.slider(key="head").set_value(2)
+    _ok(at.run())
+    at.selectbox(key="mh_query").set_value(0)
+    _ok(at.run())
+    at.radio(key="mh_probe").set_value("last")
+    _ok(at.run())
+    at.button(key="mh_wide").click()
+    _ok(at.run())
+    assert at.session_state["text"] == EXAMPLES["Coreference (wide)"]
+    assert any("it” means **street**" in m.value for m in at.markdown)
+    at.button(key="mh_tired").click()
+    _ok(at.run())
+    assert at.session_state["text"] == EXAMPLES["Coreference (tired)"]
+
+
+def test_multihead_without_a_coreference_sentence(app_page):
+    at = app_page("07_multihead.py", text="the cat sat on the mat")
+    assert any("not a sentence of the form" in i.value for i in at.info)
+
+
+def test_masking_every_widget(app_page):
+    at = app_page("08_masking.py")
+    assert at.title[0].value == "Masking"
+    assert at.success and "exactly the same logits" in at.success[0].value
+    at.slider(key="layer").set_value(1)
+    _ok(at.run())
+    at.slider(key="head").set_value(1)
+    _ok(at.run())
+    at.text_input(key="mk_pad_a").input("a much longer first sentence")
+    _ok(at.run())
+    at.text_input(key="mk_pad_b").input("hi")
+    _ok(at.run())
+    at.selectbox(key="mk_pos").set_value(5)
+    _ok(at.run())
+    at.selectbox(key="mk_new").select_index(2)
+    _ok(at.run())
+    at.toggle(key="mk_nomask").set_value(True)
+    _ok(at.run())
+    assert at.warning and "could see the future" in at.warning[0].value
+
+
+@pytest.mark.parametrize("model", ["bert-tiny", "moe-tiny", "reverse-encdec"])
+@pytest.mark.parametrize("page", ["05_self_attention.py", "06_scaling.py", "07_multihead.py",
+                                  "08_masking.py"])
+def test_pages_work_for_every_model(app_page, page, model):
+    at = app_page(page, model=model)
+    assert at.session_state["model"] == model
+    if page == "08_masking.py" and model == "bert-tiny":
+        assert at.warning  # an encoder peeks
+    if page == "08_masking.py" and model != "bert-tiny":
+        assert at.success  # decoders (and the encoder-decoder's decoder) do not
