@@ -1,0 +1,284 @@
+"""Tables and pictures for the practice pages: an exercise's data, its worked steps, its arrows.
+
+Pure builders, no streamlit: an exercise ``Instance`` (or one step's values) goes in, labelled
+pandas DataFrames or a plotly Figure come out. Rows and columns carry the words of the exercise,
+so a learner reads "flying · dim 3" rather than "0, 2".
+
+>>> from tfviz.exercises import make_instance
+>>> inst = make_instance("flying-arrows")
+>>> [title for title, _ in data_tables(inst)]
+['Input vectors X (one row per word)', 'Weight matrices: W^Q | W^K | W^V']
+>>> data_tables(inst)[0][1].loc["arrows"].tolist()
+[1.0, 1.0, 0.0, -1.0, -1.0, 1.0]
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from tfviz.exercises.attention import solve_multihead
+from tfviz.exercises.core import Arrows, Instance, fmt_number
+from tfviz.exercises.worked import vector_text
+from tfviz.viz.arrows import arrows_figure
+
+Table = tuple[str, pd.DataFrame]
+PLACES = 4  # decimals shown in the tables; the answers are checked to ±0.01 or better
+
+SETTING_NAMES = {
+    "d_k": "d_k (size of a query or key)", "d": "d (size of a position vector)",
+    "n": "n (base of the angles)", "d_model": "d_model", "n_heads": "h (heads)",
+    "d_ff": "d_ff (feed-forward width)", "n_layers": "N (blocks per stack)",
+    "vocab_size": "|V| (vocabulary size)", "beam_size": "beam size",
+    "steps": "tokens to write", "k": "k (experts per token)",
+    "renormalize": "rescale the chosen gates to add up to 1",
+}
+VALUE_NAMES = {
+    "q": "queries q", "k": "keys k", "v": "values v", "scores": "scores q·k",
+    "scaled": "scaled scores", "masked": "masked scores", "weights": "attention weights",
+    "output": "output", "concat": "concatenated heads", "divisors": "divisors",
+    "angles": "angles (radians)", "table": "positional encodings", "logits": "router logits h",
+    "gates": "gates p", "xhat": "normalised x̂", "candidates": "candidates",
+    "kept": "kept sequences", "greedy": "greedy decoding",
+}
+VECTOR_ROWS = {"x": "x", "gamma": "γ", "beta": "β"}
+_ROW_LABELS: dict[str, Callable[[int, Sequence[str]], list[str]]] = {
+    "X": lambda n, t: _token_rows(n, t),
+    "scores": lambda n, t: _token_rows(n, t),
+    "values": lambda n, t: [f"v{i + 1}" + (f" ({t[i]})" if i < len(t) else "") for i in range(n)],
+    "W_r": lambda n, t: [f"expert {i + 1}" for i in range(n)],
+    "experts": lambda n, t: [f"E{i + 1}(x)" for i in range(n)],
+}
+_TITLES = {
+    "X": "Input vectors X (one row per word)",
+    "scores": "Scores (row = the word asking, column = the word looked at)",
+    "values": "Value vectors", "W_r": "Router matrix W_r (one row per expert)",
+    "experts": "What each expert would output",
+}
+_SQUARE = ("scores", "scaled", "masked", "weights")  # n × n: columns are words too
+
+#: The one formula each exercise is about, shown beside its numbers (the steps break it up).
+FORMULAS = {
+    "flying-arrows": r"z_i = \sum_j \alpha_{ij} v_j,\quad \alpha_{ij} = \frac{e^{q_i\cdot k_j/"
+                     r"\sqrt{d_k}}}{\sum_{j'} e^{q_i\cdot k_{j'}/\sqrt{d_k}}}",
+    "how-are-you": r"\mathrm{Concat}\big(z^{(1)}_i, z^{(2)}_i\big),\quad z^{(h)}_i = "
+                   r"\sum_{j \le i} \alpha^{(h)}_{ij} v^{(h)}_j",
+    "positional-table": r"PE(k,2i) = \sin\frac{k}{n^{2i/d}},\quad "
+                        r"PE(k,2i+1) = \cos\frac{k}{n^{2i/d}}",
+    "thinking-machines": r"z = \sum_j \alpha_j v_j,\quad \alpha_j = "
+                         r"\frac{e^{s_j/\sqrt{d_k}}}{\sum_{j'} e^{s_{j'}/\sqrt{d_k}}}",
+    "parameter-count": r"\text{parameters} = \underbrace{|V|\,d}_{\text{embedding}} + N \cdot "
+                       r"(\text{attention} + \text{feed-forward} + \text{LayerNorms})",
+    "beam-search": r"P(x_1 \dots x_t) = \prod_{s=1}^{t} P(x_s \mid x_{<s})",
+    "layernorm": r"y = \gamma \odot \frac{x - \mu}{\sigma} + \beta",
+    "moe-gate": r"y = \sum_{i \in T} p_i E_i(x),\quad p_i = \frac{e^{h_i}}{\sum_j e^{h_j}},"
+                r"\quad h = W_r x",
+    "bpe-merges": r"(a, b)^\star = \arg\max_{(a,b)} \sum_w f_w\, n_w(a, b)",
+    "causal-mask": r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' \le i} e^{s_{ij'}}}\quad "
+                   r"(s_{ij} = -\infty \text{ for } j > i)",
+}
+
+
+def _token_rows(n: int, tokens: Sequence[str]) -> list[str]:
+    """Row labels: the words when there is one per row (numbered if a word repeats)."""
+    tokens = list(tokens)
+    if len(tokens) != n:
+        return [f"row {i + 1}" for i in range(n)]
+    return tokens if len(set(tokens)) == n else [f"{i + 1} {t}" for i, t in enumerate(tokens)]
+
+
+def _dims(n: int, prefix: str = "dim ") -> list[str]:
+    return [f"{prefix}{j + 1}" for j in range(n)]
+
+
+def _vector_cols(key: str, n: int, tokens: Sequence[str]) -> list[str]:
+    """Columns of a single row of numbers: one per word, one per expert, or just numbered."""
+    if key in _SQUARE and n == len(tokens):
+        return [f"“{t}”" for t in tokens]
+    if key in ("logits", "gates"):
+        return [f"expert {j + 1}" for j in range(n)]
+    return [f"i = {j}" for j in range(n)] if key == "divisors" else _dims(n, "")
+
+
+def matrix_table(a, rows: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:
+    """A float table rounded for reading; −∞ stays −∞ (pandas shows it as -inf)."""
+    a = np.atleast_2d(np.asarray(a, dtype=float))
+    return pd.DataFrame(np.round(a, PLACES), index=list(rows), columns=list(cols))
+
+
+def weights_table(W_q, W_k, W_v) -> pd.DataFrame:
+    """W^Q, W^K and W^V side by side; row i is input dimension i."""
+    W = [np.asarray(w, dtype=float) for w in (W_q, W_k, W_v)]
+    cols = [f"{name}·{j + 1}" for name, w in zip(("W^Q", "W^K", "W^V"), W)
+            for j in range(w.shape[1])]
+    return matrix_table(np.concatenate(W, axis=1), _dims(W[0].shape[0], "input dim "), cols)
+
+
+def _mapping_table(key: str, value: Mapping) -> Table:
+    if key == "tree":  # prefix -> {token: probability}
+        tokens = sorted({t for row in value.values() for t in row})
+        frame = pd.DataFrame([[row.get(t, 0.0) for t in tokens] for row in value.values()],
+                             index=[p or "(start)" for p in value],
+                             columns=[f"P({t})" for t in tokens])
+        return "Next-token probabilities after each prefix", frame
+    if key == "corpus":
+        frame = pd.DataFrame({"times it occurs": list(value.values())}, index=list(value))
+        return "Corpus (word → how often it occurs)", frame
+    return key, pd.DataFrame({"value": list(value.values())}, index=[str(k) for k in value])
+
+
+def data_tables(inst: Instance) -> list[Table]:
+    """Everything the exercise gives, as (title, table) pairs; small settings come last."""
+    data = inst.data
+    tokens = tuple(data.get("tokens", ()))
+    out: list[Table] = []
+    vectors: dict[str, np.ndarray] = {}
+    settings: dict[str, object] = {}
+    for key, value in data.items():
+        if key in ("tokens", "focus", "W_k", "W_v") or key.endswith("_text"):
+            continue
+        if key == "W_q":
+            out.append(("Weight matrices: W^Q | W^K | W^V",
+                        weights_table(data["W_q"], data["W_k"], data["W_v"])))
+        elif key == "heads":
+            out += [(f"Head {h}: W^Q | W^K | W^V", weights_table(*ws))
+                    for h, ws in enumerate(value, start=1)]
+        elif isinstance(value, Mapping):
+            out.append(_mapping_table(key, value))
+        elif isinstance(value, np.ndarray) and value.ndim == 2:
+            n, m = value.shape
+            rows = _ROW_LABELS.get(key, _token_rows)(n, tokens)
+            cols = _token_rows(m, tokens) if key == "scores" else _dims(m)
+            out.append((_TITLES.get(key, key), matrix_table(value, rows, cols)))
+        elif isinstance(value, np.ndarray) and value.ndim == 1:
+            vectors[key] = value
+        else:
+            settings[SETTING_NAMES.get(key, key)] = value
+    if "scores" in vectors:  # one query's scores against each key
+        s = vectors.pop("scores")
+        cols = [f"with “{t}”" for t in tokens] if len(tokens) == len(s) else _dims(len(s), "")
+        out.append(("Scores of the query with each key", matrix_table(s, ["q·k"], cols)))
+    if vectors:
+        width = max(len(v) for v in vectors.values())
+        padded = [np.pad(np.asarray(v, float), (0, width - len(v)), constant_values=np.nan)
+                  for v in vectors.values()]
+        rows = [VECTOR_ROWS.get(k, k) for k in vectors]
+        out.append(("Given vectors: " + ", ".join(rows),
+                    matrix_table(np.stack(padded), rows, _dims(width, ""))))
+    if tokens and "X" not in data and "scores" not in data:
+        out.insert(0, ("Words and their positions",
+                       pd.DataFrame({"word": list(tokens)}, index=[f"k = {i}" for i in
+                                                                   range(len(tokens))])))
+    if settings:
+        shown = [fmt_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                 else "yes" if v is True else "no" if v is False else str(v)
+                 for v in settings.values()]
+        out.append(("Settings", pd.DataFrame({"value": shown}, index=list(settings))))
+    return out
+
+
+def _is_pair(x) -> bool:
+    return isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) \
+        and isinstance(x[1], (int, float)) and not isinstance(x[1], bool)
+
+
+def value_tables(values: Mapping[str, object], tokens: Sequence[str] = ()) -> list[Table]:
+    """One worked step's numbers as tables; scalars and short lists share one "numbers" table.
+
+    >>> [t for t, _ in value_tables({"weights": np.array([[0.8, 0.2], [0.5, 0.5]])}, ["a", "b"])]
+    ['attention weights']
+    """
+    out: list[Table] = []
+    small: dict[str, str] = {}
+    for key, value in values.items():
+        title = VALUE_NAMES.get(key, key)
+        if isinstance(value, np.ndarray) and value.ndim == 2:
+            n, m = value.shape
+            cols = (_token_rows(m, tokens) if key in _SQUARE and m == len(tokens)
+                    else [f"i = {j}" for j in range(m)] if key == "angles"
+                    else [f"col {j}" for j in range(m)] if key == "table" else _dims(m))
+            out.append((title, matrix_table(value, _token_rows(n, tokens), cols)))
+        elif isinstance(value, np.ndarray) and value.ndim == 1:
+            out.append((title, matrix_table(value, [title], _vector_cols(key, len(value), tokens))))
+        elif _is_pair(value) or (isinstance(value, tuple) and value and all(map(_is_pair, value))):
+            pairs = [value] if _is_pair(value) else list(value)
+            out.append((title, pd.DataFrame({"probability": [round(p, PLACES) for _, p in pairs]},
+                                            index=[s for s, _ in pairs])))
+        elif isinstance(value, tuple):
+            small[title] = ", ".join(map(str, value))
+        elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            small[title] = f"{value:,}" if float(value).is_integer() else f"{value:.{PLACES}f}"
+        else:
+            small[title] = str(value)
+    if small:
+        out.append(("numbers", pd.DataFrame({"value": list(small.values())}, index=list(small))))
+    return out
+
+
+def exercise_arrows(arrows: Arrows, head: int = 0, query: int | None = None) -> go.Figure:
+    """The flying-arrows picture for one query word of an exercise (one head).
+
+    Keys with weight exactly 0 were hidden by the causal mask (a softmax of finite scores is
+    never exactly 0), so they are drawn as masked.
+    """
+    q = arrows.focus if query is None else query
+    q = len(arrows.tokens) - 1 if q is None else int(q)  # no asked word: the last one sees most
+    w = np.asarray(arrows.weights[head, q], dtype=float)  # (n,)
+    name = arrows.tokens[q]
+    heads = arrows.weights.shape[0]
+    title = f"Where “{name}” looks" + (f" (head {head + 1})" if heads > 1 else "")
+    return arrows_figure(w, arrows.tokens, q, title=title, allowed=w > 0)
+
+
+def attention_setup(inst: Instance):
+    """(X, [(W_q, W_k, W_v) per head], causal) for the exercises an engine can run, else None."""
+    d = inst.data
+    if "X" not in d:
+        return None
+    if "heads" in d:
+        heads = [tuple(h) for h in d["heads"]]
+    elif all(k in d for k in ("W_q", "W_k", "W_v")):
+        heads = [(d["W_q"], d["W_k"], d["W_v"])]
+    else:
+        return None
+    causal = any("masked" in s.values for s in inst.steps)  # the worked solution has a mask step
+    return np.asarray(d["X"], dtype=float), heads, causal
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Hand solver vs engine: a table for the asked word, and the largest gap anywhere."""
+
+    table: pd.DataFrame
+    max_difference: float
+
+
+def engine_agreement(inst: Instance, engine=None) -> Agreement | None:
+    """Run the exercise's matrices through the real model and compare with the hand solver.
+
+    ``engine`` defaults to :func:`tfviz.exercises.engine_check.engine_attention` (same signature).
+    The table shows the asked word's row; ``max_difference`` covers every row and head.
+    """
+    setup = attention_setup(inst)
+    if setup is None:
+        return None
+    if engine is None:
+        from tfviz.exercises.engine_check import engine_attention as engine
+    X, heads, causal = setup
+    hand = solve_multihead(X, heads, causal=causal)
+    eng_w, eng_z = engine(X, heads, causal=causal)
+    focus = int(inst.data.get("focus", 0))
+    name = inst.data.get("tokens", ("?",) * len(X))[focus]
+    rows, worst = [], 0.0
+    for h, r in enumerate(hand.heads):
+        for what, mine, theirs in (("weights", r.weights, eng_w[h]), ("output", r.output, eng_z[h])):
+            gap = np.abs(np.asarray(mine, float) - np.asarray(theirs, float))  # every row
+            worst = max(worst, float(gap.max()))
+            rows.append({"head": h + 1, "what": f"{what} of “{name}”",
+                         "hand solver": vector_text(mine[focus], PLACES),
+                         "engine": vector_text(theirs[focus], PLACES),
+                         "largest |difference|": f"{float(gap.max()):.1e}"})
+    return Agreement(pd.DataFrame(rows), worst)
