@@ -1,0 +1,104 @@
+"""Lesson 20: the hand-calculation exercises, checked box by box, with a worked solution."""
+import inspect
+
+import streamlit as st
+
+from tfviz.exercises.attention import solve_attention
+from tfviz.exercises.engine_check import engine_attention
+from tfviz.exercises.registry import EXERCISES
+from tfviz.ui import exercise_widgets as ew
+from tfviz.ui.widgets import plotly, show_code
+from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
+
+st.title("Worked exercises")
+st.markdown(
+    "Pencil and paper time. Each exercise gives you a handful of small numbers; work the "
+    "answer out by hand (a calculator is fine), type it in, and press **Check**. A wrong "
+    "answer is not just marked wrong: when it matches a typical slip, such as forgetting to "
+    "divide by √d_k, you are told which step went astray. Stuck? Ask for a hint, then open "
+    "the solution one step at a time.")
+
+ids = list(EXERCISES)
+progress = ew.progress_panel(ids)
+
+ex_id = st.selectbox(
+    "Exercise", ids, key="ex_pick",
+    format_func=lambda i: f"{'✓ ' if progress.is_solved(i) else ''}{EXERCISES[i].title}")
+spec = EXERCISES[ex_id]
+st.caption(f"{spec.summary} It practises lesson {spec.lesson}.")
+
+original = "The source's own numbers" if spec.has_source else "Our worked example"
+mode = st.radio("Which numbers?", ["source", "variant"], key="ex_mode", horizontal=True,
+                format_func=lambda m: original if m == "source" else "A fresh variant (class code)")
+seed = None
+if mode == "variant":
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    with left:
+        seed = ew.class_code_input(
+            "Class code", "ex_code",
+            help="The same code gives the same numbers to everybody, so a class can compare "
+                 "answers. Your teacher's sheet prints the code beside each exercise.")
+    right.button("🎲 New numbers", key="ex_new_code", on_click=ew.new_code, args=("ex_code",))
+    if seed is None:
+        st.caption(f"Until then you see the numbers of “{original.lower()}”.")
+elif not spec.has_source:
+    st.caption("The source describes this idea without numbers; this example is ours.")
+
+inst = ew.cached_instance(ex_id, seed)
+ikey = ew.instance_key(ex_id, seed)
+tokens = inst.data.get("tokens", ())
+
+st.header(inst.title + ("" if seed is None else f" (class code {seed})"))
+st.markdown(inst.prompt)
+if ex_id in FORMULAS:
+    st.latex(FORMULAS[ex_id])
+with st.expander("The data as tables", expanded=True):
+    ew.show_tables(data_tables(inst), per_row=2)
+
+st.subheader("Your answers")
+st.caption("Type numbers separated by spaces or commas; brackets, fractions like 3/5 and "
+           "percentages are fine. Write -inf for −∞.")
+for box in inst.answer_fields:
+    ew.answer_box(inst, ikey, box)
+if ew.all_right(inst, ikey):
+    st.success("Every box is right: exercise solved ✓. Try a fresh variant, or another one.")
+
+st.subheader("Hints and the worked solution")
+level = ew.reveal_buttons(inst, ikey)
+full = len(inst.steps) + 1
+if level == 1:
+    ew.show_hint(inst)
+shown = inst.steps[:max(0, level - 1)]
+if shown and inst.data.get("focus") is not None:
+    st.caption(f"The row of “{tokens[inst.data['focus']]}”, the word the exercise asks about, "
+               "is tinted yellow.")
+for number, step in enumerate(shown, start=1):
+    ew.show_step(number, step, tokens, inst.data.get("focus"))
+if inst.arrows is not None and (level >= full or any("weights" in s.values for s in shown)):
+    st.markdown("**Who attends to whom.** Each line runs from the word asking (left) to a word "
+                "it looks at (right); the thicker the line, the larger the weight.")
+    query = inst.arrows.focus
+    if query is None:
+        query = st.selectbox("Word asking", range(len(tokens)), index=len(tokens) - 1,
+                             key=f"ex_arrow_q_{ikey}", format_func=lambda i: tokens[i])
+    cols = st.columns(inst.arrows.weights.shape[0])
+    for head, col in enumerate(cols):
+        with col:
+            plotly(exercise_arrows(inst.arrows, head, query), key=f"ex_arrows_{ikey}_{head}")
+if level >= full:
+    ew.show_answers(inst)
+
+if attention_setup(inst) is not None:
+    st.subheader("The model agrees")
+    st.markdown(
+        "The hand calculation is not a toy version of attention: it *is* attention. Here the "
+        "same matrices are copied into a one-layer tfviz transformer (no positions, no biases, "
+        "the word vectors fed straight in), and the weights and outputs are read back from "
+        "the engine's trace, exactly as on the other lessons.")
+    agreement = ew.cached_agreement(ex_id, seed)
+    st.table(agreement.table, hide_index=True, width="content")
+    st.success(f"Largest difference between the engine and the hand solver, over every word and "
+               f"head: {agreement.max_difference:.1e} (the engine computes in 32-bit floats).")
+    show_code(inspect.getmodule(spec.build), solve_attention, engine_attention)
+else:
+    show_code(inspect.getmodule(spec.build))

@@ -1,0 +1,55 @@
+"""Teacher's page: printable exercise sheets with class codes, and their answer keys."""
+import streamlit as st
+
+from tfviz.exercises.registry import EXERCISES
+from tfviz.exercises.worksheet import MAX_VARIANTS, worksheet
+from tfviz.ui import exercise_widgets as ew
+from tfviz.ui.widgets import show_code
+
+st.title("Teacher: printable class sheets")
+st.markdown(
+    "Make a sheet of hand-calculation exercises for a class, with as many variants of each "
+    "exercise as you like, so that neighbours do not share numbers. Every variant is printed "
+    "with its **class code**. A student opens *20 · Worked exercises*, chooses *A fresh "
+    "variant*, and types the code from their sheet: the app then shows exactly the same "
+    "numbers, checks their answers box by box and can walk them through the solution. The "
+    "answer key lists every answer with its tolerance and the worked steps.")
+
+ids = st.multiselect("Exercises on the sheet", list(EXERCISES), key="tc_pick",
+                     default=["flying-arrows", "thinking-machines", "causal-mask"],
+                     format_func=lambda i: EXERCISES[i].title)
+c1, c2 = st.columns(2)
+n_variants = c1.number_input("Variants of each exercise (N)", 1, MAX_VARIANTS, 3, key="tc_n",
+                             help="Variant a, b, c… of an exercise use consecutive codes.")
+with c2:
+    start = ew.class_code_input("Starting class code", "tc_code", default="100",
+                                help="Variant j of every exercise uses this code + j.")
+
+if not ids:
+    st.info("Pick at least one exercise to make a sheet.")
+elif start is not None:
+    n_variants = int(n_variants)
+    codes = [start + j for j in range(n_variants)]
+    st.markdown("Class codes on this sheet: " + ", ".join(
+        f"variant **{chr(ord('a') + j % 26)}** → **{code}**" for j, code in enumerate(codes)))
+    files = ew.cached_sheets(tuple(ids), n_variants, start)
+    stem = f"transformer-sheet-{start}"
+    d1, d2, d3, d4 = st.columns(4)
+    d1.download_button("⬇️ Sheet (Markdown)", files["sheet.md"], f"{stem}.md", "text/markdown",
+                       key="tc_dl_sheet_md", on_click="ignore")
+    d2.download_button("⬇️ Sheet (HTML, to print)", files["sheet.html"], f"{stem}.html",
+                       "text/html", key="tc_dl_sheet_html", on_click="ignore")
+    d3.download_button("⬇️ Answer key (Markdown)", files["key.md"], f"{stem}-key.md",
+                       "text/markdown", key="tc_dl_key_md", on_click="ignore")
+    d4.download_button("⬇️ Answer key (HTML, to print)", files["key.html"], f"{stem}-key.html",
+                       "text/html", key="tc_dl_key_html", on_click="ignore")
+    st.caption("The HTML files print cleanly from a browser (File → Print), one exercise per "
+               "block; the Markdown files paste into most course platforms.")
+
+    st.subheader("Preview")
+    sheet_tab, key_tab = st.tabs(["Sheet", "Answer key"])
+    with sheet_tab, st.container(height=520):
+        st.markdown(files["sheet.md"])
+    with key_tab, st.container(height=520):
+        st.markdown(files["key.md"])
+show_code(worksheet)

@@ -1,0 +1,210 @@
+"""Lesson 20 in the real app frame: right, diagnosed-wrong and garbage answers, hints, variants."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tfviz.exercises import EXERCISES, make_instance, solve_attention
+from tfviz.exercises.attention import select
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+PAGE = "20_exercises.py"
+FLY = "flying-arrows:source"
+
+
+@pytest.fixture
+def app_page():
+    """The shared fixture's steps with app.py found from this file (AppTest resolves a relative
+    path against the calling file, which for the shared fixture is tests/app/)."""
+    from streamlit.testing.v1 import AppTest
+
+    def run(lesson_file: str, **query):
+        at = AppTest.from_file(APP, default_timeout=90)
+        for key, value in query.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        at.switch_page(f"lessons/{lesson_file}").run()
+        assert not at.exception, at.exception
+        return at
+
+    return run
+
+
+def _ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def _values(elements):
+    return [str(e.value) for e in elements]
+
+
+def answer(at, ikey, box, text):
+    at.text_input(key=f"ex_ans_{ikey}_{box}").set_value(text)
+    return _ok(at.button(key=f"ex_check_{ikey}_{box}").click().run())
+
+
+def typed(box) -> str:
+    """The right answer as a learner might type it (full precision, spaces between)."""
+    if box.kind == "words":
+        return " ".join(box.expected)
+    return " ".join(repr(float(x)) for x in np.ravel(box.expected))
+
+
+def test_page_opens_with_the_source_numbers(app_page):
+    at = app_page(PAGE)
+    assert at.title[0].value == "Worked exercises"
+    assert at.selectbox(key="ex_pick").value == "flying-arrows"
+    assert any("[0, 1, 1, 1, 1, 0]" in m for m in _values(at.markdown))
+    assert at.latex, "formulas are shown"
+    assert at.table, "the data is shown as tables"
+    captions = " ".join(_values(at.caption))
+    assert "tolerance **±0.01**" in captions
+    assert "0 of 10 exercises solved" in at.get("progress")[0].proto.text
+
+
+def test_right_answers_solve_the_exercise(app_page):
+    at = app_page(PAGE)
+    inst = make_instance("flying-arrows")
+    for box in inst.answer_fields:
+        answer(at, FLY, box.name, typed(box))
+    assert _values(at.success).count("✓ Correct (±0.01).") == len(inst.answer_fields)
+    assert not at.error and not at.warning
+    assert any("exercise solved" in s for s in _values(at.success))
+    assert "1 of 10 exercises solved" in at.get("progress")[0].proto.text
+    assert at.selectbox(key="ex_pick").format_func("flying-arrows").startswith("✓")
+    # the forgiving formats: brackets, no brackets, fractions
+    _ok(answer(at, FLY, "scores", "[1, -1]"))
+    _ok(answer(at, FLY, "scores", "1/1 -3/3"))
+    assert _values(at.success).count("✓ Correct (±0.01).") == len(inst.answer_fields)
+
+
+def test_forgetting_the_scale_is_diagnosed(app_page):
+    at = app_page(PAGE)
+    no_scale = solve_attention([[0, 1, 1, 1, 1, 0], [1, 1, 0, -1, -1, 1]], select(6, [0, 1]),
+                               select(6, [2, 3]), select(6, [4, 5]), scale=False)
+    answer(at, FLY, "weights", " ".join(f"{x:.4f}" for x in no_scale.weights[0]))
+    answer(at, FLY, "output", ", ".join(f"{x:.4f}" for x in no_scale.output[0]))
+    errors = _values(at.error)
+    assert len(errors) == 2 and not any(s.startswith("✓") for s in _values(at.success))
+    assert all("√d_k" in e and "we can tell what happened" in e for e in errors)
+
+
+def test_a_wrong_answer_without_a_known_slip_names_the_entries(app_page):
+    at = app_page(PAGE)
+    answer(at, FLY, "output", "0.609 0.9")
+    (error,) = _values(at.error)
+    assert error.startswith("✗ Not quite.") and "Entry 2 (counting from 1)" in error
+
+
+@pytest.mark.parametrize("garbage, says", [
+    ("", "This box wants 2 numbers"),
+    ("abc", "is not a number"),
+    ("<script>alert(1)</script>", "is not a number"),
+    ("9" * 100_000, "This box wants 2 numbers"),
+    ("🙂 🙃", "is not a number"),
+    ("0.6 0.2 0.1", "Expected 2 numbers but found 3"),
+], ids=["empty", "word", "html", "huge", "emoji", "three-numbers"])
+def test_garbage_gets_a_friendly_warning(app_page, garbage, says):
+    at = app_page(PAGE)
+    answer(at, FLY, "output", garbage)
+    warnings = _values(at.warning)
+    assert len(warnings) == 1 and says in warnings[0], warnings
+    assert not at.error
+    assert not any(s.startswith("✓") for s in _values(at.success))
+
+
+def test_hint_next_step_full_solution_and_arrows(app_page):
+    at = app_page(PAGE)
+    n_latex = len(at.latex)
+    _ok(at.button(key=f"ex_hint_{FLY}").click().run())
+    assert any("recipe" in i for i in _values(at.info))
+    assert len(at.latex) == n_latex + 5  # one formula per step
+    assert at.button(key=f"ex_hint_{FLY}").disabled
+    _ok(at.button(key=f"ex_next_{FLY}").click().run())
+    assert any(m.startswith("**Step 1 · Queries") for m in _values(at.markdown))
+    assert not at.get("plotly_chart")
+    for _ in range(3):  # scores, scale, softmax: now the weights are known
+        _ok(at.button(key=f"ex_next_{FLY}").click().run())
+    assert any(m.startswith("**Step 4 · Softmax") for m in _values(at.markdown))
+    assert len(at.get("plotly_chart")) == 1
+    _ok(at.button(key=f"ex_full_{FLY}").click().run())
+    assert any(m.startswith("**Step 5 · Weighted sum") for m in _values(at.markdown))
+    assert at.button(key=f"ex_next_{FLY}").disabled and at.button(key=f"ex_full_{FLY}").disabled
+    assert any("**The answers**" == m for m in _values(at.markdown))
+    _ok(at.button(key=f"ex_hide_{FLY}").click().run())
+    assert not any(m.startswith("**Step") for m in _values(at.markdown))
+
+
+def test_the_model_agrees(app_page):
+    at = app_page(PAGE)
+    agree = [s for s in _values(at.success) if s.startswith("Largest difference")]
+    assert len(agree) == 1
+    gap = float(agree[0].split(": ")[1].split(" ")[0])
+    assert gap < 1e-5
+
+
+def test_class_code_variants(app_page):
+    at = app_page(PAGE)
+    _ok(at.radio(key="ex_mode").set_value("variant").run())
+    assert at.text_input(key="ex_code").value == "1"
+    _ok(at.text_input(key="ex_code").set_value("4711").run())
+    inst = make_instance("flying-arrows", 4711)
+    assert at.header[0].value.endswith("(class code 4711)")
+    assert any(inst.data["tokens"][0] in m for m in _values(at.markdown))
+    answer(at, "flying-arrows:4711", "output", typed(inst.field("output")))
+    assert "✓ Correct (±0.01)." in _values(at.success)
+    for bad in ("abc", "-5", "1234567890123", "<b>7</b>"):
+        _ok(at.text_input(key="ex_code").set_value(bad).run())
+        assert any("class code is a whole number" in w for w in _values(at.warning))
+        assert at.header[0].value == make_instance("flying-arrows").title  # source meanwhile
+    _ok(at.button(key="ex_new_code").click().run())
+    code = at.text_input(key="ex_code").value
+    assert code.isdigit() and 1000 <= int(code) <= 9999
+    assert not at.warning
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_every_exercise_can_be_solved_on_the_page(app_page, seed):
+    at = app_page(PAGE)
+    if seed is not None:
+        at.radio(key="ex_mode").set_value("variant").run()
+        _ok(at.text_input(key="ex_code").set_value(str(seed)).run())
+    for exercise_id in EXERCISES:
+        _ok(at.selectbox(key="ex_pick").set_value(exercise_id).run())
+        inst = make_instance(exercise_id, seed)
+        ikey = f"{exercise_id}:{'source' if seed is None else seed}"
+        for box in inst.answer_fields:
+            answer(at, ikey, box.name, typed(box))
+        right = [s for s in _values(at.success) if s.startswith("✓ Correct")]
+        assert len(right) == len(inst.answer_fields), (exercise_id, _values(at.warning),
+                                                       _values(at.error))
+    assert "10 of 10 exercises solved" in at.get("progress")[0].proto.text
+
+
+def test_causal_mask_arrows_let_you_pick_the_word(app_page):
+    at = app_page(PAGE)
+    _ok(at.selectbox(key="ex_pick").set_value("causal-mask").run())
+    ikey = "causal-mask:source"
+    _ok(at.button(key=f"ex_full_{ikey}").click().run())
+    picker = at.selectbox(key=f"ex_arrow_q_{ikey}")
+    assert picker.value == 2
+    _ok(picker.set_value(0).run())
+    assert len(at.get("plotly_chart")) == 1
+    assert not any(s.startswith("Largest difference") for s in _values(at.success))
+    masked = make_instance("causal-mask").field("masked")
+    answer(at, ikey, "masked", "2 -inf -inf 1 3 -inf 0 2 1")
+    answer(at, ikey, "weights", "1 0 0 0.119 0.881 0 0.09 0.665 0.245")
+    assert _values(at.success).count("✓ Correct (±0.01).") == 2
+    answer(at, ikey, "masked", "2 0 0 1 3 0 0 2 1")  # zeros where −∞ belongs
+    assert any("instead of −∞" in e for e in _values(at.error))
+    assert masked.count == 9
+
+
+@pytest.mark.parametrize("model", ["bert-tiny", "moe-tiny", "reverse-encdec"])
+def test_page_works_with_every_model(app_page, model):
+    at = app_page(PAGE, model=model)
+    assert at.title[0].value == "Worked exercises"
+    answer(at, FLY, "scores", "1 -1")
+    assert "✓ Correct (±0.01)." in _values(at.success)

@@ -1,0 +1,269 @@
+"""Streamlit pieces for the practice pages: answer boxes, feedback, the step-by-step reveal.
+
+State lives in ``st.session_state`` under keys that start with the page's prefix:
+
+* ``ex_progress``: a :class:`~tfviz.exercises.progress.Progress` (immutable; replaced, never edited)
+* ``ex_feedback``: {(instance key, box name): (text checked, Feedback)}
+* ``ex_reveal``:   {instance key: how far the worked solution is open}
+
+An *instance key* names one set of numbers: ``"flying-arrows:source"`` or ``"flying-arrows:4711"``.
+"""
+from __future__ import annotations
+
+import secrets
+
+import streamlit as st
+
+from tfviz.exercises import registry
+from tfviz.exercises.core import AnswerField, Feedback, Instance, fmt_number
+from tfviz.exercises.progress import Progress
+from tfviz.exercises.quiz import LESSONS, format_value, grade
+from tfviz.exercises.worksheet import worksheet, worksheet_html
+from tfviz.viz.exercises import engine_agreement, value_tables
+
+PROGRESS, FEEDBACK, REVEAL = "ex_progress", "ex_feedback", "ex_reveal"
+HIGHLIGHT = "background-color: rgba(240, 228, 66, 0.4)"  # Okabe-Ito yellow, light: the asked row
+
+
+# ----- cached data (instances and sheets pickle; the same code gives the same numbers) --------
+@st.cache_data(max_entries=256, show_spinner=False)
+def cached_instance(exercise_id: str, seed: int | None) -> Instance:
+    return registry.make_instance(exercise_id, seed)
+
+
+@st.cache_data(max_entries=64, show_spinner="Running the numbers through the model…")
+def cached_agreement(exercise_id: str, seed: int | None):
+    return engine_agreement(registry.make_instance(exercise_id, seed))
+
+
+@st.cache_data(max_entries=32, show_spinner="Writing the sheets…")
+def cached_sheets(ids: tuple[str, ...], n_variants: int, seed: int) -> dict[str, str]:
+    sheet, key = worksheet(ids, n_variants, seed)
+    sheet_html, key_html = worksheet_html(ids, n_variants, seed)
+    return {"sheet.md": sheet, "key.md": key, "sheet.html": sheet_html, "key.html": key_html}
+
+
+def _cell(x) -> str:
+    if isinstance(x, float):
+        return "" if x != x else fmt_number(x, 4)  # NaN pads a short row: leave it blank
+    return str(x)
+
+
+def show_table(frame, highlight: str | None = None) -> None:
+    """A small table as wide as its content, numbers trimmed (1, not 1.0000; −∞ for -inf);
+    the row named ``highlight`` (the word the exercise asks about) is tinted."""
+    def tint(row):
+        return [HIGHLIGHT if row.name == highlight else ""] * len(row)
+    st.table(frame.style.format(_cell).apply(tint, axis=1), width="content")
+
+
+def show_tables(tables, highlight: str | None = None, per_row: int = 3) -> None:
+    """(title, table) pairs side by side, ``per_row`` to a row."""
+    for start in range(0, len(tables), per_row):
+        for col, (title, table) in zip(st.columns(per_row), tables[start:start + per_row]):
+            with col:
+                st.caption(title)
+                show_table(table, highlight)
+
+
+def instance_key(exercise_id: str, seed: int | None) -> str:
+    return f"{exercise_id}:{'source' if seed is None else seed}"
+
+
+def new_code(state_key: str) -> None:
+    """Callback: put a fresh random class code (1000–9999) into a text box."""
+    st.session_state[state_key] = str(1000 + secrets.randbelow(9000))
+
+
+def class_code_input(label: str, key: str, default: str = "1", **kwargs) -> int | None:
+    """A text box for a class code; shows a friendly warning and returns None for garbage."""
+    st.session_state.setdefault(key, default)
+    text = st.text_input(label, key=key, max_chars=40, **kwargs)
+    seed = registry.parse_class_code(text)
+    if seed is None:
+        st.warning("A class code is a whole number of up to 12 digits, such as 4711 (it is "
+                   "printed next to each exercise on the sheet).")
+    return seed
+
+
+# ----- feedback ---------------------------------------------------------------------------------
+def feedback_kind(box: AnswerField, fb: Feedback) -> str:
+    """"right", "diagnosed" (a known slip), "wrong", or "unreadable" (not an answer at all)."""
+    if fb.correct:
+        return "right"
+    if fb.diagnosis:
+        return "diagnosed"
+    return "unreadable" if fb.message.endswith(f"This box wants {box.format_hint}.") else "wrong"
+
+
+def show_feedback(box: AnswerField, fb: Feedback) -> None:
+    kind = feedback_kind(box, fb)
+    if kind == "right":
+        st.success(f"✓ {fb.message}")
+    elif kind == "diagnosed":
+        st.error(f"✗ {fb.message} {fb.diagnosis}")
+    elif kind == "wrong":
+        st.error(f"✗ {fb.message}")
+    else:
+        st.warning(fb.message)
+
+
+def all_right(inst: Instance, ikey: str) -> bool:
+    """Has every box of this set of numbers been checked right?"""
+    results = st.session_state.get(FEEDBACK, {})
+    return all((ikey, f.name) in results and results[(ikey, f.name)][1].correct
+               for f in inst.answer_fields)
+
+
+def _check(inst: Instance, ikey: str, box_name: str, widget_key: str) -> None:
+    """Callback of a box's Check button: grade, remember, and mark the exercise when all right."""
+    text = st.session_state.get(widget_key, "")
+    results = st.session_state.setdefault(FEEDBACK, {})
+    results[(ikey, box_name)] = (text, inst.check(box_name, text))
+    if all_right(inst, ikey):
+        progress = st.session_state.get(PROGRESS, Progress())
+        st.session_state[PROGRESS] = progress.solve(inst.exercise_id)
+
+
+def answer_box(inst: Instance, ikey: str, box: AnswerField) -> None:
+    """One answer box with its format, tolerance, Check button and the last verdict."""
+    widget_key = f"ex_ans_{ikey}_{box.name}"
+    with st.form(key=f"ex_form_{ikey}_{box.name}", border=False):
+        st.text_input(box.label, key=widget_key, placeholder=box.format_hint)
+        left, right = st.columns([1, 6], vertical_alignment="center")
+        left.form_submit_button("Check", key=f"ex_check_{ikey}_{box.name}", on_click=_check,
+                                args=(inst, ikey, box.name, widget_key))
+        right.caption(f"{box.format_hint} · tolerance **{box.tolerance_text}**")
+    stored = st.session_state.get(FEEDBACK, {}).get((ikey, box.name))
+    if stored:
+        checked, fb = stored
+        show_feedback(box, fb)
+        if checked != st.session_state.get(widget_key, checked):
+            st.caption("You have edited this answer since it was checked.")
+
+
+def progress_panel(ids) -> Progress:
+    """Progress bar and checklist of the exercises solved in this session."""
+    progress = st.session_state.get(PROGRESS, Progress())
+    ids = list(ids)
+    done = sum(progress.is_solved(i) for i in ids)
+    st.progress(progress.fraction(ids), text=f"{done} of {len(ids)} exercises solved this session")
+    with st.expander("Checklist"):
+        st.markdown("\n".join(f"- {'✅' if progress.is_solved(i) else '⬜'} "
+                              f"{registry.EXERCISES[i].title}" for i in ids))
+    return progress
+
+
+# ----- hints and the worked solution ------------------------------------------------------------
+def _set_reveal(ikey: str, level: int) -> None:
+    st.session_state.setdefault(REVEAL, {})[ikey] = level
+
+
+def reveal_level(ikey: str) -> int:
+    """0 nothing; 1 the hint (the recipe); 1 + s: s steps open; len(steps) + 1: everything."""
+    return st.session_state.get(REVEAL, {}).get(ikey, 0)
+
+
+def reveal_buttons(inst: Instance, ikey: str) -> int:
+    """"Hint" -> "Next step" -> "Full worked solution" (and "Hide" to start over)."""
+    level, full = reveal_level(ikey), len(inst.steps) + 1
+    c1, c2, c3, c4 = st.columns(4)
+    c1.button("💡 Hint", key=f"ex_hint_{ikey}", disabled=level > 0,
+              on_click=_set_reveal, args=(ikey, 1))
+    c2.button("➡️ Next step", key=f"ex_next_{ikey}", disabled=level >= full,
+              on_click=_set_reveal, args=(ikey, min(full, max(level, 1) + 1)))
+    c3.button("📖 Full worked solution", key=f"ex_full_{ikey}", disabled=level >= full,
+              on_click=_set_reveal, args=(ikey, full))
+    c4.button("🙈 Hide", key=f"ex_hide_{ikey}", disabled=level == 0,
+              on_click=_set_reveal, args=(ikey, 0))
+    return reveal_level(ikey)
+
+
+def show_hint(inst: Instance) -> None:
+    st.info("The recipe, without the numbers: work through these steps in order.")
+    for i, step in enumerate(inst.steps, start=1):
+        st.markdown(f"**{i}. {step.title}**")
+        if step.formula_latex:
+            st.latex(step.formula_latex)
+
+
+def show_step(number: int, step, tokens, focus: int | None = None) -> None:
+    """One worked step: its formula, what it does in words, and the numbers it produces."""
+    with st.container(border=True):
+        st.markdown(f"**Step {number} · {step.title}**")
+        if step.formula_latex:
+            st.latex(step.formula_latex)
+        st.markdown(step.explanation.replace("\n", "  \n"))
+        asked = tokens[focus] if focus is not None and focus < len(tokens) else None
+        show_tables(value_tables(step.values, tokens), asked)
+
+
+def show_answers(inst: Instance) -> None:
+    st.markdown("**The answers**")
+    st.table({"box": [f.label for f in inst.answer_fields],
+              "answer": [f.answer_text for f in inst.answer_fields],
+              "tolerance": [f.tolerance_text for f in inst.answer_fields]}, width="content")
+
+
+# ----- quiz ---------------------------------------------------------------------------------------
+QUIZ_RESULTS, QUIZ_ROUND = "qz_results", "qz_round"
+
+
+def _grade_question(question, widget_key: str, result_key: tuple) -> None:
+    """Callback of a question's Check button."""
+    st.session_state.setdefault(QUIZ_RESULTS, {})[result_key] = grade(
+        question, st.session_state.get(widget_key))
+
+
+def new_quiz(code_key: str | None) -> None:
+    """Callback: a clean slate, and with ``code_key`` a fresh code (so fresh questions)."""
+    if code_key:
+        new_code(code_key)
+    st.session_state[QUIZ_ROUND] = st.session_state.get(QUIZ_ROUND, 0) + 1
+
+
+def quiz_question(number: int, total: int, question, result_key: tuple):
+    """One question in its own box: prompt, radio or number box, Check, and the verdict.
+
+    Returns the Feedback once a readable answer was graded (then the question is locked).
+    """
+    fb = st.session_state.get(QUIZ_RESULTS, {}).get(result_key)
+    locked = fb is not None and fb.valid
+    name = "_".join(map(str, result_key))
+    with st.container(border=True):
+        st.caption(f"Question {number} of {total} · lesson {question.lesson}: "
+                   f"{LESSONS[question.lesson][1]}")
+        st.markdown(f"**{question.prompt}**")
+        with st.form(key=f"qz_form_{name}", border=False):
+            widget_key = f"qz_answer_{name}"
+            if question.kind == "choice":
+                st.radio("Your answer", range(len(question.options)), index=None,
+                         format_func=question.options.__getitem__, key=widget_key,
+                         disabled=locked)
+            else:
+                st.text_input("Your answer", key=widget_key, disabled=locked,
+                              placeholder=question.unit)
+                st.caption(f"Answer with {question.unit}; within ±"
+                           f"{format_value(question.tolerance, question.tolerance / 10)} counts.")
+            st.form_submit_button("Check", key=f"qz_check_{name}", disabled=locked,
+                                  on_click=_grade_question, args=(question, widget_key, result_key))
+        if fb is None:
+            return None
+        if not fb.valid:
+            st.warning(fb.message)
+            return None
+        (st.success if fb.correct else st.error)(("✓ " if fb.correct else "✗ ") + fb.message)
+        _why_not(question)
+    return fb
+
+
+def _why_not(question) -> None:
+    """The tempting wrong answers and why each is wrong."""
+    if question.kind == "choice":
+        items = [(question.options[i], why) for i, why in sorted(question.distractors.items())]
+    else:
+        items = [(format_value(m.value, question.tolerance), m.explanation)
+                 for m in question.mistakes]
+    if items:
+        with st.expander("Why the tempting wrong answers are wrong"):
+            st.markdown("\n".join(f"- **{answer}**: {why}" for answer, why in items))
