@@ -91,7 +91,8 @@ else:
     pos = c1.selectbox("Position to change", range(1, n), key="mk_pos",
                        format_func=lambda i: f"{i} {trace.tokens[i]}")
     ids = [int(i) for i in trace.ids]
-    choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos])
+    choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
+                                       first_id=mk.first_ordinary_id(bundle.tokenizer))
     if st.session_state.get("mk_new") not in choices:
         st.session_state["mk_new"] = choices[0]
     new_id = c2.selectbox("New token", choices, key="mk_new",

@@ -76,3 +76,11 @@ def test_peek_change_is_the_logit_difference(bundles):
 def test_replacement_candidates():
     assert mk.replacement_candidates([9, 8, 9], vocab_size=12, exclude=8, n_extra=4) == [9, 7, 10]
     assert 300 not in mk.replacement_candidates([300], vocab_size=263, exclude=5)
+
+
+def test_first_ordinary_id_for_each_tokenizer():
+    from tfviz.bundle import ByteTokenizer
+    from tfviz.training.tokenizers import TaskTokenizer
+
+    assert mk.first_ordinary_id(ByteTokenizer()) == 7
+    assert mk.first_ordinary_id(TaskTokenizer()) == 4

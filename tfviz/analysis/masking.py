@@ -127,3 +127,10 @@ def replacement_candidates(ids: Sequence[int], vocab_size: int, exclude: int,
         if i != exclude and i not in seen and 0 <= i < vocab_size:
             seen.append(int(i))
     return seen
+
+
+def first_ordinary_id(tokenizer) -> int:
+    """The first id after a tokenizer's special tokens (<pad>, <bos>, …): 7 for our byte-level
+    tokenizers, 4 for the letters-only task tokenizer."""
+    specials = getattr(tokenizer, "special_ids", None) or getattr(tokenizer, "specials", ())
+    return len(specials)
