@@ -7,18 +7,20 @@ import os
 import streamlit as st
 
 from tfviz.ui.cache import model_names
-from tfviz.ui.lessons import ROOT, available
+from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.state import init_state, sync_url
 from tfviz.ui.widgets import sidebar_controls
 
 log = logging.getLogger("tfviz")
 
-st.set_page_config(page_title="tfviz · see a transformer think", page_icon="🔭", layout="wide")
+st.set_page_config(page_title="tfviz · see a transformer think", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
 
 sections: dict[str, list] = {}
 for lesson in available():
-    page = st.Page(str(ROOT / "lessons" / lesson.file), title=lesson.title, url_path=lesson.url,
-                   icon=lesson.icon or None, default=lesson.url == "tour")
+    is_home = lesson.file == HOME
+    page = st.Page(str(ROOT / "lessons" / lesson.file), title=lesson.title,
+                   url_path=None if is_home else lesson.url, icon=lesson.icon or None,
+                   default=is_home)
     sections.setdefault(lesson.section, []).append(page)
 current = st.navigation(sections)
 

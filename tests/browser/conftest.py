@@ -62,15 +62,20 @@ def page(browser):
     assert not guard.outside, f"requests left localhost: {guard.outside[:5]}"
 
 
+IDLE_JS = """() => {
+    const s = document.querySelector('[data-testid="stStatusWidget"]');
+    return !!document.querySelector('[data-testid="stMain"] h1') &&
+           !!document.querySelector('[data-testid="stSidebar"] textarea') &&
+           (!s || !s.innerText.toLowerCase().includes('running'));
+}"""
+
+
 def wait_for_app(pg, timeout: float = 60_000) -> None:
-    """Wait until the script run finished: the app view exists and nothing is 'running'."""
-    pg.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout)
-    pg.wait_for_function(
-        """() => {
-            const s = document.querySelector('[data-testid="stStatusWidget"]');
-            return !s || !s.innerText.toLowerCase().includes('running');
-        }""", timeout=timeout)
-    pg.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout)
+    """Wait until the script run finished: title and shared controls drawn, nothing running.
+    Checked twice with a pause between, so a run that is about to start is not missed."""
+    for _ in range(2):
+        pg.wait_for_function(IDLE_JS, timeout=timeout, polling=100)
+        pg.wait_for_timeout(250)
 
 
 def assert_no_exception(pg) -> None:

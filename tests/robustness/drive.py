@@ -8,17 +8,26 @@ def _key(widget) -> str | None:
     return getattr(widget, "key", None)
 
 
+def _label_is_value(widget, label) -> bool:
+    """AppTest shows only formatted labels; a label can be set back only if it is its value."""
+    try:
+        return str(widget.format_func(label)) == str(label)
+    except Exception:
+        return False
+
+
 def _values(widget) -> list:
     kind = type(widget).__name__
     if kind in ("Slider", "SelectSlider"):
         lo, hi = getattr(widget, "min", None), getattr(widget, "max", None)
         if kind == "SelectSlider":
-            return list(widget.options)[:1] + list(widget.options)[-1:]
+            ends = list(widget.options)[:1] + list(widget.options)[-1:]
+            return [v for v in ends if _label_is_value(widget, v)]
         if isinstance(widget.value, tuple):
             return [(lo, hi)]
         return [hi, lo]
     if kind in ("Selectbox", "Radio"):
-        return list(widget.options)[:6]
+        return [("index", i) for i in range(min(len(widget.options), 6))]
     if kind in ("Checkbox", "Toggle"):
         return [not widget.value, widget.value]
     if kind == "NumberInput":
@@ -44,8 +53,14 @@ def drive_all(at, max_runs: int = 60) -> int:
                 if index >= len(widgets):
                     break
                 w = widgets[index]
-                if kind in ("selectbox", "radio") and value is not None:
-                    w.set_value(value)
+                if isinstance(value, tuple) and value and value[0] == "index":
+                    if hasattr(w, "select_index"):
+                        w.select_index(value[1])
+                    else:  # radio: AppTest knows only labels; usable when label == value
+                        label = w.options[value[1]]
+                        if not _label_is_value(w, label):
+                            break
+                        w.set_value(label)
                 else:
                     w.set_value(value)
                 at.run()

@@ -16,22 +16,25 @@ class Lesson:
     icon: str = ""
 
 
+HOME = "00_home.py"  # served at "/": a lesson marked default would lose its own URL
+
 LESSONS = (
-    Lesson("01_tour.py", "1 · Tour", "tour", "Foundations", "🧭"),
-    Lesson("02_tokenizer.py", "2 · Tokenizer (BPE)", "tokenizer", "Foundations", "✂️"),
-    Lesson("03_embeddings.py", "3 · Embeddings and positions", "embeddings", "Foundations", "📍"),
-    Lesson("04_lookup.py", "4 · Attention as soft lookup", "attention-lookup", "Attention", "🔎"),
-    Lesson("05_self_attention.py", "5 · Self-attention step by step", "self-attention", "Attention", "🎯"),
-    Lesson("06_scaling.py", "6 · Why divide by √d_k", "scaling", "Attention", "📏"),
-    Lesson("07_multihead.py", "7 · Multi-head attention", "multi-head", "Attention", "🧠"),
-    Lesson("08_masking.py", "8 · Masking", "masking", "Attention", "🙈"),
-    Lesson("09_layernorm.py", "9 · Residual and LayerNorm", "layernorm", "The block", "➕"),
-    Lesson("10_ffn.py", "10 · Feed-forward", "feed-forward", "The block", "⚙️"),
-    Lesson("11_moe.py", "11 · Mixture of experts", "mixture-of-experts", "The block", "🔀"),
-    Lesson("12_forward.py", "12 · Full forward walk", "forward-walk", "The block", "🚶"),
-    Lesson("20_exercises.py", "20 · Worked exercises", "exercises", "Practice", "✍️"),
-    Lesson("21_quiz.py", "21 · Quiz", "quiz", "Practice", "❓"),
-    Lesson("22_teacher.py", "Teacher: class sheets", "teacher", "Practice", "🧑‍🏫"),
+    Lesson(HOME, "Welcome", "home", "Start here", ":material/home:"),
+    Lesson("01_tour.py", "1 · Tour", "tour", "Foundations", ":material/explore:"),
+    Lesson("02_tokenizer.py", "2 · Tokenizer (BPE)", "tokenizer", "Foundations", ":material/content_cut:"),
+    Lesson("03_embeddings.py", "3 · Embeddings and positions", "embeddings", "Foundations", ":material/place:"),
+    Lesson("04_lookup.py", "4 · Attention as soft lookup", "attention-lookup", "Attention", ":material/search:"),
+    Lesson("05_self_attention.py", "5 · Self-attention step by step", "self-attention", "Attention", ":material/center_focus_strong:"),
+    Lesson("06_scaling.py", "6 · Why divide by √d_k", "scaling", "Attention", ":material/straighten:"),
+    Lesson("07_multihead.py", "7 · Multi-head attention", "multi-head", "Attention", ":material/view_module:"),
+    Lesson("08_masking.py", "8 · Masking", "masking", "Attention", ":material/visibility_off:"),
+    Lesson("09_layernorm.py", "9 · Residual and LayerNorm", "layernorm", "The block", ":material/add_circle:"),
+    Lesson("10_ffn.py", "10 · Feed-forward", "feed-forward", "The block", ":material/settings:"),
+    Lesson("11_moe.py", "11 · Mixture of experts", "mixture-of-experts", "The block", ":material/call_split:"),
+    Lesson("12_forward.py", "12 · Full forward walk", "forward-walk", "The block", ":material/directions_walk:"),
+    Lesson("20_exercises.py", "20 · Worked exercises", "exercises", "Practice", ":material/edit_note:"),
+    Lesson("21_quiz.py", "21 · Quiz", "quiz", "Practice", ":material/quiz:"),
+    Lesson("22_teacher.py", "Teacher: class sheets", "teacher", "Practice", ":material/school:"),
 )
 
 
