@@ -31,7 +31,7 @@ async def measure(url: str, started: float) -> dict:
 
         await page.goto(f"{url}/multi-head")
         await wait_idle(page)
-        slider = page.locator('[data-testid="stMain"] [role="slider"]').first
+        slider = page.locator('[data-testid="stMain"] input[type="range"]').first
         await slider.focus()
         times = []
         for i in range(CHANGES):

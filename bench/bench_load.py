@@ -62,7 +62,7 @@ async def student(browser, url: str, index: int, n_actions: int, latencies: list
                 if step % 2 == 0:
                     await page.goto(f"{url}/{lesson}?text=student+{index}+says+hello")
                 else:
-                    slider = page.locator('[data-testid="stMain"] [role="slider"]').first
+                    slider = page.locator('[data-testid="stMain"] input[type="range"]').first
                     if await slider.count():
                         await slider.press("ArrowRight")
                     await page.wait_for_timeout(50)  # let the rerun start before waiting for idle

@@ -42,7 +42,7 @@ INTERACTIONS = {
 def interact(page, kind: str, label: str) -> None:
     main = page.locator('[data-testid="stMain"]')
     if kind == "slider":
-        thumb = main.locator('[data-testid="stSlider"]', has_text=label).first.locator('[role="slider"]')
+        thumb = main.locator('[data-testid="stSlider"]', has_text=label).first.locator('input[type="range"]')
         thumb.focus()
         page.keyboard.press("ArrowRight")
     elif kind == "toggle":
