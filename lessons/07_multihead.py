@@ -118,7 +118,28 @@ else:
     st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "
                 f"{weights[best][0]:.3f} and “{nouns[1]}” {weights[best][1]:.3f}."
                 + (f" In this sentence “it” means **{right}**." if right else ""))
+    if cfg.causal and probe_kind == "it":
+        st.caption("Careful: in a decoder “it” comes *before* “tired” or “wide” and cannot "
+                   "see it, so “it” attends the same way in both sentences. Choose “the last "
+                   "token” to ask a position that has read the adjective.")
     if not bundle.trained:
         st.caption("These weights come from a model that has not been trained yet, so no head "
                    "knows the answer; the trained model is on its way.")
-    show_code(coref.find_coref_positions, coref.antecedent_weights)
+
+    st.subheader("Which head changes its mind?")
+    st.markdown("A head that always looks at the first noun scores the same in both sentences. "
+                "A head that follows the meaning moves towards the animal for *tired* and "
+                "towards the street for *wide*. Comparing the two sentences finds it:")
+    gaps = [coref.antecedent_gap(get_trace(name, EXAMPLES[k]), probe_kind)
+            for k in ("Coreference (tired)", "Coreference (wide)")]
+    if gaps[0] is None or gaps[1] is None:
+        st.info("The two example sentences do not fit this model's tokens or context.")
+    else:
+        st.latex(r"\Delta_{\ell h} = ig(lpha_{	ext{animal}} - lpha_{	ext{street}}ig)"
+                 r"_{	ext{tired}} - ig(lpha_{	ext{animal}} - lpha_{	ext{street}}ig)"
+                 r"_{	ext{wide}}")
+        (sl, sh), moved = coref.switching_head(*gaps)
+        st.metric(f"Layer {sl}, head {sh} moves the most", f"Δ = {moved:+.3f}",
+                  help="+2 would be a perfect switch: all on the animal for tired, all on the "
+                       "street for wide. 0 means the head ignores the adjective.")
+    show_code(coref.find_coref_positions, coref.antecedent_weights, coref.switching_head)

@@ -11,7 +11,9 @@ from tfviz.config import ModelConfig, RunOptions
 from tfviz.model import Transformer
 from tfviz.trace import run_with_trace
 
-TEXT = "the animal didn't cross the street"
+# Long enough for 20+ tokens with the trained BPE as well as with the byte-level fallback.
+TEXT = ("the animal didn't cross the street because it was too tired. the dog ran to the park "
+        "and the cat sat on the mat.")
 
 
 def _reference(q, k, v, divisor, causal, query_pos, temperature=1.0):
@@ -43,6 +45,7 @@ def bundles():
 def test_walkthrough_equals_numpy_recomputation(bundles, name, options, causal, divisor_on,
                                                 layer, head, query_pos):
     tr = bundles[name].trace(TEXT, options=options)
+    assert len(tr.tokens) > 20
     walk = att.query_walkthrough(tr, layer, head, query_pos)
     q = tr["q", layer][query_pos, head].astype(np.float64)
     k = tr["k", layer][:, head].astype(np.float64)
@@ -122,7 +125,8 @@ def test_pre_ln_input_needs_the_model():
 
 
 def test_rows_and_strongest_keys():
-    tr = tfviz.load("gpt-tiny").trace("abcd")
+    cfg = ModelConfig(d_model=16, n_heads=2, n_layers=1, vocab_size=30)
+    tr = run_with_trace(Transformer(cfg).eval(), [5, 6, 7, 8], tokens=list("abcd"))
     walk = att.query_walkthrough(tr, 0, 0, 1)
     rows = att.walkthrough_rows(walk)
     assert rows["key"] == ["0 a", "1 b", "2 c", "3 d"]

@@ -44,31 +44,42 @@ def test_padding_demo_hides_pad_keys_and_leaves_real_tokens_alone(bundles, name)
     assert demo.max_change < 1e-4
 
 
+TEXT = "the animal didn't cross the street because it was too tired. the dog ran to the park."
+
+
+def _edit(b):
+    """The text's ids, a middle position, and a different token to put there."""
+    ids = b.encode(TEXT)[:b.config.max_seq_len]
+    pos = len(ids) // 2
+    new = next(i for i in ids if i != ids[pos])
+    return ids, pos, new
+
+
 @pytest.mark.parametrize("name", ["gpt-tiny", "moe-tiny", "reverse-encdec"])
 def test_a_decoder_cannot_peek(bundles, name):
-    b = bundles[name]
-    ids = b.encode("the animal didn't cross the street")[:b.config.max_seq_len]
-    result = mk.peek_experiment(b.model, ids, 12, ids[1])
-    assert ids[12] != ids[1]
+    ids, pos, new = _edit(bundles[name])
+    result = mk.peek_experiment(bundles[name].model, ids, pos, new)
+    assert pos >= 4
     assert result.max_earlier_change == 0.0  # exactly, not approximately
-    assert (result.change[:12] == 0).all() and result.change[12] > 0
-    assert result.earlier.tolist() == [True] * 12 + [False] * (len(ids) - 12)
+    assert (result.change[:pos] == 0).all() and result.change[pos] > 0
+    assert result.earlier.tolist() == [True] * pos + [False] * (len(ids) - pos)
 
 
 def test_an_encoder_and_an_unmasked_decoder_do_peek(bundles):
-    ids = bundles["gpt-tiny"].encode("the animal didn't cross the street")
-    assert mk.peek_experiment(bundles["bert-tiny"].model, ids, 12, ids[1]).max_earlier_change > 1e-4
-    unmasked = mk.peek_experiment(bundles["gpt-tiny"].model, ids, 12, ids[1], causal=False)
+    ids, pos, new = _edit(bundles["bert-tiny"])
+    assert mk.peek_experiment(bundles["bert-tiny"].model, ids, pos, new).max_earlier_change > 1e-4
+    ids, pos, new = _edit(bundles["gpt-tiny"])
+    unmasked = mk.peek_experiment(bundles["gpt-tiny"].model, ids, pos, new, causal=False)
     assert unmasked.max_earlier_change > 1e-4
 
 
 def test_peek_change_is_the_logit_difference(bundles):
     b = bundles["gpt-tiny"]
-    ids = b.encode("abcdef")
-    result = mk.peek_experiment(b.model, ids, 3, ids[0])
+    ids, pos, new = _edit(b)
+    result = mk.peek_experiment(b.model, ids, pos, new)
     changed = list(ids)
-    changed[3] = ids[0]
-    a = b.trace("abcdef").logits
+    changed[pos] = new
+    a = run_with_trace(b.model, ids).logits
     c = run_with_trace(b.model, changed).logits
     np.testing.assert_allclose(result.change, np.abs(a - c).max(axis=-1), atol=1e-6)
 

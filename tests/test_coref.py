@@ -89,3 +89,20 @@ def test_answer_for():
     assert coref.answer_for(BPE) == "agent"
     assert coref.answer_for(list(WIDE)) == "place"
     assert coref.answer_for(list("the cat sat")) is None
+
+
+def test_antecedent_gap_and_switching_head():
+    b = tfviz.load("gpt-tiny")
+    tired, wide = b.trace(TIRED), b.trace(WIDE)
+    gap = coref.antecedent_gap(tired, "last")
+    probe, agent, place = coref.find_coref_positions(tired.tokens, probe="last")
+    spans = coref.coref_spans(tired.tokens, "last")
+    expected = (tired["pattern", 1][2, probe, spans[1]].sum()
+                - tired["pattern", 1][2, probe, spans[2]].sum())
+    assert gap.shape == (3, 4) and gap[1, 2] == pytest.approx(expected)
+    assert coref.antecedent_gap(b.trace("the cat sat"), "it") is None
+    # "it" comes before the adjective: a decoder's "it" row cannot differ between the two
+    same = coref.switching_head(coref.antecedent_gap(tired), coref.antecedent_gap(wide))[1]
+    assert same == pytest.approx(0.0, abs=1e-6)
+    head, moved = coref.switching_head(gap, coref.antecedent_gap(wide, "last"))
+    assert moved == pytest.approx((gap - coref.antecedent_gap(wide, "last"))[head])

@@ -2,12 +2,14 @@
 import numpy as np
 import pytest
 
-import tfviz
 from tfviz.analysis import attention as att
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.analysis import masking as mk
 from tfviz.analysis import scaling as sc
+from tfviz.bundle import Bundle, ByteTokenizer
+from tfviz.config import preset
+from tfviz.model import Transformer
 from tfviz.viz import attention as attv
 from tfviz.viz import scaling as scv
 from tfviz.viz.arrows import arrows_figure
@@ -16,7 +18,10 @@ from tfviz.viz.style import unique_labels
 
 @pytest.fixture(scope="module")
 def gpt():
-    b = tfviz.load("gpt-tiny")
+    """A fresh gpt-tiny on the characters of "the cat sat" (the same with or without trained
+    assets), as (model holder, trace)."""
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
     return b, b.trace("the cat sat")
 
 

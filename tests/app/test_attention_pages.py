@@ -71,6 +71,7 @@ def test_multihead_every_widget(app_page):
     at = app_page("07_multihead.py")
     assert at.title[0].value == "Multi-head attention"
     assert any("Largest gap" in m.value for m in at.markdown)
+    assert any("moves the most" in m.label for m in at.metric)  # tired vs wide comparison
     at.slider(key="layer").set_value(1)
     _ok(at.run())
     at.slider(key="head").set_value(2)

@@ -141,6 +141,32 @@ def coref_head_score(items: Iterable[tuple[object, CorefPositions, str]]) -> np.
     return np.mean(scores, axis=0)
 
 
+def antecedent_gap(trace, probe: str = "it") -> np.ndarray | None:
+    """(layers, heads): weight on the agent noun minus weight on the place noun, from the probe
+    ("it" or "last"), each noun's pieces added up. None if the text is not a coref sentence."""
+    spans = coref_spans(trace.tokens, probe)
+    if spans is None:
+        return None
+    w = antecedent_weights(trace, spans[0][-1], [spans[1], spans[2]])  # (L, H, 2)
+    return w[..., 0] - w[..., 1]
+
+
+def switching_head(gap_agent: np.ndarray, gap_place: np.ndarray) -> tuple[tuple[int, int], float]:
+    """The head whose preference moves most between the "tired" and the "wide" sentence.
+
+    A head that always looks at the first noun has the same gap in both and scores 0; a head
+    that follows the meaning moves towards the agent for "tired" and the place for "wide".
+    Returns ((layer, head), gap_agent − gap_place at that head).
+
+    >>> head, moved = switching_head(np.array([[0.9, 0.1]]), np.array([[0.9, -0.5]]))
+    >>> head, round(moved, 2)
+    ((0, 1), 0.6)
+    """
+    change = gap_agent - gap_place
+    head = best_head(change)
+    return head, float(change[head])
+
+
 def best_head(diff: np.ndarray) -> tuple[int, int]:
     """(layer, head) with the largest |difference| in a (layers, heads) array."""
     layer, head = np.unravel_index(int(np.argmax(np.abs(diff))), diff.shape)
