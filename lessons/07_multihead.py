@@ -135,10 +135,13 @@ else:
     if gaps[0] is None or gaps[1] is None:
         st.info("The two example sentences do not fit this model's tokens or context.")
     else:
-        st.latex(r"\Delta_{\ell h} = ig(lpha_{	ext{animal}} - lpha_{	ext{street}}ig)"
-                 r"_{	ext{tired}} - ig(lpha_{	ext{animal}} - lpha_{	ext{street}}ig)"
-                 r"_{	ext{wide}}")
+        st.latex(r"\Delta_{\ell h} = \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
+                 r"_{\text{tired}} - \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
+                 r"_{\text{wide}}")
         (sl, sh), moved = coref.switching_head(*gaps)
+        if abs(moved) < 1e-6:
+            st.info("No head changes at all: from this query the two sentences look identical "
+                    "(the adjective comes later). Choose “the last token” above.")
         st.metric(f"Layer {sl}, head {sh} moves the most", f"Δ = {moved:+.3f}",
                   help="+2 would be a perfect switch: all on the animal for tired, all on the "
                        "street for wide. 0 means the head ignores the adjective.")

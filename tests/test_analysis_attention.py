@@ -130,7 +130,8 @@ def test_rows_and_strongest_keys():
     walk = att.query_walkthrough(tr, 0, 0, 1)
     rows = att.walkthrough_rows(walk)
     assert rows["key"] == ["0 a", "1 b", "2 c", "3 d"]
-    assert rows["after mask (blank = −∞)"][2:] == [None, None]
+    assert rows["after mask"][2:] == ["−∞", "−∞"]
+    assert rows["after mask"][0] == f"{walk.masked[0]:.4f}"
     assert rows["softmax α"] == walk.weights.tolist()
     assert att.strongest_keys(np.array([0.1, 0.5, 0.05, 0.35]), k=2) == [1, 3]
     assert att.strongest_keys(walk.weights, k=10) == [0, 1, 2, 3]

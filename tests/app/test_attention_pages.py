@@ -72,6 +72,8 @@ def test_multihead_every_widget(app_page):
     assert at.title[0].value == "Multi-head attention"
     assert any("Largest gap" in m.value for m in at.markdown)
     assert any("moves the most" in m.label for m in at.metric)  # tired vs wide comparison
+    assert any(r"\alpha_{\text{animal}}" in x.value for x in at.latex)
+    assert any("No head changes" in i.value for i in at.info)  # a decoder's "it" is blind to it
     at.slider(key="layer").set_value(1)
     _ok(at.run())
     at.slider(key="head").set_value(2)
@@ -80,6 +82,7 @@ def test_multihead_every_widget(app_page):
     _ok(at.run())
     at.radio(key="mh_probe").set_value("last")
     _ok(at.run())
+    assert not any("No head changes" in i.value for i in at.info)
     at.button(key="mh_wide").click()
     _ok(at.run())
     assert at.session_state["text"] == EXAMPLES["Coreference (wide)"]

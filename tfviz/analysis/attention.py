@@ -225,12 +225,12 @@ def strongest_keys(weights: np.ndarray, k: int = 10) -> list[int]:
 
 
 def walkthrough_rows(walk: QueryWalkthrough) -> dict[str, list]:
-    """Columns for a table of the walk: one row per key (−∞ shown as None = blank)."""
-    masked = [float(m) if ok else None for m, ok in zip(walk.masked, walk.allowed)]
+    """Columns for a table of the walk: one row per key; masked scores are written "−∞"."""
+    masked = [f"{m:.4f}" if ok else "−∞" for m, ok in zip(walk.masked, walk.allowed)]
     return {
         "key": [f"{j} {t}" for j, t in enumerate(walk.tokens)],
         "q·k": walk.raw.tolist(),
         f"÷ {walk.divisor:.4g}": walk.scaled.tolist(),
-        "after mask (blank = −∞)": masked,
+        "after mask": masked,
         "softmax α": walk.weights.tolist(),
     }
