@@ -50,11 +50,13 @@ st.subheader("What kind of head is it?")
 st.markdown(
     "Researchers who looked at trained models found recurring habits: heads that look at the "
     "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
-    "point to rare words. Four simple averages over the rows of each map give a first guess:"
+    "point to rare words. A few simple averages over the rows of each map give a first guess:"
 )
 st.dataframe({"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
               "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
               "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
+              "favourite key": [f"{s.favourite} {trace.tokens[s.favourite]}" for s in stats],
+              "→ favourite": [s.favourite_share for s in stats],
               "label": [s.label for s in stats]}, hide_index=True)
 st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
            f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "

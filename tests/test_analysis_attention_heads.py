@@ -72,6 +72,17 @@ def test_head_stats_name_hand_made_heads():
     assert stats[3].previous == pytest.approx(np.mean([1 / (i + 1) for i in range(1, n)]))
 
 
+def test_a_head_that_keeps_pointing_at_one_early_token():
+    n = 6
+    p = np.zeros((n, n))
+    p[0, 0] = 1.0
+    p[1:, 1] = 1.0  # every later token looks at token 1 (say, the subject)
+    (stats,) = hd.head_stats(p[None])
+    assert stats.label == "one-token head"
+    assert (stats.favourite, stats.favourite_share) == (1, 1.0)
+    assert hd.head_stats(np.ones((2, 1, 1)))[0].favourite_share == 0.0  # one token: no habit
+
+
 def test_label_head_thresholds():
     assert hd.label_head(0.2, 0.2, 0.2, 0.5) == "mixed head"
     assert hd.label_head(0.2, 0.55, 0.2, 0.1) == "same-token head"

@@ -76,22 +76,27 @@ class HeadStats:
     first: float  # mean weight on the first token
     entropy: float  # mean entropy of a row, as a fraction of the most it could be (0..1)
     label: str
+    favourite: int = 0  # the key (from the first half of the text) that gets the most weight
+    favourite_share: float = 0.0  # its mean weight over the rows that come after it
 
 
 ROLE_THRESHOLD = 0.5  # a head is "previous-token" when, on average, half its weight goes there
 BROAD_THRESHOLD = 0.8  # rows at least 80% as spread out as a uniform row
 
 
-def label_head(previous: float, same: float, first: float, spread: float) -> str:
+def label_head(previous: float, same: float, first: float, spread: float,
+               favourite_share: float = 0.0) -> str:
     """A short name for a head's habit, from its mean statistics.
 
     >>> label_head(0.7, 0.1, 0.1, 0.3)
     'previous-token head'
     >>> label_head(0.1, 0.1, 0.1, 0.95)
     'broad head'
+    >>> label_head(0.1, 0.1, 0.1, 0.3, favourite_share=0.6)
+    'one-token head'
     """
     roles = [(previous, "previous-token head"), (same, "same-token head"),
-             (first, "first-token head")]
+             (first, "first-token head"), (favourite_share, "one-token head")]
     value, name = max(roles, key=lambda r: r[0])
     if value >= ROLE_THRESHOLD:
         return name
@@ -106,6 +111,8 @@ def head_stats(patterns: np.ndarray) -> list[HeadStats]:
     Row 0 is left out of the "previous" and "first" means (it has no previous token, and its
     first token is itself); with fewer than 2 tokens everything uses row 0 only. A row's
     entropy is divided by log2 of the number of keys it may see (rows seeing 1 key are skipped).
+    The favourite key is the one, among the first half of the text, with the highest mean
+    weight over the rows from it onwards (a head that keeps pointing at, say, the subject).
     """
     h, n, _ = patterns.shape
     rows = np.arange(1, n) if n > 1 else np.arange(n)
@@ -118,8 +125,13 @@ def head_stats(patterns: np.ndarray) -> list[HeadStats]:
         visible = (p > 0).sum(axis=1)  # keys each row actually spreads weight over
         usable = visible > 1
         spread = float((entropy(p[usable]) / np.log2(visible[usable])).mean()) if usable.any() else 0.0
+        fav, share = 0, 0.0
+        if n > 1:
+            shares = [p[max(j, 1):, j].mean() for j in range((n + 1) // 2)]  # per early key
+            fav = int(np.argmax(shares))
+            share = float(shares[fav])
         stats.append(HeadStats(head, previous, same, first, spread,
-                               label_head(previous, same, first, spread)))
+                               label_head(previous, same, first, spread, share), fav, share))
     return stats
 
 
