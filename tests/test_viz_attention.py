@@ -116,7 +116,8 @@ def test_masked_scores_figure_blanks_minus_infinity(gpt):
     shown, overlay = np.asarray(fig.data[0].z, dtype=float), np.asarray(fig.data[1].z, dtype=float)
     assert np.isnan(shown[0, 1]) and overlay[0, 1] == 1.0
     assert shown[3, 2] == pytest.approx(masked[3, 2]) and np.isnan(overlay[3, 2])
-    assert fig.data[1].texttemplate == "−∞"
+    assert fig.data[1].texttemplate == "%{text}"
+    assert fig.data[1].text[0][1] == "−∞" and fig.data[1].text[3][2] == ""  # only masked cells
 
 
 def test_logit_change_figure(gpt):

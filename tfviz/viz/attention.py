@@ -154,7 +154,8 @@ def masked_scores_figure(masked: np.ndarray, tokens: Sequence[str], *, title: st
     hidden = np.where(np.isneginf(masked), 1.0, np.nan)
     fig.add_trace(go.Heatmap(z=hidden, x=list(range(len(labs))), y=list(range(len(labs))),
                              colorscale=[[0, MASKED_GREY], [1, MASKED_GREY]], showscale=False,
-                             texttemplate="−∞" if len(labs) <= 20 else None,
+                             text=np.where(np.isneginf(masked), "−∞", ""),
+                             texttemplate="%{text}" if len(labs) <= 20 else None,
                              hovertemplate="masked (−∞)<extra></extra>"))
     return fig
 
