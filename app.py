@@ -22,7 +22,7 @@ for lesson in available():
                    url_path=None if is_home else lesson.url, icon=lesson.icon or None,
                    default=is_home)
     sections.setdefault(lesson.section, []).append(page)
-current = st.navigation(sections)
+current = st.navigation(sections, expanded=True)  # every lesson visible, no 'view more'
 
 for notice in init_state(model_names()):
     st.toast(notice)

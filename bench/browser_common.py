@@ -13,7 +13,7 @@ CHART_STATE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'
 
 IDLE_JS = """() => {
     const s = document.querySelector('[data-testid="stStatusWidget"]');
-    return !!document.querySelector('[data-testid="stMain"] h1') &&
+    return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] [data-testid="stAlert"]') &&
            (!s || !s.innerText.toLowerCase().includes('running'));
 }"""
 

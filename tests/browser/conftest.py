@@ -64,7 +64,7 @@ def page(browser):
 
 IDLE_JS = """() => {
     const s = document.querySelector('[data-testid="stStatusWidget"]');
-    return !!document.querySelector('[data-testid="stMain"] h1') &&
+    return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] [data-testid="stAlert"]') &&
            !!document.querySelector('[data-testid="stSidebar"] textarea') &&
            (!s || !s.innerText.toLowerCase().includes('running'));
 }"""

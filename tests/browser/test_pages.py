@@ -25,7 +25,7 @@ INTERACTIONS = {
     "tokenizer": ("slider", "Step through the merges"),
     "embeddings": ("slider", "width d"),
     "attention-lookup": ("slider", "query, dimension 1"),
-    "self-attention": ("toggle", "Divide by √d_k"),
+    "self-attention": ("slider", "Layer"),
     "scaling": ("slider", "Layer"),
     "multi-head": ("slider", "Layer"),
     "masking": ("toggle", "Switch the causal mask off"),
