@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
 from safetensors.torch import load_file
 
 from tfviz.config import ModelConfig, RunOptions, preset
@@ -77,14 +78,39 @@ class Bundle:
 
     def trace(self, text: str, *, source: str | None = None, options: RunOptions | None = None,
               names: NamesFilter = None) -> Trace:
-        """Tokenise ``text`` (cut to the model's context) and trace one forward pass."""
+        """Tokenise ``text`` (cut to the model's context) and trace one forward pass.
+
+        Encoder-decoder models: see :meth:`seq2seq_inputs` for what each side reads.
+        """
         ids = self.encode(text)[: self.config.max_seq_len] or [0]
         kwargs = {}
         if self.config.arch == "encoder-decoder":
-            src = self.encode(source if source is not None else text)[: self.config.max_seq_len] or [0]
+            src, ids = self.seq2seq_inputs(text if source is None else source,
+                                           None if source is None else text)
             kwargs = {"enc_ids": src, "enc_tokens": self.token_strings(src)}
         return run_with_trace(self.model, ids, tokens=self.token_strings(ids), options=options,
                               names=names, **kwargs)
+
+    def seq2seq_inputs(self, source: str, target: str | None = None) -> tuple[list[int], list[int]]:
+        """(encoder ids, decoder ids) for an encoder-decoder model.
+
+        The encoder reads ``source``; the decoder reads ``<bos>`` + ``target``. Without a
+        target, the decoder reads ``<bos>`` + the model's own greedy answer (without its
+        ``<eos>``), so ``trace("abcd")`` on reverse-encdec shows ``<bos> d c b a`` reading
+        ``a b c d``, and its cross-attention draws the anti-diagonal.
+        """
+        n = self.config.max_seq_len
+        src = self.encode(source)[:n] or [0]
+        bos, eos = getattr(self.tokenizer, "bos_id", 1), getattr(self.tokenizer, "eos_id", 2)
+        if target is not None:
+            return src, [bos, *self.encode(target)][:n]
+        dec = [bos]
+        with torch.no_grad():
+            logits, cache = self.model.step(torch.tensor([dec]), enc_ids=torch.tensor([src]))
+            while len(dec) < n and (nxt := int(logits[0, -1].argmax())) != eos:
+                dec.append(nxt)
+                logits, cache = self.model.step(torch.tensor([[nxt]]), cache)
+        return src, dec
 
 
 def _fresh(cfg: ModelConfig) -> Bundle:
