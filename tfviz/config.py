@@ -158,13 +158,17 @@ class RunOptions:
 
 
 _PRESETS: dict[str, ModelConfig] = {
-    "gpt-tiny": ModelConfig(name="gpt-tiny", arch="decoder", n_layers=3, vocab_size=600),
+    # init_seed=1: with seed 0 the coreference job ends up split over two heads (see
+    # tfviz/training/recipes.py); with 1 a single head does it, which is what lesson 7 shows.
+    "gpt-tiny": ModelConfig(name="gpt-tiny", arch="decoder", n_layers=3, vocab_size=600, init_seed=1),
     "moe-tiny": ModelConfig(name="moe-tiny", arch="decoder", n_layers=2, vocab_size=600,
-                            n_experts=4, moe_top_k=1, d_ff=128, moe_capacity_factor=2.0),
+                            n_experts=4, moe_top_k=1, d_ff=128, moe_capacity_factor=2.0,
+                            # 0.05, not 0.01: with 0.01 one expert per layer starved (<4% load).
+                            moe_aux_loss_coef=0.05),
     "bert-tiny": ModelConfig(name="bert-tiny", arch="encoder", n_layers=2, vocab_size=600,
                              activation="gelu"),
     "reverse-encdec": ModelConfig(name="reverse-encdec", arch="encoder-decoder", n_layers=2,
-                                  vocab_size=24, max_seq_len=32, d_ff=128),
+                                  vocab_size=20, max_seq_len=32, d_ff=128),
 }
 
 PRESET_NAMES = tuple(_PRESETS)
