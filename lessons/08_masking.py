@@ -98,7 +98,8 @@ else:
     new_id = c2.selectbox("New token", choices, key="mk_new",
                           format_func=lambda i: bundle.token_strings([i])[0])
     no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
-    result = mk.peek_experiment(bundle.model, ids, pos, new_id, causal=False if no_mask else None)
+    result = mk.peek_experiment(bundle.model, ids, pos, new_id, causal=False if no_mask else None,
+                                enc_ids=trace.enc_ids)
     plotly(attv.logit_change_figure(result.change, trace.tokens, pos))
     earlier = result.max_earlier_change
     if earlier == 0.0:

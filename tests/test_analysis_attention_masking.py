@@ -95,3 +95,13 @@ def test_first_ordinary_id_for_each_tokenizer():
 
     assert mk.first_ordinary_id(ByteTokenizer()) == 7
     assert mk.first_ordinary_id(TaskTokenizer()) == 4
+
+
+def test_encoder_decoder_peek_keeps_the_given_source(bundles):
+    b = bundles["reverse-encdec"]
+    tr = b.trace("abcdefgh")
+    ids = [int(i) for i in tr.ids]
+    result = mk.peek_experiment(b.model, ids, 4, ids[1], enc_ids=tr.enc_ids)
+    assert result.max_earlier_change == 0.0 and result.change[4] > 0
+    again = run_with_trace(b.model, ids, enc_ids=tr.enc_ids).logits
+    np.testing.assert_allclose(again, tr.logits, atol=1e-5)  # the same source as the trace

@@ -95,18 +95,19 @@ class PeekResult:
 
 
 def peek_experiment(model, ids: Sequence[int], position: int, new_id: int,
-                    causal: bool | None = None) -> PeekResult:
+                    causal: bool | None = None, enc_ids: Sequence[int] | None = None) -> PeekResult:
     """Replace the token at ``position`` by ``new_id`` and measure how every position's logits move.
 
     ``causal`` overrides the model's mask for both runs (None keeps the model's own). For an
-    encoder-decoder model only the decoder's input changes; the encoder keeps reading the
-    original text, so the experiment isolates the decoder's mask.
+    encoder-decoder model only the decoder's input changes; the encoder keeps reading
+    ``enc_ids`` (default: the original ``ids``), so the experiment isolates the decoder's mask.
     """
     options = RunOptions(causal=causal)
     ids = [int(i) for i in ids]
     changed = list(ids)
     changed[position] = int(new_id)
-    enc = {"enc_ids": ids} if model.cfg.arch == "encoder-decoder" else {}
+    source = ids if enc_ids is None else [int(i) for i in enc_ids]
+    enc = {"enc_ids": source} if model.cfg.arch == "encoder-decoder" else {}
     a = run_with_trace(model, ids, names=["logits"], options=options, **enc).logits  # (n, vocab)
     b = run_with_trace(model, changed, names=["logits"], options=options, **enc).logits
     change = np.abs(a.astype(np.float64) - b).max(axis=-1)  # (n,)
