@@ -1,7 +1,6 @@
 """The trained models in assets/: they load, their files belong together, and the numbers in
 each manifest come back when the shipped weights are evaluated again on the held-out data."""
 import json
-import time
 
 import numpy as np
 import pytest
@@ -67,9 +66,7 @@ def _same(recorded, measured, path=""):
 @pytest.mark.parametrize("name", NAMES)
 def test_manifest_numbers_are_reproduced_from_the_shipped_weights(bundles, name):
     b = bundles[name]
-    start = time.perf_counter()
     measured = json.loads(json.dumps(RECIPES[name].evaluate(b.model, b.tokenizer)))
-    assert time.perf_counter() - start < 30  # a few seconds normally; generous on a busy machine
     _same(recorded_metrics(b.manifest), measured)
 
 
