@@ -1,6 +1,7 @@
 """A classroom on one server: many browser sessions clicking through lessons at once.
 
-    python -m bench.bench_load              # 10 sessions x 20 interactions, then a ramp
+    python -m bench.bench_load              # 10 sessions x 20 interactions
+    python -m bench.bench_load --ramp       # then 10, 15, 20, ... sessions until p95 > 1 s
 
 Each session is its own browser context (own cookies and websocket, like a student's laptop)
 in one chromium. An interaction is either opening a lesson or moving its first slider; its
@@ -91,8 +92,9 @@ async def run_level(url: str, sessions: int, n_actions: int) -> dict:
 
 
 def main() -> None:
-    levels = [int(a) for a in sys.argv[1:]] or [10]
-    ramp = [10, 15, 20, 30, 40]
+    args = [a for a in sys.argv[1:] if a != "--ramp"]
+    levels = [int(a) for a in args] or [10]
+    ramp = [5, 10, 15, 20, 30, 40] if "--ramp" in sys.argv else []
     with streamlit_server() as (url, proc, _):
         mem = PeakMemory(proc.pid)
         mem.start()
@@ -109,7 +111,7 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows + ramp_rows:
         print(f"| {r['sessions']} | {r['n']} | {len(r['errors'])} | {r['median']:.0f} | "
-              f"{r['p95']:.0f} | {r['wall']:.1f} | {len(r['outside'])} |")
+              f"{r['p95']:.0f} | {r['wall']:.1f} | {len(r['outside'])} |", flush=True)
     print(f"\nserver peak memory during the 20-interaction run: {peak_main:.0f} MB; "
           f"over the whole ramp: {mem.peak:.0f} MB")
     ok = [r["sessions"] for r in ramp_rows if r["p95"] <= 1000 and not r["errors"]]

@@ -14,7 +14,7 @@ def app_page():
     from streamlit.testing.v1 import AppTest
 
     def run(lesson_file: str, **query):
-        at = AppTest.from_file(APP, default_timeout=60)
+        at = AppTest.from_file(APP, default_timeout=90)
         for key, value in query.items():
             at.query_params[key] = value
         at.run()

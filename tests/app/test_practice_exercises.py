@@ -1,5 +1,4 @@
 """Lesson 20 in the real app frame: right, diagnosed-wrong and garbage answers, hints, variants."""
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,28 +6,10 @@ import pytest
 from tfviz.exercises import EXERCISES, make_instance, solve_attention
 from tfviz.exercises.attention import select
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "20_exercises.py"
 FLY = "flying-arrows:source"
 
 
-@pytest.fixture
-def app_page():
-    """The shared fixture's steps with app.py found from this file (AppTest resolves a relative
-    path against the calling file, which for the shared fixture is tests/app/)."""
-    from streamlit.testing.v1 import AppTest
-
-    def run(lesson_file: str, **query):
-        at = AppTest.from_file(APP, default_timeout=90)
-        for key, value in query.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        at.switch_page(f"lessons/{lesson_file}").run()
-        assert not at.exception, at.exception
-        return at
-
-    return run
 
 
 def _ok(at):

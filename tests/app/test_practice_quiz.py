@@ -1,30 +1,12 @@
 """Lesson 21 in the real app frame: right, wrong and unreadable answers, score, new quiz."""
-from pathlib import Path
 
 import pytest
 
 from tfviz.exercises.quiz import NumericQuestion, format_value, make_quiz, question_by_id
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "21_quiz.py"
 
 
-@pytest.fixture
-def app_page():
-    """The shared fixture's steps with app.py found from this file."""
-    from streamlit.testing.v1 import AppTest
-
-    def run(lesson_file: str, **query):
-        at = AppTest.from_file(APP, default_timeout=90)
-        for key, value in query.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        at.switch_page(f"lessons/{lesson_file}").run()
-        assert not at.exception, at.exception
-        return at
-
-    return run
 
 
 def _ok(at):

@@ -1,32 +1,14 @@
 """The teacher's page in the real app frame: choices, previews, download buttons, answer key."""
-from pathlib import Path
 
 import pytest
 
 from tfviz.exercises.registry import make_instance
 from tfviz.exercises.worksheet import worksheet, worksheet_html
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "22_teacher.py"
 DOWNLOADS = ["tc_dl_sheet_md", "tc_dl_sheet_html", "tc_dl_key_md", "tc_dl_key_html"]
 
 
-@pytest.fixture
-def app_page():
-    """The shared fixture's steps with app.py found from this file."""
-    from streamlit.testing.v1 import AppTest
-
-    def run(lesson_file: str, **query):
-        at = AppTest.from_file(APP, default_timeout=90)
-        for key, value in query.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        at.switch_page(f"lessons/{lesson_file}").run()
-        assert not at.exception, at.exception
-        return at
-
-    return run
 
 
 def _ok(at):
