@@ -67,6 +67,10 @@ def test_lesson_by_url_then_interact(server, page, lesson):
     assert_no_exception(page)
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert nav.count() == 1 and "Foundations" in nav.inner_text()  # the frame, not a bare page
+    page.wait_for_function(  # charts draw after the script run ends; wait for them to exist
+        """() => document.querySelectorAll('[data-testid="stPlotlyChart"]').length ===
+                 document.querySelectorAll('.js-plotly-plot').length""", timeout=30_000)
+    page.wait_for_timeout(500)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{lesson.file[:-3]}.png"), full_page=True)
 
