@@ -95,7 +95,9 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--ramp"]
     levels = [int(a) for a in args] or [10]
     ramp = [5, 10, 15, 20, 30, 40] if "--ramp" in sys.argv else []
-    with streamlit_server() as (url, proc, _):
+    log = Path(__file__).resolve().parent / "out" / "load-server.log"
+    log.parent.mkdir(exist_ok=True)
+    with streamlit_server(log_path=log) as (url, proc, _):
         mem = PeakMemory(proc.pid)
         mem.start()
         rows = [asyncio.run(run_level(url, s, 20)) for s in levels]
@@ -119,6 +121,7 @@ def main() -> None:
     for r in rows + ramp_rows:
         for e in r["errors"][:5]:
             print("  error:", e)
+    print(f"server log (tracebacks of any page that failed): {log}")
 
 
 if __name__ == "__main__":
