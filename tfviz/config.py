@@ -25,8 +25,24 @@ POSITIONALS = ("sinusoidal", "learned", "rope", "alibi", "none")
 PATTERNS = ("full", "sliding", "dilated", "global", "bigbird", "strided")
 
 
+class DerivedSizes:
+    """Sizes that follow from a config's fields; shared by ModelConfig and exercises' ParamSpec."""
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def enc_layers(self) -> int:
+        return self.n_layers if self.n_enc_layers is None else self.n_enc_layers
+
+
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(DerivedSizes):
     name: str = "custom"
     # decoder = causal LM (GPT), encoder = bidirectional (BERT), encoder-decoder = seq2seq.
     arch: Arch = "decoder"
@@ -101,18 +117,6 @@ class ModelConfig:
         for ok, message in checks:
             if not ok:
                 raise ValueError(f"ModelConfig({self.name}): {message}")
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
-
-    @property
-    def kv_heads(self) -> int:
-        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-
-    @property
-    def enc_layers(self) -> int:
-        return self.n_layers if self.n_enc_layers is None else self.n_enc_layers
 
     @property
     def causal(self) -> bool:

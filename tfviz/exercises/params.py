@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tfviz.config import DerivedSizes
+
 ARCHS = ("encoder", "decoder", "encoder-decoder")
 
 
 @dataclass(frozen=True)
-class ParamSpec:
+class ParamSpec(DerivedSizes):
     """Sizes of a model, without any counting convention (those are keywords of the counter)."""
 
     d_model: int
@@ -46,18 +48,6 @@ class ParamSpec:
             raise ValueError(f"arch must be one of {ARCHS}")
         if min(self.d_model, self.n_heads, self.d_ff, self.n_layers, self.vocab_size) < 1:
             raise ValueError("sizes must be positive")
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
-
-    @property
-    def kv_heads(self) -> int:
-        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-
-    @property
-    def enc_layers(self) -> int:
-        return self.n_layers if self.n_enc_layers is None else self.n_enc_layers
 
 
 @dataclass(frozen=True)
