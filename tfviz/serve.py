@@ -41,7 +41,7 @@ def wait_until_up(url: str, timeout: float = 60.0) -> float:
 
 
 @contextmanager
-def streamlit_server(env: dict | None = None, log_path: Path | None = None):
+def streamlit_server(env: dict | None = None, log_path: Path | None = None, entry: str = "server.py"):
     """Yields (base_url, process, started_at) for a fresh server; kills it afterwards."""
     port = free_port()
     child_env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
@@ -49,7 +49,7 @@ def streamlit_server(env: dict | None = None, log_path: Path | None = None):
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / entry),
          "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
         cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT)
     try:

@@ -1,0 +1,41 @@
+"""Do a server's slow first-time work before any learner asks for it.
+
+`server.py` runs :func:`warm_up` in a background thread when the server starts, so the
+first learner does not wait for torch to import (about 2.5 s here) or the first models to load.
+The order follows what the first page needs: torch and tfviz, the default model and its trace
+of the default text, the chart libraries, then the other models.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+log = logging.getLogger("tfviz")
+# Streamlit warns once per cached call made outside a page run; here that is expected.
+_CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+def warm_up() -> float:
+    """Import, load and trace what the first page needs. Returns the seconds it took."""
+    start = time.perf_counter()
+    quiet = logging.getLogger(_CONTEXT_LOGGER)
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        from tfviz.ui.cache import get_bundle, get_trace, model_names
+        from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+        get_trace(DEFAULT_MODEL, DEFAULT_TEXT)
+        import altair  # noqa: F401  (the tour's charts; 0.3-1 s each the first time)
+        import pandas  # noqa: F401
+        import plotly.graph_objects  # noqa: F401
+
+        for name in model_names():
+            get_bundle(name)
+    except Exception:  # a failed warm-up only means a slower first page
+        log.exception("warm-up failed")
+    finally:
+        quiet.setLevel(level)
+    took = time.perf_counter() - start
+    log.info("warm-up done in %.1f s", took)
+    return took
