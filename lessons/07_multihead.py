@@ -5,7 +5,7 @@ from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.ui.cache import get_trace
 from tfviz.ui.state import EXAMPLES
-from tfviz.ui.widgets import current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.style import unique_labels
@@ -26,62 +26,67 @@ st.markdown(
     "the heads simply share out the d dimensions between them."
 )
 
-st.header("1 · Splitting into heads is a reshape")
-st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
-         rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
-layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-q_full = hd.query_matrix(trace, layer)
-per_token, per_head = hd.split_heads(q_full, h)
-st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
-          "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
-st.caption(f"After the transpose, head {head} owns the slice Q[{head}] of shape "
-           f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions {head * dh}…{(head + 1) * dh - 1} "
-           "of every token's query. The head axis now behaves like a batch axis.")
-show_code(hd.query_matrix, hd.split_heads)
+@st.fragment  # moving the layer or head slider reruns only this part of the page
+def by_layer() -> None:
+    st.header("1 · Splitting into heads is a reshape")
+    st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
+             rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
+    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
+    q_full = hd.query_matrix(trace, layer)
+    per_token, per_head = hd.split_heads(q_full, h)
+    st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
+              "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
+    st.caption(f"After the transpose, head {head} owns the slice Q[{head}] of shape "
+               f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions {head * dh}…{(head + 1) * dh - 1} "
+               "of every token's query. The head axis now behaves like a batch axis.")
+    show_code(hd.query_matrix, hd.split_heads)
 
-st.header("2 · Every head of the layer at once")
-stats = hd.head_stats(trace["pattern", layer])
-plotly(attv.head_grid(trace["pattern", layer], trace.tokens, layer=layer,
-                      names=[s.label for s in stats]))
-plotly(attention_heatmap(trace["pattern", layer][head], trace.tokens,
-                         title=f"Layer {layer}, head {head} ({stats[head].label})"))
+    st.header("2 · Every head of the layer at once")
+    stats = hd.head_stats(trace["pattern", layer])
+    chart(attv.head_grid, trace["pattern", layer], trace.tokens, layer=layer,
+          names=[s.label for s in stats])
+    chart(attention_heatmap, trace["pattern", layer][head], trace.tokens,
+          title=f"Layer {layer}, head {head} ({stats[head].label})")
 
-st.subheader("What kind of head is it?")
-st.markdown(
-    "Researchers who looked at trained models found recurring habits: heads that look at the "
-    "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
-    "point to rare words. A few simple averages over the rows of each map give a first guess:"
-)
-st.dataframe({"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
-              "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
-              "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
-              "favourite key": [f"{s.favourite} {trace.tokens[s.favourite]}" for s in stats],
-              "→ favourite": [s.favourite_share for s in stats],
-              "label": [s.label for s in stats]}, hide_index=True)
-st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
-           f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
-           "uniform. An untrained model's heads are mostly broad.")
-show_code(hd.head_stats, hd.label_head)
+    st.subheader("What kind of head is it?")
+    st.markdown(
+        "Researchers who looked at trained models found recurring habits: heads that look at the "
+        "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
+        "point to rare words. A few simple averages over the rows of each map give a first guess:"
+    )
+    st.dataframe({"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
+                  "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
+                  "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
+                  "favourite key": [f"{s.favourite} {trace.tokens[s.favourite]}" for s in stats],
+                  "→ favourite": [s.favourite_share for s in stats],
+                  "label": [s.label for s in stats]}, hide_index=True)
+    st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
+               f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
+               "uniform. An untrained model's heads are mostly broad.")
+    show_code(hd.head_stats, hd.label_head)
 
-st.header("3 · Joining the heads: concatenate, then W^O")
-st.latex(r"\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots \oplus z^{(h)}\,\big]\,W^O"
-         rf"\qquad n\times h d_{{head}} \cdot h d_{{head}}\times d = "
-         rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}")
-st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
-            "of rows of W^O and adding the results, so each head's share can be measured:")
-st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
-found = coref.find_coref_positions(trace.tokens)
-if st.session_state.get("mh_query", n) >= n:
-    st.session_state["mh_query"] = found.probe if found else n - 1
-q_pos = st.selectbox("Token", range(n), key="mh_query",
-                     format_func=lambda i: f"{i} {trace.tokens[i]}")
-W_O, b_O = hd.output_weights(bundle.model, layer)
-contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
-plotly(attv.head_contribution_bars(contrib, query=labels[q_pos], highlight=head))
-gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])
-st.caption(f"Check: the heads' shares plus b^O equal the model's attention output for "
-           f"{labels[q_pos]} to within {gap:.1e}.")
-show_code(hd.head_contributions, hd.output_weights)
+    st.header("3 · Joining the heads: concatenate, then W^O")
+    st.latex(r"\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots \oplus z^{(h)}\,\big]\,W^O"
+             rf"\qquad n\times h d_{{head}} \cdot h d_{{head}}\times d = "
+             rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}")
+    st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
+                "of rows of W^O and adding the results, so each head's share can be measured:")
+    st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
+    found = coref.find_coref_positions(trace.tokens)
+    if st.session_state.get("mh_query", n) >= n:
+        st.session_state["mh_query"] = found.probe if found else n - 1
+    q_pos = st.selectbox("Token", range(n), key="mh_query",
+                         format_func=lambda i: f"{i} {trace.tokens[i]}")
+    W_O, b_O = hd.output_weights(bundle.model, layer)
+    contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
+    chart(attv.head_contribution_bars, contrib, query=labels[q_pos], highlight=head)
+    gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])
+    st.caption(f"Check: the heads' shares plus b^O equal the model's attention output for "
+               f"{labels[q_pos]} to within {gap:.1e}.")
+    show_code(hd.head_contributions, hd.output_weights)
+
+
+by_layer()
 
 st.header("4 · What does “it” refer to?")
 st.markdown(
@@ -114,7 +119,7 @@ else:
     nouns = [next(w for w, toks in words if toks == span) for span in (agent, place)]
     weights = coref.antecedent_weights(trace, probe, [agent, place])  # (layers, heads, 2)
     best = coref.best_head(weights[..., 0] - weights[..., 1])
-    plotly(attv.coref_figure(weights, nouns, best=best, probe=labels[probe]))
+    chart(attv.coref_figure, weights, nouns, best=best, probe=labels[probe])
     answer = coref.answer_for(trace.tokens)
     right = {"agent": nouns[0], "place": nouns[1]}.get(answer)
     st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "

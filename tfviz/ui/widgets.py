@@ -7,8 +7,9 @@ import streamlit as st
 
 from tfviz.textinput import clean_text
 from tfviz.ui.cache import get_bundle, length_notice, model_names
-from tfviz.ui.state import EXAMPLES, persist
+from tfviz.ui.state import EXAMPLES, persist, sync_url
 
+FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
 PLOTLY_CONFIG = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},  # the camera icon saves a PNG
@@ -48,16 +49,19 @@ def sidebar_controls() -> None:
 
 def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool = True,
                        where=None) -> tuple[int, int | None]:
-    """Layer (and head) sliders tied to the shared, URL-mirrored state."""
+    """Layer (and head) sliders tied to the shared, URL-mirrored state.
+
+    The URL is updated from the slider's callback, so it stays right when the sliders live in
+    an ``st.fragment`` (a fragment rerun skips the frame's own ``sync_url``)."""
     where = where or st
     persist("layer", "head")
     st.session_state["layer"] = min(st.session_state.get("layer", 0), n_layers - 1)
     cols = where.columns(2) if head and n_heads else [where]
-    layer = cols[0].slider("Layer", 0, n_layers - 1, key="layer") if n_layers > 1 else 0
+    layer = cols[0].slider("Layer", 0, n_layers - 1, key="layer", on_change=sync_url) if n_layers > 1 else 0
     chosen_head = None
     if head and n_heads:
         st.session_state["head"] = min(st.session_state.get("head", 0), n_heads - 1)
-        chosen_head = cols[1].slider("Head", 0, n_heads - 1, key="head")
+        chosen_head = cols[1].slider("Head", 0, n_heads - 1, key="head", on_change=sync_url)
     return layer, chosen_head
 
 
@@ -66,7 +70,23 @@ def current_bundle():
 
 
 def plotly(fig, **kwargs) -> None:
-    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
+    st.plotly_chart(fig, config=PLOTLY_CONFIG, theme=None, **kwargs)
+
+
+@st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
+def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
+    return _builder(*args, **kwargs)
+
+
+def chart(builder, *args, **kwargs) -> None:
+    """Draw the plotly figure ``builder(*args, **kwargs)``, built once per distinct input.
+
+    Building a plotly figure costs 10-150 ms of validation, which dominates a rerun; a class
+    looking at the same sentence shares one copy. The shared figure is only ever read
+    (``st.plotly_chart`` serialises a copy of it), never changed.
+    """
+    name = f"{builder.__module__}.{builder.__qualname__}"
+    plotly(_shared_figure(name, args, kwargs, _builder=builder))
 
 
 def altair(chart, **kwargs) -> None:

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 
 from tfviz.analysis.attention import QueryWalkthrough
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SEQUENTIAL, safe_label, unique_labels
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, safe_label, unique_labels
 
 MASKED_GREY = "#d9d9d9"
 
@@ -112,8 +112,9 @@ def head_grid(patterns: np.ndarray, tokens: Sequence[str], *, layer: int,
         fig.update_xaxes(showticklabels=False, row=r + 1, col=c + 1)
     fig.update_xaxes(title="key")
     fig.update_yaxes(title="query", col=1)
-    return _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
-                   60 + 260 * rows)
+    fig = _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
+                  60 + 260 * rows)
+    return fig.update_layout(template=PLAIN_TEMPLATE, margin={"l": 50, "b": 50})
 
 
 def head_contribution_bars(contrib: np.ndarray, *, query: str, highlight: int | None = None) -> go.Figure:

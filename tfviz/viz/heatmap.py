@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tfviz.viz.style import DIVERGING, FONT_SIZE, SEQUENTIAL, unique_labels
+from tfviz.viz.style import DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, label_margin, unique_labels
 
 
 def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = None,
@@ -41,7 +41,9 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
         texttemplate="%{z:.2f}" if text else None, colorbar={"thickness": 14},
     ))
     fig.update_layout(
-        title={"text": title}, font={"size": FONT_SIZE}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        title={"text": title}, font={"size": FONT_SIZE}, template=PLAIN_TEMPLATE,
+        margin={"l": label_margin(y_labels, title=bool(y_title)), "r": 10, "t": 50,
+                "b": label_margin(x_labels, title=bool(x_title))},
         height=height or max(260, min(700, 60 + 34 * n_rows)),
     )
     fig.update_xaxes(title=x_title, tickvals=list(range(n_cols)), ticktext=x_labels, side="bottom")

@@ -1,0 +1,80 @@
+"""The shared figure cache and the server's warm-up: right values, built once, nothing edited."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+import base64
+
+from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+from tfviz.viz import attention as attv
+from tfviz.viz.heatmap import attention_heatmap
+
+
+def _z(trace) -> np.ndarray:
+    """A heatmap's values as sent to the browser (plotly ships arrays as typed base64)."""
+    z = trace["z"]
+    if isinstance(z, dict):
+        flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        return flat.reshape(z.get("shape", [len(flat)]) if isinstance(z.get("shape"), list)
+                            else [int(s) for s in str(z.get("shape", len(flat))).split(",")])
+    return np.asarray(z, dtype=float)
+
+
+def test_shared_figure_is_built_once_per_distinct_input():
+    from tfviz.ui.widgets import _shared_figure
+
+    calls = []
+
+    def builder(values, *, title):
+        calls.append(title)
+        return attention_heatmap(values, ["a", "b"], title=title)
+
+    a = np.array([[1.0, 0.0], [0.5, 0.5]])
+    first = _shared_figure("test.builder", (a,), {"title": "one"}, _builder=builder)
+    again = _shared_figure("test.builder", (a.copy(),), {"title": "one"}, _builder=builder)
+    other = _shared_figure("test.builder", (a,), {"title": "two"}, _builder=builder)
+    changed = _shared_figure("test.builder", (a[::-1].copy(),), {"title": "one"}, _builder=builder)
+    assert calls == ["one", "two", "one"]
+    assert again is first and other is not first and changed is not first
+    assert list(changed.data[0].z[0]) == [0.5, 0.5]
+
+
+def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
+    """The cached figures on the page equal figures built directly from a fresh trace."""
+    import tfviz
+    from tfviz.analysis import heads as hd
+
+    at = app_page("07_multihead.py", layer="1", head="2")
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
+    stats = hd.head_stats(trace["pattern", 1])
+    grid = attv.head_grid(trace["pattern", 1], trace.tokens, layer=1,
+                          names=[s.label for s in stats])
+    single = attention_heatmap(trace["pattern", 1][2], trace.tokens,
+                               title=f"Layer 1, head 2 ({stats[2].label})")
+    assert specs[0]["layout"]["title"]["text"] == grid.layout.title.text
+    assert len(specs[0]["data"]) == len(grid.data) == 4
+    for shown, built in zip(specs[0]["data"], grid.data):
+        np.testing.assert_allclose(_z(shown), built.z, atol=1e-6)
+    assert specs[1]["layout"]["title"]["text"] == f"Layer 1, head 2 ({stats[2].label})"
+    np.testing.assert_allclose(_z(specs[1]["data"][0]), single.data[0].z, atol=1e-6)
+    np.testing.assert_allclose(_z(specs[1]["data"][0]).sum(axis=1), 1, atol=1e-5)
+
+
+def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
+    from tfviz.bundle import Bundle
+    from tfviz.ui.cache import get_bundle, get_trace, model_names
+    from tfviz.warmup import warm_up
+
+    get_trace.clear()
+    traced = []
+    real = Bundle.trace
+    monkeypatch.setattr(Bundle, "trace", lambda self, *a, **k: traced.append(a) or real(self, *a, **k))
+    took = warm_up()
+    assert took > 0 and traced == [(DEFAULT_TEXT,)]
+    trace = get_trace(DEFAULT_MODEL, DEFAULT_TEXT)  # answered from the cache: no new forward pass
+    assert len(traced) == 1
+    np.testing.assert_array_equal(trace.logits, real(get_bundle(DEFAULT_MODEL), DEFAULT_TEXT).logits)
+    assert all(get_bundle(n) is get_bundle(n) for n in model_names())
