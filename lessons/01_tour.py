@@ -5,7 +5,7 @@ from tfviz.analysis.pipeline import (masked_trace, mask_token_id, pipeline_stage
                                      rnn_vs_transformer, top_predictions)
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.lessons import available
-from tfviz.ui.widgets import altair, current_bundle, show_code
+from tfviz.ui.widgets import current_bundle, show_code, vega
 from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
 from tfviz.viz.tokens import token_chips_html
 
@@ -92,7 +92,7 @@ else:
     row = trace.logits[-1]
     title = f"After {trace.tokens[-1]!r}, the next token is probably…"
 preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
-altair(predictions_chart(preds, title=title))
+vega(predictions_chart, preds, title=title)
 if not bundle.trained:
     st.caption("These weights are still random (the trained model is not installed yet), so "
                "the guesses are guesses in the dark.")
@@ -111,7 +111,7 @@ T = len(trace.tokens)
 longest = st.slider("Longest sentence on the chart", 4, 128, max(16, min(T, 128)),
                     key="tour_max_len")
 rows = rnn_vs_transformer(range(2, longest + 1))
-altair(rnn_vs_transformer_chart(rows))
+vega(rnn_vs_transformer_chart, rows)
 st.markdown(
     f"For your text of **{T} tokens**, an RNN layer takes **{T} steps** one after another, "
     f"and the first token's information needs **{max(T - 1, 0)} hops** to reach the last. "

@@ -5,7 +5,7 @@ from tfviz.analysis.positions import (alibi, formula_table, permutation, permuta
                                       positionless_model, rope_pair_angles, rope_scores,
                                       similarity_by_distance, sinusoid_table)
 from tfviz.ui.cache import get_bundle, get_trace
-from tfviz.ui.widgets import altair, current_bundle, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, plotly, show_code, vega
 from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures, rope_chart,
                                  similarity_chart, vectors_heatmap)
 
@@ -38,7 +38,7 @@ c1, c2 = st.columns([2, 3])
 c1.latex(r"x_k = E[\,t_k\,] \in \mathbb{R}^{%d}" % cfg.d_model)
 c2.markdown(f"Token 0 is **{tokens[0]!r}** with id **{first}**, so x₀ is row {first} of E: "
             f"`[{', '.join(f'{v:.3f}' for v in embed[0][:4])}, …]`")
-plotly(vectors_heatmap(embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens"))
+chart(vectors_heatmap, embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens")
 
 # ----- sinusoidal positions -----------------------------------------------------------------
 st.subheader("Why positions are needed, and the sine recipe")
@@ -60,11 +60,11 @@ def sine_explorer():
     d = b.slider("width d", 2, 128, 64, step=2, key="emb_d")
     n_pos = c.slider("positions shown", 8, 128, 64, key="emb_positions")
     table = sinusoid_table(n_pos, d, base)
-    plotly(pe_heatmap(table, title=f"PE table: {n_pos} positions × {d} dimensions, n = {base}"))
+    chart(pe_heatmap, table, title=f"PE table: {n_pos} positions × {d} dimensions, n = {base}")
     curves = {f"sine, n={base}, d={d}": similarity_by_distance(table)}
     if "hook_pos_embed" in trace and len(tokens) > 1:
         curves[f"{model} (your text)"] = similarity_by_distance(trace["hook_pos_embed"])
-    altair(similarity_chart(curves))
+    vega(similarity_chart, curves)
     st.caption("Neighbouring positions get similar vectors and the likeness fades with "
                "distance; for the sine table it depends only on the distance, not on where "
                "the pair sits. A model using the same recipe draws the same line.")
@@ -84,8 +84,8 @@ if "hook_pos_embed" in trace:
     kind = ("a learned table: one trained row per position, like a second embedding table"
             if cfg.positional == "learned" else f"the sine table with n = {cfg.pos_base:g}")
     st.markdown(f"This model adds {kind}. Here are the rows it added to your tokens:")
-    plotly(vectors_heatmap(trace["hook_pos_embed"], tokens,
-                           title="Position vectors added to your tokens"))
+    chart(vectors_heatmap, trace["hook_pos_embed"], tokens,
+          title="Position vectors added to your tokens")
 else:
     st.info(f"{model} adds no position vectors to its inputs (positional = "
             f"{cfg.positional!r}); position enters inside attention instead, see below.")
@@ -115,7 +115,7 @@ def rope_demo():
     dist = st.slider("distance m − n", 0, 12, 3, key="emb_rope_dist")
     rows = [r for d in sorted({0, dist, dist + 4})
             for r in rope_scores(q, k, d, range(d, d + 40, 4), cfg.pos_base)]
-    altair(rope_chart(rows))
+    vega(rope_chart, rows)
     angles = rope_pair_angles(dist, len(q), cfg.pos_base)
     st.caption(f"At position {dist}, the {len(angles)} pairs are turned by "
                f"{', '.join(f'{a:.2f}' for a in angles[:4])}, … radians (pair 0 fastest).")
@@ -135,7 +135,7 @@ st.latex(r"\text{score}_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}} - m_h\,|i-j|,\qqu
          r"m_h = 2^{-8(h+1)/H}")
 shown = list(tokens[:12])
 slopes, bias = alibi(cfg.n_heads, len(shown))
-plotly(alibi_figure(bias, slopes, shown))
+chart(alibi_figure, bias, slopes, shown)
 show_code(alibi)
 
 # ----- order blindness ----------------------------------------------------------------------

@@ -5,7 +5,7 @@ from tfviz.analysis.lookup import (effective_count, hard_lookup, one_hot_of_best
                                    temperature_sweep, toy_table)
 from tfviz.ui.cache import get_trace
 from tfviz.ui.lessons import available
-from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz.lookup import entry_labels, key_plane, sweep_chart, weights_chart
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
@@ -48,9 +48,9 @@ def toy():
     hard = hard_lookup(query, table.keys, table.values)
     left, right = st.columns(2)
     with left:
-        plotly(key_plane(table.names, table.keys, query, soft.weights))
+        chart(key_plane, table.names, table.keys, query, soft.weights)
     with right:
-        altair(weights_chart(table.names, soft.weights, hard.weights))
+        vega(weights_chart, table.names, soft.weights, hard.weights)
     st.dataframe([{"entry": n, "q·k": f"{s:.2f}", "q·k / τ": f"{s / tau:.2f}",
                    "softmax weight α": f"{w:.3f}", "hard lookup weight": f"{h:g}"}
                   for n, s, w, h in zip(table.names, soft.scores, soft.weights, hard.weights)],
@@ -64,8 +64,8 @@ def toy():
     st.markdown("Now make τ small: the softmax piles nearly all weight on the best key, and "
                 "the blend becomes the hard lookup's single value. Make τ large: every value "
                 "counts almost equally and the answer drifts to the average.")
-    plotly(sweep_chart(temperature_sweep(query, table.keys, table.values, TEMPERATURES),
-                       current=tau))
+    chart(sweep_chart, temperature_sweep(query, table.keys, table.values, TEMPERATURES),
+          current=tau)
     show_code(soft_lookup, hard_lookup, temperature_sweep)
 
 
@@ -90,8 +90,8 @@ def live():
                        key="lk_query_tok", format_func=lambda i: f"{i}: {tokens[i]}")
     row = trace["pattern", layer][head, pos]
     labels = entry_labels(tokens)
-    altair(weights_chart(labels, row, one_hot_of_best(row),
-                         title=f"Layer {layer}, head {head}: what {labels[pos]!r} looks up"))
+    vega(weights_chart, labels, row, one_hot_of_best(row),
+         title=f"Layer {layer}, head {head}: what {labels[pos]!r} looks up")
     st.caption(f"The largest weight is {row.max():.3f} on {labels[int(row.argmax())]!r}; "
                f"this head mixes about {effective_count(row):.1f} of the "
                f"{len(tokens)} values (1 / Σα²).")

@@ -4,7 +4,7 @@ import streamlit as st
 from tfviz.analysis import attention as att
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.cache import get_trace
-from tfviz.ui.widgets import current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
 from tfviz.viz import attention as attv
 from tfviz.viz.arrows import arrows_figure
 from tfviz.viz.heatmap import attention_heatmap, heatmap
@@ -64,8 +64,8 @@ def walkthrough() -> None:
     with tab_arrows:
         st.markdown("Each line leaves the query on the left and lands on a key on the right; "
                     "the thicker and darker it is, the more attention that key receives.")
-        plotly(arrows_figure(walk.weights, trace.tokens, q_pos, allowed=walk.allowed,
-                             title=f"Where {labels[q_pos]} looks (layer {layer}, head {head})"))
+        chart(arrows_figure, walk.weights, trace.tokens, q_pos, allowed=walk.allowed,
+              title=f"Where {labels[q_pos]} looks (layer {layer}, head {head})")
 
 
 def one_query(walk, labels) -> None:
@@ -77,15 +77,15 @@ def one_query(walk, labels) -> None:
     if walk.kv_head != walk.head:
         st.caption(f"Grouped-query attention: query head {walk.head} shares key/value head "
                    f"{walk.kv_head} with other query heads.")
-    plotly(heatmap(walk.q[None], title=f"q for {labels[i]}", y_labels=[labels[i]],
-                   x_title="dimension", diverging=True, height=200, text=walk.d_k <= 16))
+    chart(heatmap, walk.q[None], title=f"q for {labels[i]}", y_labels=[labels[i]],
+          x_title="dimension", diverging=True, height=200, text=walk.d_k <= 16)
     left, right = st.columns(2)
     with left:
-        plotly(heatmap(walk.k, title="k for every token", y_labels=labels, diverging=True,
-                       x_title="dimension", y_title="key token", text=False))
+        chart(heatmap, walk.k, title="k for every token", y_labels=labels, diverging=True,
+              x_title="dimension", y_title="key token", text=False)
     with right:
-        plotly(heatmap(walk.v, title="v for every token", y_labels=labels, diverging=True,
-                       x_title="dimension", y_title="value token", text=False))
+        chart(heatmap, walk.v, title="v for every token", y_labels=labels, diverging=True,
+              x_title="dimension", y_title="value token", text=False)
 
     st.subheader("2 · Scores, scale, mask, softmax")
     temp = "" if walk.temperature == 1.0 else f"/ {walk.temperature:g}"
@@ -99,12 +99,12 @@ def one_query(walk, labels) -> None:
     hidden = int((~walk.allowed).sum())
     if hidden:
         st.caption(f"{hidden} later key(s) are masked with −∞, so their weight is exactly 0.")
-    plotly(attv.score_steps_figure(walk))
+    chart(attv.score_steps_figure, walk)
     st.dataframe(att.walkthrough_rows(walk), hide_index=True)
 
     st.subheader("3 · Weighted sum of the values")
     st.latex(r"z_i = \sum_j \alpha_j v_j")
-    plotly(attv.weighted_sum_figure(walk, att.strongest_keys(walk.weights, 10)))
+    chart(attv.weighted_sum_figure, walk, att.strongest_keys(walk.weights, 10))
     st.caption("The ten keys with the most weight get a row each; the rest are added up in one "
                "row. The last row is their total: the head's output for this token, exactly "
                "the z the model recorded.")
@@ -130,11 +130,11 @@ def matrices(trace, layer, head) -> None:
     for where, matrix, title in ((left, mf.Q, "Q"), (right, mf.K, "K"), (left, mf.V, "V"),
                                  (right, mf.Z, "Z = A V")):
         with where:
-            plotly(heatmap(matrix, title=f"{title}  ({matrix.shape[0]}×{matrix.shape[1]})",
-                           y_labels=labels, x_title="dimension", y_title="token",
-                           diverging=True, text=False))
-    plotly(attention_heatmap(mf.A, trace.tokens, title=f"A = attention weights "
-                             f"({mf.A.shape[0]}×{mf.A.shape[1]}), layer {layer}, head {head}"))
+            chart(heatmap, matrix, title=f"{title}  ({matrix.shape[0]}×{matrix.shape[1]})",
+                  y_labels=labels, x_title="dimension", y_title="token",
+                  diverging=True, text=False)
+    chart(attention_heatmap, mf.A, trace.tokens, title=f"A = attention weights "
+          f"({mf.A.shape[0]}×{mf.A.shape[1]}), layer {layer}, head {head}")
     show_code(att.matrix_form)
 
 

@@ -3,7 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import scaling as sc
 from tfviz.ui.cache import get_trace
-from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import scaling as scv
 from tfviz.viz.attention import maps_side_by_side
 
@@ -28,8 +28,20 @@ c1, c2 = st.columns(2)
 n_samples = c1.slider("Random (q, k) pairs per d_k", 500, 20000, 4000, step=500, key="sc_samples")
 seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-rows = sc.dot_product_variance(D_KS, n_samples=n_samples, seed=int(seed))
-altair(scv.variance_chart(rows))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)  # the same draws for every learner: compute once
+def _variance(n_samples: int, seed: int):
+    return sc.dot_product_variance(D_KS, n_samples=n_samples, seed=seed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _saturation(seed: int):
+    return sc.saturation(D_KS, seed=seed)
+
+
+rows = _variance(int(n_samples), int(seed))
+vega(scv.variance_chart, rows)
 st.dataframe(scv.variance_frame(rows), hide_index=True)
 show_code(sc.dot_product_variance)
 
@@ -44,13 +56,13 @@ st.latex(r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij}-p_j)"
          r"\quad\Longleftrightarrow\quad J=\mathrm{diag}(p)-pp^\top")
 d_k_row = st.select_slider("d_k for the example row", options=list(D_KS), value=64, key="sc_dk")
 raw, p_without, p_with = sc.example_row(d_k_row, seed=int(seed))
-altair(scv.example_row_chart(raw, p_without, p_with, d_k_row))
+vega(scv.example_row_chart, raw, p_without, p_with, d_k_row)
 c1, c2 = st.columns(2)
 c1.metric("Largest gradient entry, without the scale",
           f"{sc.max_gradient(p_without):.2e}")
 c2.metric("Largest gradient entry, with the scale", f"{sc.max_gradient(p_with):.2e}")
 st.markdown("Averaged over many random rows of 8 keys:")
-altair(scv.saturation_chart(sc.saturation(D_KS, seed=int(seed))))
+vega(scv.saturation_chart, _saturation(int(seed)))
 show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
 
@@ -67,11 +79,11 @@ def live_model() -> None:
     on = get_trace(name, text, scale=None if cfg.scale_attn else True)
     off = get_trace(name, text, scale=False if cfg.scale_attn else None)
     maps = [on["pattern", layer][head], off["pattern", layer][head]]
-    plotly(maps_side_by_side(maps, [on.tokens, on.tokens], ["with ÷√d_k", "without ÷√d_k"],
-                             title=f"Layer {layer}, head {head}: the same text, scale on and off"))
+    chart(maps_side_by_side, maps, [on.tokens, on.tokens], ["with ÷√d_k", "without ÷√d_k"],
+          title=f"Layer {layer}, head {head}: the same text, scale on and off")
     ent_on, ent_off = sc.row_entropy(maps[0]), sc.row_entropy(maps[1])
     st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
-    altair(scv.entropy_chart(ent_on, ent_off, on.tokens))
+    vega(scv.entropy_chart, ent_on, ent_off, on.tokens)
     c1, c2 = st.columns(2)
     c1.metric("Mean entropy with the scale", f"{ent_on.mean():.3f} bits")
     c2.metric("Mean entropy without", f"{ent_off.mean():.3f} bits",

@@ -3,7 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import masking as mk
 from tfviz.ui.cache import get_trace
-from tfviz.ui.widgets import current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
 from tfviz.viz import attention as attv
 from tfviz.viz.style import unique_labels
 
@@ -30,8 +30,8 @@ causal = get_trace(name, text, causal=None if cfg.causal else True)
 if not cfg.causal:
     st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                "causal mask switched on, so you can see the triangle.")
-plotly(attv.masked_scores_figure(causal["masked_scores", layer][head], causal.tokens,
-                                 title=f"Scores after the mask, layer {layer}, head {head}"))
+chart(attv.masked_scores_figure, causal["masked_scores", layer][head], causal.tokens,
+      title=f"Scores after the mask, layer {layer}, head {head}")
 hidden = int(mk.masked_cells(causal["masked_scores", layer][head]).sum())
 st.caption(f"{hidden} of {len(causal.tokens) ** 2} cells are −∞ (grey): everything above the "
            "diagonal. Row i may only use keys 0…i.")
@@ -39,10 +39,10 @@ show_code(mk.causal_mask_matrix, mk.masked_cells)
 
 st.header("2 · Bidirectional (encoder) vs causal (decoder)")
 both = [get_trace(name, text, causal=None if cfg.causal == c else c) for c in (False, True)]
-plotly(attv.maps_side_by_side([t["pattern", layer][head] for t in both],
-                              [t.tokens for t in both],
-                              ["bidirectional: every key", "causal: only earlier keys"],
-                              title=f"The same weights, two masks (layer {layer}, head {head})"))
+chart(attv.maps_side_by_side, [t["pattern", layer][head] for t in both],
+      [t.tokens for t in both],
+      ["bidirectional: every key", "causal: only earlier keys"],
+      title=f"The same weights, two masks (layer {layer}, head {head})")
 st.caption("The first token of a causal model can only look at itself, so its row is a "
            "single 1. In the bidirectional map every row spreads over the whole text.")
 
@@ -62,11 +62,11 @@ st.dataframe({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
              | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
                          str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
              hide_index=True)
-plotly(attv.maps_side_by_side([demo.trace["pattern", layer][r, head] for r in (0, 1)],
-                              demo.tokens, ["sentence 1", "sentence 2 (padded)"],
-                              title=f"Attention of the padded batch (layer {layer}, head {head})"))
-plotly(attv.masked_scores_figure(demo.trace["masked_scores", layer][1, head], demo.tokens[1],
-                                 title="Sentence 2: scores after the mask (pad keys are −∞)"))
+chart(attv.maps_side_by_side, [demo.trace["pattern", layer][r, head] for r in (0, 1)],
+      demo.tokens, ["sentence 1", "sentence 2 (padded)"],
+      title=f"Attention of the padded batch (layer {layer}, head {head})")
+chart(attv.masked_scores_figure, demo.trace["masked_scores", layer][1, head], demo.tokens[1],
+      title="Sentence 2: scores after the mask (pad keys are −∞)")
 note = (" This model mixes experts: pad tokens still pass through the router and use up "
         "expert capacity, which can change which real tokens are dropped. That is not "
         "attention leaking." if cfg.is_moe else "")
@@ -100,7 +100,7 @@ else:
     no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
     result = mk.peek_experiment(bundle.model, ids, pos, new_id, causal=False if no_mask else None,
                                 enc_ids=trace.enc_ids)
-    plotly(attv.logit_change_figure(result.change, trace.tokens, pos))
+    chart(attv.logit_change_figure, result.change, trace.tokens, pos)
     earlier = result.max_earlier_change
     if earlier == 0.0:
         st.success(f"Every position before {labels[pos]} kept exactly the same logits "

@@ -3,7 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import layernorm as lna
 from tfviz.ui.cache import get_bundle, get_trace
-from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import layernorm as lnv
 
 
@@ -69,8 +69,8 @@ st.markdown(
     + ("In this post-LN model the norm's input is the stream plus the sublayer's output."
        if cfg.norm == "post" else "In this pre-LN model the norm's input is the stream itself.")
 )
-altair(lnv.token_stats_chart(trace.tokens, stats.mean_before, stats.std_before, stats.mean_after,
-                             stats.std_after, title=f"μ and σ per token, layer {layer}, {norm}"))
+vega(lnv.token_stats_chart, trace.tokens, stats.mean_before, stats.std_before, stats.mean_after,
+     stats.std_after, title=f"μ and σ per token, layer {layer}, {norm}")
 st.markdown("Averages over the tokens, for every LayerNorm in the stack:")
 st.dataframe(lna.stats_table(trace), hide_index=True)
 
@@ -80,9 +80,9 @@ st.markdown("γ starts at 1 and β at 0; training moves them, dimension by dimen
 params = lna.gamma_beta(bundle.model)
 tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])
 with tab_g:
-    plotly(lnv.gamma_beta_heatmap(params, which="gamma"))
+    chart(lnv.gamma_beta_heatmap, params, which="gamma")
 with tab_b:
-    plotly(lnv.gamma_beta_heatmap(params, which="beta"))
+    chart(lnv.gamma_beta_heatmap, params, which="beta")
 
 
 @st.fragment
@@ -122,7 +122,7 @@ series = {f"{name} (this model, {cfg.norm}-LN)": lna.residual_norms(trace)}
 if bundle.trained or cfg.norm != "post":
     series["fresh post-LN twin"] = lna.residual_norms(variants["fresh post-LN"].trace(text))
 series["fresh pre-LN twin"] = lna.residual_norms(variants["fresh pre-LN"].trace(text))
-altair(lnv.residual_norm_chart(series, title="Size of the residual stream through the stack"))
+vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
 st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
            "L0 ffn = after its feed-forward sublayer; and so on.")
 

@@ -4,7 +4,7 @@ import streamlit as st
 from tfviz.analysis import ffn as fa
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.lessons import available, by_url
-from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import ffn as fv
 
 
@@ -57,16 +57,16 @@ else:
         chosen = fa.top_neurons(acts, n)
         st.markdown(f"The {n} neurons of layer {layer} with the largest value anywhere in your "
                     f"text (mlp.hook_post, after the {act_name}):")
-        plotly(fv.neuron_heatmap(acts, trace.tokens, chosen,
-                                 title=f"Hidden activations, layer {layer}: tokens × top neurons"))
+        chart(fv.neuron_heatmap, acts, trace.tokens, chosen,
+              title=f"Hidden activations, layer {layer}: tokens × top neurons")
         st.markdown(
             "How many of the neurons are switched on (> 0) for each token? "
             + ("ReLU sets every negative value to exactly 0, so a token usually uses only "
                "part of the layer." if cfg.activation == "relu" else
                "GELU leaves small negative values, so here \"on\" means strictly positive.")
         )
-        altair(fv.active_chart(trace.tokens, fa.fraction_active(acts),
-                               title=f"Share of the {cfg.d_ff} neurons above zero, layer {layer}"))
+        vega(fv.active_chart, trace.tokens, fa.fraction_active(acts),
+             title=f"Share of the {cfg.d_ff} neurons above zero, layer {layer}")
         st.markdown("Each token's three strongest neurons:")
         st.dataframe(fa.top_table(trace.tokens, acts, 3), hide_index=True)
 
@@ -93,8 +93,9 @@ c1.metric("smallest weight", f"{mix.min_weight:.4f}")
 c2.metric("sum of weights", f"{mix.weight_sum:.6f}")
 c3.metric("z inside the values' range", "yes" if mix.inside else "no")
 st.dataframe({"key token": labels[: len(mix.weights)], "weight α": mix.weights}, hide_index=True)
-altair(fv.mixing_chart(mix.values, mix.weights, mix.z, trace.tokens,
-                       title=f"Head {head}, layer {layer}: values seen by {labels[pos]} (ticks) and their mix z (dots)"))
+vega(fv.mixing_chart, mix.values, mix.weights, mix.z, trace.tokens,
+     title=f"Head {head}, layer {layer}: values seen by {labels[pos]} (ticks) "
+           "and their mix z (dots)")
 st.caption(f"Rebuilt z vs the model's own attn.hook_z: largest difference "
            f"{mix.model_gap:.1e}.")
 check = fa.convexity_check(trace, layer)

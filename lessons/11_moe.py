@@ -4,7 +4,7 @@ import streamlit as st
 from tfviz.analysis import moe as ma
 from tfviz.data.lexicon import CLASSES, word_class
 from tfviz.ui.cache import get_trace, model_names
-from tfviz.ui.widgets import altair, current_bundle, layer_head_pickers, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import moe as mv
 
 
@@ -55,8 +55,8 @@ else:
     st.markdown(f"Each row is a token and holds its {E} gate probabilities (they sum to 1). "
                 f"A dot marks the {k} expert{'s' if k > 1 else ''} the token was sent to, a "
                 "cross a choice that was turned away because the expert was already full.")
-    plotly(mv.routing_heatmap(r.probs, r.chosen_mask(), r.dropped_mask(), trace.tokens,
-                              title=f"Gate probabilities p, layer {layer}, top-{k}"))
+    chart(mv.routing_heatmap, r.probs, r.chosen_mask(), r.dropped_mask(), trace.tokens,
+          title=f"Gate probabilities p, layer {layer}, top-{k}")
 
     if st.session_state.get("moe_token", 0) >= len(labels):  # the text got shorter
         st.session_state["moe_token"] = 0
@@ -82,8 +82,8 @@ else:
         st.latex(rf"\text{{capacity}} = \left\lceil \text{{factor}} \cdot \frac{{\text{{tokens}} "
                  rf"\cdot k}}{{E}} \right\rceil = \left\lceil {cfg.moe_capacity_factor:g} \cdot "
                  rf"\frac{{{len(labels)} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
-    altair(mv.load_chart(r.counts, r.dropped_per_expert(), cap,
-                         title=f"Tokens per expert, layer {layer} (dashed line: capacity)"))
+    vega(mv.load_chart, r.counts, r.dropped_per_expert(), cap,
+         title=f"Tokens per expert, layer {layer} (dashed line: capacity)")
     drops = ma.dropped_tokens(r, trace.tokens)
     if drops:
         st.markdown(f"**{len(drops)} choice(s) dropped:**")
@@ -102,8 +102,8 @@ else:
         + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
     )
     classes, experts, counts = class_table(name, layer, k)
-    plotly(mv.class_expert_heatmap(classes, experts, ma.row_shares(counts), counts,
-                                   title=f"Token class × first-choice expert, layer {layer}"))
+    chart(mv.class_expert_heatmap, classes, experts, ma.row_shares(counts), counts,
+          title=f"Token class × first-choice expert, layer {layer}")
     st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
                 f"expert (1.0 = always the same expert, 1/{E} = spread evenly).")
     st.dataframe(ma.class_summary(classes, counts), hide_index=True)
@@ -113,8 +113,8 @@ else:
     recorded = ma.table_from_manifest(bundle.manifest, layer)
     if recorded is not None:
         with st.expander("The same table, recorded when the model was trained"):
-            plotly(mv.class_expert_heatmap(recorded[0], recorded[1], ma.row_shares(recorded[2]),
-                                           recorded[2], title="Token class × expert (training)"))
+            chart(mv.class_expert_heatmap, recorded[0], recorded[1], ma.row_shares(recorded[2]),
+                  recorded[2], title="Token class × expert (training)")
     with st.expander("The sample sentences"):
         st.write("\n".join(f"- {s}" for s in ma.SAMPLE_SENTENCES))
 

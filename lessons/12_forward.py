@@ -4,7 +4,7 @@ import streamlit as st
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
 from tfviz.ui.state import persist
-from tfviz.ui.widgets import altair, current_bundle, plotly, show_code
+from tfviz.ui.widgets import chart, current_bundle, show_code, vega
 from tfviz.viz import forward as fwv
 
 
@@ -51,7 +51,7 @@ def stepper() -> None:
     st.markdown(step.explanation)
     st.latex(step.formula)
     st.caption(f"Shape of the tensor: {step.shape}")
-    plotly(fwv.step_figure(step))
+    chart(fwv.step_figure, step)
 
 
 stepper()
@@ -70,7 +70,7 @@ st.markdown(
     + (" In a MoE model the feed-forward part holds every expert plus the router, although "
        "each token only uses k of the experts." if cfg.is_moe else "")
 )
-altair(fwv.params_chart(counted, title=f"Parameters of {name} by part (total {total:,})"))
+vega(fwv.params_chart, counted, title=f"Parameters of {name} by part (total {total:,})")
 st.dataframe([{"part": part, "parameters": count} for part, count in fw.param_parts(cfg).items()],
              hide_index=True)
 actual = fw.model_param_count(bundle.model)

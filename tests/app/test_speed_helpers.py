@@ -78,3 +78,25 @@ def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
     assert len(traced) == 1
     np.testing.assert_array_equal(trace.logits, real(get_bundle(DEFAULT_MODEL), DEFAULT_TEXT).logits)
     assert all(get_bundle(n) is get_bundle(n) for n in model_names())
+
+
+def test_vega_spec_is_the_charts_own_spec_computed_once():
+    from tfviz.analysis.pipeline import rnn_vs_transformer
+    from tfviz.ui.widgets import _vega_spec
+    from tfviz.viz.pipeline import rnn_vs_transformer_chart
+
+    calls = []
+
+    def builder(rows):
+        calls.append(len(rows))
+        return rnn_vs_transformer_chart(rows)
+
+    rows = rnn_vs_transformer(range(2, 9))
+    spec = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
+    again = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
+    assert calls == [len(rows)] and spec == again and spec is not again  # each caller a copy
+    direct = rnn_vs_transformer_chart(rows).to_dict()
+    assert spec["datasets"] == direct["datasets"]  # the same numbers reach the browser
+    assert "continuousWidth" not in spec.get("config", {}).get("view", {})
+    values = next(iter(spec["datasets"].values()))
+    assert max(v for row in values for k, v in row.items() if isinstance(v, int | float)) == 8

@@ -93,6 +93,26 @@ def altair(chart, **kwargs) -> None:
     st.altair_chart(chart, **kwargs)
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
+    spec = _builder(*args, **kwargs).to_dict()  # altair validates the chart here, once
+    view = spec.get("config", {}).get("view", {})
+    for default in ("continuousWidth", "continuousHeight"):  # altair's default theme; Streamlit
+        view.pop(default, None)  # sizes charts itself (it draws altair charts theme-less too)
+    return spec
+
+
+def vega(builder, *args, **kwargs) -> None:
+    """Draw the altair chart ``builder(*args, **kwargs)`` from its cached Vega-Lite spec.
+
+    ``st.altair_chart`` validates the chart against the Vega-Lite schema on every rerun
+    (30-100 ms each), under a lock that every session on the server shares. The spec is
+    computed once per distinct input; each caller gets its own copy.
+    """
+    st.vega_lite_chart(_vega_spec(f"{builder.__module__}.{builder.__qualname__}", args, kwargs,
+                                  _builder=builder))
+
+
 def show_code(*functions) -> None:
     """An expander holding the source of the tfviz functions that computed what is shown."""
     with st.expander("Show the code"):
