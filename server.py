@@ -13,7 +13,7 @@ import streamlit as st
 
 
 def _warm_up() -> None:
-    from tfviz.warmup import warm_up  # importing tfviz imports torch: keep it off the start path
+    from tfviz.ui.warmup import warm_up  # importing tfviz imports torch: keep it off the start path
 
     warm_up()
 

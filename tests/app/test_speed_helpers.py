@@ -66,7 +66,7 @@ def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
 def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
     from tfviz.bundle import Bundle
     from tfviz.ui.cache import get_bundle, get_trace, model_names
-    from tfviz.warmup import warm_up
+    from tfviz.ui.warmup import warm_up
 
     get_trace.clear()
     traced = []

@@ -57,7 +57,9 @@ def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool 
     persist("layer", "head")
     st.session_state["layer"] = min(st.session_state.get("layer", 0), n_layers - 1)
     cols = where.columns(2) if head and n_heads else [where]
-    layer = cols[0].slider("Layer", 0, n_layers - 1, key="layer", on_change=sync_url) if n_layers > 1 else 0
+    layer = 0
+    if n_layers > 1:
+        layer = cols[0].slider("Layer", 0, n_layers - 1, key="layer", on_change=sync_url)
     chosen_head = None
     if head and n_heads:
         st.session_state["head"] = min(st.session_state.get("head", 0), n_heads - 1)
