@@ -72,7 +72,7 @@ def current_bundle():
 
 
 def plotly(fig, **kwargs) -> None:
-    st.plotly_chart(fig, config=PLOTLY_CONFIG, theme=None, **kwargs)
+    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
 
 
 @st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
