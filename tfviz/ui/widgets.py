@@ -91,10 +91,6 @@ def chart(builder, *args, **kwargs) -> None:
     plotly(_shared_figure(name, args, kwargs, _builder=builder))
 
 
-def altair(chart, **kwargs) -> None:
-    st.altair_chart(chart, **kwargs)
-
-
 @st.cache_data(max_entries=256, show_spinner=False)
 def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
     spec = _builder(*args, **kwargs).to_dict()  # altair validates the chart here, once
