@@ -1,7 +1,8 @@
 """A classroom on one server: many browser sessions clicking through lessons at once.
 
     python -m bench.bench_load              # 10 sessions x 20 interactions
-    python -m bench.bench_load --ramp       # then 1, 2, 3, 5, 10, ... sessions until p95 > 1 s
+    python -m bench.bench_load --ramp       # then 1, 2, 3, 5, 10, ... sessions until p95 > 5 s
+    python -m bench.bench_load --ramp-only  # only the ramp
 
 Each session is its own browser context (own cookies and websocket, like a student's laptop)
 in one chromium, and types its own sentence, so no two share a cached trace. A session opens
@@ -10,7 +11,7 @@ frontend), then alternates: click the next lesson in the sidebar, move that less
 slider. An interaction's latency runs from the action until the page finished re-running.
 Errors: an exception or our error message on the page, or an interaction that timed out.
 The server's peak memory is read from /proc while the load runs. The ramp raises the number
-of sessions until p95 passes 1 s.
+of sessions until p95 passes 5 s (or an error), to show how latency grows past the 1 s mark.
 
 Caveat: the browsers run on the same 2 cores as the server, and drawing the charts costs them
 about as much CPU as the server spends computing them, so these numbers are pessimistic for a
@@ -60,6 +61,7 @@ class PeakMemory(threading.Thread):
             time.sleep(0.2)
 
 
+STOP_P95_MS = 5000
 H1_JS = "() => (document.querySelector('[data-testid=\"stMain\"] h1') || {}).innerText || ''"
 
 
@@ -123,9 +125,10 @@ async def run_level(url: str, sessions: int, n_actions: int) -> dict:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--ramp"]
-    levels = [int(a) for a in args] or [10]
-    ramp = [1, 2, 3, 5, 10, 15, 20, 30, 40] if "--ramp" in sys.argv else []
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    ramp_only = "--ramp-only" in sys.argv
+    levels = [int(a) for a in args] or ([] if ramp_only else [10])
+    ramp = [1, 2, 3, 5, 10, 15, 20, 30, 40] if ramp_only or "--ramp" in sys.argv else []
     log = Path(__file__).resolve().parent / "out" / "load-server.log"
     log.parent.mkdir(exist_ok=True)
     with streamlit_server(log_path=log) as (url, proc, _):
@@ -137,7 +140,7 @@ def main() -> None:
         for s in ramp:
             r = asyncio.run(run_level(url, s, 10))
             ramp_rows.append(r)
-            if r["p95"] > 1000 or r["errors"]:
+            if r["p95"] > STOP_P95_MS or r["errors"]:  # past 1 s, still show how it degrades
                 break
         mem.running = False
     print("| sessions | interactions | errors | median ms | p95 ms | first load ms (median) "
@@ -152,7 +155,8 @@ def main() -> None:
     ok = [r["sessions"] for r in ramp_rows if r["p95"] <= 1000 and not r["errors"]]
     print(f"largest ramp level with p95 under 1 s and no errors: {max(ok) if ok else 'none'}")
     print("\nslowest actions at the first level (median ms, count):")
-    slow = sorted(rows[0]["by_action"].items(), key=lambda kv: -statistics.median(kv[1]))
+    slow = sorted((rows + ramp_rows)[0]["by_action"].items(),
+                  key=lambda kv: -statistics.median(kv[1]))
     for (kind, lesson), values in slow[:8]:
         print(f"  {kind:6s} {lesson:20s} {statistics.median(values) * 1e3:6.0f}  ({len(values)})")
     for r in rows + ramp_rows:
