@@ -13,6 +13,9 @@ Errors: an exception or our error message on the page, or an interaction that ti
 The server's peak memory is read from /proc while the load runs. The ramp raises the number
 of sessions until p95 passes 5 s (or an error), to show how latency grows past the 1 s mark.
 
+The server logs how long each page run took on its side (TFVIZ_LOG_RUNS=1, see
+tfviz/ui/runlog.py); those are reported too, as the server's share of the wait.
+
 Caveat: the browsers run on the same 2 cores as the server, and drawing the charts costs them
 about as much CPU as the server spends computing them, so these numbers are pessimistic for a
 class whose laptops do their own drawing.
@@ -30,6 +33,7 @@ from playwright.async_api import async_playwright
 
 from bench.browser_common import launch, new_page, summary, wait_idle
 from tfviz.serve import streamlit_server
+from tfviz.ui.runlog import parse
 
 ROUTE = ["self-attention", "multi-head", "layernorm", "masking", "mixture-of-experts",
          "embeddings", "tokenizer", "forward-walk", "scaling", "feed-forward"]
@@ -131,25 +135,35 @@ def main() -> None:
     ramp = [1, 2, 3, 5, 10, 15, 20, 30, 40] if ramp_only or "--ramp" in sys.argv else []
     log = Path(__file__).resolve().parent / "out" / "load-server.log"
     log.parent.mkdir(exist_ok=True)
-    with streamlit_server(log_path=log) as (url, proc, _):
+    def level(url: str, sessions: int, n_actions: int) -> dict:
+        """Run one level and add the server's own run times logged meanwhile."""
+        start = log.stat().st_size
+        r = asyncio.run(run_level(url, sessions, n_actions))
+        with open(log, encoding="utf-8", errors="replace") as f:
+            f.seek(start)
+            runs = [ms / 1e3 for _, ms in parse(f)]
+        r["server"] = summary(runs) if runs else (float("nan"), float("nan"))
+        return r
+
+    with streamlit_server(env={"TFVIZ_LOG_RUNS": "1"}, log_path=log) as (url, proc, _):
         mem = PeakMemory(proc.pid)
         mem.start()
-        rows = [asyncio.run(run_level(url, s, 20)) for s in levels]
+        rows = [level(url, s, 20) for s in levels]
         peak_main = mem.peak
         ramp_rows = []
         for s in ramp:
-            r = asyncio.run(run_level(url, s, 10))
+            r = level(url, s, 10)
             ramp_rows.append(r)
             if r["p95"] > STOP_P95_MS or r["errors"]:  # past 1 s, still show how it degrades
                 break
         mem.running = False
     print("| sessions | interactions | errors | median ms | p95 ms | first load ms (median) "
-          "| wall s | left localhost |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| server run median ms | server run p95 ms | wall s | left localhost |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows + ramp_rows:
         print(f"| {r['sessions']} | {r['n']} | {len(r['errors'])} | {r['median']:.0f} | "
-              f"{r['p95']:.0f} | {r['first']:.0f} | {r['wall']:.1f} | {len(r['outside'])} |",
-              flush=True)
+              f"{r['p95']:.0f} | {r['first']:.0f} | {r['server'][0]:.0f} | {r['server'][1]:.0f} | "
+              f"{r['wall']:.1f} | {len(r['outside'])} |", flush=True)
     print(f"\nserver peak memory during the 20-interaction run: {peak_main:.0f} MB; "
           f"over the whole ramp: {mem.peak:.0f} MB")
     ok = [r["sessions"] for r in ramp_rows if r["p95"] <= 1000 and not r["errors"]]

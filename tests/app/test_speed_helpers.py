@@ -100,3 +100,20 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
     assert "continuousWidth" not in spec.get("config", {}).get("view", {})
     values = next(iter(spec["datasets"].values()))
     assert max(v for row in values for k, v in row.items() if isinstance(v, int | float)) == 8
+
+
+def test_run_log_times_a_run_only_when_asked(monkeypatch, caplog):
+    import logging
+
+    from tfviz.ui import runlog
+
+    with caplog.at_level(logging.INFO, logger="tfviz.runs"):
+        monkeypatch.setattr(runlog, "ENABLED", False)
+        with runlog.timed_run("masking"):
+            pass
+        assert runlog.parse(r.getMessage() for r in caplog.records) == []
+        monkeypatch.setattr(runlog, "ENABLED", True)
+        with runlog.timed_run("masking"):
+            sum(range(10_000))
+    (page, ms), = runlog.parse(r.getMessage() for r in caplog.records)
+    assert page == "masking" and 0 < ms < 60_000
