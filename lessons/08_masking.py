@@ -2,10 +2,28 @@
 import streamlit as st
 
 from tfviz.analysis import masking as mk
-from tfviz.ui.cache import get_trace
+from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
 from tfviz.viz import attention as attv
 from tfviz.viz.style import unique_labels
+
+
+
+@st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
+def padded_batch(model: str, sentences: tuple[str, ...]) -> mk.PaddingDemo:
+    bundle = get_bundle(model)
+    cfg = bundle.config
+    id_lists = [bundle.encode(s)[:cfg.max_seq_len] or [cfg.pad_id] for s in sentences]
+    return mk.padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
+                           pad_id=cfg.pad_id)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def peek(model: str, ids: tuple[int, ...], pos: int, new_id: int, no_mask: bool,
+         enc_ids: tuple[int, ...] | None) -> mk.PeekResult:
+    return mk.peek_experiment(get_bundle(model).model, list(ids), pos, new_id,
+                              causal=False if no_mask else None, enc_ids=enc_ids)
+
 
 name, text = st.session_state["model"], st.session_state["text"]
 bundle = current_bundle()
@@ -55,9 +73,7 @@ st.markdown(
 c1, c2 = st.columns(2)
 sent_a = c1.text_input("Sentence 1", "the cat sat on the mat", key="mk_pad_a", max_chars=200)
 sent_b = c2.text_input("Sentence 2 (shorter)", "a dog ran", key="mk_pad_b", max_chars=200)
-id_lists = [bundle.encode(s)[:cfg.max_seq_len] or [cfg.pad_id] for s in (sent_a, sent_b)]
-demo = mk.padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
-                       pad_id=cfg.pad_id)
+demo = padded_batch(name, (sent_a, sent_b))
 st.dataframe({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
              | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
                          str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
@@ -98,8 +114,8 @@ else:
     new_id = c2.selectbox("New token", choices, key="mk_new",
                           format_func=lambda i: bundle.token_strings([i])[0])
     no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
-    result = mk.peek_experiment(bundle.model, ids, pos, new_id, causal=False if no_mask else None,
-                                enc_ids=trace.enc_ids)
+    enc_ids = None if trace.enc_ids is None else tuple(int(i) for i in trace.enc_ids)
+    result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)
     chart(attv.logit_change_figure, result.change, trace.tokens, pos)
     earlier = result.max_earlier_change
     if earlier == 0.0:

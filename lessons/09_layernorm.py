@@ -13,6 +13,12 @@ def wiring_variants(name: str) -> dict:
     return lna.wiring_variants(get_bundle(name))
 
 
+@st.cache_data(max_entries=128, show_spinner=False)
+def twin_norms(name: str, text: str) -> dict:
+    """Residual-stream sizes of the two fresh twins on this text (two extra forward passes)."""
+    return {k: lna.residual_norms(twin.trace(text)) for k, twin in wiring_variants(name).items()}
+
+
 name, text = st.session_state["model"], st.session_state["text"]
 bundle = current_bundle()
 cfg = bundle.config
@@ -117,11 +123,11 @@ st.markdown(
     "LayerNorm tidies it up at the end. The pre-LN model here is a **fresh, untrained copy** "
     "with the same seeded weights, built just for this comparison; the shared model is not touched."
 )
-variants = wiring_variants(name)
 series = {f"{name} (this model, {cfg.norm}-LN)": lna.residual_norms(trace)}
+twins = twin_norms(name, text)
 if bundle.trained or cfg.norm != "post":
-    series["fresh post-LN twin"] = lna.residual_norms(variants["fresh post-LN"].trace(text))
-series["fresh pre-LN twin"] = lna.residual_norms(variants["fresh pre-LN"].trace(text))
+    series["fresh post-LN twin"] = twins["fresh post-LN"]
+series["fresh pre-LN twin"] = twins["fresh pre-LN"]
 vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
 st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
            "L0 ffn = after its feed-forward sublayer; and so on.")
