@@ -8,7 +8,6 @@ from tfviz.viz import attention as attv
 from tfviz.viz.style import unique_labels
 
 
-
 @st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
 def padded_batch(model: str, sentences: tuple[str, ...]) -> mk.PaddingDemo:
     bundle = get_bundle(model)
