@@ -17,8 +17,7 @@ def _z(trace) -> np.ndarray:
     z = trace["z"]
     if isinstance(z, dict):
         flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        return flat.reshape(z.get("shape", [len(flat)]) if isinstance(z.get("shape"), list)
-                            else [int(s) for s in str(z.get("shape", len(flat))).split(",")])
+        return flat.reshape([int(s) for s in str(z.get("shape", len(flat))).split(",")])
     return np.asarray(z, dtype=float)
 
 

@@ -75,6 +75,11 @@ def plotly(fig, **kwargs) -> None:
     st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
 
 
+def _builder_name(builder) -> str:
+    """The cache key part naming a figure builder (its arguments are hashed by Streamlit)."""
+    return f"{builder.__module__}.{builder.__qualname__}"
+
+
 @st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
 def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
     return _builder(*args, **kwargs)
@@ -87,8 +92,7 @@ def chart(builder, *args, **kwargs) -> None:
     looking at the same sentence shares one copy. The shared figure is only ever read
     (``st.plotly_chart`` serialises a copy of it), never changed.
     """
-    name = f"{builder.__module__}.{builder.__qualname__}"
-    plotly(_shared_figure(name, args, kwargs, _builder=builder))
+    plotly(_shared_figure(_builder_name(builder), args, kwargs, _builder=builder))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -107,8 +111,7 @@ def vega(builder, *args, **kwargs) -> None:
     (30-100 ms each), under a lock that every session on the server shares. The spec is
     computed once per distinct input; each caller gets its own copy.
     """
-    st.vega_lite_chart(_vega_spec(f"{builder.__module__}.{builder.__qualname__}", args, kwargs,
-                                  _builder=builder))
+    st.vega_lite_chart(_vega_spec(_builder_name(builder), args, kwargs, _builder=builder))
 
 
 def show_code(*functions) -> None:

@@ -16,7 +16,8 @@ from plotly.subplots import make_subplots
 
 from tfviz.analysis.attention import QueryWalkthrough
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, safe_label, unique_labels
+from tfviz.viz.style import (CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, safe_label,
+                             unique_labels)
 
 MASKED_GREY = "#d9d9d9"
 
@@ -25,10 +26,10 @@ def _labels(tokens: Sequence[str]) -> list[str]:
     return unique_labels(tokens)
 
 
-def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+def _layout(fig: go.Figure, title: str, height: int, **extra) -> go.Figure:
     fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=height,
                       margin={"l": 10, "r": 10, "t": 60, "b": 10}, plot_bgcolor="white")
-    return fig
+    return fig.update_layout(**extra)  # e.g. a template, or margins merged over the ones above
 
 
 def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
@@ -112,9 +113,8 @@ def head_grid(patterns: np.ndarray, tokens: Sequence[str], *, layer: int,
         fig.update_xaxes(showticklabels=False, row=r + 1, col=c + 1)
     fig.update_xaxes(title="key")
     fig.update_yaxes(title="query", col=1)
-    fig = _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
-                  60 + 260 * rows)
-    return fig.update_layout(template=PLAIN_TEMPLATE, margin={"l": 50, "b": 50})
+    return _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
+                   60 + 260 * rows, template=PLAIN_TEMPLATE, margin={"l": 50, "b": 50})
 
 
 def head_contribution_bars(contrib: np.ndarray, *, query: str, highlight: int | None = None) -> go.Figure:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tfviz.viz.style import DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, label_margin, unique_labels
+from tfviz.viz.style import (DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, label_margin,
+                             unique_labels)
 
 
 def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = None,
