@@ -47,6 +47,8 @@ def test_streamlit_config_is_quiet_and_local():
     assert config["server"]["headless"] is True
     assert config["server"]["address"] in ("localhost", "127.0.0.1")
     assert config["client"]["showErrorDetails"] in ("none", False)
+    # no full garbage collection after every run: 150 ms under the lock all sessions share
+    assert config["runner"]["postScriptGC"] is False
 
 
 def test_server_start_makes_no_outbound_connection():

@@ -7,6 +7,7 @@ of the default text, the chart libraries, then the other models.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import time
 
@@ -32,6 +33,10 @@ def warm_up() -> float:
 
         for name in model_names():
             get_bundle(name)
+        # What exists now lives as long as the server: modules, models, the first trace.
+        # Moving it out of the collector's reach makes each full collection scan a few
+        # thousand objects instead of 290 000 (150 ms -> under 1 ms on this machine).
+        gc.freeze()
     except Exception:  # a failed warm-up only means a slower first page
         log.exception("warm-up failed")
     finally:
