@@ -5,7 +5,7 @@ from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.ui.cache import get_trace
 from tfviz.ui.state import EXAMPLES
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.style import unique_labels
@@ -26,22 +26,24 @@ st.markdown(
     "the heads simply share out the d dimensions between them."
 )
 
+st.header("1 · Splitting into heads is a reshape")
+st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
+         rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
+q_full = hd.query_matrix(trace, 0)  # every layer has the same shapes
+per_token, per_head = hd.split_heads(q_full, h)
+st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
+          "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
+st.caption(f"After the transpose, head i owns the slice Q[i] of shape "
+           f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions i·{dh} … (i+1)·{dh} − 1 of every "
+           f"token's query (head 1: dimensions {dh}…{2 * dh - 1}). The head axis now behaves like "
+           "a batch axis.")
+show_code(hd.query_matrix, hd.split_heads)
+
+
 @st.fragment  # moving the layer or head slider reruns only this part of the page
 def by_layer() -> None:
-    st.header("1 · Splitting into heads is a reshape")
-    st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
-             rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
-    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    q_full = hd.query_matrix(trace, layer)
-    per_token, per_head = hd.split_heads(q_full, h)
-    st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
-              "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
-    st.caption(f"After the transpose, head {head} owns the slice Q[{head}] of shape "
-               f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions {head * dh}…{(head + 1) * dh - 1} "
-               "of every token's query. The head axis now behaves like a batch axis.")
-    show_code(hd.query_matrix, hd.split_heads)
-
     st.header("2 · Every head of the layer at once")
+    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
     stats = hd.head_stats(trace["pattern", layer])
     chart(attv.head_grid, trace["pattern", layer], trace.tokens, layer=layer,
           names=[s.label for s in stats])
@@ -79,7 +81,7 @@ def by_layer() -> None:
                          format_func=lambda i: f"{i} {trace.tokens[i]}")
     W_O, b_O = hd.output_weights(bundle.model, layer)
     contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
-    chart(attv.head_contribution_bars, contrib, query=labels[q_pos], highlight=head)
+    vega(attv.head_contribution_bars, contrib, query=f"{q_pos} {trace.tokens[q_pos]}", highlight=head)
     gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])
     st.caption(f"Check: the heads' shares plus b^O equal the model's attention output for "
                f"{labels[q_pos]} to within {gap:.1e}.")

@@ -92,10 +92,12 @@ def test_maps_side_by_side_and_head_grid(gpt):
 def test_head_contribution_bars(gpt):
     b, tr = gpt
     contrib = hd.head_contributions(tr["z", 0][2], hd.output_weights(b.model, 0)[0])
-    fig = attv.head_contribution_bars(contrib, query="2 e", highlight=1)
-    np.testing.assert_allclose(fig.data[0].y, np.linalg.norm(contrib, axis=1))
-    assert list(fig.data[0].x) == ["head 0", "head 1", "head 2", "head 3"]
-    assert "2 e" in fig.layout.title.text
+    spec = attv.head_contribution_bars(contrib, query="2 <e>", highlight=1).to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    np.testing.assert_allclose([r["length"] for r in rows], np.linalg.norm(contrib, axis=1))
+    assert [r["head"] for r in rows] == ["head 0", "head 1", "head 2", "head 3"]
+    assert [r["chosen"] for r in rows] == ["other heads", "chosen head", "other heads", "other heads"]
+    assert spec["title"] == "How much each head adds to the output for 2 <e>"  # shown as typed
 
 
 def test_coref_figure_shows_both_nouns():

@@ -60,6 +60,37 @@ def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
     assert specs[1]["layout"]["title"]["text"] == f"Layer 1, head 2 ({stats[2].label})"
     np.testing.assert_allclose(_z(specs[1]["data"][0]), single.data[0].z, atol=1e-6)
     np.testing.assert_allclose(_z(specs[1]["data"][0]).sum(axis=1), 1, atol=1e-5)
+    # The bars of section 3: each head's share for the coreference probe "it", layer 1.
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    (bars,) = at.get("vega_lite_chart")
+    shown = convert_arrow_bytes_to_pandas_df(bars.proto.datasets[0].data.data)
+    from tfviz.analysis.coref import find_coref_positions
+
+    probe = find_coref_positions(trace.tokens).probe  # the page starts on "it"
+    W_O, _ = hd.output_weights(tfviz.load(DEFAULT_MODEL).model, 1)
+    lengths = np.linalg.norm(hd.head_contributions(trace["z", 1][probe], W_O), axis=1)
+    np.testing.assert_allclose(shown["length"], lengths, rtol=1e-5)
+    assert list(shown["chosen"]) == ["other heads", "other heads", "chosen head", "other heads"]
+
+
+def test_hot_figures_keep_plotly_from_measuring_their_margins():
+    """Streamlit's theme turns on automatic margins, which lays a chart out twice in the
+    browser. The multi-head and masking figures switch it off on every axis and reserve room
+    for their labels themselves."""
+    from tfviz.viz.style import label_margin
+
+    p = np.full((4, 3, 3), 1 / 3)
+    tokens = ["the", "long_token_name", "x"]
+    figures = [attv.head_grid(p, tokens, layer=0), attention_heatmap(p[0], tokens, title="t"),
+               attv.maps_side_by_side([p[0], p[1]], [tokens, tokens], ["a", "b"], title="t"),
+               attv.coref_figure(np.zeros((2, 2, 2)), ["animal", "street"], best=(0, 0), probe="it")]
+    for fig in figures:
+        axes = [fig.layout[k] for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
+        assert axes and all(axis.automargin is False for axis in axes)
+    single = figures[1]
+    assert single.layout.margin.l >= label_margin(["1 long_token_name"]) > label_margin(["0 the"])
+    assert single.layout.margin.b == single.layout.margin.l
 
 
 def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
@@ -77,6 +108,13 @@ def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
     assert len(traced) == 1
     np.testing.assert_array_equal(trace.logits, real(get_bundle(DEFAULT_MODEL), DEFAULT_TEXT).logits)
     assert all(get_bundle(n) is get_bundle(n) for n in model_names())
+    # Everything loaded so far is frozen out of the collector, so its full passes stay short.
+    import gc
+
+    try:
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
 
 
 def test_vega_spec_is_the_charts_own_spec_computed_once():

@@ -10,14 +10,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tfviz.analysis.attention import QueryWalkthrough
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import (CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, safe_label,
-                             unique_labels)
+from tfviz.viz.layernorm import readable
+from tfviz.viz.style import (CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins,
+                             label_margin, safe_label, unique_labels)
 
 MASKED_GREY = "#d9d9d9"
 
@@ -88,7 +91,9 @@ def maps_side_by_side(patterns: Sequence[np.ndarray], token_lists: Sequence[Sequ
         fig.update_yaxes(tickvals=list(range(n)), ticktext=labs, autorange="reversed",
                          title="query" if c == 1 else "", row=1, col=c)
     n_max = max(len(t) for t in token_lists)
-    return _layout(fig, title, max(360, min(800, 120 + 22 * n_max)))
+    longest = [label for toks in token_lists for label in _labels(toks)]
+    _layout(fig, title, max(360, min(800, 120 + 22 * n_max)))
+    return fixed_margins(fig, left=label_margin(longest), bottom=label_margin(longest), top=80)
 
 
 def head_grid(patterns: np.ndarray, tokens: Sequence[str], *, layer: int,
@@ -113,20 +118,30 @@ def head_grid(patterns: np.ndarray, tokens: Sequence[str], *, layer: int,
         fig.update_xaxes(showticklabels=False, row=r + 1, col=c + 1)
     fig.update_xaxes(title="key")
     fig.update_yaxes(title="query", col=1)
-    return _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
-                   60 + 260 * rows, template=PLAIN_TEMPLATE, margin={"l": 50, "b": 50})
+    _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
+            60 + 260 * rows, template=PLAIN_TEMPLATE)
+    return fixed_margins(fig, left=50, bottom=50, top=80)
 
 
-def head_contribution_bars(contrib: np.ndarray, *, query: str, highlight: int | None = None) -> go.Figure:
-    """Length ‖z_h W^O_h‖ of each head's share of one token's attention output (h, d)."""
+def head_contribution_bars(contrib: np.ndarray, *, query: str, highlight: int | None = None) -> alt.Chart:
+    """Bars: length ‖z_h W^O_h‖ of each head's share of one token's attention output (h, d).
+
+    ``query`` is shown exactly as given (altair does not read markup)."""
     sizes = np.linalg.norm(contrib, axis=1)
-    colours = [CATEGORICAL[5] if i == highlight else CATEGORICAL[0] for i in range(len(sizes))]
-    fig = go.Figure(go.Bar(x=[f"head {i}" for i in range(len(sizes))], y=sizes, marker_color=colours,
-                           text=[f"{s:.3f}" for s in sizes], textposition="outside",
-                           hovertemplate="%{x}: length %{y:.4f}<extra></extra>"))
-    fig.update_xaxes(title="head")
-    fig.update_yaxes(title="length of z_h · W^O_h")
-    return _layout(fig, f"How much each head adds to the output for {query}", 380)
+    df = pd.DataFrame({"head": [f"head {i}" for i in range(len(sizes))], "length": sizes,
+                       "chosen": ["chosen head" if i == highlight else "other heads"
+                                  for i in range(len(sizes))]})
+    base = alt.Chart(df).encode(
+        x=alt.X("head:N", sort=list(df["head"]), title="head", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("length:Q", title="length of z_h · W^O_h"),
+        tooltip=["head", alt.Tooltip("length:Q", format=".4f")],
+    )
+    bars = base.mark_bar().encode(color=alt.Color(
+        "chosen:N", title=None, legend=alt.Legend(orient="top"),
+        scale=alt.Scale(domain=["other heads", "chosen head"], range=[CATEGORICAL[0], CATEGORICAL[5]])))
+    values = base.mark_text(dy=-10, fontSize=FONT_SIZE - 2).encode(text=alt.Text("length:Q", format=".3f"))
+    title = f"How much each head adds to the output for {query}"
+    return readable((bars + values).properties(title=title, height=320))
 
 
 def coref_figure(weights: np.ndarray, nouns: Sequence[str], *, best: tuple[int, int],
@@ -144,7 +159,8 @@ def coref_figure(weights: np.ndarray, nouns: Sequence[str], *, best: tuple[int, 
     fig.update_layout(barmode="group", legend={"title": "attends to"})
     fig.update_xaxes(title="layer and head")
     fig.update_yaxes(title="attention weight", range=[0, max(0.05, float(weights.max()) * 1.25)])
-    return _layout(fig, f"How much {probe} attends to each noun, head by head", 420)
+    _layout(fig, f"How much {probe} attends to each noun, head by head", 420)
+    return fixed_margins(fig, left=label_margin(["0.00"]), bottom=label_margin(xs))
 
 
 def masked_scores_figure(masked: np.ndarray, tokens: Sequence[str], *, title: str) -> go.Figure:

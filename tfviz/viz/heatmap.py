@@ -6,8 +6,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tfviz.viz.style import (DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, label_margin,
-                             unique_labels)
+from tfviz.viz.style import (DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins,
+                             label_margin, unique_labels)
 
 
 def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = None,
@@ -43,10 +43,10 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
     ))
     fig.update_layout(
         title={"text": title}, font={"size": FONT_SIZE}, template=PLAIN_TEMPLATE,
-        margin={"l": label_margin(y_labels, title=bool(y_title)), "r": 10, "t": 50,
-                "b": label_margin(x_labels, title=bool(x_title))},
         height=height or max(260, min(700, 60 + 34 * n_rows)),
     )
+    fixed_margins(fig, left=label_margin(y_labels, title=bool(y_title)), top=50,
+                  bottom=label_margin(x_labels, title=bool(x_title)))
     fig.update_xaxes(title=x_title, tickvals=list(range(n_cols)), ticktext=x_labels, side="bottom")
     fig.update_yaxes(title=y_title, tickvals=list(range(n_rows)), ticktext=y_labels, autorange="reversed")
     return fig
