@@ -1,8 +1,11 @@
 """Shared pieces of the browser benchmarks: launch chromium, wait for a script run, time a change."""
 from __future__ import annotations
 
+import asyncio
+import os
 import statistics
 import time
+from pathlib import Path
 
 from tfviz.serve import CHROMIUM, CHROMIUM_ARGS, is_local
 
@@ -51,6 +54,25 @@ async def timed_change(page, action, timeout: float = 30_000) -> float:
     elapsed = time.perf_counter() - t0
     await wait_idle(page)
     return elapsed
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def wait_quiet(pid: int, *, share: float = 0.05, window: float = 1.0,
+                     timeout: float = 60.0) -> float:
+    """Wait until the server uses under ``share`` of a core for ``window`` seconds (its
+    background warm-up has finished), and return how long that took."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        before = cpu_seconds(pid)
+        await asyncio.sleep(window)
+        if cpu_seconds(pid) - before < share * window:
+            break
+    return time.perf_counter() - start
 
 
 def summary(values: list[float]) -> tuple[float, float]:
