@@ -8,6 +8,7 @@ import streamlit as st
 from tfviz.textinput import clean_text
 from tfviz.ui.cache import get_bundle, length_notice, model_names
 from tfviz.ui.state import EXAMPLES, persist, sync_url
+from tfviz.viz.style import fit_margins
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
 PLOTLY_CONFIG = {
@@ -72,6 +73,7 @@ def current_bundle():
 
 
 def plotly(fig, **kwargs) -> None:
+    """Draw a figure the page built for itself (``chart`` draws shared ones)."""
     st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
 
 
@@ -82,7 +84,7 @@ def _builder_name(builder) -> str:
 
 @st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
 def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
-    return _builder(*args, **kwargs)
+    return fit_margins(_builder(*args, **kwargs))
 
 
 def chart(builder, *args, **kwargs) -> None:
@@ -90,7 +92,8 @@ def chart(builder, *args, **kwargs) -> None:
 
     Building a plotly figure costs 10-150 ms of validation, which dominates a rerun; a class
     looking at the same sentence shares one copy. The shared figure is only ever read
-    (``st.plotly_chart`` serialises a copy of it), never changed.
+    (``st.plotly_chart`` serialises a copy of it), never changed. Its margins are fixed once,
+    when it is built (``fit_margins``), so the browser lays it out only once.
     """
     plotly(_shared_figure(_builder_name(builder), args, kwargs, _builder=builder))
 

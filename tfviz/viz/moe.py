@@ -34,7 +34,10 @@ def routing_heatmap(probs: np.ndarray, chosen: np.ndarray, dropped: np.ndarray,
         fig.add_trace(go.Scatter(x=cols + 0.38, y=rows, mode="markers", name=name, hoverinfo="skip",
                                  marker={"symbol": symbol, "size": 11, "color": CATEGORICAL[5],
                                          "line": {"width": 1.5, "color": "white"}}))
-    fig.update_layout(legend={"orientation": "h", "y": -0.08 - 30 / fig.layout.height})
+    # Above the map, on the right: the key is shown even when only one kind of mark is present
+    # (plotly hides a legend with a single entry).
+    fig.update_layout(showlegend=True, legend={"orientation": "h", "x": 1, "xanchor": "right",
+                                               "y": 1.02, "yanchor": "bottom"})
     return fig
 
 
