@@ -14,7 +14,9 @@ The server's peak memory is read from /proc while the load runs. The ramp raises
 of sessions until p95 passes 5 s (or an error), to show how latency grows past the 1 s mark.
 
 The server logs how long each page run took on its side (TFVIZ_LOG_RUNS=1, see
-tfviz/ui/runlog.py); those are reported too, as the server's share of the wait.
+tfviz/ui/runlog.py); those are reported too, as the server's share of the wait. So is the CPU
+time each level cost: the server process's own, and the rest of the machine's (the browsers,
+and this script driving them).
 
 Caveat: the browsers run on the same 2 cores as the server, and drawing the charts costs them
 about as much CPU as the server spends computing them, so these numbers are pessimistic for a
@@ -23,6 +25,7 @@ class whose laptops do their own drawing.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import sys
 import threading
@@ -31,7 +34,7 @@ from pathlib import Path
 
 from playwright.async_api import async_playwright
 
-from bench.browser_common import launch, new_page, summary, wait_idle
+from bench.browser_common import cpu_seconds, launch, new_page, summary, wait_idle
 from tfviz.serve import streamlit_server
 from tfviz.ui.runlog import parse
 
@@ -63,6 +66,13 @@ class PeakMemory(threading.Thread):
         while self.running:
             self.peak = max(self.peak, rss_mb(self.pid))
             time.sleep(0.2)
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all cores of this machine have spent busy since boot (Linux /proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 STOP_P95_MS = 5000
@@ -136,9 +146,13 @@ def main() -> None:
     log = Path(__file__).resolve().parent / "out" / "load-server.log"
     log.parent.mkdir(exist_ok=True)
     def level(url: str, sessions: int, n_actions: int) -> dict:
-        """Run one level and add the server's own run times logged meanwhile."""
+        """Run one level and add the server's own run times logged meanwhile, and how much
+        CPU the server and everything else (the browsers, mostly) used."""
         start = log.stat().st_size
+        busy, served = machine_busy_seconds(), cpu_seconds(proc.pid)
         r = asyncio.run(run_level(url, sessions, n_actions))
+        r["cpu_server"] = cpu_seconds(proc.pid) - served
+        r["cpu_rest"] = machine_busy_seconds() - busy - r["cpu_server"]
         with open(log, encoding="utf-8", errors="replace") as f:
             f.seek(start)
             runs = [ms / 1e3 for _, ms in parse(f)]
@@ -158,12 +172,14 @@ def main() -> None:
                 break
         mem.running = False
     print("| sessions | interactions | errors | median ms | p95 ms | first load ms (median) "
-          "| server run median ms | server run p95 ms | wall s | left localhost |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| server run median ms | server run p95 ms | wall s | CPU s: server / browsers "
+          "| left localhost |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows + ramp_rows:
         print(f"| {r['sessions']} | {r['n']} | {len(r['errors'])} | {r['median']:.0f} | "
               f"{r['p95']:.0f} | {r['first']:.0f} | {r['server'][0]:.0f} | {r['server'][1]:.0f} | "
-              f"{r['wall']:.1f} | {len(r['outside'])} |", flush=True)
+              f"{r['wall']:.1f} | {r['cpu_server']:.0f} / {r['cpu_rest']:.0f} | "
+              f"{len(r['outside'])} |", flush=True)
     print(f"\nserver peak memory during the 20-interaction run: {peak_main:.0f} MB; "
           f"over the whole ramp: {mem.peak:.0f} MB")
     ok = [r["sessions"] for r in ramp_rows if r["p95"] <= 1000 and not r["errors"]]

@@ -1,6 +1,7 @@
 """Heatmaps for attention maps and matrices, with token labels and exact values on hover."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,9 +48,26 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
     )
     fixed_margins(fig, left=label_margin(y_labels, title=bool(y_title)), top=50,
                   bottom=label_margin(x_labels, title=bool(x_title)))
-    fig.update_xaxes(title=x_title, tickvals=list(range(n_cols)), ticktext=x_labels, side="bottom")
-    fig.update_yaxes(title=y_title, tickvals=list(range(n_rows)), ticktext=y_labels, autorange="reversed")
+    xs, ys = _ticks(n_cols), _ticks(n_rows)
+    fig.update_xaxes(title=x_title, tickvals=xs, ticktext=[x_labels[i] for i in xs], side="bottom")
+    fig.update_yaxes(title=y_title, tickvals=ys, ticktext=[y_labels[i] for i in ys],
+                     autorange="reversed")
     return fig
+
+
+MAX_TICKS = 40  # more labels than this overlap at projector size and cost the browser time
+
+
+def _ticks(n: int) -> list[int]:
+    """Which rows or columns get a tick label: all of them up to MAX_TICKS, else every k-th
+    (hovering a cell still names its row and column).
+
+    >>> _ticks(5)
+    [0, 1, 2, 3, 4]
+    >>> _ticks(64)[:4], len(_ticks(64))
+    ([0, 2, 4, 6], 32)
+    """
+    return list(range(0, n, math.ceil(n / MAX_TICKS) if n > MAX_TICKS else 1))
 
 
 def attention_heatmap(pattern: np.ndarray, tokens: Sequence[str], *, title: str,
