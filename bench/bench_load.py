@@ -3,6 +3,8 @@
     python -m bench.bench_load              # 10 sessions x 20 interactions
     python -m bench.bench_load --ramp       # then 1, 2, 3, 5, 10, ... sessions until p95 > 5 s
     python -m bench.bench_load --ramp-only  # only the ramp
+    python -m bench.bench_load --ramp-only --url=http://server:8501
+                                            # drive a server running on another machine
 
 Each session is its own browser context (own cookies and websocket, like a student's laptop)
 in one chromium, and types its own sentence, so no two share a cached trace. A session opens
@@ -18,13 +20,17 @@ tfviz/ui/runlog.py); those are reported too, as the server's share of the wait. 
 time each level cost: the server process's own, and the rest of the machine's (the browsers,
 and this script driving them).
 
-Caveat: the browsers run on the same 2 cores as the server, and drawing the charts costs them
-about as much CPU as the server spends computing them, so these numbers are pessimistic for a
-class whose laptops do their own drawing.
+Caveat: by default the browsers run on the same 2 cores as the server, and drawing the charts
+costs them several times the CPU the server spends computing them (see the CPU column), so
+these numbers are pessimistic for a class whose laptops do their own drawing. With --url the
+browsers run here and the server elsewhere (started there with scripts/run.sh, or
+`streamlit run server.py --server.address 0.0.0.0`); the server's own columns (its run times,
+CPU and memory) are then not available and show as nan.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -83,7 +89,7 @@ async def student(browser, url: str, index: int, n_actions: int, latencies: list
                   outside: list, first_loads: list, by_action: dict):
     """One learner: opens the app with their own sentence, then alternates between moving to
     the next lesson in the sidebar and moving that lesson's first slider."""
-    context, page = await new_page(browser, outside)
+    context, page = await new_page(browser, outside, server=url)
     start = ROUTE[index % len(ROUTE)]
     try:
         t0 = time.perf_counter()
@@ -143,25 +149,36 @@ def main() -> None:
     ramp_only = "--ramp-only" in sys.argv
     levels = [int(a) for a in args] or ([] if ramp_only else [10])
     ramp = [1, 2, 3, 5, 10, 15, 20, 30, 40] if ramp_only or "--ramp" in sys.argv else []
+    remote = next((a.split("=", 1)[1].rstrip("/") for a in sys.argv if a.startswith("--url=")),
+                  None)
     log = Path(__file__).resolve().parent / "out" / "load-server.log"
     log.parent.mkdir(exist_ok=True)
+    nan = float("nan")
+
     def level(url: str, sessions: int, n_actions: int) -> dict:
         """Run one level and add the server's own run times logged meanwhile, and how much
         CPU the server and everything else (the browsers, mostly) used."""
-        start = log.stat().st_size
-        busy, served = machine_busy_seconds(), cpu_seconds(proc.pid)
+        start = log.stat().st_size if proc else 0
+        busy, served = machine_busy_seconds(), cpu_seconds(proc.pid) if proc else 0.0
         r = asyncio.run(run_level(url, sessions, n_actions))
-        r["cpu_server"] = cpu_seconds(proc.pid) - served
-        r["cpu_rest"] = machine_busy_seconds() - busy - r["cpu_server"]
-        with open(log, encoding="utf-8", errors="replace") as f:
-            f.seek(start)
-            runs = [ms / 1e3 for _, ms in parse(f)]
-        r["server"] = summary(runs) if runs else (float("nan"), float("nan"))
+        r["cpu_server"] = cpu_seconds(proc.pid) - served if proc else nan
+        r["cpu_rest"] = machine_busy_seconds() - busy - (r["cpu_server"] if proc else 0.0)
+        runs = []
+        if proc:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                f.seek(start)
+                runs = [ms / 1e3 for _, ms in parse(f)]
+        r["server"] = summary(runs) if runs else (nan, nan)
         return r
 
-    with streamlit_server(env={"TFVIZ_LOG_RUNS": "1"}, log_path=log) as (url, proc, _):
-        mem = PeakMemory(proc.pid)
-        mem.start()
+    server = (contextlib.nullcontext((remote, None, None)) if remote else
+              streamlit_server(env={"TFVIZ_LOG_RUNS": "1"}, log_path=log))
+    with server as (url, proc, _):
+        mem = PeakMemory(proc.pid) if proc else PeakMemory(0)
+        if proc:
+            mem.start()
+        else:
+            mem.peak = nan
         rows = [level(url, s, 20) for s in levels]
         peak_main = mem.peak
         ramp_rows = []
@@ -173,7 +190,7 @@ def main() -> None:
         mem.running = False
     print("| sessions | interactions | errors | median ms | p95 ms | first load ms (median) "
           "| server run median ms | server run p95 ms | wall s | CPU s: server / browsers "
-          "| left localhost |")
+          + ("| left localhost and the server |" if remote else "| left localhost |"))
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows + ramp_rows:
         print(f"| {r['sessions']} | {r['n']} | {len(r['errors'])} | {r['median']:.0f} | "
@@ -192,7 +209,8 @@ def main() -> None:
     for r in rows + ramp_rows:
         for e in r["errors"][:5]:
             print("  error:", e)
-    print(f"server log (tracebacks of any page that failed): {log}")
+    if not remote:
+        print(f"server log (tracebacks of any page that failed): {log}")
 
 
 if __name__ == "__main__":

@@ -26,11 +26,15 @@ async def launch(playwright):
                                             headless=True)
 
 
-async def new_page(browser, outside: list[str]):
+async def new_page(browser, outside: list[str], server: str | None = None):
+    """A fresh browser context (its own cookies, like a separate laptop) whose requests may go
+    to localhost, or to ``server`` (scheme://host:port) when the app runs on another machine;
+    any other request is aborted and recorded in ``outside``."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
 
     async def guard(route):
-        if is_local(route.request.url):
+        url = route.request.url
+        if is_local(url) or (server and (url == server or url.startswith(server + "/"))):
             await route.continue_()
         else:
             outside.append(route.request.url)
