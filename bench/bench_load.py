@@ -174,7 +174,7 @@ def main() -> None:
     server = (contextlib.nullcontext((remote, None, None)) if remote else
               streamlit_server(env={"TFVIZ_LOG_RUNS": "1"}, log_path=log))
     with server as (url, proc, _):
-        mem = PeakMemory(proc.pid) if proc else PeakMemory(0)
+        mem = PeakMemory(proc.pid if proc else 0)
         if proc:
             mem.start()
         else:

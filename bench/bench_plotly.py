@@ -7,8 +7,9 @@ plotly.js that ships with the plotly package, into a bare page, and times `Plotl
 (what Streamlit does when a chart changes: it mounts a new one) and `Plotly.react`, median of
 10 after 2 warm-up draws, under the layout part of Streamlit's chart theme. Each figure is drawn
 twice: as built (automatic margins off, margins sized from the labels) and with the theme's
-automatic margins left on, as they were before. The bare page is much cheaper to lay out than the real one, so the times
-are a lower bound; the difference between the two columns is what the fixed margins save.
+automatic margins left on, as they were before. The bare page is much cheaper to lay out than
+the real one, so the times are a lower bound; the difference between the two columns is what
+the fixed margins save.
 """
 from __future__ import annotations
 

@@ -27,9 +27,9 @@ def fixed_margins(fig, *, left: int, bottom: int, top: int = 60, right: int = 10
 
     Streamlit's chart theme turns ``automargin`` on for every axis. plotly.js then measures
     every tick label in the browser and lays the chart out a second time. Streamlit mounts a
-    new chart whenever a figure changes, so this is paid on every slider move: on this 2-core
-    machine one 12-token map took 73 ms to draw with it and 36 ms without, the four-head grid
-    52 and 31 ms (bench/bench_plotly.py). Size ``left`` and ``bottom`` with ``label_margin``.
+    new chart whenever a figure changes, so this is paid on every slider move; without it a
+    12-token map draws in about half the time (bench/bench_plotly.py, BENCHMARKS.md). Size
+    ``left`` and ``bottom`` with ``label_margin``.
     """
     fig.update_layout(margin={"l": left, "r": right, "t": top, "b": bottom})
     fig.update_xaxes(automargin=False)
