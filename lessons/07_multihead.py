@@ -56,12 +56,15 @@ def by_layer() -> None:
         "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
         "point to rare words. A few simple averages over the rows of each map give a first guess:"
     )
-    st.dataframe({"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
-                  "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
-                  "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
-                  "favourite key": [f"{s.favourite} {trace.tokens[s.favourite]}" for s in stats],
-                  "→ favourite": [s.favourite_share for s in stats],
-                  "label": [s.label for s in stats]}, hide_index=True)
+    table = {"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
+             "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
+             "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
+             "favourite key": [f"{s.favourite} {trace.tokens[s.favourite]}" for s in stats],
+             "→ favourite": [s.favourite_share for s in stats],
+             "label": [s.label for s in stats]}
+    three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
+    st.dataframe(table, hide_index=True, column_config={
+        name: three_decimals for name, values in table.items() if isinstance(values[0], float)})
     st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
                f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
                "uniform. An untrained model's heads are mostly broad.")

@@ -60,6 +60,14 @@ def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
     assert specs[1]["layout"]["title"]["text"] == f"Layer 1, head 2 ({stats[2].label})"
     np.testing.assert_allclose(_z(specs[1]["data"][0]), single.data[0].z, atol=1e-6)
     np.testing.assert_allclose(_z(specs[1]["data"][0]).sum(axis=1), 1, atol=1e-5)
+    # The table of head kinds: the layer's statistics, every share shown with three decimals.
+    (table,) = at.dataframe
+    np.testing.assert_allclose(table.value["→ previous token"], [s.previous for s in stats])
+    assert list(table.value["label"]) == [s.label for s in stats]
+    formats = {name: c["type_config"]["format"]
+               for name, c in json.loads(table.proto.columns).items() if "type_config" in c}
+    assert formats == dict.fromkeys(["→ previous token", "→ same token", "→ first token",
+                                     "spread (0 focused … 1 uniform)", "→ favourite"], "%.3f")
     # The bars of section 3: each head's share for the coreference probe "it", layer 1.
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
