@@ -52,7 +52,37 @@ def worksheet(exercise_ids, n_variants: int = 1, seed: int = 0) -> tuple[str, st
 
 
 _STYLE = ("body{font-family:sans-serif;max-width:48em;margin:2em auto;line-height:1.4}"
-          ".prompt,.steps{white-space:pre-wrap}section{break-inside:avoid;margin-bottom:2em}")
+          ".prompt p,.steps{white-space:pre-wrap}section{break-inside:avoid;margin-bottom:2em}"
+          "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.2em .6em}")
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def prompt_html(text: str) -> str:
+    r"""An exercise prompt as HTML, every text escaped. Prompts use a small part of Markdown:
+    paragraphs, "- " lists and pipe tables (first row the header, then a |---| row).
+
+    >>> prompt_html("Scores:\n\n| q | a |\n|---|---|\n| a | <1 |\n\n- x = 1")
+    '<p>Scores:</p><table><tr><th>q</th><th>a</th></tr><tr><td>a</td><td>&lt;1</td></tr></table><ul><li>x = 1</li></ul>'
+    """
+    e, parts = html.escape, []
+    for block in (b.strip() for b in text.split("\n\n")):
+        lines = block.splitlines()
+        if not lines:
+            continue
+        if len(lines) >= 2 and all(line.lstrip().startswith("|") for line in lines):
+            rows = [_cells(line) for line in lines if set(line.strip()) - set("|-: ")]
+            head = "".join(f"<th>{e(c)}</th>" for c in rows[0])
+            body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
+                           for row in rows[1:])
+            parts.append(f"<table><tr>{head}</tr>{body}</table>")
+        elif all(line.startswith("- ") for line in lines):
+            parts.append("<ul>" + "".join(f"<li>{e(line[2:])}</li>" for line in lines) + "</ul>")
+        else:
+            parts.append(f"<p>{e(block)}</p>")
+    return "".join(parts)
 
 
 def _page(title: str, sections: list[str]) -> str:
@@ -68,7 +98,7 @@ def worksheet_html(exercise_ids, n_variants: int = 1, seed: int = 0) -> tuple[st
     for label, code, inst in _variants(list(exercise_ids), n_variants, seed):
         head = f"<h2>{e(label)}. {e(inst.title)} (class code {code})</h2>"
         boxes = "".join(f"<li>{e(f.label)}: ____________________</li>" for f in inst.answer_fields)
-        sheet.append(f"<section>{head}<div class=\"prompt\">{e(inst.prompt)}</div>"
+        sheet.append(f"<section>{head}<div class=\"prompt\">{prompt_html(inst.prompt)}</div>"
                      f"<ul>{boxes}</ul></section>")
         answers = "".join(f"<li>{e(f.label)}: <b>{e(f.answer_text)}</b> ({e(f.tolerance_text)})"
                           "</li>" for f in inst.answer_fields)
