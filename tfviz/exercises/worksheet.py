@@ -72,8 +72,8 @@ def prompt_html(text: str) -> str:
         lines = block.splitlines()
         if not lines:
             continue
-        if len(lines) >= 2 and all(line.lstrip().startswith("|") for line in lines):
-            rows = [_cells(line) for line in lines if set(line.strip()) - set("|-: ")]
+        rows = [_cells(line) for line in lines if set(line.strip()) - set("|-: ")]  # no |---|
+        if len(lines) >= 2 and rows and all(line.lstrip().startswith("|") for line in lines):
             head = "".join(f"<th>{e(c)}</th>" for c in rows[0])
             body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
                            for row in rows[1:])
