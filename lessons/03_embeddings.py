@@ -6,7 +6,6 @@ from tfviz.analysis.positions import (alibi, formula_table, permutation, permuta
                                       similarity_by_distance, sinusoid_table)
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.widgets import chart, current_bundle, plotly, show_code, vega
-from tfviz.viz.style import fit_margins
 from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures, rope_chart,
                                  similarity_chart, vectors_heatmap)
 
@@ -163,9 +162,9 @@ def order_test():
     st.markdown("**The model without positions** (first dimensions of each token's output)")
     a, b = st.columns(2)
     with a:
-        plotly(fit_margins(left))
+        plotly(left)
     with b:
-        plotly(fit_margins(right))
+        plotly(right)
     st.success(f"Largest difference: {check.max_gap:.1e} (rounding noise). Same outputs, "
                "just moved along with their tokens.")
     if cfg.positional != "none":

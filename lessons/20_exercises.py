@@ -9,7 +9,6 @@ from tfviz.exercises.registry import EXERCISES
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.widgets import plotly, show_code
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
-from tfviz.viz.style import fit_margins
 
 st.title("Worked exercises")
 st.markdown(
@@ -85,7 +84,7 @@ if inst.arrows is not None and (level >= full or any("weights" in s.values for s
     cols = st.columns(inst.arrows.weights.shape[0])
     for head, col in enumerate(cols):
         with col:
-            plotly(fit_margins(exercise_arrows(inst.arrows, head, query)), key=f"ex_arrows_{ikey}_{head}")
+            plotly(exercise_arrows(inst.arrows, head, query), key=f"ex_arrows_{ikey}_{head}")
 if level >= full:
     ew.show_answers(inst)
 

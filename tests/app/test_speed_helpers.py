@@ -162,3 +162,19 @@ def test_run_log_times_a_run_only_when_asked(monkeypatch, caplog):
             sum(range(10_000))
     (page, ms), = runlog.parse(r.getMessage() for r in caplog.records)
     assert page == "masking" and 0 < ms < 60_000
+
+
+
+def test_a_figure_a_page_builds_itself_is_drawn_with_fixed_margins(monkeypatch):
+    """``plotly`` (a page's own figure) fixes the margins as ``chart`` does for shared ones."""
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from tfviz.ui import widgets
+
+    drawn = []
+    monkeypatch.setattr(st, "plotly_chart", lambda fig, **kw: drawn.append(fig))
+    widgets.plotly(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])))
+    (fig,) = drawn
+    axes = [fig.layout[k] for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
+    assert axes and all(axis.automargin is False for axis in axes)

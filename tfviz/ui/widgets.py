@@ -73,8 +73,9 @@ def current_bundle():
 
 
 def plotly(fig, **kwargs) -> None:
-    """Draw a figure the page built for itself (``chart`` draws shared ones)."""
-    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
+    """Draw a figure the page built for itself (``chart`` draws shared ones), with margins
+    fixed from its labels (``fit_margins``) so the browser lays it out only once."""
+    st.plotly_chart(fit_margins(fig), config=PLOTLY_CONFIG, **kwargs)
 
 
 def _builder_name(builder) -> str:
@@ -95,7 +96,8 @@ def chart(builder, *args, **kwargs) -> None:
     (``st.plotly_chart`` serialises a copy of it), never changed. Its margins are fixed once,
     when it is built (``fit_margins``), so the browser lays it out only once.
     """
-    plotly(_shared_figure(_builder_name(builder), args, kwargs, _builder=builder))
+    st.plotly_chart(_shared_figure(_builder_name(builder), args, kwargs, _builder=builder),
+                    config=PLOTLY_CONFIG)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
