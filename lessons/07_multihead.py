@@ -5,7 +5,9 @@ from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.ui.cache import get_trace
 from tfviz.ui.state import EXAMPLES
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
+from tfviz.ui.background import in_background
+from tfviz.ui.widgets import (build, chart, current_bundle, layer_head_pickers, neighbours,
+                              show_code, vega)
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.style import unique_labels
@@ -40,15 +42,24 @@ st.caption(f"After the transpose, head i owns the slice Q[i] of shape "
 show_code(hd.query_matrix, hd.split_heads)
 
 
+def maps(layer: int, head: int, draw) -> list[hd.HeadStats]:
+    """The layer's head grid and the chosen head's large map, through ``draw`` (``chart`` draws
+    them, ``build`` only builds them); returns the layer's head statistics."""
+    stats = hd.head_stats(trace["pattern", layer])
+    draw(attv.head_grid, trace["pattern", layer], trace.tokens, layer=layer,
+         names=[s.label for s in stats])
+    draw(attention_heatmap, trace["pattern", layer][head], trace.tokens,
+         title=f"Layer {layer}, head {head} ({stats[head].label})")
+    return stats
+
+
 @st.fragment  # moving the layer or head slider reruns only this part of the page
 def by_layer() -> None:
     st.header("2 · Every head of the layer at once")
     layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    stats = hd.head_stats(trace["pattern", layer])
-    chart(attv.head_grid, trace["pattern", layer], trace.tokens, layer=layer,
-          names=[s.label for s in stats])
-    chart(attention_heatmap, trace["pattern", layer][head], trace.tokens,
-          title=f"Layer {layer}, head {head} ({stats[head].label})")
+    stats = maps(layer, head, chart)
+    for near in neighbours(layer, head, cfg.n_layers, cfg.n_heads):  # ready before the next step
+        in_background(maps, *near, build)
 
     st.subheader("What kind of head is it?")
     st.markdown(

@@ -1,6 +1,7 @@
 """The shared figure cache and the server's warm-up: right values, built once, nothing edited."""
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -178,3 +179,67 @@ def test_a_figure_a_page_builds_itself_is_drawn_with_fixed_margins(monkeypatch):
     (fig,) = drawn
     axes = [fig.layout[k] for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
     assert axes and all(axis.automargin is False for axis in axes)
+
+
+def _counting(fn, calls: list):
+    """``fn`` that records each call; same module and name, so it shares fn's cache entries."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        calls.append(kwargs.get("layer", kwargs.get("title")))
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def test_multihead_page_builds_the_next_layer_and_head_ahead(app_page, monkeypatch):
+    """While the browser draws layer 0, the server builds the views one slider step away, so
+    moving there finds its figures ready instead of building them under the learner's wait."""
+    from tfviz.ui.background import wait_for_background
+    from tfviz.ui.widgets import _shared_figure
+    from tfviz.viz import heatmap
+
+    wait_for_background(timeout=60)
+    grids, maps = [], []
+    monkeypatch.setattr(attv, "head_grid", _counting(attv.head_grid, grids))
+    monkeypatch.setattr(heatmap, "attention_heatmap", _counting(attention_heatmap, maps))
+    _shared_figure.clear()
+    at = app_page("07_multihead.py", layer="0", head="0")
+    wait_for_background(timeout=60)
+    assert sorted(grids) == [0, 1]  # shown, and one layer on
+    assert sorted(t.split(" (")[0] for t in maps) == ["Layer 0, head 0", "Layer 0, head 1",
+                                                      "Layer 1, head 0"]
+    grids.clear()
+    maps.clear()
+    at.slider(key="layer").set_value(1).run()
+    assert not at.exception
+    # Layer 1 was drawn from what was built ahead (layer 2 may already be under way).
+    assert 1 not in grids and not any(t.startswith("Layer 1, head 0") for t in maps)
+    wait_for_background(timeout=60)
+    assert grids == [2]  # now layer 2 is ready too; layer 0 still was
+    assert sorted(t.split(" (")[0] for t in maps) == ["Layer 1, head 1", "Layer 2, head 0"]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert specs[1]["layout"]["title"]["text"].startswith("Layer 1, head 0")
+
+
+def test_background_work_runs_in_order_and_never_raises(caplog):
+    import threading
+
+    from tfviz.ui import background as bg
+
+    done = []
+    assert bg.in_background(done.append, 1)
+    assert bg.in_background(lambda: 1 / 0)  # logged, not raised
+    assert bg.in_background(done.append, 2)
+    bg.wait_for_background(timeout=10)
+    assert done == [1, 2]
+    assert "ZeroDivisionError" in caplog.text
+    # A full queue drops new work (it is only ever a head start) and takes it again once drained.
+    gate = threading.Event()
+    assert bg.in_background(gate.wait, 10)
+    queued = [bg.in_background(done.append, i) for i in range(bg.MAX_PENDING)]
+    assert queued == [True] * (bg.MAX_PENDING - 1) + [False]
+    gate.set()
+    bg.wait_for_background(timeout=10)
+    assert done == [1, 2] + list(range(bg.MAX_PENDING - 1))
+    assert bg.in_background(done.append, "again")
+    bg.wait_for_background(timeout=10)
+    assert done[-1] == "again"

@@ -11,17 +11,15 @@ import gc
 import logging
 import time
 
+from tfviz.ui.background import quiet_context_warnings
+
 log = logging.getLogger("tfviz")
-# Streamlit warns once per cached call made outside a page run; here that is expected.
-_CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
 
 
 def warm_up() -> float:
     """Import, load and trace what the first page needs. Returns the seconds it took."""
     start = time.perf_counter()
-    quiet = logging.getLogger(_CONTEXT_LOGGER)
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
+    quiet_context_warnings()  # cached calls outside a page run are intended here
     # The imports below create about 290 000 long-lived objects; with the collector on, its
     # full passes rescan them again and again while they load (about 0.3 s here).
     collecting = gc.isenabled()
@@ -46,7 +44,6 @@ def warm_up() -> float:
         gc.freeze()
         if collecting:
             gc.enable()
-        quiet.setLevel(level)
     took = time.perf_counter() - start
     log.info("warm-up done in %.1f s", took)
     return took

@@ -68,6 +68,18 @@ def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool 
     return layer, chosen_head
 
 
+def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """The (layer, head) views one slider step away: where a learner most likely goes next.
+
+    >>> neighbours(0, 0, 3, 4)
+    [(1, 0), (0, 1)]
+    >>> neighbours(1, 3, 3, 4)
+    [(2, 3), (0, 3), (1, 2)]
+    """
+    steps = [(layer + 1, head), (layer - 1, head), (layer, head + 1), (layer, head - 1)]
+    return [(l, h) for l, h in steps if 0 <= l < n_layers and 0 <= h < n_heads]
+
+
 def current_bundle():
     return get_bundle(st.session_state["model"])
 
@@ -88,6 +100,12 @@ def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
     return fit_margins(_builder(*args, **kwargs))
 
 
+def build(builder, *args, **kwargs):
+    """The shared figure ``chart(builder, *args, **kwargs)`` would draw, built (once) without
+    drawing it: for building ahead on the background thread. Never edit what it returns."""
+    return _shared_figure(_builder_name(builder), args, kwargs, _builder=builder)
+
+
 def chart(builder, *args, **kwargs) -> None:
     """Draw the plotly figure ``builder(*args, **kwargs)``, built once per distinct input.
 
@@ -96,8 +114,7 @@ def chart(builder, *args, **kwargs) -> None:
     (``st.plotly_chart`` serialises a copy of it), never changed. Its margins are fixed once,
     when it is built (``fit_margins``), so the browser lays it out only once.
     """
-    st.plotly_chart(_shared_figure(_builder_name(builder), args, kwargs, _builder=builder),
-                    config=PLOTLY_CONFIG)
+    st.plotly_chart(build(builder, *args, **kwargs), config=PLOTLY_CONFIG)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
