@@ -104,18 +104,23 @@ async def student(browser, url: str, index: int, n_actions: int, latencies: list
         for step in range(n_actions):
             lesson = ROUTE[(index + 1 + step // 2) % len(ROUTE)]
             t0 = time.perf_counter()
+            stage = "acting"  # named in the error, so a timeout says what never happened
             try:
                 if step % 2 == 0:  # a click in the sidebar: same session, no page reload
                     before = await page.evaluate(H1_JS)
                     link = f'[data-testid="stSidebarNav"] a[href$="/{lesson}"]'
+                    stage = "clicking the sidebar link"
                     await page.locator(link).first.click()
+                    stage = f"waiting for a title other than {before!r}"
                     await page.wait_for_function(f"() => ({H1_JS})() !== {before!r}",
                                                  timeout=30_000, polling=50)
                 else:
                     slider = page.locator('[data-testid="stMain"] input[type="range"]').first
                     if await slider.count():
+                        stage = "moving the slider"
                         await slider.press("ArrowRight")
                     await page.wait_for_timeout(50)  # let the rerun start before waiting for idle
+                stage = "waiting for the run to finish"
                 await wait_idle(page, timeout=30_000)
                 latencies.append(time.perf_counter() - t0)
                 by_action.setdefault(("open" if step % 2 == 0 else "slider", lesson),
@@ -123,7 +128,8 @@ async def student(browser, url: str, index: int, n_actions: int, latencies: list
                 if await page.evaluate(ERROR_JS):
                     errors.append(f"session {index} step {step} on {lesson}: error shown")
             except Exception as exc:  # a timeout counts as an error, and the session goes on
-                errors.append(f"session {index} step {step} on {lesson}: {type(exc).__name__}")
+                errors.append(f"session {index} step {step} on {lesson}: {type(exc).__name__} "
+                              f"while {stage}")
     finally:
         await context.close()
 
@@ -145,6 +151,11 @@ async def run_level(url: str, sessions: int, n_actions: int) -> dict:
 
 
 def main() -> None:
+    known = ("--ramp", "--ramp-only", "--url=")
+    unknown = [a for a in sys.argv[1:] if a.startswith("-") and not a.startswith(known)]
+    if unknown:  # --help included: a typo must not start a three-minute run
+        print(__doc__)
+        sys.exit(0 if unknown in (["-h"], ["--help"]) else f"unknown option {unknown[0]}")
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     ramp_only = "--ramp-only" in sys.argv
     levels = [int(a) for a in args] or ([] if ramp_only else [10])
