@@ -216,8 +216,15 @@ def test_multihead_page_builds_the_next_layer_and_head_ahead(app_page, monkeypat
     wait_for_background(timeout=60)
     assert grids == [2]  # now layer 2 is ready too; layer 0 still was
     assert sorted(t.split(" (")[0] for t in maps) == ["Layer 1, head 1", "Layer 2, head 0"]
+    # What was built ahead is what the page shows: layer 1's own attention weights.
+    import tfviz
+
+    pattern = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)["pattern", 1]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    for head, shown in enumerate(specs[0]["data"]):
+        np.testing.assert_allclose(_z(shown), pattern[head], atol=1e-6)
     assert specs[1]["layout"]["title"]["text"].startswith("Layer 1, head 0")
+    np.testing.assert_allclose(_z(specs[1]["data"][0]), pattern[0], atol=1e-6)
 
 
 def test_background_work_runs_in_order_and_never_raises(caplog):
