@@ -20,8 +20,9 @@ def warm_up() -> float:
     """Import, load and trace what the first page needs. Returns the seconds it took."""
     start = time.perf_counter()
     quiet_context_warnings()  # cached calls outside a page run are intended here
-    # The imports below create about 290 000 long-lived objects; with the collector on, its
-    # full passes rescan them again and again while they load (about 0.3 s here).
+    # The imports below (and torch's, which server.py makes with the collector off before
+    # calling this) create about 290 000 long-lived objects; with the collector on, its full
+    # passes rescan them again and again while they load (about 0.3 s here).
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -77,7 +77,7 @@ def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple
     [(2, 3), (0, 3), (1, 2)]
     """
     steps = [(layer + 1, head), (layer - 1, head), (layer, head + 1), (layer, head - 1)]
-    return [(l, h) for l, h in steps if 0 <= l < n_layers and 0 <= h < n_heads]
+    return [(lyr, hd) for lyr, hd in steps if 0 <= lyr < n_layers and 0 <= hd < n_heads]
 
 
 def current_bundle():
