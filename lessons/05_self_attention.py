@@ -25,6 +25,7 @@ st.markdown(
 )
 st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V")
 
+VIEWS = ["One query, step by step", "All tokens as matrices", "Flying arrows"]
 WHAT_IF_DEFAULTS = {"sa_scale": cfg.scale_attn, "sa_causal": cfg.causal, "sa_temp": 1.0}
 if st.session_state.get("sa_for_model") != name:  # a new model starts from its own settings
     st.session_state.update(WHAT_IF_DEFAULTS, sa_for_model=name)
@@ -55,17 +56,21 @@ def walkthrough() -> None:
         st.caption("This model has an encoder and a decoder; you are looking at the decoder's "
                    "self-attention (lesson 13 shows cross-attention).")
 
-    tab_one, tab_matrix, tab_arrows = st.tabs(["One query, step by step", "All tokens as matrices",
-                                               "Flying arrows"])
-    with tab_one:
-        one_query(walk, labels)
-    with tab_matrix:
-        matrices(trace, layer, head)
-    with tab_arrows:
-        st.markdown("Each line leaves the query on the left and lands on a key on the right; "
-                    "the thicker and darker it is, the more attention that key receives.")
-        chart(arrows_figure, walk.weights, trace.tokens, q_pos, allowed=walk.allowed,
-              title=f"Where {labels[q_pos]} looks (layer {layer}, head {head})")
+    # Only the open tab runs: hidden tabs' charts were built and drawn on every change too
+    # (11 charts instead of 5 for the first view).
+    tab_one, tab_matrix, tab_arrows = st.tabs(VIEWS, key="sa_view", on_change="rerun")
+    if tab_one.open:
+        with tab_one:
+            one_query(walk, labels)
+    if tab_matrix.open:
+        with tab_matrix:
+            matrices(trace, layer, head)
+    if tab_arrows.open:
+        with tab_arrows:
+            st.markdown("Each line leaves the query on the left and lands on a key on the right; "
+                        "the thicker and darker it is, the more attention that key receives.")
+            chart(arrows_figure, walk.weights, trace.tokens, q_pos, allowed=walk.allowed,
+                  title=f"Where {labels[q_pos]} looks (layer {layer}, head {head})")
 
 
 def one_query(walk, labels) -> None:

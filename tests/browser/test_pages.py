@@ -120,3 +120,24 @@ def test_layer_moved_inside_a_fragment_still_reaches_the_url(server, page):
     wait_for_app(page)
     assert "Layer 1, head 1" in page.evaluate(
         "() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.layout.title.text).join('|')")
+
+
+def test_self_attention_draws_only_the_open_view_and_a_tab_click_draws_the_next(server, page):
+    """Hidden tabs used to build and draw all 11 charts on every slider move; now the open view
+    alone runs, and choosing another tab runs that one."""
+    titles_js = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                 ".map(p => p.layout.title.text)")
+    page.goto(f"{server}/self-attention?layer=1&head=2")
+    wait_for_app(page)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 5",
+                           timeout=30_000)
+    assert "q for" in page.evaluate(titles_js)[0]  # titles arrive wrapped in <b>
+    page.get_by_role("tab", name="Flying arrows").click()
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".some(p => p.layout.title.text.includes('Where'))", timeout=30_000)
+    wait_for_app(page)
+    titles = page.evaluate(titles_js)
+    assert len(titles) == 1 and "(layer 1, head 2)" in titles[0]
+    assert page.get_by_role("tab", name="Flying arrows").get_attribute("aria-selected") == "true"
+    assert_no_exception(page)
