@@ -12,6 +12,8 @@
    over all 90 changes of a kind; the p95 of each server's 30 is printed too, because on a shared
    2-core machine one server's p95 (its second-slowest change) moves by ±50 ms from run to run.
    The very first change, made while the warm-up still runs, is reported on its own line.
+3. The same on the self-attention lesson, one fresh server: the lesson with the most charts
+   per change (five in its open tab), for comparison; it has no target of its own.
 """
 from __future__ import annotations
 
@@ -39,12 +41,12 @@ async def first_page(browser, entry: str) -> float:
     return took
 
 
-async def slider_changes(browser, outside: list[str]) -> dict:
+async def slider_changes(browser, outside: list[str], lesson: str = "multi-head") -> dict:
     """On one fresh server: the first layer change (made during the warm-up), how long the
     warm-up went on after it, then CHANGES layer changes and CHANGES head changes."""
     context, page = await new_page(browser, outside)
     with streamlit_server() as (url, proc, _started):
-        await page.goto(f"{url}/multi-head")
+        await page.goto(f"{url}/{lesson}")
         await wait_idle(page)
         sliders = page.locator('[data-testid="stMain"] input[type="range"]')
         # Right, right, left, left, ...: through every layer (0 1 2 1 0 1 ...) and back.
@@ -73,8 +75,9 @@ async def measure() -> dict:
         starts = {entry: [await first_page(browser, entry) for _ in range(STARTS)]
                   for entry in ("server.py", "app.py")}
         servers = [await slider_changes(browser, outside) for _ in range(STARTS)]
+        heavy = await slider_changes(browser, outside, "self-attention")
         await browser.close()
-    return {"starts": starts, "servers": servers, "outside": outside}
+    return {"starts": starts, "servers": servers, "heavy": heavy, "outside": outside}
 
 
 def main() -> None:
@@ -100,6 +103,11 @@ def main() -> None:
         print(f"| multi-head {name} change, median of {len(pooled)} | {median:.0f} ms | |")
         print(f"| multi-head {name} change, p95 of {len(pooled)} (each server's p95 of "
               f"{CHANGES}: {each}) | {p95:.0f} ms | ≤ 300 ms |")
+    heavy = result["heavy"]  # the lesson with the most charts per change, for comparison
+    for name in ("layer", "head"):
+        median, p95 = summary(heavy[name])
+        print(f"| self-attention {name} change, median / p95 of {CHANGES} (one server) | "
+              f"{median:.0f} / {p95:.0f} ms | |")
     print(f"| requests that left localhost | {len(result['outside'])} | 0 |")
 
 
