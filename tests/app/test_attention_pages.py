@@ -133,15 +133,14 @@ def test_pages_work_for_every_model(app_page, page, model):
 def test_self_attention_runs_only_the_open_view_with_the_models_numbers(app_page):
     """The tabs run lazily: only the chosen view's charts are built and sent, and each view shows
     the chosen layer and head (here the matrix view's A is the model's own pattern)."""
-    import json
-
     import numpy as np
 
     import tfviz
+    from tests.app.specs import plotly_specs, shown_z
     from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
     def titles(at):
-        return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+        return [spec["layout"]["title"]["text"] for spec in plotly_specs(at)]
 
     at = app_page("05_self_attention.py", layer="2", head="1")
     assert len(titles(at)) == 5 and titles(at)[0].startswith("q for")
@@ -149,15 +148,8 @@ def test_self_attention_runs_only_the_open_view_with_the_models_numbers(app_page
     _ok(at.run())
     shown = titles(at)
     assert len(shown) == 5 and shown[-1].endswith("layer 2, head 1")
-    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
-    z = spec["data"][0]["z"]
-    if isinstance(z, dict):  # plotly ships arrays as typed base64
-        import base64
-
-        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(
-            [int(s) for s in str(z["shape"]).split(",")])
     pattern = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)["pattern", 2][1]
-    np.testing.assert_allclose(np.asarray(z, dtype=float), pattern, atol=1e-6)
+    np.testing.assert_allclose(shown_z(plotly_specs(at)[-1]["data"][0]), pattern, atol=1e-6)
     at.session_state["sa_view"] = "Flying arrows"
     _ok(at.run())
     assert len(titles(at)) == 1 and titles(at)[0].endswith("(layer 2, head 1)")

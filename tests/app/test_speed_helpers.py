@@ -6,20 +6,10 @@ import json
 
 import numpy as np
 
-import base64
-
+from tests.app.specs import plotly_specs, shown_z
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
-
-
-def _z(trace) -> np.ndarray:
-    """A heatmap's values as sent to the browser (plotly ships arrays as typed base64)."""
-    z = trace["z"]
-    if isinstance(z, dict):
-        flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        return flat.reshape([int(s) for s in str(z.get("shape", len(flat))).split(",")])
-    return np.asarray(z, dtype=float)
 
 
 def test_shared_figure_is_built_once_per_distinct_input():
@@ -47,7 +37,7 @@ def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
     from tfviz.analysis import heads as hd
 
     at = app_page("07_multihead.py", layer="1", head="2")
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = plotly_specs(at)
     trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
     stats = hd.head_stats(trace["pattern", 1])
     grid = attv.head_grid(trace["pattern", 1], trace.tokens, layer=1,
@@ -57,10 +47,10 @@ def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
     assert specs[0]["layout"]["title"]["text"] == grid.layout.title.text
     assert len(specs[0]["data"]) == len(grid.data) == 4
     for shown, built in zip(specs[0]["data"], grid.data):
-        np.testing.assert_allclose(_z(shown), built.z, atol=1e-6)
+        np.testing.assert_allclose(shown_z(shown), built.z, atol=1e-6)
     assert specs[1]["layout"]["title"]["text"] == f"Layer 1, head 2 ({stats[2].label})"
-    np.testing.assert_allclose(_z(specs[1]["data"][0]), single.data[0].z, atol=1e-6)
-    np.testing.assert_allclose(_z(specs[1]["data"][0]).sum(axis=1), 1, atol=1e-5)
+    np.testing.assert_allclose(shown_z(specs[1]["data"][0]), single.data[0].z, atol=1e-6)
+    np.testing.assert_allclose(shown_z(specs[1]["data"][0]).sum(axis=1), 1, atol=1e-5)
     # The table of head kinds: the layer's statistics, every share shown with three decimals.
     (table,) = at.dataframe
     np.testing.assert_allclose(table.value["→ previous token"], [s.previous for s in stats])
@@ -220,11 +210,11 @@ def test_multihead_page_builds_the_next_layer_and_head_ahead(app_page, monkeypat
     import tfviz
 
     pattern = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)["pattern", 1]
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = plotly_specs(at)
     for head, shown in enumerate(specs[0]["data"]):
-        np.testing.assert_allclose(_z(shown), pattern[head], atol=1e-6)
+        np.testing.assert_allclose(shown_z(shown), pattern[head], atol=1e-6)
     assert specs[1]["layout"]["title"]["text"].startswith("Layer 1, head 0")
-    np.testing.assert_allclose(_z(specs[1]["data"][0]), pattern[0], atol=1e-6)
+    np.testing.assert_allclose(shown_z(specs[1]["data"][0]), pattern[0], atol=1e-6)
 
 
 def test_background_work_runs_in_order_and_never_raises(caplog):
