@@ -16,16 +16,17 @@ def _warm_up() -> None:
     import gc
 
     # Importing tfviz imports torch (keep it off the start path). Its ~150 000 new objects set
-    # off the garbage collector again and again while they load: 0.2-0.4 s here. warm_up
-    # keeps the collector off for the rest and then freezes what it loaded.
+    # off the garbage collector again and again while they load: 0.2-0.4 s here. So the
+    # collector stays off through the import and warm_up, which freezes what it loaded.
     collecting = gc.isenabled()
     gc.disable()
     try:
         from tfviz.ui.warmup import warm_up
+
+        warm_up()
     finally:
         if collecting:
             gc.enable()
-    warm_up()
 
 
 @asynccontextmanager
