@@ -8,6 +8,20 @@
 k = 1 is a Switch layer. Each expert takes at most ``capacity`` tokens per call; the slots
 that do not fit are dropped (hook_dropped) and those tokens pass on through the residual
 connection only. First choices are served before second choices, earlier tokens first.
+
+Batch-invariant by construction. Production MoE layers gather the tokens routed to each
+expert and run the expert on just those rows. We do not: a matmul's kernel (and so its
+rounding) can depend on how many rows it is given, so a token's output would change in the
+last bits when a *later* token joined or left its expert, and a causal model would seem to
+see the future. Instead every expert runs on all N rows of the call, whose shape depends
+only on N, never on the routing; unchosen and dropped slots get weight exactly 0, and the
+weighted outputs are added in a fixed expert order. A token's row is then the same to the
+bit whichever other tokens share its experts (tests/test_model_moe.py). It costs E times
+the FFN arithmetic, which is nothing at our sizes.
+
+One real leak remains possible, and it is information, not rounding: with k ≥ 2 and a
+tight capacity, a later token's *first* choice is queued before an earlier token's
+*second* choice and can push it out of the expert.
 """
 from __future__ import annotations
 
@@ -67,12 +81,12 @@ class MoE(nn.Module):
         counts = F.one_hot(top_i, E).mul(keep[..., None]).sum((1, 2))  # (B, E)
         self.hook_expert_counts(counts)
 
+        # Each token's weight for every expert: 0 unless chosen and kept.
+        gate = torch.zeros(B * T, E, dtype=flat.dtype).scatter_add(
+            1, top_i.reshape(-1, k), weights.reshape(-1, k))  # (N, E)
         out = torch.zeros_like(flat)  # (N, d)
-        idx, w, kp = top_i.reshape(-1, k), weights.reshape(-1, k), keep.reshape(-1, k)
-        for e, expert in enumerate(self.experts):
-            rows, slots = torch.nonzero((idx == e) & kp, as_tuple=True)
-            if rows.numel():
-                out.index_add_(0, rows, expert(flat[rows]) * w[rows, slots][:, None])
+        for e, expert in enumerate(self.experts):  # fixed order; all N rows, whatever the routing
+            out = out + gate[:, e:e + 1] * expert(flat)  # (N, d)
 
         # Switch-style balance loss: E * sum_e (share of tokens whose first choice is e) * (mean gate of e).
         share = F.one_hot(top_i[..., 0], E).float().mean((0, 1))  # (E,)
