@@ -117,10 +117,19 @@ else:
     result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)
     chart(attv.logit_change_figure, result.change, trace.tokens, pos)
     earlier = result.max_earlier_change
-    if earlier == 0.0:
+    if result.verdict == "sealed":
         st.success(f"Every position before {labels[pos]} kept exactly the same logits "
                    "(largest change 0.0). Nothing flows backwards from a later token.")
+    elif result.verdict == "capacity":
+        st.info(f"Earlier positions moved by up to {earlier:.3g}, and not through attention: an "
+                "expert was full, and the changed token took a place that an earlier token had "
+                "in the other run, so that token lost its expert. Capacity limits are a real, "
+                "if small, path from later tokens to earlier ones.")
     else:
         st.warning(f"Earlier positions moved by up to {earlier:.3g}: this run could see the future "
                    "(an encoder, or the mask switched off).")
+    if cfg.is_moe:
+        st.caption("This model mixes experts. Each token's expert arithmetic is done so that it "
+                   "never depends on which other tokens chose the same expert, so the proof "
+                   "holds to the last bit here too.")
     show_code(mk.peek_experiment)

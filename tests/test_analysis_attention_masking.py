@@ -105,3 +105,34 @@ def test_encoder_decoder_peek_keeps_the_given_source(bundles):
     assert result.max_earlier_change == 0.0 and result.change[4] > 0
     again = run_with_trace(b.model, ids, enc_ids=tr.enc_ids).logits
     np.testing.assert_allclose(again, tr.logits, atol=1e-5)  # the same source as the trace
+
+
+def _every_edit(model, ids, k):
+    """The peek experiment for every position and a few replacement tokens."""
+    for pos in range(1, len(ids)):
+        for new in (5, 9, 17, 33):
+            if new != ids[pos]:
+                yield mk.peek_experiment(model, ids, pos, new, moe_top_k=k)
+
+
+def test_capacity_can_leak_from_later_to_earlier_tokens_only_through_second_choices():
+    """With k = 2 and a tight capacity, a later token's first choice is queued before an
+    earlier token's second choice and can push it out: earlier logits move, and the result
+    says it was the capacity, not attention. With k = 1 earlier tokens are always served
+    first, so the same edits never move an earlier position at all."""
+    import torch
+    from tfviz.config import ModelConfig
+    from tfviz.model import Transformer
+
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(n_experts=4, moe_top_k=2, moe_capacity_factor=0.5,
+                                    n_layers=1, vocab_size=64)).eval()
+    with torch.no_grad():  # a fresh model of our own; a louder router spreads the first choices
+        model.blocks[0].mlp.router.weight.normal_(0, 1.0)
+    ids = [int(i) for i in torch.randint(7, 64, (16,))]
+    leaks = [r for r in _every_edit(model, ids, 2) if r.verdict != "sealed"]
+    assert leaks and all(r.verdict == "capacity" for r in leaks)
+    for r in leaks:  # the positions that moved are exactly those whose drops changed (or later)
+        moved = np.flatnonzero(r.change[:r.position] > 0)
+        assert r.drops_changed[:r.position].any() and moved.min() >= np.flatnonzero(r.drops_changed)[0]
+    assert all(r.verdict == "sealed" for r in _every_edit(model, ids, 1))
