@@ -5,6 +5,7 @@ from tfviz.analysis.pipeline import (masked_trace, mask_token_id, pipeline_stage
                                      rnn_vs_transformer, top_predictions)
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.lessons import available
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import current_bundle, show_code, vega
 from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
 from tfviz.viz.tokens import token_chips_html
@@ -118,4 +119,5 @@ st.markdown(
     "A transformer layer takes **1 step** for all tokens together, and any token reaches any "
     "other in **1 hop**. The price: every pair is compared, so the work grows like n²."
 )
+in_the_notes("tour")
 show_code(rnn_vs_transformer)

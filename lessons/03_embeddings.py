@@ -5,6 +5,7 @@ from tfviz.analysis.positions import (alibi, formula_table, permutation, permuta
                                       positionless_model, rope_pair_angles, rope_scores,
                                       similarity_by_distance, sinusoid_table)
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, plotly, show_code, vega
 from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures, rope_chart,
                                  similarity_chart, vectors_heatmap)
@@ -94,6 +95,7 @@ st.markdown(
     "position k's vector, fitted along with everything else. They are flexible, but a position "
     "past the longest training sentence has no row, so they cannot go beyond it."
 )
+in_the_notes("embeddings")
 
 # ----- RoPE ---------------------------------------------------------------------------------
 st.subheader("RoPE: rotate instead of add")

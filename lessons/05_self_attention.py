@@ -4,6 +4,7 @@ import streamlit as st
 from tfviz.analysis import attention as att
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.cache import get_trace
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
 from tfviz.viz import attention as attv
 from tfviz.viz.arrows import arrows_figure
@@ -54,7 +55,9 @@ def walkthrough() -> None:
     walk = att.query_walkthrough(trace, layer, head, q_pos)
     if cfg.arch == "encoder-decoder":
         st.caption("This model has an encoder and a decoder; you are looking at the decoder's "
-                   "self-attention (lesson 13 shows cross-attention).")
+                   "self-attention. Its cross-attention, where the decoder's queries meet keys "
+                   "and values made from the encoder's output, is among the steps of lesson 12 "
+                   "(Full forward walk).")
 
     # Only the open tab runs: hidden tabs' charts were built and drawn on every change too
     # (11 charts instead of 5 for the first view).
@@ -159,4 +162,5 @@ st.latex(rf"\frac{{{s1:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[0]:.4g},\quad "
          rf"\mathrm{{softmax}} = ({ex.weights[0]:.2f},\ {ex.weights[1]:.2f})")
 st.table({"key": ["Thinking", "Machines"], "score q·k": ex.scores.tolist(),
           "÷ √d_k": ex.scaled.tolist(), "softmax": [round(w, 4) for w in ex.weights.tolist()]})
+in_the_notes("self-attention")
 show_code(att.worked_example)

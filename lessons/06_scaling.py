@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import scaling as sc
 from tfviz.ui.cache import get_trace
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import scaling as scv
 from tfviz.viz.attention import maps_side_by_side
@@ -22,6 +23,7 @@ st.markdown(
 st.latex(r"\mathrm{Var}(q\cdot k)=\sum_{i=1}^{d_k}\mathrm{Var}(q_i k_i)=d_k"
          r"\qquad\Longrightarrow\qquad"
          r"\mathrm{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=\frac{d_k}{d_k}=1")
+in_the_notes("scaling")
 
 st.header("1 · Measure it")
 c1, c2 = st.columns(2)

@@ -6,6 +6,7 @@ from tfviz.analysis import heads as hd
 from tfviz.ui.cache import get_trace
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.background import in_background
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import (build, chart, current_bundle, layer_head_pickers, neighbours,
                               show_code, vega)
 from tfviz.viz import attention as attv
@@ -39,6 +40,7 @@ st.caption(f"After the transpose, head i owns the slice Q[i] of shape "
            f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions i·{dh} … (i+1)·{dh} − 1 of every "
            f"token's query (head 1: dimensions {dh}…{2 * dh - 1}). The head axis now behaves like "
            "a batch axis.")
+in_the_notes("multi-head")
 show_code(hd.query_matrix, hd.split_heads)
 
 

@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import masking as mk
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
 from tfviz.viz import attention as attv
 from tfviz.viz.style import unique_labels
@@ -62,6 +63,7 @@ chart(attv.maps_side_by_side, [t["pattern", layer][head] for t in both],
       title=f"The same weights, two masks (layer {layer}, head {head})")
 st.caption("The first token of a causal model can only look at itself, so its row is a "
            "single 1. In the bidirectional map every row spreads over the whole text.")
+in_the_notes("masking")
 
 st.header("3 · Padding masks")
 st.markdown(

@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import layernorm as lna
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import layernorm as lnv
 
@@ -44,6 +45,7 @@ st.latex(r"\mu = \frac{1}{d}\sum_{j=1}^{d} x_j \qquad "
          r"\sigma = \sqrt{\frac{1}{d}\sum_{j=1}^{d} (x_j-\mu)^2 + \varepsilon} \qquad "
          r"\mathrm{LN}(x) = \frac{x-\mu}{\sigma}\odot\gamma + \beta")
 st.caption(f"ε = {cfg.ln_eps:g} only guards against dividing by zero.")
+in_the_notes("layernorm")
 
 st.header("Where the norm sits")
 left, right = st.columns(2)

@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.state import persist
 from tfviz.ui.widgets import chart, current_bundle, show_code, vega
 from tfviz.viz import forward as fwv
@@ -25,9 +26,15 @@ st.markdown(
     "cell for its exact value)."
 )
 if cfg.arch == "encoder-decoder":
-    st.info(f"**{name}** is an encoder-decoder: the source runs through the encoder first; "
-            "the decoder then reads it through cross-attention. Here your text is both the "
-            "source and the target, so every stage has real numbers to show.")
+    st.info(f"**{name}** is an encoder-decoder. The encoder reads your text; the decoder "
+            "writes the answer one token at a time and reads the encoder's output through "
+            "cross-attention. Here the decoder is fed `<bos>` followed by the model's own "
+            "greedy answer (the most likely token at every step), so every stage, cross-attention "
+            "included, has real numbers to show.")
+    st.dataframe([{"side": "encoder reads (your text)", "tokens": " ".join(trace.enc_tokens)},
+                  {"side": "decoder reads (<bos> + the model's answer)",
+                   "tokens": " ".join(trace.tokens)}], hide_index=True)
+    in_the_notes("forward-walk")
 
 persist("head")
 st.session_state["head"] = min(st.session_state.get("head", 0), cfg.n_heads - 1)

@@ -5,8 +5,11 @@ import streamlit as st
 
 from tfviz.exercises.attention import solve_attention
 from tfviz.exercises.engine_check import engine_attention
+from tfviz.exercises.quiz import LESSONS
 from tfviz.exercises.registry import EXERCISES
 from tfviz.ui import exercise_widgets as ew
+from tfviz.ui.lessons import mention
+from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import plotly, show_code
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
 
@@ -25,7 +28,7 @@ ex_id = st.selectbox(
     "Exercise", ids, key="ex_pick",
     format_func=lambda i: f"{'✓ ' if progress.is_solved(i) else ''}{EXERCISES[i].title}")
 spec = EXERCISES[ex_id]
-st.caption(f"{spec.summary} It practises lesson {spec.lesson}.")
+st.caption(f"{spec.summary} It practises {mention(spec.lesson, LESSONS[spec.lesson][1])}.")
 
 original = "The source's own numbers" if spec.has_source else "Our worked example"
 mode = st.radio("Which numbers?", ["source", "variant"], key="ex_mode", horizontal=True,
@@ -54,6 +57,7 @@ if ex_id in FORMULAS:
     st.latex(FORMULAS[ex_id])
 with st.expander("The data as tables", expanded=True):
     ew.show_tables(data_tables(inst), per_row=2)
+in_the_notes("exercises", exercise=ex_id)
 
 st.subheader("Your answers")
 st.caption("Type numbers separated by spaces or commas; brackets, fractions like 3/5 and "

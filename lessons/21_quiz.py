@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.exercises.quiz import SECTIONS, grade, make_quiz, score, summary_message
 from tfviz.ui import exercise_widgets as ew
+from tfviz.ui.lessons import numbered
 from tfviz.ui.widgets import show_code
 
 st.title("Quiz: test your knowledge")
@@ -41,7 +42,7 @@ st.progress(answered / len(quiz) if quiz else 0.0,
 if quiz and answered == len(quiz):
     st.subheader("Your score")
     st.metric("Score", f"{right} / {answered}", f"{percent:.0f}%", delta_color="off")
-    st.info(summary_message(graded, quiz))
+    st.info(summary_message(graded, quiz, pages=numbered()))
 
 b1, b2 = st.columns(2)
 b1.button("🔀 New quiz", key="qz_new", on_click=ew.new_quiz, args=("qz_code",),

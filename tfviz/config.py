@@ -81,7 +81,8 @@ class ModelConfig(DerivedSizes):
     # Capacity = ceil(factor * tokens * k / n_experts); None means no limit, nothing dropped.
     moe_capacity_factor: float | None = None
     moe_aux_loss_coef: float = 0.01
-    # Sparse attention patterns for long sequences (lesson 17); "full" is plain attention.
+    # Sparse attention for long sequences (sliding window, Longformer, BigBird, Sparse
+    # Transformer; see tfviz/model/masks.py); "full" is plain attention.
     attn_pattern: Pattern = "full"
     # One-sided reach of a window: token i sees j with |i - j| <= window (times dilation).
     window: int = 3

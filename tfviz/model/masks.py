@@ -18,7 +18,7 @@ import numpy as np
 
 def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_global: int = 1,
                    n_random: int = 2, stride: int = 4, seed: int = 0) -> np.ndarray:
-    """Allowed (query i, key j) pairs for one of the long-sequence patterns of lesson 17.
+    """Allowed (query i, key j) pairs for one of the long-sequence attention patterns.
 
     full:    every pair.
     sliding: |i - j| <= window (receptive field grows by window per layer).

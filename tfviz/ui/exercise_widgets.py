@@ -19,6 +19,7 @@ from tfviz.exercises.core import AnswerField, Feedback, Instance, fmt_number
 from tfviz.exercises.progress import Progress
 from tfviz.exercises.quiz import LESSONS, format_value, grade
 from tfviz.exercises.worksheet import worksheet, worksheet_html
+from tfviz.ui.lessons import mention
 from tfviz.viz.exercises import engine_agreement, value_tables
 
 PROGRESS, FEEDBACK, REVEAL = "ex_progress", "ex_feedback", "ex_reveal"
@@ -231,8 +232,8 @@ def quiz_question(number: int, total: int, question, result_key: tuple):
     locked = fb is not None and fb.valid
     name = "_".join(map(str, result_key))
     with st.container(border=True):
-        st.caption(f"Question {number} of {total} · lesson {question.lesson}: "
-                   f"{LESSONS[question.lesson][1]}")
+        st.caption(f"Question {number} of {total} · "
+                   f"{mention(question.lesson, LESSONS[question.lesson][1])}")
         st.markdown(f"**{question.prompt}**")
         with st.form(key=f"qz_form_{name}", border=False):
             widget_key = f"qz_answer_{name}"

@@ -1,6 +1,7 @@
 """The table of contents: every page of the app, its section and its URL."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +39,41 @@ LESSONS = (
 )
 
 
+#: URLs kept for lessons still to be written (curriculum number -> URL). Errata of the notes
+#: that belong to them already point there (tfviz/notes_errata.py), so each such page shows
+#: its callout from the day it is built.
+PLANNED = {13: "encoder-decoder", 14: "decoding", 15: "bert", 17: "long-sequences"}
+
+_NUMBER = re.compile(r"(\d+) · ")  # a lesson's number opens its title: "5 · Self-attention ..."
+
+
 def available() -> list[Lesson]:
     return [lesson for lesson in LESSONS if (ROOT / "lessons" / lesson.file).exists()]
 
 
 def by_url(url: str) -> Lesson | None:
     return next((lesson for lesson in LESSONS if lesson.url == url), None)
+
+
+def numbered() -> dict[int, Lesson]:
+    """Lesson number -> page, for every page that exists and carries a number in its title.
+
+    This is what "lesson 5" can point to: the navigation shows "5 · Self-attention step by
+    step". Home and the teacher's page have no number; planned lessons are not here until
+    their file exists.
+    """
+    found = {}
+    for lesson in available():
+        if m := _NUMBER.match(lesson.title):
+            found[int(m.group(1))] = lesson
+    return found
+
+
+def mention(number: int, topic: str) -> str:
+    """How text names a lesson: "lesson 5 (Self-attention step by step)" if that page exists,
+    else "KV cache (no lesson page yet)", so nothing points at a page the learner cannot open.
+    """
+    page = numbered().get(number)
+    if page is None:
+        return f"{topic} (no lesson page yet)"
+    return f"lesson {number} ({_NUMBER.sub('', page.title, count=1)})"

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from tfviz.exercises.answers import parse_number
@@ -198,8 +198,12 @@ def score(results: Sequence[bool | Feedback]) -> tuple[int, int, float]:
 
 
 def summary_message(results: Sequence[bool | Feedback],
-                    questions: Sequence[Question] | None = None) -> str:
+                    questions: Sequence[Question] | None = None,
+                    pages: Container[int] | None = None) -> str:
     """A friendly sentence on the score; given the questions too, the lessons to revisit.
+
+    ``pages`` holds the lesson numbers that have a page (the app passes its navigation); a
+    missed topic without one is named, but never as a lesson to go back to.
 
     >>> summary_message([True, True, False, True])
     'You got 3 of 4 right (75%). Good progress.'
@@ -214,11 +218,18 @@ def summary_message(results: Sequence[bool | Feedback],
     elif percent >= 50:
         verdict = "Good progress."
     else:
-        verdict = "Keep going: each explanation points to the lesson that covers it."
+        verdict = "Keep going: each question says which lesson or topic it comes from."
     text = f"You got {right} of {total} right ({percent:.0f}%). {verdict}"
     if questions is not None and len(questions) == total:
         missed = sorted({q.lesson for q, r in zip(questions, results) if not _is_right(r)})
+        unwritten = [n for n in missed if pages is not None and n not in pages]
+        missed = [n for n in missed if n not in unwritten]
         if missed:
             names = ", ".join(f"{n} ({LESSONS[n][1]})" for n in missed)
             text += f" Worth revisiting: lesson{'s' if len(missed) > 1 else ''} {names}."
+        if unwritten:
+            one = len(unwritten) == 1
+            topics = " and ".join(LESSONS[n][1] for n in unwritten)
+            text += (f" {topics} {'has' if one else 'have'} no lesson page yet: reread "
+                     f"{'its explanation' if one else 'their explanations'} above.")
     return text

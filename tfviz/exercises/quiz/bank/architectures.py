@@ -1,4 +1,4 @@
-"""Lessons 13-15: encoder/decoder, LM head and decoding, BERT and light fine-tuning."""
+"""Architectures and outputs: encoder/decoder, LM head and decoding, BERT and light fine-tuning."""
 
 from __future__ import annotations
 

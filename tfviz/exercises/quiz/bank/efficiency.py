@@ -1,4 +1,4 @@
-"""Lessons 16-19: KV cache, long-sequence attention, MQA/GQA, vision transformer."""
+"""Efficiency and beyond: KV cache, long-sequence attention, MQA/GQA, vision transformer."""
 
 from __future__ import annotations
 
