@@ -13,6 +13,7 @@ import pytest
 
 from tfviz.exercises.quiz import (LESSONS, QUESTIONS, SECTIONS, ChoiceQuestion, KnownMistake,
                                    NumericQuestion)
+from tfviz.exercises.quiz.spec import choice
 from quiz_parts import CHOICE, NUMERIC, ids
 
 REQUIRED_SECTIONS = ("Foundations", "Attention", "The block", "Architectures and outputs",
@@ -55,9 +56,18 @@ def test_choice_question_shape(q):
     assert 3 <= len(q.options) <= 5
     assert len(set(q.options)) == len(q.options)
     assert 0 <= q.answer < len(q.options)
-    assert q.distractors, "at least one wrong option must be explained"
     for i, text in q.distractors.items():
         assert 0 <= i < len(q.options) and i != q.answer and text.strip()
+
+
+@pytest.mark.parametrize("q", CHOICE, ids=ids(CHOICE))
+def test_every_option_has_its_own_feedback(q):
+    """Each wrong option is explained, and no two options (the right one's explanation
+    included) share a feedback text."""
+    wrong = [i for i in range(len(q.options)) if i != q.answer]
+    assert sorted(q.distractors) == wrong
+    texts = [" ".join(t.casefold().split()) for t in (q.explanation, *q.distractors.values())]
+    assert len(set(texts)) == len(texts)
 
 
 @pytest.mark.parametrize("q", NUMERIC, ids=ids(NUMERIC))
@@ -104,16 +114,28 @@ def test_questions_are_frozen_and_read_only():
     dict(answer=3),                             # index out of range
     dict(options=("a", "b")),                   # too few options
     dict(options=("a", "a", "b")),              # duplicates
-    dict(distractors={}),                       # no distractor explained
-    dict(distractors={0: "the right one"}),     # distractor on the answer
+    dict(distractors={}),                       # no wrong option explained
+    dict(distractors={1: "no"}),                # option "c" has no feedback of its own
+    dict(distractors={0: "the right one", 1: "no", 2: "nope"}),  # feedback on the answer
+    dict(distractors={1: "Too small.", 2: "too  SMALL."}),  # two options share one feedback
+    dict(distractors={1: "e", 2: "nope"}),      # a wrong option repeats the explanation
     dict(section="Attention"),                  # lesson 1 is Foundations
     dict(lesson=99),
 ])
 def test_choice_question_checks_itself(bad):
     args = dict(id="x", lesson=1, prompt="p?", options=("a", "b", "c"), answer=0,
-                explanation="e", distractors={1: "no"})
+                explanation="e", distractors={1: "no", 2: "nope"})
+    ChoiceQuestion(**args)  # valid as it stands
     with pytest.raises(ValueError):
         ChoiceQuestion(**(args | bad))
+
+
+def test_choice_writes_each_option_beside_its_feedback():
+    q = choice("x", 1, "p?", right="a", explanation="e", wrong={"b": "no", "c": "nope"})
+    assert q == ChoiceQuestion(id="x", lesson=1, prompt="p?", options=("a", "b", "c"), answer=0,
+                               explanation="e", distractors={1: "no", 2: "nope"})
+    with pytest.raises(ValueError):  # the right option listed again as a wrong one
+        choice("x", 1, "p?", right="a", explanation="e", wrong={"a": "no", "c": "nope"})
 
 
 @pytest.mark.parametrize("bad", [

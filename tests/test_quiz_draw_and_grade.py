@@ -51,10 +51,28 @@ def test_option_shuffle_remaps_answer_and_distractors(seed):
                {o.options[i]: t for i, t in o.distractors.items()}
         assert grade_choice(q, q.answer).correct
         assert grade_choice(q, o.answer).correct == (q.options[o.answer] == o.options[o.answer])
-        if not o.shuffle:
-            assert q.options == o.options
         moved += q.options != o.options
     assert moved > len(CHOICE) // 2  # options really are shuffled
+
+
+@pytest.mark.parametrize("q", CHOICE, ids=ids(CHOICE))
+def test_right_answer_is_not_always_first(q):
+    """The bank lists the right option first, so every question must be shuffled when drawn:
+    over a few seeds its answer lands somewhere else, in make_quiz as in shuffle_options."""
+    seeds = range(5)
+    drawn = [next(d for d in make_quiz(seed) if d.id == q.id) for seed in seeds]
+    assert drawn == [shuffle_options(q, seed) for seed in seeds]
+    assert {d.answer for d in drawn} != {0}, [d.answer for d in drawn]
+    assert all(d.options[d.answer] == q.options[q.answer] for d in drawn)
+
+
+@pytest.mark.parametrize("qid", ["pipeline-order", "attention-step-order", "moe-top1-experts",
+                                 "top-p-set"])
+def test_ordered_answers_are_shuffled_too(qid):
+    """Questions whose options are orders or counts were once exempt from shuffling."""
+    drawn = [shuffle_options(question_by_id(qid), seed) for seed in range(5)]
+    assert len({d.options for d in drawn}) > 1
+    assert any(d.answer != 0 for d in drawn)
 
 
 def test_option_order_does_not_depend_on_the_draw():

@@ -60,9 +60,10 @@ def resolve_sections(names: str | Iterable[str]) -> tuple[str, ...]:
 def shuffle_options(question: Question, seed: int) -> Question:
     """The same question with its options in a seed-dependent order, answer index remapped.
 
-    Numeric questions and choice questions marked ``shuffle=False`` come back unchanged.
+    Every choice question is shuffled: the bank lists the right option first, so a question
+    left in bank order would give its answer away. Numeric questions come back unchanged.
     """
-    if not isinstance(question, ChoiceQuestion) or not question.shuffle:
+    if not isinstance(question, ChoiceQuestion):
         return question
     order = list(range(len(question.options)))  # order[new_position] = old_position
     random.Random(f"{operator.index(seed)}:{question.id}").shuffle(order)

@@ -1,7 +1,9 @@
 """What a quiz question is: two frozen dataclasses that check themselves on construction.
 
 * ``ChoiceQuestion`` -- 3 to 5 options, the index of the right one, an explanation of why it is
-  right, and ``distractors``: for tempting wrong options, why they are wrong.
+  right, and ``distractors``: for every wrong option, its own reason why it is wrong. The bank
+  writes these with ``choice(...)``, which puts each wrong option beside its feedback, so a
+  reason can never end up under the wrong option.
 * ``NumericQuestion`` -- a value, an absolute tolerance, a unit/format hint, an explanation, and
   ``mistakes``: wrong values that a specific slip produces (forgot the scale, used degrees, ...),
   so the grader can say which step went wrong.
@@ -80,7 +82,13 @@ def _check_common(q: "ChoiceQuestion | NumericQuestion") -> None:
 
 @dataclass(frozen=True)
 class ChoiceQuestion:
-    """A multiple-choice question; ``answer`` indexes ``options``."""
+    """A multiple-choice question; ``answer`` indexes ``options``.
+
+    Every wrong option has its own entry in ``distractors``, and no two share a text (nor
+    repeat the explanation): a learner who picks it reads why *that* option is wrong. Options
+    are always shown shuffled (see ``selection.shuffle_options``), so their order here carries
+    no meaning; the bank lists the right one first.
+    """
 
     id: str
     lesson: int
@@ -91,7 +99,6 @@ class ChoiceQuestion:
     # option index -> why that option is wrong; read-only after construction
     distractors: Mapping[int, str] = field(default_factory=dict, hash=False)
     section: str = ""  # derived from the lesson when left empty
-    shuffle: bool = True  # False when the option order carries meaning
 
     kind: ClassVar[str] = "choice"
 
@@ -105,11 +112,36 @@ class ChoiceQuestion:
             raise ValueError(f"{self.id}: duplicate options")
         if not 0 <= self.answer < len(self.options):
             raise ValueError(f"{self.id}: answer index {self.answer} out of range")
-        if not self.distractors:
-            raise ValueError(f"{self.id}: explain at least one tempting wrong option")
         for i, text in self.distractors.items():
             if not 0 <= i < len(self.options) or i == self.answer or not text.strip():
                 raise ValueError(f"{self.id}: bad distractor entry {i!r}")
+        missing = [self.options[i] for i in range(len(self.options))
+                   if i != self.answer and i not in self.distractors]
+        if missing:
+            raise ValueError(f"{self.id}: no feedback for the wrong option(s) {missing}")
+        texts = [_plain(t) for t in (self.explanation, *self.distractors.values())]
+        if len(set(texts)) != len(texts):
+            raise ValueError(f"{self.id}: two options share one feedback text")
+
+
+def _plain(text: str) -> str:
+    """Text compared for sameness: case and spacing ignored."""
+    return " ".join(text.casefold().split())
+
+
+def choice(id: str, lesson: int, prompt: str, right: str, explanation: str,
+           wrong: Mapping[str, str]) -> ChoiceQuestion:
+    """A choice question written option by option: the right one with the explanation of why
+    it is right, then each wrong option beside the feedback written for it.
+
+    >>> q = choice("demo", 4, "2 + 2?", right="4", explanation="Two and two make four.",
+    ...            wrong={"3": "One short.", "22": "That writes the digits side by side."})
+    >>> q.options, q.answer, q.distractors[2]
+    (('4', '3', '22'), 0, 'That writes the digits side by side.')
+    """
+    return ChoiceQuestion(id=id, lesson=lesson, prompt=prompt, options=(right, *wrong),
+                          answer=0, explanation=explanation,
+                          distractors=dict(enumerate(wrong.values(), start=1)))
 
 
 @dataclass(frozen=True)

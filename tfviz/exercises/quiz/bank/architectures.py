@@ -2,74 +2,90 @@
 
 from __future__ import annotations
 
-from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question, softmax, softmax_first
+from ..spec import KnownMistake, NumericQuestion, Question, choice, softmax, softmax_first
 
 ARCHITECTURES: tuple[Question, ...] = (
-    ChoiceQuestion(
+    choice(
         id="cross-attention-sources",
         lesson=13,
         prompt="In the encoder-decoder ('cross') attention layer of a decoder block, where do "
                "the queries, keys and values come from?",
-        options=("Queries from the decoder; keys and values from the top encoder output",
-                 "Queries from the encoder; keys and values from the decoder",
-                 "All three from the decoder",
-                 "All three from the encoder"),
-        answer=0,
-        explanation="The decoder asks the questions (what source information do I need for the "
-                    "next word?), and the encoder's final representations of the source "
-                    "sentence are what it searches and reads from.",
-        distractors={
-            1: "Reversed: then the source sentence would be reading from the partial target, "
-               "and the output would have the source's length.",
-            2: "That is the decoder's own (masked) self-attention, the sublayer before.",
+        right="Queries from the decoder; keys and values from the top encoder output",
+        explanation="The decoder asks the questions "
+                    "(what source information do I need for the next word?), and the encoder's "
+                    "final representations of the source sentence are what it searches and reads "
+                    "from.",
+        wrong={
+            "Queries from the encoder; keys and values from the decoder":
+                "Reversed: then the source sentence would be reading from the partial target, "
+                "and the output would have the source's length.",
+            "All three from the decoder":
+                "That is the decoder's own (masked) self-attention, the sublayer before.",
+            "All three from the encoder":
+                "That is the encoder's own self-attention. Cross-attention needs the decoder's "
+                "queries, or the output would not depend on what has been written so far.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="architecture-families",
         lesson=13,
         prompt="Which pairing of model and architecture is right?",
-        options=("BERT: encoder-only; GPT: decoder-only; original translation Transformer: "
-                 "encoder-decoder",
-                 "BERT: decoder-only; GPT: encoder-only; original Transformer: encoder-decoder",
-                 "BERT: encoder-decoder; GPT: decoder-only; original Transformer: encoder-only",
-                 "All three are encoder-decoder models"),
-        answer=0,
+        right="BERT: encoder-only; GPT: decoder-only; original translation Transformer: "
+              "encoder-decoder",
         explanation="BERT uses bidirectional (unmasked) self-attention for understanding tasks; "
                     "GPT stacks causal blocks to generate text; the 2017 model translated with "
                     "an encoder for the source and a decoder for the target.",
-        distractors={
-            1: "BERT sees the words on both sides of each position, which a causal decoder "
-               "cannot; GPT generates left to right, which needs the causal mask.",
+        wrong={
+            "BERT: decoder-only; GPT: encoder-only; original Transformer: encoder-decoder":
+                "BERT sees the words on both sides of each position, which a causal decoder "
+                "cannot; GPT generates left to right, which needs the causal mask.",
+            "BERT: encoder-decoder; GPT: decoder-only; original Transformer: encoder-only":
+                "GPT is right, but the other two are swapped: BERT has no decoder at all, and "
+                "the original translation model needed both an encoder for the source and a "
+                "decoder to write the target.",
+            "All three are encoder-decoder models":
+                "Only the original translation model uses both halves. BERT keeps just the "
+                "encoder, and GPT just the decoder.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="encoder-runs-once",
         lesson=13,
         prompt="An encoder-decoder model translates a sentence and produces 20 output tokens. "
                "How many times does the encoder process the source sentence?",
-        options=("Once", "20 times", "21 times", "Once per decoder layer"),
-        answer=0,
-        explanation="The source is fully known at the start, so the encoder runs once; its "
-                    "output keys and values are reused by every decoder step and layer.",
-        distractors={
-            1: "Only the decoder runs step by step, feeding each new token back in.",
-            3: "Every decoder layer reads the same top encoder output.",
+        right="Once",
+        explanation="The source sentence is complete before decoding starts, so the encoder "
+                    "reads it once. Each decoder layer then turns that one encoder output into "
+                    "its own keys and values (with its own W^K and W^V). These are computed once "
+                    "per source sentence and reused at every output step.",
+        wrong={
+            "20 times": "Only the decoder runs once per output token, feeding each new token "
+                        "back in. The source does not change while the decoder writes, so the "
+                        "encoder's result stays valid the whole time.",
+            "21 times": "An extra step for a start or end token is a step of the decoder, not of "
+                        "the encoder. The encoder's output does not depend on anything the "
+                        "decoder writes, so one run is enough.",
+            "Once per decoder layer": "Each decoder layer does project the encoder output with "
+                                      "its own key and value weights, but that is one matrix "
+                                      "product per layer, not a new run of the encoder: all "
+                                      "layers read the same final encoder output.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="tied-unembedding",
         lesson=14,
         prompt="The embedding matrix E is |V| × d and the last hidden vector h is 1 × d. With "
                "weight tying, how does the LM head compute the logits u?",
-        options=("u = h Eᵀ, a 1 × |V| vector", "u = h E", "u = E h, a d × 1 vector",
-                 "u = softmax(E)"),
-        answer=0,
+        right="u = h Eᵀ, a 1 × |V| vector",
         explanation="Tying reuses the embedding rows as output vectors: each logit is the dot "
                     "product of h with one token's embedding. Then softmax(u) gives the "
                     "next-token distribution.",
-        distractors={
-            1: "h E does not even multiply: (1 × d)(|V| × d) has mismatched inner sizes.",
-            3: "The softmax is applied to the logits, not to the weight matrix.",
+        wrong={
+            "u = h E": "h E does not even multiply: (1 × d)(|V| × d) has mismatched inner sizes.",
+            "u = E h, a d × 1 vector":
+                "E h does not fit either: (|V| × d)(1 × d) has mismatched inner sizes. And a d × "
+                "1 result would hold one number per feature, not one logit per vocabulary entry.",
+            "u = softmax(E)": "The softmax is applied to the logits, not to the weight matrix.",
         },
     ),
     NumericQuestion(
@@ -89,40 +105,43 @@ ARCHITECTURES: tuple[Question, ...] = (
                                                               "temperature divides the logits."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="top-p-set",
         lesson=14,
         prompt="Next-token probabilities, sorted: A 0.5, B 0.3, C 0.15, D 0.05. With top-p "
                "(nucleus) sampling at p = 0.75, which tokens can be sampled?",
-        options=("A and B", "A only", "A, B and C", "All four"),
-        answer=0,
-        shuffle=False,
-        explanation="Top-p keeps the smallest set of most likely tokens whose total reaches p: "
-                    "A alone is 0.5 < 0.75, A + B is 0.8 ≥ 0.75, so the nucleus is {A, B}, "
+        right="A and B",
+        explanation="Top-p keeps the smallest set of most likely tokens whose total reaches p: A "
+                    "alone is 0.5 < 0.75, A + B is 0.8 ≥ 0.75, so the nucleus is {A, B}, "
                     "renormalised to 0.625 and 0.375.",
-        distractors={
-            1: "0.5 does not yet reach p = 0.75, so B is still needed.",
-            2: "The set stops growing as soon as the total reaches p; A + B = 0.8 already does.",
+        wrong={
+            "A only": "0.5 does not yet reach p = 0.75, so B is still needed.",
+            "A, B and C": "The set stops growing as soon as the total reaches p; A + B = 0.8 "
+                          "already does.",
+            "All four": "Keeping every token is what p = 1 would do. With p = 0.75 the set stops "
+                        "at A + B = 0.8, so the unlikely C and D are cut off.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="greedy-vs-beam",
         lesson=14,
         prompt="Why can greedy decoding miss the most probable output sequence?",
-        options=("It commits to the best single token at each step, but a less likely token "
-                 "now can lead to much likelier continuations",
-                 "It samples at random, so it is not reproducible",
-                 "It ignores the softmax and uses raw logits",
-                 "It only works with encoder-only models"),
-        answer=0,
+        right="It commits to the best single token at each step, but a less likely token now can "
+              "lead to much likelier continuations",
         explanation="A sequence's probability is the product over steps. Greedy maximises each "
                     "factor separately. Beam search keeps the k best partial sequences so a "
                     "weaker first step can still win overall.",
-        distractors={
-            1: "Greedy is deterministic: it always takes the argmax. Sampling is the random "
-               "method.",
-            2: "Argmax of logits and argmax of softmax are the same token; that is not where "
-               "greedy loses.",
+        wrong={
+            "It samples at random, so it is not reproducible":
+                "Greedy is deterministic: it always takes the argmax. Sampling is the random "
+                "method.",
+            "It ignores the softmax and uses raw logits":
+                "Argmax of logits and argmax of softmax are the same token; that is not where "
+                "greedy loses.",
+            "It only works with encoder-only models":
+                "Greedy decoding is how generating decoders pick tokens; encoder-only models "
+                "such as BERT do not generate text at all. Its weakness is which sequence it "
+                "finds.",
         },
     ),
     NumericQuestion(
@@ -143,19 +162,24 @@ ARCHITECTURES: tuple[Question, ...] = (
             KnownMistake(0.1 * 1.0, "C x = 0.1 was never considered: C fell out of the beam."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="shifted-targets",
         lesson=14,
         prompt="Training a decoder-only LM with cross-entropy on a sequence t_1 … t_n: what is "
                "the target at position i?",
-        options=("The next token, t_{i+1}", "The same token, t_i", "The previous token, t_{i-1}",
-                 "The last token of the sequence, t_n"),
-        answer=0,
+        right="The next token, t_{i+1}",
         explanation="The targets are the inputs shifted by one: every position predicts what "
                     "comes next, and the causal mask makes sure it cannot see that token.",
-        distractors={
-            1: "Position i can see t_i itself, so predicting it would be copying, and the "
-               "model would learn nothing useful for generation.",
+        wrong={
+            "The same token, t_i": "Position i can see t_i itself, so predicting it would be "
+                                   "copying, and the model would learn nothing useful for "
+                                   "generation.",
+            "The previous token, t_{i-1}":
+                "Position i has already seen t_{i-1}. Predicting it would be copying from the "
+                "past, not predicting what comes next.",
+            "The last token of the sequence, t_n":
+                "Each position gets its own target, the token right after it. One shared target "
+                "for every position would waste most of the training signal.",
         },
     ),
     NumericQuestion(
@@ -192,55 +216,57 @@ ARCHITECTURES: tuple[Question, ...] = (
             KnownMistake(12, "12% is the share replaced by [MASK] (80% of 15%)."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="bert-why-not-always-mask",
         lesson=15,
         prompt="Why does BERT leave some selected tokens unchanged or swap them for random "
                "tokens instead of always using [MASK]?",
-        options=("[MASK] never appears when the model is fine-tuned or used, so it must also "
-                 "learn good representations for real, possibly wrong, tokens",
-                 "To make the pretraining task easier",
-                 "Because the vocabulary has too few [MASK] tokens",
-                 "So the model can generate text left to right"),
-        answer=0,
+        right="[MASK] never appears when the model is fine-tuned or used, so it must also learn "
+              "good representations for real, possibly wrong, tokens",
         explanation="If only [MASK] positions were predicted, the model could ignore every real "
                     "token's own identity. Mixing in unchanged and random tokens means any "
                     "position might need repairing, so every output must stay informative.",
-        distractors={
-            1: "Random replacements make it harder: the model cannot trust that a visible token "
-               "is correct.",
-            3: "BERT is an encoder with bidirectional attention; masked LM is not "
-               "left-to-right generation.",
+        wrong={
+            "To make the pretraining task easier":
+                "Random replacements make it harder: the model cannot trust that a visible token "
+                "is correct.",
+            "Because the vocabulary has too few [MASK] tokens":
+                "The vocabulary has one [MASK] token, and it can be used as often as needed. The "
+                "reason is the mismatch with later use, where [MASK] never appears.",
+            "So the model can generate text left to right":
+                "BERT is an encoder with bidirectional attention; masked LM is not left-to-right "
+                "generation.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="bert-sentence-pair",
         lesson=15,
         prompt="How does BERT lay out a pair of sentences A and B as one input?",
-        options=("[CLS] A [SEP] B [SEP]", "[SEP] A [CLS] B [CLS]", "A [MASK] B",
-                 "[CLS] A B [CLS]"),
-        answer=0,
+        right="[CLS] A [SEP] B [SEP]",
         explanation="[CLS] opens the input and its final vector serves as a summary for "
                     "classification (e.g. does B follow A?); [SEP] marks where each sentence "
                     "ends.",
-        distractors={
-            1: "The roles are swapped: [CLS] comes first, [SEP] separates.",
-            2: "[MASK] marks tokens to predict, not sentence boundaries.",
+        wrong={
+            "[SEP] A [CLS] B [CLS]": "The roles are swapped: [CLS] comes first, [SEP] separates.",
+            "A [MASK] B": "[MASK] marks tokens to predict, not sentence boundaries.",
+            "[CLS] A B [CLS]": "Without a [SEP] the model cannot tell where A stops and B "
+                               "starts, and [CLS] appears only once, at the very start.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="bert-base-size",
         lesson=15,
         prompt="BERT-base has 12 layers, d_model = 768, 12 heads and a ~30k-token vocabulary. "
                "Roughly how many parameters does it have?",
-        options=("About 110 million", "About 340 million", "About 1.5 billion",
-                 "About 25 million"),
-        answer=0,
+        right="About 110 million",
         explanation="Token, position and segment embeddings are about 24M; each layer has about "
                     "4·768² + 2·768·3072 ≈ 7.1M, times 12 ≈ 85M; plus a small pooler: ≈ 110M.",
-        distractors={
-            1: "About 340 million is BERT-large (24 layers, d_model = 1024).",
-            3: "25 million is roughly the embedding tables alone; the 12 layers add far more.",
+        wrong={
+            "About 340 million": "About 340 million is BERT-large (24 layers, d_model = 1024).",
+            "About 1.5 billion": "1.5 billion is the size of the largest GPT-2 model; BERT-base "
+                                 "is more than ten times smaller.",
+            "About 25 million": "25 million is roughly the embedding tables alone; the 12 layers "
+                                "add far more.",
         },
     ),
     NumericQuestion(
@@ -260,22 +286,23 @@ ARCHITECTURES: tuple[Question, ...] = (
             KnownMistake(8 * 8, "The factors are 1024 × 8 and 8 × 1024, not 8 × 8."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="prompt-tuning",
         lesson=15,
         prompt="In prompt tuning (and its cousin prefix tuning), what is trained?",
-        options=("A few learned vectors placed before the input, with all model weights frozen",
-                 "All model weights, with a small learning rate",
-                 "Only the embedding of the [CLS] token",
-                 "A hand-written text prompt, chosen by search"),
-        answer=0,
+        right="A few learned vectors placed before the input, with all model weights frozen",
         explanation="The model stays frozen; a small set of continuous 'soft prompt' vectors "
                     "(prefix tuning: extra keys and values at every layer) is learned per task, "
                     "so one copy of the model serves many tasks.",
-        distractors={
-            1: "That is full fine-tuning, the expensive option these methods avoid.",
-            3: "The learned vectors need not be embeddings of any real words; they are tuned "
-               "by gradient descent, not by writing text.",
+        wrong={
+            "All model weights, with a small learning rate":
+                "That is full fine-tuning, the expensive option these methods avoid.",
+            "Only the embedding of the [CLS] token":
+                "The model's own embeddings, [CLS] included, stay frozen. What is learned is a "
+                "handful of new vectors placed in front of the input.",
+            "A hand-written text prompt, chosen by search":
+                "The learned vectors need not be embeddings of any real words; they are tuned by "
+                "gradient descent, not by writing text.",
         },
     ),
 )

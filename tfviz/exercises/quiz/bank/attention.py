@@ -4,44 +4,47 @@ from __future__ import annotations
 
 import math
 
-from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question, softmax, softmax_first
+from ..spec import KnownMistake, NumericQuestion, Question, choice, softmax, softmax_first
 
 ATTENTION: tuple[Question, ...] = (
-    ChoiceQuestion(
+    choice(
         id="soft-lookup",
         lesson=4,
         prompt="A hash table returns the value stored under the one key that matches the query. "
                "What does an attention layer return for a query?",
-        options=("A weighted average of all values, weighted by how well each key matches",
-                 "The value of the single best-matching key",
-                 "The key that best matches the query",
-                 "The sum of all values with equal weight"),
-        answer=0,
+        right="A weighted average of all values, weighted by how well each key matches",
         explanation="Attention is a soft lookup: the query is compared with every key, the "
-                    "softmax turns the scores into weights, and the result blends every value "
-                    "by its weight.",
-        distractors={
-            1: "That would be a hard lookup (an argmax). The softmax gives every key some "
-               "positive weight, which also keeps the operation differentiable.",
-            3: "Keys only decide the weights; what gets mixed and returned are the values.",
+                    "softmax turns the scores into weights, and the result blends every value by "
+                    "its weight.",
+        wrong={
+            "The value of the single best-matching key":
+                "That would be a hard lookup (an argmax). The softmax gives every key some "
+                "positive weight, which also keeps the operation differentiable.",
+            "The key that best matches the query":
+                "Keys only decide the weights; what gets mixed and returned are the values.",
+            "The sum of all values with equal weight":
+                "Equal weights would ignore the query, so every query would get the same answer. "
+                "The weights depend on how well each key matches the query and add up to 1: a "
+                "weighted average, not a plain sum.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="attention-weight-properties",
         lesson=4,
         prompt="For one query, which is true of the attention weights over all keys (no mask)?",
-        options=("Each is positive and together they sum to 1",
-                 "They can be negative when a key points away from the query",
-                 "They sum to the number of keys",
-                 "Exactly one of them is 1, the rest are 0"),
-        answer=0,
+        right="Each is positive and together they sum to 1",
         explanation="The weights come from a softmax: exp of anything is positive, and dividing "
                     "by the total makes them sum to 1, so the output is a convex mix of values.",
-        distractors={
-            1: "The raw score q·k can be negative, but exp(score) never is; a negative score "
-               "just becomes a small positive weight.",
-            3: "That is a one-hot choice; the softmax only gets close to it when one score is "
-               "far above the others.",
+        wrong={
+            "They can be negative when a key points away from the query":
+                "The raw score q·k can be negative, but exp(score) never is; a negative score "
+                "just becomes a small positive weight.",
+            "They sum to the number of keys":
+                "The softmax divides by the total, so the weights always add up to exactly 1, "
+                "however many keys there are.",
+            "Exactly one of them is 1, the rest are 0":
+                "That is a one-hot choice; the softmax only gets close to it when one score is "
+                "far above the others.",
         },
     ),
     NumericQuestion(
@@ -80,39 +83,41 @@ ATTENTION: tuple[Question, ...] = (
             KnownMistake(112, "That is the raw dot product; the scale step is missing."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="score-matrix-shape",
         lesson=5,
-        prompt="X holds n = 10 token vectors of size d = 512, and W^Q, W^K are 512 × 64. What "
-               "is the shape of the score matrix Q Kᵀ = (X W^Q)(X W^K)ᵀ?",
-        options=("10 × 10", "64 × 64", "10 × 64", "512 × 512"),
-        answer=0,
+        prompt="X holds n = 10 token vectors of size d = 512, and W^Q, W^K are 512 × 64. What is "
+               "the shape of the score matrix Q Kᵀ = (X W^Q)(X W^K)ᵀ?",
+        right="10 × 10",
         explanation="Q and K are both 10 × 64; Q Kᵀ is (10 × 64)(64 × 10) = 10 × 10: one score "
                     "for every (query token, key token) pair.",
-        distractors={
-            1: "64 × 64 would be Qᵀ K, which sums over tokens instead of features.",
-            2: "10 × 64 is the shape of Q itself, and of the attention output per head.",
+        wrong={
+            "64 × 64": "64 × 64 would be Qᵀ K, which sums over tokens instead of features.",
+            "10 × 64": "10 × 64 is the shape of Q itself, and of the attention output per head.",
+            "512 × 512": "512 is the width of the input vectors, and the projections shrink it "
+                         "to 64 before any score is taken. The scores pair tokens with tokens, "
+                         "so each side has one entry per token.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="attention-step-order",
         lesson=5,
         prompt="In which order does a (masked) self-attention head apply its steps?",
-        options=("q·k scores → ÷√d_k → mask → softmax → weighted sum of values",
-                 "q·k scores → softmax → mask → ÷√d_k → weighted sum of values",
-                 "softmax of keys → q·k scores → mask → weighted sum of values",
-                 "q·k scores → mask → weighted sum of values → softmax"),
-        answer=0,
-        shuffle=False,
-        explanation="Scores are scaled, the mask sets forbidden scores to -∞, and only then "
-                    "does the softmax run, so forbidden keys get weight exactly 0 and the "
-                    "allowed ones still sum to 1. The weights then mix the values.",
-        distractors={
-            1: "Masking after the softmax leaves weights that no longer sum to 1, and scaling "
-               "after the softmax has lost its point: the scale exists to keep the softmax "
-               "input in a healthy range.",
-            3: "The softmax turns scores into weights; it has to come before the weights are "
-               "used to mix the values.",
+        right="q·k scores → ÷√d_k → mask → softmax → weighted sum of values",
+        explanation="Scores are scaled, the mask sets forbidden scores to -∞, and only then does "
+                    "the softmax run, so forbidden keys get weight exactly 0 and the allowed "
+                    "ones still sum to 1. The weights then mix the values.",
+        wrong={
+            "q·k scores → softmax → mask → ÷√d_k → weighted sum of values":
+                "Masking after the softmax leaves weights that no longer sum to 1, and scaling "
+                "after the softmax has lost its point: the scale exists to keep the softmax "
+                "input in a healthy range.",
+            "softmax of keys → q·k scores → mask → weighted sum of values":
+                "The softmax works on scores, not on the keys: there is nothing to turn into "
+                "weights until each key has been compared with the query.",
+            "q·k scores → mask → weighted sum of values → softmax":
+                "The softmax turns scores into weights; it has to come before the weights are "
+                "used to mix the values.",
         },
     ),
     NumericQuestion(
@@ -132,25 +137,26 @@ ATTENTION: tuple[Question, ...] = (
             KnownMistake(1, "A single product has variance 1, but q·k adds 256 of them."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="why-scale",
         lesson=6,
         prompt="What goes wrong with dot-product attention at large d_k if you leave out the "
                "1/√d_k factor?",
-        options=("Scores spread widely, the softmax becomes nearly one-hot, and its gradients "
-                 "become tiny",
-                 "The attention weights no longer sum to 1",
-                 "The dot products overflow to infinity in float32",
-                 "The output vectors change shape"),
-        answer=0,
+        right="Scores spread widely, the softmax becomes nearly one-hot, and its gradients "
+              "become tiny",
         explanation="The dot products' standard deviation grows like √d_k. Large gaps between "
                     "scores push the softmax into saturation, where almost all weight sits on "
                     "one key and the gradient to every score is close to zero, so learning "
                     "stalls. Dividing by √d_k keeps the variance near 1.",
-        distractors={
-            1: "A softmax always sums to 1, whatever its inputs.",
-            2: "Softmax implementations subtract the largest score before exponentiating, so "
-               "nothing overflows. The harm is to learning, not to the arithmetic.",
+        wrong={
+            "The attention weights no longer sum to 1":
+                "A softmax always sums to 1, whatever its inputs.",
+            "The dot products overflow to infinity in float32":
+                "Softmax implementations subtract the largest score before exponentiating, so "
+                "nothing overflows. The harm is to learning, not to the arithmetic.",
+            "The output vectors change shape":
+                "The scale is one number dividing the scores, so no shape depends on it: the "
+                "output has the same shape with or without it.",
         },
     ),
     NumericQuestion(
@@ -169,76 +175,82 @@ ATTENTION: tuple[Question, ...] = (
             KnownMistake(64 * 64, "That is d_v × d_v; W^O maps h·d_v to d_model."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="multihead-reshape",
         lesson=7,
         prompt="Q = X W^Q has shape n × d, with h heads. Before computing per-head scores, what "
                "shape is Q reshaped and transposed into?",
-        options=("h × n × (d/h)", "h × n × d", "n × n × h", "(d/h) × n × h"),
-        answer=0,
+        right="h × n × (d/h)",
         explanation="Split the d features into h chunks: n × h × (d/h), then move the head axis "
                     "to the front: h × n × (d/h). The head axis now acts like a batch axis, and "
                     "each head does ordinary attention on (d/h)-sized vectors.",
-        distractors={
-            1: "Each head gets a d/h-wide slice, not all d features; that is why h heads cost "
-               "about as much as one full-width head.",
-            2: "n × n is the shape of one head's score matrix, not of Q.",
+        wrong={
+            "h × n × d": "Each head gets a d/h-wide slice, not all d features; that is why h "
+                         "heads cost about as much as one full-width head.",
+            "n × n × h": "n × n is the shape of one head's score matrix, not of Q.",
+            "(d/h) × n × h": "The axes are in the wrong places. The head axis comes first, "
+                             "acting like a batch, and each head then holds n tokens of d/h "
+                             "features.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="why-multihead",
         lesson=7,
-        prompt="What is the main benefit of using several attention heads instead of one "
-               "head of the same total width?",
-        options=("Different heads can attend to different tokens for different reasons at "
-                 "the same time",
-                 "Each extra head lets the model see further back in the sequence",
-                 "Heads make the softmax unnecessary",
-                 "More heads mean fewer parameters in W^Q, W^K, W^V"),
-        answer=0,
+        prompt="What is the main benefit of using several attention heads instead of one head of "
+               "the same total width?",
+        right="Different heads can attend to different tokens for different reasons at the same "
+              "time",
         explanation="One head produces one weighting per query. With several heads, one can "
                     "track the previous token, another a syntactic link, another a rare word, "
                     "and their outputs are concatenated and mixed by W^O.",
-        distractors={
-            1: "Every head already sees every (unmasked) position; range is not the limit.",
-            3: "With the same total width, the projections have the same number of weights; "
-               "they are just split between heads.",
+        wrong={
+            "Each extra head lets the model see further back in the sequence":
+                "Every head already sees every (unmasked) position; range is not the limit.",
+            "Heads make the softmax unnecessary":
+                "Every head still runs its own softmax over its own scores: several heads mean "
+                "several softmaxes, not none.",
+            "More heads mean fewer parameters in W^Q, W^K, W^V":
+                "With the same total width, the projections have the same number of weights; "
+                "they are just split between heads.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="it-coreference",
         lesson=7,
         prompt="'The animal didn't cross the street because it was too wide.' A head that "
-               "resolves what 'it' refers to should put most of its weight from 'it' on "
-               "which word?",
-        options=("street", "animal", "it", "wide"),
-        answer=0,
+               "resolves what 'it' refers to should put most of its weight from 'it' on which "
+               "word?",
+        right="street",
         explanation="A street can be too wide to cross; with 'too tired' the same head should "
                     "point to 'animal' instead. Attention makes this possible because the "
                     "weights depend on the whole context, not on fixed word pairs.",
-        distractors={
-            1: "'animal' is the right answer for '... because it was too tired'; changing the "
-               "last word changes the referent.",
-            3: "Attending to itself keeps the token's own information but does not resolve "
-               "the reference.",
+        wrong={
+            "animal": "'animal' is the right answer for '... because it was too tired'; changing "
+                      "the last word changes the referent.",
+            "it": "A head that looks mostly at 'it' keeps the word's own information, but it "
+                  "does not find out what the word stands for.",
+            "wide": "'wide' is the clue that settles the question, and a head may well look at "
+                    "it, but it describes the thing that was wide. The word 'it' stands for is "
+                    "'street'.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="causal-mask-entries",
         lesson=8,
-        prompt="In a causal (decoder) mask, which entries of the score matrix (row = query "
-               "position i, column = key position j) are set to -∞?",
-        options=("Those above the diagonal, where j > i",
-                 "Those below the diagonal, where j < i",
-                 "The diagonal, where j = i",
-                 "Every entry except the diagonal"),
-        answer=0,
+        prompt="In a causal (decoder) mask, which entries of the score matrix "
+               "(row = query position i, column = key position j) are set to -∞?",
+        right="Those above the diagonal, where j > i",
         explanation="A token may look at itself and at earlier tokens, never at later ones, so "
                     "the scores with j > i become -∞ and receive weight 0 after the softmax.",
-        distractors={
-            1: "Below the diagonal are the earlier tokens, which a decoder is allowed to see.",
-            2: "A token may attend to itself; masking the diagonal would leave the first "
-               "token with nothing to attend to.",
+        wrong={
+            "Those below the diagonal, where j < i":
+                "Below the diagonal are the earlier tokens, which a decoder is allowed to see.",
+            "The diagonal, where j = i":
+                "A token may attend to itself; masking the diagonal would leave the first token "
+                "with nothing to attend to.",
+            "Every entry except the diagonal":
+                "That would let each token see only itself, so attention could gather nothing "
+                "from the earlier words. A causal mask hides only the future, where j > i.",
         },
     ),
     NumericQuestion(
@@ -258,37 +270,43 @@ ATTENTION: tuple[Question, ...] = (
                              "masked."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="decoder-cannot-peek",
         lesson=8,
         prompt="A causal language model reads 6 tokens. You change token 5 and run it again. "
                "Which output positions can change?",
-        options=("Only positions 5 and 6", "All six positions", "Only position 5",
-                 "Only positions 1 to 4"),
-        answer=0,
+        right="Only positions 5 and 6",
         explanation="Position i only sees tokens 1..i, in every layer. Positions 1-4 never see "
                     "token 5, so they are unchanged; positions 5 and 6 do see it.",
-        distractors={
-            1: "That would be true for a bidirectional encoder like BERT, not with a causal mask.",
-            2: "Position 6 attends to position 5 as well, so its output can change too.",
+        wrong={
+            "All six positions": "That would be true for a bidirectional encoder like BERT, not "
+                                 "with a causal mask.",
+            "Only position 5": "Position 6 attends to position 5 as well, so its output can "
+                               "change too.",
+            "Only positions 1 to 4": "Those are exactly the positions that stay the same: they "
+                                     "never see token 5. Positions 5 and 6 do see it, so their "
+                                     "outputs can change.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="padding-mask",
         lesson=8,
-        prompt="Sentences of different lengths are padded with [PAD] tokens to fit in one "
-               "batch. What is the padding mask for?",
-        options=("Stop real tokens from attending to [PAD] positions",
-                 "Stop tokens from attending to later tokens",
-                 "Stop the model from attending to itself",
-                 "Make the batch run faster by skipping the softmax"),
-        answer=0,
+        prompt="Sentences of different lengths are padded with [PAD] tokens to fit in one batch. "
+               "What is the padding mask for?",
+        right="Stop real tokens from attending to [PAD] positions",
         explanation="The filler positions carry no meaning; their key scores are set to -∞ so "
-                    "they receive zero weight, and the results do not depend on how much "
-                    "padding a sentence got.",
-        distractors={
-            1: "That is the causal mask. The padding mask is needed in encoders too, where "
-               "looking ahead is allowed.",
+                    "they receive zero weight, and the results do not depend on how much padding "
+                    "a sentence got.",
+        wrong={
+            "Stop tokens from attending to later tokens":
+                "That is the causal mask. The padding mask is needed in encoders too, where "
+                "looking ahead is allowed.",
+            "Stop the model from attending to itself":
+                "Attending to itself is allowed and useful. The padding mask is about the filler "
+                "positions, not about the diagonal.",
+            "Make the batch run faster by skipping the softmax":
+                "The softmax still runs over every row; the [PAD] scores just become -∞ inside "
+                "it. The mask is there to keep the results right, not to save time.",
         },
     ),
 )

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import math
 
-from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question, softmax, softmax_first
+from ..spec import KnownMistake, NumericQuestion, Question, choice, softmax, softmax_first
 
 BLOCK: tuple[Question, ...] = (
-    ChoiceQuestion(
+    choice(
         id="residual-formula",
         lesson=9,
         prompt="What does a residual connection around a sublayer compute?",
-        options=("x + Sublayer(x)", "Sublayer(x) · x (element-wise)", "Sublayer(x) - x",
-                 "Sublayer(Sublayer(x))"),
-        answer=0,
+        right="x + Sublayer(x)",
         explanation="The sublayer only adds a correction to its input. The identity path lets "
                     "gradients flow straight back (its derivative is 1) and lets a layer do "
                     "nearly nothing when that is best.",
-        distractors={
-            1: "A product would make the output vanish wherever x is small and gives no clean "
-               "identity path for gradients.",
+        wrong={
+            "Sublayer(x) · x (element-wise)":
+                "A product would make the output vanish wherever x is small and gives no clean "
+                "identity path for gradients.",
+            "Sublayer(x) - x": "A residual connection adds the input back. Subtracting it would "
+                               "remove the very information the shortcut is meant to carry "
+                               "forward.",
+            "Sublayer(Sublayer(x))": "Applying the sublayer twice just makes a deeper function "
+                                     "with no shortcut. The point of the residual is the '+ x' "
+                                     "that lets the input pass straight through.",
         },
     ),
     NumericQuestion(
@@ -40,75 +45,85 @@ BLOCK: tuple[Question, ...] = (
             KnownMistake(2 / math.sqrt(5), "The mean was not subtracted first."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="layernorm-axis",
         lesson=9,
         prompt="Over which numbers does LayerNorm compute its mean and standard deviation?",
-        options=("The d features of one token vector, separately for each token",
-                 "One feature across all tokens in the batch",
-                 "All numbers of the whole batch at once",
-                 "The n attention weights of a query"),
-        answer=0,
+        right="The d features of one token vector, separately for each token",
         explanation="Each token vector is normalised on its own, so the result does not depend "
                     "on the other sentences in the batch or on the batch size.",
-        distractors={
-            1: "That is BatchNorm, which needs batch statistics and behaves differently at "
-               "training and inference time.",
+        wrong={
+            "One feature across all tokens in the batch":
+                "That is BatchNorm, which needs batch statistics and behaves differently at "
+                "training and inference time.",
+            "All numbers of the whole batch at once":
+                "One mean for the whole batch would make each token's result depend on every "
+                "other sentence in it. LayerNorm keeps each token to itself.",
+            "The n attention weights of a query":
+                "Attention weights are already normalised by their softmax. LayerNorm works on "
+                "the token vectors of the residual stream.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="pre-ln-formula",
         lesson=9,
         prompt="Which formula describes the attention sublayer of a pre-LN transformer block?",
-        options=("x + SelfAttn(LN(x))", "LN(x + SelfAttn(x))", "LN(SelfAttn(x))",
-                 "SelfAttn(x + LN(x))"),
-        answer=0,
+        right="x + SelfAttn(LN(x))",
         explanation="Pre-LN normalises the input of the sublayer and adds the result to the "
                     "untouched x, so the residual stream runs from embeddings to the last layer "
                     "with nothing in between but additions.",
-        distractors={
-            1: "That is post-LN, the layout of the original paper and of our sources: the "
-               "normalisation sits on the residual path, after the addition.",
-            2: "Without the '+ x' there is no residual connection at all.",
+        wrong={
+            "LN(x + SelfAttn(x))": "That is post-LN, the layout of the original paper and of our "
+                                   "sources: the normalisation sits on the residual path, after "
+                                   "the addition.",
+            "LN(SelfAttn(x))": "Without the '+ x' there is no residual connection at all.",
+            "SelfAttn(x + LN(x))": "Here the addition happens before attention, so nothing "
+                                   "bypasses attention. In pre-LN the residual addition comes "
+                                   "last: x + SelfAttn(LN(x)).",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="why-pre-ln",
         lesson=9,
         prompt="Why do most deep modern transformers put LayerNorm before the sublayer (pre-LN) "
                "instead of after the residual addition (post-LN)?",
-        options=("Gradients reach early layers through a clean identity path, so deep stacks "
-                 "train stably, with little or no learning-rate warm-up",
-                 "Pre-LN has fewer parameters",
-                 "Pre-LN removes the need for residual connections",
-                 "Pre-LN makes attention order-aware"),
-        answer=0,
+        right="Gradients reach early layers through a clean identity path, so deep stacks train "
+              "stably, with little or no learning-rate warm-up",
         explanation="In post-LN every layer's output passes through a normalisation on the main "
                     "path, which distorts gradients in deep stacks and makes training sensitive "
                     "to the warm-up schedule. Pre-LN keeps the sum x + ... untouched.",
-        distractors={
-            1: "Both layouts have exactly the same LayerNorms; only their position differs.",
-            2: "Pre-LN relies on the residual connections; they are what carries the clean "
-               "path.",
+        wrong={
+            "Pre-LN has fewer parameters":
+                "Not fewer: both layouts have the same LayerNorms inside each block, and pre-LN "
+                "usually adds one more after the last block, because its residual stream is "
+                "never normalised on the way. The gain is in how well deep stacks train, not in "
+                "size.",
+            "Pre-LN removes the need for residual connections":
+                "Pre-LN relies on the residual connections; they are what carries the clean "
+                "path.",
+            "Pre-LN makes attention order-aware":
+                "Word order comes from position information (added vectors, RoPE or ALiBi). "
+                "Where the LayerNorm sits has nothing to do with it.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="why-ffn",
         lesson=10,
         prompt="Why does each transformer block need a feed-forward network after attention?",
-        options=("Attention only forms weighted averages of value vectors; the FFN adds a "
-                 "non-linear transformation of each token",
-                 "The FFN lets tokens exchange information with each other",
-                 "The FFN applies the causal mask",
-                 "The FFN turns the vectors into vocabulary probabilities"),
-        answer=0,
-        explanation="Given the weights, attention's output is a linear mix of values. "
-                    "FFN(x) = max(0, xW1 + b1)W2 + b2 applies a ReLU in a wider hidden layer to "
-                    "each position, giving the block its non-linear processing power.",
-        distractors={
-            1: "The FFN works on each position separately with the same weights; mixing "
-               "between tokens is attention's job.",
-            3: "That is the LM head at the very top, not the FFN inside each block.",
+        right="Attention only forms weighted averages of value vectors; the FFN adds a "
+              "non-linear transformation of each token",
+        explanation="Given the weights, attention's output is a linear mix of values. FFN(x) = "
+                    "max(0, xW1 + b1)W2 + b2 applies a ReLU in a wider hidden layer to each "
+                    "position, giving the block its non-linear processing power.",
+        wrong={
+            "The FFN lets tokens exchange information with each other":
+                "The FFN works on each position separately with the same weights; mixing between "
+                "tokens is attention's job.",
+            "The FFN applies the causal mask":
+                "The causal mask belongs to attention, where it hides the scores of later "
+                "tokens. The FFN never looks at other tokens, so it has nothing to mask.",
+            "The FFN turns the vectors into vocabulary probabilities":
+                "That is the LM head at the very top, not the FFN inside each block.",
         },
     ),
     NumericQuestion(
@@ -127,21 +142,21 @@ BLOCK: tuple[Question, ...] = (
             KnownMistake(1.5 * 2 + 0.5 * -4, "The bias b2 = 0.5 is missing."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="moe-top1-experts",
         lesson=11,
         prompt="A Switch (top-1) mixture-of-experts layer has 8 expert FFNs. How many of them "
                "run for a single token?",
-        options=("1", "8", "2", "4"),
-        answer=0,
-        shuffle=False,
-        explanation="The router picks the top-k experts, and k = 1 for a Switch layer. The "
-                    "layer has 8 experts' worth of parameters but each token pays for one FFN: "
+        right="1",
+        explanation="The router picks the top-k experts, and k = 1 for a Switch layer. The layer "
+                    "has 8 experts' worth of parameters but each token pays for one FFN: "
                     "capacity grows, compute per token does not.",
-        distractors={
-            1: "Running all experts would be a dense mixture; the point of sparse MoE is "
-               "that most experts stay idle for any given token.",
-            2: "Top-2 routing is common too, but with k = 1 (Switch) it is one expert.",
+        wrong={
+            "8": "Running all experts would be a dense mixture; the point of sparse MoE is that "
+                 "most experts stay idle for any given token.",
+            "2": "Top-2 routing is common too, but with k = 1 (Switch) it is one expert.",
+            "4": "Four would be top-4 routing, half of the experts here. A Switch layer sends "
+                 "each token to its single best expert.",
         },
     ),
     NumericQuestion(
@@ -180,24 +195,26 @@ BLOCK: tuple[Question, ...] = (
             KnownMistake(1.25 * 64 / 8, "10 is the capacity, not the number dropped."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="moe-load-balancing",
         lesson=11,
         prompt="Why do mixture-of-experts models add a load-balancing loss for the router?",
-        options=("Without it, the router tends to send most tokens to a few experts, which "
-                 "overflow and drop tokens while others stay idle and untrained",
-                 "To make every token use all experts equally",
-                 "To keep the experts' weights identical",
-                 "To reduce the number of experts during training"),
-        answer=0,
+        right="Without it, the router tends to send most tokens to a few experts, which overflow "
+              "and drop tokens while others stay idle and untrained",
         explanation="Early favourites get more tokens, train faster and win even more tokens. "
-                    "The auxiliary loss rewards spreading the batch's tokens (and router "
-                    "probability) evenly, so every expert is used and capacity is not exceeded.",
-        distractors={
-            1: "Balance is measured over the batch, not per token: each token should still go "
-               "to its top-k experts only, or the layer would lose its sparsity.",
-            2: "Identical experts would be useless; the aim is even load, with specialised "
-               "experts.",
+                    "The auxiliary loss rewards spreading the batch's tokens "
+                    "(and router probability) evenly, so every expert is used and capacity is "
+                    "not exceeded.",
+        wrong={
+            "To make every token use all experts equally":
+                "Balance is measured over the batch, not per token: each token should still go "
+                "to its top-k experts only, or the layer would lose its sparsity.",
+            "To keep the experts' weights identical":
+                "Identical experts would be useless; the aim is even load, with specialised "
+                "experts.",
+            "To reduce the number of experts during training":
+                "The number of experts is fixed when the model is built. The loss only spreads "
+                "the tokens more evenly across them.",
         },
     ),
     NumericQuestion(

@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question
+from ..spec import KnownMistake, NumericQuestion, Question, choice
 
 EFFICIENCY: tuple[Question, ...] = (
-    ChoiceQuestion(
+    choice(
         id="kv-cache-contents",
         lesson=16,
         prompt="During generation, what does the KV cache store for the tokens already "
                "processed?",
-        options=("Their key and value vectors, in every layer",
-                 "Their query vectors",
-                 "Their final output probabilities",
-                 "Their attention weight matrices"),
-        answer=0,
+        right="Their key and value vectors, in every layer",
         explanation="A new token needs its own query and the keys and values of all earlier "
-                    "tokens. Those keys and values never change (earlier tokens cannot see the "
-                    "new one), so they are computed once and reused.",
-        distractors={
-            1: "An earlier token's query was only needed for that token's own output, which "
-               "is already done; only the newest query is used.",
-            3: "Old weights are useless for the new row of scores, which involves the new "
-               "query.",
+                    "tokens. Those keys and values never change "
+                    "(earlier tokens cannot see the new one), so they are computed once and "
+                    "reused.",
+        wrong={
+            "Their query vectors": "An earlier token's query was only needed for that token's "
+                                   "own output, which is already done; only the newest query is "
+                                   "used.",
+            "Their final output probabilities":
+                "Those probabilities were needed once, to pick each token, and are then done. "
+                "The next step needs the earlier tokens' keys and values, not their predictions.",
+            "Their attention weight matrices":
+                "Old weights are useless for the new row of scores, which involves the new "
+                "query.",
         },
     ),
     NumericQuestion(
@@ -44,19 +46,25 @@ EFFICIENCY: tuple[Question, ...] = (
                                                         "question asks for MiB (2^20 bytes)."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="kv-cache-score-shape",
         lesson=16,
-        prompt="With a KV cache, generating token number t of the sequence, what is the shape "
-               "of the new score matrix of one head?",
-        options=("1 × t", "t × t", "t × 1", "1 × 1"),
-        answer=0,
-        explanation="Only the new token's query is computed: (1 × d_k) times the cached Kᵀ "
-                    "(d_k × t) gives 1 × t, one score per visible token, so each step costs "
-                    "O(t) instead of recomputing the full t × t matrix.",
-        distractors={
-            1: "t × t is what you compute without a cache, redoing every earlier row each "
-               "step.",
+        prompt="With a KV cache, while generating token number t of the sequence, what is the "
+               "shape of one head's new score matrix? Shapes are rows × columns, with one row "
+               "per query and one column per key.",
+        right="1 × t",
+        explanation="Only the new token needs a query. Its 1 × d_k query times Kᵀ "
+                    "(d_k × t: the t - 1 cached keys plus its own new one) gives a 1 × t row, "
+                    "one score for every token it may see. So each step costs O(t) instead of "
+                    "recomputing the whole t × t matrix.",
+        wrong={
+            "t × t": "t × t is what you compute without a cache, redoing every earlier row each "
+                     "step.",
+            "1 × d_k": "1 × d_k is the shape of the new query itself. The scores compare it with "
+                       "each of the t keys, one number per key.",
+            "1 × 1": "A single score would mean the new token compares its query with one key "
+                     "only. It compares it with every key it may see: the cached ones and its "
+                     "own.",
         },
     ),
     NumericQuestion(
@@ -76,75 +84,83 @@ EFFICIENCY: tuple[Question, ...] = (
             KnownMistake(2 * 512, "That is a single layer; the layers stack the reach."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="bigbird-components",
         lesson=17,
         prompt="Which combination of attention patterns makes up BigBird?",
-        options=("Random + sliding window + global tokens",
-                 "Sliding window + dilated window only",
-                 "Full attention in every other layer",
-                 "Strided patterns only"),
-        answer=0,
+        right="Random + sliding window + global tokens",
         explanation="Each query sees a local window, a few random keys, and a small set of "
                     "global tokens that see and are seen by everything; the total stays linear "
                     "in the sequence length.",
-        distractors={
-            1: "Window and dilated windows are Longformer's local patterns; BigBird's extra "
-               "ingredient is random attention.",
-            3: "Strided patterns belong to the Sparse Transformer.",
+        wrong={
+            "Sliding window + dilated window only":
+                "Window and dilated windows are Longformer's local patterns; BigBird's extra "
+                "ingredient is random attention.",
+            "Full attention in every other layer":
+                "Any full-attention layer would bring back the n² cost that BigBird is built to "
+                "avoid. Every BigBird layer uses the same sparse mix.",
+            "Strided patterns only": "Strided patterns belong to the Sparse Transformer.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="longformer-global",
         lesson=17,
         prompt="For a classification task, Longformer gives the [CLS] token global attention. "
                "What does that mean?",
-        options=("[CLS] attends to every token and every token attends to [CLS]",
-                 "[CLS] attends only to its neighbours",
-                 "[CLS] is removed from the sequence",
-                 "[CLS] is shared across all sentences in the batch"),
-        answer=0,
+        right="[CLS] attends to every token and every token attends to [CLS]",
         explanation="Global attention is symmetric: the chosen token can gather information from "
                     "the whole document in one layer, and everyone can read from it, while all "
                     "other tokens keep their cheap local window.",
-        distractors={
-            1: "That is the ordinary sliding window, which every token already has.",
+        wrong={
+            "[CLS] attends only to its neighbours":
+                "That is the ordinary sliding window, which every token already has.",
+            "[CLS] is removed from the sequence":
+                "Removing [CLS] would throw away the very token the classifier reads. Global "
+                "attention makes it more connected, not absent.",
+            "[CLS] is shared across all sentences in the batch":
+                "Each input has its own [CLS]. 'Global' is about the positions within one "
+                "document, not about the batch.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="strided-pattern",
         lesson=17,
         prompt="In the Sparse Transformer's causal strided pattern with stride 4, query i "
                "attends to key j ≤ i when (i - j) mod 4 = 0. Which positions does position 13 "
                "attend to (counting from 0)?",
-        options=("13, 9, 5, 1", "13, 12, 11, 10", "12, 8, 4, 0", "0, 4, 8, 12, 13"),
-        answer=0,
-        explanation="Step back 4 at a time from 13: 13, 9, 5, 1. Combined with the local "
-                    "pattern (the last few positions), any token is reachable within two "
-                    "layers.",
-        distractors={
-            1: "13, 12, 11, 10 is the local block pattern that the other half of the heads "
-               "use.",
-            2: "These are multiples of 4; the condition is about the difference i - j, not "
-               "about j alone.",
+        right="13, 9, 5, 1",
+        explanation="Step back 4 at a time from 13: 13, 9, 5, 1. The Sparse Transformer pairs "
+                    "these strided heads with local heads that see the last 4 positions "
+                    "(13, 12, 11, 10). Together they reach every earlier token within two "
+                    "layers: a step inside the local window, then jumps of 4.",
+        wrong={
+            "13, 12, 11, 10": "13, 12, 11, 10 are the last four positions: a sliding window, the "
+                              "local pattern the strided heads are paired with. The strided rule "
+                              "keeps only positions a multiple of 4 away.",
+            "12, 8, 4, 0": "12, 8, 4, 0 is what position 12 would see. For 13 the distance i - j "
+                           "must be a multiple of 4, which gives 13, 9, 5 and 1.",
+            "0, 4, 8, 12, 13": "Those are the multiples of 4 plus 13 itself, but the rule looks "
+                               "at the distance i - j, not at j: 13 - 12 = 1 is not a multiple "
+                               "of 4, while 13 - 9 = 4 is.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="linformer-idea",
         lesson=17,
         prompt="What does Linformer project to a smaller size to make attention cheaper?",
-        options=("The keys and values, along the sequence axis, from n rows to k rows",
-                 "The queries, from n rows to k rows",
-                 "The model dimension d, in every layer",
-                 "The vocabulary"),
-        answer=0,
+        right="The keys and values, along the sequence axis, from n rows to k rows",
         explanation="Learned k × n matrices E and F compress K and V to k rows, so the score "
                     "matrix is n × k instead of n × n: O(nk) time and memory, with k much "
                     "smaller than n.",
-        distractors={
-            1: "Every token still needs its own output, so all n queries stay.",
-            2: "Shrinking d would not touch the n² term, which is the real cost for long "
-               "sequences.",
+        wrong={
+            "The queries, from n rows to k rows":
+                "Every token still needs its own output, so all n queries stay.",
+            "The model dimension d, in every layer":
+                "Shrinking d would not touch the n² term, which is the real cost for long "
+                "sequences.",
+            "The vocabulary": "The vocabulary only matters at the input embeddings and the "
+                              "output layer. Attention's cost comes from the n × n score matrix, "
+                              "which Linformer shrinks.",
         },
     ),
     NumericQuestion(
@@ -182,23 +198,24 @@ EFFICIENCY: tuple[Question, ...] = (
             KnownMistake(4, "4 is the number of query heads per group."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="mqa-gqa-tradeoff",
         lesson=18,
         prompt="Which statement about multi-query (MQA) and grouped-query attention (GQA) is "
                "right?",
-        options=("MQA has the smallest KV cache but can lose quality; GQA sits between MQA "
-                 "and full multi-head attention",
-                 "GQA uses fewer query heads than MQA",
-                 "MQA shares queries between heads and keeps separate keys",
-                 "Both make the KV cache larger in exchange for quality"),
-        answer=0,
+        right="MQA has the smallest KV cache but can lose quality; GQA sits between MQA and full "
+              "multi-head attention",
         explanation="Sharing keys and values shrinks the cache and the memory traffic of "
                     "decoding. One shared K/V head (MQA) is fastest but can hurt quality; a few "
                     "groups (GQA) recover most of the quality at nearly MQA's speed.",
-        distractors={
-            2: "It is the other way round: queries stay per-head; keys and values are shared.",
-            1: "Both keep all query heads; they differ in how many K/V heads there are.",
+        wrong={
+            "GQA uses fewer query heads than MQA":
+                "Both keep all query heads; they differ in how many K/V heads there are.",
+            "MQA shares queries between heads and keeps separate keys":
+                "It is the other way round: queries stay per-head; keys and values are shared.",
+            "Both make the KV cache larger in exchange for quality":
+                "It is the other way round: both make the cache smaller, by sharing keys and "
+                "values between query heads, and may give up a little quality for it.",
         },
     ),
     NumericQuestion(
@@ -234,25 +251,26 @@ EFFICIENCY: tuple[Question, ...] = (
             KnownMistake(16 * 3, "That uses P instead of P²."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="vit-class-token",
         lesson=19,
         prompt="A ViT turns an image into N patch embeddings. What else goes into its input "
                "sequence, and what is it for?",
-        options=("A learned class token is prepended (N + 1 positions); its final vector "
-                 "represents the whole image for classification",
-                 "Nothing; the N patch outputs are averaged by the softmax",
-                 "A [SEP] token after every row of patches, to mark image rows",
-                 "The original image, as a single extra token"),
-        answer=0,
+        right="A learned class token is prepended (N + 1 positions); its final vector represents "
+              "the whole image for classification",
         explanation="The sequence has N + 1 vectors, each with a learned position embedding "
                     "(E_pos has N + 1 rows). The class token attends to all patches and its "
                     "top-layer state feeds the classifier.",
-        distractors={
-            1: "Averaging patch outputs is a possible alternative, but the original ViT "
-               "prepends a learnable class token, and the softmax inside attention does not "
-               "do this job.",
-            2: "Row boundaries come from the position embeddings, not from separator tokens.",
+        wrong={
+            "Nothing; the N patch outputs are averaged by the softmax":
+                "Averaging patch outputs is a possible alternative, but the original ViT "
+                "prepends a learnable class token, and the softmax inside attention does not do "
+                "this job.",
+            "A [SEP] token after every row of patches, to mark image rows":
+                "Row boundaries come from the position embeddings, not from separator tokens.",
+            "The original image, as a single extra token":
+                "A whole image does not fit in one token vector of size D. The image enters only "
+                "through its patches; the extra token is a learned class token.",
         },
     ),
 )

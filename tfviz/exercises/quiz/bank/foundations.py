@@ -4,106 +4,118 @@ from __future__ import annotations
 
 import math
 
-from ..spec import ChoiceQuestion, KnownMistake, NumericQuestion, Question
+from ..spec import KnownMistake, NumericQuestion, Question, choice
 
 FOUNDATIONS: tuple[Question, ...] = (
-    ChoiceQuestion(
+    choice(
         id="rnn-vs-transformer-steps",
         lesson=1,
-        prompt="A sentence has n tokens. How many sequential steps (each waiting for the one "
-               "before) does it take for information from the first token to reach the last "
-               "one: in an RNN, and in a single self-attention layer?",
-        options=("RNN: O(n); self-attention: O(1)",
-                 "RNN: O(n); self-attention: O(n)",
-                 "RNN: O(1); self-attention: O(n)",
-                 "RNN: O(n); self-attention: O(n²)"),
-        answer=0,
+        prompt="A sentence has n tokens. How many sequential steps "
+               "(each waiting for the one before) does it take for information from the first "
+               "token to reach the last one: in an RNN, and in a single self-attention layer?",
+        right="RNN: O(n); self-attention: O(1)",
         explanation="An RNN has to pass its hidden state along one position at a time, so the "
-                    "first token's information needs about n hops. In self-attention every "
-                    "token looks at every other token directly, so any pair is one hop apart and "
-                    "all positions are computed at the same time.",
-        distractors={
-            3: "n² is the number of query-key comparisons, i.e. total work. Those comparisons do "
-               "not depend on each other, so they run in parallel: the number of sequential "
-               "steps stays constant.",
-            1: "Attention does not walk along the sentence; the last token reads the first "
-               "token's key and value directly in the same layer.",
+                    "first token's information needs about n hops. In self-attention every token "
+                    "looks at every other token directly, so any pair is one hop apart and all "
+                    "positions are computed at the same time.",
+        wrong={
+            "RNN: O(n); self-attention: O(n)":
+                "Attention does not walk along the sentence; the last token reads the first "
+                "token's key and value directly in the same layer.",
+            "RNN: O(1); self-attention: O(n)":
+                "That is the wrong way round. The RNN is the one that hands its state along one "
+                "position at a time (about n steps); attention links any two tokens in one step.",
+            "RNN: O(n); self-attention: O(n²)":
+                "n² is the number of query-key comparisons, i.e. total work. Those comparisons "
+                "do not depend on each other, so they run in parallel: the number of sequential "
+                "steps stays constant.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="pipeline-order",
         lesson=1,
         prompt="In which order does text flow through a transformer language model?",
-        options=("text → tokens → embeddings + positions → stack of blocks → logits",
-                 "text → embeddings → tokens → stack of blocks → logits",
-                 "text → tokens → stack of blocks → add positions → logits",
-                 "text → tokens → logits → stack of blocks → embeddings"),
-        answer=0,
-        shuffle=False,
-        explanation="The tokenizer cuts text into token ids, each id looks up an embedding row, "
-                    "position information is added, the vectors pass through N identical "
-                    "blocks, and a final linear layer turns each vector into one score (logit) "
-                    "per vocabulary entry.",
-        distractors={
-            2: "Positions must already be in the vectors when the first attention layer runs; "
-               "attention on its own cannot tell which token came first.",
-            1: "Embeddings are looked up by token id, so tokenising has to happen first.",
+        right="text → tokens → embeddings + positions → stack of blocks → logits",
+        explanation="The tokenizer cuts the text into token ids, and each id looks up its row of "
+                    "the embedding table. Position information comes in next: here it is added "
+                    "to the embeddings "
+                    "(RoPE and ALiBi instead bring it into every attention layer). The vectors "
+                    "then pass through the stack of identical blocks, and a final linear layer "
+                    "turns each one into a score (logit) for every entry of the vocabulary.",
+        wrong={
+            "text → embeddings → tokens → stack of blocks → logits":
+                "Embeddings are looked up by token id, so tokenising has to happen first.",
+            "text → tokens → stack of blocks → add positions → logits":
+                "Adding positions after the blocks comes too late. Attention on its own cannot "
+                "tell which token came first, so every block would have worked without knowing "
+                "the word order. Positions must reach attention: either added to the vectors "
+                "before the first block, or built into each attention layer, as RoPE and ALiBi "
+                "do.",
+            "text → tokens → logits → stack of blocks → embeddings":
+                "That runs the model backwards. Looking up embeddings is where the model starts, "
+                "and the logits are its final output: one score per vocabulary entry for the "
+                "next token.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="rnn-parallel-training",
         lesson=1,
-        prompt="Why can't the positions of one training sentence be processed in parallel by "
-               "an RNN, when they can by a transformer?",
-        options=("Each RNN hidden state needs the previous hidden state as input",
-                 "RNNs have far more parameters than transformers",
-                 "RNNs cannot be run on GPUs",
-                 "RNNs read the sentence right to left"),
-        answer=0,
+        prompt="Why can't the positions of one training sentence be processed in parallel by an "
+               "RNN, when they can by a transformer?",
+        right="Each RNN hidden state needs the previous hidden state as input",
         explanation="h_t = f(h_{t-1}, x_t): the state at step t cannot be computed until step "
                     "t-1 is done. A transformer layer computes all positions from the previous "
                     "layer's outputs at once, so training uses the hardware much better.",
-        distractors={
-            1: "Parameter count is not the issue; the dependency chain through time is. A small "
-               "RNN is just as sequential as a large one.",
-            2: "RNNs do run on GPUs; they just leave most of the GPU idle because each time "
-               "step waits for the previous one.",
+        wrong={
+            "RNNs have far more parameters than transformers":
+                "Parameter count is not the issue; the dependency chain through time is. A small "
+                "RNN is just as sequential as a large one.",
+            "RNNs cannot be run on GPUs":
+                "RNNs do run on GPUs; they just leave most of the GPU idle because each time "
+                "step waits for the previous one.",
+            "RNNs read the sentence right to left":
+                "RNNs usually read left to right, and the direction does not matter here: either "
+                "way, each step has to wait for the one before it.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="bpe-start-vocab",
         lesson=2,
         prompt="What vocabulary does byte-pair encoding (BPE) start from before its first merge?",
-        options=("The single characters of the corpus, plus an end-of-word marker",
-                 "Every distinct word of the corpus",
-                 "The 1000 most frequent words, plus an unknown-word token",
-                 "An empty vocabulary that grows one word at a time"),
-        answer=0,
-        explanation="BPE builds bigger units from small ones: it starts with characters (and a "
-                    "symbol for the end of a word, so it can tell a word ending from a word "
+        right="The single characters of the corpus, plus an end-of-word marker",
+        explanation="BPE builds bigger units from small ones: it starts with characters "
+                    "(and a symbol for the end of a word, so it can tell a word ending from a "
+                    "word "
                     "middle) and then repeatedly adds merged pairs until the vocabulary has the "
                     "size you asked for.",
-        distractors={
-            1: "That is a word-level vocabulary, the thing BPE is meant to replace: any word not "
-               "seen in training would have no entry.",
-            2: "A frequency cut-off with an unknown token is exactly what leaves rare words "
-               "unreadable; BPE avoids unknown tokens by falling back to characters.",
+        wrong={
+            "Every distinct word of the corpus":
+                "That is a word-level vocabulary, the thing BPE is meant to replace: any word "
+                "not seen in training would have no entry.",
+            "The 1000 most frequent words, plus an unknown-word token":
+                "A frequency cut-off with an unknown token is exactly what leaves rare words "
+                "unreadable; BPE avoids unknown tokens by falling back to characters.",
+            "An empty vocabulary that grows one word at a time":
+                "BPE never starts empty and never adds whole words directly. It begins with "
+                "every single character, so any word can be written from the start, and grows by "
+                "merging pairs of symbols.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="bpe-first-merge",
         lesson=2,
-        prompt="A BPE trainer sees the corpus  tea ×6, ten ×4, tent ×3, eat ×5  (each word split "
-               "into characters followed by </w>). Which adjacent pair does it merge first?",
-        options=("(t, e)", "(e, a)", "(t, </w>)", "(e, n)"),
-        answer=0,
-        explanation="Count each adjacent pair, weighting by word frequency: (t, e) occurs in tea, "
-                    "ten and tent: 6 + 4 + 3 = 13, more than any other pair, so 'te' becomes the "
-                    "first new symbol.",
-        distractors={
-            1: "(e, a) occurs in tea and eat: 6 + 5 = 11, close but fewer than the 13 of (t, e).",
-            2: "(t, </w>) ends tent and eat: 3 + 5 = 8.",
-            3: "(e, n) occurs in ten and tent: 4 + 3 = 7.",
+        prompt="A BPE trainer sees the corpus  tea ×6, ten ×4, tent ×3, eat ×5  "
+               "(each word split into characters followed by </w>). Which adjacent pair does it "
+               "merge first?",
+        right="(t, e)",
+        explanation="Count each adjacent pair, weighting by word frequency: (t, e) occurs in "
+                    "tea, ten and tent: 6 + 4 + 3 = 13, more than any other pair, so 'te' "
+                    "becomes the first new symbol.",
+        wrong={
+            "(e, a)": "(e, a) occurs in tea and eat: 6 + 5 = 11, close but fewer than the 13 of "
+                      "(t, e).",
+            "(t, </w>)": "(t, </w>) ends tent and eat: 3 + 5 = 8.",
+            "(e, n)": "(e, n) occurs in ten and tent: 4 + 3 = 7.",
         },
     ),
     NumericQuestion(
@@ -123,24 +135,26 @@ FOUNDATIONS: tuple[Question, ...] = (
             KnownMistake(6, "6 counts only 'tea'; 'eat' = e·a·t contains the pair too."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="bpe-unknown-word",
         lesson=2,
-        prompt="At test time the model meets the word 'transformerify', which never appeared "
-               "in training. What happens with a trained BPE tokenizer?",
-        options=("It is split into known pieces, e.g. 'transform' + 'er' + 'ify'",
-                 "It becomes a single [UNK] token",
-                 "The tokenizer adds it to the vocabulary as a new entry",
-                 "The tokenizer raises an error"),
-        answer=0,
+        prompt="At test time the model meets the word 'transformerify', which never appeared in "
+               "training. What happens with a trained BPE tokenizer?",
+        right="It is split into known pieces, e.g. 'transform' + 'er' + 'ify'",
         explanation="The learned merges are applied to the characters of the new word, and they "
                     "stop where no merge applies, so every word ends up as a sequence of known "
                     "subwords (at worst single characters). Nothing is ever unknown.",
-        distractors={
-            1: "That is what a fixed word-level vocabulary does, and it loses all meaning of the "
-               "word. Subwords keep the pieces 'transform' and 'ify', which the model knows.",
-            2: "The vocabulary is frozen after training; at test time BPE only applies the "
-               "merges it already learned.",
+        wrong={
+            "It becomes a single [UNK] token":
+                "That is what a fixed word-level vocabulary does, and it loses all meaning of "
+                "the word. Subwords keep the pieces 'transform' and 'ify', which the model "
+                "knows.",
+            "The tokenizer adds it to the vocabulary as a new entry":
+                "The vocabulary is frozen after training; at test time BPE only applies the "
+                "merges it already learned.",
+            "The tokenizer raises an error":
+                "A BPE tokenizer does not get stuck on a new word: it simply uses smaller "
+                "pieces, down to single characters if it has to.",
         },
     ),
     NumericQuestion(
@@ -180,81 +194,89 @@ FOUNDATIONS: tuple[Question, ...] = (
             KnownMistake(math.cos(3 / 10), "That is the cosine; even columns use the sine."),
         ),
     ),
-    ChoiceQuestion(
+    choice(
         id="order-blind-attention",
         lesson=3,
         prompt="An encoder (no mask) gets no position information at all. You reverse the order "
                "of its input tokens. What happens to the per-token outputs of a self-attention "
                "layer?",
-        options=("Each token gets the same output as before; the outputs come out reversed too",
-                 "The outputs are identical and in the original order",
-                 "Every output vector changes, because the weights depend on word order",
-                 "The layer fails because the mask no longer matches"),
-        answer=0,
+        right="Each token gets the same output as before; the outputs come out reversed too",
         explanation="Without positions, a token's output depends only on the set of keys and "
                     "values it sees, not on where they sit. Permuting the inputs just permutes "
                     "the outputs the same way; this is why positions must be added.",
-        distractors={
-            2: "The attention weights depend on the content of the query and keys, and that "
-               "content is unchanged; only the row order moves.",
-            1: "The outputs are attached to the tokens, so they move with them.",
+        wrong={
+            "The outputs are identical and in the original order":
+                "The outputs are attached to the tokens, so they move with them.",
+            "Every output vector changes, because the weights depend on word order":
+                "The attention weights depend on the content of the query and keys, and that "
+                "content is unchanged; only the row order moves.",
+            "The layer fails because the mask no longer matches":
+                "There is no mask here: an encoder lets every token see every other token, so "
+                "reordering them breaks nothing. The layer runs fine; it just cannot notice the "
+                "new order.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="rope-mechanism",
         lesson=3,
         prompt="How does rotary position embedding (RoPE) give attention a sense of position?",
-        options=("It rotates each query and key by an angle proportional to its position, so "
-                 "q·k depends on the distance between the two tokens",
-                 "It adds a learned vector for each position to the token embedding once, at "
-                 "the input",
-                 "It subtracts a penalty proportional to the distance from each attention score",
-                 "It sorts the keys by position before the softmax"),
-        answer=0,
+        right="It rotates each query and key by an angle proportional to its position, so q·k "
+              "depends on the distance between the two tokens",
         explanation="RoPE turns pairs of query/key coordinates by position-dependent angles. The "
                     "dot product of two rotated vectors depends on the difference of their "
                     "angles, i.e. on the relative offset, which is what attention needs.",
-        distractors={
-            1: "That is a learned absolute position embedding (as in BERT or GPT-2).",
-            2: "That is ALiBi: a distance penalty on the scores, with no rotation.",
+        wrong={
+            "It adds a learned vector for each position to the token embedding once, at the "
+            "input":
+                "That is a learned absolute position embedding (as in BERT or GPT-2).",
+            "It subtracts a penalty proportional to the distance from each attention score":
+                "That is ALiBi: a distance penalty on the scores, with no rotation.",
+            "It sorts the keys by position before the softmax":
+                "Sorting would change nothing: attention treats its keys as a set, so the order "
+                "they are stored in does not affect the result. Position has to change the "
+                "numbers themselves, which is what the rotation does.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="alibi-mechanism",
         lesson=3,
         prompt="What does ALiBi (attention with linear biases) change?",
-        options=("It adds to every attention score a negative bias proportional to the "
-                 "query-key distance, with a different slope per head",
-                 "It rotates queries and keys by position-dependent angles",
-                 "It adds sinusoids to the embeddings",
-                 "It replaces the softmax by a linear function"),
-        answer=0,
+        right="It adds to every attention score a negative bias proportional to the query-key "
+              "distance, with a different slope per head",
         explanation="ALiBi adds no position vectors at all. Before the softmax it adds -m·|i-j| "
-                    "to the score of query i and key j, so far-away tokens get less weight; "
-                    "each head has its own slope m, from very local to almost global.",
-        distractors={
-            1: "Rotating q and k is RoPE; ALiBi leaves q and k untouched and edits the scores.",
-            3: "The softmax stays; ALiBi's 'linear' refers to the bias growing linearly with "
-               "distance.",
+                    "to the score of query i and key j, so far-away tokens get less weight; each "
+                    "head has its own slope m, from very local to almost global.",
+        wrong={
+            "It rotates queries and keys by position-dependent angles":
+                "Rotating q and k is RoPE; ALiBi leaves q and k untouched and edits the scores.",
+            "It adds sinusoids to the embeddings":
+                "Sinusoids added to the embeddings are the original Transformer's position "
+                "encoding. ALiBi adds nothing to the embeddings; it works directly on the "
+                "attention scores.",
+            "It replaces the softmax by a linear function":
+                "The softmax stays; ALiBi's 'linear' refers to the bias growing linearly with "
+                "distance.",
         },
     ),
-    ChoiceQuestion(
+    choice(
         id="learned-positions-limit",
         lesson=3,
         prompt="Compared with the fixed sinusoidal formula, what is the main limitation of a "
                "learned table of absolute position vectors?",
-        options=("It has no vector for positions beyond the longest length seen in training",
-                 "It cannot be trained by gradient descent",
-                 "It makes attention order-blind again",
-                 "It changes the embedding dimension"),
-        answer=0,
-        explanation="A learned table has one row per position up to a fixed maximum (512 for "
-                    "BERT). Position 600 simply has no row, whereas a formula can be evaluated at "
-                    "any position. In exchange, learned rows are flexible.",
-        distractors={
-            1: "The table is an ordinary parameter matrix and is trained like the token "
-               "embeddings.",
-            2: "Learned positions do encode order; the issue is only lengths never seen.",
+        right="It has no vector for positions beyond the longest length seen in training",
+        explanation="A learned table has one row per position up to a fixed maximum "
+                    "(512 for BERT). Position 600 simply has no row, whereas a formula can be "
+                    "evaluated at any position. In exchange, learned rows are flexible.",
+        wrong={
+            "It cannot be trained by gradient descent":
+                "The table is an ordinary parameter matrix and is trained like the token "
+                "embeddings.",
+            "It makes attention order-blind again":
+                "Learned positions do encode order; the issue is only lengths never seen.",
+            "It changes the embedding dimension":
+                "Each position vector has the same size d as a token embedding "
+                "(that is what lets the two be added), so the width of the model does not "
+                "change.",
         },
     ),
 )
