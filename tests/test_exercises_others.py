@@ -4,8 +4,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from collections import Counter
+
+from tfviz.exercises import ex_beam, ex_bpe
 from tfviz.exercises.beam import all_paths, beam_search
 from tfviz.exercises.ex_beam import SOURCE_P_A, tree_of
+from tfviz.exercises.fmt import fmt_number
 from tfviz.exercises.ex_moe import route
 from tfviz.exercises.registry import make_instance
 
@@ -98,3 +102,97 @@ def test_bpe_by_hand():
     assert inst.check("merges", "ea, tea, m_").mistake == "ignore_freq"
     assert inst.check("merges", "ea te at").mistake == "no_recount"
     assert inst.check("merges", "ea tea eat").mistake == "no_eow"
+
+
+# --------------------------------------------------- worked-solution text, checked by its numbers
+
+def _greedy(tree: dict, steps: int) -> str:
+    """Greedy decoding, written out again: the likeliest next token, every time."""
+    seq = ""
+    for _ in range(steps):
+        seq += max(tree[seq], key=tree[seq].get)
+    return seq
+
+
+# A tree (ours) where greedy parts from beam search at the first token: P(A) .6 > P(B) .4, but
+# B A A = .4·.95·.9 = .342 beats greedy's A B A = .6·.65·.8 = .312.
+FIRST_TOKEN_SPLIT = (0.6, 0.35, 0.95, 0.85, 0.8, 0.9, 0.45)
+
+
+@pytest.mark.parametrize("case", ["source", "first-token", *range(6)])
+def test_beam_compare_step_says_where_greedy_parts(case):
+    if case == "source":
+        inst = make_instance("beam-search")
+    elif case == "first-token":
+        inst = ex_beam.build(FIRST_TOKEN_SPLIT, None)
+    else:
+        inst = make_instance("beam-search", case)
+    tree = inst.data["tree"]
+    greedy, (beam,) = _greedy(tree, 3), inst.field("sequence").expected
+    split = next(i for i in range(3) if greedy[i] != beam[i])  # 0-based
+    prefix = greedy[:split]
+    text = inst.steps[-1].explanation
+    assert "early choice" not in text and f"ends with {greedy} " in text
+    if split == 0:
+        assert "part at the very first token" in text
+    else:
+        assert f"Both start with {prefix}; they part at step {split + 1}," in text
+    p_greedy, p_beam = tree[prefix][greedy[split]], tree[prefix][beam[split]]
+    assert p_greedy > p_beam
+    assert (f"greedy takes {greedy[split]} ({fmt_number(p_greedy)})" in text
+            and f"takes the less likely {beam[split]} ({fmt_number(p_beam)})" in text)
+    if case == "source":
+        assert split == 1 and prefix == "B"  # B, then greedy A (.55) and beam B (.45)
+    if case == "first-token":
+        assert split == 0 and (greedy, beam) == ("ABA", "BAA")
+
+
+def _pair_counts(words: dict[str, list[str]], freqs: dict[str, int]) -> Counter:
+    counts: Counter = Counter()
+    for word, symbols in words.items():
+        for pair in zip(symbols, symbols[1:]):
+            counts[pair] += freqs[word]
+    return counts
+
+
+def test_bpe_next_best_keeps_every_tied_pair():
+    # source corpus, before merge 3: (t,</w>) 7 wins; (ea,t) meat 5, (m,</w>) team 3 + steam 2,
+    # (m,ea) meat 5, (tea,m) team 3 + steam 2: four pairs tied at 5, all of them named
+    inst = make_instance("bpe-merges")
+    text = inst.steps[3].explanation
+    assert "Next best: 5 for (ea, t), (m, </w>), (m, ea) and (tea, m)." in text
+    # two pairs tied at the third place: both appear, though that names four pairs
+    counts = {("a", "b"): 9, ("b", "c"): 7, ("c", "d"): 6, ("d", "e"): 5, ("e", "f"): 5,
+              ("f", "g"): 4}
+    assert ex_bpe.next_best(counts, ("a", "b")) == \
+        "7 for (b, c), then 6 for (c, d), then 5 for (d, e) and (e, f)"
+
+
+@pytest.mark.parametrize("seed", [None, *range(6)])
+def test_bpe_next_best_lists_whole_count_groups(seed):
+    inst = make_instance("bpe-merges", seed)
+    freqs = inst.data["corpus"]
+    words = {w: [*w, "</w>"] for w in freqs}
+    for step in inst.steps[1:-1]:
+        counts = _pair_counts(words, freqs)
+        (a, b), top = step.values["pair"], step.values["count"]
+        assert counts[(a, b)] == top == max(counts.values())
+        named = step.explanation.split("Next best: ")[1].split(". Glue")[0]
+        for group in named.split(", then "):
+            c = int(group.split(" for ")[0])
+            tied = sorted(p for p, n in counts.items() if n == c and p != (a, b))
+            for x, y in tied:  # every pair with a listed count is named
+                assert f"({x}, {y})" in group, (seed, c, (x, y))
+        words = {w: _merge(symbols, (a, b)) for w, symbols in words.items()}
+
+
+def _merge(symbols: list[str], pair: tuple[str, str]) -> list[str]:
+    out, i = [], 0
+    while i < len(symbols):
+        if tuple(symbols[i:i + 2]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out

@@ -10,6 +10,8 @@ prefixes survive. ``width=1`` is greedy decoding.
 ('BA', 0.36)
 >>> beam_search(tree, 2, 1).best
 ('AA', 0.3)
+>>> first_difference("AA", "BA")
+1
 """
 from __future__ import annotations
 
@@ -56,3 +58,15 @@ def all_paths(tree: dict, steps: int) -> list[tuple[str, float]]:
 def path_probs(tree: dict, seq: str) -> list[float]:
     """The conditional probabilities along ``seq``: "BA" -> [P(B), P(A | B)]."""
     return [tree[seq[:i]][seq[i]] for i in range(len(seq))]
+
+
+def first_difference(a: str, b: str) -> int | None:
+    """The step (counting from 1) where two sequences first pick different tokens, or None.
+
+    >>> first_difference("BAB", "BBA"), first_difference("AB", "AB")
+    (2, None)
+    """
+    for step, (x, y) in enumerate(zip(a, b), start=1):
+        if x != y:
+            return step
+    return None if len(a) == len(b) else min(len(a), len(b)) + 1

@@ -9,7 +9,8 @@ A and B; P(next | prefix):
     step 1  A .2, B .8                    (both kept)
     step 2  AA .04, AB .16, BA .44, BB .36  -> keep BA, BB
     step 3  BAA .198, BAB .242, BBA .324, BBB .036  -> BBA, probability .324
-    greedy would go B -> BA -> BAB (.242): the best first move is not the best sequence.
+    greedy also starts with B, then takes the likelier A (.55 against .45) at step 2 and ends
+    with BAB (.242): the likeliest single step does not lie on the best sequence.
 
 >>> [f.answer_text for f in SPEC.make(None).answer_fields]
 ['BA, BB', 'BBA', '0.324']
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfviz.exercises.beam import beam_search, path_probs
+from tfviz.exercises.beam import beam_search, first_difference, path_probs
 from tfviz.exercises.core import (ExerciseSpec, Instance, Step, answer_field, draw_clean,
                                   fmt_number)
 
@@ -48,6 +49,24 @@ def _fine(tree: dict) -> bool:
     c = right.candidates
     return (c[1][1][1] - c[1][2][1] > 0.005 and c[2][0][1] - c[2][1][1] > 0.005
             and right.best[0] != greedy.best[0])
+
+
+def greedy_text(tree: dict, greedy: tuple[str, float], beam: tuple[str, float]) -> str:
+    """Where greedy decoding parts from beam search's answer, read off the tree itself."""
+    (g, g_prob), (b, b_prob) = greedy, beam
+    text = f"Greedy decoding takes the likeliest token at every step and ends with {g} " \
+           f"({fmt_number(g_prob, 4)})."
+    step = first_difference(g, b)
+    if step is None:
+        return text + " Here that is the same sequence beam search finds."
+    prefix = g[:step - 1]
+    p_g, p_b = tree[prefix][g[step - 1]], tree[prefix][b[step - 1]]
+    where = (f"Both start with {prefix}; they part at step {step}" if prefix
+             else "They part at the very first token")
+    return (f"{text} {where}, where greedy takes {g[step - 1]} ({fmt_number(p_g)}) and beam "
+            f"search's winner takes the less likely {b[step - 1]} ({fmt_number(p_b)}). That "
+            f"weaker step leads to better continuations: {b} ({fmt_number(b_prob, 4)}) beats "
+            f"{g}.")
 
 
 def build(p_a, seed: int | None) -> Instance:
@@ -90,9 +109,7 @@ def build(p_a, seed: int | None) -> Instance:
              f"Extend the two survivors: {listing(right.candidates[2])}. The best is {seq} with "
              f"{fmt_number(prob, 4)}.", {"candidates": right.candidates[2]}),
         Step("Compare with greedy", r"x_t = \arg\max P(x_t \mid x_{<t})",
-             f"Greedy decoding picks {greedy.best[0]} with {fmt_number(greedy.best[1], 4)}: its "
-             "early choice looked best but led to weaker continuations.",
-             {"greedy": greedy.best}),
+             greedy_text(tree, greedy.best, right.best), {"greedy": greedy.best}),
     )
     data = {"tree": tree, "beam_size": 2, "steps": 3}
     return Instance(ID, TITLE, prompt, data, fields, steps, seed)

@@ -7,6 +7,7 @@ Our standard corpus: tea ×4, team ×3, steam ×2, meat ×5, mat ×2.
     counts: (e,a) 4+3+2+5 = 14 is the most frequent pair          -> merge "ea"
     then:   (t,ea) 4+3+2 = 9                                     -> merge "tea"
     then:   (t,</w>) from meat and mat, 5+2 = 7                  -> merge "t</w>"
+    behind merges 2 and 3, four pairs tie at 5; the worked steps name all four each time
 
 >>> SPEC.make(None).field("merges").answer_text
 'ea, tea, t</w>'
@@ -61,6 +62,29 @@ def _merges(freqs: dict, eow: bool = True, recount: bool = True):
     return tuple(new), tuple(got)
 
 
+def next_best(counts, winner, shown: int = 3) -> str:
+    """The runners-up to ``winner``, best count first, each count with every pair that has it,
+    until at least ``shown`` pairs are named (a tie is never cut in half).
+
+    >>> next_best({("e", "a"): 14, ("t", "e"): 9, ("a", "t"): 7, ("t", "</w>"): 7,
+    ...            ("m", "e"): 5}, ("e", "a"))
+    '9 for (t, e), then 7 for (a, t) and (t, </w>)'
+    """
+    by_count: dict[int, list] = {}
+    for pair, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if pair != winner and c > 0:
+            by_count.setdefault(c, []).append(pair)
+    groups, named = [], 0
+    for c, pairs in by_count.items():
+        if named >= shown:
+            break
+        names = [f"({a}, {b})" for a, b in pairs]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        groups.append(f"{c} for {listed}")
+        named += len(pairs)
+    return ", then ".join(groups) or "none"
+
+
 def _tie_free(history) -> bool:
     return all(not s.runners_up or s.runners_up[0][1] < s.count for s in history.steps[1:])
 
@@ -91,12 +115,12 @@ def build(freqs: dict, seed: int | None) -> Instance:
                   "Split every word into characters and add the end-of-word symbol: "
                   + "; ".join(f"{w} → {' '.join(s)}" for w, s in
                               history.steps[0].segmentation.items()) + ".", {})]
-    for s in history.steps[1:]:
-        others = ", ".join(f"({a}, {b}) {c}" for (a, b), c in s.runners_up) or "none"
+    for before, s in zip(history.steps, history.steps[1:]):
+        others = next_best(count_pairs(before.symbols, before.freqs), s.pair)
         steps.append(Step(
             f"Merge {s.step}", r"\arg\max_{(a,b)} \textstyle\sum_{w} f_w \cdot n_w(a,b)",
-            f"The most frequent pair is ({s.pair[0]}, {s.pair[1]}) with {s.count} (next best: "
-            f"{others}). Glue it into “{s.new_symbol}” everywhere: "
+            f"The most frequent pair is ({s.pair[0]}, {s.pair[1]}) with {s.count}. Next best: "
+            f"{others}. Glue the winner into “{s.new_symbol}” everywhere: "
             + "; ".join(f"{w} → {' '.join(seg)}" for w, seg in s.segmentation.items()) + ".",
             {"pair": s.pair, "count": s.count}))
     steps.append(Step("Answer", "", f"New symbols {fmt_values(merged)} with counts "
