@@ -162,3 +162,24 @@ def test_attached_mode_flags_unseen_end_symbol():
 def test_encode_empty_and_whitespace():
     tok = TeachingTokenizer(train_bpe(SMALL, num_merges=3))
     assert tok.encode("").tokens == () and tok.encode(" \n\t ").ids == ()
+
+
+@pytest.mark.parametrize("corpus", [
+    "ab ab cd cd ef ef gh gh ij ij",  # ten pairs tied at 2: the winner, then all nine others
+    "low low low low low lower lower newest newest newest newest newest newest widest widest "
+    "widest lowest newer wider new news",
+])
+def test_runners_up_never_cut_a_tie(corpus):
+    """Recount every step's pairs naively: the runners-up are the top_k best after the winner
+    plus every pair tied with the last of them, and nothing tied with a shown count is missing."""
+    history = train_bpe(corpus, num_merges=6, top_k=2)
+    for before, step in zip(history.steps, history.steps[1:]):
+        counts = count_pairs(before.symbols, before.freqs)
+        shown = [c for _, c in step.runners_up]
+        assert all(counts[p] == c for p, c in step.runners_up)  # the counts are the real ones
+        if shown:
+            cut = shown[min(1, len(shown) - 1)]  # the count of the top_k-th runner-up
+            tied = {p for p, c in counts.items() if c >= cut and p != step.pair}
+            assert tied == {p for p, _ in step.runners_up}
+    if corpus.startswith("ab"):
+        assert history.steps[1].pair == ("a", "b") and len(history.steps[1].runners_up) == 9

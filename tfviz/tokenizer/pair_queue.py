@@ -49,11 +49,15 @@ class PairQueue:
             heapq.heapify(self._heap)
         return gone
 
-    def top(self, k: int) -> list[tuple[Pair, int]]:
-        """The ``k`` best (pair, count) without removing them."""
+    def top(self, k: int, keep_ties: bool = False) -> list[tuple[Pair, int]]:
+        """The ``k`` best (pair, count) without removing them; with ``keep_ties`` also every
+        further pair whose count equals the k-th, so a list never cuts a tie in half."""
         out: list[tuple[Pair, int]] = []
-        while self._heap and len(out) < k:
-            neg, p = heapq.heappop(self._heap)
+        while self._heap:
+            neg, p = self._heap[0]
+            if len(out) >= k and not (keep_ties and -neg == out[-1][1]):
+                break
+            heapq.heappop(self._heap)
             if self.counts.get(p) == -neg and (not out or out[-1][0] != p):
                 out.append((p, -neg))
         for p, c in out:

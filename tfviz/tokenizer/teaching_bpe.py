@@ -49,8 +49,9 @@ class MergeStep:
 
     ``words`` and ``freqs`` are the same tuples in every step (shared, not copied);
     ``symbols[i]`` is how ``words[i]`` is segmented after this step.
-    ``runners_up`` are the next-best pairs with their counts at the moment of choice,
-    so a page can show why this pair won (and a test can check there was no tie).
+    ``runners_up`` are the next-best pairs with their counts at the moment of choice (the
+    ``top_k`` best, plus every pair tied with the last of them), so a page can show why this
+    pair won (and a test can check there was no tie).
     """
 
     step: int
@@ -215,7 +216,7 @@ def train_bpe(
         if not queue:
             break
         # Highest count first; among equal counts the smallest pair (the tie rule).
-        best = queue.top(top_k + 1)
+        best = queue.top(top_k + 1, keep_ties=True)
         (pair, count), runners_up = best[0], tuple(best[1:])
         new_symbol = pair[0] + pair[1]
         changed = []
