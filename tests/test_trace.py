@@ -47,7 +47,7 @@ def test_causal_mask_is_minus_inf_above_diagonal():
     masked = tr["masked_scores", 0]
     upper = np.triu(np.ones((7, 7), bool), k=1)
     assert np.isneginf(masked[:, upper]).all() and np.isfinite(masked[:, ~upper]).all()
-    np.testing.assert_array_equal(tr["attn_scores", 0][:, ~upper], masked[:, ~upper])
+    np.testing.assert_array_equal(tr["attn_scores", 0][:, ~upper], masked[:, ~upper])  # copied by masked_fill
 
 
 def test_layernorm_statistics_in_trace():
@@ -66,7 +66,7 @@ def test_tracing_gives_bit_identical_logits_and_leaves_no_state():
     before = hashlib.sha256(b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()
     plain = model(torch.tensor([IDS])).detach().numpy()[0]
     tr = run_with_trace(model, IDS)
-    assert np.array_equal(plain, tr.logits)
+    assert np.array_equal(plain, tr.logits)  # hooks are identities: the same ops on the same shapes
     after = hashlib.sha256(b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()
     assert before == after
     assert all(not m._forward_hooks for m in model.modules())
@@ -92,6 +92,7 @@ def test_two_threads_tracing_one_shared_model_do_not_mix():
             for _ in range(30):
                 tr = run_with_trace(model, inputs[k])
                 for name in ("blocks.0.attn.hook_pattern", "blocks.2.hook_resid_post"):
+                    # the same ids through the same model: bit for bit, unless recordings mix
                     if not np.array_equal(tr[name], expected[k][name]):
                         errors.append((k, name))
             results[k] = True
@@ -111,7 +112,7 @@ def test_names_filter_records_only_what_is_asked():
     tr = run_with_trace(model, IDS, names=lambda n: n.endswith("hook_pattern"))
     assert set(tr.names()) == {f"blocks.{i}.attn.hook_pattern" for i in range(3)} | {"logits"}
     full = run_with_trace(model, IDS)
-    np.testing.assert_array_equal(tr["pattern", 2], full["pattern", 2])
+    np.testing.assert_array_equal(tr["pattern", 2], full["pattern", 2])  # recording changes no maths
     assert set(full.names()) == set(hook_names(model)) | {"logits"}  # every hook point fires
 
 
@@ -133,7 +134,7 @@ def test_batch_keeps_batch_axis_and_padding_does_not_leak():
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
     tr = run_with_trace(model, ids, attention_mask=mask)
     assert tr["pattern", 0].shape == (2, 4, 4, 4)
-    assert (tr["pattern", 0][1, :, :, 2:] == 0).all()
+    assert (tr["pattern", 0][1, :, :, 2:] == 0).all()  # masked with -inf: exp gives exactly 0
     alone = run_with_trace(model, [5, 6])
     np.testing.assert_allclose(tr.logits[1, :2], alone.logits, atol=1e-5)
 
@@ -141,6 +142,6 @@ def test_batch_keeps_batch_axis_and_padding_does_not_leak():
 def test_head_ablation_zeroes_that_head_only():
     model = Transformer(preset("gpt-tiny")).eval()
     tr = run_with_trace(model, IDS, options=RunOptions(ablate_heads=frozenset({(1, 2)})))
-    assert (tr["z", 1][:, 2] == 0).all() and (tr["z", 1][:, 1] != 0).any()
+    assert (tr["z", 1][:, 2] == 0).all() and (tr["z", 1][:, 1] != 0).any()  # multiplied by 0
     base = run_with_trace(model, IDS)
-    np.testing.assert_array_equal(base["z", 0], tr["z", 0])
+    np.testing.assert_array_equal(base["z", 0], tr["z", 0])  # layer 0: the same ops on the same input

@@ -89,6 +89,7 @@ def test_twenty_steps_twice_give_identical_files(tmp_path, name):
 
     for run in ("a", "b"):
         assert main(["--preset", name, "--steps", "20", "--out", str(tmp_path / run), "--quiet"]) == 0
+    # bit for bit: the same seeds, data, shapes and thread count in one process, so the same kernels
     for f in ("model.safetensors", "tokenizer.json", "config.json"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
     a, b = (json.loads((tmp_path / r / "manifest.json").read_text()) for r in "ab")

@@ -6,7 +6,7 @@
 >>> tr = run_with_trace(model, [5, 6, 7])
 >>> tr["pattern", 0].shape          # (heads, query, key) of layer 0
 (4, 3, 3)
->>> tr["blocks.0.attn.hook_pattern"].sum(-1).round(5).tolist()[0]
+>>> tr["blocks.0.attn.hook_pattern"].sum(-1).round(5).tolist()[0]   # 1 within float32's ~1e-7
 [1.0, 1.0, 1.0]
 
 Names come from the module tree: ``hook_embed``, ``hook_pos_embed``,
