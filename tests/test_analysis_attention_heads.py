@@ -16,7 +16,7 @@ def gpt():
 def test_split_heads_equals_torch_view_and_transpose():
     Q = np.random.default_rng(0).standard_normal((5, 12))
     per_token, per_head = hd.split_heads(Q, 3)
-    ref = torch.tensor(Q).view(5, 3, 4)
+    ref = torch.tensor(Q).view(5, 3, 4)  # reshapes move numbers and never round them: bit for bit
     np.testing.assert_array_equal(per_token, ref.numpy())
     np.testing.assert_array_equal(per_head, ref.transpose(0, 1).numpy())
     np.testing.assert_array_equal(per_head[1], Q[:, 4:8])  # head 1 owns columns 4..7

@@ -30,6 +30,7 @@ def test_softmax_jacobian_equals_autograd(p):
 
 
 def test_max_gradient_and_entropy_by_hand():
+    # exact: halves and quarters are exact in binary, and so are their products and log2
     assert sc.max_gradient([0.5, 0.5]) == 0.25
     assert sc.max_gradient([1.0, 0.0, 0.0]) == 0.0
     assert float(sc.entropy([0.25] * 4)) == 2.0

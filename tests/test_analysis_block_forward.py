@@ -31,6 +31,7 @@ def test_gpt_steps_in_order_with_the_traces_numbers(gpt):
     assert titles[:4] == ["Tokens", "Token embeddings", "+ positions", "Block 0 · self-attention (head 2)"]
     T = len(tr.tokens)
     assert titles[-3:] == ["Logits", "Softmax", f"Top-5 prediction at {T - 1} {tr.tokens[-1]}"]
+    # A step shows the trace's own array (no arithmetic), so it is compared bit for bit.
     np.testing.assert_array_equal(steps[0].values[0], tr.ids)
     assert steps[0].cols == tuple(f"{i} {t}" for i, t in enumerate(tr.tokens))
     np.testing.assert_array_equal(steps[1].values, tr["hook_embed"])

@@ -19,7 +19,7 @@ def moe():
 
 def test_routing_reads_the_trace(moe):
     tr = moe.trace("the cat sat on the mat.", options=RunOptions(moe_top_k=2))
-    r = ma.routing(tr, 1)
+    r = ma.routing(tr, 1)  # the trace's own arrays, no arithmetic: bit for bit
     np.testing.assert_array_equal(r.probs, tr["blocks.1.mlp.hook_gate_probs"])
     np.testing.assert_array_equal(r.indices, tr["blocks.1.mlp.hook_expert_indices"])
     np.testing.assert_array_equal(r.counts, tr["blocks.1.mlp.hook_expert_counts"])

@@ -105,6 +105,7 @@ def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
     assert took > 0 and traced == [(DEFAULT_TEXT,)]
     trace = get_trace(DEFAULT_MODEL, DEFAULT_TEXT)  # answered from the cache: no new forward pass
     assert len(traced) == 1
+    # the same model, text and shapes in one process: the same kernels, the same bits
     np.testing.assert_array_equal(trace.logits, real(get_bundle(DEFAULT_MODEL), DEFAULT_TEXT).logits)
     assert all(get_bundle(n) is get_bundle(n) for n in model_names())
     # Everything loaded so far is frozen out of the collector, so its full passes stay short.
