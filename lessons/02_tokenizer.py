@@ -10,6 +10,7 @@ DEFAULT_CORPUS = ("low low low low low lower lower newest newest newest newest n
                   "widest widest widest lowest newer wider new news")
 MAX_WORDS_SHOWN = 30
 MAX_CHIPS = 300
+MAX_SHOWN_CHARS = 600
 ODD_TEXT = "naïve café 😀"
 
 
@@ -120,10 +121,25 @@ else:
 
 st.subheader("The tokenizer of this model")
 bundle = current_bundle()
-ids = bundle.encode(st.session_state["text"])
+typed = st.session_state["text"]
+read = bundle.tokenizer.normalize(typed)
+st.markdown(
+    "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites the "
+    "text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a full-width *Ａ* "
+    "an ordinary *A*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
+    "are the same token, so a capital letter never breaks a word into unfamiliar pieces. The "
+    "price is that the model cannot tell *Apple* from *apple*."
+)
+c_typed, c_read = st.columns(2)
+c_typed.markdown("You typed")
+c_typed.code(typed[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
+c_read.markdown(f"{st.session_state['model']} reads")
+c_read.code(read[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
+if read == typed:
+    st.caption("Here nothing changed: your text is already in the form the model reads.")
+ids = bundle.encode(typed)
 tokens = bundle.token_strings(ids[:MAX_CHIPS])
-st.markdown(f"Your text, as **{st.session_state['model']}** reads it: "
-            f"{len(st.session_state['text'])} characters → **{len(ids)} tokens**. "
+st.markdown(f"Then cut into pieces: {len(typed)} characters → **{len(ids)} tokens**. "
             "The small number under each piece is its id; `␣` marks a space.")
 st.html(token_chips_html(tokens, ids[:MAX_CHIPS]))
 if len(ids) > MAX_CHIPS:

@@ -3,7 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
-from tfviz.ui.cache import get_trace
+from tfviz.ui.cache import coref_gap_notice, get_trace
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.background import in_background
 from tfviz.ui.notes import in_the_notes
@@ -133,6 +133,8 @@ if spans is None:
 else:
     probe_span, agent, place = spans
     probe = probe_span[-1]
+    if gap_note := coref_gap_notice(name, text):
+        st.info(gap_note)
     words = coref.token_words(trace.tokens)
     nouns = [next(w for w, toks in words if toks == span) for span in (agent, place)]
     weights = coref.antecedent_weights(trace, probe, [agent, place])  # (layers, heads, 2)

@@ -9,6 +9,7 @@ import torch
 import tfviz
 from tfviz.bundle import ASSETS, bundled_names
 from tfviz.data import coref_eval_items, word_class
+from tfviz.data.coref import FORMS
 from tfviz.training.recipes import RECIPES
 from tfviz.training.save import recorded_metrics, sha256
 from tfviz.training.tokenizers import TaskTokenizer, story_tokenizer
@@ -170,6 +171,9 @@ def test_manifest_comparison_allows_rounding_and_one_flipped_decision_only():
 def test_targets_are_met(bundles):
     gpt = bundles["gpt-tiny"].manifest["eval"]
     assert gpt["coref_accuracy"] >= 0.95 and gpt["coref_head"]["share"] >= 0.8
+    # held-out combinations, written in every way the corpus writes them (tfviz.data.coref.FORMS)
+    assert set(gpt["coref_accuracy_by_form"]) == set(FORMS)
+    assert min(gpt["coref_accuracy_by_form"].values()) >= 0.95
     assert bundles["reverse-encdec"].manifest["eval"]["exact_match"] >= 0.95
     assert bundles["bert-tiny"].manifest["eval"]["masked_accuracy"] >= 0.5
     for layer in bundles["moe-tiny"].manifest["moe"]["layers"]:
@@ -177,12 +181,26 @@ def test_targets_are_met(bundles):
         assert np.asarray(layer["counts"]).shape == (len(layer["classes"]), 4)
 
 
-def test_gpt_tiny_completes_the_coreference_probe(bundles):
+@pytest.mark.parametrize("prompt, answer", [
+    ("the animal didn't cross the street because it was too tired. it refers to the", "animal"),
+    ("the animal didn't cross the street because it was too wide. it refers to the", "street"),
+    # as people type it (issue #13): capitals, "did not", a space before the full stop
+    ("The animal didn't cross the street because it was too tired. It refers to the", "animal"),
+    ("the animal did not cross the street because it was too tired. it refers to the", "animal"),
+    ("the animal didn't cross the street because it was too wide . it refers to the", "street"),
+    ("The dog did not reach the bridge, because it was very steep . It refers to the", "bridge"),
+])
+def test_gpt_tiny_completes_the_coreference_probe(bundles, prompt, answer):
     b = bundles["gpt-tiny"]
-    for adj, answer in (("tired", "animal"), ("wide", "street")):
-        prompt = f"the animal didn't cross the street because it was too {adj}. it refers to the"
-        logits = b.trace(prompt, names=()).logits[-1]
-        assert b.tokenizer.decode([int(logits.argmax())]).strip() == answer
+    logits = b.trace(prompt, names=()).logits[-1]
+    assert b.tokenizer.decode([int(logits.argmax())]).strip() == answer
+
+
+@pytest.mark.parametrize("name", ["gpt-tiny", "moe-tiny", "bert-tiny"])
+def test_story_models_read_text_uncased(bundles, name):
+    tok = bundles[name].tokenizer
+    assert tok.uncased and tok.encode("The Animal DIDN'T") == tok.encode("the animal didn't")
+    assert "␣the" == tok.tokens("The")[0]
 
 
 def test_moe_manifest_table_is_readable_by_the_lesson(bundles):
@@ -215,4 +233,15 @@ def test_bert_tiny_fills_a_mask_with_the_right_kind_of_word(bundles, sentence, w
     ids[at] = tok.mask_id  # hide one whole-word token, as training did
     logits = b.model(torch.tensor([ids]))[0, at]
     top = [tok.id_to_token(i) for i in logits.topk(2).indices.tolist()]
-    assert [word_class(t) for t in top] == [cls] * 2, top
+    assert [_piece_class(t) for t in top] == [cls] * 2, top
+
+
+def _piece_class(token: str) -> str:
+    """A whole word's class, or for a word's first BPE piece ("␣pus" of "push") the class that
+    every lexicon word starting with it shares ("other" when they disagree or none does)."""
+    if word_class(token) != "other" or not token.startswith("␣"):
+        return word_class(token)
+    from tfviz.data.lexicon import LEXICON
+
+    classes = {c for w, c in LEXICON.items() if w.startswith(token[1:])}
+    return classes.pop() if len(classes) == 1 else "other"

@@ -1,12 +1,15 @@
 """Story corpus, lexicon and the coreference probe."""
 
 import random
+import re
 from collections import Counter
+from itertools import product
 
 import pytest
 
 from tfviz.data import coref, lexicon
-from tfviz.data.coref import ALL_COMBOS, coref_eval_items, coref_sentence, coref_split, coref_text
+from tfviz.data.coref import (ALL_COMBOS, DEGREES, FORMS, NEGATIONS, Surface, coref_eval_items,
+                              coref_sentence, coref_split, coref_text)
 from tfviz.data.lexicon import CLASSES, word_class
 from tfviz.data.stories import TEMPLATES, story_corpus, words_of
 
@@ -16,6 +19,12 @@ def test_coref_sentence_golden():
     assert prefix == "the animal didn't cross the street because it was too tired. it refers to the"
     assert (answer, distractor) == ("animal", "street")
     assert coref_sentence("animal", "cross", "street", "wide")[1:] == ("street", "animal")
+    every = Surface("did not", "very", comma=True, spaced=True, capitals=True)
+    assert coref_text(("animal", "cross", "street", "wide"), every) == (
+        "The animal did not cross the street, because it was very wide . It refers to the street .")
+
+
+ALL_SURFACES = [Surface(*s) for s in product(NEGATIONS, DEGREES, (False, True), (False, True), (False, True))]
 
 
 def test_answer_follows_the_adjective():
@@ -48,28 +57,44 @@ def test_split_is_disjoint_complete_deterministic_and_balanced():
 
 
 def test_corpus_never_contains_heldout_items():
-    heldout_texts = {coref_text(c) for c in coref_split(0)[1]}
+    heldout_texts = {coref_text(c, surface) for c in coref_split(0)[1] for surface in ALL_SURFACES}
+    assert len(heldout_texts) == len(coref_split(0)[1]) * 48  # every way of writing each one
     corpus = story_corpus(3000, seed=5)
     assert heldout_texts.isdisjoint(corpus)
     items = coref_eval_items(0)
     assert len(items) == len(coref_split(0)[1]) and items[0][0].endswith("it refers to the")
+    assert coref_eval_items(0, FORMS["capitals"])[0][0].endswith("It refers to the")
 
 
 def test_corpus_determinism_and_mix():
     a = story_corpus(2000, seed=3)
     assert a == story_corpus(2000, seed=3) and a != story_corpus(2000, seed=4)
-    share = sum("it refers to the" in s for s in a) / len(a)
-    assert 0.35 < share < 0.45
-    assert all(s == s.lower() for s in a)
+    coref_items = [s for s in a if "refers to the" in s]
+    assert 0.35 < len(coref_items) / len(a) < 0.45
     assert story_corpus(0) == []
+
+    def share(items, pattern):
+        return sum(bool(re.search(pattern, s)) for s in items) / len(items)
+
+    # every way of writing that FORMS evaluates is common in training, not a rare accident
+    assert 0.4 < share(a, r"^[A-Z]") < 0.6  # capitalised starts, in both kinds of item
+    assert 0.4 < share(coref_items, r"did not") < 0.6
+    assert 0.25 < share(coref_items, r" so \w+ ?\.") < 0.42 and 0.25 < share(coref_items, r" very ") < 0.42
+    assert 0.2 < share(coref_items, r", because") < 0.4
+    assert 0.1 < share(coref_items, r" \. ") < 0.3
+    assert 0.4 < share(coref_items, r"\. It refers") < 0.6
+
+
+_ITEM = re.compile(r"the (\w+) (?:didn't|did not) (\w+) the (\w+),? because it was (?:too|so|very) "
+                   r"(\w+) ?\. it refers to the (\w+) ?\.")
 
 
 def test_coref_items_in_corpus_have_the_right_answer():
-    for s in story_corpus(500, seed=7):
-        if "it refers to the" in s:
-            words = words_of(s)
-            agent, place, adj, answer = words[1], words[5], words[10], words[-2]
-            assert answer == coref_sentence(agent, words[3], place, adj)[1]
+    items = [s for s in story_corpus(500, seed=7) if "refers to the" in s]
+    for s in items:
+        agent, verb, place, adj, answer = _ITEM.fullmatch(s.lower()).groups()
+        assert answer == coref_sentence(agent, verb, place, adj)[1]
+    assert len(items) > 150
 
 
 def test_word_class_covers_every_generated_word():

@@ -1,4 +1,7 @@
-"""The served byte-level tokenizer: exact round trips, fixed special ids, determinism."""
+"""The served byte-level tokenizer: exact round trips, fixed special ids, determinism, and the
+uncased normaliser the bundled models read through."""
+
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +22,19 @@ TEXTS = ["the cat sat on the mat.", "the dog didn't sit on the hat!", "cats and 
 
 @pytest.fixture(scope="module")
 def tok():
+    """Cased, so every string must come back exactly."""
+    return train_served_tokenizer(TEXTS, vocab_size=320, uncased=False)
+
+
+@pytest.fixture(scope="module")
+def uncased():
     return train_served_tokenizer(TEXTS, vocab_size=320)
+
+
+def _reference_normalize(text: str) -> str:
+    """An independent uncasing: Python's NFKC, then each character lowercased on its own (HF's
+    Lowercase maps characters one by one, so a word-final Σ becomes σ, not Python's ς)."""
+    return "".join(ch.lower() for ch in unicodedata.normalize("NFKC", text))
 
 
 ODD = ["", " ", "  x  ", "hello", " hello", "\n\nnew lines\n", "tab\there", "héllo wörld",
@@ -83,6 +98,35 @@ def test_decode_middle_slice_keeps_real_space(tok):
     ids = tok.encode("the cat")
     assert tok.decode(ids[1:], strip_prefix_space=False) == " cat"
     assert tok.decode([]) == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_uncased_round_trip_gives_the_normalised_text(uncased, text):
+    assert uncased.normalize(text) == _reference_normalize(text)
+    assert uncased.decode(uncased.encode(text)) == uncased.normalize(text)
+
+
+@pytest.mark.parametrize("typed,plain", [
+    ("The Cat sat ON the mat.", "the cat sat on the mat."),
+    ("ＴＨＥ ｃａｔ", "the cat"),  # full-width letters: NFKC folds them
+    ("the ﬁsh", "the fish"),  # the "fi" ligature
+])
+def test_capitals_and_compatibility_forms_read_like_plain_text(uncased, typed, plain):
+    assert uncased.encode(typed) == uncased.encode(plain)
+    assert uncased.tokens("The") == ["␣the"]  # one token, not byte fragments
+
+
+def test_specials_survive_normalisation(uncased):
+    assert uncased.encode("[MASK] The", allow_special=True) == [uncased.mask_id, *uncased.encode("the")]
+    assert uncased.mask_id not in uncased.encode("[MASK]")  # as text it is just characters
+
+
+def test_uncased_is_saved_with_the_tokenizer(uncased, tmp_path):
+    uncased.save(tmp_path / "tok.json")
+    again = ServedTokenizer.from_file(tmp_path / "tok.json")
+    assert again.uncased and again.encode("The CAT") == uncased.encode("the cat")
+    assert not ServedTokenizer.from_json(train_served_tokenizer(TEXTS, 300, uncased=False).to_json()).uncased
 
 
 def test_training_is_deterministic():

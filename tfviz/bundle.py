@@ -41,6 +41,10 @@ class ByteTokenizer:
     def vocab_size(self) -> int:
         return len(self.specials) + 256
 
+    def normalize(self, text: str) -> str:
+        """Cased: the text is read exactly as typed."""
+        return text
+
     def encode(self, text: str) -> list[int]:
         return [len(self.specials) + b for b in text.encode("utf-8")]
 

@@ -7,6 +7,17 @@ Only the adjective decides the answer: agent adjectives (tired, hungry, ...) des
 the agent, place adjectives (wide, busy, ...) describe the place. A model that has
 learned this puts " animal" or " street" after "it refers to the".
 
+People type the same sentence in many ways, so the corpus does too. A ``Surface`` says
+how one item is written: "didn't" or "did not", "too", "so" or "very", a comma before
+"because" or none, a space before the full stop or none, and capitals at the start of each
+sentence ("The animal … It refers to the"). The served tokenizer is uncased, so capitals
+reach the model as small letters, but the text is generated the way people write it.
+
+    >>> coref_sentence("dog", "cross", "road", "wide", Surface("did not", "so", comma=True, capitals=True))[0]
+    'The dog did not cross the road, because it was so wide. It refers to the'
+
+``FORMS`` names one surface per variation, for the manifest's per-form accuracy.
+
 Some (agent, verb, place, adjective) combinations are kept out of training, so an
 evaluation can ask about sentences the model has never seen:
 
@@ -26,6 +37,36 @@ from typing import NamedTuple
 from tfviz.data.lexicon import AGENT_ADJS, AGENTS, COREF_VERBS, PLACE_ADJS, PLACES
 
 HELDOUT_FRACTION = 0.15
+NEGATIONS = ("didn't", "did not")
+DEGREES = ("too", "so", "very")
+
+
+class Surface(NamedTuple):
+    """How one coreference item is written (the defaults are the original corpus form)."""
+
+    negation: str = "didn't"
+    degree: str = "too"
+    comma: bool = False  # "…the street, because it…"
+    spaced: bool = False  # "…too tired . it refers…": a space before the full stop
+    capitals: bool = False  # "The animal … It refers to the"
+
+
+FORMS: dict[str, Surface] = {
+    "as in the notes": Surface(),
+    "capitals": Surface(capitals=True),
+    "did not": Surface(negation="did not"),
+    "so": Surface(degree="so"),
+    "very": Surface(degree="very"),
+    "comma": Surface(comma=True),
+    "space before the stop": Surface(spaced=True),
+    "all at once": Surface("did not", "very", comma=True, spaced=True, capitals=True),
+}
+
+
+def random_surface(rng: random.Random) -> Surface:
+    """Each variation drawn on its own: half the items say "did not", a third "so", …"""
+    return Surface(rng.choice(NEGATIONS), rng.choice(DEGREES), rng.random() < 0.3,
+                   rng.random() < 0.2, rng.random() < 0.5)
 
 
 class CorefCombo(NamedTuple):
@@ -49,25 +90,29 @@ def coref_answer(agent: str, place: str, adj: str) -> tuple[str, str]:
     raise ValueError(f"{adj!r} is not one of the coreference adjectives")
 
 
-def coref_sentence(agent: str, verb: str, place: str, adj: str) -> tuple[str, str, str]:
+def coref_sentence(agent: str, verb: str, place: str, adj: str,
+                   surface: Surface = Surface()) -> tuple[str, str, str]:
     """(prefix up to the probe, answer noun, distractor noun).
 
     >>> coref_sentence("animal", "cross", "street", "tired")
     ("the animal didn't cross the street because it was too tired. it refers to the", 'animal', 'street')
 
-    The full training text is ``prefix + " " + answer + "."``.
+    The full training text is ``prefix + " " + answer + "."`` (``" ."`` when spaced).
     """
     if agent not in AGENTS or place not in PLACES or verb not in COREF_VERBS:
         raise ValueError(f"unknown coreference words: {agent!r}, {verb!r}, {place!r}")
     answer, distractor = coref_answer(agent, place, adj)
-    prefix = f"the {agent} didn't {verb} the {place} because it was too {adj}. it refers to the"
+    the, it = ("The", "It") if surface.capitals else ("the", "it")
+    comma, stop = ("," if surface.comma else ""), (" ." if surface.spaced else ".")
+    prefix = (f"{the} {agent} {surface.negation} {verb} the {place}{comma} because it was "
+              f"{surface.degree} {adj}{stop} {it} refers to the")
     return prefix, answer, distractor
 
 
-def coref_text(combo: CorefCombo) -> str:
+def coref_text(combo: CorefCombo, surface: Surface = Surface()) -> str:
     """The whole item as it appears in the training corpus, answer included."""
-    prefix, answer, _ = coref_sentence(*combo)
-    return f"{prefix} {answer}."
+    prefix, answer, _ = coref_sentence(*combo, surface)
+    return f"{prefix} {answer}{' .' if surface.spaced else '.'}"
 
 
 def coref_split(seed: int = 0, heldout_fraction: float = HELDOUT_FRACTION) -> tuple[tuple[CorefCombo, ...], tuple[CorefCombo, ...]]:
@@ -88,6 +133,6 @@ def coref_split(seed: int = 0, heldout_fraction: float = HELDOUT_FRACTION) -> tu
     return tuple(sorted(train)), tuple(sorted(heldout))
 
 
-def coref_eval_items(seed: int = 0) -> list[tuple[str, str, str]]:
-    """(prefix, answer, distractor) for every held-out combination, for evaluation."""
-    return [coref_sentence(*c) for c in coref_split(seed)[1]]
+def coref_eval_items(seed: int = 0, surface: Surface = Surface()) -> list[tuple[str, str, str]]:
+    """(prefix, answer, distractor) for every held-out combination, written as ``surface``."""
+    return [coref_sentence(*c, surface) for c in coref_split(seed)[1]]

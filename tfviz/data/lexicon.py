@@ -34,7 +34,7 @@ GRADABLE = ("small", "old", "young", "quick", "loud", "cold", "warm", "soft", "k
 ADVERBS = ("quickly", "slowly", "quietly", "loudly", "happily", "softly", "calmly", "again", "today")
 NUMBERS = ("two", "three", "four")
 FUNCTION = ("the", "a", "some", "is", "are", "was", "were", "did", "didn't", "didn", "'t", "n't",
-            "not", "and", "but", "because", "when", "then", "it", "too", "than", "of", "in",
+            "not", "and", "but", "because", "when", "then", "it", "too", "so", "very", "than", "of", "in",
             "on", "near", "over", "under", "across", "into", "to", "from", "with", "by")
 PREPOSITIONS = ("in", "on", "near", "over", "under", "across", "into", "by")
 PUNCT = (".", ",", "?", "!")

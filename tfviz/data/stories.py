@@ -10,7 +10,10 @@ regular endings (-s, -ed, -ing, -er, -est, -ly) so BPE has shared pieces to merg
     did the child follow the horse?
     when the dog shouted, the cat rested too.
 
-Each item is one string; everything is lowercase; the same seed gives the same corpus.
+Items are written with the surface variety people type (see ``coref.Surface``): about half
+start with a capital, some have a space before the final punctuation, and the comma after a
+"when" clause is optional. The served tokenizer lowercases, so capitals cost the model
+nothing. The same seed gives the same corpus.
 
     >>> story_corpus(3, seed=0) == story_corpus(3, seed=0)
     True
@@ -22,7 +25,7 @@ import random
 import re
 from collections.abc import Callable
 
-from tfviz.data.coref import CorefCombo, coref_split, coref_text
+from tfviz.data.coref import CorefCombo, coref_split, coref_text, random_surface
 from tfviz.data.lexicon import (
     ADVERBS,
     AGENTS,
@@ -99,7 +102,8 @@ def _exclaim(rng: random.Random) -> str:
 def _when(rng: random.Random) -> str:
     c = rng.choice
     a, b = rng.sample(SUBJECTS, 2)
-    return f"when the {a} {past(c(INTRANSITIVE))}, the {b} {past(c(INTRANSITIVE))} too."
+    comma = "," if rng.random() < 0.7 else ""
+    return f"when the {a} {past(c(INTRANSITIVE))}{comma} the {b} {past(c(INTRANSITIVE))} too."
 
 
 def _counting(rng: random.Random) -> str:
@@ -113,9 +117,18 @@ TEMPLATES: tuple[Callable[[random.Random], str], ...] = (
 )
 
 
+def written(sentence: str, rng: random.Random) -> str:
+    """A lowercase sentence as a person might type it: "The cat sat ." or "the cat sat."."""
+    if rng.random() < 0.5:
+        sentence = sentence[0].upper() + sentence[1:]
+    if rng.random() < 0.15 and sentence[-1] in ".?!":
+        sentence = sentence[:-1] + " " + sentence[-1]
+    return sentence
+
+
 def simple_sentence(rng: random.Random) -> str:
-    """One non-coreference sentence from a randomly chosen template."""
-    return rng.choice(TEMPLATES)(rng)
+    """One non-coreference sentence from a randomly chosen template, as typed."""
+    return written(rng.choice(TEMPLATES)(rng), rng)
 
 
 def story_corpus(
@@ -124,14 +137,15 @@ def story_corpus(
     coref_fraction: float = COREF_FRACTION,
     split_seed: int = 0,
 ) -> list[str]:
-    """``n_sentences`` items: coreference items (training combos of ``coref_split(split_seed)``)
-    with probability ``coref_fraction``, simple sentences otherwise."""
+    """``n_sentences`` items: coreference items (training combos of ``coref_split(split_seed)``,
+    each in a random surface form) with probability ``coref_fraction``, simple sentences otherwise."""
     rng = random.Random(seed)
     train: tuple[CorefCombo, ...] = coref_split(split_seed)[0]
-    return [coref_text(rng.choice(train)) if rng.random() < coref_fraction else simple_sentence(rng)
-            for _ in range(n_sentences)]
+    return [coref_text(rng.choice(train), random_surface(rng)) if rng.random() < coref_fraction
+            else simple_sentence(rng) for _ in range(n_sentences)]
 
 
 def words_of(text: str) -> list[str]:
-    """Split into words and punctuation: "did the cat jump?" -> ["did", "the", "cat", "jump", "?"]."""
-    return _WORD_OR_PUNCT.findall(text)
+    """Split into lowercase words and punctuation:
+    "Did the cat jump?" -> ["did", "the", "cat", "jump", "?"]."""
+    return _WORD_OR_PUNCT.findall(text.lower())

@@ -19,9 +19,24 @@ start (also when the text already begins with one) and ``decode`` removes one, s
 ``decode(encode(x)) == x`` for every string. For text that does not start with a
 space the ids equal what the raw HF tokenizer loaded from our JSON gives.
 
+Uncased, as BERT-uncased is. The tokenizers we serve declare a normaliser, NFKC then
+lowercase, saved in tokenizer.json like the rest. ``encode`` applies it first, so "The"
+and "the" are the same token and a capital letter never turns a word into byte fragments.
+Round trips are then exact up to normalisation: ``decode(encode(x)) == normalize(x)``.
+
+    >>> tok = train_served_tokenizer(["the cat sat"] * 20, vocab_size=300)
+    >>> tok.normalize("The CAT ﬁt ①")
+    'the cat fit 1'
+    >>> tok.tokens("The Cat")
+    ['␣the', '␣cat']
+
+``train_served_tokenizer(..., uncased=False)`` gives a cased tokenizer whose round trips are
+exact for every string.
+
 Special tokens ``<pad> <bos> <eos> <unk> [MASK] [CLS] [SEP]`` have ids 0-6. ``encode``
 treats text such as "[MASK]" as ordinary characters (so a learner's text always
-round-trips); pass ``allow_special=True`` to turn those strings into their ids.
+round-trips); pass ``allow_special=True`` to turn those strings into their ids (they are
+found before normalising, so "[MASK]" is not lowercased away).
 """
 
 from __future__ import annotations
@@ -31,13 +46,18 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from tfviz.tokenizer.readable import readable_token
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>", "[MASK]", "[CLS]", "[SEP]")
 N_BYTES = 256
 MIN_VOCAB_SIZE = len(SPECIAL_TOKENS) + N_BYTES  # 263: specials plus one token per byte
+
+
+def uncased_normalizer() -> normalizers.Normalizer:
+    """NFKC (compatibility forms: "ﬁ" -> "fi", full-width "Ａ" -> "A"), then lowercase."""
+    return normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
 
 
 class ServedTokenizer:
@@ -60,11 +80,20 @@ class ServedTokenizer:
     def vocab_size(self) -> int:
         return self.hf.get_vocab_size()
 
+    @property
+    def uncased(self) -> bool:
+        return self.hf.normalizer is not None
+
+    def normalize(self, text: str) -> str:
+        """What the model reads of ``text``: "The Cat" -> "the cat" (identity when cased)."""
+        return self.hf.normalizer.normalize_str(text) if self.hf.normalizer is not None else text
+
     def _encode_plain(self, text: str) -> list[int]:
+        text = self.normalize(text)
         return [t.id for piece, _ in self._pre.pre_tokenize_str(text) for t in self.hf.model.tokenize(piece)]
 
     def encode(self, text: str, allow_special: bool = False) -> list[int]:
-        """Text -> ids, with one prefix space added. "" -> [].
+        """Text -> ids, normalised, with one prefix space added. "" -> [].
 
         With ``allow_special`` a text that starts with a special token gets no prefix
         space: "[CLS] hi" -> [5, id of " hi"], and decoding gives "[CLS] hi" back.
@@ -134,15 +163,20 @@ def merges_from_json(text: str) -> list[tuple[str, str]]:
     return [tuple(m.split(" ", 1)) if isinstance(m, str) else (m[0], m[1]) for m in merges]
 
 
-def train_served_tokenizer(texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> ServedTokenizer:
+def train_served_tokenizer(texts: Iterable[str], vocab_size: int, min_frequency: int = 2,
+                           uncased: bool = True) -> ServedTokenizer:
     """Train byte-level BPE on ``texts``. Same texts and settings -> byte-identical JSON.
 
+    ``uncased`` declares the NFKC + lowercase normaliser; the trainer applies it to
+    ``texts`` too, so the merges are learned on what the model will read.
     Determinism: the trainer breaks count ties by the smaller token id, and all ids
     come from fixed orders (specials, then the 256 byte characters, then merges).
     """
     if vocab_size < MIN_VOCAB_SIZE:
         raise ValueError(f"vocab_size must be at least {MIN_VOCAB_SIZE} (7 specials + 256 bytes)")
     hf = Tokenizer(models.BPE())
+    if uncased:
+        hf.normalizer = uncased_normalizer()
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)
     hf.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(

@@ -35,7 +35,7 @@ def dump_json(data: dict) -> str:
 
 # Metrics stored at the manifest's top level, where the lessons look for them
 # (tfviz.analysis.moe.table_from_manifest reads manifest["moe"]); the rest go under "eval".
-TOP_LEVEL = ("moe",)
+TOP_LEVEL = ("moe", "vocabulary")
 
 
 def recorded_metrics(manifest: dict) -> dict:

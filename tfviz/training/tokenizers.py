@@ -70,6 +70,10 @@ class TaskTokenizer:
                     for m in self._special_re.finditer(text)]
         return list(text.lower())
 
+    def normalize(self, text: str) -> str:
+        """Capitals count as small letters: "ABC" -> "abc"."""
+        return text.lower()
+
     def encode(self, text: str, allow_special: bool = False) -> list[int]:
         """Text -> ids of the known symbols, in order: "a b?c" -> [4, 5, 6]."""
         ids = []

@@ -7,6 +7,7 @@ import streamlit as st
 import tfviz
 from tfviz.bundle import Bundle, bundled_names
 from tfviz.config import PRESET_NAMES, RunOptions
+from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps, unknown_words, unknown_words_notice
 from tfviz.textinput import truncation_notice
 from tfviz.trace import Trace
 
@@ -37,3 +38,17 @@ def get_trace(model: str, text: str, *, source: str | None = None, scale: bool |
 def length_notice(model: str, text: str) -> str | None:
     bundle = get_bundle(model)
     return truncation_notice(len(bundle.encode(text)), bundle.config.max_seq_len)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def vocabulary_notice(model: str, text: str) -> str | None:
+    """Names the words of ``text`` the model never read in training (None if it has no record)."""
+    words = get_bundle(model).manifest.get("vocabulary", {}).get("words")
+    return unknown_words_notice(model, unknown_words(text, words)) if words else None
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def coref_gap_notice(model: str, text: str) -> str | None:
+    """Names the words of an "it" sentence that never filled that role in the model's training."""
+    roles = get_bundle(model).manifest.get("vocabulary", {}).get("coref")
+    return pattern_gap_notice(pattern_gaps(text, roles)) if roles else None

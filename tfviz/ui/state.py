@@ -11,9 +11,11 @@ import streamlit as st
 
 from tfviz.textinput import MAX_URL_TEXT, clean_text
 
-EXAMPLES = {
-    "Coreference (tired)": "the animal didn't cross the street because it was too tired",
-    "Coreference (wide)": "the animal didn't cross the street because it was too wide",
+EXAMPLES = {  # the two "it" sentences as the lecture notes write them (seed 004; seed 001 has "wide")
+    "Coreference (tired)": "The animal didn't cross the street because it was too tired.",
+    "Coreference (wide)": "The animal didn't cross the street because it was too wide.",
+    "Coreference, with the probe": "The animal didn't cross the street because it was too wide. "
+                                   "It refers to the",
     "A short story": "the cat sat on the mat. the dog ran to the park.",
     "Flying arrows": "flying arrows",
     "How are you": "how are you",

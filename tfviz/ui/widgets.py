@@ -6,7 +6,7 @@ import inspect
 import streamlit as st
 
 from tfviz.textinput import clean_text
-from tfviz.ui.cache import get_bundle, length_notice, model_names
+from tfviz.ui.cache import get_bundle, length_notice, model_names, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
 from tfviz.viz.style import fit_margins
 
@@ -43,9 +43,10 @@ def sidebar_controls() -> None:
                      help="Anything you like: the pages below show what the model does with it.")
         if st.session_state.get("_text_note"):
             st.info(st.session_state["_text_note"])
-        note = length_notice(st.session_state["model"], st.session_state["text"])
-        if note:
-            st.caption(note)
+        for note in (length_notice(st.session_state["model"], st.session_state["text"]),
+                     vocabulary_notice(st.session_state["model"], st.session_state["text"])):
+            if note:
+                st.caption(note)
 
 
 def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool = True,
