@@ -125,8 +125,8 @@ typed = st.session_state["text"]
 read = bundle.tokenizer.normalize(typed)
 st.markdown(
     "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites the "
-    "text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a full-width *Ａ* "
-    "an ordinary *A*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
+    "text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a superscript *²* "
+    "a plain *2*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
     "are the same token, so a capital letter never breaks a word into unfamiliar pieces. The "
     "price is that the model cannot tell *Apple* from *apple*."
 )
