@@ -6,7 +6,7 @@ from tfviz.analysis.pipeline import (masked_trace, mask_token_id, pipeline_stage
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.lessons import available
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import current_bundle, show_code, vega
+from tfviz.ui.widgets import current_bundle, show_code, token_select, vega
 from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
 from tfviz.viz.tokens import token_chips_html
 
@@ -77,9 +77,7 @@ if cfg.arch == "encoder":
     st.markdown("An encoder sees the whole sentence at once, so it is trained to fill in "
                 "a **hidden** token. Pick one to hide behind [MASK]; the bars show what the "
                 "model thinks was there.")
-    options = list(range(len(trace.tokens)))
-    position = st.selectbox("Token to hide", options, key="tour_mask_pos",
-                            format_func=lambda i: f"{i}: {trace.tokens[i]}")
+    position = token_select("Token to hide", trace.tokens, "tour_mask_pos")
     if mask_id is None:
         st.warning("This tokenizer has no [MASK] token, so we show the guess at that "
                    "position without hiding it.")

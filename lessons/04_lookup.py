@@ -5,7 +5,8 @@ from tfviz.analysis.lookup import (effective_count, hard_lookup, one_hot_of_best
                                    temperature_sweep, toy_table)
 from tfviz.ui.cache import get_trace
 from tfviz.ui.lessons import available
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
+from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
+                              vega)
 from tfviz.viz.lookup import entry_labels, key_plane, sweep_chart, weights_chart
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
@@ -86,8 +87,7 @@ st.markdown(
 def live():
     layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
     tokens = trace.tokens
-    pos = st.selectbox("Query token", list(range(len(tokens))), len(tokens) - 1,
-                       key="lk_query_tok", format_func=lambda i: f"{i}: {tokens[i]}")
+    pos = token_select("Query token", tokens, "lk_query_tok", default=len(tokens) - 1)
     row = trace["pattern", layer][head, pos]
     labels = entry_labels(tokens)
     vega(weights_chart, labels, row, one_hot_of_best(row),

@@ -5,7 +5,7 @@ from tfviz.analysis import attention as att
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.cache import get_trace
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, token_select
 from tfviz.viz import attention as attv
 from tfviz.viz.arrows import arrows_figure
 from tfviz.viz.heatmap import attention_heatmap, heatmap
@@ -47,11 +47,9 @@ def walkthrough() -> None:
                       causal=None if causal == cfg.causal else causal, temperature=temperature)
     labels = unique_labels(trace.tokens)
     n = len(labels)
-    if st.session_state.get("sa_query", n) >= n:
-        found = find_coref_positions(trace.tokens)
-        st.session_state["sa_query"] = found.probe if found else n - 1
-    q_pos = st.selectbox("Query token (the one that asks)", range(n), key="sa_query",
-                         format_func=lambda i: f"{i} {trace.tokens[i]}")
+    found = find_coref_positions(trace.tokens)
+    q_pos = token_select("Query token (the one that asks)", trace.tokens, "sa_query",
+                         default=found.probe if found else n - 1)
     walk = att.query_walkthrough(trace, layer, head, q_pos)
     if cfg.arch == "encoder-decoder":
         st.caption("This model has an encoder and a decoder; you are looking at the decoder's "

@@ -8,7 +8,7 @@ from tfviz.ui.state import EXAMPLES
 from tfviz.ui.background import in_background
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import (build, chart, current_bundle, layer_head_pickers, neighbours,
-                              show_code, vega)
+                              show_code, token_select, vega)
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.style import unique_labels
@@ -91,10 +91,7 @@ def by_layer() -> None:
                 "of rows of W^O and adding the results, so each head's share can be measured:")
     st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
     found = coref.find_coref_positions(trace.tokens)
-    if st.session_state.get("mh_query", n) >= n:
-        st.session_state["mh_query"] = found.probe if found else n - 1
-    q_pos = st.selectbox("Token", range(n), key="mh_query",
-                         format_func=lambda i: f"{i} {trace.tokens[i]}")
+    q_pos = token_select("Token", trace.tokens, "mh_query", default=found.probe if found else n - 1)
     W_O, b_O = hd.output_weights(bundle.model, layer)
     contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
     vega(attv.head_contribution_bars, contrib, query=f"{q_pos} {trace.tokens[q_pos]}", highlight=head)

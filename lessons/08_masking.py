@@ -4,7 +4,7 @@ import streamlit as st
 from tfviz.analysis import masking as mk
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code
+from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, token_select
 from tfviz.viz import attention as attv
 from tfviz.viz.style import unique_labels
 
@@ -102,11 +102,9 @@ n = len(labels)
 if n < 2:
     st.info("Type at least two tokens of text to run this experiment.")
 else:
-    if st.session_state.get("mk_pos", n) >= n:
-        st.session_state["mk_pos"] = n - 1 if n < 4 else n // 2
     c1, c2, c3 = st.columns(3)
-    pos = c1.selectbox("Position to change", range(1, n), key="mk_pos",
-                       format_func=lambda i: f"{i} {trace.tokens[i]}")
+    pos = token_select("Position to change", trace.tokens, "mk_pos", first=1,
+                       default=n - 1 if n < 4 else n // 2, where=c1)
     ids = [int(i) for i in trace.ids]
     choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
                                        first_id=mk.first_ordinary_id(bundle.tokenizer))

@@ -4,7 +4,8 @@ import streamlit as st
 from tfviz.analysis import layernorm as lna
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
+from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
+                              vega)
 from tfviz.viz import layernorm as lnv
 
 
@@ -96,9 +97,7 @@ with tab_b:
 @st.fragment
 def worked_example(layer: int, norm: str) -> None:
     st.subheader("One token, by hand")
-    if st.session_state.get("ln_token", 0) >= len(labels):  # the text got shorter
-        st.session_state["ln_token"] = 0
-    pos = st.selectbox("Token", range(len(labels)), format_func=labels.__getitem__, key="ln_token")
+    pos = token_select("Token", trace.tokens, "ln_token")
     gamma, beta = params[f"L{layer} {norm}"]
     w = lna.worked_token(trace, layer, norm, pos, gamma, beta)
     c1, c2 = st.columns(2)

@@ -4,7 +4,8 @@ import streamlit as st
 from tfviz.analysis import ffn as fa
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.lessons import available, by_url
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
+from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
+                              vega)
 from tfviz.viz import ffn as fv
 
 
@@ -83,10 +84,7 @@ st.markdown(
 )
 st.latex(r"z_i = \sum_j \alpha_{ij}\, v_j, \qquad \alpha_{ij} \ge 0, \qquad \sum_j \alpha_{ij} = 1")
 
-if st.session_state.get("ffn_token", 0) >= tokens_n:  # the text got shorter
-    st.session_state["ffn_token"] = tokens_n - 1
-pos = st.selectbox("Query token", range(tokens_n), index=tokens_n - 1,
-                   format_func=labels.__getitem__, key="ffn_token")
+pos = token_select("Query token", trace.tokens, "ffn_token", default=tokens_n - 1)
 mix = fa.attention_mixing(trace, layer, head, pos)
 c1, c2, c3 = st.columns(3)
 c1.metric("smallest weight", f"{mix.min_weight:.4f}")

@@ -4,7 +4,8 @@ import streamlit as st
 from tfviz.analysis import moe as ma
 from tfviz.data.lexicon import CLASSES, word_class
 from tfviz.ui.cache import get_trace, model_names
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
+from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
+                              vega)
 from tfviz.viz import moe as mv
 
 
@@ -58,10 +59,7 @@ else:
     chart(mv.routing_heatmap, r.probs, r.chosen_mask(), r.dropped_mask(), trace.tokens,
           title=f"Gate probabilities p, layer {layer}, top-{k}")
 
-    if st.session_state.get("moe_token", 0) >= len(labels):  # the text got shorter
-        st.session_state["moe_token"] = 0
-    pos = st.selectbox("Follow one token", range(len(labels)), format_func=labels.__getitem__,
-                       key="moe_token")
+    pos = token_select("Follow one token", trace.tokens, "moe_token")
     chosen = [int(e) for e in r.indices[pos]]
     st.latex(r"h(x) = [" + ",\ ".join(f"{v:.2f}" for v in r.logits[pos]) + r"] \quad\Rightarrow\quad "
              r"p = [" + ",\ ".join(f"{v:.3f}" for v in r.probs[pos]) + "]")

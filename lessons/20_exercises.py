@@ -10,7 +10,7 @@ from tfviz.exercises.registry import EXERCISES
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.lessons import mention
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import plotly, show_code
+from tfviz.ui.widgets import plotly, show_code, token_select
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
 
 st.title("Worked exercises")
@@ -83,8 +83,8 @@ if inst.arrows is not None and (level >= full or any("weights" in s.values for s
                 "it looks at (right); the thicker the line, the larger the weight.")
     query = inst.arrows.focus
     if query is None:
-        query = st.selectbox("Word asking", range(len(tokens)), index=len(tokens) - 1,
-                             key=f"ex_arrow_q_{ikey}", format_func=lambda i: tokens[i])
+        query = token_select("Word asking", tokens, f"ex_arrow_q_{ikey}",
+                             default=len(tokens) - 1)
     cols = st.columns(inst.arrows.weights.shape[0])
     for head, col in enumerate(cols):
         with col:

@@ -1,4 +1,4 @@
-"""Shared widgets: the sidebar's model and text, layer/head pickers, charts, "show the code"."""
+"""Shared widgets: the sidebar's model and text, layer/head and token pickers, charts, code."""
 from __future__ import annotations
 
 import inspect
@@ -67,6 +67,58 @@ def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool 
         st.session_state["head"] = min(st.session_state.get("head", 0), n_heads - 1)
         chosen_head = cols[1].slider("Head", 0, n_heads - 1, key="head", on_change=sync_url)
     return layer, chosen_head
+
+
+def _position(value, first: int, n: int) -> int | None:
+    """The position in ``first..n-1`` that a token selector's stored value names, else None.
+
+    A stale value can be the label of an option drawn for an earlier text (see
+    ``token_select``); its leading number is still the position the learner chose.
+
+    >>> [_position(v, 1, 5) for v in (3, "3 ␣sat", "4 x y", 5, 0, "sat", "", None, True, 2.0)]
+    [3, 3, 4, None, None, None, None, None, None, None]
+    """
+    if isinstance(value, str):
+        head = value.split(" ", 1)[0]
+        value = int(head) if head.isascii() and head.isdigit() and len(head) < 7 else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if first <= value < n else None
+
+
+def token_select(label: str, tokens, key: str, *, default: int | None = None, first: int = 0,
+                 where=None, help: str | None = None) -> int | None:
+    """A select box of token positions ``first..len(tokens)-1``, shown as "3 ␣sat"; returns
+    the chosen position as an int (None only when there is no position to choose).
+
+    Every page's token picker goes through here, because a select box keyed by position
+    keeps bad state whenever the sentence changes. Streamlit (1.67) stores a select box's
+    value in the browser as its *label* (``SelectboxSerde.serialize`` is ``format_func``),
+    and it pushes a new label to the browser only when the value itself changes
+    (``set_value``). Here the label names a token of the text, so when the learner types a
+    new sentence and the chosen position still exists, the value (3) is unchanged, the
+    browser keeps the old label ("3 ␣sat"), and on the *next* rerun it sends that label
+    back. It is deserialised against the options drawn for the previous text, matches
+    none, and ``SelectboxSerde.deserialize`` returns the raw string: ``session_state[key]``
+    is then "3 ␣sat", and ``session_state[key] >= n`` raised TypeError (issue #13). A
+    rerun interrupted by fast typing can leave the same mismatch.
+
+    So the state is made valid by construction before the widget is drawn: an int in range
+    (a stale label is read back by its leading number; anything else unusable becomes
+    ``default``), and it is always written back to ``session_state``. Writing it counts as
+    a change of value, so Streamlit sends the label for *this* text to the browser on every
+    run and the browser never holds a label from an older sentence.
+    """
+    n = len(tokens)
+    if n <= first:
+        return None
+    pos = _position(st.session_state.get(key), first, n)
+    if pos is None:
+        pos = min(max(first if default is None else int(default), first), n - 1)
+    st.session_state[key] = pos
+    chosen = (where or st).selectbox(label, range(first, n), key=key, help=help,
+                                     format_func=lambda i: f"{i} {tokens[i]}")
+    return int(chosen)
 
 
 def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
