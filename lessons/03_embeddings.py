@@ -5,6 +5,7 @@ from tfviz.analysis.positions import (alibi, formula_table, permutation, permuta
                                       positionless_model, rope_pair_angles, rope_scores,
                                       similarity_by_distance, sinusoid_table)
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, plotly, show_code, vega
 from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures, rope_chart,
@@ -54,7 +55,7 @@ st.latex(r"PE(k, 2i) = \sin\!\Big(\frac{k}{n^{2i/d}}\Big) \qquad "
          r"PE(k, 2i+1) = \cos\!\Big(\frac{k}{n^{2i/d}}\Big) \qquad \tilde x_k = x_k + PE(k)")
 
 
-@st.fragment
+@safe_fragment
 def sine_explorer():
     a, b, c = st.columns(3)
     base = a.select_slider("base n", [10, 100, 1000, 10000, 100000], 10000, key="emb_base")
@@ -110,7 +111,7 @@ st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qq
          r"\theta_i = n_{\text{base}}^{-2i/d}")
 
 
-@st.fragment
+@safe_fragment
 def rope_demo():
     q = trace["q", 0][0, 0]
     k = trace["k", 0][min(1, len(tokens) - 1), 0]
@@ -151,7 +152,7 @@ st.markdown(
 )
 
 
-@st.fragment
+@safe_fragment
 def order_test():
     ids = list(trace.ids[:MAX_PERM_TOKENS])
     kind = st.selectbox("New order", ["reverse", "rotate", "shuffle"], key="emb_perm")

@@ -4,6 +4,7 @@ import streamlit as st
 from tfviz.analysis.lookup import (effective_count, hard_lookup, one_hot_of_best, soft_lookup,
                                    temperature_sweep, toy_table)
 from tfviz.ui.cache import get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
@@ -38,7 +39,7 @@ st.dataframe([{"entry": n, "key": f"({k[0]:.1f}, {k[1]:.1f})",
              hide_index=True)
 
 
-@st.fragment
+@safe_fragment
 def toy():
     a, b, c = st.columns(3)
     qx = a.slider("query, dimension 1", -2.0, 2.0, 0.6, 0.1, key="lk_qx")

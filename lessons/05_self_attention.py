@@ -4,6 +4,7 @@ import streamlit as st
 from tfviz.analysis import attention as att
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.cache import get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, token_select
 from tfviz.viz import attention as attv
@@ -34,7 +35,7 @@ for key, value in WHAT_IF_DEFAULTS.items():  # widget values are forgotten on ot
     st.session_state.setdefault(key, value)
 
 
-@st.fragment
+@safe_fragment
 def walkthrough() -> None:
     layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
     with st.expander("What if…? (changes this run only, never the model)", expanded=False):

@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import scaling as sc
 from tfviz.ui.cache import get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
 from tfviz.viz import scaling as scv
@@ -68,7 +69,7 @@ vega(scv.saturation_chart, _saturation(int(seed)))
 show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
 
-@st.fragment
+@safe_fragment
 def live_model() -> None:
     st.header("3 · Your text, with and without the scale")
     st.markdown(

@@ -4,6 +4,7 @@ import streamlit as st
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.ui.cache import coref_gap_notice, get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.background import in_background
 from tfviz.ui.notes import in_the_notes
@@ -55,7 +56,7 @@ def maps(layer: int, head: int, draw) -> list[hd.HeadStats]:
     return stats
 
 
-@st.fragment  # moving the layer or head slider reruns only this part of the page
+@safe_fragment  # moving the layer or head slider reruns only this part of the page
 def by_layer() -> None:
     st.header("2 · Every head of the layer at once")
     layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)

@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import layernorm as lna
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
@@ -94,7 +95,7 @@ with tab_b:
     chart(lnv.gamma_beta_heatmap, params, which="beta")
 
 
-@st.fragment
+@safe_fragment
 def worked_example(layer: int, norm: str) -> None:
     st.subheader("One token, by hand")
     pos = token_select("Token", trace.tokens, "ln_token")

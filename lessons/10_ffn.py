@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import ffn as fa
 from tfviz.ui.cache import get_trace, model_names
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available, by_url
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
@@ -50,7 +51,7 @@ if not fa.has_dense_ffn(trace, layer):
         st.button("Show the neurons of gpt-tiny instead", key="ffn_switch",
                   on_click=_switch_model, args=("gpt-tiny",))
 else:
-    @st.fragment
+    @safe_fragment
     def neurons(layer: int) -> None:
         st.header("Which neurons fire?")
         acts = fa.neuron_acts(trace, layer)

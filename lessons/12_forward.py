@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.state import persist
 from tfviz.ui.widgets import chart, current_bundle, show_code, vega
@@ -43,7 +44,7 @@ steps = fw.forward_steps(trace, head=head, token_strings=bundle.token_strings)
 n = len(steps)
 
 
-@st.fragment
+@safe_fragment
 def stepper() -> None:
     if st.session_state.get("fw_step", 0) >= n:  # another model has fewer steps
         st.session_state["fw_step"] = n - 1
