@@ -1,0 +1,110 @@
+"""Issue #13: hostile text typed into the sidebar, one input after another, on every page.
+
+A page may answer with a notice, but the server's log must stay free of tracebacks and of the
+error boundary's "page/fragment ... failed" lines: the friendly message hides a bug, it does
+not make one acceptable. One server serves every page; each page gets a fresh session.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser.conftest import OutboundGuard
+from tfviz.serve import streamlit_server
+from tfviz.ui.lessons import available
+
+pytestmark = pytest.mark.browser
+LESSONS = available()
+
+# Typed in this order, as in the issue: the selectors broke on the *second* text change after
+# a position was chosen, so the order matters as much as the inputs.
+SEQUENCE = {
+    "empty": "",
+    "spaces": "      ",
+    "20000 x": "x" * 20_000,  # longer than max_chars: the browser itself refuses it
+    "rtl override": "\u202eمرحبا بالعالم \u202bשלום עולם\u202c",
+    "zalgo + zwj emoji": "Z\u0351\u0300\u0336a\u0352\u0353l\u0316\u0317g\u0358o\u0321 "
+                         "👩\u200d💻 h\u0334e\u0335",
+    "nul + escape": "a\x00b\x1b[31mc\x1b",
+    "script tag": "<script>alert(1)</script>",
+}
+MODEL_FOR = {"mixture-of-experts": "moe-tiny"}  # its token picker needs a model with experts
+FAILED = re.compile(r"Traceback|(page|fragment) '[^']*' failed")
+FRIENDLY = "Sorry, something went wrong"
+
+STATE_JS = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
+COUNT_RUNS_JS = """() => {  // counts script runs as the app root's run state changes
+    const app = document.querySelector('[data-testid="stApp"]');
+    window.__runs = 0;
+    new MutationObserver(() => {
+        if (app.getAttribute('data-test-script-state') === 'running') window.__runs++;
+    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+RUN_DONE_JS = """(before) => window.__runs > before &&
+    document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+@pytest.fixture(scope="module")
+def logged_server(tmp_path_factory):
+    log = tmp_path_factory.mktemp("sidebar_text") / "streamlit.log"
+    with streamlit_server(log_path=log) as (url, proc, _):
+        yield url, log
+        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+
+
+def _wait(pg, js: str, arg=None, where: tuple = ()) -> None:
+    try:
+        pg.wait_for_function(js, arg=arg, timeout=90_000, polling=100)
+    except Exception as exc:  # say where it hung and in which state
+        state = pg.evaluate(f"[({STATE_JS})(), window.__runs]")
+        raise AssertionError(f"{where}: no end of the run; state, runs = {state}") from exc
+
+
+def _settle(pg, where: tuple = ()) -> None:
+    """Until no script run is going on (checked twice, so a run about to start is not missed)."""
+    for _ in range(2):
+        _wait(pg, f"() => ({STATE_JS})() === 'notRunning'", where=where)
+        pg.wait_for_timeout(200)
+
+
+def _problems(pg, log, start: int) -> list[str]:
+    found = [m.group(0) for m in FAILED.finditer(log.read_text(errors="replace")[start:])]
+    if pg.locator('[data-testid="stException"]').count():
+        found.append("Streamlit's exception element is on the page")
+    if FRIENDLY in pg.inner_text('[data-testid="stMain"]'):
+        found.append("the error boundary's friendly message is on the page")
+    return found
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.url for lesson in LESSONS])
+def test_hostile_sidebar_text_leaves_no_traceback(logged_server, browser, lesson):
+    url, log = logged_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    guard = OutboundGuard()
+    context.route("**/*", guard)
+    pg = context.new_page()
+    start = len(log.read_text(errors="replace"))
+    model = MODEL_FOR.get(lesson.url)
+    pg.goto(f"{url}/{'' if lesson.url == 'home' else lesson.url}"
+            + (f"?model={model}" if model else ""))
+    pg.wait_for_selector('[data-testid="stSidebar"] textarea', timeout=90_000)
+    pg.evaluate(COUNT_RUNS_JS)
+    _settle(pg, (lesson.url, "opening"))
+    assert not _problems(pg, log, start), (lesson.url, "on opening", _problems(pg, log, start))
+    box = pg.locator('[data-testid="stSidebar"] textarea')
+    for name, text in SEQUENCE.items():
+        before_value = box.input_value()
+        runs = pg.evaluate("window.__runs")
+        box.fill(text)
+        pg.keyboard.press("Control+Enter")
+        if box.input_value() == before_value:  # nothing to send: no run
+            assert name == "20000 x", (lesson.url, name, "the browser sent nothing")
+        else:
+            _wait(pg, RUN_DONE_JS, runs, (lesson.url, name))
+        _settle(pg, (lesson.url, name))
+        problems = _problems(pg, log, start)
+        assert not problems, (lesson.url, name, problems, log.read_text(errors="replace")[start:][-3000:])
+    assert "<script>alert(1)</script>" in box.input_value()  # the last input did arrive
+    context.close()
+    assert not guard.outside, guard.outside[:5]
