@@ -28,7 +28,8 @@ for notice in init_state(model_names()):
 sidebar_controls()
 
 # The error boundary; fragments rerun without passing through here and carry their own
-# (lessons declare them with tfviz.ui.errors.safe_fragment).
+# (lessons declare them with tfviz.ui.errors.safe_fragment). timed_run logs only with
+# TFVIZ_LOG_RUNS=1 (the load benchmark).
 with timed_run(current.url_path or "home"), report_failure("page %r failed", current.url_path):
     if os.environ.get("TFVIZ_FAULT_PAGE") == current.url_path:  # lets tests force a failure
         raise RuntimeError("forced failure for testing")
