@@ -4,7 +4,8 @@ import streamlit as st
 from tfviz.analysis import masking as mk
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, token_select
+from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, stable_select,
+                              token_select)
 from tfviz.viz import attention as attv
 from tfviz.viz.style import unique_labels
 
@@ -108,10 +109,9 @@ else:
     ids = [int(i) for i in trace.ids]
     choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
                                        first_id=mk.first_ordinary_id(bundle.tokenizer))
-    if st.session_state.get("mk_new") not in choices:
-        st.session_state["mk_new"] = choices[0]
-    new_id = c2.selectbox("New token", choices, key="mk_new",
-                          format_func=lambda i: bundle.token_strings([i])[0])
+    names = dict(zip(bundle.token_strings(choices), choices))  # label -> id, to read a stale label back
+    new_id = stable_select("New token", choices, "mk_new", where=c2, recover=names.get,
+                           format_func=lambda i: bundle.token_strings([i])[0])
     no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
     enc_ids = None if trace.enc_ids is None else tuple(int(i) for i in trace.enc_ids)
     result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)

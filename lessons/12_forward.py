@@ -6,7 +6,7 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.state import persist
-from tfviz.ui.widgets import chart, current_bundle, show_code, vega
+from tfviz.ui.widgets import chart, current_bundle, leading_number, show_code, stable_select, vega
 from tfviz.viz import forward as fwv
 
 
@@ -46,10 +46,9 @@ n = len(steps)
 
 @safe_fragment
 def stepper() -> None:
-    if st.session_state.get("fw_step", 0) >= n:  # another model has fewer steps
-        st.session_state["fw_step"] = n - 1
-    st.select_slider("Step", options=list(range(n)), key="fw_step",
-                     format_func=lambda i: f"{i + 1}. {steps[i].title}")
+    stable_select("Step", range(n), "fw_step", slider=True, default=n - 1,  # fewer steps: the last
+                  recover=lambda v: None if (k := leading_number(v)) is None else min(k - 1, n - 1),
+                  format_func=lambda i: f"{i + 1}. {steps[i].title}")
     back, forward, _ = st.columns([1, 1, 4])
     back.button("◀ Back", key="fw_back", on_click=_move, args=(-1, n), width="stretch")
     forward.button("Next ▶", key="fw_next", on_click=_move, args=(1, n), width="stretch")

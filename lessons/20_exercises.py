@@ -10,7 +10,7 @@ from tfviz.exercises.registry import EXERCISES
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.lessons import mention
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import plotly, show_code, token_select
+from tfviz.ui.widgets import plotly, show_code, stable_select, token_select
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
 
 st.title("Worked exercises")
@@ -24,8 +24,9 @@ st.markdown(
 ids = list(EXERCISES)
 progress = ew.progress_panel(ids)
 
-ex_id = st.selectbox(
-    "Exercise", ids, key="ex_pick",
+titles = {EXERCISES[i].title: i for i in ids}  # a stale label, with or without its ✓, names its exercise
+ex_id = stable_select(
+    "Exercise", ids, "ex_pick", recover=lambda v: titles.get(str(v).removeprefix("✓ ")),
     format_func=lambda i: f"{'✓ ' if progress.is_solved(i) else ''}{EXERCISES[i].title}")
 spec = EXERCISES[ex_id]
 st.caption(f"{spec.summary} It practises {mention(spec.lesson, LESSONS[spec.lesson][1])}.")

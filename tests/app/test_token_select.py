@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
 
+import tfviz
+
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 SAT = ["the", "␣cat", "␣sat", "␣on", "␣the", "␣mat"]
 
@@ -129,3 +131,43 @@ def test_lessons_pick_token_positions_with_the_shared_picker():
     for path in sorted(LESSONS.glob("*.py")):
         assert not re.search(r"\.(selectbox|radio)\([^\n]*range\(", path.read_text()), (
             f"{path.name}: pick token positions with tfviz.ui.widgets.token_select")
+
+
+def _stale(lesson: str, key: str, value, model: str | None = None):
+    at = AppTest.from_file(APP, default_timeout=90)
+    if model:
+        at.query_params["model"] = model
+    at.run()
+    at.session_state[key] = value
+    at.switch_page(f"lessons/{lesson}").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_exercise_picker_reads_back_a_label_whose_tick_changed():
+    """Solving an exercise adds "✓ " to its label while the value stays: the browser then
+    sends the old (or new) title back, and the picker must stay on that exercise."""
+    from tfviz.exercises.registry import EXERCISES
+
+    ids = list(EXERCISES)
+    for label in (EXERCISES[ids[2]].title, "✓ " + EXERCISES[ids[2]].title):
+        at = _stale("20_exercises.py", "ex_pick", label)
+        assert at.session_state["ex_pick"] == ids[2] == at.selectbox(key="ex_pick").value
+    assert _stale("20_exercises.py", "ex_pick", "no such exercise").session_state["ex_pick"] == ids[0]
+
+
+def test_masking_new_token_picker_reads_back_a_token_label():
+    at = _stale("08_masking.py", "mk_new", "␣tired")  # a token of the default text, not the one replaced
+    bundle = tfviz.load("gpt-tiny")
+    assert at.session_state["mk_new"] == bundle.encode("tired")[0] == at.selectbox(key="mk_new").value
+    gone = _stale("08_masking.py", "mk_new", "␣a-label-no-token-has")
+    assert type(gone.session_state["mk_new"]) is int
+
+
+@pytest.mark.parametrize("stored, expected", [("3. an older model's step", 2), (10**6, "last"),
+                                              ("99. beyond the end", "last"), ("junk", "last")])
+def test_forward_walk_step_slider_survives_stale_values(stored, expected):
+    at = _stale("12_forward.py", "fw_step", stored)
+    n = len(at.select_slider(key="fw_step").options)
+    want = n - 1 if expected == "last" else expected
+    assert at.session_state["fw_step"] == want == at.select_slider(key="fw_step").value

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 import streamlit as st
 
@@ -69,56 +70,70 @@ def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool 
     return layer, chosen_head
 
 
-def _position(value, first: int, n: int) -> int | None:
-    """The position in ``first..n-1`` that a token selector's stored value names, else None.
+def leading_number(label) -> int | None:
+    """The whole number a stale label starts with, else None: pickers put the option's
+    number first, so an old label still names the option the learner chose.
 
-    A stale value can be the label of an option drawn for an earlier text (see
-    ``token_select``); its leading number is still the position the learner chose.
-
-    >>> [_position(v, 1, 5) for v in (3, "3 ␣sat", "4 x y", 5, 0, "sat", "", None, True, 2.0)]
-    [3, 3, 4, None, None, None, None, None, None, None]
+    >>> [leading_number(v) for v in ("3 ␣sat", "12. Logits", "4 x y", "sat", "", None, 7, True)]
+    [3, 12, 4, None, None, None, None, None]
     """
-    if isinstance(value, str):
-        head = value.split(" ", 1)[0]
-        value = int(head) if head.isascii() and head.isdigit() and len(head) < 7 else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if first <= value < n else None
+    found = re.match(r"(\d{1,6})(?!\d)", label) if isinstance(label, str) else None
+    return int(found.group(1)) if found else None
+
+
+def _is_option(value, options) -> bool:
+    """``value in options`` without True == 1 or 2.0 == 2 passing for an option."""
+    return any(type(value) is type(o) and value == o for o in options)
+
+
+def stable_select(label: str, options, key: str, *, format_func=str, default=None, recover=None,
+                  slider: bool = False, where=None, **kwargs):
+    """A select box (or, with ``slider``, a select slider) whose stored value is always one of
+    ``options``; returns the chosen option.
+
+    Every picker whose labels can change between runs (a token of the learner's text, a ✓ on
+    a solved exercise) goes through here, because such a widget keeps bad state whenever
+    its labels change. Streamlit (1.67) stores a select box's value in the browser as its
+    *label* (``SelectboxSerde.serialize`` is ``format_func``), and it pushes a new label to
+    the browser only when the value itself changes (``set_value``). So when the learner
+    types a new sentence and the chosen option still exists, the value (3) is unchanged,
+    the browser keeps the old label ("3 ␣sat"), and on the *next* rerun it sends that
+    label back. It is deserialised against the options drawn for the previous run, matches
+    none, and ``SelectboxSerde.deserialize`` returns the raw string: ``session_state[key]``
+    is then "3 ␣sat", and ``session_state[key] >= n`` raised TypeError (issue #13). A rerun
+    interrupted by fast typing can leave the same mismatch.
+
+    So the state is made valid by construction before the widget is drawn: one of
+    ``options`` (a stale label goes through ``recover``, which may name the option it
+    meant; anything else unusable becomes ``default``, or the first option), and it is
+    always written back to ``session_state``. Writing it counts as a change of value, so
+    Streamlit sends the label for *this* run to the browser every time and the browser
+    never holds a label from an older one.
+    """
+    options = list(options)
+    value = st.session_state.get(key)
+    if not _is_option(value, options):
+        value = recover(value) if recover is not None else None
+        if not _is_option(value, options):
+            value = default if _is_option(default, options) else options[0]
+    st.session_state[key] = value
+    where = where or st
+    widget = where.select_slider if slider else where.selectbox
+    return widget(label, options, key=key, format_func=format_func, **kwargs)
 
 
 def token_select(label: str, tokens, key: str, *, default: int | None = None, first: int = 0,
                  where=None, help: str | None = None) -> int | None:
     """A select box of token positions ``first..len(tokens)-1``, shown as "3 ␣sat"; returns
-    the chosen position as an int (None only when there is no position to choose).
-
-    Every page's token picker goes through here, because a select box keyed by position
-    keeps bad state whenever the sentence changes. Streamlit (1.67) stores a select box's
-    value in the browser as its *label* (``SelectboxSerde.serialize`` is ``format_func``),
-    and it pushes a new label to the browser only when the value itself changes
-    (``set_value``). Here the label names a token of the text, so when the learner types a
-    new sentence and the chosen position still exists, the value (3) is unchanged, the
-    browser keeps the old label ("3 ␣sat"), and on the *next* rerun it sends that label
-    back. It is deserialised against the options drawn for the previous text, matches
-    none, and ``SelectboxSerde.deserialize`` returns the raw string: ``session_state[key]``
-    is then "3 ␣sat", and ``session_state[key] >= n`` raised TypeError (issue #13). A
-    rerun interrupted by fast typing can leave the same mismatch.
-
-    So the state is made valid by construction before the widget is drawn: an int in range
-    (a stale label is read back by its leading number; anything else unusable becomes
-    ``default``), and it is always written back to ``session_state``. Writing it counts as
-    a change of value, so Streamlit sends the label for *this* text to the browser on every
-    run and the browser never holds a label from an older sentence.
-    """
+    the chosen position as an int (None only when there is no position to choose). A stale
+    label is read back by its leading number; see ``stable_select`` for why that happens."""
     n = len(tokens)
     if n <= first:
         return None
-    pos = _position(st.session_state.get(key), first, n)
-    if pos is None:
-        pos = min(max(first if default is None else int(default), first), n - 1)
-    st.session_state[key] = pos
-    chosen = (where or st).selectbox(label, range(first, n), key=key, help=help,
-                                     format_func=lambda i: f"{i} {tokens[i]}")
-    return int(chosen)
+    fallback = min(max(first if default is None else int(default), first), n - 1)
+    return int(stable_select(label, range(first, n), key, default=fallback, where=where, help=help,
+                             recover=leading_number,
+                             format_func=lambda i: f"{i} {tokens[i]}"))
 
 
 def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
