@@ -10,6 +10,10 @@ from __future__ import annotations
 import unicodedata
 
 MAX_TEXT_CHARS = 2000  # far more than a context window; keeps tokenising instant
+# What the text box accepts at all. A paste longer than a box's limit is silently refused by
+# the browser, so the limit sits far above anything typed: 100,000 pasted characters arrive,
+# and ``clean_text`` cuts them to MAX_TEXT_CHARS with a notice.
+MAX_TYPED_CHARS = 200_000
 MAX_URL_TEXT = 400
 
 

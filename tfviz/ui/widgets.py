@@ -6,7 +6,7 @@ import re
 
 import streamlit as st
 
-from tfviz.textinput import clean_text
+from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.cache import get_bundle, length_notice, model_names, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
 from tfviz.viz.style import fit_margins
@@ -40,7 +40,8 @@ def sidebar_controls() -> None:
         st.selectbox("Example sentences", list(EXAMPLES), index=None, key="_example",
                      placeholder="Pick an example…", on_change=_apply_example)
         st.session_state["_typed"] = st.session_state.get("text", "")
-        st.text_area("Your text", key="_typed", on_change=_clean_typed_text, max_chars=5000,
+        st.text_area("Your text", key="_typed", on_change=_clean_typed_text,
+                     max_chars=MAX_TYPED_CHARS,
                      help="Anything you like: the pages below show what the model does with it.")
         if st.session_state.get("_text_note"):
             st.info(st.session_state["_text_note"])
