@@ -1,4 +1,4 @@
 """The instrumented transformer: small files, one idea each (see each module's docstring)."""
-from tfviz.model.transformer import KVCache, Transformer
+from tfviz.model.transformer import KVCache, ModelOutput, Transformer
 
-__all__ = ["KVCache", "Transformer"]
+__all__ = ["KVCache", "ModelOutput", "Transformer"]

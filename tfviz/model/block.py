@@ -4,10 +4,13 @@ post-LN (the original paper, and our sources):
     z = LN1(x + SelfAttn(x))          -> hook_resid_mid
     y = LN2(z + FFN(z))               -> hook_resid_post
 pre-LN (GPT-2 and most modern models):
-    z = x + SelfAttn(LN1(x))
-    y = z + FFN(LN2(z))
+    z = x + SelfAttn(LN1(x))          -> hook_resid_mid
+    y = z + FFN(LN2(z))               -> hook_resid_post
 A decoder block of an encoder-decoder model has a cross-attention sublayer in between, whose
-queries come from the decoder and whose keys and values come from the encoder's output.
+queries come from the decoder and whose keys and values come from the encoder's output m:
+    post-LN  z' = LN_cross(z + CrossAttn(z, m))      pre-LN  z' = z + CrossAttn(LN_cross(z), m)
+Each sublayer's own output (before it is added to the residual) is hook_attn_out,
+hook_cross_attn_out and hook_mlp_out.
 """
 from __future__ import annotations
 
@@ -39,37 +42,47 @@ class Block(nn.Module):
         self.attn = Attention(cfg)
         self.ln1 = LayerNorm(cfg.d_model, cfg.ln_eps)
         self.hook_attn_out = HookPoint()  # (B, T, d): after W_o
-        self.hook_resid_mid = HookPoint()
-        if cross:
-            self.cross_attn = Attention(cfg)
-            self.ln_cross = LayerNorm(cfg.d_model, cfg.ln_eps)
-            self.hook_cross_attn_out = HookPoint()
-            self.hook_resid_mid_cross = HookPoint()
+        self.hook_resid_mid = HookPoint()  # (B, T, d)
+        # Cross-attention exists only in the decoder of an encoder-decoder model.
+        self.cross_attn = Attention(cfg) if cross else None
+        self.ln_cross = LayerNorm(cfg.d_model, cfg.ln_eps) if cross else None
+        self.hook_cross_attn_out = HookPoint() if cross else None  # (B, T, d)
+        self.hook_resid_mid_cross = HookPoint() if cross else None  # (B, T, d)
         self.mlp = MoE(cfg) if cfg.is_moe else MLP(cfg)
         self.ln2 = LayerNorm(cfg.d_model, cfg.ln_eps)
-        self.hook_mlp_out = HookPoint()
-        self.hook_resid_post = HookPoint()
+        self.hook_mlp_out = HookPoint()  # (B, T, d)
+        self.hook_resid_post = HookPoint()  # (B, T, d)
 
-    def _sublayer(self, x: Tensor, ln: LayerNorm, run, hook_out: HookPoint, hook_resid: HookPoint):
+    def forward(self, x: Tensor, ctx: BlockContext, past: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor]:
+        """x: (B, T, d) -> (output (B, T, d), this layer's self-attention (k, v), MoE aux loss).
+
+        The aux loss is a scalar tensor, 0 for a dense feed-forward block.
+        """
+        x = self.hook_resid_pre(x)  # (B, T, d)
         if self.pre_ln:
-            out, extra = run(ln(x))
-            return hook_resid(x + hook_out(out)), extra
-        out, extra = run(x)
-        return hook_resid(ln(x + hook_out(out))), extra
+            a, kv = self.attn(self.ln1(x), ctx.self_attn, past=past)
+            x = self.hook_resid_mid(x + self.hook_attn_out(a))  # z = x + SelfAttn(LN1(x))
+            if self.cross_attn is not None:
+                # z' = z + CrossAttn(LN_cross(z), m)
+                c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory)
+                x = self.hook_resid_mid_cross(x + self.hook_cross_attn_out(c))
+            f, aux = self._feed_forward(self.ln2(x), ctx.moe_top_k)
+            y = self.hook_resid_post(x + self.hook_mlp_out(f))  # y = z + FFN(LN2(z))
+            return y, kv, aux
 
-    def forward(self, x: Tensor, ctx: BlockContext, past: tuple | None = None):
-        """Returns (output (B, T, d), this layer's self-attention (k, v), MoE aux loss or 0)."""
-        x = self.hook_resid_pre(x)
-        x, kv = self._sublayer(x, self.ln1, lambda h: self.attn(h, ctx.self_attn, past=past),
-                               self.hook_attn_out, self.hook_resid_mid)
-        if hasattr(self, "cross_attn"):
-            x, _ = self._sublayer(x, self.ln_cross,
-                                  lambda h: self.cross_attn(h, ctx.cross_attn, source=ctx.memory),
-                                  self.hook_cross_attn_out, self.hook_resid_mid_cross)
+        a, kv = self.attn(x, ctx.self_attn, past=past)
+        x = self.hook_resid_mid(self.ln1(x + self.hook_attn_out(a)))  # z = LN1(x + SelfAttn(x))
+        if self.cross_attn is not None:
+            # z' = LN_cross(z + CrossAttn(z, m))
+            c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory)
+            x = self.hook_resid_mid_cross(self.ln_cross(x + self.hook_cross_attn_out(c)))
+        f, aux = self._feed_forward(x, ctx.moe_top_k)
+        y = self.hook_resid_post(self.ln2(x + self.hook_mlp_out(f)))  # y = LN2(z + FFN(z))
+        return y, kv, aux
+
+    def _feed_forward(self, h: Tensor, top_k: int | None) -> tuple[Tensor, Tensor]:
+        """FFN(h) (B, T, d) and the MoE load-balancing loss (a zero scalar for a dense FFN)."""
         if isinstance(self.mlp, MoE):
-            x, aux = self._sublayer(x, self.ln2, lambda h: self.mlp(h, ctx.moe_top_k),
-                                    self.hook_mlp_out, self.hook_resid_post)
-        else:
-            x, aux = self._sublayer(x, self.ln2, lambda h: (self.mlp(h), 0.0),
-                                    self.hook_mlp_out, self.hook_resid_post)
-        return x, kv, aux
+            return self.mlp(h, top_k)
+        return self.mlp(h), h.new_zeros(())

@@ -1,7 +1,13 @@
 """The position-wise feed-forward block: FFN(x) = act(x W_1 + b_1) W_2 + b_2.
 
 Every token goes through the same two layers on its own; this is where a transformer does
-per-token computation rather than mixing tokens.
+per-token computation rather than mixing tokens. (A mixture-of-experts layer has several such
+networks, each an ``Expert`` in ``tfviz/model/moe.py``.)
+
+>>> import torch
+>>> mlp = MLP(ModelConfig(d_model=4, d_ff=16))
+>>> mlp(torch.zeros(2, 3, 4)).shape         # (B, T, d) in, (B, T, d) out
+torch.Size([2, 3, 4])
 """
 from __future__ import annotations
 
@@ -17,17 +23,15 @@ def activation(name: str):
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg: ModelConfig, hooks: bool = True) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.act = activation(cfg.activation)
-        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias)
-        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
-        if hooks:
-            self.hook_pre = HookPoint()  # (B, T, d_ff): x W_1 + b_1
-            self.hook_post = HookPoint()  # (B, T, d_ff): after the activation
+        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias)  # W_1, b_1
+        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)  # W_2, b_2
+        self.hook_pre = HookPoint()  # (B, T, d_ff): x W_1 + b_1
+        self.hook_post = HookPoint()  # (B, T, d_ff): after the activation
 
     def forward(self, x: Tensor) -> Tensor:
-        if not hasattr(self, "hook_pre"):  # an expert inside a MoE layer
-            return self.W_out(self.act(self.W_in(x)))
-        pre = self.hook_pre(self.W_in(x))
-        return self.W_out(self.hook_post(self.act(pre)))
+        pre = self.hook_pre(self.W_in(x))  # (B, T, d_ff): x W_1 + b_1
+        post = self.hook_post(self.act(pre))  # (B, T, d_ff): act(x W_1 + b_1)
+        return self.W_out(post)  # (B, T, d): act(...) W_2 + b_2

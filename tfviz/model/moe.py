@@ -4,6 +4,7 @@
     gates          p = softmax(h(x))             (hook_gate_probs)
     chosen set     T = top-k of p                (hook_expert_indices)
     output         y = sum over i in T of p_i E_i(x)   (weights in hook_expert_weights)
+    expert         E_i(x) = act(x W_1^i + b_1^i) W_2^i + b_2^i   (an ``Expert``: one FFN each)
 
 k = 1 is a Switch layer. Each expert takes at most ``capacity`` tokens per call; the slots
 that do not fit are dropped (hook_dropped) and those tokens pass on through the residual
@@ -32,8 +33,25 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tfviz.config import ModelConfig
-from tfviz.model.ffn import MLP
+from tfviz.model.ffn import activation
 from tfviz.model.hooks import HookPoint
+
+
+class Expert(nn.Module):
+    """One expert: E(x) = act(x W_1 + b_1) W_2 + b_2, a feed-forward network like ``MLP``.
+
+    It has no hooks: the layer records which experts each token went to and with what weight,
+    not each expert's hidden units.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.act = activation(cfg.activation)
+        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias)  # W_1, b_1
+        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)  # W_2, b_2
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.W_out(self.act(self.W_in(x)))  # (N, d_ff) inside, (N, d) out
 
 
 class MoE(nn.Module):
@@ -41,7 +59,7 @@ class MoE(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.router = nn.Linear(cfg.d_model, cfg.n_experts, bias=False)
-        self.experts = nn.ModuleList(MLP(cfg, hooks=False) for _ in range(cfg.n_experts))
+        self.experts = nn.ModuleList(Expert(cfg) for _ in range(cfg.n_experts))
         self.hook_router_logits = HookPoint()  # (B, T, E)
         self.hook_gate_probs = HookPoint()  # (B, T, E)
         self.hook_expert_indices = HookPoint()  # (B, T, k) chosen experts, best first

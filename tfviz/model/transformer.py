@@ -7,11 +7,18 @@ encoder-decoder:  source -> enc_blocks -> memory;  target -> blocks (causal + cr
 ``forward`` is plain: it knows nothing about tracing and keeps nothing from a call. "What if"
 switches come in a :class:`~tfviz.config.RunOptions` argument, so a shared model is never
 edited to run an experiment.
+
+Three entry points, each with one return type:
+    forward(ids)      -> logits (B, T, vocab)
+    run(ids)          -> ModelOutput(logits, aux_loss, cache): also the MoE load-balancing loss
+                         (training adds it to the loss) and the keys/values for decoding
+    step(ids, cache)  -> (logits of the new tokens, grown cache): incremental decoding
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +40,14 @@ class KVCache:
     layers: tuple[tuple[Tensor, Tensor], ...]
     length: int
     memory: Tensor | None = None  # encoder output, kept for cross-attention
+
+
+class ModelOutput(NamedTuple):
+    """Everything one pass of :meth:`Transformer.run` gives back."""
+
+    logits: Tensor  # (B, T, vocab)
+    aux_loss: Tensor  # scalar: MoE load-balancing loss summed over layers; 0 for dense models
+    cache: KVCache  # keys and values of every decoder layer, for :meth:`Transformer.step`
 
 
 class Transformer(nn.Module):
@@ -97,8 +112,8 @@ class Transformer(nn.Module):
         if cfg.attn_pattern != "full":
             allowed = self.pattern_allowed[offset:Tk, :Tk]  # (Tq, Tk)
         if causal:
-            future_ok = k_pos[None, :] <= q_pos[:, None]  # (Tq, Tk)
-            allowed = future_ok if allowed is None else allowed & future_ok
+            not_future = k_pos[None, :] <= q_pos[:, None]  # (Tq, Tk): True where key j <= query i
+            allowed = not_future if allowed is None else allowed & not_future
         if allowed is not None:
             allowed = allowed[None, None]  # (1, 1, Tq, Tk)
         if key_mask is not None:
@@ -125,7 +140,7 @@ class Transformer(nn.Module):
         x = self._embed(enc_ids, None, 0, self.hook_enc_embed, self.hook_enc_pos_embed)
         ctx = BlockContext(self._self_ctx(x.shape[1], 0, False, enc_attention_mask, opts),
                            moe_top_k=opts.moe_top_k)
-        aux = 0.0
+        aux = x.new_zeros(())
         for block in self.enc_blocks:
             x, _, a = block(x, ctx)
             aux = aux + a
@@ -133,11 +148,17 @@ class Transformer(nn.Module):
             x = self.enc_ln_final(x)
         return x, aux
 
-    def _run(self, ids, *, enc_ids=None, attention_mask=None, enc_attention_mask=None,
-             inputs_embeds=None, options=None, cache: KVCache | None = None):
+    def run(self, ids: Tensor | None = None, *, enc_ids: Tensor | None = None,
+            attention_mask: Tensor | None = None, enc_attention_mask: Tensor | None = None,
+            inputs_embeds: Tensor | None = None, options: RunOptions | None = None,
+            cache: KVCache | None = None) -> ModelOutput:
+        """One pass, everything it gives: logits (B, T, vocab), MoE aux loss, KV cache.
+
+        Arguments as :meth:`forward`; ``cache`` continues from earlier tokens (see :meth:`step`).
+        """
         opts = options or RunOptions()
         cfg = self.cfg
-        memory, aux = None, 0.0
+        memory, aux = None, torch.zeros(())
         if cfg.arch == "encoder-decoder":
             if cache is not None and cache.memory is not None:
                 memory = cache.memory
@@ -165,20 +186,19 @@ class Transformer(nn.Module):
         if cfg.final_norm:
             x = self.ln_final(x)
         new_cache = KVCache(tuple(layers), offset + x.shape[1], memory)
-        return self._logits(x), aux, new_cache
+        return ModelOutput(self._logits(x), aux, new_cache)
 
     def forward(self, ids: Tensor | None = None, *, enc_ids: Tensor | None = None,
                 attention_mask: Tensor | None = None, enc_attention_mask: Tensor | None = None,
-                inputs_embeds: Tensor | None = None, options: RunOptions | None = None,
-                return_aux: bool = False):
+                inputs_embeds: Tensor | None = None, options: RunOptions | None = None) -> Tensor:
         """ids: (B, T) token ids -> logits (B, T, vocab). attention_mask: (B, T), 1 = real token.
 
-        With return_aux, also the MoE load-balancing loss (0.0 for dense models).
+        enc_ids / enc_attention_mask: the source of an encoder-decoder model. inputs_embeds:
+        (B, T, d) vectors in place of the token embeddings. For the MoE loss use :meth:`run`.
         """
-        logits, aux, _ = self._run(ids, enc_ids=enc_ids, attention_mask=attention_mask,
-                                   enc_attention_mask=enc_attention_mask,
-                                   inputs_embeds=inputs_embeds, options=options)
-        return (logits, aux) if return_aux else logits
+        return self.run(ids, enc_ids=enc_ids, attention_mask=attention_mask,
+                        enc_attention_mask=enc_attention_mask, inputs_embeds=inputs_embeds,
+                        options=options).logits
 
     def step(self, ids: Tensor, cache: KVCache | None = None, *, enc_ids: Tensor | None = None,
              options: RunOptions | None = None) -> tuple[Tensor, KVCache]:
@@ -187,5 +207,5 @@ class Transformer(nn.Module):
         Returns the new tokens' logits (B, T_new, vocab) and the grown cache. The first call
         (cache=None) takes the prompt, later calls typically one token each.
         """
-        logits, _, new_cache = self._run(ids, enc_ids=enc_ids, options=options, cache=cache)
-        return logits, new_cache
+        out = self.run(ids, enc_ids=enc_ids, options=options, cache=cache)
+        return out.logits, out.cache

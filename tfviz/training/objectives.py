@@ -29,9 +29,9 @@ def lm_loss(model: Transformer, rows: Sequence[Sequence[int]], gen: torch.Genera
             tok) -> tuple[Tensor, Tensor]:
     """Next-token loss; rows are right-padded, and causal attention never sees the padding."""
     x, y = lm_batch(rows, tok.pad_id)
-    logits, aux = model(x, return_aux=True)  # (B, T, V)
-    ce = _ce(logits, y)
-    return ce + model.cfg.moe_aux_loss_coef * aux, ce
+    out = model.run(x)  # logits (B, T, V) and the MoE load-balancing loss
+    ce = _ce(out.logits, y)
+    return ce + model.cfg.moe_aux_loss_coef * out.aux_loss, ce
 
 
 def mlm_loss(model: Transformer, rows: Sequence[Sequence[int]], gen: torch.Generator,
@@ -39,15 +39,15 @@ def mlm_loss(model: Transformer, rows: Sequence[Sequence[int]], gen: torch.Gener
     """Masked-LM loss; ``gen`` draws which tokens are chosen and what they become."""
     x, y, mask = mlm_batch(rows, gen, mask_id=tok.mask_id, vocab_size=tok.vocab_size,
                            pad_id=tok.pad_id)
-    logits, aux = model(x, attention_mask=mask, return_aux=True)  # (B, T, V)
-    ce = _ce(logits, y)
-    return ce + model.cfg.moe_aux_loss_coef * aux, ce
+    out = model.run(x, attention_mask=mask)  # logits (B, T, V) and the MoE loss
+    ce = _ce(out.logits, y)
+    return ce + model.cfg.moe_aux_loss_coef * out.aux_loss, ce
 
 
 def seq2seq_loss(model: Transformer, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
                  gen: torch.Generator, tok) -> tuple[Tensor, Tensor]:
     """Teacher-forced loss of an encoder-decoder: decoder reads <bos> target, predicts target <eos>."""
     enc, enc_mask, dec_in, dec_tgt = seq2seq_batch(pairs, tok.bos_id, tok.eos_id, tok.pad_id)
-    logits, aux = model(dec_in, enc_ids=enc, enc_attention_mask=enc_mask, return_aux=True)
-    ce = _ce(logits, dec_tgt)
-    return ce + model.cfg.moe_aux_loss_coef * aux, ce
+    out = model.run(dec_in, enc_ids=enc, enc_attention_mask=enc_mask)  # logits (B, T, V), MoE loss
+    ce = _ce(out.logits, dec_tgt)
+    return ce + model.cfg.moe_aux_loss_coef * out.aux_loss, ce
