@@ -24,7 +24,7 @@ import time
 from playwright.async_api import async_playwright
 
 from bench.browser_common import launch, new_page, summary, timed_change, wait_idle, wait_quiet
-from tfviz.serve import streamlit_server
+from tests.support.serve import streamlit_server
 
 CHANGES = 30
 STARTS = 3

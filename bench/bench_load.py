@@ -41,7 +41,7 @@ from pathlib import Path
 from playwright.async_api import async_playwright
 
 from bench.browser_common import cpu_seconds, launch, new_page, summary, wait_idle
-from tfviz.serve import streamlit_server
+from tests.support.serve import streamlit_server
 from tfviz.ui.runlog import parse
 
 ROUTE = ["self-attention", "multi-head", "layernorm", "masking", "mixture-of-experts",

@@ -7,7 +7,7 @@ import statistics
 import time
 from pathlib import Path
 
-from tfviz.serve import CHROMIUM, CHROMIUM_ARGS, is_local
+from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local
 
 CHART_STATE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
     .map(p => JSON.stringify((p.data || []).map(t => [t.z, t.x, t.y])).length + ':' +

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tfviz.serve import CHROMIUM, CHROMIUM_ARGS, is_local, streamlit_server
+from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local, streamlit_server
 
 SHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 

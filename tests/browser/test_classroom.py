@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import OutboundGuard, assert_no_exception, wait_for_app
-from tfviz.serve import streamlit_server
+from tests.support.serve import streamlit_server
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tests.browser.conftest import OutboundGuard
-from tfviz.serve import streamlit_server
+from tests.support.serve import streamlit_server
 from tfviz.ui.lessons import available
 
 pytestmark = pytest.mark.browser

@@ -55,7 +55,7 @@ def test_server_start_makes_no_outbound_connection():
     psutil = pytest.importorskip("psutil")
     import urllib.request
 
-    from tfviz.serve import streamlit_server
+    from tests.support.serve import streamlit_server
 
     with streamlit_server() as (url, proc, _):
         for path in ("/", "/tour", "/self-attention"):

@@ -1,4 +1,5 @@
-"""Start and stop a real ``streamlit run app.py`` on a free localhost port (tests, benchmarks).
+"""Start and stop a real ``streamlit run server.py`` (or app.py) on a free localhost port:
+the browser tests, the robustness tests and the benchmarks (bench/) share it.
 
 No streamlit import here: the server is a child process, driven over HTTP.
 """
@@ -13,7 +14,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 # Chromium's own background traffic would try to leave the machine; these flags stop it.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
