@@ -93,24 +93,26 @@ def test_hot_figures_keep_plotly_from_measuring_their_margins():
 
 
 def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
+    import server  # the start-up hook: tfviz.ui.warmup.warm_up with the collector paused
     from tfviz.bundle import Bundle
     from tfviz.ui.cache import get_bundle, get_trace, model_names
-    from tfviz.ui.warmup import warm_up
 
     get_trace.clear()
     traced = []
     real = Bundle.trace
     monkeypatch.setattr(Bundle, "trace", lambda self, *a, **k: traced.append(a) or real(self, *a, **k))
-    took = warm_up()
+    took = server._warm_up()
     assert took > 0 and traced == [(DEFAULT_TEXT,)]
     trace = get_trace(DEFAULT_MODEL, DEFAULT_TEXT)  # answered from the cache: no new forward pass
     assert len(traced) == 1
     # the same model, text and shapes in one process: the same kernels, the same bits
     np.testing.assert_array_equal(trace.logits, real(get_bundle(DEFAULT_MODEL), DEFAULT_TEXT).logits)
     assert all(get_bundle(n) is get_bundle(n) for n in model_names())
-    # Everything loaded so far is frozen out of the collector, so its full passes stay short.
+    # Everything loaded so far is frozen out of the collector, so its full passes stay short,
+    # and the collector is on again.
     import gc
 
+    assert gc.isenabled()
     try:
         assert gc.get_freeze_count() > 10_000
     finally:

@@ -3,11 +3,11 @@
 `server.py` runs :func:`warm_up` in a background thread when the server starts, so the
 first learner does not wait for torch to import (about 2.5 s here) or the first models to load.
 The order follows what the first page needs: torch and tfviz, the default model and its trace
-of the default text, the chart libraries, then the other models.
+of the default text, the chart libraries, then the other models. server.py also keeps the
+garbage collector off while this runs and freezes what it loaded (see ``server._warm_up``).
 """
 from __future__ import annotations
 
-import gc
 import logging
 import time
 
@@ -20,11 +20,6 @@ def warm_up() -> float:
     """Import, load and trace what the first page needs. Returns the seconds it took."""
     start = time.perf_counter()
     quiet_context_warnings()  # cached calls outside a page run are intended here
-    # The imports below (and torch's, which server.py makes with the collector off before
-    # calling this) create about 290 000 long-lived objects; with the collector on, its full
-    # passes rescan them again and again while they load (about 0.3 s here).
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         from tfviz.ui.cache import get_bundle, get_trace, model_names
         from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
@@ -38,13 +33,6 @@ def warm_up() -> float:
             get_bundle(name)
     except Exception:  # a failed warm-up only means a slower first page
         log.exception("warm-up failed")
-    finally:
-        # What exists now lives as long as the server: modules, models, the first trace.
-        # Moving it out of the collector's reach makes each full collection scan a few
-        # thousand objects instead of 290 000 (150 ms -> under 1 ms on this machine).
-        gc.freeze()
-        if collecting:
-            gc.enable()
     took = time.perf_counter() - start
     log.info("warm-up done in %.1f s", took)
     return took
