@@ -2,6 +2,7 @@
 import streamlit as st
 
 from tfviz.tokenizer import TeachingTokenizer, parse_corpus, train_bpe
+from tfviz.tokenizer.naive_bpe import train_bpe_naive
 from tfviz.tokenizer.teaching_bpe import count_pairs
 from tfviz.ui.widgets import current_bundle, show_code
 from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
@@ -89,7 +90,7 @@ else:
         total_pairs = sum(count_pairs(before.symbols, before.freqs).values())
         st.caption(f"{sum(len(s) for s in step.symbols)} symbols across the distinct words; "
                    f"{total_pairs} neighbouring pairs were counted before this step.")
-        show_code(train_bpe, count_pairs)
+        show_code(train_bpe_naive, count_pairs)  # the textbook loop; train_bpe is its fast twin
 
         st.subheader("Encode a new word")
         st.markdown("A new word is split into characters, and the learned merges are applied in "

@@ -1,6 +1,7 @@
 """Tokenizers: a teaching BPE that records every merge, and the byte-level BPE we serve.
 
 - ``teaching_bpe``: ``train_bpe`` -> ``BPEHistory`` (the classic algorithm, step by step)
+- ``naive_bpe``: ``train_bpe_naive``, the same training as the textbook loop lesson 2 shows
 - ``teaching_encode``: ``TeachingTokenizer.encode`` with the merges applied to each word
 - ``corpus_input``: ``parse_corpus`` turns learner text into a corpus or a friendly message
 - ``served``: ``ServedTokenizer`` / ``train_served_tokenizer`` (HF ``tokenizers``, byte level)

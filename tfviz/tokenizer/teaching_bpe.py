@@ -27,6 +27,10 @@ Worked example, corpus "low lower":
 ``end_of_word="attached"`` is the convention HF ``tokenizers`` uses instead: the
 marker is glued to the last character ("w</w>" is one symbol from the start), so
 no merge is ever spent on attaching it.
+
+This is the fast version: a heap of pair counts (``pair_queue``) that only the merged words
+update. ``naive_bpe.train_bpe_naive`` is the same training as the textbook loop (recount
+every pair, merge the best, repeat); a parity test keeps their histories equal.
 """
 
 from __future__ import annotations
