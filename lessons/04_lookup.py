@@ -8,7 +8,8 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
-from tfviz.viz.lookup import entry_labels, key_plane, sweep_chart, weights_chart
+from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
+from tfviz.viz.style import token_labels
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 
@@ -90,7 +91,7 @@ def live():
     tokens = trace.tokens
     pos = token_select("Query token", tokens, "lk_query_tok", default=len(tokens) - 1)
     row = trace["pattern", layer][head, pos]
-    labels = entry_labels(tokens)
+    labels = token_labels(tokens)  # altair shows text as typed
     vega(weights_chart, labels, row, one_hot_of_best(row),
          title=f"Layer {layer}, head {head}: what {labels[pos]!r} looks up")
     st.caption(f"The largest weight is {row.max():.3f} on {labels[int(row.argmax())]!r}; "

@@ -10,7 +10,7 @@ from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_cod
 from tfviz.viz import attention as attv
 from tfviz.viz.arrows import arrows_figure
 from tfviz.viz.heatmap import attention_heatmap, heatmap
-from tfviz.viz.style import unique_labels
+from tfviz.viz.style import token_labels
 
 name, text = st.session_state["model"], st.session_state["text"]
 bundle = current_bundle()
@@ -46,7 +46,7 @@ def walkthrough() -> None:
                                 help="The scores are divided by T before the softmax: below 1 sharper, above 1 flatter.")
     trace = get_trace(name, text, scale=None if scale == cfg.scale_attn else scale,
                       causal=None if causal == cfg.causal else causal, temperature=temperature)
-    labels = unique_labels(trace.tokens)
+    labels = token_labels(trace.tokens, escape=True)
     n = len(labels)
     found = find_coref_positions(trace.tokens)
     q_pos = token_select("Query token (the one that asks)", trace.tokens, "sa_query",
@@ -132,7 +132,7 @@ def matrices(trace, layer, head) -> None:
     if ("rot_q", layer) not in trace:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
                    f"within {mf.max_error:.1e}.")
-    labels = unique_labels(trace.tokens)
+    labels = token_labels(trace.tokens, escape=True)
     left, right = st.columns(2)
     for where, matrix, title in ((left, mf.Q, "Q"), (right, mf.K, "K"), (left, mf.V, "V"),
                                  (right, mf.Z, "Z = A V")):

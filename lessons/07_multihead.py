@@ -12,13 +12,13 @@ from tfviz.ui.widgets import (build, chart, current_bundle, layer_head_pickers, 
                               show_code, token_select, vega)
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
-from tfviz.viz.style import unique_labels
+from tfviz.viz.style import token_labels
 
 name, text = st.session_state["model"], st.session_state["text"]
 bundle = current_bundle()
 cfg = bundle.config
 trace = get_trace(name, text)
-labels = unique_labels(trace.tokens)
+labels = token_labels(trace.tokens, escape=True)
 n, h, dh, d = len(labels), cfg.n_heads, cfg.d_head, cfg.d_model
 
 st.title("Multi-head attention")
@@ -70,10 +70,11 @@ def by_layer() -> None:
         "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
         "point to rare words. A few simple averages over the rows of each map give a first guess:"
     )
+    plain = token_labels(trace.tokens)  # tables and altair show text as typed
     table = {"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
              "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
              "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
-             "favourite key": [f"{s.favourite} {trace.tokens[s.favourite]}" for s in stats],
+             "favourite key": [plain[s.favourite] for s in stats],
              "→ favourite": [s.favourite_share for s in stats],
              "label": [s.label for s in stats]}
     three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
@@ -95,7 +96,7 @@ def by_layer() -> None:
     q_pos = token_select("Token", trace.tokens, "mh_query", default=found.probe if found else n - 1)
     W_O, b_O = hd.output_weights(bundle.model, layer)
     contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
-    vega(attv.head_contribution_bars, contrib, query=f"{q_pos} {trace.tokens[q_pos]}", highlight=head)
+    vega(attv.head_contribution_bars, contrib, query=plain[q_pos], highlight=head)
     gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])
     st.caption(f"Check: the heads' shares plus b^O equal the model's attention output for "
                f"{labels[q_pos]} to within {gap:.1e}.")

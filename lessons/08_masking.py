@@ -7,7 +7,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, stable_select,
                               token_select)
 from tfviz.viz import attention as attv
-from tfviz.viz.style import unique_labels
+from tfviz.viz.style import token_labels
 
 
 @st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
@@ -98,7 +98,7 @@ st.markdown(
     "their outputs would move. Pick a position and a new token:"
 )
 trace = get_trace(name, text)
-labels = unique_labels(trace.tokens)
+labels = token_labels(trace.tokens, escape=True)
 n = len(labels)
 if n < 2:
     st.info("Type at least two tokens of text to run this experiment.")

@@ -8,6 +8,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
 from tfviz.viz import layernorm as lnv
+from tfviz.viz.style import token_labels
 
 
 @st.cache_resource(show_spinner="Building the two wirings…")
@@ -26,7 +27,7 @@ name, text = st.session_state["model"], st.session_state["text"]
 bundle = current_bundle()
 cfg = bundle.config
 trace = get_trace(name, text)
-labels = [f"{i} {t}" for i, t in enumerate(trace.tokens)]  # plain: widgets show text as typed
+labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 
 st.title("Residual connections and LayerNorm")
 st.markdown(

@@ -8,6 +8,7 @@ from tfviz.ui.lessons import available, by_url
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
 from tfviz.viz import ffn as fv
+from tfviz.viz.style import token_labels
 
 
 def _switch_model(to: str) -> None:
@@ -17,7 +18,7 @@ def _switch_model(to: str) -> None:
 name, text = st.session_state["model"], st.session_state["text"]
 cfg = current_bundle().config
 trace = get_trace(name, text)
-labels = [f"{i} {t}" for i, t in enumerate(trace.tokens)]  # plain: widgets show text as typed
+labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 act_name, act_latex = fa.activation_info(cfg)
 
 st.title("The feed-forward network")

@@ -7,6 +7,7 @@ from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
                               vega)
 from tfviz.viz import moe as mv
+from tfviz.viz.style import token_labels
 
 
 def _switch_model(to: str) -> None:
@@ -49,7 +50,7 @@ else:
                   help=f"{name} was built with k = {cfg.moe_top_k}. Changing it here only "
                        "changes this one forward pass; the model itself stays as it is.")
     trace = get_trace(name, text, top_k=k)
-    labels = [f"{i} {t}" for i, t in enumerate(trace.tokens)]  # plain: widgets show text as typed
+    labels = token_labels(trace.tokens)  # plain: widgets show text as typed
     r = ma.routing(trace, layer)
 
     st.header("Where each token goes")

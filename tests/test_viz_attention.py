@@ -13,7 +13,7 @@ from tfviz.model import Transformer
 from tfviz.viz import attention as attv
 from tfviz.viz import scaling as scv
 from tfviz.viz.arrows import arrows_figure
-from tfviz.viz.style import unique_labels
+from tfviz.viz.style import token_labels
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_arrows_one_line_per_visible_key(gpt, walk):
     widths = np.array([t.line.width for t in lines])
     assert (np.argsort(widths) == np.argsort(walk.weights[:6])).all()  # thicker = more weight
     keys = next(t for t in fig.data if t.name == "keys")
-    labels = unique_labels(tr.tokens)
+    labels = token_labels(tr.tokens, escape=True)
     assert keys.text[0] == f"{labels[0]}  {walk.weights[0]:.2f}"
     assert keys.text[9] == f"{labels[9]}  (masked)"
     assert fig.layout.title.text == "Where it looks"
@@ -61,7 +61,7 @@ def test_score_steps_show_each_stage(gpt, walk):
     np.testing.assert_allclose(bars[1].y, walk.scaled)
     np.testing.assert_allclose(bars[3].y, walk.weights)
     assert bars[2].text[6] == "−∞" and bars[2].text[0] == ""
-    assert list(fig.layout.xaxis4.ticktext) == unique_labels(gpt[1].tokens)
+    assert list(fig.layout.xaxis4.ticktext) == token_labels(gpt[1].tokens, escape=True)
     assert "layer 1, head 2" in fig.layout.title.text
 
 
@@ -81,7 +81,7 @@ def test_maps_side_by_side_and_head_grid(gpt):
     fig = attv.maps_side_by_side([p[0], p[1]], [tr.tokens, tr.tokens], ["a", "b"], title="T")
     assert len(fig.data) == 2 and fig.layout.title.text == "T"
     np.testing.assert_array_equal(fig.data[1].z, p[1])
-    assert list(fig.layout.xaxis.ticktext) == unique_labels(tr.tokens)
+    assert list(fig.layout.xaxis.ticktext) == token_labels(tr.tokens, escape=True)
     grid = attv.head_grid(p, tr.tokens, layer=0, names=["x", "y", "z", "w"])
     assert len(grid.data) == 4
     np.testing.assert_array_equal(grid.data[3].z, p[3])
@@ -129,7 +129,7 @@ def test_logit_change_figure(gpt):
     np.testing.assert_allclose(fig.data[0].y, result.change)
     # "0" needs exact zeros: a dense decoder, same shapes in both runs (see test_model_masks)
     assert list(fig.data[0].text[:4]) == ["0"] * 4 and fig.data[0].text[5] == ""
-    assert list(fig.layout.xaxis.ticktext) == unique_labels(tr.tokens)
+    assert list(fig.layout.xaxis.ticktext) == token_labels(tr.tokens, escape=True)
 
 
 def test_scaling_charts_carry_the_experiment():

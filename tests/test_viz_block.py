@@ -12,7 +12,7 @@ from tfviz.viz import ffn as fv
 from tfviz.viz import forward as fwv
 from tfviz.viz import layernorm as lnv
 from tfviz.viz import moe as mv
-from tfviz.viz.style import safe_label
+from tfviz.viz.style import safe_label, token_labels
 
 TEXT = "the cat sat."
 
@@ -35,13 +35,9 @@ def gpt():
     return b, b.trace(TEXT)
 
 
-def _labels(tr) -> list[str]:
-    return [f"{i} {t}" for i, t in enumerate(tr.tokens)]
-
-
 def test_token_stats_chart(gpt):
     _, tr = gpt
-    labels = _labels(tr)
+    labels = token_labels(tr.tokens)
     s = lna.token_stats(tr, 0, "ln1")
     chart = lnv.token_stats_chart(tr.tokens, s.mean_before, s.std_before, s.mean_after, s.std_after,
                                   title="μ and σ")
@@ -75,7 +71,7 @@ def test_residual_norm_chart(gpt):
 
 def test_neuron_heatmap_and_active_chart(gpt):
     _, tr = gpt
-    labels = _labels(tr)
+    labels = token_labels(tr.tokens)
     acts = fa.neuron_acts(tr, 0)
     top = fa.top_neurons(acts, 6)
     fig = fv.neuron_heatmap(acts, tr.tokens, top, title="neurons")
@@ -91,7 +87,7 @@ def test_neuron_heatmap_and_active_chart(gpt):
 
 def test_mixing_chart_holds_the_weighted_values_and_z(gpt):
     _, tr = gpt
-    labels = _labels(tr)
+    labels = token_labels(tr.tokens)
     mix = fa.attention_mixing(tr, 0, 1, 4)
     chart = fv.mixing_chart(mix.values, mix.weights, mix.z, tr.tokens, title="mix")
     rows = _rows(chart)
@@ -106,7 +102,7 @@ def test_routing_heatmap_load_chart_and_class_table():
     b = tfviz.load("moe-tiny")
     tr = b.trace(TEXT, options=RunOptions(moe_top_k=2))
     r = ma.routing(tr, 0)
-    labels = _labels(tr)
+    labels = token_labels(tr.tokens)
     fig = mv.routing_heatmap(r.probs, r.chosen_mask(), r.dropped_mask(), tr.tokens, title="gates")
     np.testing.assert_allclose(fig.data[0].z, r.probs)
     assert list(fig.layout.yaxis.ticktext) == labels
@@ -134,7 +130,7 @@ def test_routing_heatmap_load_chart_and_class_table():
 
 def test_step_figures(gpt):
     b, tr = gpt
-    labels = _labels(tr)
+    labels = token_labels(tr.tokens)
     steps = fw.forward_steps(tr, head=1, token_strings=b.token_strings)
     attn = fwv.step_figure(steps[3])
     np.testing.assert_allclose(attn.data[0].z, tr["pattern", 0][1])

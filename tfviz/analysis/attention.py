@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfviz.trace import Trace
+from tfviz.viz.style import token_labels
 
 
 def softmax(scores, temperature: float = 1.0) -> np.ndarray:
@@ -228,7 +229,7 @@ def walkthrough_rows(walk: QueryWalkthrough) -> dict[str, list]:
     """Columns for a table of the walk: one row per key; masked scores are written "−∞"."""
     masked = [f"{m:.4f}" if ok else "−∞" for m, ok in zip(walk.masked, walk.allowed)]
     return {
-        "key": [f"{j} {t}" for j, t in enumerate(walk.tokens)],
+        "key": token_labels(walk.tokens),
         "q·k": walk.raw.tolist(),
         f"÷ {walk.divisor:.4g}": walk.scaled.tolist(),
         "after mask": masked,

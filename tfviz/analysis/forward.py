@@ -24,6 +24,7 @@ import numpy as np
 
 from tfviz.exercises.params import count_parameters
 from tfviz.trace import Trace
+from tfviz.viz.style import token_labels  # plain text: data, escaped by a figure that shows it
 
 TokenStrings = Callable[[Sequence[int]], Sequence[str]]
 
@@ -47,13 +48,6 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax. [0, ln 3] -> [0.25, 0.75]."""
     z = np.exp(x - x.max(axis=axis, keepdims=True))
     return z / z.sum(axis=axis, keepdims=True)
-
-
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """Plain-text labels that stay distinct when a token repeats: ["a", "a"] -> ["0 a", "1 a"].
-
-    They are data: a figure that shows them in plotly escapes them first."""
-    return [f"{i} {t}" for i, t in enumerate(tokens)]
 
 
 def _dims(n: int) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfviz.trace import Trace
+from tfviz.viz.style import token_labels
 
 # Sentences in the style of the training stories, for the class x expert table.
 SAMPLE_SENTENCES = (
@@ -93,9 +94,9 @@ def capacity_of(factor: float | None, n_tokens: int, k: int, n_experts: int) -> 
 
 def dropped_tokens(r: Routing, tokens: Sequence[str]) -> list[dict]:
     """One row per dropped choice: which token, its 1st/2nd/... choice, the expert, the gate."""
-    rows = []
+    rows, labels = [], token_labels(tokens)
     for t, slot in zip(*np.nonzero(r.dropped)):
-        rows.append({"token": f"{t} {tokens[t]}", "choice": int(slot) + 1,
+        rows.append({"token": labels[t], "choice": int(slot) + 1,
                      "expert": int(r.indices[t, slot]), "gate p": float(r.probs[t, r.indices[t, slot]])})
     return rows
 

@@ -9,7 +9,7 @@ import streamlit as st
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.cache import get_bundle, length_notice, model_names, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
-from tfviz.viz.style import fit_margins
+from tfviz.viz.style import fit_margins, token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
 PLOTLY_CONFIG = {
@@ -132,9 +132,9 @@ def token_select(label: str, tokens, key: str, *, default: int | None = None, fi
     if n <= first:
         return None
     fallback = min(max(first if default is None else int(default), first), n - 1)
+    labels = token_labels(tokens)  # widgets show text as typed
     return int(stable_select(label, range(first, n), key, default=fallback, where=where, help=help,
-                             recover=leading_number,
-                             format_func=lambda i: f"{i} {tokens[i]}"))
+                             recover=leading_number, format_func=labels.__getitem__))
 
 
 def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple[int, int]]:

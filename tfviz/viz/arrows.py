@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, unique_labels
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 QUERY_COLOUR = CATEGORICAL[5]  # vermillion
 LINE_COLOUR = CATEGORICAL[0]  # blue
@@ -23,7 +23,7 @@ def arrows_figure(weights: np.ndarray, tokens: Sequence[str], query_pos: int, *,
                   allowed: np.ndarray | None = None) -> go.Figure:
     """weights: (n,) one query row of an attention map; tokens: the n raw token strings.
 
-    ``title`` must already be safe for plotly's label markup (build it from ``unique_labels``).
+    ``title`` must already be safe for plotly's label markup (build it from ``token_labels(..., escape=True)``).
 
     >>> fig = arrows_figure(np.array([0.88, 0.12]), ["Thinking", "Machines"], 0, title="t")
     >>> [round(float(t.line.width), 2) for t in fig.data if t.mode == "lines"]
@@ -42,7 +42,7 @@ def arrows_figure(weights: np.ndarray, tokens: Sequence[str], query_pos: int, *,
             line={"width": 0.5 + (MAX_WIDTH - 0.5) * float(w[j]), "color": LINE_COLOUR},
             opacity=0.25 + 0.75 * float(w[j]) / top,  # darkest for the key it likes most
         ))
-    names = unique_labels(tokens)  # "3 cat", escaped for plotly's label markup
+    names = token_labels(tokens, escape=True)  # "3 cat", escaped for plotly's label markup
     key_text = [f"{names[j]}  {w[j]:.2f}" if allowed[j] else f"{names[j]}  (masked)"
                 for j in range(n)]
     fig.add_trace(go.Scatter(

@@ -2,8 +2,8 @@
 
 Every builder takes numpy arrays and raw token strings and returns a plotly Figure with a
 title, axis titles and the tokens as tick labels ("3 cat", escaped for plotly's label markup
-by ``unique_labels``). Values are exact on hover. Arguments named ``query`` or ``probe`` are
-labels that are already escaped (an entry of ``unique_labels``).
+by ``token_labels(..., escape=True)``). Values are exact on hover. Arguments named ``query``
+or ``probe`` are labels that are already escaped (an entry of such a list).
 """
 from __future__ import annotations
 
@@ -18,15 +18,10 @@ from plotly.subplots import make_subplots
 
 from tfviz.analysis.attention import QueryWalkthrough
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.layernorm import readable
 from tfviz.viz.style import (CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins,
-                             label_margin, safe_label, unique_labels)
+                             label_margin, readable, safe_label, token_labels)
 
 MASKED_GREY = "#d9d9d9"
-
-
-def _labels(tokens: Sequence[str]) -> list[str]:
-    return unique_labels(tokens)
 
 
 def _layout(fig: go.Figure, title: str, height: int, **extra) -> go.Figure:
@@ -37,7 +32,7 @@ def _layout(fig: go.Figure, title: str, height: int, **extra) -> go.Figure:
 
 def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
     """Four stacked bar charts over the keys: q·k, ÷√d_k, masked, softmax weight."""
-    keys = _labels(walk.tokens)
+    keys = token_labels(walk.tokens, escape=True)
     rows = [("q · k", walk.raw), (f"÷ {walk.divisor:.3g}", walk.scaled),
             ("masked", np.where(walk.allowed, walk.masked, 0.0)), ("softmax α", walk.weights)]
     fig = make_subplots(rows=4, cols=1, shared_xaxes=True, vertical_spacing=0.04,
@@ -53,7 +48,7 @@ def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
                              + ": %{customdata[1]}<extra></extra>"), row=r, col=1)
     fig.update_xaxes(tickvals=list(range(len(keys))), ticktext=keys, row=4, col=1,
                      title="key token")
-    query = unique_labels(walk.tokens)[walk.query_pos]
+    query = token_labels(walk.tokens, escape=True)[walk.query_pos]
     return _layout(fig, f"Scores of query {query} with every key "
                         f"(layer {walk.layer}, head {walk.head})", 640)
 
@@ -61,7 +56,7 @@ def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
 def weighted_sum_figure(walk: QueryWalkthrough, keep: Sequence[int] | None = None) -> go.Figure:
     """Rows α_j v_j for the keys in ``keep`` (all by default), the rest summed, then z = Σ α_j v_j."""
     keep = list(range(walk.n_keys)) if keep is None else list(keep)
-    labs = _labels(walk.tokens)
+    labs = token_labels(walk.tokens, escape=True)
     rows = [walk.weighted_values[j] for j in keep]
     names = [f"{labs[j]}  α={walk.weights[j]:.3f}" for j in keep]
     rest = [j for j in range(walk.n_keys) if j not in set(keep)]
@@ -80,7 +75,7 @@ def maps_side_by_side(patterns: Sequence[np.ndarray], token_lists: Sequence[Sequ
     k = len(patterns)
     fig = make_subplots(rows=1, cols=k, subplot_titles=list(titles), horizontal_spacing=0.12)
     for c, (p, toks) in enumerate(zip(patterns, token_lists), start=1):
-        labs = _labels(toks)
+        labs = token_labels(toks, escape=True)
         n = len(labs)
         fig.add_trace(go.Heatmap(
             z=p, x=list(range(n)), y=list(range(n)), zmin=0, zmax=1, colorscale=SEQUENTIAL,
@@ -91,7 +86,7 @@ def maps_side_by_side(patterns: Sequence[np.ndarray], token_lists: Sequence[Sequ
         fig.update_yaxes(tickvals=list(range(n)), ticktext=labs, autorange="reversed",
                          title="query" if c == 1 else "", row=1, col=c)
     n_max = max(len(t) for t in token_lists)
-    longest = [label for toks in token_lists for label in _labels(toks)]
+    longest = [label for toks in token_lists for label in token_labels(toks, escape=True)]
     _layout(fig, title, max(360, min(800, 120 + 22 * n_max)))
     return fixed_margins(fig, left=label_margin(longest), bottom=label_margin(longest), top=80)
 
@@ -105,7 +100,7 @@ def head_grid(patterns: np.ndarray, tokens: Sequence[str], *, layer: int,
     titles = [f"head {i}" + (f": {names[i]}" if names else "") for i in range(h)]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
                         horizontal_spacing=0.04, vertical_spacing=0.08)
-    labs = _labels(tokens)
+    labs = token_labels(tokens, escape=True)
     n = len(labs)
     for i in range(h):
         r, c = divmod(i, cols)
@@ -165,8 +160,8 @@ def coref_figure(weights: np.ndarray, nouns: Sequence[str], *, best: tuple[int, 
 
 def masked_scores_figure(masked: np.ndarray, tokens: Sequence[str], *, title: str) -> go.Figure:
     """Scores after the mask (n, n): masked cells are grey and read "−∞"."""
-    labs = unique_labels(tokens)
-    fig = heatmap(masked, title=title, x_labels=_labels(tokens), y_labels=_labels(tokens),
+    labs = token_labels(tokens, escape=True)
+    fig = heatmap(masked, title=title, x_labels=labs, y_labels=labs,
                   x_title="key", y_title="query", diverging=True, text=len(labs) <= 16)
     hidden = np.where(np.isneginf(masked), 1.0, np.nan)
     fig.add_trace(go.Heatmap(z=hidden, x=list(range(len(labs))), y=list(range(len(labs))),
@@ -179,7 +174,7 @@ def masked_scores_figure(masked: np.ndarray, tokens: Sequence[str], *, title: st
 
 def logit_change_figure(change: np.ndarray, tokens: Sequence[str], position: int) -> go.Figure:
     """Bars: the largest logit change at each position after replacing the token at ``position``."""
-    labs = _labels(tokens)
+    labs = token_labels(tokens, escape=True)
     colours = [CATEGORICAL[2] if i < position else CATEGORICAL[5] if i == position else CATEGORICAL[0]
                for i in range(len(labs))]
     fig = go.Figure(go.Bar(x=list(range(len(labs))), y=change, marker_color=colours,

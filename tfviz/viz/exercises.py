@@ -24,6 +24,7 @@ from tfviz.exercises.attention import solve_multihead
 from tfviz.exercises.core import Arrows, Instance, fmt_number
 from tfviz.exercises.worked import vector_text
 from tfviz.viz.arrows import arrows_figure
+from tfviz.viz.style import token_labels
 
 Table = tuple[str, pd.DataFrame]
 PLACES = 4  # decimals shown in the tables; the answers are checked to ±0.01 or better
@@ -87,7 +88,7 @@ def _token_rows(n: int, tokens: Sequence[str]) -> list[str]:
     tokens = list(tokens)
     if len(tokens) != n:
         return [f"row {i + 1}" for i in range(n)]
-    return tokens if len(set(tokens)) == n else [f"{i + 1} {t}" for i, t in enumerate(tokens)]
+    return tokens if len(set(tokens)) == n else token_labels(tokens, start=1)
 
 
 def _dims(n: int, prefix: str = "dim ") -> list[str]:

@@ -9,8 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.layernorm import plain_labels, readable
-from tfviz.viz.style import CATEGORICAL, unique_labels
+from tfviz.viz.style import CATEGORICAL, readable, token_labels
 
 
 def neuron_heatmap(acts: np.ndarray, tokens: Sequence[str], neurons: Sequence[int], *,
@@ -18,13 +17,13 @@ def neuron_heatmap(acts: np.ndarray, tokens: Sequence[str], neurons: Sequence[in
     """Tokens (rows) × chosen neurons (columns) of the hidden activations ``acts`` (T, d_ff)."""
     cols = np.asarray(acts)[:, list(neurons)]  # (T, n)
     return heatmap(cols, title=title, x_labels=[f"n{j}" for j in neurons],
-                   y_labels=unique_labels(tokens), x_title="neuron", y_title="token",
+                   y_labels=token_labels(tokens, escape=True), x_title="neuron", y_title="token",
                    diverging=bool(cols.min(initial=0.0) < 0))
 
 
 def active_chart(tokens: Sequence[str], fraction: np.ndarray, *, title: str) -> alt.Chart:
     """Bars: share of neurons above zero, per token."""
-    labels = plain_labels(tokens)
+    labels = token_labels(tokens)
     df = pd.DataFrame({"token": labels, "share active": np.asarray(fraction, dtype=float)})
     chart = alt.Chart(df, title=title).mark_bar(color=CATEGORICAL[0]).encode(
         x=alt.X("token:N", sort=labels, title="token"),
@@ -42,7 +41,7 @@ def mixing_chart(values: np.ndarray, weights: np.ndarray, z: np.ndarray, tokens:
     The dot always sits between the outermost ticks that carry weight: a weighted average
     cannot leave that range.
     """
-    labels = plain_labels(tokens)
+    labels = token_labels(tokens)
     rows = [{"coordinate": c, "value": float(values[j, c]), "key": labels[j],
              "weight": float(weights[j])}
             for j in range(values.shape[0]) if weights[j] > 0 for c in range(values.shape[1])]

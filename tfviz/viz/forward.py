@@ -9,8 +9,7 @@ import plotly.graph_objects as go
 
 from tfviz.analysis.forward import Step
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.layernorm import readable
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, safe_label
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, readable, safe_label
 
 
 def step_figure(step: Step) -> go.Figure:

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from tfviz.viz.style import (DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins,
-                             label_margin, unique_labels)
+                             label_margin, token_labels)
 
 
 def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = None,
@@ -19,7 +19,7 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
 
     -inf entries (masked attention scores) are shown as blank cells with "masked" on hover.
     Labels must already be safe for plotly's label markup: build them with
-    ``unique_labels`` or ``safe_label`` when they contain text a learner typed.
+    ``token_labels(..., escape=True)`` or ``safe_label`` when they contain text a learner typed.
     """
     values = np.asarray(values, dtype=float)
     n_rows, n_cols = values.shape
@@ -73,6 +73,6 @@ def _ticks(n: int) -> list[int]:
 def attention_heatmap(pattern: np.ndarray, tokens: Sequence[str], *, title: str,
                       key_tokens: Sequence[str] | None = None) -> go.Figure:
     """One head's (query x key) attention weights, rows summing to 1."""
-    return heatmap(pattern, title=title, x_labels=unique_labels(key_tokens or tokens),
-                   y_labels=unique_labels(tokens), x_title="key (attended to)",
+    return heatmap(pattern, title=title, x_labels=token_labels(key_tokens or tokens, escape=True),
+                   y_labels=token_labels(tokens, escape=True), x_title="key (attended to)",
                    y_title="query (attending)", zmin=0.0, zmax=1.0)

@@ -9,26 +9,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
-
-
-def plain_labels(tokens: Sequence[str]) -> list[str]:
-    """Distinct labels for altair, which shows text exactly as typed (so no escaping):
-    ["the", "<b>", "the"] -> ["0 the", "1 <b>", "2 the"]."""
-    return [f"{i} {t}" for i, t in enumerate(tokens)]
-
-
-def readable(chart: alt.Chart) -> alt.Chart:
-    """Projector-sized fonts for an altair chart (used by the lesson 9-12 figures)."""
-    return (chart.configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
-            .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE, labelLimit=400)
-            .configure_title(fontSize=FONT_SIZE + 2))
+from tfviz.viz.style import CATEGORICAL, readable, token_labels
 
 
 def token_stats_chart(tokens: Sequence[str], mean_before: np.ndarray, std_before: np.ndarray,
                       mean_after: np.ndarray, std_after: np.ndarray, *, title: str) -> alt.Chart:
     """Lines of μ and σ per token, before the norm and after normalising (before γ, β)."""
-    labels = plain_labels(tokens)
+    labels = token_labels(tokens)
     series = {"μ before": mean_before, "σ before": std_before,
               "μ after": mean_after, "σ after": std_after}
     df = pd.DataFrame([{"token": lab, "statistic": name, "value": float(v[i])}

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from tfviz.viz.pipeline import _big_text
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, safe_label
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND, readable, safe_label
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"
@@ -43,12 +42,6 @@ def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights
     return fig
 
 
-def entry_labels(tokens: Sequence[str]) -> list[str]:
-    """Distinct plain-text labels for tokens in an altair chart (which shows text as typed):
-    ["the", "cat", "the"] -> ["0 the", "1 cat", "2 the"]."""
-    return [f"{i} {t}" for i, t in enumerate(tokens)]
-
-
 def weights_chart(names: Sequence[str], soft: np.ndarray, hard: np.ndarray, *,
                   title: str = "Weight on each value") -> alt.Chart:
     """Grouped bars: the hashtable's one-hot weights beside attention's softmax weights."""
@@ -65,7 +58,7 @@ def weights_chart(names: Sequence[str], soft: np.ndarray, hard: np.ndarray, *,
                                                                       CATEGORICAL[1]])),
         tooltip=["entry", "lookup", alt.Tooltip("weight:Q", format=".4f")],
     )
-    return _big_text(chart.properties(title=title, height=300))
+    return readable(chart.properties(title=title, height=300), **SMALL_LEGEND)
 
 
 def sweep_chart(rows, current: float | None = None, *,

@@ -9,8 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.layernorm import readable
-from tfviz.viz.style import CATEGORICAL, unique_labels
+from tfviz.viz.style import CATEGORICAL, readable, token_labels
 
 
 def routing_heatmap(probs: np.ndarray, chosen: np.ndarray, dropped: np.ndarray,
@@ -22,7 +21,7 @@ def routing_heatmap(probs: np.ndarray, chosen: np.ndarray, dropped: np.ndarray,
     probs = np.asarray(probs, dtype=float)
     n_tokens, n_experts = probs.shape
     fig = heatmap(probs, title=title, x_labels=[f"expert {e}" for e in range(n_experts)],
-                  y_labels=unique_labels(tokens), x_title="expert", y_title="token",
+                  y_labels=token_labels(tokens, escape=True), x_title="expert", y_title="token",
                   zmin=0.0, zmax=1.0, text=False, height=max(300, min(1400, 90 + 22 * n_tokens)))
     if n_tokens <= 40:
         marks = np.where(dropped, " ✗", np.where(chosen, " ✓", ""))

@@ -4,13 +4,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
-
-
-def _big_text(chart: alt.Chart) -> alt.Chart:
-    return (chart.configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
-            .configure_title(fontSize=FONT_SIZE + 2)
-            .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2))
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND, readable
 
 
 def predictions_chart(predictions, *, title: str) -> alt.Chart:
@@ -26,7 +20,7 @@ def predictions_chart(predictions, *, title: str) -> alt.Chart:
     text = bars.mark_text(align="left", dx=4, fontSize=FONT_SIZE - 2).encode(
         text=alt.Text("probability:Q", format=".3f"))
     # A step height per bar: Streamlit ignores a fixed height on layered charts.
-    return _big_text((bars + text).properties(title=title, height=alt.Step(40)))
+    return readable((bars + text).properties(title=title, height=alt.Step(40)), **SMALL_LEGEND)
 
 
 def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the sentence grows"
@@ -44,4 +38,4 @@ def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the se
     ).properties(width=300, height=240)
     chart = lines.facet(column=alt.Column("measure:N", title=None,
                                           header=alt.Header(labelFontSize=FONT_SIZE)))
-    return _big_text(chart.properties(title=title))
+    return readable(chart.properties(title=title), **SMALL_LEGEND)

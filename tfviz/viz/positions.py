@@ -10,14 +10,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.pipeline import _big_text
-from tfviz.viz.style import CATEGORICAL, DIVERGING, FONT_SIZE, safe_label, unique_labels
+from tfviz.viz.style import (CATEGORICAL, DIVERGING, FONT_SIZE, SMALL_LEGEND, readable, safe_label,
+                             token_labels)
 
 
 def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> go.Figure:
     """One row per token, one column per dimension (blue negative, red positive)."""
     vectors = np.asarray(vectors)
-    return heatmap(vectors, title=title, y_labels=unique_labels(tokens),
+    return heatmap(vectors, title=title, y_labels=token_labels(tokens, escape=True),
                    x_labels=[str(j) for j in range(vectors.shape[1])],
                    x_title="dimension", y_title="token", diverging=True, text=False,
                    height=max(300, min(1100, 90 + 16 * vectors.shape[0])))
@@ -46,7 +46,7 @@ def similarity_chart(curves: Mapping[str, np.ndarray], *,
         strokeDash=alt.StrokeDash("table:N", title="positions"),  # overlapping lines stay visible
         tooltip=["table", "distance", alt.Tooltip("cosine similarity:Q", format=".4f")],
     )
-    return _big_text(chart.properties(title=title, height=320))
+    return readable(chart.properties(title=title, height=320), **SMALL_LEGEND)
 
 
 def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance") -> alt.Chart:
@@ -60,7 +60,7 @@ def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance") 
         tooltip=["query position", "key position", "distance",
                  alt.Tooltip("q·k after rotation:Q", format=".4f")],
     )
-    return _big_text(chart.properties(title=title, height=300))
+    return readable(chart.properties(title=title, height=300), **SMALL_LEGEND)
 
 
 def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | None = None, *,
@@ -69,7 +69,7 @@ def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | N
     """One (query x key) heatmap of the bias per head, side by side."""
     bias = np.asarray(bias)
     H, n, _ = bias.shape
-    labels = unique_labels(tokens) if tokens is not None else [str(i) for i in range(n)]
+    labels = token_labels(tokens, escape=True) if tokens is not None else [str(i) for i in range(n)]
     fig = make_subplots(rows=1, cols=H, horizontal_spacing=0.04,
                         subplot_titles=[f"head {h}: m = {slopes[h]:.4g}" for h in range(H)])
     low = float(bias.min()) if bias.size else -1.0

@@ -8,16 +8,10 @@ import numpy as np
 import pandas as pd
 
 from tfviz.analysis.scaling import SaturationRow, VarianceRow
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.style import CATEGORICAL, readable, token_labels
 
 WITHOUT, WITH = "without ÷√d_k", "with ÷√d_k"
 _COLOURS = alt.Scale(domain=[WITHOUT, WITH], range=[CATEGORICAL[5], CATEGORICAL[0]])
-
-
-def _style(chart: alt.Chart) -> alt.Chart:
-    return chart.configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE) \
-        .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE) \
-        .configure_title(fontSize=FONT_SIZE + 2)
 
 
 def variance_frame(rows: Sequence[VarianceRow]) -> pd.DataFrame:
@@ -42,7 +36,7 @@ def variance_chart(rows: Sequence[VarianceRow]) -> alt.Chart:
     theory = base.mark_line(strokeDash=[6, 4]).encode(y="theory:Q")
     chart = (theory + points).properties(
         title="Variance of q·k grows like d_k; ÷√d_k keeps it at 1", height=340)
-    return _style(chart)
+    return readable(chart)
 
 
 def saturation_frame(rows: Sequence[SaturationRow]) -> pd.DataFrame:
@@ -64,7 +58,7 @@ def saturation_chart(rows: Sequence[SaturationRow]) -> alt.Chart:
         ).properties(width=220, height=240, title=measure))
     chart = alt.hconcat(*panels).properties(
         title="Without the scale, softmax turns one-hot and its gradient vanishes")
-    return _style(chart)
+    return readable(chart)
 
 
 def example_row_chart(raw: np.ndarray, p_without: np.ndarray, p_with: np.ndarray, d_k: int) -> alt.Chart:
@@ -80,13 +74,13 @@ def example_row_chart(raw: np.ndarray, p_without: np.ndarray, p_with: np.ndarray
         tooltip=["key", "scores", alt.Tooltip("weight:Q", format=".4f"),
                  alt.Tooltip("raw score:Q", format=".3f")],
     ).properties(title=f"One query, {len(raw)} random keys, d_k = {d_k}", height=300)
-    return _style(chart)
+    return readable(chart)
 
 
 def entropy_chart(entropy_with: np.ndarray, entropy_without: np.ndarray,
                   tokens: Sequence[str]) -> alt.Chart:
     """Entropy of each query row of the live model's map, scale on vs off."""
-    labels = [f"{i} {t}" for i, t in enumerate(tokens)]  # altair shows text as typed: no escaping
+    labels = token_labels(tokens)  # altair shows text as typed: no escaping
     df = pd.DataFrame({"query": labels * 2, "position": list(range(len(labels))) * 2,
                        "entropy (bits)": np.concatenate([entropy_with, entropy_without]),
                        "scores": [WITH] * len(labels) + [WITHOUT] * len(labels)})
@@ -96,5 +90,5 @@ def entropy_chart(entropy_with: np.ndarray, entropy_without: np.ndarray,
         color=alt.Color("scores:N", scale=_COLOURS, title="scores"),
         tooltip=["query", "scores", alt.Tooltip("entropy (bits):Q", format=".3f")],
     ).properties(title="How spread out each row is: high = looks broadly, 0 = one key", height=320)
-    return _style(chart)
+    return readable(chart)
 

@@ -1,5 +1,6 @@
 """Colours and sizes that read well on a projector and for colour-blind viewers."""
 import html
+from types import MappingProxyType
 
 SEQUENTIAL = "Cividis"  # perceptually uniform and colour-blind safe
 DIVERGING = "RdBu_r"  # blue = negative, red = positive; safe for red-green deficiency
@@ -86,16 +87,45 @@ def fit_margins(fig, *, plot_width: int = 700):
     return fixed_margins(fig, left=max(lefts), bottom=max(bottoms), top=top, right=right)
 
 
-def unique_labels(tokens) -> list[str]:
-    """Axis labels that stay distinct when a token repeats: "the" at 0 and 4 -> "0 the", "4 the".
+def token_labels(tokens, *, escape: bool = False, start: int = 0) -> list[str]:
+    """Labels that stay distinct when a token repeats: "the" at 0 and 4 -> "0 the", "4 the".
 
-    Plotly reads a little HTML in labels (<b>, <a href>), so text a learner typed is escaped
-    and shows as typed.
+    Every page names tokens this way, in figures, tables and pickers. ``escape=True`` is for
+    plotly, which reads a little HTML in labels (<b>, <a href>): text a learner typed is then
+    escaped and shows as typed. Altair, tables and widgets show text as it is, so the default
+    leaves it alone. ``start`` is the first number (1 for the exercise tables, which count
+    from 1).
 
-    >>> unique_labels(["the", "cat", "<b>"])
+    >>> token_labels(["the", "cat", "<b>"])
+    ['0 the', '1 cat', '2 <b>']
+    >>> token_labels(["the", "cat", "<b>"], escape=True)
     ['0 the', '1 cat', '2 &lt;b&gt;']
+    >>> token_labels(["a", "a"], start=1)
+    ['1 a', '2 a']
     """
-    return [f"{i} {safe_label(t)}" for i, t in enumerate(tokens)]
+    show = safe_label if escape else str
+    return [f"{i} {show(t)}" for i, t in enumerate(tokens, start=start)]
+
+
+def readable(chart, *, legend_title_size: int = FONT_SIZE, legend_label_limit: int = 400):
+    """Projector-sized text for an altair chart: axis labels and titles, legend, chart title.
+
+    Legend labels are cut at ``legend_label_limit`` pixels (Vega-Lite's own default is 160);
+    some charts ask for a smaller ``legend_title_size``.
+
+    >>> import altair as alt
+    >>> config = readable(alt.Chart().mark_point()).to_dict()["config"]
+    >>> config["axis"], config["title"]
+    ({'labelFontSize': 14, 'titleFontSize': 16}, {'fontSize': 18})
+    """
+    return (chart.configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
+            .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=legend_title_size,
+                              labelLimit=legend_label_limit)
+            .configure_title(fontSize=FONT_SIZE + 2))
+
+
+#: ``readable(chart, **SMALL_LEGEND)``: smaller legend titles, labels cut at Vega-Lite's 160 px.
+SMALL_LEGEND = MappingProxyType({"legend_title_size": FONT_SIZE - 2, "legend_label_limit": 160})
 
 
 def safe_label(text: str) -> str:
