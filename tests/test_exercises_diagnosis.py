@@ -92,17 +92,18 @@ def test_a_slip_with_the_right_numbers_is_never_reported():
 def test_wrong_but_undiagnosed_answer_points_at_entries():
     inst = make_instance("flying-arrows")
     fb = inst.check("output", "0.61 0.9")
-    assert not fb.correct and fb.diagnosis is None and "Entry 2" in fb.message
+    assert not fb.correct and fb.valid and fb.diagnosis is None and "Entry 2" in fb.message
 
 
 def test_shape_is_reported_on_a_wrong_count():
     fb = make_instance("causal-mask").check("weights", "1 0 0")
-    assert not fb.correct and fb.expected_shape == (3, 3) and "3×3" in fb.message
+    assert not fb.correct and not fb.valid  # not an answer to this box: nothing to grade
+    assert fb.expected_shape == (3, 3) and "3×3" in fb.message
 
 
 def test_unknown_box():
     fb = make_instance("layernorm").check("nope", "1")
-    assert not fb.correct and "no answer box" in fb.message
+    assert not fb.correct and not fb.valid and "no answer box" in fb.message
 
 
 @settings(max_examples=150, deadline=None)
@@ -120,7 +121,8 @@ def test_nasty_inputs(text):
         inst = make_instance(ex_id)
         for f in inst.answer_fields:
             fb = inst.check(f.name, text)
-            assert not fb.correct and fb.message
+            assert not fb.correct and not fb.valid
+            assert fb.message.endswith(f"This box wants {f.format_hint}.")
 
 
 def test_instances_pickle_for_caching():

@@ -31,7 +31,7 @@ _WHERE = {
     "DEFAULT_TOLERANCE": "answers",
     "EXERCISES": "registry", "make_instance": "registry", "parse_class_code": "registry",
     "Instance": "core", "ExerciseSpec": "core", "AnswerField": "core", "Step": "core",
-    "Feedback": "core",
+    "Feedback": "feedback",
     "worksheet": "worksheet", "worksheet_html": "worksheet",
     "Progress": "progress",
 }

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfviz.exercises.answers import DEFAULT_TOLERANCE, close, distinct, parse_numbers
+from tfviz.exercises.feedback import Feedback
 from tfviz.exercises.fmt import fmt_number, fmt_values, frozen_array
 from tfviz.exercises.words import parse_words
 
@@ -134,15 +135,6 @@ class Step:
     values: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Feedback:
-    correct: bool
-    message: str
-    diagnosis: str | None = None
-    expected_shape: tuple[int, ...] = ()
-    mistake: str | None = None  # name of the diagnosed mistake(s), for tests and analytics
-
-
 @dataclass(frozen=True, eq=False)
 class Arrows:
     """What the "flying arrows" picture needs: tokens and attention weights (heads × n × n)."""
@@ -185,11 +177,12 @@ class Instance:
         return True
 
     def check(self, field_name: str, text: object) -> Feedback:
-        """Grade what the learner typed in one box. Never raises on odd input."""
+        """Grade what the learner typed in one box. Never raises on odd input: text that is
+        not an answer (or a box that does not exist) gets ``valid=False``."""
         try:
             f = self.field(field_name)
         except KeyError as err:
-            return Feedback(False, str(err.args[0]))
+            return Feedback(False, str(err.args[0]), valid=False)
         if f.kind == "words":
             if f.count == 1 and isinstance(text, str) and len(text) < 200:
                 text = re.sub(r"[\s,]+", "", text)  # "B B A" is the one token sequence "bba"
@@ -197,7 +190,7 @@ class Instance:
         else:
             parsed = parse_numbers(text, expected_count=f.count)
         if not parsed.ok:
-            return Feedback(False, f"{parsed.error} This box wants {f.format_hint}.",
+            return Feedback(False, f"{parsed.error} This box wants {f.format_hint}.", valid=False,
                             expected_shape=f.shape)
         got = parsed.values
         if f.matches(got, f.expected):
@@ -205,8 +198,8 @@ class Instance:
         hits = [m for m in f.mistakes if f.matches(got, m.values)]
         if hits:
             return Feedback(False, "Not quite, but we can tell what happened.",
-                            " ".join(m.message for m in hits), f.shape,
-                            "+".join(m.name for m in hits))
+                            diagnosis=" ".join(m.message for m in hits),
+                            mistake="+".join(m.name for m in hits), expected_shape=f.shape)
         return Feedback(False, "Not quite. " + _which_entries(f, got), expected_shape=f.shape)
 
 

@@ -15,7 +15,8 @@ import secrets
 import streamlit as st
 
 from tfviz.exercises import registry
-from tfviz.exercises.core import AnswerField, Feedback, Instance, fmt_number
+from tfviz.exercises.core import AnswerField, Instance, fmt_number
+from tfviz.exercises.feedback import Feedback
 from tfviz.exercises.progress import Progress
 from tfviz.exercises.quiz import LESSONS, format_value, grade
 from tfviz.exercises.worksheet import worksheet, worksheet_html
@@ -88,17 +89,17 @@ def class_code_input(label: str, key: str, default: str = "1", **kwargs) -> int 
 
 
 # ----- feedback ---------------------------------------------------------------------------------
-def feedback_kind(box: AnswerField, fb: Feedback) -> str:
+def feedback_kind(fb: Feedback) -> str:
     """"right", "diagnosed" (a known slip), "wrong", or "unreadable" (not an answer at all)."""
     if fb.correct:
         return "right"
     if fb.diagnosis:
         return "diagnosed"
-    return "unreadable" if fb.message.endswith(f"This box wants {box.format_hint}.") else "wrong"
+    return "wrong" if fb.valid else "unreadable"
 
 
-def show_feedback(box: AnswerField, fb: Feedback) -> None:
-    kind = feedback_kind(box, fb)
+def show_feedback(fb: Feedback) -> None:
+    kind = feedback_kind(fb)
     if kind == "right":
         st.success(f"✓ {fb.message}")
     elif kind == "diagnosed":
@@ -138,7 +139,7 @@ def answer_box(inst: Instance, ikey: str, box: AnswerField) -> None:
     stored = st.session_state.get(FEEDBACK, {}).get((ikey, box.name))
     if stored:
         checked, fb = stored
-        show_feedback(box, fb)
+        show_feedback(fb)
         if checked != st.session_state.get(widget_key, checked):
             st.caption("You have edited this answer since it was checked.")
 

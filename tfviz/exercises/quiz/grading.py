@@ -29,9 +29,9 @@ import math
 import operator
 import re
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
 
 from tfviz.exercises.answers import parse_number
+from tfviz.exercises.feedback import Feedback
 
 from .spec import LESSONS, ChoiceQuestion, NumericQuestion, Question
 
@@ -39,23 +39,6 @@ _THOUSANDS = re.compile(r"\s*[+\-\u2212]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?\s*%?\s*")
 _DECIMAL_COMMA = re.compile(r"\s*[+\-\u2212]?\d+,\d+\s*%?\s*")
 _SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d)[ \t]+(?=%)")
 _PERCENT_SIGNS = ("%", "\uff05", "\ufe6a")  # ASCII, full-width and small percent signs
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """The verdict on one answer.
-
-    ``valid`` is False when the input could not be read as an answer at all (then ``correct``
-    is False too, and a page may let the learner retry without counting it). ``diagnosis`` is
-    the specific reason a wrong answer is wrong, when the bank knows it (a distractor's
-    explanation or a known mistake); ``expected`` is the right answer as text.
-    """
-
-    correct: bool
-    message: str
-    valid: bool = True
-    diagnosis: str | None = None
-    expected: str = ""
 
 
 def format_value(value: float, tolerance: float) -> str:
