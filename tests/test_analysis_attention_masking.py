@@ -90,8 +90,8 @@ def test_replacement_candidates():
 
 
 def test_first_ordinary_id_for_each_tokenizer():
-    from tfviz.bundle import ByteTokenizer
-    from tfviz.training.tokenizers import TaskTokenizer
+    from tfviz.tokenizer.byte import ByteTokenizer
+    from tfviz.tokenizer.task import TaskTokenizer
 
     assert mk.first_ordinary_id(ByteTokenizer()) == 7
     assert mk.first_ordinary_id(TaskTokenizer()) == 4

@@ -11,10 +11,10 @@ import torch
 
 import tfviz
 from tfviz.analysis import lookup, pipeline, positions
-from tfviz.bundle import ByteTokenizer
 from tfviz.config import RunOptions, preset
 from tfviz.exercises.positional import positional_table
 from tfviz.model import Transformer
+from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.trace import run_with_trace
 
 PRESETS = ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec"]

@@ -10,9 +10,10 @@ import tfviz
 from tfviz.bundle import ASSETS, bundled_names
 from tfviz.data import coref_eval_items, word_class
 from tfviz.data.coref import FORMS
+from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.training.recipes import RECIPES
 from tfviz.training.save import recorded_metrics, sha256
-from tfviz.training.tokenizers import TaskTokenizer, story_tokenizer
+from tfviz.training.tokenizers import story_tokenizer
 
 NAMES = sorted(RECIPES)
 

@@ -8,7 +8,7 @@ import torch
 from tfviz.tokenizer import load_tokenizer
 from tfviz.training.batches import IGNORE, lm_batch, mlm_batch, seq2seq_batch
 from tfviz.training.loop import lr_at
-from tfviz.training.tokenizers import TaskTokenizer
+from tfviz.tokenizer.task import TaskTokenizer
 
 
 def test_lm_batch_shifts_and_ignores_padding():

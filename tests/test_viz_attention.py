@@ -7,9 +7,10 @@ from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.analysis import masking as mk
 from tfviz.analysis import scaling as sc
-from tfviz.bundle import Bundle, ByteTokenizer
+from tfviz.bundle import Bundle
 from tfviz.config import preset
 from tfviz.model import Transformer
+from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import attention as attv
 from tfviz.viz import scaling as scv
 from tfviz.viz.arrows import arrows_figure

@@ -22,54 +22,19 @@ from safetensors.torch import load_file
 
 from tfviz.config import ModelConfig, RunOptions, preset
 from tfviz.model import Transformer
+from tfviz.tokenizer import load_tokenizer
+from tfviz.tokenizer.base import Tokenizer
+from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.trace import NamesFilter, Trace, run_with_trace
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
-
-
-class ByteTokenizer:
-    """Fallback tokenizer: one token per UTF-8 byte, after a few special tokens.
-
-    >>> t = ByteTokenizer()
-    >>> t.decode(t.encode("héllo 👋")) == "héllo 👋"
-    True
-    """
-
-    specials = ("<pad>", "<bos>", "<eos>", "<unk>", "[MASK]", "[CLS]", "[SEP]")
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.specials) + 256
-
-    def normalize(self, text: str) -> str:
-        """Cased: the text is read exactly as typed."""
-        return text
-
-    def encode(self, text: str) -> list[int]:
-        return [len(self.specials) + b for b in text.encode("utf-8")]
-
-    def decode(self, ids) -> str:
-        n = len(self.specials)
-        return bytes(i - n for i in ids if i >= n).decode("utf-8", errors="replace")
-
-    def id_to_token(self, i: int) -> str:
-        n = len(self.specials)
-        if i < n:
-            return self.specials[i]
-        byte = i - n
-        if byte == 32:
-            return "␣"
-        return chr(byte) if byte < 128 and chr(byte).isprintable() else f"<0x{byte:02X}>"
-
-    def tokens(self, text: str) -> list[str]:
-        return [self.id_to_token(i) for i in self.encode(text)]
 
 
 @dataclass(frozen=True)
 class Bundle:
     name: str
     model: Transformer
-    tokenizer: object
+    tokenizer: Tokenizer
     config: ModelConfig
     manifest: dict = field(default_factory=dict)
     trained: bool = False
@@ -126,8 +91,6 @@ def _fresh(cfg: ModelConfig) -> Bundle:
 
 
 def load_dir(path: Path) -> Bundle:
-    from tfviz.tokenizer import load_tokenizer  # local: the tokenizer package is optional here
-
     cfg = ModelConfig.from_dict(json.loads((path / "config.json").read_text()))
     model = Transformer(cfg)
     model.load_state_dict(load_file(path / "model.safetensors"))

@@ -61,7 +61,12 @@ def uncased_normalizer() -> normalizers.Normalizer:
 
 
 class ServedTokenizer:
-    """Wrap a trained byte-level BPE ``tokenizers.Tokenizer`` with teaching-friendly methods."""
+    """Wrap a trained byte-level BPE ``tokenizers.Tokenizer`` with teaching-friendly methods.
+
+    Implements ``tfviz.tokenizer.base.Tokenizer``.
+    """
+
+    specials = SPECIAL_TOKENS  # ids 0-6, checked when the JSON is loaded
 
     def __init__(self, hf: Tokenizer):
         for i, tok in enumerate(SPECIAL_TOKENS):

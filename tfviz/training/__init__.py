@@ -1,6 +1,6 @@
 """Training the bundled models from scratch, on data our own code generates.
 
-- ``tokenizers``: the shared story BPE, and ``TaskTokenizer`` (letters) for reverse-encdec
+- ``tokenizers``: the shared story BPE (reverse-encdec reads letters: ``tfviz.tokenizer.task``)
 - ``batches``: rows of ids -> padded tensors for next-token, masked-LM and seq2seq training
 - ``objectives``: one loss function per objective
 - ``recipes``: per preset: data, steps, learning rate, held-out evaluation

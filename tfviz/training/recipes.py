@@ -30,10 +30,11 @@ from functools import cache
 from tfviz.data import coref_eval_items, make_reverse, story_corpus, words_of
 from tfviz.data.coref import FORMS
 from tfviz.data.lexicon import AGENT_ADJS, AGENTS, COREF_VERBS, PLACE_ADJS, PLACES
+from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.training import evaluate as ev
 from tfviz.training.objectives import lm_loss, mlm_loss, seq2seq_loss
 from tfviz.training.routing import routing_metrics
-from tfviz.training.tokenizers import STORY_TOKENIZER, TaskTokenizer, story_tokenizer
+from tfviz.training.tokenizers import STORY_TOKENIZER, story_tokenizer
 
 # Held-out data, fixed for every run (the training corpus uses seed 0).
 VAL_SEED, VAL_SENTENCES = 1001, 512  # validation sentences: story_corpus(512, seed=1001)
