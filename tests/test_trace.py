@@ -9,15 +9,10 @@ import torch
 from tfviz.config import ModelConfig, RunOptions, preset
 from tfviz.model import Transformer
 from tfviz.model.hooks import _RECORDING
+from tfviz.reference import softmax
 from tfviz.trace import hook_names, run_with_trace
 
 IDS = [5, 9, 2, 7, 7, 3, 11]
-
-
-def _softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
 
 @pytest.fixture(scope="module", params=["gpt-tiny", "bert-tiny", "moe-tiny"])
 def traced(request):
@@ -30,7 +25,7 @@ def test_pattern_is_softmax_of_masked_scores_and_mixes_values(traced):
     cfg = model.cfg
     for layer in range(cfg.n_layers):
         masked, pattern = tr["masked_scores", layer], tr["pattern", layer]
-        np.testing.assert_allclose(_softmax(masked), pattern, atol=1e-6)
+        np.testing.assert_allclose(softmax(masked), pattern, atol=1e-6)
         np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-6)
         assert (pattern[np.isneginf(masked)] == 0.0).all()  # masked entries exactly zero
         v = tr["v", layer]  # (T, Hkv, dh)

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz import reference
+from tfviz.reference import causal_mask
+
 
 def select(d_in: int, dims) -> np.ndarray:
     """The d_in × len(dims) matrix that copies the chosen input dimensions (0-based).
@@ -40,41 +43,14 @@ def select(d_in: int, dims) -> np.ndarray:
     return out
 
 
-def causal_mask(n: int) -> np.ndarray:
-    """True where a query may look (its own position and earlier ones).
-
-    >>> causal_mask(3).astype(int).tolist()
-    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    """
-    return np.tril(np.ones((n, n), dtype=bool))
-
-
-def softmax_rows(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax along ``axis``; −∞ entries get weight 0 (a row of only −∞ becomes zeros).
-
-    >>> softmax_rows(np.array([[0.0, -np.inf]])).tolist()
-    [[1.0, 0.0]]
-    """
-    a = np.asarray(a, dtype=float)
-    top = np.max(a, axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(a - top)
-    total = e.sum(axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-
-
 @dataclass(frozen=True)
-class AttentionSteps:
-    """Every stage of one head, each an array (see the module docstring for the formulas)."""
+class AttentionSteps(reference.AttentionSteps):
+    """The reference's steps (scores, scaled, masked, weights, output) plus the projections
+    q, k, v that fed them and the switches used."""
 
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-    scores: np.ndarray
-    scaled: np.ndarray
-    masked: np.ndarray
-    weights: np.ndarray
-    output: np.ndarray
+    q: np.ndarray  # (n, d_k)
+    k: np.ndarray  # (n, d_k)
+    v: np.ndarray  # (n, d_v)
     causal: bool
     scale: bool
 
@@ -84,20 +60,16 @@ class AttentionSteps:
 
 
 def solve_attention(X, W_q, W_k, W_v, causal: bool = False, scale: bool = True) -> AttentionSteps:
-    """One head of self-attention on X (n × d_in); each W is d_in × d_k (W_v: d_in × d_v)."""
+    """One head of self-attention on X (n × d_in); each W is d_in × d_k (W_v: d_in × d_v).
+
+    The projections are done here; the rest is the reference's :func:`~tfviz.reference.attention`.
+    """
     X = np.atleast_2d(np.asarray(X, dtype=float))  # (n, d_in)
     q = X @ np.asarray(W_q, dtype=float)  # (n, d_k)
     k = X @ np.asarray(W_k, dtype=float)  # (n, d_k)
     v = X @ np.asarray(W_v, dtype=float)  # (n, d_v)
-    if q.shape[1] != k.shape[1]:
-        raise ValueError(f"queries and keys need the same size, got {q.shape[1]} and {k.shape[1]}")
-    scores = q @ k.T  # (n, n)
-    scaled = scores / np.sqrt(q.shape[1]) if scale else scores.copy()
-    n = X.shape[0]
-    masked = np.where(causal_mask(n), scaled, -np.inf) if causal else scaled.copy()
-    weights = softmax_rows(masked)  # (n, n), rows sum to 1
-    output = weights @ v  # (n, d_v)
-    return AttentionSteps(q, k, v, scores, scaled, masked, weights, output, causal, scale)
+    s = reference.attention(q, k, v, mask=causal_mask(len(X)) if causal else None, scale=scale)
+    return AttentionSteps(s.scores, s.scaled, s.masked, s.weights, s.output, q, k, v, causal, scale)
 
 
 @dataclass(frozen=True)

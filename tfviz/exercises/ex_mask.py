@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfviz.exercises.attention import causal_mask, softmax_rows
 from tfviz.exercises.core import (Arrows, ExerciseSpec, Instance, Step, answer_field, draw_clean,
                                   frozen_array)
 from tfviz.exercises.worked import matrix_text
+from tfviz.reference import causal_mask, softmax
 
 ID = "causal-mask"
 TITLE = "Causal mask: hide the future"
@@ -45,16 +45,16 @@ def build(tokens, scores, seed: int | None) -> Instance:
     n = S.shape[0]
     allowed = causal_mask(n)
     masked = np.where(allowed, S, -np.inf)
-    weights = softmax_rows(masked)
+    weights = softmax(masked)
     variants = {
         "wrong_triangle": np.where(allowed.T, S, -np.inf),
         "diagonal": np.where(np.tril(allowed, -1), S, -np.inf),
         "zero_fill": np.where(allowed, S, 0.0),
         "no_mask": S,
     }
-    weight_slips = {k: softmax_rows(variants[k])
+    weight_slips = {k: softmax(variants[k])
                     for k in ("wrong_triangle", "zero_fill", "no_mask")}
-    weight_slips["wrong_axis"] = softmax_rows(masked, axis=0)
+    weight_slips["wrong_axis"] = softmax(masked, axis=0)
     fields = (
         answer_field("masked", "masked scores (n×n, row by row, -inf where hidden)", masked,
                      {k: (v, MESSAGES[k]) for k, v in variants.items()}),

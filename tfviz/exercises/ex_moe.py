@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfviz.exercises.attention import softmax_rows
 from tfviz.exercises.core import (ExerciseSpec, Instance, Step, answer_field, draw_clean,
                                   fmt_number, frozen_array)
 from tfviz.exercises.worked import matrix_text, vector_text
+from tfviz.reference import softmax
 
 ID = "moe-gate"
 TITLE = "Mixture of experts: route one token"
@@ -53,7 +53,7 @@ def route(x, W_r, experts, k: int, renormalize: bool):
     """
     x, W_r, E = (np.asarray(a, dtype=float) for a in (x, W_r, experts))
     logits = W_r @ x  # (n_experts,)
-    gates = softmax_rows(logits)
+    gates = softmax(logits)
     chosen = np.argsort(-gates, kind="stable")[:k]
     weights = gates[chosen] / gates[chosen].sum() if renormalize else gates[chosen]
     return logits, gates, chosen, weights, weights @ E[chosen]
@@ -65,7 +65,7 @@ def build(x, W_r, experts, k: int, renormalize: bool, seed: int | None) -> Insta
     _, _, _, w_other, y_other = route(x, W_r, E, k, not renormalize)
     lowest = np.argsort(gates, kind="stable")[:k]
     only = np.zeros_like(gates)
-    only[chosen] = softmax_rows(logits[chosen])
+    only[chosen] = softmax(logits[chosen])
     out_slips = {"dense": (gates @ E, MESSAGES["dense"]),
                  "raw_logits": (logits[chosen] @ E[chosen], MESSAGES["raw_logits"])}
     if k == 1:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfviz.exercises.attention import softmax_rows
 from tfviz.exercises.core import (ExerciseSpec, Instance, Step, answer_field, draw_clean,
                                   fmt_number, frozen_array)
 from tfviz.exercises.slips import slip_messages
 from tfviz.exercises.worked import vector_text
+from tfviz.reference import softmax
 
 ID = "thinking-machines"
 TITLE = "Thinking Machines: scale, softmax, mix"
@@ -35,11 +35,11 @@ def build(scores, d_k: int, values, seed: int | None) -> Instance:
     words = WORDS[: len(scores)]
     root = np.sqrt(d_k)
     scaled = scores / root
-    weights = softmax_rows(scaled)
+    weights = softmax(scaled)
     output = weights @ values
     msg = slip_messages(d_k, words[0])
-    by_dk = softmax_rows(scores / d_k)
-    raw = softmax_rows(scores)
+    by_dk = softmax(scores / d_k)
+    raw = softmax(scores)
     total = scaled.sum()
     linear = scaled / total if total != 0 else np.full_like(scaled, np.nan)
     no_exp = ("The scores were divided by their sum without exponentiating them first. "

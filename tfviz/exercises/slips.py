@@ -16,10 +16,12 @@ went wrong. Each slip changes exactly one step of :func:`solve_attention`:
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from tfviz.exercises.attention import (AttentionSteps, causal_mask, select, softmax_rows,
-                                       solve_attention)
+from tfviz.exercises.attention import AttentionSteps, select, solve_attention
+from tfviz.reference import causal_mask, softmax
 
 __all__ = ["SLIPS", "slipped_attention", "slip_messages", "select"]
 
@@ -41,15 +43,14 @@ def slipped_attention(X, W_q, W_k, W_v, causal: bool = False, scale: bool = True
     if slip == "divide_dk":
         scaled = right.scores / right.d_k
         masked = np.where(causal_mask(n), scaled, -np.inf) if causal else scaled
-        weights = softmax_rows(masked)
+        weights = softmax(masked)
         output = weights @ right.v  # (n, d_v)
     elif slip == "wrong_axis":
-        weights = softmax_rows(masked, axis=0)  # each column sums to 1
+        weights = softmax(masked, axis=0)  # each column sums to 1
         output = weights @ right.v
     elif slip == "keys_not_values":
         output = weights @ right.k  # (n, d_k)
-    return AttentionSteps(right.q, right.k, right.v, right.scores, scaled, masked, weights,
-                          output, causal, scale)
+    return dataclasses.replace(right, scaled=scaled, masked=masked, weights=weights, output=output)
 
 
 def slip_messages(d_k: int, word: str = "this word") -> dict[str, str]:

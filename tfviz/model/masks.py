@@ -2,7 +2,8 @@
 
 ``sparse_pattern`` draws the non-causal part of a pattern as a boolean (n, n) array, True
 where attention is allowed; causality is applied on top by the model, so one pattern serves
-an encoder (bidirectional) and a decoder (causal) alike.
+an encoder (bidirectional) and a decoder (causal) alike. (The numpy causal mask is
+:func:`tfviz.reference.causal_mask`; the model builds its own in torch, in transformer.py.)
 
 >>> sparse_pattern("sliding", 5, window=1).astype(int)
 array([[1, 1, 0, 0, 0],
@@ -46,9 +47,3 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     if kind == "strided":
         return (dist < stride) | (dist % stride == 0)
     raise ValueError(f"unknown attention pattern {kind!r}")
-
-
-def causal_mask(n_q: int, n_k: int, q_offset: int = 0) -> np.ndarray:
-    """True where key j is not in the future of query i (query i sits at position q_offset + i)."""
-    i = np.arange(q_offset, q_offset + n_q)[:, None]
-    return np.arange(n_k)[None, :] <= i

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar, Mapping, Union
 
+from tfviz import reference
+
 SECTIONS: tuple[str, ...] = (
     "Foundations",
     "Attention",
@@ -189,10 +191,9 @@ Question = Union[ChoiceQuestion, NumericQuestion]
 
 
 def softmax(*scores: float) -> tuple[float, ...]:
-    """Softmax of a few scores, for writing answers as formulas: (14, 12) -> (0.8808, 0.1192)."""
-    top = max(scores)
-    exps = [math.exp(s - top) for s in scores]
-    return tuple(e / sum(exps) for e in exps)
+    """The reference's softmax of a few scores, as plain floats for writing answers as
+    formulas: (14, 12) -> (0.8808, 0.1192)."""
+    return tuple(float(p) for p in reference.softmax(scores))
 
 
 def softmax_first(*scores: float) -> float:

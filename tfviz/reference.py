@@ -1,0 +1,146 @@
+"""The one numpy reference for a transformer's maths: softmax, the causal mask, LayerNorm, attention.
+
+Each formula sits beside the code that computes it, as in the Annotated Transformer, and
+:func:`attention` returns every step rather than only its output. Exercises, analysis and tests
+use these functions; the torch model in ``tfviz/model`` is the other, independent
+implementation, and the tests compare the two (tests/test_reference.py, tests/test_weights.py).
+
+    softmax(x)_j = e^{x_j} / Σ_m e^{x_m}                    (e^−∞ = 0: a hidden key gets 0)
+    causal mask  = True where key j ≤ query i                (a decoder sees itself and the past)
+    LN(x)        = (x − μ) / √(σ² + ε) · γ + β               (one vector at a time)
+    Attention(Q, K, V) = softmax(Q Kᵀ / √d_k + M) V          (M = 0 where allowed, −∞ where not)
+
+Everything is float64, whatever comes in: a learner's hand calculation and the model's float32
+numbers are then compared against the same exact-as-possible reference.
+
+>>> steps = attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [3.0]], scale=False)
+>>> steps.scores.tolist(), steps.weights.round(4).tolist(), steps.output.round(4).tolist()
+([[1.0, 0.0]], [[0.7311, 0.2689]], [[1.5379]])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def softmax(scores, axis: int = -1, *, temperature: float = 1.0) -> np.ndarray:
+    """Softmax along ``axis``; −∞ entries get weight 0, and a row of only −∞ gives zeros.
+
+    The source's "Thinking Machines" scores, already divided by √d_k = 8:
+
+    >>> softmax([14.0, 12.0]).round(4).tolist()
+    [0.8808, 0.1192]
+    >>> softmax([[0.0, 0.0, -np.inf], [-np.inf, -np.inf, -np.inf]]).tolist()
+    [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
+
+    ``temperature`` divides the scores first: below 1 sharper, above 1 flatter.
+    """
+    x = np.asarray(scores, dtype=np.float64) / temperature
+    top = np.max(x, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)  # a row of only −∞ stays −∞, and e^−∞ = 0
+    e = np.exp(x - top)  # (…): the largest entry becomes e^0 = 1, so nothing overflows
+    total = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def causal_mask(n_q: int, n_k: int | None = None, q_offset: int = 0) -> np.ndarray:
+    """(n_q, n_k) bool, True where query i may see key j: j ≤ q_offset + i (itself and earlier).
+
+    >>> causal_mask(3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+
+    As an additive mask, −∞ above the diagonal (what the model writes into its scores):
+
+    >>> np.where(causal_mask(3), 0.0, -np.inf).tolist()
+    [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]
+
+    One new query after two cached tokens (a KV cache) sees all three keys:
+
+    >>> causal_mask(1, 3, q_offset=2).astype(int).tolist()
+    [[1, 1, 1]]
+    """
+    n_k = n_q if n_k is None else n_k
+    i = np.arange(q_offset, q_offset + n_q)[:, None]  # (n_q, 1) query positions
+    j = np.arange(n_k)[None, :]  # (1, n_k) key positions
+    return j <= i  # (n_q, n_k)
+
+
+@dataclass(frozen=True)
+class LayerNormSteps:
+    """LayerNorm of every vector along the last axis, step by step."""
+
+    mean: np.ndarray  # (…,) μ of each vector
+    sigma: np.ndarray  # (…,) √(var + ε): what the model divides by (its ln.hook_scale)
+    normalized: np.ndarray  # (…, d) (x − μ) / σ: mean 0, standard deviation ≈ 1
+    output: np.ndarray  # (…, d) normalized · γ + β
+
+
+def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> LayerNormSteps:
+    """LN(x) = (x − μ) / √(var + ε) · γ + β for each vector x (last axis); γ = 1, β = 0 if None.
+
+    The variance is the biased one (divided by d), as in torch's LayerNorm.
+
+    >>> s = layer_norm([[1.0, 2.0, 3.0, 4.0]], eps=0.0)
+    >>> float(s.mean[0]), round(float(s.sigma[0]), 4), s.normalized.round(3).tolist()
+    (2.5, 1.118, [[-1.342, -0.447, 0.447, 1.342]])
+    >>> layer_norm([[1.0, 3.0]], gamma=[2.0, 2.0], beta=[0.0, 1.0], eps=0.0).output.tolist()
+    [[-2.0, 3.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(-1)  # (…,)
+    var = ((x - mean[..., None]) ** 2).mean(-1)  # (…,) biased, like torch's LayerNorm
+    sigma = np.sqrt(var + eps)  # (…,)
+    normalized = (x - mean[..., None]) / sigma[..., None]  # (…, d)
+    output = normalized
+    if gamma is not None:
+        output = output * gamma
+    if beta is not None:
+        output = output + beta
+    return LayerNormSteps(mean, sigma, normalized, output)
+
+
+@dataclass(frozen=True)
+class AttentionSteps:
+    """Every step of scaled dot-product attention; the last two axes are (query, key)."""
+
+    scores: np.ndarray  # (…, n_q, n_k) q · k
+    scaled: np.ndarray  # (…, n_q, n_k) ÷ √d_k (unchanged when scale=False), plus any bias
+    masked: np.ndarray  # (…, n_q, n_k) scaled, with −∞ where the mask is False
+    weights: np.ndarray  # (…, n_q, n_k) softmax(masked / temperature): rows sum to 1
+    output: np.ndarray  # (…, n_q, d_v) weights @ v
+
+
+def attention(q, k, v, mask=None, scale: bool = True, *, temperature: float = 1.0,
+              bias=None) -> AttentionSteps:
+    """softmax(q kᵀ / √d_k + bias, −∞ where ``mask`` is False) v, keeping every step.
+
+    q: (…, n_q, d_k), k: (…, n_k, d_k), v: (…, n_k, d_v); leading axes (heads, batch) are
+    carried along. ``mask`` is a bool array that broadcasts to (…, n_q, n_k), True where a
+    query may look (e.g. :func:`causal_mask`); None lets every query see every key. ``bias``
+    is added after the scaling (ALiBi's distance penalty). A query that may see no key at all
+    gets weights 0 and output 0.
+
+    "flying arrows" (d_k = 2), as a decoder: the first word can only see itself.
+
+    >>> q, k, v = [[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [-1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]
+    >>> s = attention(q, k, v, mask=causal_mask(2))
+    >>> s.scaled.round(4).tolist()
+    [[0.7071, -0.7071], [0.0, 0.0]]
+    >>> s.masked[0].tolist()[1], s.weights.round(4).tolist()
+    (-inf, [[1.0, 0.0], [0.5, 0.5]])
+    >>> s.output.round(4).tolist()
+    [[1.0, 0.0], [0.5, 0.5]]
+    """
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"queries and keys need the same size, got {q.shape[-1]} and {k.shape[-1]}")
+    scores = q @ np.swapaxes(k, -1, -2)  # (…, n_q, d_k) @ (…, d_k, n_k) -> (…, n_q, n_k)
+    scaled = scores / np.sqrt(q.shape[-1]) if scale else scores.copy()
+    if bias is not None:
+        scaled = scaled + bias
+    masked = np.where(mask, scaled, -np.inf) if mask is not None else scaled.copy()
+    weights = softmax(masked, temperature=temperature)  # (…, n_q, n_k)
+    return AttentionSteps(scores, scaled, masked, weights, weights @ v)  # output: (…, n_q, d_v)
