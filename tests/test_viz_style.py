@@ -6,56 +6,89 @@ from plotly.subplots import make_subplots
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.moe import routing_heatmap
-from tfviz.viz.style import FONT_SIZE, NUMBER_WIDTH, fit_margins, label_margin
+from tfviz.viz.style import FONT_SIZE, NUMBER_WIDTH, fixed_margins, label_margin
 
 
 def _axes(fig):
     return [fig.layout[k] for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
 
 
-def test_fit_margins_sizes_room_from_the_labels_and_titles():
+def test_fixed_margins_sizes_room_from_the_labels_and_titles():
     fig = go.Figure(go.Bar(x=["head 0", "head 1"], y=[1.0, 2.0]))
     fig.update_xaxes(title="head")
     fig.update_yaxes(title="length")
-    fit_margins(fig)
+    fixed_margins(fig)
     assert all(axis.automargin is False for axis in _axes(fig))
+    assert (fig.layout.margin.t, fig.layout.margin.r) == (60, 10)
     assert fig.layout.margin.l == label_margin(["0" * NUMBER_WIDTH], title=True)  # numbers + title
     # two short labels sit side by side: one line of labels plus the title
     assert fig.layout.margin.b == FONT_SIZE + 12 + 2 * FONT_SIZE + 12
 
 
-def test_fit_margins_leaves_room_for_turned_labels_when_they_crowd():
+def test_fixed_margins_leaves_room_for_turned_labels_when_they_crowd():
     names = [f"{i} token_number_{i}" for i in range(40)]
-    fig = fit_margins(go.Figure(go.Bar(x=names, y=np.arange(40.0))))
+    fig = fixed_margins(go.Figure(go.Bar(x=names, y=np.arange(40.0))))
     assert fig.layout.margin.b == label_margin(names, title=False)
     assert fig.layout.margin.b > 0.6 * FONT_SIZE * len("39 token_number_39")
 
 
-def test_fit_margins_reads_ticktext_and_every_subplot():
+def test_fixed_margins_reads_ticktext_and_every_subplot():
     fig = make_subplots(rows=1, cols=2)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1]), row=1, col=1)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1]), row=1, col=2)
     fig.update_yaxes(tickvals=[0, 1], ticktext=["short", "a much longer label"], row=1, col=2)
-    fit_margins(fig)
+    fixed_margins(fig, top=80)
     assert len(_axes(fig)) == 4 and all(axis.automargin is False for axis in _axes(fig))
     assert fig.layout.margin.l == label_margin(["a much longer label"], title=False)
 
 
-def test_a_figure_that_sized_its_own_margins_is_left_alone():
-    fig = attention_heatmap(np.full((3, 3), 1 / 3), ["a", "b", "c"], title="t")
-    before = fig.layout.margin.to_plotly_json()
-    assert fit_margins(fig).layout.margin.to_plotly_json() == before
+def test_given_sides_are_kept_and_the_rest_estimated():
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[1.0, 2.0]))
+    fixed_margins(fig, left=50, top=80, right=0)
+    assert fig.layout.margin.to_plotly_json() == {"l": 50, "r": 0, "t": 80, "b": FONT_SIZE + 24}
+    heat = attention_heatmap(np.full((3, 3), 1 / 3), ["a", "b", "c"], title="t")
+    assert heat.layout.margin.l == heat.layout.margin.b == label_margin(["0 a"])
 
 
-def test_every_shared_chart_is_served_with_fixed_margins():
-    from tfviz.ui.widgets import _shared_figure
+def _sample_figures():
+    """One figure from every plotly builder in tfviz.viz, on tiny inputs."""
+    from tfviz.viz import positions as pos
+    from tfviz.viz.arrows import arrows_figure
+    from tfviz.viz.ffn import neuron_heatmap
+    from tfviz.viz.layernorm import gamma_beta_heatmap
+    from tfviz.viz.lookup import key_plane, sweep_chart
+    from tfviz.viz.moe import class_expert_heatmap
 
-    weights = np.array([[[0.7, 0.1], [0.2, 0.3]]])
-    fig = _shared_figure("test.coref", (weights, ["animal", "street"]),
-                         {"best": (0, 0), "probe": "it"}, _builder=attv.coref_figure)
-    assert all(axis.automargin is False for axis in _axes(fig))
-    plain = _shared_figure("test.bar", (), {}, _builder=lambda: go.Figure(go.Bar(x=["a"], y=[1])))
-    assert all(axis.automargin is False for axis in _axes(plain)) and plain.layout.margin.l > 0
+    tokens, p = ["the", "cat", "sat"], np.full((2, 3, 3), 1 / 3)
+    keys = np.array([[1.0, 0.0], [0.0, 1.0]])
+    yield "arrows", arrows_figure(np.array([0.5, 0.3, 0.2]), tokens, 2, title="t")
+    yield "head grid", attv.head_grid(p, tokens, layer=0)
+    yield "side by side", attv.maps_side_by_side([p[0], p[1]], [tokens, tokens], ["a", "b"], title="t")
+    yield "coref", attv.coref_figure(np.zeros((2, 2, 2)), ["animal", "street"], best=(0, 0), probe="it")
+    yield "masked", attv.masked_scores_figure(np.triu(np.full((3, 3), -np.inf), 1), tokens, title="t")
+    yield "logit change", attv.logit_change_figure(np.array([0.0, 0.0, 1.5]), tokens, 2)
+    yield "key plane", key_plane(["a", "b"], keys, np.array([0.5, 0.5]), np.array([0.5, 0.5]))
+    yield "sweep", sweep_chart([{"temperature": t, "weight on best key": 0.5,
+                                 "distance from hard answer": 0.1} for t in (0.1, 1.0)], 1.0)
+    yield "alibi", pos.alibi_figure(-np.ones((2, 3, 3)), np.array([0.5, 0.25]), tokens)
+    yield "vectors", pos.vectors_heatmap(np.ones((3, 4)), tokens, title="t")
+    yield from zip(("permuted a", "permuted b"),
+                   pos.permutation_figures(np.ones((3, 4)), np.ones((3, 4)), np.array([2, 1, 0]), tokens))
+    yield "routing", routing_heatmap(np.full((3, 2), 0.5), np.ones((3, 2), bool),
+                                     np.zeros((3, 2), bool), tokens, title="t")
+    yield "classes", class_expert_heatmap(["noun"], [0, 1], np.array([[0.5, 0.5]]),
+                                          np.array([[1, 1]]), title="t")
+    yield "neurons", neuron_heatmap(np.ones((3, 5)), tokens, [0, 2], title="t")
+    yield "gamma", gamma_beta_heatmap({"L0 ln1": (np.ones(4), np.zeros(4))}, which="gamma")
+
+
+def test_every_plotly_builder_fixes_its_margins_once():
+    """Drawing adds nothing: each builder calls ``fixed_margins`` last, so every axis has
+    plotly's automatic margins off and all four sides are set."""
+    for name, fig in _sample_figures():
+        assert _axes(fig) and all(axis.automargin is False for axis in _axes(fig)), name
+        margin = fig.layout.margin
+        assert None not in (margin.l, margin.r, margin.t, margin.b), name
 
 
 def test_routing_map_always_shows_its_key():

@@ -159,19 +159,25 @@ def test_run_log_times_a_run_only_when_asked(monkeypatch, caplog):
 
 
 
-def test_a_figure_a_page_builds_itself_is_drawn_with_fixed_margins(monkeypatch):
-    """``plotly`` (a page's own figure) fixes the margins as ``chart`` does for shared ones."""
-    import plotly.graph_objects as go
+def test_a_figure_is_drawn_as_its_builder_made_it(monkeypatch):
+    """``plotly`` (a page's own figure) and ``chart`` (a shared one) change nothing: the
+    builder fixed the margins once (``fixed_margins``), and drawing adds no second layer."""
     import streamlit as st
 
     from tfviz.ui import widgets
+    from tfviz.viz.arrows import arrows_figure
 
     drawn = []
     monkeypatch.setattr(st, "plotly_chart", lambda fig, **kw: drawn.append(fig))
-    widgets.plotly(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])))
-    (fig,) = drawn
-    axes = [fig.layout[k] for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
+    args = (np.array([0.7, 0.3]), ["flying", "arrows"], 0)
+    built = arrows_figure(*args, title="t")
+    widgets.plotly(built)
+    widgets.chart(arrows_figure, *args, title="t")
+    assert drawn[0] is built
+    assert drawn[1].to_json() == built.to_json()  # the shared copy: the same figure
+    axes = [built.layout[k] for k in built.layout if k.startswith(("xaxis", "yaxis"))]
     assert axes and all(axis.automargin is False for axis in axes)
+    assert (built.layout.margin.t, built.layout.margin.r) == (50, 10)
 
 
 def _counting(fn, calls: list):

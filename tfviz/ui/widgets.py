@@ -9,7 +9,7 @@ import streamlit as st
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.cache import get_bundle, length_notice, model_names, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
-from tfviz.viz.style import fit_margins, token_labels
+from tfviz.viz.style import token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
 PLOTLY_CONFIG = {
@@ -154,9 +154,9 @@ def current_bundle():
 
 
 def plotly(fig, **kwargs) -> None:
-    """Draw a figure the page built for itself (``chart`` draws shared ones), with margins
-    fixed from its labels (``fit_margins``) so the browser lays it out only once."""
-    st.plotly_chart(fit_margins(fig), config=PLOTLY_CONFIG, **kwargs)
+    """Draw a figure the page built for itself (``chart`` draws shared ones). Its builder
+    fixed its margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out once."""
+    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
 
 
 def _builder_name(builder) -> str:
@@ -166,7 +166,7 @@ def _builder_name(builder) -> str:
 
 @st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
 def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
-    return fit_margins(_builder(*args, **kwargs))
+    return _builder(*args, **kwargs)
 
 
 def build(builder, *args, **kwargs):
@@ -180,8 +180,8 @@ def chart(builder, *args, **kwargs) -> None:
 
     Building a plotly figure costs 10-150 ms of validation, which dominates a rerun; a class
     looking at the same sentence shares one copy. The shared figure is only ever read
-    (``st.plotly_chart`` serialises a copy of it), never changed. Its margins are fixed once,
-    when it is built (``fit_margins``), so the browser lays it out only once.
+    (``st.plotly_chart`` serialises a copy of it), never changed. Its builder fixed its
+    margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out only once.
     """
     st.plotly_chart(build(builder, *args, **kwargs), config=PLOTLY_CONFIG)
 

@@ -26,8 +26,8 @@ MASKED_GREY = "#d9d9d9"
 
 def _layout(fig: go.Figure, title: str, height: int, **extra) -> go.Figure:
     fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=height,
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10}, plot_bgcolor="white")
-    return fig.update_layout(**extra)  # e.g. a template, or margins merged over the ones above
+                      plot_bgcolor="white")
+    return fig.update_layout(**extra)  # e.g. a template
 
 
 def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
@@ -49,8 +49,9 @@ def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
     fig.update_xaxes(tickvals=list(range(len(keys))), ticktext=keys, row=4, col=1,
                      title="key token")
     query = token_labels(walk.tokens, escape=True)[walk.query_pos]
-    return _layout(fig, f"Scores of query {query} with every key "
-                        f"(layer {walk.layer}, head {walk.head})", 640)
+    _layout(fig, f"Scores of query {query} with every key "
+                 f"(layer {walk.layer}, head {walk.head})", 640)
+    return fixed_margins(fig)
 
 
 def weighted_sum_figure(walk: QueryWalkthrough, keep: Sequence[int] | None = None) -> go.Figure:
@@ -185,5 +186,6 @@ def logit_change_figure(change: np.ndarray, tokens: Sequence[str], position: int
                            hovertemplate="%{customdata}<br>max |Δ logit| = %{y:.3g}<extra></extra>"))
     fig.update_xaxes(tickvals=list(range(len(labs))), ticktext=labs, title="position")
     fig.update_yaxes(title="largest change of a logit")
-    return _layout(fig, f"Logit change at every position after editing position {position} "
-                        "(green: earlier positions, labelled with their change)", 420)
+    _layout(fig, f"Logit change at every position after editing position {position} "
+                 "(green: earlier positions, labelled with their change)", 420)
+    return fixed_margins(fig)

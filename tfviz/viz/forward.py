@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from tfviz.analysis.forward import Step
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, readable, safe_label
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, fixed_margins, readable, safe_label
 
 
 def step_figure(step: Step) -> go.Figure:
@@ -24,18 +24,16 @@ def step_figure(step: Step) -> go.Figure:
             header={"values": ["position", "token", "id"], "font": {"size": FONT_SIZE}, "align": "left"},
             cells={"values": [list(positions), list(tokens), [int(v) for v in step.values[0]]],
                    "font": {"size": FONT_SIZE}, "height": 30, "align": "left"}))
-        fig.update_layout(title={"text": title}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                          height=min(600, 110 + 30 * len(cols)))
-        return fig
+        fig.update_layout(title={"text": title}, height=min(600, 110 + 30 * len(cols)))
+        return fixed_margins(fig, top=50)
     if step.kind == "bars":
         fig = go.Figure(go.Bar(x=cols, y=step.values[0].tolist(), marker_color=CATEGORICAL[0],
                                text=[f"{v:.3f}" for v in step.values[0]], textposition="outside",
                                hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-        fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=360,
-                          margin={"l": 10, "r": 10, "t": 50, "b": 10})
+        fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=360)
         fig.update_xaxes(title=step.x_title)
         fig.update_yaxes(title=step.y_title, range=[0, 1.1 * max(1e-9, float(step.values.max()))])
-        return fig
+        return fixed_margins(fig, top=50)
     probabilities = not step.diverging and step.values.min() >= 0 and step.values.max() <= 1
     return heatmap(step.values, title=title, x_labels=cols, y_labels=rows,
                    x_title=step.x_title, y_title=step.y_title,

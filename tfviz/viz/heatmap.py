@@ -46,13 +46,12 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
         title={"text": title}, font={"size": FONT_SIZE}, template=PLAIN_TEMPLATE,
         height=height or max(260, min(700, 60 + 34 * n_rows)),
     )
-    fixed_margins(fig, left=label_margin(y_labels, title=bool(y_title)), top=50,
-                  bottom=label_margin(x_labels, title=bool(x_title)))
     xs, ys = _ticks(n_cols), _ticks(n_rows)
     fig.update_xaxes(title=x_title, tickvals=xs, ticktext=[x_labels[i] for i in xs], side="bottom")
     fig.update_yaxes(title=y_title, tickvals=ys, ticktext=[y_labels[i] for i in ys],
                      autorange="reversed")
-    return fig
+    return fixed_margins(fig, top=50, left=label_margin(y_labels, title=bool(y_title)),
+                         bottom=label_margin(x_labels, title=bool(x_title)))
 
 
 MAX_TICKS = 40  # more labels than this overlap at projector size and cost the browser time

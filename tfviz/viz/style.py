@@ -23,22 +23,53 @@ def label_margin(labels, *, title: bool = True) -> int:
     return int(0.6 * FONT_SIZE * longest) + (2 * FONT_SIZE if title else 0) + 12
 
 
-def fixed_margins(fig, *, left: int, bottom: int, top: int = 60, right: int = 10):
-    """Give ``fig`` fixed margins and switch off plotly's automatic ones on every axis.
+NUMBER_WIDTH = 6  # characters of a numeric tick label such as "−0.25" or "1,000"
+
+
+def fixed_margins(fig, *, top: int = 60, right: int = 10, left: int | None = None,
+                  bottom: int | None = None, plot_width: int = 700):
+    """Give ``fig`` fixed margins and switch off plotly's automatic ones on every axis: the one
+    place a figure's margins are set. Every plotly builder calls it last. Returns ``fig``.
 
     Streamlit's chart theme turns ``automargin`` on for every axis. plotly.js then measures
     every tick label in the browser and lays the chart out a second time. Streamlit mounts a
     new chart whenever a figure changes, so this is paid on every slider move; without it a
-    12-token map draws in about half the time (bench/bench_plotly.py, BENCHMARKS.md). Size
-    ``left`` and ``bottom`` with ``label_margin``.
+    12-token map draws in about half the time (bench/bench_plotly.py, BENCHMARKS.md).
+
+    ``left`` and ``bottom`` default to room estimated from the figure's own tick labels and
+    axis titles (``label_margin``): x labels get their full length when there are too many to
+    sit side by side (plotly then turns them), one line otherwise. Colour bars and legends
+    still make their own room.
+
+    >>> import plotly.graph_objects as go
+    >>> fig = fixed_margins(go.Figure(go.Bar(x=["a", "b"], y=[1, 2])), top=50)
+    >>> fig.layout.margin.to_plotly_json(), fig.layout.xaxis.automargin
+    ({'l': 69, 'r': 10, 't': 50, 'b': 40}, False)
     """
+    if left is None or bottom is None:
+        fit_left, fit_bottom = _label_room(fig, plot_width)
+        left = fit_left if left is None else left
+        bottom = fit_bottom if bottom is None else bottom
     fig.update_layout(margin={"l": left, "r": right, "t": top, "b": bottom})
     fig.update_xaxes(automargin=False)
     fig.update_yaxes(automargin=False)
     return fig
 
 
-NUMBER_WIDTH = 6  # characters of a numeric tick label such as "−0.25" or "1,000"
+def _label_room(fig, plot_width: int) -> tuple[int, int]:
+    """(left, bottom) pixels for the left-hand y labels and the bottom x labels of ``fig``."""
+    lefts, bottoms = [FONT_SIZE], [FONT_SIZE]
+    for name in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
+        axis = fig.layout[name]
+        labels, titled = _axis_labels(fig, name), bool(axis.title.text)
+        if name.startswith("y") and axis.side != "right":
+            lefts.append(label_margin(labels, title=titled) if labels else 2 * FONT_SIZE + 12)
+        elif name.startswith("x") and axis.side != "top":
+            longest = max((len(t) for t in labels), default=0)
+            side_by_side = len(labels) * (0.6 * FONT_SIZE * longest + 8) <= plot_width
+            bottoms.append(label_margin(labels, title=titled) if labels and not side_by_side
+                           else (FONT_SIZE + 12 if labels else 0) + (2 * FONT_SIZE if titled else 0) + 12)
+    return max(lefts), max(bottoms)
 
 
 def _axis_labels(fig, name: str) -> list[str]:
@@ -58,33 +89,6 @@ def _axis_labels(fig, name: str) -> list[str]:
             if values is not None and len(values) and isinstance(values[0], str):
                 labels += [str(v) for v in values]
     return labels or ["0" * NUMBER_WIDTH]
-
-
-def fit_margins(fig, *, plot_width: int = 700):
-    """Fixed margins estimated from ``fig``'s own labels, for every axis that has not set
-    ``automargin`` itself (see ``fixed_margins`` for why). Returns ``fig``.
-
-    Room for the left-hand y labels and the bottom x labels is sized with ``label_margin``; x
-    labels get their full length when there are too many to sit side by side (plotly then
-    turns them), one line otherwise. Colour bars and legends still make their own room.
-    """
-    axes = [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
-    if not fig.data or any(fig.layout[k].automargin is not None for k in axes):
-        return fig
-    lefts, bottoms = [FONT_SIZE], [FONT_SIZE]
-    for name in axes or ["xaxis", "yaxis"]:
-        axis = fig.layout[name]
-        labels, titled = _axis_labels(fig, name), bool(axis.title.text)
-        if name.startswith("y") and axis.side != "right":
-            lefts.append(label_margin(labels, title=titled) if labels else 2 * FONT_SIZE + 12)
-        elif name.startswith("x") and axis.side != "top":
-            longest = max((len(t) for t in labels), default=0)
-            side_by_side = len(labels) * (0.6 * FONT_SIZE * longest + 8) <= plot_width
-            bottoms.append(label_margin(labels, title=titled) if labels and not side_by_side
-                           else (FONT_SIZE + 12 if labels else 0) + (2 * FONT_SIZE if titled else 0) + 12)
-    top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
-    right = fig.layout.margin.r if fig.layout.margin.r is not None else 10
-    return fixed_margins(fig, left=max(lefts), bottom=max(bottoms), top=top, right=right)
 
 
 def token_labels(tokens, *, escape: bool = False, start: int = 0) -> list[str]:
