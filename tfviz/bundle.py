@@ -14,9 +14,11 @@ Weights are read with safetensors only, never with pickle.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors.torch import load_file
 
@@ -26,6 +28,7 @@ from tfviz.tokenizer import load_tokenizer
 from tfviz.tokenizer.base import Tokenizer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.trace import NamesFilter, Trace, run_with_trace
+from tfviz.weights import export_weights
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -38,6 +41,19 @@ class Bundle:
     config: ModelConfig
     manifest: dict = field(default_factory=dict)
     trained: bool = False
+    _weights: Mapping[str, np.ndarray] | None = field(default=None, init=False, repr=False,
+                                                      compare=False)
+
+    def weights(self) -> Mapping[str, np.ndarray]:
+        """Every parameter as read-only numpy, TransformerLens-shaped: ``weights()["W_Q"][l, h]``
+        is layer l, head h's (d_model, d_head) matrix (see :mod:`tfviz.weights`).
+
+        Built on the first call and kept: two threads that race here build equal copies and
+        one is kept. Nobody can change it, so every learner on a server may share it.
+        """
+        if self._weights is None:
+            object.__setattr__(self, "_weights", export_weights(self.model))
+        return self._weights
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text))

@@ -1,0 +1,118 @@
+"""Every parameter of a model as read-only numpy arrays, in TransformerLens's shapes.
+
+``Bundle.weights()`` calls :func:`export_weights` once per bundle; analysis reads weights only
+from it, never from torch modules. Per-layer arrays are stacked along a first ``layer`` axis and
+per-head ones along a second ``head`` axis, so ``W["W_Q"][l, h]`` is one head's (d_model, d_head)
+matrix and ``Q_h = x W_Q[l, h] + b_Q[l, h]``:
+
+    W_E (vocab, d)   W_pos (max_len, d), learned positions only   W_U (d, vocab), untied only
+    W_Q, W_K, W_V (L, heads, d, d_head)   b_Q, b_K, b_V (L, heads, d_head)
+    W_O (L, heads, d_head, d)             b_O (L, d)
+    ln1.w, ln1.b, ln2.w, ln2.b (L, d)     ln_final.w, ln_final.b (d,), when the model has one
+    W_in (L, d, d_ff)  b_in (L, d_ff)  W_out (L, d_ff, d)  b_out (L, d)          dense FFN
+    W_gate (L, d, E)   experts.W_in (L, E, d, d_ff)  experts.b_in (L, E, d_ff)
+                       experts.W_out (L, E, d_ff, d) experts.b_out (L, E, d)      mixture of experts
+    cross.W_Q … cross.b_O, ln_cross.w, ln_cross.b      decoder cross-attention (encoder-decoder)
+    enc.W_Q … enc.ln_final.b                           the encoder stack (encoder-decoder)
+
+W_K and W_V have one head per key/value head (fewer than W_Q's under grouped-query attention).
+Each parameter appears exactly once and nothing is invented: a model without biases has no
+``b_*`` entries, and a tied model has no W_U (its logits use W_E transposed). So the sizes add up
+to the model's parameter count. Arrays are float32 copies, like the model, and cannot be
+written to; the mapping cannot be changed either: every learner on a server shares it.
+
+>>> from tfviz.config import preset
+>>> from tfviz.model import Transformer
+>>> W = export_weights(Transformer(preset("gpt-tiny")))
+>>> W["W_Q"].shape, W["W_O"].shape, W["ln1.w"].shape
+((3, 4, 64, 16), (3, 4, 16, 64), (3, 64))
+>>> W["W_Q"].flags.writeable
+False
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+from torch import nn
+
+
+def _np(param) -> np.ndarray:
+    """A float32 numpy copy of a parameter (never a view of the model's memory)."""
+    return np.array(param.detach().cpu().numpy(), dtype=np.float32, copy=True)
+
+
+def _heads_in(linear: nn.Linear, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A projection into n heads: W (n, d, d_head) with x W[h] = head h's slice, and b (n, d_head)."""
+    w = _np(linear.weight)  # (n·d_head, d): torch stores (out, in)
+    W = w.reshape(n, -1, w.shape[1]).transpose(0, 2, 1)  # (n, d_head, d) -> (n, d, d_head)
+    b = None if linear.bias is None else _np(linear.bias).reshape(n, -1)  # (n, d_head)
+    return W, b
+
+
+def _attention(attn) -> dict[str, np.ndarray]:
+    out = {}
+    for name, linear, n in (("Q", attn.W_q, attn.n_heads), ("K", attn.W_k, attn.n_kv),
+                            ("V", attn.W_v, attn.n_kv)):
+        out[f"W_{name}"], b = _heads_in(linear, n)
+        if b is not None:
+            out[f"b_{name}"] = b
+    w_o = _np(attn.W_o.weight)  # (d, heads·d_head)
+    out["W_O"] = w_o.T.reshape(attn.n_heads, attn.d_head, -1)  # (heads, d_head, d)
+    if attn.W_o.bias is not None:
+        out["b_O"] = _np(attn.W_o.bias)  # (d,)
+    return out
+
+
+def _mlp(mlp, prefix: str = "") -> dict[str, np.ndarray]:
+    out = {f"{prefix}W_in": _np(mlp.W_in.weight).T, f"{prefix}W_out": _np(mlp.W_out.weight).T}
+    if mlp.W_in.bias is not None:
+        out[f"{prefix}b_in"], out[f"{prefix}b_out"] = _np(mlp.W_in.bias), _np(mlp.W_out.bias)
+    return out  # W_in (d, d_ff), W_out (d_ff, d)
+
+
+def _ln(ln, name: str) -> dict[str, np.ndarray]:
+    return {f"{name}.w": _np(ln.weight), f"{name}.b": _np(ln.bias)}
+
+
+def _block(block, cross: bool, moe: bool) -> dict[str, np.ndarray]:
+    """One block's arrays under their TransformerLens names (no layer axis yet)."""
+    out = {**_attention(block.attn), **_ln(block.ln1, "ln1"), **_ln(block.ln2, "ln2")}
+    if cross:
+        out.update({f"cross.{k}": v for k, v in _attention(block.cross_attn).items()})
+        out.update(_ln(block.ln_cross, "ln_cross"))
+    if moe:
+        out["W_gate"] = _np(block.mlp.router.weight).T  # (d, E)
+        experts = [_mlp(e, "experts.") for e in block.mlp.experts]
+        out.update({k: np.stack([e[k] for e in experts]) for k in experts[0]})  # (E, …)
+    else:
+        out.update(_mlp(block.mlp))
+    return out
+
+
+def _stack(blocks, prefix: str = "", cross: bool = False, moe: bool = False) -> dict[str, np.ndarray]:
+    per_layer = [_block(b, cross, moe) for b in blocks]
+    return {prefix + k: np.stack([layer[k] for layer in per_layer]) for k in per_layer[0]}  # (L, …)
+
+
+def export_weights(model) -> Mapping[str, np.ndarray]:
+    """Read-only numpy copies of every parameter of a tfviz Transformer (see the module docstring)."""
+    cfg = model.cfg
+    seq2seq = cfg.arch == "encoder-decoder"
+    out = {"W_E": _np(model.embed.weight)}  # (vocab, d)
+    if cfg.positional == "learned":
+        out["W_pos"] = _np(model.pos_embed.weight)  # (max_len, d)
+    if seq2seq:
+        out.update(_stack(model.enc_blocks, "enc.", moe=cfg.is_moe))
+        if cfg.final_norm:
+            out.update(_ln(model.enc_ln_final, "enc.ln_final"))
+    out.update(_stack(model.blocks, cross=seq2seq, moe=cfg.is_moe))
+    if cfg.final_norm:
+        out.update(_ln(model.ln_final, "ln_final"))
+    if model.unembed is not None:
+        out["W_U"] = _np(model.unembed.weight).T  # (d, vocab)
+    for name, array in out.items():
+        out[name] = np.ascontiguousarray(array)
+        out[name].setflags(write=False)
+    return MappingProxyType(out)
