@@ -6,9 +6,8 @@ from tfviz.analysis import heads as hd
 from tfviz.ui.cache import coref_gap_notice, get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.state import EXAMPLES
-from tfviz.ui.background import in_background
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import (build, chart, current_bundle, layer_head_pickers, neighbours,
+from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, neighbours, prefetch,
                               show_code, token_select, vega)
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
@@ -45,24 +44,27 @@ in_the_notes("multi-head")
 show_code(hd.query_matrix, hd.split_heads)
 
 
-def maps(layer: int, head: int, draw) -> list[hd.HeadStats]:
-    """The layer's head grid and the chosen head's large map, through ``draw`` (``chart`` draws
-    them, ``build`` only builds them); returns the layer's head statistics."""
-    stats = hd.head_stats(trace["pattern", layer])
-    draw(attv.head_grid, trace["pattern", layer], trace.tokens, layer=layer,
-         names=[s.label for s in stats])
-    draw(attention_heatmap, trace["pattern", layer][head], trace.tokens,
-         title=f"Layer {layer}, head {head} ({stats[head].label})")
-    return stats
+def head_maps(layer: int, head: int) -> list[tuple]:
+    """Section 2's figures for (layer, head) as (builder, args, kwargs): the layer's head grid
+    and the chosen head's large map."""
+    pattern = trace["pattern", layer]  # (heads, query, key)
+    stats = hd.head_stats(pattern)
+    return [(attv.head_grid, (pattern, trace.tokens),
+             {"layer": layer, "names": [s.label for s in stats]}),
+            (attention_heatmap, (pattern[head], trace.tokens),
+             {"title": f"Layer {layer}, head {head} ({stats[head].label})"})]
 
 
 @safe_fragment  # moving the layer or head slider reruns only this part of the page
 def by_layer() -> None:
     st.header("2 · Every head of the layer at once")
     layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    stats = maps(layer, head, chart)
+    for builder, args, kwargs in head_maps(layer, head):
+        chart(builder, *args, **kwargs)
     for near in neighbours(layer, head, cfg.n_layers, cfg.n_heads):  # ready before the next step
-        in_background(maps, *near, build)
+        for builder, args, kwargs in head_maps(*near):
+            prefetch(builder, *args, **kwargs)
+    stats = hd.head_stats(trace["pattern", layer])
 
     st.subheader("What kind of head is it?")
     st.markdown(

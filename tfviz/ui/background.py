@@ -1,10 +1,10 @@
 """Work the server does between a learner's clicks: one background thread, shared by all.
 
-A page can ask for what a learner will most likely want next (the figures of the neighbouring
-layer, say) to be built while the browser is still drawing the current answer; the server is
-idle then. What is built goes into the same shared caches a page run reads, and Streamlit's
-cache lets only one thread build a given entry, so a click that arrives early simply waits for
-the build already under way instead of doing it twice.
+A page can ask (``tfviz.ui.widgets.prefetch``) for what a learner will most likely want next
+(the figures of the neighbouring layer, say) to be built while the browser is still drawing
+the current answer; the server is idle then. What is built goes into the same shared caches a
+page run reads, and Streamlit's cache lets only one thread build a given entry, so a click
+that arrives early simply waits for the build already under way instead of doing it twice.
 
 Background work never shows anything to a learner: its errors are logged, not raised (the page
 run that needs the same thing will build it and report any error itself).

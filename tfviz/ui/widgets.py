@@ -7,6 +7,7 @@ import re
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
+from tfviz.ui.background import in_background
 from tfviz.ui.cache import get_bundle, length_notice, model_names, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
 from tfviz.viz.style import token_labels
@@ -169,10 +170,18 @@ def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
     return _builder(*args, **kwargs)
 
 
-def build(builder, *args, **kwargs):
-    """The shared figure ``chart(builder, *args, **kwargs)`` would draw, built (once) without
-    drawing it: for building ahead on the background thread. Never edit what it returns."""
+def _build(builder, args: tuple, kwargs: dict):
+    """The shared figure ``chart(builder, *args, **kwargs)`` draws, built once. Never edit it."""
     return _shared_figure(_builder_name(builder), args, kwargs, _builder=builder)
+
+
+def prefetch(builder, *args, **kwargs) -> None:
+    """Build the figure ``chart(builder, *args, **kwargs)`` would draw, on the background
+    thread, without drawing it: for the view a learner will most likely open next (the
+    neighbouring layer, say). When they get there, ``chart`` finds it in the shared cache; if
+    they are quicker, Streamlit's cache lets them wait for the build under way instead of
+    starting a second one (see ``tfviz.ui.background``)."""
+    in_background(_build, builder, args, kwargs)
 
 
 def chart(builder, *args, **kwargs) -> None:
@@ -183,7 +192,7 @@ def chart(builder, *args, **kwargs) -> None:
     (``st.plotly_chart`` serialises a copy of it), never changed. Its builder fixed its
     margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out only once.
     """
-    st.plotly_chart(build(builder, *args, **kwargs), config=PLOTLY_CONFIG)
+    st.plotly_chart(_build(builder, args, kwargs), config=PLOTLY_CONFIG)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
