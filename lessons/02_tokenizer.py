@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.tokenizer import TeachingTokenizer, parse_corpus, train_bpe
 from tfviz.tokenizer.naive_bpe import train_bpe_naive
+from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.tokenizer.teaching_bpe import count_pairs
 from tfviz.ui.widgets import current_bundle, show_code
 from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
@@ -145,13 +146,13 @@ st.markdown(f"Then cut into pieces: {len(typed)} characters → **{len(ids)} tok
 st.html(token_chips_html(tokens, ids[:MAX_CHIPS]))
 if len(ids) > MAX_CHIPS:
     st.caption(f"Showing the first {MAX_CHIPS} tokens.")
-if getattr(bundle.tokenizer, "kind", "") == "task":
+if isinstance(bundle.tokenizer, TaskTokenizer):
     st.markdown(
         "This model does a small task (reversing letter sequences), so its vocabulary is just "
         "a few special tokens and single letters, with no merges at all. Characters outside "
         "that alphabet are simply skipped."
     )
-    unknown = getattr(bundle.tokenizer, "unknown", lambda text: [])(st.session_state["text"])
+    unknown = bundle.tokenizer.unknown(st.session_state["text"])
     if unknown:
         st.caption(f"Skipped in your text: {' '.join(sorted(set(unknown)))}")
 else:

@@ -15,6 +15,7 @@ from tfviz.config import RunOptions, preset
 from tfviz.exercises.positional import positional_table
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
+from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.trace import run_with_trace
 
 PRESETS = ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec"]
@@ -75,17 +76,9 @@ def test_top_predictions_survive_ids_outside_the_tokenizer():
     assert pipeline.top_predictions(np.array([0.0, 5.0]), 1, strict)[0][1] == "#1"
 
 
-def test_mask_token_id():
-    class WithAttr:
-        mask_id = 4
-
-    class NoMask:
-        def id_to_token(self, i):
-            return "x"
-
+def test_mask_token_id_is_the_tokenizers_own():
     assert pipeline.mask_token_id(ByteTokenizer()) == 4
-    assert pipeline.mask_token_id(WithAttr()) == 4
-    assert pipeline.mask_token_id(NoMask()) is None
+    assert pipeline.mask_token_id(TaskTokenizer()) is None  # letters only: no [MASK]
 
 
 def test_masked_trace_hides_one_token_and_matches_a_direct_forward(bundles):

@@ -86,7 +86,7 @@ class Bundle:
         """
         n = self.config.max_seq_len
         src = self.encode(source)[:n] or [0]
-        bos, eos = getattr(self.tokenizer, "bos_id", 1), getattr(self.tokenizer, "eos_id", 2)
+        bos, eos = self.tokenizer.bos_id, self.tokenizer.eos_id
         if target is not None:
             return src, [bos, *self.encode(target)][:n]
         dec = [bos]

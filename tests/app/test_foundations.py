@@ -106,6 +106,15 @@ def test_lookup_widgets(app_page):
     assert "The largest weight is 1.000" in _text(at)  # token 0 of a decoder sees only itself
 
 
+def test_tokenizer_page_names_what_the_letters_model_skips(app_page):
+    at = _ok(app_page("02_tokenizer.py", model="reverse-encdec"))
+    text = at.session_state["text"]
+    skipped = sorted({c for c in text.lower() if c not in "abcdefghijklmnop ,\t\n"})
+    assert skipped  # the default sentence has letters after p, and punctuation
+    assert f"Skipped in your text: {' '.join(skipped)}" in _text(at)
+    assert "reversing letter sequences" in _text(at)
+
+
 @pytest.mark.parametrize("model", ["bert-tiny", "moe-tiny", "reverse-encdec"])
 def test_every_page_with_other_models(app_page, model):
     at = app_page(PAGES[0], model=model)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfviz.config import RunOptions
+from tfviz.tokenizer.base import Tokenizer
 from tfviz.trace import Trace, run_with_trace
 
 
@@ -160,8 +161,7 @@ def replacement_candidates(ids: Sequence[int], vocab_size: int, exclude: int,
     return seen
 
 
-def first_ordinary_id(tokenizer) -> int:
+def first_ordinary_id(tokenizer: Tokenizer) -> int:
     """The first id after a tokenizer's special tokens (<pad>, <bos>, …): 7 for our byte-level
     tokenizers, 4 for the letters-only task tokenizer."""
-    specials = getattr(tokenizer, "special_ids", None) or getattr(tokenizer, "specials", ())
-    return len(specials)
+    return len(tokenizer.specials)

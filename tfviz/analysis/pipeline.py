@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.tokenizer.base import Tokenizer
 from tfviz.trace import Trace, run_with_trace
 
-MASK_TOKEN = "[MASK]"
 STEPS = "sequential steps"
 PATH = "longest path between two tokens"
 
@@ -101,18 +101,9 @@ def top_predictions(logits_row: np.ndarray, k: int = 5,
     return out
 
 
-def mask_token_id(tokenizer) -> int | None:
-    """The id of "[MASK]" in a tokenizer, or None if it has none (ids 0-15 are searched)."""
-    known = getattr(tokenizer, "mask_id", None)
-    if known is not None:
-        return int(known)
-    for i in range(16):
-        try:
-            if tokenizer.id_to_token(i) == MASK_TOKEN:
-                return i
-        except (IndexError, KeyError, ValueError):
-            break
-    return None
+def mask_token_id(tokenizer: Tokenizer) -> int | None:
+    """The id of "[MASK]", or None if the vocabulary has none (the letters-only task tokenizer)."""
+    return tokenizer.mask_id
 
 
 def masked_trace(bundle, text: str, position: int) -> Trace:
