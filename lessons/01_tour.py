@@ -1,8 +1,9 @@
 """Lesson 1 · Tour: the whole trip from your text to the model's next-token guess."""
 import streamlit as st
 
-from tfviz.analysis.pipeline import (masked_trace, mask_token_id, pipeline_stages, probabilities,
+from tfviz.analysis.pipeline import (mask_token_id, pipeline_stages, probabilities,
                                      rnn_vs_transformer, top_predictions)
+from tfviz.experiments.masked import masked_trace
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.lessons import available
 from tfviz.ui.notes import in_the_notes

@@ -1,9 +1,10 @@
 """Lesson 3 · Embeddings and positions: token ids become vectors, and vectors learn their place."""
 import streamlit as st
 
-from tfviz.analysis.positions import (alibi, formula_table, permutation, permutation_check,
-                                      positionless_model, rope_pair_angles, rope_scores,
-                                      similarity_by_distance, sinusoid_table)
+from tfviz.analysis.positions import (alibi, formula_table, permutation, similarity_by_distance,
+                                      sinusoid_table)
+from tfviz.experiments.order import permutation_check, positionless_model
+from tfviz.experiments.rope import rope_pair_angles, rope_scores
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes

@@ -119,7 +119,7 @@ def one_query(walk, labels) -> None:
 
 
 def matrices(trace, layer, head) -> None:
-    mf = att.matrix_form(trace, bundle.model, layer, head)
+    mf = att.matrix_form(trace, bundle.weights(), layer, head)
     x_is = ("the block's input (post-LN: the residual stream before the block)"
             if cfg.norm == "post" else "LayerNorm of the block's input (pre-LN)")
     st.markdown("All queries are handled at once by stacking the token vectors as rows of a "

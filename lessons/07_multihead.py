@@ -96,7 +96,7 @@ def by_layer() -> None:
     st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
     found = coref.find_coref_positions(trace.tokens)
     q_pos = token_select("Token", trace.tokens, "mh_query", default=found.probe if found else n - 1)
-    W_O, b_O = hd.output_weights(bundle.model, layer)
+    W_O, b_O = hd.output_weights(bundle.weights(), layer)
     contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
     vega(attv.head_contribution_bars, contrib, query=plain[q_pos], highlight=head)
     gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])

@@ -2,6 +2,8 @@
 import streamlit as st
 
 from tfviz.analysis import masking as mk
+from tfviz.experiments.padding import PaddingDemo, padding_demo
+from tfviz.experiments.peeking import PeekResult, peek_experiment
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, stable_select,
@@ -11,19 +13,19 @@ from tfviz.viz.style import token_labels
 
 
 @st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
-def padded_batch(model: str, sentences: tuple[str, ...]) -> mk.PaddingDemo:
+def padded_batch(model: str, sentences: tuple[str, ...]) -> PaddingDemo:
     bundle = get_bundle(model)
     cfg = bundle.config
     id_lists = [bundle.encode(s)[:cfg.max_seq_len] or [cfg.pad_id] for s in sentences]
-    return mk.padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
-                           pad_id=cfg.pad_id)
+    return padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
+                        pad_id=cfg.pad_id)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def peek(model: str, ids: tuple[int, ...], pos: int, new_id: int, no_mask: bool,
-         enc_ids: tuple[int, ...] | None) -> mk.PeekResult:
-    return mk.peek_experiment(get_bundle(model).model, list(ids), pos, new_id,
-                              causal=False if no_mask else None, enc_ids=enc_ids)
+         enc_ids: tuple[int, ...] | None) -> PeekResult:
+    return peek_experiment(get_bundle(model).model, list(ids), pos, new_id,
+                           causal=False if no_mask else None, enc_ids=enc_ids)
 
 
 name, text = st.session_state["model"], st.session_state["text"]
@@ -54,7 +56,7 @@ chart(attv.masked_scores_figure, causal["masked_scores", layer][head], causal.to
 hidden = int(mk.masked_cells(causal["masked_scores", layer][head]).sum())
 st.caption(f"{hidden} of {len(causal.tokens) ** 2} cells are −∞ (grey): everything above the "
            "diagonal. Row i may only use keys 0…i.")
-show_code(mk.causal_mask_matrix, mk.masked_cells)
+show_code(mk.causal_mask, mk.masked_cells)
 
 st.header("2 · Bidirectional (encoder) vs causal (decoder)")
 both = [get_trace(name, text, causal=None if cfg.causal == c else c) for c in (False, True)]
@@ -90,7 +92,7 @@ note = (" This model mixes experts: pad tokens still pass through the router and
         "attention leaking." if cfg.is_moe else "")
 st.caption(f"Running each sentence alone gives the real tokens' logits to within "
            f"{demo.max_change:.1e} of the padded batch.{note}")
-show_code(mk.padding_mask, mk.padding_demo)
+show_code(mk.padding_mask, padding_demo)
 
 st.header("4 · Proof by experiment: a decoder cannot peek")
 st.markdown(
@@ -132,4 +134,4 @@ else:
         st.caption("This model mixes experts. Each token's expert arithmetic is done so that it "
                    "never depends on which other tokens chose the same expert, so the proof "
                    "holds to the last bit here too.")
-    show_code(mk.peek_experiment)
+    show_code(peek_experiment)

@@ -2,6 +2,8 @@
 import streamlit as st
 
 from tfviz.analysis import layernorm as lna
+from tfviz.experiments import wiring
+from tfviz.reference import layer_norm
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
@@ -14,7 +16,7 @@ from tfviz.viz.style import token_labels
 @st.cache_resource(show_spinner="Building the two wirings…")
 def wiring_variants(name: str) -> dict:
     """Fresh post-LN and pre-LN twins of a model (built once per model name, never edited)."""
-    return lna.wiring_variants(get_bundle(name))
+    return wiring.wiring_variants(get_bundle(name))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -88,7 +90,7 @@ st.dataframe(lna.stats_table(trace), hide_index=True)
 st.subheader("The learned γ and β")
 st.markdown("γ starts at 1 and β at 0; training moves them, dimension by dimension."
             + ("" if bundle.trained else " This model has not been trained yet, so they are still 1 and 0."))
-params = lna.gamma_beta(bundle.model)
+params = lna.gamma_beta(bundle.weights())
 tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])
 with tab_g:
     chart(lnv.gamma_beta_heatmap, params, which="gamma")
@@ -135,4 +137,4 @@ vega(lnv.residual_norm_chart, series, title="Size of the residual stream through
 st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
            "L0 ffn = after its feed-forward sublayer; and so on.")
 
-show_code(lna.normalize, lna.ln_input, lna.worked_token, lna.residual_norms, lna.wiring_variants)
+show_code(layer_norm, lna.ln_input, lna.worked_token, lna.residual_norms, wiring.wiring_variants)

@@ -80,7 +80,7 @@ st.markdown(
 vega(fwv.params_chart, counted, title=f"Parameters of {name} by part (total {total:,})")
 st.dataframe([{"part": part, "parameters": count} for part, count in fw.param_parts(cfg).items()],
              hide_index=True)
-actual = fw.model_param_count(bundle.model)
+actual = fw.model_param_count(bundle.weights())
 if actual == total:
     st.success(f"Check: the model itself holds {actual:,} numbers, exactly the counted {total:,}.")
 else:

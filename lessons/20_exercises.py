@@ -7,6 +7,7 @@ from tfviz.exercises.attention import solve_attention
 from tfviz.exercises.engine_check import engine_attention
 from tfviz.exercises.quiz import LESSONS
 from tfviz.exercises.registry import EXERCISES
+from tfviz.reference import attention
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.lessons import mention
 from tfviz.ui.notes import in_the_notes
@@ -104,6 +105,6 @@ if attention_setup(inst) is not None:
     st.table(agreement.table, hide_index=True, width="content")
     st.success(f"Largest difference between the engine and the hand solver, over every word and "
                f"head: {agreement.max_difference:.1e} (the engine computes in 32-bit floats).")
-    show_code(inspect.getmodule(spec.build), solve_attention, engine_attention)
+    show_code(inspect.getmodule(spec.build), solve_attention, attention, engine_attention)
 else:
     show_code(inspect.getmodule(spec.build))

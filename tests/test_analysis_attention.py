@@ -9,24 +9,20 @@ import tfviz
 from tfviz.analysis import attention as att
 from tfviz.config import ModelConfig, RunOptions
 from tfviz.model import Transformer
+from tfviz.reference import attention, causal_mask
 from tfviz.trace import run_with_trace
+from tfviz.weights import export_weights
 
 # Long enough for 20+ tokens with the trained BPE as well as with the byte-level fallback.
 TEXT = ("the animal didn't cross the street because it was too tired. the dog ran to the park "
         "and the cat sat on the mat.")
 
 
-def _reference(q, k, v, divisor, causal, query_pos, temperature=1.0):
-    """Scaled dot-product attention for one query row, written independently in numpy."""
-    raw = k @ q  # (n,)
-    scaled = raw / divisor
-    masked = scaled.copy()
-    if causal:
-        masked[query_pos + 1:] = -np.inf
-    logits = masked / temperature
-    e = np.exp(logits - logits[np.isfinite(logits)].max())
-    weights = e / e.sum()
-    return raw, scaled, masked, weights, weights @ v
+def _reference(q, k, v, scale, causal, query_pos, temperature=1.0):
+    """One query row of the numpy reference's attention (tfviz.reference), from q, k and v."""
+    mask = causal_mask(len(k))[query_pos:query_pos + 1] if causal else None  # (1, n)
+    s = attention(q[None], k, v, mask, scale, temperature=temperature)  # one query row
+    return s.scores[0], s.scaled[0], s.masked[0], s.weights[0], s.output[0]
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +46,8 @@ def test_walkthrough_equals_numpy_recomputation(bundles, name, options, causal, 
     q = tr["q", layer][query_pos, head].astype(np.float64)
     k = tr["k", layer][:, head].astype(np.float64)
     v = tr["v", layer][:, head].astype(np.float64)
-    d_k = q.shape[0]
-    raw, scaled, masked, weights, z = _reference(q, k, v, math.sqrt(d_k) if divisor_on else 1.0,
-                                                 causal, query_pos, options.temperature)
+    raw, scaled, masked, weights, z = _reference(q, k, v, divisor_on, causal, query_pos,
+                                                 options.temperature)
     np.testing.assert_allclose(walk.raw, raw, atol=1e-5)
     np.testing.assert_allclose(walk.scaled, scaled, atol=1e-5)
     assert (np.isneginf(walk.masked) == np.isneginf(masked)).all()
@@ -70,7 +65,7 @@ def test_walkthrough_uses_the_shared_kv_head_in_grouped_query_attention():
     walk = att.query_walkthrough(tr, 0, 3, 4)
     assert walk.kv_head == 1 == att.kv_head(4, 2, 3)
     k, v = tr["k", 0][:, 1].astype(np.float64), tr["v", 0][:, 1].astype(np.float64)
-    _, _, _, weights, z = _reference(walk.q, k, v, math.sqrt(8), True, 4)
+    _, _, _, weights, z = _reference(walk.q, k, v, True, True, 4)
     np.testing.assert_allclose(walk.weights, weights, atol=1e-6)
     np.testing.assert_allclose(walk.z, z, atol=1e-5)
 
@@ -107,7 +102,7 @@ def test_matrix_form_rebuilds_q_k_v_from_x_and_the_weights(norm):
             block.ln1.weight.uniform_(0.5, 1.5)
             block.ln1.bias.uniform_(-0.2, 0.2)
     tr = run_with_trace(model, [4, 9, 12, 7, 30, 2])
-    mf = att.matrix_form(tr, model, 1, 2)
+    mf = att.matrix_form(tr, export_weights(model), 1, 2)
     assert mf.max_error < 1e-4
     np.testing.assert_allclose(mf.S, tr["scores_raw", 1][2], atol=1e-4)
     np.testing.assert_allclose(mf.Z, tr["z", 1][:, 2], atol=1e-5)
@@ -117,7 +112,7 @@ def test_matrix_form_rebuilds_q_k_v_from_x_and_the_weights(norm):
     assert shapes[3][2] == "6×8 · 8×6 = 6×6"
 
 
-def test_pre_ln_input_needs_the_model():
+def test_pre_ln_input_needs_the_weights():
     cfg = ModelConfig(d_model=16, n_heads=2, n_layers=1, vocab_size=30, norm="pre")
     tr = run_with_trace(Transformer(cfg).eval(), [1, 2, 3])
     with pytest.raises(ValueError):

@@ -32,7 +32,7 @@ def test_query_matrix_is_the_trace_q_side_by_side(gpt):
 
 def test_concat_times_w_o_is_the_attention_output(gpt):
     b, tr = gpt
-    W_O, b_O = hd.output_weights(b.model, 1)
+    W_O, b_O = hd.output_weights(b.weights(), 1)
     assert W_O.shape == (64, 64)
     out = hd.concat_heads(tr["z", 1]) @ W_O + b_O
     np.testing.assert_allclose(out, tr["attn_out", 1], atol=1e-5)
@@ -40,7 +40,7 @@ def test_concat_times_w_o_is_the_attention_output(gpt):
 
 def test_head_contributions_add_up_to_the_output(gpt):
     b, tr = gpt
-    W_O, b_O = hd.output_weights(b.model, 0)
+    W_O, b_O = hd.output_weights(b.weights(), 0)
     for pos in (0, 4, len(tr.tokens) - 1):
         contrib = hd.head_contributions(tr["z", 0][pos], W_O)
         assert contrib.shape == (4, 64)

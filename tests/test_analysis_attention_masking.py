@@ -5,6 +5,8 @@ import pytest
 import tfviz
 from tfviz.trace import run_with_trace
 from tfviz.analysis import masking as mk
+from tfviz.experiments.padding import padding_demo
+from tfviz.experiments.peeking import peek_experiment
 
 
 @pytest.fixture(scope="module")
@@ -12,14 +14,14 @@ def bundles():
     return {n: tfviz.load(n) for n in ("gpt-tiny", "bert-tiny", "moe-tiny", "reverse-encdec")}
 
 
-def test_causal_mask_matrix_matches_the_models_masked_scores(bundles):
+def test_causal_mask_matches_the_models_masked_scores(bundles):
     tr = bundles["gpt-tiny"].trace("hello there")
     n = len(tr.tokens)
-    mask = mk.causal_mask_matrix(n)
-    assert mask[0].tolist()[:3] == [0.0, -np.inf, -np.inf]
+    mask = mk.causal_mask(n)
+    assert mask[0].tolist()[:3] == [True, False, False]
     for layer in range(3):
         hidden = mk.masked_cells(tr["masked_scores", layer])  # (heads, n, n)
-        assert (hidden == np.isneginf(mask)[None]).all()
+        assert (hidden == ~mask[None]).all()
     assert not mk.masked_cells(bundles["bert-tiny"].trace("hello there")["masked_scores", 0]).any()
 
 
@@ -33,7 +35,7 @@ def test_padding_mask_pads_on_the_right():
 def test_padding_demo_hides_pad_keys_and_leaves_real_tokens_alone(bundles, name):
     b = bundles[name]
     ids = [b.encode("the cat sat on the mat"), b.encode("a dog")]
-    demo = mk.padding_demo(b.model, ids, [b.token_strings(i) for i in ids])
+    demo = padding_demo(b.model, ids, [b.token_strings(i) for i in ids])
     short = len(ids[1])
     assert demo.tokens[1][short:] == ("<pad>",) * (demo.ids.shape[1] - short)
     assert demo.mask[1].tolist() == [1] * short + [0] * (demo.ids.shape[1] - short)
@@ -58,7 +60,7 @@ def _edit(b):
 @pytest.mark.parametrize("name", ["gpt-tiny", "moe-tiny", "reverse-encdec"])
 def test_a_decoder_cannot_peek(bundles, name):
     ids, pos, new = _edit(bundles[name])
-    result = mk.peek_experiment(bundles[name].model, ids, pos, new)
+    result = peek_experiment(bundles[name].model, ids, pos, new)
     assert pos >= 4
     assert result.max_earlier_change == 0.0  # exactly, not approximately
     assert (result.change[:pos] == 0).all() and result.change[pos] > 0
@@ -67,16 +69,16 @@ def test_a_decoder_cannot_peek(bundles, name):
 
 def test_an_encoder_and_an_unmasked_decoder_do_peek(bundles):
     ids, pos, new = _edit(bundles["bert-tiny"])
-    assert mk.peek_experiment(bundles["bert-tiny"].model, ids, pos, new).max_earlier_change > 1e-4
+    assert peek_experiment(bundles["bert-tiny"].model, ids, pos, new).max_earlier_change > 1e-4
     ids, pos, new = _edit(bundles["gpt-tiny"])
-    unmasked = mk.peek_experiment(bundles["gpt-tiny"].model, ids, pos, new, causal=False)
+    unmasked = peek_experiment(bundles["gpt-tiny"].model, ids, pos, new, causal=False)
     assert unmasked.max_earlier_change > 1e-4
 
 
 def test_peek_change_is_the_logit_difference(bundles):
     b = bundles["gpt-tiny"]
     ids, pos, new = _edit(b)
-    result = mk.peek_experiment(b.model, ids, pos, new)
+    result = peek_experiment(b.model, ids, pos, new)
     changed = list(ids)
     changed[pos] = new
     a = run_with_trace(b.model, ids).logits
@@ -101,7 +103,7 @@ def test_encoder_decoder_peek_keeps_the_given_source(bundles):
     b = bundles["reverse-encdec"]
     tr = b.trace("abcdefgh")
     ids = [int(i) for i in tr.ids]
-    result = mk.peek_experiment(b.model, ids, 4, ids[1], enc_ids=tr.enc_ids)
+    result = peek_experiment(b.model, ids, 4, ids[1], enc_ids=tr.enc_ids)
     assert result.max_earlier_change == 0.0 and result.change[4] > 0
     again = run_with_trace(b.model, ids, enc_ids=tr.enc_ids).logits
     np.testing.assert_allclose(again, tr.logits, atol=1e-5)  # the same source as the trace
@@ -112,7 +114,7 @@ def _every_edit(model, ids, k):
     for pos in range(1, len(ids)):
         for new in (5, 9, 17, 33):
             if new != ids[pos]:
-                yield mk.peek_experiment(model, ids, pos, new, moe_top_k=k)
+                yield peek_experiment(model, ids, pos, new, moe_top_k=k)
 
 
 def test_capacity_can_leak_from_later_to_earlier_tokens_only_through_second_choices():

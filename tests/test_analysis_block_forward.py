@@ -97,7 +97,7 @@ def test_parameter_count_equals_the_model(name):
     b = tfviz.load(name)
     assert fw.param_total(b.config) == count_parameters(b.config).total
     assert fw.param_total(b.config) == sum(p.numel() for p in b.model.parameters())
-    assert fw.model_param_count(b.model) == fw.param_total(b.config)
+    assert fw.model_param_count(b.weights()) == fw.param_total(b.config)
     groups = fw.grouped_params(b.config)
     assert sum(groups.values()) == fw.param_total(b.config)
     # Independent split by the model's own parameter names

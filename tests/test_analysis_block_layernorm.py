@@ -7,8 +7,10 @@ import torch.nn.functional as F
 import tfviz
 from tfviz.analysis import layernorm as lna
 from tfviz.config import preset
+from tfviz.experiments.wiring import wiring_variants
 from tfviz.model import Transformer
 from tfviz.trace import run_with_trace
+from tfviz.weights import export_weights
 
 TEXT = "the cat sat on the mat."
 IDS = list(range(10, 22))
@@ -64,7 +66,7 @@ def test_pre_ln_input_is_the_stream_itself():
     np.testing.assert_array_equal(lna.ln_input(tr, 1, "ln1"), tr["blocks.1.hook_resid_pre"])
     np.testing.assert_array_equal(lna.ln_input(tr, 1, "ln2"), tr["blocks.1.hook_resid_mid"])
     np.testing.assert_allclose(tr["blocks.1.ln2.hook_mean"], tr["blocks.1.hook_resid_mid"].mean(-1), atol=1e-6)
-    g, be = lna.gamma_beta(model)["L1 ln2"]
+    g, be = lna.gamma_beta(export_weights(model))["L1 ln2"]
     w = lna.worked_token(tr, 1, "ln2", 3, g, be)
     ref = _torch_ln(tr["blocks.1.hook_resid_mid"], model.blocks[1].ln2, cfg.ln_eps)[3]
     np.testing.assert_allclose(w.output, ref, atol=1e-5)
@@ -86,7 +88,7 @@ def test_token_stats_before_and_after(gpt):
 
 def test_worked_token_matches_model_and_hand(gpt):
     b, tr = gpt
-    params = lna.gamma_beta(b.model)
+    params = lna.gamma_beta(b.weights())
     g, be = params["L0 ln1"]
     w = lna.worked_token(tr, 0, "ln1", 4, g, be)
     x = tr["blocks.0.hook_resid_pre"][4] + tr["blocks.0.hook_attn_out"][4]
@@ -102,7 +104,7 @@ def test_worked_token_matches_model_and_hand(gpt):
 
 def test_gamma_beta_are_copies_of_the_parameters(gpt):
     b, _ = gpt
-    params = lna.gamma_beta(b.model)
+    params = lna.gamma_beta(b.weights())
     assert list(params) == [f"L{i} {n}" for i in range(3) for n in ("ln1", "ln2")]
     g, be = params["L2 ln2"]
     np.testing.assert_array_equal(g, b.model.blocks[2].ln2.weight.detach().numpy())
@@ -124,7 +126,7 @@ def test_residual_norms_values_and_post_ln_size(gpt):
 def test_wiring_variants_are_fresh_and_leave_the_bundle_alone():
     b = tfviz.load("moe-tiny")
     before = {k: v.clone() for k, v in b.model.state_dict().items()}
-    variants = lna.wiring_variants(b)
+    variants = wiring_variants(b)
     assert set(variants) == {"fresh post-LN", "fresh pre-LN"}
     pre, post = variants["fresh pre-LN"], variants["fresh post-LN"]
     assert pre.config.norm == "pre" and pre.config.final_norm and post.config.norm == "post"

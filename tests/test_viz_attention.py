@@ -5,10 +5,10 @@ import pytest
 from tfviz.analysis import attention as att
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
-from tfviz.analysis import masking as mk
 from tfviz.analysis import scaling as sc
 from tfviz.bundle import Bundle
 from tfviz.config import preset
+from tfviz.experiments.peeking import peek_experiment
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import attention as attv
@@ -92,7 +92,7 @@ def test_maps_side_by_side_and_head_grid(gpt):
 
 def test_head_contribution_bars(gpt):
     b, tr = gpt
-    contrib = hd.head_contributions(tr["z", 0][2], hd.output_weights(b.model, 0)[0])
+    contrib = hd.head_contributions(tr["z", 0][2], hd.output_weights(b.weights(), 0)[0])
     spec = attv.head_contribution_bars(contrib, query="2 <e>", highlight=1).to_dict()
     rows = next(iter(spec["datasets"].values()))
     np.testing.assert_allclose([r["length"] for r in rows], np.linalg.norm(contrib, axis=1))
@@ -125,7 +125,7 @@ def test_masked_scores_figure_blanks_minus_infinity(gpt):
 
 def test_logit_change_figure(gpt):
     b, tr = gpt
-    result = mk.peek_experiment(b.model, tr.ids, 4, tr.ids[0])
+    result = peek_experiment(b.model, tr.ids, 4, tr.ids[0])
     fig = attv.logit_change_figure(result.change, tr.tokens, 4)
     np.testing.assert_allclose(fig.data[0].y, result.change)
     # "0" needs exact zeros: a dense decoder, same shapes in both runs (see test_model_masks)

@@ -51,7 +51,7 @@ def test_token_stats_chart(gpt):
 
 def test_gamma_beta_heatmap(gpt):
     b, _ = gpt
-    params = lna.gamma_beta(b.model)
+    params = lna.gamma_beta(b.weights())
     fig = lnv.gamma_beta_heatmap(params, which="beta")
     np.testing.assert_allclose(fig.data[0].z, np.stack([p[1] for p in params.values()]))
     assert list(fig.layout.yaxis.ticktext) == list(params)

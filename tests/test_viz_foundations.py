@@ -4,6 +4,7 @@ import pytest
 
 import tfviz
 from tfviz.analysis import lookup, pipeline, positions
+from tfviz.experiments import rope
 from tfviz.tokenizer import train_bpe
 from tfviz.viz import lookup as vlookup
 from tfviz.viz import pipeline as vpipeline
@@ -103,7 +104,7 @@ def test_pe_heatmap_and_similarity_chart():
 
 
 def test_rope_and_alibi_figures():
-    rows = positions.rope_scores(np.ones(4), np.arange(4.0), 2, [2, 6])
+    rows = rope.rope_scores(np.ones(4), np.arange(4.0), 2, [2, 6])
     spec, data = _records(vpositions.rope_chart(rows))
     assert [d["q·k after rotation"] for d in data] == [r["q·k after rotation"] for r in rows]
     slopes, bias = positions.alibi(2, 3)

@@ -67,7 +67,7 @@ def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
     from tfviz.analysis.coref import find_coref_positions
 
     probe = find_coref_positions(trace.tokens).probe  # the page starts on "it"
-    W_O, _ = hd.output_weights(tfviz.load(DEFAULT_MODEL).model, 1)
+    W_O, _ = hd.output_weights(tfviz.load(DEFAULT_MODEL).weights(), 1)
     lengths = np.linalg.norm(hd.head_contributions(trace["z", 1][probe], W_O), axis=1)
     np.testing.assert_allclose(shown["length"], lengths, rtol=1e-5)
     assert list(shown["chosen"]) == ["other heads", "other heads", "chosen head", "other heads"]

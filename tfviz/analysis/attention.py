@@ -18,26 +18,14 @@ The source's two-token example ("Thinking Machines"): scores 112 and 96, d_k = 6
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.reference import softmax  # noqa: F401 (lesson 5 shows it as att.softmax)
 from tfviz.trace import Trace
 from tfviz.viz.style import token_labels
-
-
-def softmax(scores, temperature: float = 1.0) -> np.ndarray:
-    """Softmax over the last axis; −∞ entries get weight 0 (a row of only −∞ gives zeros).
-
-    >>> softmax([0.0, 0.0, -np.inf]).tolist()
-    [0.5, 0.5, 0.0]
-    """
-    x = np.asarray(scores, dtype=np.float64) / temperature
-    top = np.max(x, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(x - top)  # (…, n): the largest entry becomes exp(0) = 1, so nothing overflows
-    total = e.sum(axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
 def kv_head(n_heads: int, n_kv_heads: int, head: int) -> int:
@@ -125,23 +113,20 @@ def worked_example(scores=(112.0, 96.0), d_k: int = 64) -> WorkedExample:
 
 # ----- the same computation for all tokens at once, as matrices ------------------------------
 
-def attention_input(trace: Trace, layer: int, model=None) -> np.ndarray:
+def attention_input(trace: Trace, layer: int, weights: Mapping[str, np.ndarray] | None = None
+                    ) -> np.ndarray:
     """X, the (n, d) matrix the layer's W^Q, W^K, W^V multiply.
 
     post-LN blocks feed the block input (resid_pre) straight to attention; pre-LN blocks feed
-    LN1(resid_pre) = normalized · γ + β, which needs the model's γ and β.
+    LN1(resid_pre) = normalized · γ + β, which needs LN1's γ and β from ``Bundle.weights()``.
     """
     if trace.config.norm == "post":
         return trace["resid_pre", layer].astype(np.float64)
-    if model is None:
-        raise ValueError("a pre-LN model's attention input needs the model (for LN1's γ and β)")
-    ln = model.blocks[layer].ln1
-    gamma, beta = _np(ln.weight), _np(ln.bias)
+    if weights is None:
+        raise ValueError("a pre-LN model's attention input needs the weights (for LN1's γ and β)")
+    gamma = weights["ln1.w"][layer].astype(np.float64)  # (d,)
+    beta = weights["ln1.b"][layer].astype(np.float64)
     return trace["ln1.normalized", layer].astype(np.float64) * gamma + beta
-
-
-def _np(param) -> np.ndarray:
-    return param.detach().cpu().numpy().astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -156,18 +141,17 @@ class HeadProjections:
     b_v: np.ndarray
 
 
-def head_projections(model, layer: int, head: int) -> HeadProjections:
-    """Read (never change) one head's projection weights from a Transformer."""
-    attn = model.blocks[layer].attn
-    dh = attn.d_head
-    kvh = kv_head(attn.n_heads, attn.n_kv, head)
+def head_projections(weights: Mapping[str, np.ndarray], layer: int, head: int) -> HeadProjections:
+    """One head's projection weights, read from ``Bundle.weights()`` (float64 copies)."""
+    n_heads, n_kv = weights["W_Q"].shape[1], weights["W_K"].shape[1]
+    kvh = kv_head(n_heads, n_kv, head)
 
-    def cut(linear, h):
-        w = _np(linear.weight)[h * dh:(h + 1) * dh].T  # torch stores (out, in); we want (d, d_k)
-        b = _np(linear.bias)[h * dh:(h + 1) * dh] if linear.bias is not None else np.zeros(dh)
-        return w, b
+    def cut(name: str, h: int) -> tuple[np.ndarray, np.ndarray]:
+        w = weights[f"W_{name}"][layer, h].astype(np.float64)  # (d, d_k)
+        b = weights.get(f"b_{name}")
+        return w, (b[layer, h].astype(np.float64) if b is not None else np.zeros(w.shape[1]))
 
-    (wq, bq), (wk, bk), (wv, bv) = cut(attn.W_q, head), cut(attn.W_k, kvh), cut(attn.W_v, kvh)
+    (wq, bq), (wk, bk), (wv, bv) = cut("Q", head), cut("K", kvh), cut("V", kvh)
     return HeadProjections(wq, wk, wv, bq, bk, bv)
 
 
@@ -197,10 +181,11 @@ class MatrixForm:
         ]
 
 
-def matrix_form(trace: Trace, model, layer: int, head: int) -> MatrixForm:
-    """Q, K, V recomputed from X and the weights, checked against the trace (RoPE excluded)."""
-    X = attention_input(trace, layer, model)
-    w = head_projections(model, layer, head)
+def matrix_form(trace: Trace, weights: Mapping[str, np.ndarray], layer: int, head: int) -> MatrixForm:
+    """Q, K, V recomputed from X and the weights (``Bundle.weights()``), checked against the
+    trace (RoPE excluded)."""
+    X = attention_input(trace, layer, weights)
+    w = head_projections(weights, layer, head)
     Q = X @ w.W_q + w.b_q  # (n, d) @ (d, d_k) -> (n, d_k)
     K = X @ w.W_k + w.b_k
     V = X @ w.W_v + w.b_v

@@ -17,12 +17,13 @@ them. The parameter count comes from the exercises' counter, grouped for a bar c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from tfviz.exercises.params import count_parameters
+from tfviz.reference import softmax
 from tfviz.trace import Trace
 from tfviz.viz.style import token_labels  # plain text: data, escaped by a figure that shows it
 
@@ -42,12 +43,6 @@ class Step:
     diverging: bool = True
     x_title: str = "dimension"
     y_title: str = "token"
-
-
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax. [0, ln 3] -> [0.25, 0.75]."""
-    z = np.exp(x - x.max(axis=axis, keepdims=True))
-    return z / z.sum(axis=axis, keepdims=True)
 
 
 def _dims(n: int) -> tuple[str, ...]:
@@ -233,6 +228,7 @@ def param_total(config) -> int:
     return count_parameters(config).total
 
 
-def model_param_count(model) -> int:
-    """What the model really holds: sum of p.numel() over its parameters."""
-    return int(sum(p.numel() for p in model.parameters()))
+def model_param_count(weights: Mapping[str, np.ndarray]) -> int:
+    """What the model really holds: the sizes of its exported weights (``Bundle.weights()``,
+    where every parameter appears exactly once) added up."""
+    return int(sum(w.size for w in weights.values()))

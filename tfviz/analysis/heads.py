@@ -17,6 +17,7 @@ Because concatenation followed by a matrix product is a sum of blocks, the outpu
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,12 +39,14 @@ def concat_heads(z: np.ndarray) -> np.ndarray:
     return z.reshape(n, h * dh)  # (n, h·d_head)
 
 
-def output_weights(model, layer: int) -> tuple[np.ndarray, np.ndarray]:
-    """W^O as (h·d_head, d) so that out = concat(z) W^O + b, and its bias (zeros if none)."""
-    w_o = model.blocks[layer].attn.W_o
-    weight = w_o.weight.detach().cpu().numpy().astype(np.float64).T  # (h·d_head, d)
-    bias = (w_o.bias.detach().cpu().numpy().astype(np.float64) if w_o.bias is not None
-            else np.zeros(weight.shape[1]))
+def output_weights(weights: Mapping[str, np.ndarray], layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """W^O as (h·d_head, d) so that out = concat(z) W^O + b, and its bias (zeros if none).
+
+    ``weights`` is ``Bundle.weights()``, whose W_O holds one (d_head, d) block per head.
+    """
+    h, dh, d = weights["W_O"].shape[1:]
+    weight = weights["W_O"][layer].reshape(h * dh, d).astype(np.float64)  # (h·d_head, d)
+    bias = weights["b_O"][layer].astype(np.float64) if "b_O" in weights else np.zeros(d)
     return weight, bias
 
 

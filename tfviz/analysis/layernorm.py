@@ -16,10 +16,12 @@ Where the norm sits decides what it sees:
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.reference import layer_norm
 from tfviz.trace import Trace
 
 # Where each norm's input comes from: (stream before the sublayer, sublayer output) hooks.
@@ -33,12 +35,10 @@ NORM_NAMES = {"ln1": "after self-attention (ln1)", "ln_cross": "after cross-atte
 
 
 def normalize(x: np.ndarray, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-token mean, sigma = sqrt(var + eps) and (x - mean) / sigma, for x of shape (T, d)."""
-    x = np.asarray(x, dtype=np.float64)
-    mean = x.mean(-1)  # (T,)
-    var = ((x - mean[..., None]) ** 2).mean(-1)  # (T,), biased like torch's LayerNorm
-    sigma = np.sqrt(var + eps)  # (T,)
-    return mean, sigma, (x - mean[..., None]) / sigma[..., None]
+    """Per-token mean, sigma = sqrt(var + eps) and (x - mean) / sigma, for x of shape (T, d):
+    the first steps of the reference's :func:`~tfviz.reference.layer_norm`."""
+    steps = layer_norm(x, eps=eps)
+    return steps.mean, steps.sigma, steps.normalized
 
 
 def norms_of(trace: Trace, layer: int = 0) -> list[str]:
@@ -98,16 +98,13 @@ def stats_table(trace: Trace) -> list[dict]:
     return rows
 
 
-def gamma_beta(model) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Copies of every block norm's learned γ and β: {"L0 ln1": (gamma, beta), ...} (read-only)."""
-    out = {}
-    for i, block in enumerate(model.blocks):
-        for norm in ("ln1", "ln_cross", "ln2"):
-            if hasattr(block, norm):
-                ln = getattr(block, norm)
-                out[f"L{i} {norm}"] = (ln.weight.detach().numpy().copy(),
-                                       ln.bias.detach().numpy().copy())
-    return out
+def gamma_beta(weights: Mapping[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Copies of every block norm's learned γ and β, from ``Bundle.weights()``:
+    {"L0 ln1": (gamma, beta), ...}, block by block in the order the norms run."""
+    n_layers = weights["ln1.w"].shape[0]
+    return {f"L{i} {norm}": (weights[f"{norm}.w"][i].copy(), weights[f"{norm}.b"][i].copy())
+            for i in range(n_layers) for norm in ("ln1", "ln_cross", "ln2")
+            if f"{norm}.w" in weights}
 
 
 @dataclass(frozen=True)
@@ -143,10 +140,10 @@ def worked_token(trace: Trace, layer: int, norm: str, pos: int, gamma: np.ndarra
                  beta: np.ndarray) -> WorkedToken:
     """LayerNorm of one token by hand, next to what the model computed."""
     x = ln_input(trace, layer, norm)[pos].astype(np.float64)  # (d,)
-    mean, sigma, normed = normalize(x[None], trace.config.ln_eps)
+    s = layer_norm(x[None], gamma, beta, trace.config.ln_eps)  # one token: (1, d)
     p = f"blocks.{layer}.{norm}."
     acts = trace.activations
-    return WorkedToken(x, float(mean[0]), float(sigma[0]), normed[0], normed[0] * gamma + beta,
+    return WorkedToken(x, float(s.mean[0]), float(s.sigma[0]), s.normalized[0], s.output[0],
                        gamma, beta, float(acts[p + "hook_mean"][pos]), float(acts[p + "hook_scale"][pos]),
                        acts[p + "hook_normalized"][pos], ln_output(trace, layer, norm, gamma, beta)[pos])
 
@@ -166,20 +163,4 @@ def residual_norms(trace: Trace) -> list[tuple[str, float]]:
         if f"blocks.{i}.hook_resid_mid_cross" in trace.activations:
             out.append((f"L{i} cross", size(f"blocks.{i}.hook_resid_mid_cross")))
         out.append((f"L{i} ffn", size(f"blocks.{i}.hook_resid_post")))
-    return out
-
-
-def wiring_variants(bundle) -> dict:
-    """Two FRESH models with the bundle's sizes and the same seeded weights, wired post-LN and
-    pre-LN (with a final norm). The bundle's own model is never touched."""
-    from tfviz.bundle import Bundle
-    from tfviz.model import Transformer
-
-    out = {}
-    for label, cfg in (("fresh post-LN", bundle.config.replace(norm="post", final_norm=False)),
-                       ("fresh pre-LN", bundle.config.replace(norm="pre", final_norm=True))):
-        model = Transformer(cfg).eval()
-        for p in model.parameters():
-            p.requires_grad_(False)
-        out[label] = Bundle(f"{bundle.name} ({label})", model, bundle.tokenizer, cfg)
     return out

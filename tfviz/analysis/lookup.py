@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfviz.analysis.pipeline import probabilities
+from tfviz.reference import softmax
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def soft_lookup(query, keys, values, temperature: float = 1.0) -> Lookup:
     if not temperature > 0:
         raise ValueError("temperature must be positive")
     s = scores(query, keys)
-    w = probabilities(s / temperature)
+    w = softmax(s, temperature=temperature)
     return Lookup(s, w, w @ np.asarray(values, dtype=np.float64))
 
 

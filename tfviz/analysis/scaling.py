@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfviz.analysis.attention import softmax
+from tfviz.reference import softmax
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,12 @@
+"""What-ifs that run a model, one idea per file. The shared model is only ever read.
+
+    padding.py    run sentences as one padded batch; the pads change no real token's logits
+    peeking.py    change a later token; a decoder's earlier positions do not move at all
+    order.py      a model without positions is order-blind: reorder the tokens, outputs follow
+    rope.py       RoPE with the engine's own rotation: q·k depends only on the distance
+    wiring.py     fresh post-LN and pre-LN twins of a model, to compare their residual streams
+    masked.py     a BERT-style model reads [MASK] in place of one token
+
+Everything that only reads a finished trace or the exported weights lives in
+``tfviz/analysis`` (pure numpy); everything here calls a model.
+"""
