@@ -5,7 +5,6 @@ import streamlit as st
 
 from tfviz.exercises.attention import solve_attention
 from tfviz.exercises.engine_check import engine_attention
-from tfviz.exercises.quiz import LESSONS
 from tfviz.exercises.registry import EXERCISES
 from tfviz.reference import attention
 from tfviz.ui import exercise_widgets as ew
@@ -30,7 +29,7 @@ ex_id = stable_select(
     "Exercise", ids, "ex_pick", recover=lambda v: titles.get(str(v).removeprefix("✓ ")),
     format_func=lambda i: f"{'✓ ' if progress.is_solved(i) else ''}{EXERCISES[i].title}")
 spec = EXERCISES[ex_id]
-st.caption(f"{spec.summary} It practises {mention(spec.lesson, LESSONS[spec.lesson][1])}.")
+st.caption(f"{spec.summary} It practises {mention(spec.lesson)}.")
 
 original = "The source's own numbers" if spec.has_source else "Our worked example"
 mode = st.radio("Which numbers?", ["source", "variant"], key="ex_mode", horizontal=True,

@@ -89,7 +89,9 @@ def test_every_lesson_named_in_the_code_is_a_page():
 
 def test_lesson_mentions_built_at_run_time():
     pages = numbered()
-    for n, (_, topic) in LESSONS.items():
+    for n, entry in LESSONS.items():
+        topic = entry.topic
+        assert mention(n) == mention(n, topic)  # the curriculum's name is the default
         text = mention(n, topic)
         if n in pages:
             title = pages[n].title.split(" · ", 1)[1]
@@ -102,10 +104,10 @@ def test_lesson_mentions_built_at_run_time():
 def test_exercise_captions_name_only_lessons_that_exist():
     pages = numbered()
     for spec in EXERCISES.values():
-        caption = f"It practises {mention(spec.lesson, LESSONS[spec.lesson][1])}."
+        caption = f"It practises {mention(spec.lesson, LESSONS[spec.lesson].topic)}."
         assert not dead(caption, pages), (spec.id, caption)
     beam = EXERCISES["beam-search"]
-    caption = mention(beam.lesson, LESSONS[beam.lesson][1])
+    caption = mention(beam.lesson, LESSONS[beam.lesson].topic)
     if beam.lesson not in pages:
         assert caption == "LM head and decoding (no lesson page yet)"
 
@@ -116,7 +118,7 @@ def test_quiz_summary_recommends_only_lessons_that_exist():
     assert not dead(text, pages)
     asked = {q.lesson for q in QUESTIONS}
     for n in asked:
-        named = (f"{n} ({LESSONS[n][1]})" in text) if n in pages else (LESSONS[n][1] in text)
+        named = (f"{n} ({LESSONS[n].topic})" in text) if n in pages else (LESSONS[n].topic in text)
         assert named, (n, text)
     unbuilt = sorted(asked - set(pages))
     if unbuilt:

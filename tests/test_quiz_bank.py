@@ -47,7 +47,7 @@ def test_ids_unique_and_slug_shaped():
 @pytest.mark.parametrize("q", QUESTIONS, ids=ids(QUESTIONS))
 def test_question_basics(q):
     assert q.lesson in LESSONS
-    assert q.section == LESSONS[q.lesson][0]
+    assert q.section == LESSONS[q.lesson].section
     assert q.prompt.strip() and q.explanation.strip()
 
 

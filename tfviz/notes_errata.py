@@ -6,7 +6,7 @@ also says exactly where the notes write it (seed file, line, a few words found o
 so anybody can check; ``tests/test_notes_errata.py`` does, against ``shared/seeds``.
 
 ``lesson`` is the URL of the lesson that teaches the idea; a few are lessons still to be
-written (``tfviz.ui.lessons.PLANNED``) and show up there once the page exists. ``also`` lists
+written (``tfviz.curriculum.PLANNED``) and show up there once the page exists. ``also`` lists
 other pages that already touch the idea; on the exercises page an entry shows only beside the
 exercises named in ``exercises``.
 

@@ -18,7 +18,7 @@ from tfviz.exercises import registry
 from tfviz.exercises.core import AnswerField, Instance, fmt_number
 from tfviz.exercises.feedback import Feedback
 from tfviz.exercises.progress import Progress
-from tfviz.exercises.quiz import LESSONS, format_value, grade
+from tfviz.exercises.quiz import format_value, grade
 from tfviz.exercises.worksheet import worksheet, worksheet_html
 from tfviz.ui.lessons import mention
 from tfviz.viz.exercises import engine_agreement, value_tables
@@ -234,7 +234,7 @@ def quiz_question(number: int, total: int, question, result_key: tuple):
     name = "_".join(map(str, result_key))
     with st.container(border=True):
         st.caption(f"Question {number} of {total} · "
-                   f"{mention(question.lesson, LESSONS[question.lesson][1])}")
+                   f"{mention(question.lesson)}")
         st.markdown(f"**{question.prompt}**")
         with st.form(key=f"qz_form_{name}", border=False):
             widget_key = f"qz_answer_{name}"

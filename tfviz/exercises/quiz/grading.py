@@ -208,11 +208,11 @@ def summary_message(results: Sequence[bool | Feedback],
         unwritten = [n for n in missed if pages is not None and n not in pages]
         missed = [n for n in missed if n not in unwritten]
         if missed:
-            names = ", ".join(f"{n} ({LESSONS[n][1]})" for n in missed)
+            names = ", ".join(f"{n} ({LESSONS[n].topic})" for n in missed)
             text += f" Worth revisiting: lesson{'s' if len(missed) > 1 else ''} {names}."
         if unwritten:
             one = len(unwritten) == 1
-            topics = " and ".join(LESSONS[n][1] for n in unwritten)
+            topics = " and ".join(LESSONS[n].topic for n in unwritten)
             text += (f" {topics} {'has' if one else 'have'} no lesson page yet: reread "
                      f"{'its explanation' if one else 'their explanations'} above.")
     return text

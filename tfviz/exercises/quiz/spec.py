@@ -8,8 +8,8 @@
   ``mistakes``: wrong values that a specific slip produces (forgot the scale, used degrees, ...),
   so the grader can say which step went wrong.
 
-The section of a question follows from its lesson number (``LESSONS``, copied from
-shared/CURRICULUM.md), so the two can never disagree.
+The section of a question follows from its lesson number (``LESSONS``, from the one
+curriculum table in ``tfviz.curriculum``), so the two can never disagree.
 
 >>> q = NumericQuestion(id="demo", lesson=19, prompt="Patches in a 32x32 image, P=16?",
 ...                     answer=32 * 32 / 16**2, tolerance=0.5, unit="a whole number",
@@ -23,49 +23,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar, Mapping, Union
+from typing import ClassVar, Literal, Mapping, Union
 
 from tfviz import reference
-
-SECTIONS: tuple[str, ...] = (
-    "Foundations",
-    "Attention",
-    "The block",
-    "Architectures and outputs",
-    "Efficiency and beyond",
-    "Practice",
-)
-
-# lesson number -> (section, title), as in shared/CURRICULUM.md
-LESSONS: Mapping[int, tuple[str, str]] = MappingProxyType({
-    1: ("Foundations", "Tour"),
-    2: ("Foundations", "Tokenizer (BPE)"),
-    3: ("Foundations", "Embeddings and positions"),
-    4: ("Attention", "Attention as soft lookup"),
-    5: ("Attention", "Self-attention step by step"),
-    6: ("Attention", "Why ÷√d_k"),
-    7: ("Attention", "Multi-head attention"),
-    8: ("Attention", "Masking"),
-    9: ("The block", "Residual and LayerNorm"),
-    10: ("The block", "Feed-forward"),
-    11: ("The block", "Mixture of experts"),
-    12: ("The block", "Full forward walk"),
-    13: ("Architectures and outputs", "Encoder, decoder, encoder-decoder"),
-    14: ("Architectures and outputs", "LM head and decoding"),
-    15: ("Architectures and outputs", "BERT and pretraining"),
-    16: ("Efficiency and beyond", "KV cache"),
-    17: ("Efficiency and beyond", "Long sequences"),
-    18: ("Efficiency and beyond", "MQA and GQA"),
-    19: ("Efficiency and beyond", "Vision transformer"),
-    20: ("Practice", "Worked exercises"),
-    21: ("Practice", "Quiz"),
-})
+from tfviz.curriculum import LESSONS, SECTIONS, Section  # noqa: F401 (SECTIONS: for the quiz package)
 
 
-def _section_of(lesson: int) -> str:
+def _section_of(lesson: int) -> Section:
     if lesson not in LESSONS:
         raise ValueError(f"unknown lesson {lesson!r}; expected 1..{max(LESSONS)}")
-    return LESSONS[lesson][0]
+    return LESSONS[lesson].section
 
 
 def _check_common(q: "ChoiceQuestion | NumericQuestion") -> None:
@@ -100,7 +67,7 @@ class ChoiceQuestion:
     explanation: str
     # option index -> why that option is wrong; read-only after construction
     distractors: Mapping[int, str] = field(default_factory=dict, hash=False)
-    section: str = ""  # derived from the lesson when left empty
+    section: Section | Literal[""] = ""  # derived from the lesson when left empty
 
     kind: ClassVar[str] = "choice"
 
@@ -169,7 +136,7 @@ class NumericQuestion:
     unit: str  # format hint shown beside the input box
     explanation: str
     mistakes: tuple[KnownMistake, ...] = ()
-    section: str = ""
+    section: Section | Literal[""] = ""
     percent: bool = False
 
     kind: ClassVar[str] = "numeric"

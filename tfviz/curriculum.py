@@ -1,0 +1,103 @@
+"""The curriculum: every page of the app and every lesson still to come, in one table.
+
+The navigation (``tfviz.ui.lessons``) builds its pages from it, and the quiz reads which
+section a lesson belongs to and what to call it (``tfviz.exercises.quiz``), so the two can
+never disagree. Numbers, titles and sections follow shared/CURRICULUM.md; its training lab
+(number 22 there) is not in the table yet.
+
+>>> LESSONS[5].title, LESSONS[5].section, LESSONS[5].url, LESSONS[5].file
+('Self-attention step by step', 'Attention', 'self-attention', '05_self_attention.py')
+>>> LESSONS[5].nav_title, LESSONS[6].topic
+('5 · Self-attention step by step', 'Why ÷√d_k')
+>>> LESSONS[16].file is None, PLANNED[17]  # planned: no page yet, maybe a URL kept for it
+(True, 'long-sequences')
+>>> SECTIONS[:3]
+('Foundations', 'Attention', 'The block')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal, Mapping, get_args
+
+Section = Literal["Start here", "Foundations", "Attention", "The block",
+                  "Architectures and outputs", "Efficiency and beyond", "Practice"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One page or planned lesson. ``number`` is None for pages that are not numbered lessons
+    (home, the teacher's page); ``file`` (under lessons/) is None until the page is written."""
+
+    title: str  # "Self-attention step by step"; the navigation puts the number in front
+    section: Section
+    number: int | None = None
+    url: str | None = None  # None: a planned lesson nothing links to yet
+    file: str | None = None
+    icon: str = ""
+    short: str = ""  # how the quiz names the lesson, when not by its title
+
+    def __post_init__(self) -> None:
+        if self.section not in get_args(Section):
+            raise ValueError(f"{self.title}: unknown section {self.section!r}")
+
+    @property
+    def nav_title(self) -> str:
+        """The title in the navigation: "5 · Self-attention step by step", or "Welcome"."""
+        return self.title if self.number is None else f"{self.number} · {self.title}"
+
+    @property
+    def topic(self) -> str:
+        """How a quiz question or an exercise names the lesson it practises."""
+        return self.short or self.title
+
+
+HOME = "00_home.py"  # served at "/": a lesson marked default would lose its own URL
+
+CURRICULUM: tuple[Entry, ...] = (
+    Entry("Welcome", "Start here", None, "home", HOME, ":material/home:"),
+    Entry("Tour", "Foundations", 1, "tour", "01_tour.py", ":material/explore:"),
+    Entry("Tokenizer (BPE)", "Foundations", 2, "tokenizer", "02_tokenizer.py",
+          ":material/content_cut:"),
+    Entry("Embeddings and positions", "Foundations", 3, "embeddings", "03_embeddings.py",
+          ":material/place:"),
+    Entry("Attention as soft lookup", "Attention", 4, "attention-lookup", "04_lookup.py",
+          ":material/search:"),
+    Entry("Self-attention step by step", "Attention", 5, "self-attention",
+          "05_self_attention.py", ":material/center_focus_strong:"),
+    Entry("Why divide by √d_k", "Attention", 6, "scaling", "06_scaling.py",
+          ":material/straighten:", short="Why ÷√d_k"),
+    Entry("Multi-head attention", "Attention", 7, "multi-head", "07_multihead.py",
+          ":material/view_module:"),
+    Entry("Masking", "Attention", 8, "masking", "08_masking.py", ":material/visibility_off:"),
+    Entry("Residual and LayerNorm", "The block", 9, "layernorm", "09_layernorm.py",
+          ":material/add_circle:"),
+    Entry("Feed-forward", "The block", 10, "feed-forward", "10_ffn.py", ":material/settings:"),
+    Entry("Mixture of experts", "The block", 11, "mixture-of-experts", "11_moe.py",
+          ":material/call_split:"),
+    Entry("Full forward walk", "The block", 12, "forward-walk", "12_forward.py",
+          ":material/directions_walk:"),
+    # Planned. A URL is kept where errata of the notes already point there
+    # (tfviz/notes_errata.py), so the page shows its callout from the day it is built.
+    Entry("Encoder, decoder, encoder-decoder", "Architectures and outputs", 13, "encoder-decoder"),
+    Entry("LM head and decoding", "Architectures and outputs", 14, "decoding"),
+    Entry("BERT and pretraining", "Architectures and outputs", 15, "bert"),
+    Entry("KV cache", "Efficiency and beyond", 16),
+    Entry("Long sequences", "Efficiency and beyond", 17, "long-sequences"),
+    Entry("MQA and GQA", "Efficiency and beyond", 18),
+    Entry("Vision transformer", "Efficiency and beyond", 19),
+    Entry("Worked exercises", "Practice", 20, "exercises", "20_exercises.py",
+          ":material/edit_note:"),
+    Entry("Quiz", "Practice", 21, "quiz", "21_quiz.py", ":material/quiz:"),
+    Entry("Teacher: class sheets", "Practice", None, "teacher", "22_teacher.py",
+          ":material/school:"),
+)
+
+#: lesson number -> its entry, built or planned; read-only.
+LESSONS: Mapping[int, Entry] = MappingProxyType(
+    {e.number: e for e in CURRICULUM if e.number is not None})
+#: the sections numbered lessons belong to, in curriculum order ("Start here" holds only home).
+SECTIONS: tuple[Section, ...] = tuple(dict.fromkeys(e.section for e in LESSONS.values()))
+#: URLs kept for lessons still to be written: lesson number -> URL.
+PLANNED: Mapping[int, str] = MappingProxyType(
+    {n: e.url for n, e in LESSONS.items() if e.file is None and e.url is not None})
