@@ -6,7 +6,7 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.state import persist
-from tfviz.ui.widgets import chart, current_bundle, leading_number, show_code, stable_select, vega
+from tfviz.ui.widgets import chart, current_bundle, show_code, stable_select, step_of, vega
 from tfviz.viz import forward as fwv
 
 
@@ -46,8 +46,7 @@ n = len(steps)
 
 @safe_fragment
 def stepper() -> None:
-    stable_select("Step", range(n), "fw_step", slider=True, default=n - 1,  # fewer steps: the last
-                  recover=lambda v: None if (k := leading_number(v)) is None else min(k - 1, n - 1),
+    stable_select("Step", range(n), "fw_step", slider=True, recover=lambda v: step_of(v, n),
                   format_func=lambda i: f"{i + 1}. {steps[i].title}")
     back, forward, _ = st.columns([1, 1, 4])
     back.button("◀ Back", key="fw_back", on_click=_move, args=(-1, n), width="stretch")

@@ -165,9 +165,16 @@ def test_masking_new_token_picker_reads_back_a_token_label():
 
 
 @pytest.mark.parametrize("stored, expected", [("3. an older model's step", 2), (10**6, "last"),
-                                              ("99. beyond the end", "last"), ("junk", "last")])
+                                              ("99. beyond the end", "last"), ("junk", 0)])
 def test_forward_walk_step_slider_survives_stale_values(stored, expected):
-    at = _stale("12_forward.py", "fw_step", stored)
+    at = _stale("12_forward.py", "fw_step", stored)  # stored as the learner leaves another page
     n = len(at.select_slider(key="fw_step").options)
     want = n - 1 if expected == "last" else expected
     assert at.session_state["fw_step"] == want == at.select_slider(key="fw_step").value
+
+
+def test_forward_walk_opens_on_its_first_step():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("lessons/12_forward.py").run()
+    assert not at.exception and at.select_slider(key="fw_step").value == 0
