@@ -50,7 +50,7 @@ elif not spec.has_source:
 
 inst = ew.cached_instance(ex_id, seed)
 ikey = ew.instance_key(ex_id, seed)
-tokens = inst.data.get("tokens", ())
+tokens = inst.tokens
 
 st.header(inst.title + ("" if seed is None else f" (class code {seed})"))
 st.markdown(inst.prompt)
@@ -74,11 +74,11 @@ full = len(inst.steps) + 1
 if level == 1:
     ew.show_hint(inst)
 shown = inst.steps[:max(0, level - 1)]
-if shown and inst.data.get("focus") is not None:
-    st.caption(f"The row of “{tokens[inst.data['focus']]}”, the word the exercise asks about, "
+if shown and inst.focus is not None:
+    st.caption(f"The row of “{tokens[inst.focus]}”, the word the exercise asks about, "
                "is tinted yellow.")
 for number, step in enumerate(shown, start=1):
-    ew.show_step(number, step, tokens, inst.data.get("focus"))
+    ew.show_step(number, step, tokens, inst.focus)
 if inst.arrows is not None and (level >= full or any("weights" in s.values for s in shown)):
     st.markdown("**Who attends to whom.** Each line runs from the word asking (left) to a word "
                 "it looks at (right); the thicker the line, the larger the weight.")

@@ -36,6 +36,9 @@ def test_flying_arrows_by_hand():
     assert not inst.check("output", "0.609 -0.196").correct
     assert inst.arrows.tokens == ("flying", "arrows") and inst.arrows.focus == 0
     assert inst.arrows.weights.shape == (1, 2, 2)
+    # the words and the asked one are typed fields; data holds only what the exercise gives
+    assert inst.tokens == ("flying", "arrows") and inst.focus == 0
+    assert set(inst.data) == {"X", "W_q", "W_k", "W_v"}
 
 
 def test_how_are_you_by_hand():
@@ -51,6 +54,7 @@ def test_how_are_you_by_hand():
                                                           abs=1e-5)
     assert inst.check("concat", "0.89, 0.89, -0.89, -0.89").correct
     assert inst.arrows.weights.shape == (2, 3, 3)
+    assert inst.tokens == ("how", "are", "you") and inst.focus == 1
 
 
 def test_thinking_machines_by_hand():

@@ -111,7 +111,7 @@ def test_worksheet_html_is_escaped():
     # Read the table back with the standard library's parser: the header is the tokens, and
     # each row is a token followed by the scores the exercise itself holds.
     (rows,) = [t for t in _tables(sheet) if t[0][0] == "asks \\ looks at"]
-    tokens = list(inst.data["tokens"])
+    tokens = list(inst.tokens)
     assert rows[0][1:] == tokens
     for token, row, scores in zip(tokens, rows[1:], inst.data["scores"], strict=True):
         assert row[0] == token and [float(c) for c in row[1:]] == [float(v) for v in scores]

@@ -29,7 +29,7 @@ def test_flying_arrows_in_the_engine():
 def test_how_are_you_in_the_engine():
     inst = make_instance("how-are-you")
     weights, z = engine_attention(inst.data["X"], inst.data["heads"], causal=True)
-    focus = inst.data["focus"]
+    focus = inst.focus
     assert np.allclose(np.concatenate([z[0][focus], z[1][focus]]),
                        inst.field("concat").expected, atol=1e-5)
 

@@ -68,16 +68,15 @@ def test_other_exercises_tables():
 def test_every_exercise_and_step_gives_tables(exercise_id, seed):
     inst = make_instance(exercise_id, seed)
     assert data_tables(inst)
-    tokens = inst.data.get("tokens", ())
     for step in inst.steps:
-        for title, table in value_tables(step.values, tokens):
+        for title, table in value_tables(step.values, inst.tokens):
             assert title and table.shape[0] >= 1
 
 
 def test_value_tables_match_the_worked_numbers():
     inst = make_instance("flying-arrows")
     softmax_step = next(s for s in inst.steps if s.title == "Softmax")
-    (title, table), = value_tables(softmax_step.values, inst.data["tokens"])
+    (title, table), = value_tables(softmax_step.values, inst.tokens)
     assert title == "attention weights"
     assert list(table.index) == list(table.columns) == ["flying", "arrows"]
     assert table.loc["flying"].tolist() == [0.8044, 0.1956]  # the source's worked numbers
@@ -148,7 +147,7 @@ def test_engine_agrees_with_the_hand_solver(seed):
     assert agreement.table["head"].tolist() == [1, 1, 2, 2]
     X, heads, _ = attention_setup(inst)
     hand = solve_multihead(X, heads, causal=True)
-    focus = inst.data["focus"]
+    focus = inst.focus
     np.testing.assert_allclose(hand.heads[0].weights[focus], inst.field("weights").expected)
     np.testing.assert_allclose(hand.concat[focus], inst.field("concat").expected)
 

@@ -133,7 +133,7 @@ def test_class_code_variants(app_page):
     _ok(at.text_input(key="ex_code").set_value("4711").run())
     inst = make_instance("flying-arrows", 4711)
     assert at.header[0].value.endswith("(class code 4711)")
-    assert any(inst.data["tokens"][0] in m for m in _values(at.markdown))
+    assert any(inst.tokens[0] in m for m in _values(at.markdown))
     answer(at, "flying-arrows:4711", "output", typed(inst.field("output")))
     assert "✓ Correct (±0.01)." in _values(at.success)
     for bad in ("abc", "-5", "1234567890123", "<b>7</b>"):

@@ -146,6 +146,10 @@ class Arrows:
 
 @dataclass(frozen=True, eq=False)
 class Instance:
+    """One set of numbers for an exercise. ``data`` holds what the exercise gives (matrices,
+    settings) by name; ``tokens`` are the words its rows stand for, ``focus`` the one it asks
+    about (the row a worked step tints)."""
+
     exercise_id: str
     title: str
     prompt: str  # markdown, with every number needed
@@ -154,6 +158,8 @@ class Instance:
     steps: tuple[Step, ...]
     seed: int | None = None
     arrows: Arrows | None = None
+    tokens: tuple[str, ...] = ()  # empty when the rows are not words
+    focus: int | None = None  # None when the exercise asks about every row
 
     @property
     def from_source(self) -> bool:

@@ -60,10 +60,11 @@ def build(tokens, X, dims, focus: int, seed: int | None) -> Instance:
         "scaled dot-product attention and no mask.\n\n"
         f"Work out the head's output for “{name}”: the dot products, the scaled scores, "
         "the attention weights, and the output vector.")
-    data = {"tokens": tuple(tokens), "X": frozen_array(X), "W_q": frozen_array(W[0]),
-            "W_k": frozen_array(W[1]), "W_v": frozen_array(W[2]), "focus": focus}
+    data = {"X": frozen_array(X), "W_q": frozen_array(W[0]), "W_k": frozen_array(W[1]),
+            "W_v": frozen_array(W[2])}
     return Instance(ID, TITLE, prompt, data, fields, tuple(head_steps(right, tokens, focus)), seed,
-                    Arrows(tuple(tokens), frozen_array(right.weights[None]), focus))
+                    Arrows(tuple(tokens), frozen_array(right.weights[None]), focus),
+                    tokens=tuple(tokens), focus=focus)
 
 
 def _draw(rng: np.random.Generator, seed: int) -> Instance:

@@ -81,11 +81,11 @@ def build(tokens, in_vecs, out_vecs, focus: int, seed: int | None) -> Instance:
                       "Write head 1's output and then head 2's side by side: "
                       f"{vector_text(right.concat[focus], 4)}. W^O would come next.",
                       {"concat": frozen_array(right.concat)}))
-    data = {"tokens": tuple(tokens), "X": frozen_array(X),
-            "heads": tuple(tuple(frozen_array(w) for w in h) for h in heads), "focus": focus}
+    data = {"X": frozen_array(X), "heads": tuple(tuple(frozen_array(w) for w in h) for h in heads)}
     pattern = np.stack([h.weights for h in right.heads])  # (2, n, n)
     return Instance(ID, TITLE, prompt, data, fields, tuple(steps), seed,
-                    Arrows(tuple(tokens), frozen_array(pattern), focus))
+                    Arrows(tuple(tokens), frozen_array(pattern), focus), tokens=tuple(tokens),
+                    focus=focus)
 
 
 def _draw(rng: np.random.Generator, seed: int) -> Instance:

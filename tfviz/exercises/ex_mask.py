@@ -83,9 +83,9 @@ def build(tokens, scores, seed: int | None) -> Instance:
              + matrix_text(weights, 4),
              {"weights": frozen_array(weights)}),
     )
-    data = {"tokens": tuple(tokens), "scores": frozen_array(S)}
+    data = {"scores": frozen_array(S)}
     return Instance(ID, TITLE, prompt, data, fields, steps, seed,
-                    Arrows(tuple(tokens), frozen_array(weights[None]), None))
+                    Arrows(tuple(tokens), frozen_array(weights[None]), None), tokens=tuple(tokens))
 
 
 def _draw(rng: np.random.Generator, seed: int) -> Instance:

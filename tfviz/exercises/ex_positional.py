@@ -71,8 +71,8 @@ def build(tokens, d: int, base: float, seed: int | None) -> Instance:
              + ". Fast columns change a lot from word to word, slow ones hardly move.",
              {"table": frozen_array(table)}),
     )
-    data = {"tokens": tuple(tokens), "d": d, "n": base}
-    return Instance(ID, TITLE, prompt, data, tuple(fields), steps, seed)
+    data = {"d": d, "n": base}
+    return Instance(ID, TITLE, prompt, data, tuple(fields), steps, seed, tokens=tuple(tokens))
 
 
 def _draw(rng: np.random.Generator, seed: int) -> Instance:

@@ -82,9 +82,8 @@ def build(scores, d_k: int, values, seed: int | None) -> Instance:
              + f" = {vector_text(output, 4)}. The bigger weight pulls z towards that value.",
              {"output": frozen_array(output)}),
     )
-    data = {"tokens": words, "scores": frozen_array(scores), "d_k": d_k,
-            "values": frozen_array(values)}
-    return Instance(ID, TITLE, prompt, data, fields, steps, seed)
+    data = {"scores": frozen_array(scores), "d_k": d_k, "values": frozen_array(values)}
+    return Instance(ID, TITLE, prompt, data, fields, steps, seed, tokens=tuple(words))
 
 
 def _draw(rng: np.random.Generator, seed: int) -> Instance:

@@ -133,13 +133,12 @@ def _mapping_table(key: str, value: Mapping) -> Table:
 
 def data_tables(inst: Instance) -> list[Table]:
     """Everything the exercise gives, as (title, table) pairs; small settings come last."""
-    data = inst.data
-    tokens = tuple(data.get("tokens", ()))
+    data, tokens = inst.data, inst.tokens
     out: list[Table] = []
     vectors: dict[str, np.ndarray] = {}
     settings: dict[str, object] = {}
     for key, value in data.items():
-        if key in ("tokens", "focus", "W_k", "W_v") or key.endswith("_text"):
+        if key in ("W_k", "W_v") or key.endswith("_text"):
             continue
         if key == "W_q":
             out.append(("Weight matrices: W^Q | W^K | W^V",
@@ -271,8 +270,8 @@ def engine_agreement(inst: Instance, engine=None) -> Agreement | None:
     X, heads, causal = setup
     hand = solve_multihead(X, heads, causal=causal)
     eng_w, eng_z = engine(X, heads, causal=causal)
-    focus = int(inst.data.get("focus", 0))
-    name = inst.data.get("tokens", ("?",) * len(X))[focus]
+    focus = 0 if inst.focus is None else inst.focus
+    name = (inst.tokens or ("?",) * len(X))[focus]
     rows, worst = [], 0.0
     for h, r in enumerate(hand.heads):
         for what, mine, theirs in (("weights", r.weights, eng_w[h]), ("output", r.output, eng_z[h])):
