@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
+# Each choice is written once, as a Literal; the tuples that checks and pickers need follow from it.
 Arch = Literal["decoder", "encoder", "encoder-decoder"]
 Positional = Literal["sinusoidal", "learned", "rope", "alibi", "none"]
 Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided"]
+Norm = Literal["post", "pre"]  # where LayerNorm sits: after the residual add, or before the sublayer
+Activation = Literal["relu", "gelu"]
 
-ARCHS = ("decoder", "encoder", "encoder-decoder")
-POSITIONALS = ("sinusoidal", "learned", "rope", "alibi", "none")
-PATTERNS = ("full", "sliding", "dilated", "global", "bigbird", "strided")
+ARCHS: tuple[Arch, ...] = get_args(Arch)
+POSITIONALS: tuple[Positional, ...] = get_args(Positional)
+PATTERNS: tuple[Pattern, ...] = get_args(Pattern)
+NORMS: tuple[Norm, ...] = get_args(Norm)
+ACTIVATIONS: tuple[Activation, ...] = get_args(Activation)
 
 
 class DerivedSizes:
@@ -66,11 +71,11 @@ class ModelConfig(DerivedSizes):
     # The "n" of PE(k, 2i) = sin(k / n^(2i/d)); 10000 in the original paper.
     pos_base: float = 10000.0
     # "post": z = LN(x + SelfAttn(x)) as in the original paper; "pre": z = x + SelfAttn(LN(x)).
-    norm: Literal["post", "pre"] = "post"
+    norm: Norm = "post"
     # A LayerNorm after the last block; pre-LN models need it, post-LN ones already end in one.
     final_norm: bool = False
     ln_eps: float = 1e-5
-    activation: Literal["relu", "gelu"] = "relu"
+    activation: Activation = "relu"
     # Linear layers carry biases (LayerNorm always has gamma and beta).
     bias: bool = True
     # Mixture of experts: 0 means a dense feed-forward block.
@@ -103,8 +108,8 @@ class ModelConfig(DerivedSizes):
             (self.arch in ARCHS, f"arch must be one of {ARCHS}"),
             (self.positional in POSITIONALS, f"positional must be one of {POSITIONALS}"),
             (self.attn_pattern in PATTERNS, f"attn_pattern must be one of {PATTERNS}"),
-            (self.norm in ("post", "pre"), "norm must be 'post' or 'pre'"),
-            (self.activation in ("relu", "gelu"), "activation must be 'relu' or 'gelu'"),
+            (self.norm in NORMS, "norm must be 'post' or 'pre'"),
+            (self.activation in ACTIVATIONS, "activation must be 'relu' or 'gelu'"),
             (self.d_model > 0 and self.n_heads > 0, "d_model and n_heads must be positive"),
             (self.head_dim is not None or self.d_model % self.n_heads == 0,
              "d_model must be divisible by n_heads (or set head_dim)"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -39,7 +40,8 @@ class Step:
     explanation: str
     rows: tuple[str, ...] = ()
     cols: tuple[str, ...] = ()
-    kind: str = "heatmap"  # or "bars" (one row of probabilities) or "table" (token ids)
+    # "bars": one row of probabilities; "table": token ids
+    kind: Literal["heatmap", "bars", "table"] = "heatmap"
     diverging: bool = True
     x_title: str = "dimension"
     y_title: str = "token"

@@ -16,6 +16,7 @@ prefixes survive. ``width=1`` is greedy decoding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,8 @@ class BeamRun:
         return seq, round(score, 12)
 
 
-def beam_search(tree: dict, steps: int, width: int, rank: str = "product") -> BeamRun:
+def beam_search(tree: dict, steps: int, width: int,
+                rank: Literal["product", "last"] = "product") -> BeamRun:
     """Run ``steps`` steps keeping ``width`` prefixes.
 
     rank="product" scores a prefix by the product of its probabilities (the right way);

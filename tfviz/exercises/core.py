@@ -21,6 +21,7 @@ import re
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class AnswerField:
     expected: object
     shape: tuple[int, ...]
     tol: float = DEFAULT_TOLERANCE
-    kind: str = "numbers"  # "numbers" or "words"
+    kind: Literal["numbers", "words"] = "numbers"
     unordered: bool = False
     mistakes: tuple[Mistake, ...] = ()
     declared: tuple[str, ...] = ()  # names of all mistakes asked for, kept or not

@@ -20,10 +20,13 @@ Given a tfviz ModelConfig, the conventions default to what the engine builds, so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
-from tfviz.config import DerivedSizes
+from tfviz.config import ARCHS, Arch, DerivedSizes, Norm, Positional
 
-ARCHS = ("encoder", "decoder", "encoder-decoder")
+NormKind = Literal["layernorm", "rmsnorm", "none"]
+#: position schemes a count can assume: the engine's, plus T5's relative buckets
+CountedPositions = Literal[Positional, "relative"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class ParamSpec(DerivedSizes):
     d_ff: int
     n_layers: int  # blocks of the stack that makes the output (the decoder of an enc-dec)
     vocab_size: int
-    arch: str = "decoder"
+    arch: Arch = "decoder"
     max_positions: int = 0  # rows of a learned position table
     n_enc_layers: int | None = None  # encoder blocks of an enc-dec (None: same as n_layers)
     head_dim: int | None = None  # None: d_model // n_heads
@@ -103,12 +106,12 @@ def ffn_params(s: ParamSpec, bias: bool = True) -> int:
     return dense
 
 
-def count_parameters(config, *, bias: bool | None = None, norm: str = "layernorm",
-                     attn_output: bool = True, positions: str | None = None,
+def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "layernorm",
+                     attn_output: bool = True, positions: CountedPositions | None = None,
                      tied: bool | None = None, final_norm: bool | None = None,
-                     norm_place: str = "post", embedding_norm: bool = False,
+                     norm_place: Norm = "post", embedding_norm: bool = False,
                      segments: int = 0, pooler: bool = False, relative_buckets: int = 32,
-                     arch: str | None = None) -> ParamCount:
+                     arch: Arch | None = None) -> ParamCount:
     """Parameters of ``config`` (a ParamSpec or a tfviz ModelConfig), by part, with ``total``.
 
     bias:        linear layers carry biases (default True; a ModelConfig's own ``bias``)

@@ -15,10 +15,15 @@ The ``exponent``, ``swap`` and ``degrees`` switches reproduce three common slips
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
+Exponent = Literal["2i", "i"]  # "i": the slip of dividing by base^(i/d)
 
-def angles(n_positions: int, d: int, base: float = 10000.0, exponent: str = "2i") -> np.ndarray:
+
+def angles(n_positions: int, d: int, base: float = 10000.0,
+           exponent: Exponent = "2i") -> np.ndarray:
     """k / base^(2i/d) for every position k and pair i: shape (n_positions, ceil(d/2)).
 
     >>> angles(2, 4, base=100).tolist()
@@ -30,7 +35,7 @@ def angles(n_positions: int, d: int, base: float = 10000.0, exponent: str = "2i"
     return k / np.power(float(base), power)[None, :]  # (n, d/2)
 
 
-def positional_table(n_positions: int, d: int, base: float = 10000.0, *, exponent: str = "2i",
+def positional_table(n_positions: int, d: int, base: float = 10000.0, *, exponent: Exponent = "2i",
                      swap: bool = False, degrees: bool = False) -> np.ndarray:
     """The (n_positions × d) table: sine in even columns, cosine in odd ones.
 

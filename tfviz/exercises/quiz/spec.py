@@ -69,7 +69,7 @@ class ChoiceQuestion:
     distractors: Mapping[int, str] = field(default_factory=dict, hash=False)
     section: Section | Literal[""] = ""  # derived from the lesson when left empty
 
-    kind: ClassVar[str] = "choice"
+    kind: ClassVar[Literal["choice"]] = "choice"
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -139,7 +139,7 @@ class NumericQuestion:
     section: Section | Literal[""] = ""
     percent: bool = False
 
-    kind: ClassVar[str] = "numeric"
+    kind: ClassVar[Literal["numeric"]] = "numeric"
 
     def __post_init__(self) -> None:
         _check_common(self)
