@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import attention as att
 from tfviz.analysis.coref import find_coref_positions
+from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
@@ -44,8 +45,7 @@ def walkthrough() -> None:
         causal = c2.toggle("Causal mask (no peeking ahead)", key="sa_causal")
         temperature = c3.slider("Softmax temperature T", 0.1, 5.0, step=0.1, key="sa_temp",
                                 help="The scores are divided by T before the softmax: below 1 sharper, above 1 flatter.")
-    trace = get_trace(name, text, scale=None if scale == cfg.scale_attn else scale,
-                      causal=None if causal == cfg.causal else causal, temperature=temperature)
+    trace = get_trace(name, text, RunOptions(scale=scale, causal=causal, temperature=temperature))
     labels = token_labels(trace.tokens, escape=True)
     n = len(labels)
     found = find_coref_positions(trace.tokens)

@@ -2,6 +2,7 @@
 import streamlit as st
 
 from tfviz.analysis import scaling as sc
+from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
@@ -79,8 +80,8 @@ def live_model() -> None:
         "keys) when it looks at all keys evenly, 0 when it looks at a single key."
     )
     layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    on = get_trace(name, text, scale=None if cfg.scale_attn else True)
-    off = get_trace(name, text, scale=False if cfg.scale_attn else None)
+    on = get_trace(name, text, RunOptions(scale=True))
+    off = get_trace(name, text, RunOptions(scale=False))
     maps = [on["pattern", layer][head], off["pattern", layer][head]]
     chart(maps_side_by_side, maps, [on.tokens, on.tokens], ["with ÷√d_k", "without ÷√d_k"],
           title=f"Layer {layer}, head {head}: the same text, scale on and off")

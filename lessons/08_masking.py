@@ -2,6 +2,7 @@
 import streamlit as st
 
 from tfviz.analysis import masking as mk
+from tfviz.config import RunOptions
 from tfviz.experiments.padding import PaddingDemo, padding_demo
 from tfviz.experiments.peeking import PeekResult, peek_experiment
 from tfviz.ui.cache import get_bundle, get_trace
@@ -47,7 +48,7 @@ st.latex(r"\tilde s_{ij} = \begin{cases} q_i\cdot k_j/\sqrt{d_k} & j \le i \\ -\
 
 st.header("1 · The triangle of −∞")
 layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-causal = get_trace(name, text, causal=None if cfg.causal else True)
+causal = get_trace(name, text, RunOptions(causal=True))
 if not cfg.causal:
     st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                "causal mask switched on, so you can see the triangle.")
@@ -59,7 +60,7 @@ st.caption(f"{hidden} of {len(causal.tokens) ** 2} cells are −∞ (grey): ever
 show_code(mk.causal_mask, mk.masked_cells)
 
 st.header("2 · Bidirectional (encoder) vs causal (decoder)")
-both = [get_trace(name, text, causal=None if cfg.causal == c else c) for c in (False, True)]
+both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
 chart(attv.maps_side_by_side, [t["pattern", layer][head] for t in both],
       [t.tokens for t in both],
       ["bidirectional: every key", "causal: only earlier keys"],

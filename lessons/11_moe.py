@@ -2,6 +2,7 @@
 import streamlit as st
 
 from tfviz.analysis import moe as ma
+from tfviz.config import RunOptions
 from tfviz.data.lexicon import CLASSES, word_class
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
@@ -16,7 +17,7 @@ def _switch_model(to: str) -> None:
 
 @st.cache_data(show_spinner="Routing the sample sentences…")
 def class_table(name: str, layer: int, top_k: int):
-    traces = [get_trace(name, s, top_k=top_k) for s in ma.SAMPLE_SENTENCES]
+    traces = [get_trace(name, s, RunOptions(moe_top_k=top_k)) for s in ma.SAMPLE_SENTENCES]
     return ma.class_expert_table(traces, word_class, layer=layer, order=(*CLASSES, "space"))
 
 
@@ -49,7 +50,7 @@ else:
     k = st.slider("Experts per token (top-k)", 1, E, cfg.moe_top_k, key="moe_topk",
                   help=f"{name} was built with k = {cfg.moe_top_k}. Changing it here only "
                        "changes this one forward pass; the model itself stays as it is.")
-    trace = get_trace(name, text, top_k=k)
+    trace = get_trace(name, text, RunOptions(moe_top_k=k))
     labels = token_labels(trace.tokens)  # plain: widgets show text as typed
     r = ma.routing(trace, layer)
 

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -27,10 +28,19 @@ from tfviz.model import Transformer
 from tfviz.tokenizer import load_tokenizer
 from tfviz.tokenizer.base import Tokenizer
 from tfviz.tokenizer.byte import ByteTokenizer
+from tfviz.textinput import truncation_notice
 from tfviz.trace import NamesFilter, Trace, run_with_trace
 from tfviz.weights import export_weights
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+class Reading(NamedTuple):
+    """What a model reads of a text: its token ids, cut to the model's context (never empty),
+    and the notice that says so when the text was cut (None otherwise)."""
+
+    ids: tuple[int, ...]
+    notice: str | None
 
 
 @dataclass(frozen=True)
@@ -61,22 +71,36 @@ class Bundle:
     def token_strings(self, ids) -> list[str]:
         return [self.tokenizer.id_to_token(int(i)) for i in ids]
 
-    def trace(self, text: str, *, source: str | None = None, options: RunOptions | None = None,
-              names: NamesFilter = None) -> Trace:
-        """Tokenise ``text`` (cut to the model's context) and trace one forward pass.
+    def read(self, text: str) -> Reading:
+        """What the model reads of ``text``: the one place text becomes the ids of a trace, so
+        the notice about cutting it to the context sits beside the cut.
 
-        Encoder-decoder models: see :meth:`seq2seq_inputs` for what each side reads.
+        >>> ids, notice = load("reverse-encdec").read("abcd" * 10)
+        >>> len(ids), notice
+        (32, 'Your text is 40 tokens long; the model reads at most 32, so only the first 32 are shown.')
         """
-        ids = self.encode(text)[: self.config.max_seq_len] or [0]
-        kwargs = {}
-        if self.config.arch == "encoder-decoder":
-            src, ids = self.seq2seq_inputs(text if source is None else source,
-                                           None if source is None else text)
-            kwargs = {"enc_ids": src, "enc_tokens": self.token_strings(src)}
-        return run_with_trace(self.model, ids, tokens=self.token_strings(ids), options=options,
-                              names=names, **kwargs)
+        ids = self.encode(text)
+        n = self.config.max_seq_len
+        return Reading(tuple(ids[:n]) or (0,), truncation_notice(len(ids), n))
 
-    def seq2seq_inputs(self, source: str, target: str | None = None) -> tuple[list[int], list[int]]:
+    def trace(self, text: str | Reading, *, source: str | None = None,
+              options: RunOptions | None = None, names: NamesFilter = None) -> Trace:
+        """Trace one forward pass on ``text`` as :meth:`read` reads it. A caller that already
+        read it may pass that :class:`Reading` instead, so the text is tokenised once.
+
+        Encoder-decoder models: the encoder reads ``text`` (or ``source``, and the decoder then
+        reads the string ``text``); see :meth:`seq2seq_inputs`.
+        """
+        if self.config.arch != "encoder-decoder":
+            ids = list(text.ids if isinstance(text, Reading) else self.read(text).ids)
+            return run_with_trace(self.model, ids, tokens=self.token_strings(ids),
+                                  options=options, names=names)
+        src, ids = self.seq2seq_inputs(text) if source is None else self.seq2seq_inputs(source, text)
+        return run_with_trace(self.model, ids, tokens=self.token_strings(ids), enc_ids=src,
+                              enc_tokens=self.token_strings(src), options=options, names=names)
+
+    def seq2seq_inputs(self, source: str | Reading,
+                       target: str | None = None) -> tuple[list[int], list[int]]:
         """(encoder ids, decoder ids) for an encoder-decoder model.
 
         The encoder reads ``source``; the decoder reads ``<bos>`` + ``target``. Without a
@@ -85,7 +109,7 @@ class Bundle:
         ``a b c d``, and its cross-attention draws the anti-diagonal.
         """
         n = self.config.max_seq_len
-        src = self.encode(source)[:n] or [0]
+        src = list(source.ids if isinstance(source, Reading) else self.read(source).ids)
         bos, eos = self.tokenizer.bos_id, self.tokenizer.eos_id
         if target is not None:
             return src, [bos, *self.encode(target)][:n]

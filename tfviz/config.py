@@ -166,6 +166,20 @@ class RunOptions:
         if not self.temperature > 0:
             raise ValueError("temperature must be positive")
 
+    def canonical(self, cfg: ModelConfig) -> RunOptions:
+        """The same what-if with every switch that only repeats ``cfg``'s own choice left
+        unset, so runs that compute the same thing compare (and cache) equal.
+
+        >>> cfg = preset("gpt-tiny")  # scaled, causal, top-1 (no experts)
+        >>> RunOptions(scale=True, causal=False).canonical(cfg) == RunOptions(causal=False)
+        True
+        """
+        return dataclasses.replace(
+            self, scale=None if self.scale == cfg.scale_attn else self.scale,
+            causal=None if self.causal == cfg.causal else self.causal,
+            temperature=float(self.temperature), ablate_heads=frozenset(self.ablate_heads),
+            moe_top_k=None if self.moe_top_k == cfg.moe_top_k else self.moe_top_k)
+
 
 _PRESETS: dict[str, ModelConfig] = {
     # init_seed=1: with seed 0 the coreference job ends up split over two heads (see

@@ -95,14 +95,15 @@ def test_hot_figures_keep_plotly_from_measuring_their_margins():
 def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
     import server  # the start-up hook: tfviz.ui.warmup.warm_up with the collector paused
     from tfviz.bundle import Bundle
+    from tfviz.ui import cache
     from tfviz.ui.cache import get_bundle, get_trace, model_names
 
-    get_trace.clear()
+    cache._trace.clear()
     traced = []
     real = Bundle.trace
     monkeypatch.setattr(Bundle, "trace", lambda self, *a, **k: traced.append(a) or real(self, *a, **k))
     took = server._warm_up()
-    assert took > 0 and traced == [(DEFAULT_TEXT,)]
+    assert took > 0 and traced == [(get_bundle(DEFAULT_MODEL).read(DEFAULT_TEXT),)]
     trace = get_trace(DEFAULT_MODEL, DEFAULT_TEXT)  # answered from the cache: no new forward pass
     assert len(traced) == 1
     # the same model, text and shapes in one process: the same kernels, the same bits

@@ -5,10 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 import tfviz
-from tfviz.bundle import Bundle, bundled_names
+from tfviz.bundle import Bundle, Reading, bundled_names
 from tfviz.config import PRESET_NAMES, RunOptions
 from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps, unknown_words, unknown_words_notice
-from tfviz.textinput import truncation_notice
 from tfviz.trace import Trace
 
 
@@ -26,18 +25,27 @@ def model_names() -> list[str]:
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
-def get_trace(model: str, text: str, *, source: str | None = None, scale: bool | None = None,
-              causal: bool | None = None, temperature: float = 1.0,
-              ablate: tuple[tuple[int, int], ...] = (), top_k: int | None = None) -> Trace:
-    options = RunOptions(scale=scale, causal=causal, temperature=temperature,
-                         ablate_heads=frozenset(ablate), moe_top_k=top_k)
-    return get_bundle(model).trace(text, source=source, options=options)
+def read_text(model: str, text: str) -> Reading:
+    """The ids ``model`` reads of ``text`` and the notice if it was cut: tokenised once, for
+    the sidebar's notice and for every trace of that text."""
+    return get_bundle(model).read(text)
+
+
+def get_trace(model: str, text: str, options: RunOptions = RunOptions()) -> Trace:
+    """The trace of ``text`` on ``model`` under the what-if ``options``; each caller gets its
+    own copy. The options are made canonical first (a switch that repeats the model's own
+    choice counts as unset), so equal runs share one cache entry."""
+    o = options.canonical(get_bundle(model).config)
+    return _trace(model, text, o.scale, o.causal, o.temperature, tuple(sorted(o.ablate_heads)),
+                  o.moe_top_k)
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
-def length_notice(model: str, text: str) -> str | None:
-    bundle = get_bundle(model)
-    return truncation_notice(len(bundle.encode(text)), bundle.config.max_seq_len)
+def _trace(model: str, text: str, scale: bool | None, causal: bool | None, temperature: float,
+           ablate: tuple[tuple[int, int], ...], top_k: int | None) -> Trace:
+    options = RunOptions(scale=scale, causal=causal, temperature=temperature,
+                         ablate_heads=frozenset(ablate), moe_top_k=top_k)
+    return get_bundle(model).trace(read_text(model, text), options=options)
 
 
 @st.cache_data(max_entries=512, show_spinner=False)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.background import in_background
-from tfviz.ui.cache import get_bundle, length_notice, model_names, vocabulary_notice
+from tfviz.ui.cache import get_bundle, model_names, read_text, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
 from tfviz.viz.style import token_labels
 
@@ -46,7 +46,7 @@ def sidebar_controls() -> None:
                      help="Anything you like: the pages below show what the model does with it.")
         if st.session_state.get("_text_note"):
             st.info(st.session_state["_text_note"])
-        for note in (length_notice(st.session_state["model"], st.session_state["text"]),
+        for note in (read_text(st.session_state["model"], st.session_state["text"]).notice,
                      vocabulary_notice(st.session_state["model"], st.session_state["text"])):
             if note:
                 st.caption(note)
