@@ -100,11 +100,24 @@ def test_decode_middle_slice_keeps_real_space(tok):
     assert tok.decode([]) == ""
 
 
+# Blocks whose characters have been in Unicode for decades (Latin to Mongolian, punctuation and
+# symbols, the alphabetic ligatures, full-width forms). Python's unicodedata and HF tokenizers
+# ship different Unicode versions, and for about 130 newer characters (e.g. U+1FBF0, a digit
+# added in Unicode 13) their NFKC or case tables disagree; none lies in these blocks.
+SETTLED = st.one_of(*[st.characters(min_codepoint=a, max_codepoint=b, exclude_categories=("Cs",))
+                      for a, b in [(0, 0x1C7F), (0x2000, 0x2BFF), (0xFB00, 0xFB4F), (0xFF00, 0xFFEF)]])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_uncased_round_trip_gives_the_normalised_text(uncased, text):
-    assert uncased.normalize(text) == _reference_normalize(text)
     assert uncased.decode(uncased.encode(text)) == uncased.normalize(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(SETTLED, max_size=80))
+def test_normaliser_agrees_with_python_nfkc_and_lowercase(uncased, text):
+    assert uncased.normalize(text) == _reference_normalize(text)
 
 
 @pytest.mark.parametrize("typed,plain", [
