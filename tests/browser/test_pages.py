@@ -76,7 +76,13 @@ def test_lesson_by_url_then_interact(server, page, lesson):
 
     before = page.evaluate(CHART_STATE_JS)
     interact(page, *INTERACTIONS[lesson.url])
-    page.wait_for_timeout(300)
+    # Wait for the change itself, not a fixed pause: on a loaded machine the rerun can start
+    # later than any pause (a 300 ms pause made CI report "nothing changed" on masking).
+    try:
+        page.wait_for_function(f"(before) => ({CHART_STATE_JS})() !== before", arg=before,
+                               timeout=60_000, polling=200)
+    except Exception:
+        pass  # reported by the assertion below, with the page in whatever state it reached
     wait_for_app(page)
     assert_no_exception(page)
     after = page.evaluate(CHART_STATE_JS)
