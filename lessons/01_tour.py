@@ -4,10 +4,12 @@ import streamlit as st
 from tfviz.analysis.pipeline import (mask_token_id, pipeline_stages, probabilities,
                                      rnn_vs_transformer, top_predictions)
 from tfviz.experiments.masked import masked_trace
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
+from tfviz.ui.experiments_cache import masked
 from tfviz.ui.lessons import available
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import current_bundle, show_code, token_select, vega
+from tfviz.ui.widgets import show_code, token_select, vega
 from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
 from tfviz.viz.tokens import token_chips_html
 
@@ -25,11 +27,6 @@ LESSON_OF = {
 MOE_LESSON = ("11_moe.py", "Mixture of experts")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _masked(model: str, text: str, position: int):
-    return masked_trace(get_bundle(model), text, position)
-
-
 st.title("A tour of a transformer")
 st.markdown(
     "This app opens up a small transformer and shows you every number it computes on **your** "
@@ -37,10 +34,7 @@ st.markdown(
     "guess, then click any stage to study it in its own lesson."
 )
 
-model = st.session_state["model"]
-text = st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+model, text, bundle, cfg = lesson_context()
 trace = get_trace(model, text)
 files = {lesson.file for lesson in available()}
 
@@ -84,7 +78,7 @@ if cfg.arch == "encoder":
                    "position without hiding it.")
         row = trace.logits[position]
     else:
-        row = _masked(model, text, int(position)).logits[position]
+        row = masked(model, text, int(position)).logits[position]
     title = f"What hides at position {position}? (the answer was {trace.tokens[position]!r})"
 else:
     st.markdown("The last position's row of logits becomes probabilities for the token that "

@@ -1,11 +1,12 @@
 """Lesson 2 · Tokenizer: byte pair encoding, one merge at a time, then the model's own tokens."""
 import streamlit as st
 
-from tfviz.tokenizer import TeachingTokenizer, parse_corpus, train_bpe
 from tfviz.tokenizer.naive_bpe import train_bpe_naive
 from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.tokenizer.teaching_bpe import count_pairs
-from tfviz.ui.widgets import current_bundle, show_code
+from tfviz.ui.context import lesson_context
+from tfviz.ui.demo_cache import bpe_encoding, bpe_training
+from tfviz.ui.widgets import show_code
 from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
 
 DEFAULT_CORPUS = ("low low low low low lower lower newest newest newest newest newest newest "
@@ -14,20 +15,6 @@ MAX_WORDS_SHOWN = 30
 MAX_CHIPS = 300
 MAX_SHOWN_CHARS = 600
 ODD_TEXT = "naïve café 😀"
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _train(corpus_text: str, merges: int):
-    corpus = parse_corpus(corpus_text)
-    if isinstance(corpus, str):
-        return corpus, None
-    return corpus, train_bpe(corpus.word_freqs, num_merges=merges, top_k=7)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _encode_word(corpus_text: str, merges: int, word: str):
-    corpus, _ = _train(corpus_text, merges)
-    return TeachingTokenizer(train_bpe(corpus.word_freqs, num_merges=merges)).encode(word)
 
 
 st.title("Tokenizer: byte pair encoding")
@@ -49,7 +36,7 @@ st.markdown("…and the pair with the highest count becomes one new symbol, ever
 corpus_text = st.text_area("Corpus (words separated by spaces)", DEFAULT_CORPUS,
                            key="tok_corpus", max_chars=20000, height=100)
 n_merges = st.slider("Number of merges to learn", 1, 40, 10, key="tok_merges")
-corpus, history = _train(corpus_text, n_merges)
+corpus, history = bpe_training(corpus_text, n_merges)
 
 if history is None:
     st.warning(corpus)
@@ -97,7 +84,7 @@ else:
         st.markdown("A new word is split into characters, and the learned merges are applied in "
                     "the order they were learned. Try *lowest*, *tasty* or *transformerify*.")
         word = st.text_input("A word", "lowest", key="tok_word", max_chars=40)
-        encoding = _encode_word(corpus_text, step_no, word)
+        encoding = bpe_encoding(corpus_text, step_no, word)
         if not encoding.words:
             st.info("Type a word to see how it is split.")
         for work in encoding.words[:5]:
@@ -122,8 +109,7 @@ else:
         )
 
 st.subheader("The tokenizer of this model")
-bundle = current_bundle()
-typed = st.session_state["text"]
+name, typed, bundle, _ = lesson_context()
 read = bundle.tokenizer.normalize(typed)
 st.markdown(
     "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites the "
@@ -135,7 +121,7 @@ st.markdown(
 c_typed, c_read = st.columns(2)
 c_typed.markdown("You typed")
 c_typed.code(typed[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
-c_read.markdown(f"{st.session_state['model']} reads")
+c_read.markdown(f"{name} reads")
 c_read.code(read[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
 if read == typed:
     st.caption("Here nothing changed: your text is already in the form the model reads.")
@@ -152,7 +138,7 @@ if isinstance(bundle.tokenizer, TaskTokenizer):
         "a few special tokens and single letters, with no merges at all. Characters outside "
         "that alphabet are simply skipped."
     )
-    unknown = bundle.tokenizer.unknown(st.session_state["text"])
+    unknown = bundle.tokenizer.unknown(typed)
     if unknown:
         st.caption(f"Skipped in your text: {' '.join(sorted(set(unknown)))}")
 else:

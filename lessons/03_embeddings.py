@@ -3,29 +3,23 @@ import streamlit as st
 
 from tfviz.analysis.positions import (alibi, formula_table, permutation, similarity_by_distance,
                                       sinusoid_table)
-from tfviz.experiments.order import permutation_check, positionless_model
+from tfviz.experiments.order import permutation_check
 from tfviz.experiments.rope import rope_pair_angles, rope_scores
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
+from tfviz.ui.experiments_cache import positionless
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, plotly, show_code, vega
+from tfviz.ui.widgets import chart, plotly, show_code, vega
 from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures, rope_chart,
                                  similarity_chart, vectors_heatmap)
 
 MAX_PERM_TOKENS = 24
 
 
-@st.cache_resource(show_spinner="Building a model without positions…")
-def _positionless(model: str):
-    """A separate fresh model per preset; the shared model is never touched."""
-    return positionless_model(get_bundle(model).config)
-
-
 st.title("Embeddings and positions")
-model = st.session_state["model"]
-bundle = current_bundle()
-cfg = bundle.config
-trace = get_trace(model, st.session_state["text"])
+model, text, bundle, cfg = lesson_context()
+trace = get_trace(model, text)
 tokens = trace.tokens
 
 # ----- embedding lookup ---------------------------------------------------------------------
@@ -160,7 +154,7 @@ def order_test():
     if st.button("Shuffle again", key="emb_reshuffle"):
         st.session_state["emb_seed"] = st.session_state.get("emb_seed", 0) + 1
     order = permutation(len(ids), kind, st.session_state.get("emb_seed", 0))
-    check = permutation_check(_positionless(model), ids, order)
+    check = permutation_check(positionless(model), ids, order)
     left, right = permutation_figures(check.original, check.permuted, order,
                                       tokens[:MAX_PERM_TOKENS])
     st.markdown("**The model without positions** (first dimensions of each token's output)")

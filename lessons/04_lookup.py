@@ -4,10 +4,10 @@ import streamlit as st
 from tfviz.analysis.lookup import (effective_count, hard_lookup, one_hot_of_best, soft_lookup,
                                    temperature_sweep, toy_table)
 from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
-from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
-                              vega)
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
 from tfviz.viz.style import token_labels
 
@@ -75,10 +75,8 @@ def toy():
 toy()
 
 st.subheader("The same thing inside the model")
-model = st.session_state["model"]
-bundle = current_bundle()
-trace = get_trace(model, st.session_state["text"])
-cfg = bundle.config
+model, text, _, cfg = lesson_context()
+trace = get_trace(model, text)
 st.markdown(
     "In the model each token makes its own query, key and value from its vector, and each "
     "query looks up all the keys at once. Pick a layer, a head and a token: the bars show "

@@ -5,17 +5,16 @@ from tfviz.analysis import attention as att
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, token_select
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select
 from tfviz.viz import attention as attv
 from tfviz.viz.arrows import arrows_figure
 from tfviz.viz.heatmap import attention_heatmap, heatmap
 from tfviz.viz.style import token_labels
 
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, bundle, cfg = lesson_context()
 
 st.title("Self-attention, step by step")
 st.markdown(

@@ -4,15 +4,15 @@ import streamlit as st
 from tfviz.analysis import scaling as sc
 from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
+from tfviz.ui.demo_cache import dot_product_variance, saturation
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, current_bundle, layer_head_pickers, show_code, vega
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, vega
 from tfviz.viz import scaling as scv
 from tfviz.viz.attention import maps_side_by_side
 
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, _, cfg = lesson_context()
 
 st.title("Why divide by √d_k?")
 st.markdown(
@@ -34,17 +34,7 @@ seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)  # the same draws for every learner: compute once
-def _variance(n_samples: int, seed: int):
-    return sc.dot_product_variance(D_KS, n_samples=n_samples, seed=seed)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _saturation(seed: int):
-    return sc.saturation(D_KS, seed=seed)
-
-
-rows = _variance(int(n_samples), int(seed))
+rows = dot_product_variance(D_KS, int(n_samples), int(seed))
 vega(scv.variance_chart, rows)
 st.dataframe(scv.variance_frame(rows), hide_index=True)
 show_code(sc.dot_product_variance)
@@ -66,7 +56,7 @@ c1.metric("Largest gradient entry, without the scale",
           f"{sc.max_gradient(p_without):.2e}")
 c2.metric("Largest gradient entry, with the scale", f"{sc.max_gradient(p_with):.2e}")
 st.markdown("Averaged over many random rows of 8 keys:")
-vega(scv.saturation_chart, _saturation(int(seed)))
+vega(scv.saturation_chart, saturation(D_KS, int(seed)))
 show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
 

@@ -4,18 +4,17 @@ import streamlit as st
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.ui.cache import coref_gap_notice, get_trace
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, neighbours, prefetch,
-                              show_code, token_select, vega)
+from tfviz.ui.widgets import (chart, layer_head_pickers, neighbours, prefetch, show_code,
+                              token_select, vega)
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.style import token_labels
 
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, bundle, cfg = lesson_context()
 trace = get_trace(name, text)
 labels = token_labels(trace.tokens, escape=True)
 n, h, dh, d = len(labels), cfg.n_heads, cfg.d_head, cfg.d_model

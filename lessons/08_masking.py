@@ -3,35 +3,18 @@ import streamlit as st
 
 from tfviz.analysis import masking as mk
 from tfviz.config import RunOptions
-from tfviz.experiments.padding import PaddingDemo, padding_demo
-from tfviz.experiments.peeking import PeekResult, peek_experiment
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.experiments.padding import padding_demo
+from tfviz.experiments.peeking import peek_experiment
+from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
+from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, stable_select,
-                              token_select)
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, stable_select, token_select
 from tfviz.viz import attention as attv
 from tfviz.viz.style import token_labels
 
 
-@st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
-def padded_batch(model: str, sentences: tuple[str, ...]) -> PaddingDemo:
-    bundle = get_bundle(model)
-    cfg = bundle.config
-    id_lists = [bundle.encode(s)[:cfg.max_seq_len] or [cfg.pad_id] for s in sentences]
-    return padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
-                        pad_id=cfg.pad_id)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def peek(model: str, ids: tuple[int, ...], pos: int, new_id: int, no_mask: bool,
-         enc_ids: tuple[int, ...] | None) -> PeekResult:
-    return peek_experiment(get_bundle(model).model, list(ids), pos, new_id,
-                           causal=False if no_mask else None, enc_ids=enc_ids)
-
-
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, bundle, cfg = lesson_context()
 kind = {"decoder": "a decoder (causal)", "encoder": "an encoder (bidirectional)",
         "encoder-decoder": "an encoder-decoder; its decoder is causal"}[cfg.arch]
 

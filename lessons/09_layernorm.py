@@ -4,30 +4,17 @@ import streamlit as st
 from tfviz.analysis import layernorm as lna
 from tfviz.experiments import wiring
 from tfviz.reference import layer_norm
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
+from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
-                              vega)
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
 from tfviz.viz import layernorm as lnv
 from tfviz.viz.style import token_labels
 
 
-@st.cache_resource(show_spinner="Building the two wirings…")
-def wiring_variants(name: str) -> dict:
-    """Fresh post-LN and pre-LN twins of a model (built once per model name, never edited)."""
-    return wiring.wiring_variants(get_bundle(name))
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def twin_norms(name: str, text: str) -> dict:
-    """Residual-stream sizes of the two fresh twins on this text (two extra forward passes)."""
-    return {k: lna.residual_norms(twin.trace(text)) for k, twin in wiring_variants(name).items()}
-
-
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, bundle, cfg = lesson_context()
 trace = get_trace(name, text)
 labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 

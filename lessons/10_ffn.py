@@ -3,10 +3,10 @@ import streamlit as st
 
 from tfviz.analysis import ffn as fa
 from tfviz.ui.cache import get_trace, model_names
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available, by_url
-from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
-                              vega)
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
 from tfviz.viz import ffn as fv
 from tfviz.viz.style import token_labels
 
@@ -15,8 +15,7 @@ def _switch_model(to: str) -> None:
     st.session_state["model"] = to
 
 
-name, text = st.session_state["model"], st.session_state["text"]
-cfg = current_bundle().config
+name, text, _, cfg = lesson_context()
 trace = get_trace(name, text)
 labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 act_name, act_latex = fa.activation_info(cfg)

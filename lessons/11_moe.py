@@ -3,10 +3,10 @@ import streamlit as st
 
 from tfviz.analysis import moe as ma
 from tfviz.config import RunOptions
-from tfviz.data.lexicon import CLASSES, word_class
 from tfviz.ui.cache import get_trace, model_names
-from tfviz.ui.widgets import (chart, current_bundle, layer_head_pickers, show_code, token_select,
-                              vega)
+from tfviz.ui.context import lesson_context
+from tfviz.ui.experiments_cache import class_table
+from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
 from tfviz.viz import moe as mv
 from tfviz.viz.style import token_labels
 
@@ -15,15 +15,7 @@ def _switch_model(to: str) -> None:
     st.session_state["model"] = to
 
 
-@st.cache_data(show_spinner="Routing the sample sentences…")
-def class_table(name: str, layer: int, top_k: int):
-    traces = [get_trace(name, s, RunOptions(moe_top_k=top_k)) for s in ma.SAMPLE_SENTENCES]
-    return ma.class_expert_table(traces, word_class, layer=layer, order=(*CLASSES, "space"))
-
-
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, bundle, cfg = lesson_context()
 
 st.title("Mixture of experts")
 st.markdown(

@@ -3,10 +3,11 @@ import streamlit as st
 
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
+from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.state import persist
-from tfviz.ui.widgets import chart, current_bundle, show_code, stable_select, step_of, vega
+from tfviz.ui.widgets import chart, show_code, stable_select, step_of, vega
 from tfviz.viz import forward as fwv
 
 
@@ -14,9 +15,7 @@ def _move(delta: int, n: int) -> None:
     st.session_state["fw_step"] = min(max(st.session_state.get("fw_step", 0) + delta, 0), n - 1)
 
 
-name, text = st.session_state["model"], st.session_state["text"]
-bundle = current_bundle()
-cfg = bundle.config
+name, text, bundle, cfg = lesson_context()
 trace = get_trace(name, text)
 
 st.title("The full forward walk")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.background import in_background
-from tfviz.ui.cache import get_bundle, model_names, read_text, vocabulary_notice
+from tfviz.ui.cache import model_names, read_text, vocabulary_notice
 from tfviz.ui.state import EXAMPLES, persist, sync_url
 from tfviz.viz.style import token_labels
 
@@ -159,10 +159,6 @@ def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple
     """
     steps = [(layer + 1, head), (layer - 1, head), (layer, head + 1), (layer, head - 1)]
     return [(lyr, hd) for lyr, hd in steps if 0 <= lyr < n_layers and 0 <= hd < n_heads]
-
-
-def current_bundle():
-    return get_bundle(st.session_state["model"])
 
 
 def plotly(fig, **kwargs) -> None:

@@ -1,0 +1,36 @@
+"""Cached demos that need no model: BPE trained on a learner's corpus (lesson 2) and the
+random-vector experiments of lesson 6. The same inputs give every learner the same numbers,
+so each is computed once per distinct input."""
+from __future__ import annotations
+
+import streamlit as st
+
+from tfviz.analysis import scaling as sc
+from tfviz.tokenizer import TeachingTokenizer, parse_corpus, train_bpe
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def bpe_training(corpus_text: str, merges: int):
+    """(corpus, history of ``merges`` merges), or (a friendly message, None) when the text
+    is not a usable corpus."""
+    corpus = parse_corpus(corpus_text)
+    if isinstance(corpus, str):
+        return corpus, None
+    return corpus, train_bpe(corpus.word_freqs, num_merges=merges, top_k=7)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def bpe_encoding(corpus_text: str, merges: int, word: str):
+    """How ``word`` is split by the first ``merges`` merges learned on the corpus."""
+    corpus, _ = bpe_training(corpus_text, merges)
+    return TeachingTokenizer(train_bpe(corpus.word_freqs, num_merges=merges)).encode(word)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)  # the same draws for every learner: compute once
+def dot_product_variance(d_ks: tuple[int, ...], n_samples: int, seed: int):
+    return sc.dot_product_variance(d_ks, n_samples=n_samples, seed=seed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def saturation(d_ks: tuple[int, ...], seed: int):
+    return sc.saturation(d_ks, seed=seed)

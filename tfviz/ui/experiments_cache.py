@@ -1,0 +1,71 @@
+"""Cached what-ifs that run a model (tfviz.experiments), for the lessons that show them.
+
+Their inputs are small (a model name, a text, a position), so a class that looks at the same
+sentence shares one run. Models built here (a copy without positions, the two wirings) are
+fresh objects kept by ``cache_resource`` and, like the shared models, never edited.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from tfviz.analysis import layernorm as lna
+from tfviz.analysis import moe as ma
+from tfviz.config import RunOptions
+from tfviz.data.lexicon import CLASSES, word_class
+from tfviz.experiments import wiring
+from tfviz.experiments.masked import masked_trace
+from tfviz.experiments.order import positionless_model
+from tfviz.experiments.padding import PaddingDemo, padding_demo
+from tfviz.experiments.peeking import PeekResult, peek_experiment
+from tfviz.trace import Trace
+from tfviz.ui.cache import get_bundle, get_trace
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def masked(model: str, text: str, position: int) -> Trace:
+    """The trace of ``text`` with the token at ``position`` hidden behind [MASK] (lesson 1)."""
+    return masked_trace(get_bundle(model), text, position)
+
+
+@st.cache_resource(show_spinner="Building a model without positions…")
+def positionless(model: str):
+    """A separate fresh model per preset; the shared model is never touched (lesson 3)."""
+    return positionless_model(get_bundle(model).config)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
+def padded_batch(model: str, sentences: tuple[str, ...]) -> PaddingDemo:
+    """The sentences run as one padded batch, and each alone (lesson 8)."""
+    bundle = get_bundle(model)
+    cfg = bundle.config
+    id_lists = [bundle.encode(s)[:cfg.max_seq_len] or [cfg.pad_id] for s in sentences]
+    return padding_demo(bundle.model, id_lists, [bundle.token_strings(ids) for ids in id_lists],
+                        pad_id=cfg.pad_id)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def peek(model: str, ids: tuple[int, ...], pos: int, new_id: int, no_mask: bool,
+         enc_ids: tuple[int, ...] | None) -> PeekResult:
+    """Change the token at ``pos`` and compare every position's logits (lesson 8)."""
+    return peek_experiment(get_bundle(model).model, list(ids), pos, new_id,
+                           causal=False if no_mask else None, enc_ids=enc_ids)
+
+
+@st.cache_resource(show_spinner="Building the two wirings…")
+def wiring_variants(model: str) -> dict:
+    """Fresh post-LN and pre-LN twins of a model (built once per model name, never edited)."""
+    return wiring.wiring_variants(get_bundle(model))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def twin_norms(model: str, text: str) -> dict:
+    """Residual-stream sizes of the two fresh twins on this text (two extra forward passes)."""
+    return {k: lna.residual_norms(twin.trace(text)) for k, twin in wiring_variants(model).items()}
+
+
+@st.cache_data(show_spinner="Routing the sample sentences…")
+def class_table(model: str, layer: int, top_k: int):
+    """Token class × first-choice expert over the sample sentences, routed with ``top_k``
+    (lesson 11)."""
+    traces = [get_trace(model, s, RunOptions(moe_top_k=top_k)) for s in ma.SAMPLE_SENTENCES]
+    return ma.class_expert_table(traces, word_class, layer=layer, order=(*CLASSES, "space"))
