@@ -51,20 +51,41 @@ def test_self_attention_what_ifs_return_to_the_model_settings(app_page):
 
 
 def test_scaling_every_widget(app_page):
+    """Every widget once, then the numbers against independent computations: torch's softmax
+    Jacobian for the gradient metric, torch's entr for the model's entropies, and the law
+    Var(q·k) = d_k that the first table measures."""
+    import torch
+
+    import tfviz
+    from tfviz.analysis import scaling as sc
+    from tfviz.config import RunOptions
+
     at = app_page("06_scaling.py")
     assert at.title[0].value.startswith("Why divide")
-    at.slider(key="sc_samples").set_value(1000)
-    _ok(at.run())
-    at.number_input(key="sc_seed").set_value(7)
-    _ok(at.run())
-    at.select_slider(key="sc_dk").set_value(512)
-    _ok(at.run())
-    at.slider(key="layer").set_value(2)
-    _ok(at.run())
-    at.slider(key="head").set_value(1)
-    _ok(at.run())
+    for kind, key, value in [("slider", "sc_samples", 1000), ("number_input", "sc_seed", 7),
+                             ("select_slider", "sc_dk", 512), ("slider", "layer", 2),
+                             ("slider", "head", 1)]:
+        getattr(at, kind)(key=key).set_value(value)  # looked up afresh after every run
+        _ok(at.run())
     metrics = {m.label: m.value for m in at.metric}
-    assert "Mean entropy without" in metrics
+
+    raw, _, _ = sc.example_row(512, seed=7)  # the page's draw; the maths below is torch's own
+    for label, scores in [("without", torch.tensor(raw)), ("with", torch.tensor(raw) / 512 ** 0.5)]:
+        jac = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), scores)
+        assert metrics[f"Largest gradient entry, {label} the scale"] == f"{jac.abs().max():.2e}"
+
+    bundle = tfviz.load("gpt-tiny")
+    for label, scale in [("Mean entropy with the scale", True), ("Mean entropy without", False)]:
+        p = torch.tensor(bundle.trace(at.session_state["text"], options=RunOptions(scale=scale))
+                         ["pattern", 2][1], dtype=torch.float64)
+        bits = torch.special.entr(p).sum(-1) / torch.log(torch.tensor(2.0, dtype=torch.float64))
+        assert metrics[label] == f"{bits.mean():.3f} bits"
+    assert float(metrics["Mean entropy without"].split()[0]) < float(metrics["Mean entropy with the scale"].split()[0])
+
+    table = at.dataframe[0].value  # measured variance of q·k per d_k, 1,000 draws
+    at_512 = table[table["d_k"] == 512].set_index("scores")["variance"]
+    assert abs(at_512["without ÷√d_k"] - 512) < 0.2 * 512  # its standard error is about 23 here
+    assert abs(at_512["with ÷√d_k"] - 1) < 0.2  # and about 0.045 once divided by √d_k
 
 
 def test_multihead_every_widget(app_page):
@@ -122,8 +143,24 @@ def test_masking_every_widget(app_page):
 @pytest.mark.parametrize("page", ["05_self_attention.py", "06_scaling.py", "07_multihead.py",
                                   "08_masking.py"])
 def test_pages_work_for_every_model(app_page, page, model):
+    """Each page draws this model's own numbers for layer 0, head 0 of the learner's text (read
+    back from what was sent to the browser and compared with a fresh trace), and the masking
+    proof gives each kind of model its verdict."""
+    import numpy as np
+
+    import tfviz
+    from tests.app.specs import plotly_specs, shown_z
+
     at = app_page(page, model=model)
     assert at.session_state["model"] == model
+    trace = tfviz.load(model).trace(at.session_state["text"])
+    shown = [shown_z(t) for spec in plotly_specs(at) for t in spec["data"] if "z" in t]
+    if page == "05_self_attention.py":  # one query at a time: its K and V, head 0's slice
+        wanted = [trace["k", 0][:, 0], trace["v", 0][:, 0]]
+    else:
+        wanted = [trace["pattern", 0][0]]
+    for w in wanted:  # float32 values sent as float64: equal to well within 1e-6
+        assert any(z.shape == w.shape and np.allclose(z, w, atol=1e-6) for z in shown), (page, w.shape)
     if page == "08_masking.py" and model == "bert-tiny":
         assert at.warning  # an encoder peeks
     if page == "08_masking.py" and model != "bert-tiny":
