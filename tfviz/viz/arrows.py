@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, fixed_margins, token_labels
+from tfviz.viz.style import CATEGORICAL, fixed_margins, layout, token_labels
 
 QUERY_COLOUR = CATEGORICAL[5]  # vermillion
 LINE_COLOUR = CATEGORICAL[0]  # blue
@@ -59,10 +59,7 @@ def arrows_figure(weights: np.ndarray, tokens: Sequence[str], query_pos: int, *,
         textposition="middle left", marker={"size": 10, "color": colours}, showlegend=False,
         name="queries", hovertemplate="query %{text}<extra></extra>",
     ))
-    fig.update_layout(
-        title={"text": title}, font={"size": FONT_SIZE}, plot_bgcolor="white",
-        height=max(300, min(1400, 80 + 26 * n)),
-    )
+    layout(fig, title, max(300, min(1400, 80 + 26 * n)), plot_bgcolor="white")
     fig.update_xaxes(range=[-0.6, 1.7], showticklabels=False, showgrid=False, zeroline=False,
                      tickvals=[0, 1], title="query (left) → keys (right)")
     fig.update_yaxes(range=[n - 0.5, -0.5], showticklabels=False, showgrid=False, zeroline=False)

@@ -19,15 +19,9 @@ from plotly.subplots import make_subplots
 from tfviz.analysis.attention import QueryWalkthrough
 from tfviz.viz.heatmap import heatmap
 from tfviz.viz.style import (CATEGORICAL, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins,
-                             label_margin, readable, safe_label, token_labels)
+                             label_margin, layout, readable, safe_label, token_labels)
 
 MASKED_GREY = "#d9d9d9"
-
-
-def _layout(fig: go.Figure, title: str, height: int, **extra) -> go.Figure:
-    fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=height,
-                      plot_bgcolor="white")
-    return fig.update_layout(**extra)  # e.g. a template
 
 
 def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
@@ -49,8 +43,8 @@ def score_steps_figure(walk: QueryWalkthrough) -> go.Figure:
     fig.update_xaxes(tickvals=list(range(len(keys))), ticktext=keys, row=4, col=1,
                      title="key token")
     query = token_labels(walk.tokens, escape=True)[walk.query_pos]
-    _layout(fig, f"Scores of query {query} with every key "
-                 f"(layer {walk.layer}, head {walk.head})", 640)
+    layout(fig, f"Scores of query {query} with every key (layer {walk.layer}, head {walk.head})",
+           640, plot_bgcolor="white")
     return fixed_margins(fig)
 
 
@@ -88,7 +82,7 @@ def maps_side_by_side(patterns: Sequence[np.ndarray], token_lists: Sequence[Sequ
                          title="query" if c == 1 else "", row=1, col=c)
     n_max = max(len(t) for t in token_lists)
     longest = [label for toks in token_lists for label in token_labels(toks, escape=True)]
-    _layout(fig, title, max(360, min(800, 120 + 22 * n_max)))
+    layout(fig, title, max(360, min(800, 120 + 22 * n_max)), plot_bgcolor="white")
     return fixed_margins(fig, left=label_margin(longest), bottom=label_margin(longest), top=80)
 
 
@@ -114,8 +108,8 @@ def head_grid(patterns: np.ndarray, tokens: Sequence[str], *, layer: int,
         fig.update_xaxes(showticklabels=False, row=r + 1, col=c + 1)
     fig.update_xaxes(title="key")
     fig.update_yaxes(title="query", col=1)
-    _layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
-            60 + 260 * rows, template=PLAIN_TEMPLATE)
+    layout(fig, f"All {h} heads of layer {layer} (rows: queries, columns: keys, n = {n})",
+           60 + 260 * rows, plot_bgcolor="white", template=PLAIN_TEMPLATE)
     return fixed_margins(fig, left=50, bottom=50, top=80)
 
 
@@ -155,7 +149,8 @@ def coref_figure(weights: np.ndarray, nouns: Sequence[str], *, best: tuple[int, 
     fig.update_layout(barmode="group", legend={"title": "attends to"})
     fig.update_xaxes(title="layer and head")
     fig.update_yaxes(title="attention weight", range=[0, max(0.05, float(weights.max()) * 1.25)])
-    _layout(fig, f"How much {probe} attends to each noun, head by head", 420)
+    layout(fig, f"How much {probe} attends to each noun, head by head", 420,
+           plot_bgcolor="white")
     return fixed_margins(fig, left=label_margin(["0.00"]), bottom=label_margin(xs))
 
 
@@ -186,6 +181,6 @@ def logit_change_figure(change: np.ndarray, tokens: Sequence[str], position: int
                            hovertemplate="%{customdata}<br>max |Δ logit| = %{y:.3g}<extra></extra>"))
     fig.update_xaxes(tickvals=list(range(len(labs))), ticktext=labs, title="position")
     fig.update_yaxes(title="largest change of a logit")
-    _layout(fig, f"Logit change at every position after editing position {position} "
-                 "(green: earlier positions, labelled with their change)", 420)
+    layout(fig, f"Logit change at every position after editing position {position} "
+                "(green: earlier positions, labelled with their change)", 420, plot_bgcolor="white")
     return fixed_margins(fig)

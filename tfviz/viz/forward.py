@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from tfviz.analysis.forward import Step
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, fixed_margins, readable, safe_label
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, fixed_margins, layout, readable, safe_label
 
 
 def step_figure(step: Step) -> go.Figure:
@@ -30,7 +30,7 @@ def step_figure(step: Step) -> go.Figure:
         fig = go.Figure(go.Bar(x=cols, y=step.values[0].tolist(), marker_color=CATEGORICAL[0],
                                text=[f"{v:.3f}" for v in step.values[0]], textposition="outside",
                                hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-        fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=360)
+        layout(fig, title, 360)
         fig.update_xaxes(title=step.x_title)
         fig.update_yaxes(title=step.y_title, range=[0, 1.1 * max(1e-9, float(step.values.max()))])
         return fixed_margins(fig, top=50)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tfviz.viz.style import (DIVERGING, FONT_SIZE, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins,
-                             label_margin, token_labels)
+from tfviz.viz.style import (DIVERGING, PLAIN_TEMPLATE, SEQUENTIAL, fixed_margins, label_margin,
+                             layout, token_labels)
 
 
 def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = None,
@@ -42,10 +42,7 @@ def heatmap(values: np.ndarray, *, title: str, x_labels: Sequence[str] | None = 
                        "%{customdata[1]}<br>value: %{customdata[2]}<extra></extra>"),
         texttemplate="%{z:.2f}" if text else None, colorbar={"thickness": 14},
     ))
-    fig.update_layout(
-        title={"text": title}, font={"size": FONT_SIZE}, template=PLAIN_TEMPLATE,
-        height=height or max(260, min(700, 60 + 34 * n_rows)),
-    )
+    layout(fig, title, height or max(260, min(700, 60 + 34 * n_rows)), template=PLAIN_TEMPLATE)
     xs, ys = _ticks(n_cols), _ticks(n_rows)
     fig.update_xaxes(title=x_title, tickvals=xs, ticktext=[x_labels[i] for i in xs], side="bottom")
     fig.update_yaxes(title=y_title, tickvals=ys, ticktext=[y_labels[i] for i in ys],

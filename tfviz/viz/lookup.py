@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND, fixed_margins, readable, safe_label
+from tfviz.viz.style import CATEGORICAL, SMALL_LEGEND, fixed_margins, layout, readable, safe_label
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"
@@ -37,8 +37,7 @@ def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights
     fig.update_xaxes(range=[-reach, reach], title="key dimension 1", zeroline=True)
     fig.update_yaxes(range=[-reach, reach], title="key dimension 2", zeroline=True,
                      scaleanchor="x", scaleratio=1)
-    fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=420,
-                      showlegend=False)
+    layout(fig, title, 420, showlegend=False)
     return fixed_margins(fig, top=50)
 
 
@@ -78,6 +77,5 @@ def sweep_chart(rows, current: float | None = None, *,
                       annotation_text=f"your τ = {current:g}")
     fig.update_xaxes(type="log", title="temperature τ (log scale)")
     fig.update_yaxes(range=[0, 1.05], title="weight on the best-matching key")
-    fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=360,
-                      showlegend=False)
+    layout(fig, title, 360, showlegend=False)
     return fixed_margins(fig, top=50)

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import (CATEGORICAL, DIVERGING, FONT_SIZE, SMALL_LEGEND, fixed_margins,
-                             readable, safe_label, token_labels)
+from tfviz.viz.style import (CATEGORICAL, DIVERGING, SMALL_LEGEND, fixed_margins, layout, readable,
+                             safe_label, token_labels)
 
 
 def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> go.Figure:
@@ -81,7 +81,7 @@ def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | N
         fig.update_yaxes(autorange="reversed", showticklabels=h == 0, row=1, col=h + 1)
         fig.update_xaxes(title_text="key", showticklabels=False, row=1, col=h + 1)
     fig.update_yaxes(title_text="query", row=1, col=1)
-    fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=380)
+    layout(fig, title, 380)
     return fixed_margins(fig, top=80)
 
 

@@ -23,6 +23,20 @@ def label_margin(labels, *, title: bool = True) -> int:
     return int(0.6 * FONT_SIZE * longest) + (2 * FONT_SIZE if title else 0) + 12
 
 
+def layout(fig, title: str, height: int, **extra):
+    """What every plotly figure's layout shares: its title, projector-sized text and a height;
+    ``extra`` adds the figure's own settings (template, background, legend). The altair
+    counterpart is ``readable``; margins are ``fixed_margins``. Returns ``fig``.
+
+    >>> import plotly.graph_objects as go
+    >>> fig = layout(go.Figure(), "Keys", 300, showlegend=False)
+    >>> fig.layout.title.text, fig.layout.font.size, fig.layout.height, fig.layout.showlegend
+    ('Keys', 16, 300, False)
+    """
+    return fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=height,
+                             **extra)
+
+
 NUMBER_WIDTH = 6  # characters of a numeric tick label such as "−0.25" or "1,000"
 
 
