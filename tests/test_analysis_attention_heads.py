@@ -97,4 +97,3 @@ def test_head_stats_on_the_live_model(gpt):
     p = tr["pattern", 0][1]
     rows = np.arange(1, p.shape[0])
     assert stats[1].previous == pytest.approx(p[rows, rows - 1].mean())
-    assert hd.all_patterns(tr).shape == (3, 4, len(tr.tokens), len(tr.tokens))

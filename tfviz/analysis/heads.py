@@ -136,13 +136,3 @@ def head_stats(patterns: np.ndarray) -> list[HeadStats]:
         stats.append(HeadStats(head, previous, same, first, spread,
                                label_head(previous, same, first, spread, share), fav, share))
     return stats
-
-
-def layer_patterns(trace: Trace, layer: int) -> np.ndarray:
-    """(h, n, n) attention of one layer's self-attention."""
-    return trace["pattern", layer]
-
-
-def all_patterns(trace: Trace) -> np.ndarray:
-    """(layers, h, n, n) every self-attention map of the main stack."""
-    return np.stack([trace["pattern", layer] for layer in range(trace.config.n_layers)])
