@@ -47,3 +47,100 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     if kind == "strided":
         return (dist < stride) | (dist % stride == 0)
     raise ValueError(f"unknown attention pattern {kind!r}")
+
+
+# Composing masks costs n² booleans per layer; past this the lesson's picture is unreadable anyway.
+MAX_POSITIONS = 2048
+
+
+def _check(n: int, n_layers: int, window: int = 0, dilation: int = 1, stride: int = 1,
+           **_: int) -> None:
+    if n_layers < 0 or window < 0 or dilation < 1 or stride < 1:
+        raise ValueError(f"need n_layers >= 0, window >= 0, dilation >= 1 and stride >= 1, got "
+                         f"n_layers={n_layers}, window={window}, dilation={dilation}, "
+                         f"stride={stride}")
+    if not 1 <= n <= MAX_POSITIONS:
+        raise ValueError(f"composing masks needs a sequence of 1 to {MAX_POSITIONS} positions, "
+                         f"got {n}")
+
+
+def _reach_rows(kind: str, n: int, n_layers: int, query: int, pattern: dict) -> list[np.ndarray]:
+    """Row ``query`` of M¹, M², … (M the causal pattern), stopping once a power repeats itself."""
+    _check(n, n_layers, **pattern)
+    if not 0 <= query < n:
+        raise ValueError(f"query {query} is not a position of a {n}-token sequence")
+    allowed = sparse_pattern(kind, n, **pattern) & np.tri(n, dtype=bool)  # (n, n): j <= i
+    weights = allowed.astype(np.float32)  # (n, n): float so one layer is one BLAS product
+    row = np.zeros(len(allowed), dtype=bool)  # (n,)
+    row[query] = True  # after 0 layers a token holds only itself
+    rows = []
+    for _ in range(n_layers):
+        nxt = (row.astype(np.float32) @ weights) > 0  # (n,): j, if some reached k may read j
+        rows.append(nxt)
+        if np.array_equal(nxt, row):  # a fixed point: every later layer reaches the same
+            break
+        row = nxt
+    return rows
+
+
+def reach_by_layer(kind: str, n: int, n_layers: int, *, query: int | None = None,
+                   **pattern: int) -> np.ndarray:
+    """Which positions token ``query`` (default: the last) reaches after 1, 2, …, n_layers layers.
+
+    One causal layer lets position i read the keys its mask allows, M = pattern & (j <= i). The
+    next layer reads those positions, which have already read theirs, so after l layers a token
+    holds every j joined to it by l allowed steps: row i of the boolean matrix power Mˡ. Every
+    pattern lets a token see itself, so row l also holds all it reached sooner.
+    ``pattern`` takes :func:`sparse_pattern`'s keywords (window, dilation, n_global, …).
+    Returns a bool array of shape (n_layers, n).
+
+    >>> reach_by_layer("sliding", 6, 2, window=2).astype(int)  # the last token: 2 back a layer
+    array([[0, 0, 0, 1, 1, 1],
+           [0, 1, 1, 1, 1, 1]])
+    """
+    query = n - 1 if query is None else query
+    rows = _reach_rows(kind, n, n_layers, query, pattern)
+    out = np.zeros((n_layers, n), dtype=bool)  # (L, n)
+    if rows:
+        out[:len(rows)] = np.stack(rows)  # (len(rows), n)
+        out[len(rows):] = rows[-1]  # past a fixed point nothing changes
+    return out
+
+
+def receptive_field(kind: str, n_layers: int, window: int, dilation: int = 1, *,
+                    n: int | None = None, **pattern: int) -> int:
+    """How far back (in positions) the last token reaches after ``n_layers`` causal layers.
+
+    Computed by composing the masks (:func:`reach_by_layer`), not by a formula; the tests
+    compare it with L·w (sliding), L·d·w (dilated) and a breadth-first search of the graph.
+
+    ``n`` is the sequence length, and the answer is at most n - 1. "sliding" and "dilated" look
+    the same from every position, so they may leave n out: the sequence is then made long
+    enough that its start cannot cut the reach. A layer steps back at most window·dilation (all
+    the pattern allows), so L layers stay within L·window·dilation, and one position more shows
+    any overshoot. "global" and "bigbird" (position 0 is global), "strided" and "full" reach the
+    start of any sequence, so they need n. ``pattern`` takes the other keywords of
+    :func:`sparse_pattern` (n_global, n_random, stride, seed).
+
+    >>> receptive_field("sliding", 3, window=2)  # 2 back per layer
+    6
+    >>> receptive_field("dilated", 2, window=2, dilation=3)  # up to 2 steps of 3 per layer
+    12
+    >>> receptive_field("global", 1, window=1, n=10)  # everyone reads position 0 at once
+    9
+    """
+    if n is None:
+        if kind not in ("sliding", "dilated"):
+            raise ValueError(f"a {kind!r} pattern reaches back to the start of the sequence, so "
+                             "its receptive field depends on the length: pass n")
+        _check(1, n_layers, window, dilation)
+        hop = window * dilation if kind == "dilated" else window  # the farthest single step
+        n = n_layers * hop + 2
+        if n > MAX_POSITIONS:
+            raise ValueError(f"{n_layers} layers of {kind!r} with window {window} and dilation "
+                             f"{dilation} may reach {n - 2} positions back, more than "
+                             f"{MAX_POSITIONS - 2}; pass n to bound it by a sequence length")
+    rows = _reach_rows(kind, n, n_layers, n - 1, dict(pattern, window=window, dilation=dilation))
+    if not rows:  # no layers: a token holds only itself
+        return 0
+    return int(n - 1 - np.flatnonzero(rows[-1]).min())  # the last token minus its farthest key
