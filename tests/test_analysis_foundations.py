@@ -13,6 +13,9 @@ import tfviz
 from tfviz.analysis import lookup, pipeline, positions
 from tfviz.config import RunOptions, preset
 from tfviz.exercises.positional import positional_table
+from tfviz.experiments import rope
+from tfviz.experiments.masked import masked_trace
+from tfviz.experiments.order import permutation_check, positionless_model
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.tokenizer.task import TaskTokenizer
@@ -86,7 +89,7 @@ def test_masked_trace_hides_one_token_and_matches_a_direct_forward(bundles):
     text = "the cat sat on the mat"
     ids = b.encode(text)
     assert len(ids) > 2  # holds for the byte-level fallback and for the trained BPE
-    tr = pipeline.masked_trace(b, text, 2)
+    tr = masked_trace(b, text, 2)
     ids[2] = 4
     assert tr.ids.tolist() == ids and tr.tokens[2] == "[MASK]"
     with torch.no_grad():
@@ -127,6 +130,27 @@ def test_sinusoid_table_matches_an_independent_numpy_version(n, d, base):
                                atol=1e-6)
 
 
+@pytest.mark.parametrize("n, d, base", [(128, 64, 10000.0), (128, 2, 10.0), (50, 128, 100000.0),
+                                        (7, 3, 100.0)])
+def test_sinusoid_table_is_the_engines_table_to_the_bit(n, d, base):
+    from tfviz.model.positional import sinusoidal_table
+
+    # Both round the same float64 sines to float32; exact on any CPU unless a sine sits within
+    # float64's error (~1e-16) of a float32 rounding boundary, which none of these do.
+    np.testing.assert_array_equal(positions.sinusoid_table(n, d, base),
+                                  sinusoidal_table(n, d, base).numpy())
+
+
+@pytest.mark.parametrize("heads, n", [(4, 12), (3, 5), (8, 1)])
+def test_alibi_is_the_engines_bias_to_the_bit(heads, n):
+    from tfviz.model.positional import alibi_bias, alibi_slopes
+
+    slopes, bias = positions.alibi(heads, n)
+    pos = torch.arange(n)  # float32 products of the same float32 slopes: exact on any CPU
+    np.testing.assert_array_equal(slopes, alibi_slopes(heads).numpy())
+    np.testing.assert_array_equal(bias, alibi_bias(heads, pos, pos).numpy())
+
+
 def test_similarity_by_distance_hand_example_and_distance_only_property():
     np.testing.assert_allclose(positions.similarity_by_distance(np.array([[1.0, 0], [0, 1], [-1, 0]])),
                                [1.0, 0.0, -1.0], atol=1e-12)
@@ -153,13 +177,13 @@ def _rotate_by_hand(x, pos, base=10000.0):
 def test_rope_rotation_matches_a_hand_rotation_and_depends_only_on_distance():
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=8), rng.normal(size=8)
-    np.testing.assert_allclose(positions.rope_rotate(q, 5), _rotate_by_hand(q, 5), atol=1e-5)
-    rows = positions.rope_scores(q, k, 3, [3, 10, 40])
+    np.testing.assert_allclose(rope.rope_rotate(q, 5), _rotate_by_hand(q, 5), atol=1e-5)
+    rows = rope.rope_scores(q, k, 3, [3, 10, 40])
     scores = [r["q·k after rotation"] for r in rows]
     ref = float(_rotate_by_hand(q, 3) @ _rotate_by_hand(k, 0))
     np.testing.assert_allclose(scores, [ref] * 3, atol=1e-4)
     assert [(r["query position"], r["key position"]) for r in rows] == [(3, 0), (10, 7), (40, 37)]
-    angles = positions.rope_pair_angles(1, 8)
+    angles = rope.rope_pair_angles(1, 8)
     np.testing.assert_allclose(angles, [10000.0 ** (-2 * i / 8) for i in range(4)], atol=1e-6)
 
 
@@ -184,7 +208,7 @@ def test_permutation_kinds():
 
 def test_positionless_model_is_a_separate_model(bundles):
     shared = bundles["gpt-tiny"]
-    bare = positions.positionless_model(shared.config)
+    bare = positionless_model(shared.config)
     assert bare.cfg.positional == "none" and bare is not shared.model
     assert shared.config.positional == "sinusoidal" and shared.model.cfg.positional == "sinusoidal"
 
@@ -194,7 +218,7 @@ def test_without_positions_outputs_permute_with_the_tokens(bundles, name):
     b = bundles[name]
     ids = b.encode("the cat sat on the mat")
     order = positions.permutation(len(ids), "shuffle", seed=1)
-    check = positions.permutation_check(positions.positionless_model(b.config), ids, order)
+    check = permutation_check(positionless_model(b.config), ids, order)
     assert check.max_gap < 1e-4
     np.testing.assert_allclose(check.permuted, check.original[order], atol=1e-4)
 
@@ -202,7 +226,7 @@ def test_without_positions_outputs_permute_with_the_tokens(bundles, name):
 def test_permutation_check_outputs_match_a_direct_forward(bundles):
     b = bundles["gpt-tiny"]  # post-LN with tied embeddings: logits = last output @ E^T
     ids = b.encode("a dog")
-    check = positions.permutation_check(b.model, ids, positions.permutation(len(ids)))
+    check = permutation_check(b.model, ids, positions.permutation(len(ids)))
     with torch.no_grad():
         logits = b.model(torch.tensor([ids]), options=RunOptions(causal=False))[0].numpy()
     np.testing.assert_allclose(check.original @ b.model.embed.weight.detach().numpy().T, logits, atol=1e-4)

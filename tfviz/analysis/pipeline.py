@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.reference import softmax as probabilities  # softmax over the vocabulary
 from tfviz.tokenizer.base import Tokenizer
-from tfviz.trace import Trace, run_with_trace
+from tfviz.trace import Trace
 
 STEPS = "sequential steps"
 PATH = "longest path between two tokens"
@@ -76,14 +77,6 @@ def pipeline_stages(trace: Trace) -> list[Stage]:
     return stages
 
 
-def probabilities(logits: np.ndarray) -> np.ndarray:
-    """softmax over the last axis, computed stably: [0, 0] -> [0.5, 0.5]."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def top_predictions(logits_row: np.ndarray, k: int = 5,
                     id_to_token: Callable[[int], str] | None = None) -> list[tuple[int, str, float]]:
     """The k most likely ids of one logits row: [(id, token string, probability), ...]."""
@@ -104,21 +97,6 @@ def top_predictions(logits_row: np.ndarray, k: int = 5,
 def mask_token_id(tokenizer: Tokenizer) -> int | None:
     """The id of "[MASK]", or None if the vocabulary has none (the letters-only task tokenizer)."""
     return tokenizer.mask_id
-
-
-def masked_trace(bundle, text: str, position: int) -> Trace:
-    """Trace ``text`` with the token at ``position`` replaced by [MASK] (for BERT-style models).
-
-    The shared model is only read, never changed.
-    """
-    ids = bundle.encode(text)[: bundle.config.max_seq_len] or [0]
-    mask_id = mask_token_id(bundle.tokenizer)
-    if mask_id is None:
-        raise ValueError("this tokenizer has no [MASK] token")
-    position = min(max(position, 0), len(ids) - 1)
-    ids = list(ids)
-    ids[position] = mask_id
-    return run_with_trace(bundle.model, ids, tokens=bundle.token_strings(ids))
 
 
 def rnn_vs_transformer(lengths) -> list[dict]:
