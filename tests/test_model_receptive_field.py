@@ -96,7 +96,8 @@ def test_bigbird_composition_matches_breadth_first_search(seed, n_global):
     def reads(i):
         return [j for j in range(i + 1) if drawn[i, j]]
 
-    np.testing.assert_array_equal(reach_by_layer("bigbird", n, 5, **kw), _bfs_reach(n, n - 1, 5, reads))
+    np.testing.assert_array_equal(reach_by_layer("bigbird", n, 5, **kw),
+                                  _bfs_reach(n, n - 1, 5, reads))
     depth = _bfs_depths(n, n - 1, reads)
     assert receptive_field("bigbird", 5, 1, n=n, n_global=n_global, n_random=2, seed=seed) == max(
         n - 1 - j for j, d in depth.items() if d <= 5)

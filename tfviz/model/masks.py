@@ -4,6 +4,8 @@
 where attention is allowed; causality is applied on top by the model, so one pattern serves
 an encoder (bidirectional) and a decoder (causal) alike. (The numpy causal mask is
 :func:`tfviz.reference.causal_mask`; the model builds its own in torch, in transformer.py.)
+``reach_by_layer`` and ``receptive_field`` compose the causal pattern over layers: how far back
+a token reaches after L layers.
 
 >>> sparse_pattern("sliding", 5, window=1).astype(int)
 array([[1, 1, 0, 0, 0],
