@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tfviz import reference
 from tfviz.exercises.core import (ExerciseSpec, Instance, Step, answer_field, draw_clean,
                                   fmt_number, frozen_array)
 from tfviz.exercises.worked import vector_text
@@ -36,23 +37,23 @@ MESSAGES = {
 }
 
 
-def layer_norm(x, gamma, beta, ddof: int = 0) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """μ, σ, x̂ and γ·x̂ + β for one vector (ε left out).
+def sample_std_slip(x, gamma, beta) -> tuple[float, np.ndarray]:
+    """The slip of dividing the variance by d − 1 (a sample variance): its σ and output.
 
-    >>> layer_norm([1, 3], [1, 1], [0, 0])[3].tolist()
-    [-1.0, 1.0]
+    >>> sigma, out = sample_std_slip([1, 3], [1, 1], [0, 0])
+    >>> round(sigma, 4), out.round(4).tolist()
+    (1.4142, [-0.7071, 0.7071])
     """
     x = np.asarray(x, dtype=float)
-    mu = float(x.mean())
-    sigma = float(x.std(ddof=ddof))
-    xhat = (x - mu) / sigma
-    return mu, sigma, xhat, xhat * np.asarray(gamma, float) + np.asarray(beta, float)
+    sigma = float(x.std(ddof=1))
+    return sigma, (x - x.mean()) / sigma * np.asarray(gamma, float) + np.asarray(beta, float)
 
 
 def build(x, gamma, beta, seed: int | None) -> Instance:
     x, gamma, beta = (np.asarray(v, dtype=float) for v in (x, gamma, beta))
-    mu, sigma, xhat, out = layer_norm(x, gamma, beta)
-    _, s_sample, _, out_sample = layer_norm(x, gamma, beta, ddof=1)
+    steps = reference.layer_norm(x, gamma, beta, eps=0.0)  # the exercise leaves ε out
+    mu, sigma, xhat, out = float(steps.mean), float(steps.sigma), steps.normalized, steps.output
+    s_sample, out_sample = sample_std_slip(x, gamma, beta)
     var = sigma**2
     fields = (
         answer_field("mean", "mean μ", mu),
