@@ -11,13 +11,16 @@ from collections import Counter
 from ..spec import Question
 from .architectures import ARCHITECTURES
 from .attention import ATTENTION
+from .heads_masks import HEADS_AND_MASKS
 from .block import BLOCK
 from .efficiency import EFFICIENCY
 from .foundations import FOUNDATIONS
 from .practice import PRACTICE
+from .pretraining import PRETRAINING
 
 QUESTIONS: tuple[Question, ...] = (
-    *FOUNDATIONS, *ATTENTION, *BLOCK, *ARCHITECTURES, *EFFICIENCY, *PRACTICE,
+    *FOUNDATIONS, *ATTENTION, *HEADS_AND_MASKS, *BLOCK, *ARCHITECTURES, *PRETRAINING, *EFFICIENCY,
+    *PRACTICE,
 )
 
 _dupes = [qid for qid, n in Counter(q.id for q in QUESTIONS).items() if n > 1]
