@@ -59,8 +59,8 @@ st.markdown(
     "padding keys, using a 0/1 attention mask (1 = real token)."
 )
 c1, c2 = st.columns(2)
-sent_a = c1.text_input("Sentence 1", "the cat sat on the mat", key="mk_pad_a", max_chars=200)
-sent_b = c2.text_input("Sentence 2 (shorter)", "a dog ran", key="mk_pad_b", max_chars=200)
+sent_a = c1.text_input("Sentence 1", "the cat is resting near the lake", key="mk_pad_a", max_chars=200)
+sent_b = c2.text_input("Sentence 2 (shorter)", "the dog jumped", key="mk_pad_b", max_chars=200)
 demo = padded_batch(name, (sent_a, sent_b))
 st.dataframe({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
              | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],

@@ -16,7 +16,7 @@ EXAMPLES = {  # the two "it" sentences as the lecture notes write them (seed 004
     "Coreference (wide)": "The animal didn't cross the street because it was too wide.",
     "Coreference, with the probe": "The animal didn't cross the street because it was too wide. "
                                    "It refers to the",
-    "A short story": "the cat sat on the mat. the dog ran to the park.",
+    "A short story": "The cat rested near the lake. The dog jumped over the boat.",  # all known words
     "Flying arrows": "flying arrows",
     "How are you": "how are you",
 }
