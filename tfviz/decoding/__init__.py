@@ -1,4 +1,5 @@
-"""Decoding: from the LM head's logits to text (lesson 14), and the KV cache's size (lesson 16).
+"""Decoding: from the LM head's logits to text, and the memory a KV cache needs (the library the
+decoding and KV-cache lessons will draw from).
 
 No streamlit: pages call these and draw what they return. One idea per file:
 
