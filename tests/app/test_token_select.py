@@ -104,6 +104,19 @@ def test_bad_state_values_become_a_valid_position(stored, expected):
     assert type(at.session_state["tok"]) is int
 
 
+def _stale(lesson: str, key: str, value, model: str | None = None):
+    """Open ``lesson`` with ``value`` already stored under ``key`` (set while the page is not
+    shown: AppTest itself cannot format a stale label)."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    if model:
+        at.query_params["model"] = model
+    at.run()
+    at.session_state[key] = value
+    at.switch_page(f"lessons/{lesson}").run()
+    assert not at.exception, at.exception
+    return at
+
+
 @pytest.mark.parametrize("lesson, key, model", [
     ("08_masking.py", "mk_pos", None),
     ("09_layernorm.py", "ln_token", None),
@@ -115,15 +128,8 @@ def test_bad_state_values_become_a_valid_position(stored, expected):
     ("01_tour.py", "tour_mask_pos", "bert-tiny"),
 ])
 def test_lesson_pickers_survive_a_stale_label(lesson, key, model):
-    """What the browser sent in #13: the label of position 2 from a sentence since replaced.
-    (Set while the page is not shown: AppTest itself cannot format a stale label.)"""
-    at = AppTest.from_file(APP, default_timeout=90)
-    if model:
-        at.query_params["model"] = model
-    at.run()
-    at.session_state[key] = "2 ␣a-token-from-an-older-sentence"
-    at.switch_page(f"lessons/{lesson}").run()
-    assert not at.exception, at.exception
+    """What the browser sent in #13: the label of position 2 from a sentence since replaced."""
+    at = _stale(lesson, key, "2 ␣a-token-from-an-older-sentence", model)
     assert at.session_state[key] == 2 and at.selectbox(key=key).value == 2
 
 
@@ -131,17 +137,6 @@ def test_lessons_pick_token_positions_with_the_shared_picker():
     for path in sorted(LESSONS.glob("*.py")):
         assert not re.search(r"\.(selectbox|radio)\([^\n]*range\(", path.read_text()), (
             f"{path.name}: pick token positions with tfviz.ui.widgets.token_select")
-
-
-def _stale(lesson: str, key: str, value, model: str | None = None):
-    at = AppTest.from_file(APP, default_timeout=90)
-    if model:
-        at.query_params["model"] = model
-    at.run()
-    at.session_state[key] = value
-    at.switch_page(f"lessons/{lesson}").run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_exercise_picker_reads_back_a_label_whose_tick_changed():
@@ -173,8 +168,6 @@ def test_forward_walk_step_slider_survives_stale_values(stored, expected):
     assert at.session_state["fw_step"] == want == at.select_slider(key="fw_step").value
 
 
-def test_forward_walk_opens_on_its_first_step():
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    at.switch_page("lessons/12_forward.py").run()
+def test_forward_walk_opens_on_its_first_step(app_page):
+    at = app_page("12_forward.py")
     assert not at.exception and at.select_slider(key="fw_step").value == 0
