@@ -95,9 +95,10 @@ else:
     ids = [int(i) for i in trace.ids]
     choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
                                        first_id=mk.first_ordinary_id(bundle.tokenizer))
-    names = dict(zip(bundle.token_strings(choices), choices))  # label -> id, to read a stale label back
-    new_id = stable_select("New token", choices, "mk_new", where=c2, recover=names.get,
-                           format_func=lambda i: bundle.token_strings([i])[0])
+    label = dict(zip(choices, bundle.token_strings(choices)))  # id -> token string
+    ids_by_label = {s: i for i, s in label.items()}  # to read a stale label back
+    new_id = stable_select("New token", choices, "mk_new", where=c2, recover=ids_by_label.get,
+                           format_func=label.__getitem__)
     no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
     enc_ids = None if trace.enc_ids is None else tuple(int(i) for i in trace.enc_ids)
     result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)
