@@ -30,6 +30,7 @@ from functools import cache
 from tfviz.data import coref_eval_items, make_reverse, story_corpus, words_of
 from tfviz.data.coref import FORMS
 from tfviz.data.lexicon import AGENT_ADJS, AGENTS, COREF_VERBS, PLACE_ADJS, PLACES
+from tfviz.data.stories import COREF_FRACTION
 from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.training import evaluate as ev
 from tfviz.training.objectives import lm_loss, mlm_loss, seq2seq_loss
@@ -43,6 +44,7 @@ MASK_SEED = 1234  # the masking draw for bert-tiny's held-out accuracy
 REVERSE_LENGTHS = (2, 12)
 REVERSE_HELDOUT = (500, 1)  # make_reverse(500, seed=1, split="heldout")
 CORPUS_SENTENCES = 30_000  # story_corpus(30_000, seed=0): what every story model trains on
+GPT_COREF_FRACTION = 0.5  # gpt-tiny reads more "it" items than the corpus default (COREF_FRACTION)
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,7 @@ def _bert_rows(n: int) -> Callable:
 
 
 @cache
-def story_vocabulary(coref_fraction: float = 0.4) -> dict:
+def story_vocabulary(coref_fraction: float = COREF_FRACTION) -> dict:
     """What a story model read in training, for the app's "words it never saw" notices:
     every word of its training corpus, and the words each role of the "it" pattern used."""
     corpus = story_corpus(CORPUS_SENTENCES, seed=0, coref_fraction=coref_fraction)
@@ -96,7 +98,7 @@ def _eval_gpt(model, tok) -> dict:
     rows = [tok.encode(s) + [tok.eos_id] for s in _val_sentences()]
     out = {"val_loss": ev.rounded(ev.lm_val_loss(model, rows)), "val_sentences": VAL_SENTENCES}
     return (out | ev.coref_metrics(model, tok, coref_eval_items(seed=0))
-            | {"coref_accuracy_by_form": _coref_by_form(model, tok), "vocabulary": story_vocabulary(0.5)})
+            | {"coref_accuracy_by_form": _coref_by_form(model, tok), "vocabulary": story_vocabulary(GPT_COREF_FRACTION)})
 
 
 def _eval_moe(model, tok) -> dict:
@@ -129,18 +131,18 @@ _STORY_DATA = {"corpus": "tfviz.data.story_corpus(N, seed=0)", "tokenizer": STOR
 RECIPES: dict[str, Recipe] = {
     "gpt-tiny": Recipe(
         "gpt-tiny", steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
-        make_rows=_story_rows(CORPUS_SENTENCES, coref_fraction=0.5), loss=lm_loss, evaluate=_eval_gpt,
-        data=_STORY_DATA | {"sentences": 30_000, "coref_fraction": 0.5, "row": "sentence <eos>",
+        make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_gpt,
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
                             "heldout": "coref_eval_items(seed=0): combinations never seen in training"}),
     "moe-tiny": Recipe(
         "moe-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
-        make_rows=_story_rows(CORPUS_SENTENCES, coref_fraction=0.4), loss=lm_loss, evaluate=_eval_moe,
-        data=_STORY_DATA | {"sentences": 30_000, "coref_fraction": 0.4, "row": "sentence <eos>",
+        make_rows=_story_rows(CORPUS_SENTENCES, COREF_FRACTION), loss=lm_loss, evaluate=_eval_moe,
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": COREF_FRACTION, "row": "sentence <eos>",
                             "routing": f"first {ROUTING_SENTENCES} val sentences, one at a time"}),
     "bert-tiny": Recipe(
         "bert-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
         make_rows=_bert_rows(CORPUS_SENTENCES), loss=mlm_loss, evaluate=_eval_bert,
-        data=_STORY_DATA | {"sentences": 30_000, "row": "sentence (no [CLS]/[SEP])",
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "row": "sentence (no [CLS]/[SEP])",
                             "masking": "15% per row (rounded, >= 1); of those 80% [MASK], 10% random, "
                                        "10% unchanged", "mask_seed": MASK_SEED}),
     "reverse-encdec": Recipe(
