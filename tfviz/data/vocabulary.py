@@ -29,8 +29,9 @@ _WORD_OR_COMMA = re.compile(_WORD.pattern + "|,")
 _PATTERN = re.compile(r"\b(?:the|a) (?P<agent>\w+) (?:didn't|did not) (?P<verb>\w+) "
                       r"(?:the|a) (?P<place>\w+)(?: ,)? because it (?:was|is) (?:(?:too|so|very) )?"
                       r"(?P<adjective>\w+)")
-ROLES = {"agent": ("agents", "the first noun"), "verb": ("verbs", "the verb"),
-         "place": ("places", "the second noun"),
+# role -> (the manifest's lists of words that filled it in training, how the app names it)
+ROLES = {"agent": (("agents",), "the first noun"), "verb": (("verbs",), "the verb"),
+         "place": (("places",), "the second noun"),
          "adjective": (("agent_adjectives", "place_adjectives"), "the adjective that decides")}
 
 
@@ -70,7 +71,6 @@ def pattern_gaps(text: str, coref: dict) -> list[PatternGap]:
         return []
     gaps = []
     for role, (keys, role_text) in ROLES.items():
-        keys = keys if isinstance(keys, tuple) else (keys,)
         trained = tuple(w for k in keys for w in coref.get(k, ()))
         if found[role] not in trained:
             gaps.append(PatternGap(found[role], role, role_text, trained))
