@@ -34,12 +34,16 @@ FAILED = re.compile(r"Traceback|(page|fragment) '[^']*' failed")
 FRIENDLY = "Sorry, something went wrong"
 
 STATE_JS = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
-COUNT_RUNS_JS = """() => {  // counts script runs as the app root's run state changes
+COUNT_RUNS_JS = """() => {  // counts script runs that ended, from the app root's run state
+    // A fast run can go running -> notRunning before the observer's callback runs, so reading
+    // the attribute's *current* value there misses it (CI lost two runs that way). Each
+    // record keeps the value it replaced: one whose old value was 'running' is a run's end.
     const app = document.querySelector('[data-testid="stApp"]');
     window.__runs = 0;
-    new MutationObserver(() => {
-        if (app.getAttribute('data-test-script-state') === 'running') window.__runs++;
-    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    new MutationObserver((records) => {
+        for (const r of records) if (r.oldValue === 'running') window.__runs++;
+    }).observe(app, {attributes: true, attributeOldValue: true,
+                     attributeFilter: ['data-test-script-state']});
 }"""
 RUN_DONE_JS = """(before) => window.__runs > before &&
     document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
