@@ -2,11 +2,13 @@
 # Install everything the tests need on a fresh machine, then run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
-  fi
+# Debian packages: chromium for the browser tests, nginx for tests/test_serve_class.py.
+MISSING=()
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then MISSING+=(chromium); fi
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then MISSING+=(nginx); fi
+if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
 python3 -m pip install -q -r requirements-dev.txt
 python3 -m pytest tests tfviz "$@"

@@ -1,0 +1,189 @@
+"""scripts/serve-class.sh: two replicas behind Debian's nginx, on free loopback ports.
+
+Through nginx the page arrives and carries the tfviz_replica cookie; new visitors are spread
+over both replicas while a visitor with a cookie always reaches the same one (nginx names the
+replica and the address it really connected to in two response headers); chromium renders a
+lesson through it, which needs the websocket upgrade, and every request of that browser lands
+on one replica; stopping the script leaves no process behind.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, is_local
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = ROOT / "scripts" / "serve-class.sh"
+NO_NGINX = "nginx not found and apt-get could not install it"
+
+
+def nginx_reachable() -> bool:
+    """nginx is there, or the script can try to install it."""
+    return bool(shutil.which("nginx") or os.path.exists("/usr/sbin/nginx") or shutil.which("apt-get"))
+
+
+class ServedClass:
+    """The running script: its URL, replica ports, files, and a stop() that can run twice."""
+
+    def __init__(self, tmp: Path):
+        self.dir = tmp / "class"
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
+        env["TFVIZ_CLASS_DIR"] = str(self.dir)
+        self.proc = subprocess.Popen(
+            ["bash", str(SCRIPT), "2", "--port", str(self.port), "--base-port", str(free_port()),
+             "--no-install"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)  # its own process group, so nothing can escape the clean-up
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.ready.wait(240)
+        output = "\n".join(self.lines)
+        if NO_NGINX in output:
+            self.stop()
+            pytest.skip(f"serve-class.sh could not find or install nginx: {output[-500:]}")
+        assert self.ready.is_set() and self.proc.poll() is None, f"serve-class.sh failed:\n{output[-3000:]}"
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.replica_ports = {m[1]: int(m[2]) for line in self.lines
+                              if (m := re.search(r"replica (r\d+) on 127\.0\.0\.1:(\d+)", line))}
+        self.processes = [psutil.Process(self.proc.pid)]
+        self.processes += self.processes[0].children(recursive=True)
+        self.status: int | None = None
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if line.startswith("serving http://"):
+                self.ready.set()
+        self.ready.set()  # the script ended before it was ready
+
+    def stop(self) -> int:
+        if self.status is None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.status = self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # the script failed its one job: clear up for it
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.status = self.proc.wait()
+        return self.status
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    if not nginx_reachable():
+        pytest.skip("nginx is not installed and there is no apt-get to install it")
+    served = ServedClass(tmp_path_factory.mktemp("serve_class"))
+    yield served
+    served.stop()
+
+
+def get(url: str, cookie: str | None = None):
+    """(status, headers, body) of one request, with or without a tfviz_replica cookie."""
+    request = urllib.request.Request(url, headers={"Cookie": f"tfviz_replica={cookie}"} if cookie else {})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        return r.status, r.headers, r.read().decode()
+
+
+def test_page_through_nginx_sets_the_replica_cookie(served):
+    assert sorted(served.replica_ports) == ["r0", "r1"]
+    status, headers, body = get(served.url + "/")
+    assert status == 200
+    assert '<div id="root">' in body and "streamlit" in body.lower()
+    replica = headers["X-Tfviz-Replica"]
+    assert f"tfviz_replica={replica}; Path=/; HttpOnly; SameSite=Lax" in headers.get_all("Set-Cookie")
+    assert headers["X-Tfviz-Upstream"] == f"127.0.0.1:{served.replica_ports[replica]}"
+
+
+def test_new_visitors_spread_and_a_cookie_sticks(served):
+    # Without a cookie each visitor is placed at random: in 40 visits both replicas appear
+    # (the chance that they do not is 2 in 2^40).
+    placed = [get(served.url + "/_stcore/health")[1]["X-Tfviz-Replica"] for _ in range(40)]
+    assert set(placed) == {"r0", "r1"}
+    for replica, port in served.replica_ports.items():
+        for _ in range(10):
+            status, headers, body = get(served.url + "/_stcore/health", cookie=replica)
+            assert (status, body) == (200, "ok")
+            assert headers["X-Tfviz-Replica"] == replica
+            assert headers["X-Tfviz-Upstream"] == f"127.0.0.1:{port}"
+            assert not any("tfviz_replica" in c for c in headers.get_all("Set-Cookie", []))
+    # A cookie naming no replica of this class (say, from a bigger one) is replaced.
+    _, headers, _ = get(served.url + "/_stcore/health", cookie="r7")
+    set_cookies = [c.split(";")[0] for c in headers.get_all("Set-Cookie")]
+    assert [c for c in set_cookies if c.startswith("tfviz_replica=")] == [
+        f"tfviz_replica={headers['X-Tfviz-Replica']}"]
+
+
+@pytest.mark.browser
+def test_chromium_renders_a_lesson_through_nginx_on_one_replica(served):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: run `apt-get install -y chromium`")
+    from playwright.sync_api import sync_playwright
+
+    outside: list[str] = []
+
+    def guard(route):
+        if is_local(route.request.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.route("**/*", guard)
+            page = context.new_page()
+            page.goto(served.url + "/multi-head")
+            # The title is drawn by the script run, which reaches the browser only through the
+            # websocket: seeing it proves nginx upgraded /_stcore/stream.
+            title = page.locator('[data-testid="stMain"] h1', has_text="Multi-head attention")
+            title.wait_for(timeout=90_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            cookies = {c["name"]: c["value"] for c in context.cookies()}
+            user_agent = page.evaluate("navigator.userAgent")
+        finally:
+            browser.close()
+    assert not outside, f"requests left localhost: {outside[:5]}"
+    replica = cookies["tfviz_replica"]
+    port = served.replica_ports[replica]
+    # nginx logs the websocket when it closes, just after the browser did.
+    log, logged = served.dir / "logs" / "access.log", []
+    for _ in range(150):
+        logged = [line for line in log.read_text().splitlines() if user_agent in line]
+        if any('"GET /_stcore/stream HTTP/1.1" 101' in line for line in logged):
+            break
+        time.sleep(0.1)
+    assert any('"GET /_stcore/stream HTTP/1.1" 101' in line for line in logged)
+    assert any('"GET /multi-head HTTP/1.1" 200' in line for line in logged)
+    assert any('"GET /media/' in line for line in logged)  # the page icon, a media file
+    # The page, its scripts, the websocket and any media: all on the replica of the cookie.
+    assert {re.search(r"replica=(\S+)", line)[1] for line in logged} == {replica}
+    assert {re.search(r"upstream=(\S+)", line)[1] for line in logged} == {f"127.0.0.1:{port}"}
+
+
+def test_stop_leaves_no_process(served):
+    commands = [" ".join(p.cmdline()) for p in served.processes]
+    assert sum("streamlit run server.py" in c for c in commands) == 2
+    assert sum(c.startswith("nginx: master process") for c in commands) == 1
+    assert served.stop() == 128 + signal.SIGTERM
+    _, left = psutil.wait_procs(served.processes, timeout=10)  # the script waited for them already
+    assert not left, f"still running after the stop: {left}"
+    for port in [served.port, *served.replica_ports.values()]:
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
