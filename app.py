@@ -10,6 +10,7 @@ from tfviz.ui.errors import report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.runlog import timed_run
 from tfviz.ui.state import init_state, sync_url
+from tfviz.ui.views import view_sync
 from tfviz.ui.widgets import sidebar_controls
 
 st.set_page_config(page_title="tfviz · see a transformer think", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
@@ -23,9 +24,12 @@ for lesson in available():
     sections.setdefault(lesson.section, []).append(page)
 current = st.navigation(sections, expanded=True)  # every lesson visible, no 'view more'
 
+st.session_state["_run_id"] = st.session_state.get("_run_id", 0) + 1  # see state.server_view_keys
 for notice in init_state(model_names()):
     st.toast(notice)
 sidebar_controls()
+with st.sidebar:
+    view_sync()  # instant views: keeps the URL's layer, head, token... in step with the charts
 
 # The error boundary; fragments rerun without passing through here and carry their own
 # (lessons declare them with tfviz.ui.errors.safe_fragment). timed_run logs only with

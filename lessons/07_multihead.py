@@ -1,17 +1,17 @@
 """Lesson 7: many heads side by side, how they are joined, what each one does, and "it"."""
+import numpy as np
 import streamlit as st
 
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
 from tfviz.ui.cache import coref_gap_notice, get_trace
 from tfviz.ui.context import lesson_context
-from tfviz.ui.errors import safe_fragment
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import (chart, layer_head_pickers, neighbours, prefetch, show_code,
-                              token_select, vega)
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import chart, show_code
 from tfviz.viz import attention as attv
-from tfviz.viz.heatmap import attention_heatmap
+from tfviz.viz import instant as iv
 from tfviz.viz.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
@@ -43,68 +43,53 @@ in_the_notes("multi-head")
 show_code(hd.query_matrix, hd.split_heads)
 
 
-def head_maps(layer: int, head: int) -> list[tuple]:
-    """Section 2's figures for (layer, head) as (builder, args, kwargs): the layer's head grid
-    and the chosen head's large map."""
-    pattern = trace["pattern", layer]  # (heads, query, key)
-    stats = hd.head_stats(pattern)
-    return [(attv.head_grid, (pattern, trace.tokens),
-             {"layer": layer, "names": [s.label for s in stats]}),
-            (attention_heatmap, (pattern[head], trace.tokens),
-             {"title": f"Layer {layer}, head {head} ({stats[head].label})"})]
+st.header("2 · Every head of the layer at once")
+st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
+           "the maps change in your browser at once.")
+L, H = cfg.n_layers, cfg.n_heads
+layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
+patterns = np.stack([trace["pattern", layer] for layer in range(L)])  # (layers, heads, n, n)
+stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
+instant(iv.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
+        layer=layer0, head=head0)
 
+st.subheader("What kind of head is it?")
+st.markdown(
+    "Researchers who looked at trained models found recurring habits: heads that look at the "
+    "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
+    "point to rare words. A few simple averages over the rows of each map give a first guess, "
+    "here for every head of every layer:"
+)
+plain = token_labels(trace.tokens)  # tables and altair show text as typed
+flat = [(layer, s) for layer, row in enumerate(stats) for s in row]
+table = {"layer": [layer for layer, _ in flat], "head": [s.head for _, s in flat],
+         "→ previous token": [s.previous for _, s in flat], "→ same token": [s.same for _, s in flat],
+         "→ first token": [s.first for _, s in flat],
+         "spread (0 focused … 1 uniform)": [s.entropy for _, s in flat],
+         "favourite key": [plain[s.favourite] for _, s in flat],
+         "→ favourite": [s.favourite_share for _, s in flat], "label": [s.label for _, s in flat]}
+three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
+st.dataframe(table, hide_index=True, column_config={
+    name: three_decimals for name, values in table.items() if isinstance(values[0], float)})
+st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
+           f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
+           "uniform. An untrained model's heads are mostly broad.")
+show_code(hd.head_stats, hd.label_head)
 
-@safe_fragment  # moving the layer or head slider reruns only this part of the page
-def by_layer() -> None:
-    st.header("2 · Every head of the layer at once")
-    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    for builder, args, kwargs in head_maps(layer, head):
-        chart(builder, *args, **kwargs)
-    for near in neighbours(layer, head, cfg.n_layers, cfg.n_heads):  # ready before the next step
-        for builder, args, kwargs in head_maps(*near):
-            prefetch(builder, *args, **kwargs)
-    stats = hd.head_stats(trace["pattern", layer])
-
-    st.subheader("What kind of head is it?")
-    st.markdown(
-        "Researchers who looked at trained models found recurring habits: heads that look at the "
-        "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
-        "point to rare words. A few simple averages over the rows of each map give a first guess:"
-    )
-    plain = token_labels(trace.tokens)  # tables and altair show text as typed
-    table = {"head": [s.head for s in stats], "→ previous token": [s.previous for s in stats],
-             "→ same token": [s.same for s in stats], "→ first token": [s.first for s in stats],
-             "spread (0 focused … 1 uniform)": [s.entropy for s in stats],
-             "favourite key": [plain[s.favourite] for s in stats],
-             "→ favourite": [s.favourite_share for s in stats],
-             "label": [s.label for s in stats]}
-    three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
-    st.dataframe(table, hide_index=True, column_config={
-        name: three_decimals for name, values in table.items() if isinstance(values[0], float)})
-    st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
-               f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
-               "uniform. An untrained model's heads are mostly broad.")
-    show_code(hd.head_stats, hd.label_head)
-
-    st.header("3 · Joining the heads: concatenate, then W^O")
-    st.latex(r"\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots \oplus z^{(h)}\,\big]\,W^O"
-             rf"\qquad n\times h d_{{head}} \cdot h d_{{head}}\times d = "
-             rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}")
-    st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
-                "of rows of W^O and adding the results, so each head's share can be measured:")
-    st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
-    found = coref.find_coref_positions(trace.tokens)
-    q_pos = token_select("Token", trace.tokens, "mh_query", default=found.probe if found else n - 1)
-    W_O, b_O = hd.output_weights(bundle.weights(), layer)
-    contrib = hd.head_contributions(trace["z", layer][q_pos], W_O)
-    vega(attv.head_contribution_bars, contrib, query=plain[q_pos], highlight=head)
-    gap = hd.contribution_check(contrib, b_O, trace["attn_out", layer][q_pos])
-    st.caption(f"Check: the heads' shares plus b^O equal the model's attention output for "
-               f"{labels[q_pos]} to within {gap:.1e}.")
-    show_code(hd.head_contributions, hd.output_weights)
-
-
-by_layer()
+st.header("3 · Joining the heads: concatenate, then W^O")
+st.latex(r"\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots \oplus z^{(h)}\,\big]\,W^O"
+         rf"\qquad n\times h d_{{head}} \cdot h d_{{head}}\times d = "
+         rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}")
+st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
+            "of rows of W^O and adding the results, so each head's share can be measured:")
+st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
+found = coref.find_coref_positions(trace.tokens)
+lengths, gap = hd.share_lengths(trace, bundle.weights())
+instant(iv.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
+        query=view_value("query", n - 1, found.probe if found else n - 1))
+st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "
+           f"attention output to within {gap:.1e}.")
+show_code(hd.head_contributions, hd.output_weights, hd.share_lengths)
 
 st.header("4 · What does “it” refer to?")
 st.markdown(

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from tests.app.specs import plotly_specs, shown_z
+from tests.app.specs import instant_charts, param_values, plotly_specs, shown_z, unpacked
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
@@ -31,46 +31,40 @@ def test_shared_figure_is_built_once_per_distinct_input():
     assert list(changed.data[0].z[0]) == [0.5, 0.5]
 
 
-def test_multihead_page_draws_exactly_what_the_builders_make(app_page):
-    """The cached figures on the page equal figures built directly from a fresh trace."""
+def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
+    """The instant charts carry every layer's and head's map and open on the link's view."""
     import tfviz
     from tfviz.analysis import heads as hd
+    from tfviz.analysis.coref import find_coref_positions
 
     at = app_page("07_multihead.py", layer="1", head="2")
-    specs = plotly_specs(at)
     trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
-    stats = hd.head_stats(trace["pattern", 1])
-    grid = attv.head_grid(trace["pattern", 1], trace.tokens, layer=1,
-                          names=[s.label for s in stats])
-    single = attention_heatmap(trace["pattern", 1][2], trace.tokens,
-                               title=f"Layer 1, head 2 ({stats[2].label})")
-    assert specs[0]["layout"]["title"]["text"] == grid.layout.title.text
-    assert len(specs[0]["data"]) == len(grid.data) == 4
-    for shown, built in zip(specs[0]["data"], grid.data):
-        np.testing.assert_allclose(shown_z(shown), built.z, atol=1e-6)
-    assert specs[1]["layout"]["title"]["text"] == f"Layer 1, head 2 ({stats[2].label})"
-    np.testing.assert_allclose(shown_z(specs[1]["data"][0]), single.data[0].z, atol=1e-6)
-    np.testing.assert_allclose(shown_z(specs[1]["data"][0]).sum(axis=1), 1, atol=1e-5)
-    # The table of head kinds: the layer's statistics, every share shown with three decimals.
+    (maps, maps_data), (bars, bars_data) = instant_charts(at)
+    assert param_values(maps)["layer"] == 1 and param_values(maps)["head"] == 2
+    n = len(trace.tokens)
+    for row in maps_data["maps"].itertuples():
+        np.testing.assert_allclose(unpacked(row.v).reshape(n, n),
+                                   trace["pattern", row.layer][row.head], atol=6e-5)  # 4 decimals
+    stats = [hd.head_stats(trace["pattern", layer]) for layer in range(3)]
+    assert param_values(maps)["names"] == [[s.label for s in row] for row in stats]
+    # The table of head kinds: every layer's statistics, every share shown with three decimals.
     (table,) = at.dataframe
-    np.testing.assert_allclose(table.value["→ previous token"], [s.previous for s in stats])
-    assert list(table.value["label"]) == [s.label for s in stats]
+    np.testing.assert_allclose(table.value["→ previous token"],
+                               [s.previous for row in stats for s in row])
+    assert list(table.value["label"]) == [s.label for row in stats for s in row]
+    assert list(table.value["layer"]) == [layer for layer in range(3) for _ in range(4)]
     formats = {name: c["type_config"]["format"]
                for name, c in json.loads(table.proto.columns).items() if "type_config" in c}
     assert formats == dict.fromkeys(["→ previous token", "→ same token", "→ first token",
                                      "spread (0 focused … 1 uniform)", "→ favourite"], "%.3f")
-    # The bars of section 3: each head's share for the coreference probe "it", layer 1.
-    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-
-    (bars,) = at.get("vega_lite_chart")
-    shown = convert_arrow_bytes_to_pandas_df(bars.proto.datasets[0].data.data)
-    from tfviz.analysis.coref import find_coref_positions
-
-    probe = find_coref_positions(trace.tokens).probe  # the page starts on "it"
+    # The bars of section 3: each head's share, opening on the coreference probe "it".
+    probe = find_coref_positions(trace.tokens).probe
+    assert param_values(bars)["query"] == probe and param_values(bars)["layer"] == 1
+    shown = bars_data["shares"]
     W_O, _ = hd.output_weights(tfviz.load(DEFAULT_MODEL).weights(), 1)
     lengths = np.linalg.norm(hd.head_contributions(trace["z", 1][probe], W_O), axis=1)
-    np.testing.assert_allclose(shown["length"], lengths, rtol=1e-5)
-    assert list(shown["chosen"]) == ["other heads", "other heads", "chosen head", "other heads"]
+    chosen = shown[(shown["layer"] == 1) & (shown["q"] == probe)].sort_values("head")
+    np.testing.assert_allclose(chosen["v"], lengths, atol=6e-5)
 
 
 def test_hot_figures_keep_plotly_from_measuring_their_margins():
@@ -179,52 +173,6 @@ def test_a_figure_is_drawn_as_its_builder_made_it(monkeypatch):
     axes = [built.layout[k] for k in built.layout if k.startswith(("xaxis", "yaxis"))]
     assert axes and all(axis.automargin is False for axis in axes)
     assert (built.layout.margin.t, built.layout.margin.r) == (50, 10)
-
-
-def _counting(fn, calls: list):
-    """``fn`` that records each call; same module and name, so it shares fn's cache entries."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        calls.append(kwargs.get("layer", kwargs.get("title")))
-        return fn(*args, **kwargs)
-    return wrapper
-
-
-def test_multihead_page_builds_the_next_layer_and_head_ahead(app_page, monkeypatch):
-    """While the browser draws layer 0, the server builds the views one slider step away, so
-    moving there finds its figures ready instead of building them under the learner's wait."""
-    from tfviz.ui.background import wait_for_background
-    from tfviz.ui.widgets import _shared_figure
-    from tfviz.viz import heatmap
-
-    wait_for_background(timeout=60)
-    grids, maps = [], []
-    monkeypatch.setattr(attv, "head_grid", _counting(attv.head_grid, grids))
-    monkeypatch.setattr(heatmap, "attention_heatmap", _counting(attention_heatmap, maps))
-    _shared_figure.clear()
-    at = app_page("07_multihead.py", layer="0", head="0")
-    wait_for_background(timeout=60)
-    assert sorted(grids) == [0, 1]  # shown, and one layer on
-    assert sorted(t.split(" (")[0] for t in maps) == ["Layer 0, head 0", "Layer 0, head 1",
-                                                      "Layer 1, head 0"]
-    grids.clear()
-    maps.clear()
-    at.slider(key="layer").set_value(1).run()
-    assert not at.exception
-    # Layer 1 was drawn from what was built ahead (layer 2 may already be under way).
-    assert 1 not in grids and not any(t.startswith("Layer 1, head 0") for t in maps)
-    wait_for_background(timeout=60)
-    assert grids == [2]  # now layer 2 is ready too; layer 0 still was
-    assert sorted(t.split(" (")[0] for t in maps) == ["Layer 1, head 1", "Layer 2, head 0"]
-    # What was built ahead is what the page shows: layer 1's own attention weights.
-    import tfviz
-
-    pattern = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)["pattern", 1]
-    specs = plotly_specs(at)
-    for head, shown in enumerate(specs[0]["data"]):
-        np.testing.assert_allclose(shown_z(shown), pattern[head], atol=1e-6)
-    assert specs[1]["layout"]["title"]["text"].startswith("Layer 1, head 0")
-    np.testing.assert_allclose(shown_z(specs[1]["data"][0]), pattern[0], atol=1e-6)
 
 
 def test_background_work_runs_in_order_and_never_raises(caplog):

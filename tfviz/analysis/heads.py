@@ -65,6 +65,21 @@ def contribution_check(contrib: np.ndarray, bias: np.ndarray, attn_out: np.ndarr
     return float(np.abs(contrib.sum(axis=0) + bias - attn_out).max())
 
 
+def share_lengths(trace: Trace, weights: Mapping[str, np.ndarray]) -> tuple[np.ndarray, float]:
+    """‖z_h W^O_h‖ for every layer, token and head, (layers, tokens, heads), and the largest
+    gap between the shares plus b^O and the model's own attention output anywhere: the data
+    of multi-head's instant chart, which switches layer and token in the browser."""
+    n_layers = weights["W_O"].shape[0]
+    lengths, gap = [], 0.0
+    for layer in range(n_layers):
+        W_O, b_O = output_weights(weights, layer)
+        z, out = trace["z", layer], trace["attn_out", layer]  # (n, h, d_head), (n, d)
+        per_token = [head_contributions(z[i], W_O) for i in range(z.shape[0])]  # each (h, d)
+        lengths.append([np.linalg.norm(c, axis=1) for c in per_token])
+        gap = max([gap] + [contribution_check(c, b_O, out[i]) for i, c in enumerate(per_token)])
+    return np.asarray(lengths), gap
+
+
 def query_matrix(trace: Trace, layer: int) -> np.ndarray:
     """Q of one layer as a single (n, h·d_head) matrix, the heads' columns side by side."""
     q = trace["q", layer]  # (n, h, d_head)

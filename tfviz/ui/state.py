@@ -58,14 +58,22 @@ def init_state(model_names: list[str]) -> list[str]:
     return notices
 
 
+def server_view_keys() -> None:
+    """Say that this run's page picks layer and head with server-side widgets, so ``sync_url``
+    writes them. Pages with instant views leave those URL keys to the browser
+    (``tfviz.ui.views``)."""
+    st.session_state["_server_view_run"] = st.session_state.get("_run_id")
+
+
 def sync_url() -> None:
     """Write the shared state into the URL (text cut short so links stay shareable)."""
     wanted = {
         "model": st.session_state.get("model", DEFAULT_MODEL),
         "text": st.session_state.get("text", DEFAULT_TEXT)[:MAX_URL_TEXT],
-        "layer": str(st.session_state.get("layer", 0)),
-        "head": str(st.session_state.get("head", 0)),
     }
+    if st.session_state.get("_server_view_run") == st.session_state.get("_run_id"):
+        wanted.update(layer=str(st.session_state.get("layer", 0)),
+                      head=str(st.session_state.get("head", 0)))
     if any(st.query_params.get(k) != v for k, v in wanted.items()):
         st.query_params.update(wanted)
 

@@ -7,9 +7,8 @@ import re
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
-from tfviz.ui.background import in_background
 from tfviz.ui.cache import model_names, read_text, vocabulary_notice
-from tfviz.ui.state import EXAMPLES, persist, sync_url
+from tfviz.ui.state import EXAMPLES, persist, server_view_keys, sync_url
 from tfviz.viz.style import token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
@@ -59,6 +58,7 @@ def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool 
     The URL is updated from the slider's callback, so it stays right when the sliders live in
     an ``st.fragment`` (a fragment rerun skips the frame's own ``sync_url``)."""
     where = where or st
+    server_view_keys()
     persist("layer", "head")
     st.session_state["layer"] = min(st.session_state.get("layer", 0), n_layers - 1)
     cols = where.columns(2) if head and n_heads else [where]
@@ -149,18 +149,6 @@ def token_select(label: str, tokens, key: str, *, default: int | None = None, fi
                              recover=leading_number, format_func=labels.__getitem__))
 
 
-def neighbours(layer: int, head: int, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
-    """The (layer, head) views one slider step away: where a learner most likely goes next.
-
-    >>> neighbours(0, 0, 3, 4)
-    [(1, 0), (0, 1)]
-    >>> neighbours(1, 3, 3, 4)
-    [(2, 3), (0, 3), (1, 2)]
-    """
-    steps = [(layer + 1, head), (layer - 1, head), (layer, head + 1), (layer, head - 1)]
-    return [(lyr, hd) for lyr, hd in steps if 0 <= lyr < n_layers and 0 <= hd < n_heads]
-
-
 def plotly(fig, **kwargs) -> None:
     """Draw a figure the page built for itself (``chart`` draws shared ones). Its builder
     fixed its margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out once."""
@@ -180,15 +168,6 @@ def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
 def _build(builder, args: tuple, kwargs: dict):
     """The shared figure ``chart(builder, *args, **kwargs)`` draws, built once. Never edit it."""
     return _shared_figure(_builder_name(builder), args, kwargs, _builder=builder)
-
-
-def prefetch(builder, *args, **kwargs) -> None:
-    """Build the figure ``chart(builder, *args, **kwargs)`` would draw, on the background
-    thread, without drawing it: for the view a learner will most likely open next (the
-    neighbouring layer, say). When they get there, ``chart`` finds it in the shared cache; if
-    they are quicker, Streamlit's cache lets them wait for the build under way instead of
-    starting a second one (see ``tfviz.ui.background``)."""
-    in_background(_build, builder, args, kwargs)
 
 
 def chart(builder, *args, **kwargs) -> None:

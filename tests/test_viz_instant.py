@@ -1,0 +1,108 @@
+"""Instant charts (issue #15): valid Vega-Lite, the trace's own numbers, and view parameters.
+
+What the browser draws from these specs is checked in tests/browser/test_instant_views.py
+(every mark's ARIA label against the trace); here the specs themselves: they validate against
+the Vega-Lite schema that altair ships, the packed data decodes to the trace's values, and
+the view parameters are bound to labelled inputs with the right ranges.
+"""
+import json
+
+import numpy as np
+import pytest
+import torch
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema.core import load_schema
+
+from tfviz.analysis import heads as hd
+from tfviz.bundle import Bundle
+from tfviz.config import preset
+from tfviz.model import Transformer
+from tfviz.tokenizer.byte import ByteTokenizer
+from tfviz.viz import instant as iv
+from tfviz.viz.style import token_labels
+
+SCHEMA = load_schema()
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    """A fresh gpt-tiny on the characters of "the cat sat" (no trained assets needed)."""
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+    return b, b.trace("the cat sat")
+
+
+def decode(packed: str) -> np.ndarray:
+    """What ``unpack`` does in the browser: split, empty -> masked (nan), numbers."""
+    return np.array([np.nan if x == "" else float(x) for x in packed.split(",")])
+
+
+def params(spec) -> dict:
+    return {p["name"]: p for p in spec["params"]}
+
+
+def test_packing_round_trips_to_four_decimals():
+    values = np.array([[0.123456, -2.0, float("-inf")], [1e-7, 0.5, 1 / 3]])
+    back = decode(iv.packed(values))
+    assert np.isnan(back[2])  # masked stays masked
+    finite = np.isfinite(values.ravel())
+    assert np.allclose(back[finite], values.ravel()[finite], atol=0.5 * 10 ** -iv.DIGITS + 1e-12)
+    assert iv.stack_rows(values[None], "layer") == [{"layer": 0, "v": iv.packed(values)}]
+
+
+def test_sliders_and_choices_bind_labelled_inputs():
+    s = iv.slider("layer", 2, "Layer", value=7)  # out of range: clamped, never an empty chart
+    assert s["value"] == 2 and s["bind"] == {"input": "range", "min": 0, "max": 2, "step": 1, "name": "Layer "}
+    c = iv.choice("query", [1, 2, 3], ["1 a", "2 b", "3 c"], "Token", value=9)
+    assert c["value"] == 1 and c["bind"]["input"] == "select" and c["bind"]["labels"] == ["1 a", "2 b", "3 c"]
+    assert iv.choice("query", [1, 2, 3], ["a", "b", "c"], "Token", value=3)["value"] == 3
+
+
+def test_attention_maps_spec_is_valid_and_carries_every_layer_and_head(gpt):
+    b, trace = gpt
+    cfg = b.config
+    patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])
+    names = [[s.label for s in hd.head_stats(p)] for p in patterns]
+    spec = iv.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec)  # plain JSON, nothing numpy left
+    p = params(spec)
+    assert p["layer"]["value"] == 1 and p["layer"]["bind"]["max"] == cfg.n_layers - 1
+    assert p["head"]["value"] == 3 and p["head"]["bind"]["max"] == cfg.n_heads - 1
+    assert p["tokens"]["value"] == token_labels(trace.tokens)
+    assert p["names"]["value"] == names
+    rows = spec["datasets"]["maps"]
+    assert [(r["layer"], r["head"]) for r in rows] == [
+        (lyr, h) for lyr in range(cfg.n_layers) for h in range(cfg.n_heads)]
+    n = len(trace.tokens)
+    for r in rows:
+        got = decode(r["v"]).reshape(n, n)
+        want = patterns[r["layer"], r["head"]]
+        assert np.allclose(got, want, atol=0.5 * 10 ** -iv.DIGITS + 1e-9), (r["layer"], r["head"])
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # marks carry ARIA labels
+
+
+def test_head_shares_match_each_heads_block_of_W_O(gpt):
+    b, trace = gpt
+    w = b.weights()
+    lengths, gap = hd.share_lengths(trace, w)
+    cfg = b.config
+    n = len(trace.tokens)
+    assert lengths.shape == (cfg.n_layers, n, cfg.n_heads)
+    for layer in range(cfg.n_layers):  # independent: torch, one head's z through its rows of W^O
+        z = torch.tensor(trace["z", layer], dtype=torch.float64)  # (n, h, d_head)
+        W_O = torch.tensor(w["W_O"][layer], dtype=torch.float64)  # (h, d_head, d)
+        for h in range(cfg.n_heads):
+            want = torch.linalg.vector_norm(z[:, h] @ W_O[h], dim=-1).numpy()
+            assert np.allclose(lengths[layer, :, h], want, rtol=1e-9, atol=1e-12)
+    # the shares add up to the model's float32 output: float32 rounding, not zero
+    assert gap < 1e-4
+    spec = iv.head_shares(lengths, trace.tokens, layer=2, head=1, query=n - 1)
+    validate_jsonschema(spec, SCHEMA)
+    rows = spec["datasets"]["shares"]
+    assert len(rows) == cfg.n_layers * n * cfg.n_heads
+    for r in rows[::7]:
+        assert r["v"] == pytest.approx(lengths[r["layer"], r["q"], r["head"]], abs=1e-4)
+    p = params(spec)
+    assert p["query"]["bind"]["options"] == list(range(n)) and p["query"]["value"] == n - 1

@@ -1,0 +1,110 @@
+"""Instant views on a page: draw a chart from ``tfviz.viz.instant``, and keep the URL in step.
+
+The view controls of an instant chart (layer, head, query token, step) are inputs that Vega
+binds under the chart; moving one changes the chart in the browser without a script rerun
+(issue #15). The server never hears of it, so the browser owns those URL keys:
+
+- ``VIEW_SCRIPT`` (drawn once by the frame, ``view_sync``) writes a moved input's value into
+  the URL with ``history.replaceState``, and moves every other input of the same name with
+  it (two charts of one page, or the same key on two pages, stay together);
+- when Streamlit writes the URL itself (after the text or model changed) it only knows the
+  view keys the page was opened with, so the script patches ``history.pushState`` and
+  ``replaceState`` to put the current view keys back in;
+- a chart that is drawn anew (a new sentence) starts from the values the server knew; the
+  script sets its inputs to the current view as soon as they appear.
+
+On the server, ``view_value`` reads a key from the URL the run was started with, which is
+right when the page opens (a shared link) and when the learner moves to another page.
+"""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from tfviz.viz.instant import VIEW_KEYS
+
+VIEW_SCRIPT = """
+<script>
+(() => {
+  const w = window;
+  if (w.__tfvizViews) return;  // once per page load: Streamlit keeps this element mounted
+  const KEYS = new Set(%(keys)s);
+  const view = {};
+  const start = new URLSearchParams(w.location.search);
+  for (const k of KEYS) if (start.has(k)) view[k] = start.get(k);
+  const push = w.history.pushState.bind(w.history);
+  const replace = w.history.replaceState.bind(w.history);
+  const merged = (url) => {  // url with the current view keys in its query
+    if (url === undefined || url === null) return url;
+    const u = new URL(String(url), w.location.href);
+    for (const [k, v] of Object.entries(view)) u.searchParams.set(k, v);
+    return u.pathname + u.search + u.hash;
+  };
+  w.history.pushState = (s, t, url) => push(s, t, merged(url));
+  w.history.replaceState = (s, t, url) => replace(s, t, merged(url));
+  let applying = false;
+  const inputs = (root, name) => Array.from(root.querySelectorAll(
+      `.vega-bind input[name="${name}"], .vega-bind select[name="${name}"]`));
+  const canTake = (el, value) => el.tagName === 'SELECT'
+      ? Array.from(el.options).some((o) => o.value === value)
+      : (+value >= +el.min && +value <= +el.max);
+  const setInput = (el, value) => {
+    if (el.value === value || !canTake(el, value)) return;
+    el.value = value;
+    el.dispatchEvent(new Event(el.tagName === 'SELECT' ? 'change' : 'input', {bubbles: true}));
+  };
+  const moved = (e) => {
+    const el = e.target;
+    if (applying || !el || !el.name || !KEYS.has(el.name) || !el.closest('.vega-bind')) return;
+    view[el.name] = el.value;
+    replace(w.history.state, '', merged(w.location.href));
+    applying = true;
+    try { for (const other of inputs(document, el.name)) if (other !== el) setInput(other, el.value); }
+    finally { applying = false; }
+    w.__tfvizViews.changes += 1;
+  };
+  document.addEventListener('input', moved, true);
+  document.addEventListener('change', moved, true);
+  const adopt = () => {  // a chart drawn anew starts from the server's values: show the view
+    applying = true;
+    try { for (const [k, v] of Object.entries(view)) for (const el of inputs(document, k)) setInput(el, v); }
+    finally { applying = false; }
+  };
+  new MutationObserver((records) => {
+    if (records.some((r) => Array.from(r.addedNodes).some((n) => n.nodeType === 1 &&
+        (n.matches('.vega-bind, .vega-bindings') || n.querySelector('.vega-bind'))))) adopt();
+  }).observe(document.body, {childList: true, subtree: true});
+  w.__tfvizViews = {view, changes: 0, adopt};
+  adopt();
+})();
+</script>
+"""
+
+
+def view_sync() -> None:
+    """The page's view-keeping script (see the module docstring). The frame draws it on every
+    page; the browser runs it once per page load."""
+    st.html(VIEW_SCRIPT % {"keys": json.dumps(list(VIEW_KEYS))}, unsafe_allow_javascript=True)
+
+
+def view_value(key: str, upper: int, default: int = 0) -> int:
+    """The view key ``key`` from the URL this run was started with, as a whole number in
+    0..upper, else ``default``: where an instant chart starts (a shared link's view)."""
+    raw = st.query_params.get(key)
+    if raw is None or not raw.strip().isdigit() or len(raw.strip()) > 4:
+        return min(max(default, 0), upper)
+    return min(int(raw), upper)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _instant_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
+    return _builder(*args, **kwargs)
+
+
+def instant(builder, *args, **kwargs) -> None:
+    """Draw the instant chart ``builder(*args, **kwargs)`` (a Vega-Lite dict from
+    ``tfviz.viz.instant``), built once per distinct input; each caller gets its own copy."""
+    spec = _instant_spec(f"{builder.__module__}.{builder.__qualname__}", args, kwargs,
+                         _builder=builder)
+    st.vega_lite_chart(spec, width="content")

@@ -1,0 +1,264 @@
+"""Instant views: every view of one trace in a single Vega-Lite spec, switched in the browser.
+
+Issue #15. Once a trace exists (model, text, what-ifs), the data behind every view of it is
+small: for gpt-tiny, 3 layers x 4 heads x n x n attention weights and a few vectors per token.
+So the server sends all of it once, and the view controls (layer, head, query token, step)
+are Vega-Lite parameters bound to HTML inputs under the chart. Moving one filters the data in
+the browser and repaints: no script rerun, no round trip (BENCHMARKS.md: "Instant views").
+
+The conventions every instant chart shares:
+
+- A view control is a *variable parameter* named after its URL key (``layer``, ``head``,
+  ``query``, ...; ``VIEW_KEYS``) and bound to a labelled range slider or select box. The page's
+  small script (``tfviz.ui.views``) keeps the URL in step with these inputs and moves every
+  input of the same name together, so a shared link opens the same view.
+- Matrices travel compactly: one row per (layer, head) holding the n x n values as a flat
+  list, rounded to ``DIGITS`` decimals (``stack_rows``). A chart filters the rows it needs,
+  then ``unpack`` flattens them and numbers the cells back into (row, col).
+- Charts draw as SVG (``usermeta.embedOptions.renderer``), so every mark carries an ARIA
+  label with its values: screen readers and the browser tests read the numbers drawn.
+- Token labels ("3 ␣sat") live in a parameter array ``tokens`` and are looked up by position,
+  so a repeated word stays two columns.
+
+Everything here returns plain dicts (JSON); ``tests/test_viz_instant.py`` validates them
+against altair's Vega-Lite schema and checks the values against the trace.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+#: URL keys that instant charts own (the browser writes them, the server only reads them once).
+VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos")
+DIGITS = 4  # decimals sent to the browser: the pages print 3-4, and hover shows 4
+SCHEME = "cividis"  # as tfviz.viz.style.SEQUENTIAL: perceptually uniform, colour-blind safe
+DIVERGING_SCHEME = "redblue"  # reversed below so that blue is negative, as in style.DIVERGING
+
+
+def slider(name: str, upper: int, label: str, value: int = 0) -> dict:
+    """A whole-number parameter 0..upper bound to a labelled range slider (arrow keys move it)."""
+    return {"name": name, "value": int(min(max(value, 0), upper)),
+            "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}
+
+
+def choice(name: str, options: Sequence[int], labels: Sequence[str], label: str,
+           value: int | None = None) -> dict:
+    """A parameter chosen from ``options`` in a labelled select box showing ``labels``."""
+    options = [int(o) for o in options]
+    value = options[0] if value is None or int(value) not in options else int(value)
+    return {"name": name, "value": value,
+            "bind": {"input": "select", "options": options, "labels": [str(x) for x in labels],
+                     "name": f"{label} "}}
+
+
+def constant(name: str, value) -> dict:
+    """A parameter the expressions read (token labels, head names); never shown as an input."""
+    return {"name": name, "value": value}
+
+
+def rounded(values):
+    """Plain floats (or one float) rounded to DIGITS decimals; -inf or nan (a masked score)
+    becomes None.
+
+    >>> rounded([0.123456, float("-inf")]), rounded(np.float32(2.5))
+    ([0.1235, None], 2.5)
+    """
+    arr = np.asarray(values, dtype=float)
+    out = np.where(np.isfinite(arr), np.round(arr, DIGITS), np.nan).astype(object)
+    out[~np.isfinite(arr)] = None
+    return out.tolist()
+
+
+def packed(values) -> str:
+    """Numbers as one comma-separated string, rounded to DIGITS decimals; a masked (-inf or nan)
+    entry is left empty. Streamlit sends a chart's datasets as Arrow tables, which carry a
+    string column as it is, while a list column arrives in the browser as an Arrow vector
+    that Vega cannot flatten; ``unpack`` splits the string again.
+
+    >>> packed([0.5, 1 / 3, float("-inf"), -2.0])
+    '0.5,0.3333,,-2'
+    """
+    return ",".join("" if not np.isfinite(v) else f"{round(float(v), DIGITS):g}"
+                    for v in np.ravel(np.asarray(values, dtype=float)))
+
+
+def stack_rows(matrices: np.ndarray, *names: str) -> list[dict]:
+    """One row per leading index of ``matrices`` (shape (*lead, rows, cols)) with its matrix,
+    row after row, packed into the string ``v``: ``stack_rows(patterns, "layer", "head")``
+    for (layers, heads, n, n).
+
+    >>> stack_rows(np.arange(8.0).reshape(2, 2, 2), "head")
+    [{'head': 0, 'v': '0,1,2,3'}, {'head': 1, 'v': '4,5,6,7'}]
+    """
+    arr = np.asarray(matrices, dtype=float)
+    rows = []
+    for index in np.ndindex(*arr.shape[:len(names)]):
+        row = dict(zip(names, (int(i) for i in index)))
+        row["v"] = packed(arr[index])
+        rows.append(row)
+    return rows
+
+
+def unpack(cols: int, *, group: Sequence[str] = ()) -> list[dict]:
+    """Transforms that turn the rows of ``stack_rows`` back into one datum per cell, with
+    ``row``, ``col`` and the number ``v`` (None where masked), after a filter has kept the
+    rows of the view."""
+    return [{"calculate": "split(datum.v, ',')", "as": "v"},
+            {"flatten": ["v"]},
+            {"window": [{"op": "row_number", "as": "cell"}], "groupby": list(group)},
+            {"calculate": "datum.v === '' ? null : toNumber(datum.v)", "as": "v"},
+            {"calculate": f"floor((datum.cell - 1) / {cols})", "as": "row"},
+            {"calculate": f"(datum.cell - 1) % {cols}", "as": "col"}]
+
+
+def token_axis(title: str, *, labels: str = "tokens", n: int | None = None) -> dict:
+    """An axis whose ticks are positions and whose labels are ``labels[position]``."""
+    axis = {"title": title, "labelExpr": f"{labels}[datum.value]", "labelLimit": 160,
+            "labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE}
+    if n is not None and n > 40:  # as tfviz.viz.heatmap.MAX_TICKS: every k-th label
+        step = -(-n // 40)
+        axis["values"] = list(range(0, n, step))
+    return axis
+
+
+def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title: str,
+               before: Sequence[dict] = (),
+               x_labels: str = "tokens", y_labels: str = "tokens", domain=(0.0, 1.0),
+               diverging: bool = False, text: bool | None = None, cell: int | None = None,
+               legend: bool = True, x_axis: bool = True, y_axis: bool = True) -> dict:
+    """A heatmap of the cells that the transforms ``before`` produce (fields row, col, v).
+    Rows are drawn top to bottom, like a matrix on paper; empty (None) cells stay blank."""
+    cell = cell or max(14, min(44, 520 // max(cols, rows, 1)))
+    scale = {"domain": list(domain)} if domain is not None else {}
+    if diverging:
+        scale.update(scheme=DIVERGING_SCHEME, reverse=True, domainMid=0)
+    else:
+        scale.update(scheme=SCHEME)
+    colour = {"field": "v", "type": "quantitative", "title": value_title, "scale": scale}
+    if not legend:
+        colour["legend"] = None
+    rect = {
+        "mark": {"type": "rect"},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal",
+                  "axis": token_axis(x_title, labels=x_labels, n=cols) if x_axis else
+                  {"title": x_title or None, "labels": False, "ticks": False},
+                  "scale": {"domain": list(range(cols))}},
+            "y": {"field": "row", "type": "ordinal",
+                  "axis": token_axis(y_title, labels=y_labels, n=rows) if y_axis else
+                  {"title": y_title or None, "labels": False, "ticks": False},
+                  "scale": {"domain": list(range(rows))}},
+            "color": colour,
+            "tooltip": [{"field": "rowlabel", "title": y_title},
+                        {"field": "collabel", "title": x_title},
+                        {"field": "v", "title": value_title, "format": ".4f"}],
+        },
+    }
+    layers = [{"transform": [{"filter": "isValid(datum.v)"}], **rect}]
+    if text is None:
+        text = cols * rows <= 144
+    if text:
+        middle = "0.5" if not diverging else "0"
+        layers.append({
+            "transform": [{"filter": "isValid(datum.v)"}],
+            "mark": {"type": "text", "fontSize": FONT_SIZE - 4},
+            "encoding": {
+                "x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
+                "text": {"field": "v", "type": "quantitative", "format": ".2f"},
+                "color": {"condition": {"test": f"abs(datum.v) > {middle} || datum.v > {middle}",
+                                        "value": "black"}, "value": "white"} if not diverging else
+                {"value": "black"},
+            }})
+    return {"width": cell * cols, "height": cell * rows,
+            "transform": [*before, {"calculate": f"{y_labels}[datum.row]", "as": "rowlabel"},
+                          {"calculate": f"{x_labels}[datum.col]", "as": "collabel"}],
+            "layer": layers}
+
+
+def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
+         description: str = "") -> dict:
+    """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
+    datasets, projector-sized text and the SVG renderer."""
+    out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+           "description": description, "params": list(params), "datasets": datasets,
+           "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},
+                      "legend": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2},
+                      "title": {"fontSize": FONT_SIZE + 2, "anchor": "start"},
+                      "header": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE},
+                      "view": {"stroke": None}, "range": {"category": CATEGORICAL}},
+           "usermeta": {"embedOptions": {"renderer": "svg", "actions": False}},
+           "autosize": {"type": "pad"},  # every view keeps its own size (no fit to the page)
+           **body}
+    if title:
+        out["title"] = title
+    return out
+
+
+# --- attention maps: every layer and head of a trace ------------------------------------
+
+
+def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequence[Sequence[str]],
+                   layer: int = 0, head: int = 0) -> dict:
+    """Multi-head's section 2: the chosen layer's heads side by side, and the chosen head large.
+
+    ``patterns`` is (layers, heads, query, key); ``names`` the role label of each (layer, head).
+    Layer and head are sliders; both maps follow them in the browser.
+    """
+    n_layers, n_heads, n, m = patterns.shape
+    labels = token_labels(tokens)
+    small = max(3, min(22, 190 // max(n, m, 1)))  # four small maps fit a wide page
+    grid = {"hconcat": [{
+        "data": {"name": "maps"},
+        **heat_layer(m, n, x_title="key", y_title="query", value_title="weight",
+                     text=False, cell=small, x_axis=False, y_axis=False,
+                     before=[{"filter": f"datum.layer == layer && datum.head == {h}"}, *unpack(m)]),
+        "title": {"text": {"expr": f"'head {h} · ' + names[layer][{h}]"}, "fontSize": FONT_SIZE},
+    } for h in range(n_heads)], "spacing": 12}
+    grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
+    big = {
+        "data": {"name": "maps"},
+        **heat_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
+                     value_title="weight",
+                     before=[{"filter": "datum.layer == layer && datum.head == head"}, *unpack(m)]),
+        "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + names[layer][head] + ')'"}},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+              constant("tokens", labels), constant("names", [list(map(str, r)) for r in names])]
+    return spec({"vconcat": [grid, big], "spacing": 30}, params=params,
+                datasets={"maps": stack_rows(patterns, "layer", "head")},
+                description="Attention weights of every head; layer and head are chosen below.")
+
+
+def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
+                query: int = 0) -> dict:
+    """Multi-head's section 3: for each layer and token, the length ‖z_h W^O_h‖ of each head's
+    share of the attention output. ``lengths`` is (layers, tokens, heads); layer, head (the
+    highlighted bar) and the token are chosen below the chart."""
+    n_layers, n, n_heads = lengths.shape
+    labels = token_labels(tokens)
+    rows = [{"layer": int(lyr), "q": int(q), "head": int(h), "v": rounded(lengths[lyr, q, h])}
+            for lyr in range(n_layers) for q in range(n) for h in range(n_heads)]
+    base = {
+        "data": {"name": "shares"},
+        "transform": [{"filter": "datum.layer == layer && datum.q == query"},
+                      {"calculate": "datum.head == head ? 'chosen head' : 'other heads'", "as": "chosen"}],
+        "encoding": {
+            "x": {"field": "head", "type": "ordinal", "title": "head", "axis": {"labelAngle": 0}},
+            "y": {"field": "v", "type": "quantitative", "title": "length of z_h · W^O_h"},
+            "tooltip": [{"field": "head"}, {"field": "v", "title": "length", "format": ".4f"}],
+        },
+    }
+    bars = {"mark": {"type": "bar"}, "encoding": {"color": {
+        "field": "chosen", "type": "nominal", "title": None, "legend": {"orient": "top"},
+        "scale": {"domain": ["other heads", "chosen head"], "range": [CATEGORICAL[0], CATEGORICAL[5]]}}}}
+    values = {"mark": {"type": "text", "dy": -10, "fontSize": FONT_SIZE - 2},
+              "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"}}}
+    body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
+            "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[query] + ' (layer ' + layer + ')'"}}}
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+              choice("query", range(n), labels, "Token", query), constant("tokens", labels)]
+    return spec(body, params=params, datasets={"shares": rows},
+                description="Each head's share of one token's attention output.")
