@@ -32,7 +32,7 @@ import numpy as np
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
-VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos", "norm")
+VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos", "norm", "neurons")
 DIGITS = 4  # decimals sent to the browser: the pages print 3-4, and hover shows 4
 SCHEME = "cividis"  # as tfviz.viz.style.SEQUENTIAL: perceptually uniform, colour-blind safe
 DIVERGING_SCHEME = "redblue"  # reversed below so that blue is negative, as in style.DIVERGING
