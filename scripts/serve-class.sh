@@ -108,9 +108,11 @@ trap cleanup EXIT
 # where `ps` would show it to every user of the machine.
 STREAMLIT_SERVER_COOKIE_SECRET="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
 export STREAMLIT_SERVER_COOKIE_SECRET
+# No file watching: a class's server has no business reloading modules when someone edits the
+# repo mid-lesson, and N replicas need not each watch every file.
 for i in "${!PORTS[@]}"; do
   python3 -m streamlit run server.py --server.port "${PORTS[$i]}" --server.address 127.0.0.1 \
-    --server.headless true >"$DIR/logs/r$i.log" 2>&1 &
+    --server.headless true --server.fileWatcherType none >"$DIR/logs/r$i.log" 2>&1 &
   REPLICA_PIDS+=($!)
   echo "serve-class: replica r$i on 127.0.0.1:${PORTS[$i]} (pid $!, log $DIR/logs/r$i.log)" >&2
 done
