@@ -58,11 +58,14 @@ VIEW_SCRIPT = """
     const el = e.target;
     if (applying || !el || !el.name || !KEYS.has(el.name) || !el.closest('.vega-bind')) return;
     view[el.name] = el.value;
-    replace(w.history.state, '', merged(w.location.href));
-    applying = true;
-    try { for (const other of inputs(document, el.name)) if (other !== el) setInput(other, el.value); }
-    finally { applying = false; }
     w.__tfvizViews.changes += 1;
+    const value = el.value;
+    requestAnimationFrame(() => setTimeout(() => {  // after the moved chart painted: URL, others
+      replace(w.history.state, '', merged(w.location.href));
+      applying = true;
+      try { for (const other of inputs(document, el.name)) if (other !== el) setInput(other, value); }
+      finally { applying = false; }
+    }, 0));
   };
   document.addEventListener('input', moved, true);
   document.addEventListener('change', moved, true);

@@ -15,8 +15,9 @@ The conventions every instant chart shares:
 - Matrices travel compactly: one row per (layer, head) holding the n x n values as a flat
   list, rounded to ``DIGITS`` decimals (``stack_rows``). A chart filters the rows it needs,
   then ``unpack`` flattens them and numbers the cells back into (row, col).
-- Charts draw as SVG (``usermeta.embedOptions.renderer``), so every mark carries an ARIA
-  label with its values: screen readers and the browser tests read the numbers drawn.
+- Charts with up to SVG_MARKS marks draw as SVG (``usermeta.embedOptions.renderer``), so every
+  mark carries an ARIA label with its values: screen readers and the browser tests read the
+  numbers drawn. Bigger ones (long texts) draw on a canvas, which redraws much faster.
 - Token labels ("3 ␣sat") live in a parameter array ``tokens`` and are looked up by position,
   so a repeated word stays two columns.
 
@@ -128,9 +129,15 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
                before: Sequence[dict] = (),
                x_labels: str = "tokens", y_labels: str = "tokens", domain=(0.0, 1.0),
                diverging: bool = False, text: bool | None = None, cell: int | None = None,
-               legend: bool = True, x_axis: bool = True, y_axis: bool = True) -> dict:
+               legend: bool = True, x_axis: bool = True, y_axis: bool = True,
+               aria: bool = True, masked: bool = True) -> dict:
     """A heatmap of the cells that the transforms ``before`` produce (fields row, col, v).
-    Rows are drawn top to bottom, like a matrix on paper; empty (None) cells stay blank."""
+    Rows are drawn top to bottom, like a matrix on paper; with ``masked``, empty (None) cells
+    (a masked score) are left blank.
+
+    Every cell costs the browser a few interpreted expressions per redraw (Streamlit runs Vega
+    with its CSP-safe expression interpreter), so long texts get plainer cells: no token names
+    on hover past 1,024 cells."""
     cell = cell or max(14, min(44, 520 // max(cols, rows, 1)))
     scale = {"domain": list(domain)} if domain is not None else {}
     if diverging:
@@ -141,7 +148,7 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
     if not legend:
         colour["legend"] = None
     rect = {
-        "mark": {"type": "rect"},
+        "mark": {"type": "rect", "aria": aria},  # aria: each cell's values as an ARIA label
         "encoding": {
             "x": {"field": "col", "type": "ordinal",
                   "axis": token_axis(x_title, labels=x_labels, n=cols) if x_axis else
@@ -157,13 +164,17 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
                         {"field": "v", "title": value_title, "format": ".4f"}],
         },
     }
-    layers = [{"transform": [{"filter": "isValid(datum.v)"}], **rect}]
+    labelled = cols * rows <= 1024  # token names on hover; skipped for long texts (a cost per cell)
+    if not labelled:
+        rect["encoding"]["tooltip"] = [{"field": "row", "title": y_title}, {"field": "col", "title": x_title},
+                                       {"field": "v", "title": value_title, "format": ".4f"}]
+    layers = [{"transform": [{"filter": "isValid(datum.v)"}], **rect} if masked else rect]
     if text is None:
         text = cols * rows <= 144
     if text:
         middle = "0.5" if not diverging else "0"
         layers.append({
-            "transform": [{"filter": "isValid(datum.v)"}],
+            **({"transform": [{"filter": "isValid(datum.v)"}]} if masked else {}),
             "mark": {"type": "text", "fontSize": FONT_SIZE - 4},
             "encoding": {
                 "x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
@@ -173,15 +184,91 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
                 {"value": "black"},
             }})
     return {"width": cell * cols, "height": cell * rows,
-            "transform": [*before, {"calculate": f"{y_labels}[datum.row]", "as": "rowlabel"},
-                          {"calculate": f"{x_labels}[datum.col]", "as": "collabel"}],
+            "transform": [*before, *([{"calculate": f"{y_labels}[datum.row]", "as": "rowlabel"},
+                                      {"calculate": f"{x_labels}[datum.col]", "as": "collabel"}]
+                                     if labelled else [])],
             "layer": layers}
 
 
+# Cividis at ten stops (plotly's copy of it), for maps sent as pictures.
+CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74",
+           "#c3b369", "#e1cc55", "#fee838"]
+PICTURE_CELLS = 576  # a map with more cells than this (a 25-token text) is sent as a picture
+
+
+def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0) -> str:
+    """A matrix as a PNG data URL, one pixel per cell, coloured like the cividis scale from
+    ``low`` to ``high``. The browser switches between pictures of a long text's maps at once,
+    where thousands of cells as separate marks took it 0.3-1.5 s (BENCHMARKS.md)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in CIVIDIS], dtype=float)
+    t = np.clip((np.asarray(matrix, dtype=float) - low) / (high - low), 0.0, 1.0)
+    where = t * (len(stops) - 1)
+    i = np.minimum(where.astype(int), len(stops) - 2)
+    frac = (where - i)[..., None]
+    rgb = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(rgb, mode="RGB").save(buffer, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def picture_rows(matrices: np.ndarray, *names: str) -> list[dict]:
+    """``stack_rows`` for pictures: one row per leading index with its map as ``img``."""
+    arr = np.asarray(matrices, dtype=float)
+    return [{**dict(zip(names, (int(i) for i in index))), "img": picture(arr[index])}
+            for index in np.ndindex(*arr.shape[:len(names)])]
+
+
+def picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title: str,
+                  before: Sequence[dict] = (), cell: int | None = None, x_labels: str = "tokens",
+                  y_labels: str = "tokens", axes: bool = True, legend: bool = True) -> dict:
+    """A heatmap drawn from a picture (``picture_rows``; the rows kept by ``before``), with
+    token axes and a cividis legend for 0..1, as ``heat_layer`` draws it for short texts.
+    Cells have no hover values: there are too many to point at."""
+    cell = cell or max(3, min(44, 520 // max(cols, rows, 1)))
+    width, height = cell * cols, cell * rows
+    image = {"transform": list(before),
+             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                      "baseline": "top", "aria": False, "width": width, "height": height},
+             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                          "y": {"value": 0}}}
+    axis = {"data": {"sequence": {"start": 0, "stop": max(cols, rows), "as": "i"}},
+            "mark": {"type": "point", "opacity": 0, "aria": False},
+            "encoding": {
+                "x": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(cols))},
+                      "axis": token_axis(x_title, labels=x_labels, n=cols) if axes else
+                      {"title": x_title or None, "labels": False, "ticks": False}},
+                "y": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(rows))},
+                      "axis": token_axis(y_title, labels=y_labels, n=rows) if axes else
+                      {"title": y_title or None, "labels": False, "ticks": False}},
+                "color": {"field": "i", "type": "quantitative", "title": value_title,
+                          "scale": {"domain": [0, 1], "scheme": SCHEME},
+                          **({} if legend else {"legend": None})}}}
+    return {"width": width, "height": height, "layer": [image, axis]}
+
+
+SVG_MARKS = 1500  # more marks than this draw on a canvas (bench/bench_views.py, BENCHMARKS.md)
+
+
+def renderer(marks: int) -> str:
+    """SVG while a chart has few marks: each mark is an element with an ARIA label (screen
+    readers and the browser tests read the values drawn). Redrawing thousands of SVG
+    elements is slow (a 64-token multi-head layer change took 1.2 s), a canvas is not.
+
+    >>> renderer(13 * 13 * 5), renderer(64 * 64 * 5)
+    ('svg', 'canvas')
+    """
+    return "svg" if marks <= SVG_MARKS else "canvas"
+
+
 def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
-         description: str = "") -> dict:
+         description: str = "", marks: int = 0) -> dict:
     """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
-    datasets, projector-sized text and the SVG renderer."""
+    datasets, projector-sized text, and the renderer for its number of ``marks``."""
     out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
            "description": description, "params": list(params), "datasets": datasets,
            "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},
@@ -189,7 +276,7 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
                       "title": {"fontSize": FONT_SIZE + 2, "anchor": "start"},
                       "header": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE},
                       "view": {"stroke": None}, "range": {"category": CATEGORICAL}},
-           "usermeta": {"embedOptions": {"renderer": "svg", "actions": False}},
+           "usermeta": {"embedOptions": {"renderer": renderer(marks), "actions": False}},
            "autosize": {"type": "pad"},  # every view keeps its own size (no fit to the page)
            **body}
     if title:
@@ -210,25 +297,34 @@ def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequen
     n_layers, n_heads, n, m = patterns.shape
     labels = token_labels(tokens)
     small = max(3, min(22, 190 // max(n, m, 1)))  # four small maps fit a wide page
-    grid = {"hconcat": [{
-        "data": {"name": "maps"},
-        **heat_layer(m, n, x_title="key", y_title="query", value_title="weight",
-                     text=False, cell=small, x_axis=False, y_axis=False,
-                     before=[{"filter": f"datum.layer == layer && datum.head == {h}"}, *unpack(m)]),
-        "title": {"text": {"expr": f"'head {h} · ' + names[layer][{h}]"}, "fontSize": FONT_SIZE},
-    } for h in range(n_heads)], "spacing": 12}
+    pictures = n * m > PICTURE_CELLS
+    data = {"data": {"name": "maps"}}
+
+    def small_map(h: int) -> dict:  # always a picture: four maps of cells cost 0.2 s at 24 tokens
+        keep = [{"filter": f"datum.layer == layer && datum.head == {h}"}]
+        return picture_layer(m, n, x_title="key", y_title="query", value_title="weight",
+                             before=keep, cell=small, axes=False, legend=False)
+
+    grid = {"hconcat": [{**data, **small_map(h),
+                         "title": {"text": {"expr": f"'head {h} · ' + names[layer][{h}]"},
+                                   "fontSize": FONT_SIZE}} for h in range(n_heads)], "spacing": 12}
     grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
+    keep = [{"filter": "datum.layer == layer && datum.head == head"}]
     big = {
-        "data": {"name": "maps"},
-        **heat_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
-                     value_title="weight",
-                     before=[{"filter": "datum.layer == layer && datum.head == head"}, *unpack(m)]),
+        **data,
+        **(picture_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
+                         value_title="weight", before=keep) if pictures else
+           heat_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
+                      value_title="weight", masked=False, before=[*keep, *unpack(m)])),
         "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + names[layer][head] + ')'"}},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
               constant("tokens", labels), constant("names", [list(map(str, r)) for r in names])]
+    rows = picture_rows(patterns, "layer", "head")
+    if not pictures:  # the large map's cells, with their values on hover
+        rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
     return spec({"vconcat": [grid, big], "spacing": 30}, params=params,
-                datasets={"maps": stack_rows(patterns, "layer", "head")},
+                marks=0 if pictures else n * m, datasets={"maps": rows},
                 description="Attention weights of every head; layer and head are chosen below.")
 
 

@@ -1,0 +1,188 @@
+"""Instant views in a real browser: key press on a view control to the new chart painted.
+
+    python -m bench.bench_views                     # 3 fresh servers, every instant page
+    python -m bench.bench_views --servers 1 --pages multi-head --changes 10
+
+For each page, on each of ``--servers`` fresh servers (Debian chromium, localhost), every view
+control the page's instant charts bind (``.vega-bind`` inputs named layer, head, query, step,
+...) is moved ``--changes`` times with the keyboard, as a learner would: arrow keys on a focused
+slider, arrow keys on a focused select box. The time is measured inside the page, from the
+keydown event to the first paint after Vega changed the chart's SVG (a mutation, then the next
+animation frame, then a task: the frame has been drawn). A change that draws nothing is an
+error, and so is a script run on the server during the view changes: the point of the design
+(issue #15) is that view changes never reach the server.
+
+Then, on self-attention, "a new sentence typed" (12 tokens, a different sentence each time):
+from Ctrl+Enter in the sidebar's text box until the run is over and every chart on the page
+was repainted with the new data.
+
+Prints a table; the p95 targets are 100 ms (view change) and 600 ms (new sentence).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import time
+from urllib.parse import urlencode
+
+from playwright.async_api import async_playwright
+
+from bench.browser_common import launch, new_page, summary, wait_idle
+from tests.support.serve import streamlit_server
+
+PAGES = ["multi-head", "self-attention", "masking", "layernorm", "feed-forward",
+         "mixture-of-experts", "forward-walk", "attention-lookup", "scaling"]
+MODEL_FOR = {"mixture-of-experts": "moe-tiny"}
+VIEW_INPUTS = ".vega-bind input[type=range], .vega-bind select"
+
+# Installed once per page load: times every view change from keydown to the next paint after
+# the first mutation of any chart, and counts script runs (a view change must cause none).
+PROBE_JS = """() => {
+    window.__times = []; window.__runs = 0; window.__t0 = null;
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver((rs) => { for (const r of rs) if (r.oldValue === 'running') window.__runs++; })
+        .observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+    document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);
+    const seen = new MutationObserver(() => {
+        if (window.__t0 === null) return;
+        const t0 = window.__t0; window.__t0 = null;
+        requestAnimationFrame(() => setTimeout(() => window.__times.push(performance.now() - t0), 0));
+    });
+    for (const el of document.querySelectorAll('.vega-embed'))  // the svg itself may be replaced
+        seen.observe(el, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+
+WORDS = ["the", "cat", "dog", "bird", "sat", "ran", "near", "over", "lake", "boat", "park", "tree",
+         "because", "it", "was", "tired", "wide", "happy", "small", "river", "jumped", "rested"]
+
+
+async def view_changes(page, changes: int) -> dict[str, list[float]]:
+    """Move every bound view input ``changes`` times; returns milliseconds per input name."""
+    await page.evaluate(PROBE_JS)
+    out: dict[str, list[float]] = {}
+    inputs = page.locator(VIEW_INPUTS)
+    names = []
+    for i in range(await inputs.count()):
+        name = await inputs.nth(i).get_attribute("name")
+        if name and name not in names:
+            names.append(name)
+    for name in names:
+        control = page.locator(f'.vega-bind [name="{name}"]').first
+        await control.scroll_into_view_if_needed()
+        await control.focus()
+        times = []
+        for i in range(changes):
+            key = "ArrowRight" if (i // 2) % 2 == 0 else "ArrowLeft"
+            if await control.evaluate("e => e.tagName") == "SELECT":
+                key = "ArrowDown" if (i // 2) % 2 == 0 else "ArrowUp"
+            before = await page.evaluate("window.__times.length")
+            value = await control.input_value()
+            await page.keyboard.press(key)
+            if await control.input_value() == value:  # at an end: nothing to draw
+                continue
+            try:
+                await page.wait_for_function(f"window.__times.length > {before}", timeout=10_000)
+            except Exception as exc:
+                raise RuntimeError(f"{name}: {value} -> {await control.input_value()} drew nothing") from exc
+            times.append((await page.evaluate("window.__times"))[-1] / 1e3)
+            await asyncio.sleep(0.15)  # a person's pace; lets the browser settle
+        out[name] = times
+    out["_runs"] = await page.evaluate("window.__runs")
+    return out
+
+
+async def new_sentences(page, count: int) -> list[float]:
+    """Seconds from Ctrl+Enter with a new 12-token sentence to every chart repainted."""
+    rng = random.Random(7)
+    box = page.locator('[data-testid="stSidebar"] textarea')
+    times = []
+    for _ in range(count):
+        sentence = " ".join(rng.choice(WORDS) for _ in range(11)) + "."
+        await page.evaluate("""() => { window.__painted = 0; window.__done = false;
+            const app = document.querySelector('[data-testid="stApp"]');
+            const watch = new MutationObserver(() => { window.__painted++; });
+            for (const el of document.querySelectorAll('[data-testid="stMain"]'))
+                watch.observe(el, {subtree: true, childList: true, attributes: true});
+            window.__watch = watch; }""")
+        await box.fill(sentence)
+        t0 = time.perf_counter()
+        await box.press("Control+Enter")
+        await page.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state') === 'notRunning'"
+            " && window.__painted > 0", timeout=30_000, polling="raf")
+        await page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+        times.append(time.perf_counter() - t0)
+        await wait_idle(page)
+        await asyncio.sleep(0.5)
+    return times
+
+
+async def one_server(browser, pages: list[str], changes: int, sentences: int, outside: list[str],
+                     text: str | None = None):
+    results = {}
+    with streamlit_server() as (url, _proc, _started):
+        for lesson in pages:
+            context, page = await new_page(browser, outside)
+            model = MODEL_FOR.get(lesson)
+            query = {k: v for k, v in (("model", model), ("text", text)) if v}
+            await page.goto(f"{url}/{lesson}" + ("?" + urlencode(query) if query else ""))
+            await wait_idle(page)
+            try:  # the charts mount after the run is over
+                await page.wait_for_selector(VIEW_INPUTS, timeout=20_000)
+            except Exception:
+                pass  # a page without instant views yet: reported as such
+            await page.wait_for_timeout(500)
+            results[lesson] = await view_changes(page, changes)
+            if lesson == "self-attention" and sentences:
+                results["_sentences"] = await new_sentences(page, sentences)
+            await context.close()
+    return results
+
+
+async def measure(args) -> tuple[list[dict], list[str]]:
+    outside: list[str] = []
+    async with async_playwright() as p:
+        browser = await launch(p)
+        runs = [await one_server(browser, args.pages, args.changes, args.sentences, outside, args.text)
+                for _ in range(args.servers)]
+        await browser.close()
+    return runs, outside
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--servers", type=int, default=3)
+    ap.add_argument("--changes", type=int, default=30)
+    ap.add_argument("--sentences", type=int, default=20)
+    ap.add_argument("--pages", nargs="+", default=PAGES)
+    ap.add_argument("--text", default=None, help="open the pages on this text (default: theirs)")
+    args = ap.parse_args()
+    runs, outside = asyncio.run(measure(args))
+    print("| page | view control | changes | median | p95 | target |")
+    print("|---|---|---:|---:|---:|---:|")
+    worst, reruns = 0.0, 0
+    for lesson in args.pages:
+        names = [k for k in runs[0].get(lesson, {}) if not k.startswith("_")]
+        reruns += sum(r[lesson]["_runs"] for r in runs)
+        if not names:
+            print(f"| {lesson} | (no instant view controls) | | | | |")
+        for name in names:
+            pooled = [t for r in runs for t in r[lesson].get(name, [])]
+            if not pooled:
+                continue
+            median, p95 = summary(pooled)
+            worst = max(worst, p95)
+            print(f"| {lesson} | {name} | {len(pooled)} | {median:.0f} ms | {p95:.0f} ms | ≤ 100 ms |")
+    sentences = [t for r in runs for t in r.get("_sentences", [])]
+    if sentences:
+        median, p95 = summary(sentences)
+        print(f"| self-attention | new 12-token sentence, every chart repainted | {len(sentences)} | "
+              f"{median:.0f} ms | {p95:.0f} ms | ≤ 600 ms |")
+    print(f"| all pages | script runs caused by view changes | | | {reruns} | 0 |")
+    print(f"| all pages | requests that left localhost | | | {len(outside)} | 0 |")
+    print(f"worst_view_p95_ms={worst:.0f} reruns={reruns} servers={args.servers}")
+
+
+if __name__ == "__main__":
+    main()
