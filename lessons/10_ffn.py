@@ -4,10 +4,10 @@ import streamlit as st
 from tfviz.analysis import ffn as fa
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.context import lesson_context
-from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available, by_url
-from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
-from tfviz.viz import ffn as fv
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import show_code
+from tfviz.viz import instant_ffn as ivf
 from tfviz.viz.style import token_labels
 
 
@@ -38,10 +38,10 @@ st.markdown(
 )
 st.latex(act_latex)
 
-layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
 tokens_n = len(labels)
+layer0 = view_value("layer", cfg.n_layers - 1)  # where the charts open: a shared link's view
 
-if not fa.has_dense_ffn(trace, layer):
+if not fa.has_dense_ffn(trace):
     st.info(f"**{name}** has no single feed-forward network: each block replaces it with "
             f"{cfg.n_experts} expert networks and a router that sends every token to "
             f"{cfg.moe_top_k} of them. The experts are the subject of the next lesson.")
@@ -51,28 +51,25 @@ if not fa.has_dense_ffn(trace, layer):
         st.button("Show the neurons of gpt-tiny instead", key="ffn_switch",
                   on_click=_switch_model, args=("gpt-tiny",))
 else:
-    @safe_fragment
-    def neurons(layer: int) -> None:
-        st.header("Which neurons fire?")
-        acts = fa.neuron_acts(trace, layer)
-        n = st.slider("Neurons shown", 4, min(32, cfg.d_ff), min(12, cfg.d_ff), key="ffn_top")
-        chosen = fa.top_neurons(acts, n)
-        st.markdown(f"The {n} neurons of layer {layer} with the largest value anywhere in your "
-                    f"text (mlp.hook_post, after the {act_name}):")
-        chart(fv.neuron_heatmap, acts, trace.tokens, chosen,
-              title=f"Hidden activations, layer {layer}: tokens × top neurons")
-        st.markdown(
-            "How many of the neurons are switched on (> 0) for each token? "
-            + ("ReLU sets every negative value to exactly 0, so a token usually uses only "
-               "part of the layer." if cfg.activation == "relu" else
-               "GELU leaves small negative values, so here \"on\" means strictly positive.")
-        )
-        vega(fv.active_chart, trace.tokens, fa.fraction_active(acts),
-             title=f"Share of the {cfg.d_ff} neurons above zero, layer {layer}")
-        st.markdown("Each token's three strongest neurons:")
-        st.dataframe(fa.top_table(trace.tokens, acts, 3), hide_index=True)
-
-    neurons(layer)
+    st.header("Which neurons fire?")
+    most = min(32, cfg.d_ff)
+    views = fa.neuron_views(trace, most)
+    st.markdown(
+        f"For each layer, the neurons with the largest value anywhere in your text "
+        f"(mlp.hook_post, after the {act_name}). Move **Layer** and **Neurons shown** under "
+        "the chart, or use the arrow keys on them: the chart changes in your browser at once. "
+        "Below the map: how many of the neurons are switched on (> 0) for each token? "
+        + ("ReLU sets every negative value to exactly 0, so a token usually uses only "
+           "part of the layer." if cfg.activation == "relu" else
+           "GELU leaves small negative values, so here \"on\" means strictly positive.")
+    )
+    instant(ivf.neuron_chart, views.ids, views.acts, views.active, trace.tokens, d_ff=cfg.d_ff,
+            activation=act_name, layer=layer0,
+            neurons=max(4, view_value("neurons", most, min(12, most))))
+    st.markdown("Each token's three strongest neurons, in every layer:")
+    st.dataframe([{"layer": layer, **row} for layer in range(cfg.n_layers)
+                  for row in fa.top_table(trace.tokens, fa.neuron_acts(trace, layer), 3)],
+                 hide_index=True)
 
 st.header("Without it, attention only re-averages")
 st.markdown(
@@ -85,22 +82,17 @@ st.markdown(
 )
 st.latex(r"z_i = \sum_j \alpha_{ij}\, v_j, \qquad \alpha_{ij} \ge 0, \qquad \sum_j \alpha_{ij} = 1")
 
-pos = token_select("Query token", trace.tokens, "ffn_token", default=tokens_n - 1)
-mix = fa.attention_mixing(trace, layer, head, pos)
-c1, c2, c3 = st.columns(3)
-c1.metric("smallest weight", f"{mix.min_weight:.4f}")
-c2.metric("sum of weights", f"{mix.weight_sum:.6f}")
-c3.metric("z inside the values' range", "yes" if mix.inside else "no")
-st.dataframe({"key token": labels[: len(mix.weights)], "weight α": mix.weights}, hide_index=True)
-vega(fv.mixing_chart, mix.values, mix.weights, mix.z, trace.tokens,
-     title=f"Head {head}, layer {layer}: values seen by {labels[pos]} (ticks) "
-           "and their mix z (dots)")
-st.caption(f"Rebuilt z vs the model's own attn.hook_z: largest difference "
-           f"{mix.model_gap:.1e}.")
-check = fa.convexity_check(trace, layer)
-st.success(f"Across all {check['pairs']} (token, head) pairs of layer {layer}: the smallest "
-           f"weight is {check['min weight']:.4f}, every row sums to 1 (within "
-           f"{check['largest |sum − 1|']:.1e}), and {check['inside']} of {check['pairs']} "
+mixes = fa.mixing_views(trace)
+instant(ivf.mixing_chart, mixes.weights, mixes.values, mixes.z, mixes.inside, trace.tokens,
+        layer=layer0, head=view_value("head", cfg.n_heads - 1),
+        query=view_value("query", tokens_n - 1, tokens_n - 1))
+st.caption(f"Rebuilt z vs the model's own attn.hook_z, over every layer, head and token: "
+           f"largest difference {mixes.model_gap:.1e}.")
+check = mixes.summary()
+st.success(f"Across all {check['triples']} (layer, head, token) triples: the smallest weight is "
+           f"{check['min weight']:.4f}, every row sums to 1 (within "
+           f"{check['largest |sum − 1|']:.1e}), and {check['inside']} of {check['triples']} "
            "outputs lie inside their values' range.")
 
-show_code(fa.top_neurons, fa.fraction_active, fa.mixing, fa.attention_mixing)
+show_code(fa.top_neurons, fa.fraction_active, fa.neuron_views, fa.mixing,
+          fa.mixing_views)

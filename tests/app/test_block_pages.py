@@ -1,6 +1,8 @@
 """AppTest for lessons 9-12: every widget changed once, and every model in the sidebar."""
 import pytest
 
+from tests.app.specs import instant_charts, param_values, unpacked
+
 MODELS = ("bert-tiny", "moe-tiny", "reverse-encdec")
 
 
@@ -44,17 +46,38 @@ def test_layernorm_page_other_models(run, model):
 
 # ----- lesson 10 ------------------------------------------------------------------------------
 def test_ffn_page(run):
-    at = run("10_ffn.py")
+    """Both instant charts carry every layer, head and token of the trace and open on the
+    link's view; the checks under them cover every layer at once."""
+    import numpy as np
+    import tfviz
+    from tfviz.analysis import ffn as fa
+    from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+    at = run("10_ffn.py", layer="1", head="2", query="3", neurons="20")
     assert at.title[0].value == "The feed-forward network"
-    at.slider(key="layer").set_value(1).run()
-    _ok(at)
-    at.slider(key="head").set_value(3).run()
-    _ok(at)
-    at.slider(key="ffn_top").set_value(20).run()
-    _ok(at)
-    at.selectbox(key="ffn_token").set_value(0).run()
-    _ok(at)
-    assert at.metric[1].value == "1.000000"  # a query at position 0 puts all weight on itself
+    trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
+    n = len(trace.tokens)
+    (neurons, neuron_data), (mixing, mixing_data) = instant_charts(at)
+    assert param_values(neurons)["layer"] == 1 and param_values(neurons)["neurons"] == 20
+    assert {k: param_values(mixing)[k] for k in ("layer", "head", "query")} == {
+        "layer": 1, "head": 2, "query": 3}
+    for row in neuron_data["neurons"].itertuples():  # each layer's 32 strongest neurons
+        acts = fa.neuron_acts(trace, row.layer)
+        ids = param_values(neurons)["ids"][row.layer]
+        assert ids == fa.top_neurons(acts, 32).tolist()
+        np.testing.assert_allclose(unpacked(row.v).reshape(n, 32), acts[:, ids], atol=6e-5)
+    for row in mixing_data["mix"].itertuples():
+        np.testing.assert_allclose(unpacked(row.w).reshape(n, n),
+                                   trace["pattern", row.layer][row.head], atol=6e-5)
+    checks = mixing_data["checks"]
+    first = checks[checks["q"] == 0]  # a query at position 0 puts all weight on itself
+    assert len(first) == 3 * 4 and np.allclose(first["sum"], 1.0) and first["inside"].all()
+    chosen = checks[(checks["layer"] == 1) & (checks["head"] == 2) & (checks["q"] == 3)].iloc[0]
+    assert chosen["min"] == trace["pattern", 1][2, 3].min()
+    table = at.dataframe[0].value  # every layer's strongest neurons, no layer chosen on the server
+    assert list(table["layer"]) == [layer for layer in range(3) for _ in range(n)]
+    assert any("(layer, head, token) triples" in s.value and f"{3 * 4 * n} outputs" in s.value
+               for s in at.success)
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -67,8 +90,7 @@ def test_ffn_page_other_models(run, model):
         at.button(key="ffn_switch").click().run()
         _ok(at)
         assert at.session_state["model"] == "gpt-tiny"
-        at.slider(key="ffn_top").set_value(8).run()
-        _ok(at)
+        assert [param_values(spec)["layer"] for spec, _ in instant_charts(at)] == [0, 0]
 
 
 # ----- lesson 11 ------------------------------------------------------------------------------

@@ -122,7 +122,6 @@ def _stale(lesson: str, key: str, value, model: str | None = None):
     ("09_layernorm.py", "ln_token", None),
     ("05_self_attention.py", "sa_query", None),
     ("04_lookup.py", "lk_query_tok", None),
-    ("10_ffn.py", "ffn_token", None),
     ("11_moe.py", "moe_token", "moe-tiny"),
     ("01_tour.py", "tour_mask_pos", "bert-tiny"),
 ])

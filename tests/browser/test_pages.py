@@ -14,6 +14,8 @@ CHART_STATE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'
     .map(p => JSON.stringify((p.data || []).map(t => [t.z, t.y, t.x, t.text, t.customdata])))
     .concat(Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'))
     .map(c => c.outerHTML.length + ':' + (c.toDataURL ? c.toDataURL().length : 0)))
+    .concat(Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] svg [aria-label]'))
+    .map(e => e.getAttribute('aria-label')))
     .concat(Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stTable"], [data-testid="stMain"] [data-testid="stMarkdownContainer"], [data-testid="stMain"] [data-testid="stMetricValue"]')).map(e => e.innerText))
     .join('|')"""
 
@@ -30,7 +32,7 @@ INTERACTIONS = {
     "multi-head": ("slider", "Layer"),
     "masking": ("toggle", "Switch the causal mask off"),
     "layernorm": ("slider", "Layer"),
-    "feed-forward": ("slider", "Layer"),
+    "feed-forward": ("view", "layer"),  # an instant view: the browser redraws, no rerun
     "mixture-of-experts": ("slider", "Experts per token"),
     "forward-walk": ("button", "Next ▶"),
     "exercises": ("button", "Hint"),
@@ -44,6 +46,9 @@ def interact(page, kind: str, label: str) -> None:
     if kind == "slider":
         thumb = main.locator('[data-testid="stSlider"]', has_text=label).first.locator('input[type="range"]')
         thumb.focus()
+        page.keyboard.press("ArrowRight")
+    elif kind == "view":  # a Vega input of an instant chart, by its view key
+        main.locator(f'.vega-bind input[name="{label}"]').first.focus()
         page.keyboard.press("ArrowRight")
     elif kind == "toggle":
         main.locator('[data-testid="stCheckbox"]', has_text=label).first.locator("label").click()

@@ -136,3 +136,62 @@ def convexity_check(trace: Trace, layer: int) -> dict[str, float | int]:
     inside = sum(attention_mixing(trace, layer, h, t).inside for h in range(H) for t in range(Tq))
     return {"pairs": H * Tq, "min weight": float(pattern.min()),
             "largest |sum − 1|": float(np.abs(pattern.sum(-1) - 1).max()), "inside": int(inside)}
+
+
+# ----- every view at once (the page's instant charts switch layer, head and token) -----------
+
+
+@dataclass(frozen=True)
+class NeuronViews:
+    """Each layer's strongest neurons, ranked, for every token (the FFN page's first chart)."""
+
+    ids: np.ndarray  # (L, n) neuron ids of each layer, largest peak first (top_neurons)
+    acts: np.ndarray  # (L, T, n) their activations, columns in that order
+    active: np.ndarray  # (L, T) share of all d_ff neurons above zero (fraction_active)
+
+
+def neuron_views(trace: Trace, n: int) -> NeuronViews:
+    """``top_neurons(acts, n)`` and ``fraction_active`` for every layer of a dense model."""
+    per_layer = [neuron_acts(trace, layer) for layer in range(trace.config.n_layers)]  # (T, d_ff) each
+    ids = np.stack([top_neurons(acts, n) for acts in per_layer])  # (L, n)
+    chosen = np.stack([acts[:, top] for acts, top in zip(per_layer, ids)])  # (L, T, n)
+    return NeuronViews(ids, chosen, np.stack([fraction_active(a) for a in per_layer]))
+
+
+@dataclass(frozen=True)
+class MixingViews:
+    """``attention_mixing`` for every layer, head and query at once, as arrays."""
+
+    weights: np.ndarray  # (L, H, Tq, Tk) attention weights
+    values: np.ndarray  # (L, H, Tk, dh) the value vectors each query head reads
+    z: np.ndarray  # (L, H, Tq, dh) the mixes z = Σ_j α_j v_j, rebuilt
+    inside: np.ndarray  # (L, H, Tq) True where z lies inside its values' range
+    model_gap: float  # largest |rebuilt z − the model's attn.hook_z| anywhere
+
+    def summary(self) -> dict[str, float | int]:
+        """``convexity_check`` over every layer at once: (layer, head, query) triples, the
+        smallest weight, the largest |row sum − 1| and how many mixes lie inside."""
+        return {"triples": int(self.inside.size), "min weight": float(self.weights.min()),
+                "largest |sum − 1|": float(np.abs(self.weights.sum(axis=-1) - 1).max()),
+                "inside": int(self.inside.sum())}
+
+
+def mixing_views(trace: Trace) -> MixingViews:
+    """Every (layer, head, query) of ``attention_mixing``, vectorised; the same tolerance for
+    "inside" as ``Mixing.inside``."""
+    layers = range(trace.config.n_layers)
+    a = trace.activations
+    weights = np.stack([a[f"blocks.{i}.attn.hook_pattern"] for i in layers]).astype(np.float64)
+    H = weights.shape[1]
+    values = np.stack([np.stack([head_values(trace, i, h) for h in range(H)]) for i in layers])
+    values = values.astype(np.float64)  # (L, H, Tk, dh)
+    z = weights @ values  # (L, H, Tq, dh)
+    model_z = np.stack([a[f"blocks.{i}.attn.hook_z"] for i in layers]).transpose(0, 2, 1, 3)
+    seen = (weights > 0)[..., None]  # (L, H, Tq, Tk, 1): keys that get weight
+    seen = seen | ~seen.any(axis=3, keepdims=True)  # none at all: every key counts, as mixing()
+    v = values[:, :, None]  # (L, H, 1, Tk, dh)
+    low = np.where(seen, v, np.inf).min(axis=3)  # (L, H, Tq, dh)
+    high = np.where(seen, v, -np.inf).max(axis=3)
+    tol = 1e-5 * np.maximum(1.0, np.abs(values).max(axis=(2, 3)))[..., None, None]  # (L, H, 1, 1)
+    inside = np.all((z >= low - tol) & (z <= high + tol), axis=-1)  # (L, H, Tq)
+    return MixingViews(weights, values, z, inside, float(np.abs(z - model_z).max()))

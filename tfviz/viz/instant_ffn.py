@@ -1,0 +1,209 @@
+"""Instant charts for lesson 10 (the feed-forward network): every layer, head and token at once.
+
+Two charts, one per section of the page, in the conventions of ``tfviz.viz.instant``:
+
+- ``neuron_chart``: the layer's strongest neurons for every token, and the share of neurons
+  above zero per token. The layer and how many neurons to show are view parameters
+  (``layer``, ``neurons``); the server sends each layer's ``max_shown`` strongest neurons.
+- ``mixing_chart``: one head's output for one query token as a weighted average of the value
+  vectors (weights >= 0, summing to 1), with the checks the page used to print as metrics.
+  ``layer``, ``head`` and ``query`` are view parameters.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, choice, constant, packed, rounded,
+                               slider, spec, stack_rows, token_axis, unpack)
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+
+def bounded_slider(name: str, lower: int, upper: int, label: str, value: int) -> dict:
+    """A whole-number parameter lower..upper bound to a labelled range slider."""
+    return {"name": name, "value": int(min(max(value, lower), upper)),
+            "bind": {"input": "range", "min": int(lower), "max": int(upper), "step": 1,
+                     "name": f"{label} "}}
+
+
+def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: Sequence[str], *,
+                 d_ff: int, activation: str, layer: int = 0, neurons: int = 12,
+                 fewest: int = 4) -> dict:
+    """Tokens × the layer's strongest neurons, and each token's share of neurons above zero.
+
+    ``ids`` (L, m) are each layer's neurons ranked by their peak activation, ``acts`` (L, T, m)
+    their activations in that order, ``active`` (L, T) the share of all ``d_ff`` neurons > 0
+    (``tfviz.analysis.ffn.neuron_views``). The chart shows the first ``neurons`` of the m.
+    """
+    n_layers, n, most = acts.shape
+    labels = token_labels(tokens)
+    tall = max(12, min(28, 640 // max(n, 1)))  # a row per token: labels stay readable
+    wide = max(12, min(28, 760 // max(most, 1)))  # a column per neuron: 32 fit in 760 px
+    # Each layer's map gets the colour range of its own values (the legend says which), so a
+    # layer with small activations is not drawn all dark.
+    if float(np.min(acts, initial=0.0)) < 0:  # GELU lets small negatives through: centre on 0
+        scale = {"scheme": DIVERGING_SCHEME, "reverse": True, "domainMid": 0}
+    else:
+        scale = {"scheme": SCHEME, "domainMin": 0}
+    heat = {
+        "data": {"name": "neurons"},
+        "transform": [{"filter": "datum.layer == layer"}, *unpack(most),
+                      {"filter": "datum.col < neurons"},
+                      {"calculate": "tokens[datum.row]", "as": "token"},
+                      {"calculate": "'n' + ids[layer][datum.col]", "as": "neuron"}],
+        "mark": {"type": "rect"},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal",
+                  "axis": {"title": "neuron (strongest first)", "labelAngle": -90,
+                           "labelExpr": "'n' + ids[layer][datum.value]"}},
+            "y": {"field": "row", "type": "ordinal", "scale": {"domain": list(range(n))},
+                  "axis": token_axis("token", n=n)},
+            "color": {"field": "v", "type": "quantitative", "title": f"after {activation}",
+                      "scale": scale},
+            "tooltip": [{"field": "token"}, {"field": "neuron"},
+                        {"field": "v", "title": "activation", "format": ".4f"}],
+        },
+        "width": {"step": wide}, "height": tall * n,
+        "title": {"text": {"expr": "'The ' + neurons + ' neurons of layer ' + layer + "
+                                   "' with the largest value anywhere in your text'"},
+                  "subtitle": f"mlp.hook_post, after the {activation}: tokens × neurons",
+                  "subtitleFontSize": FONT_SIZE - 2},
+    }
+    bars = {
+        "data": {"name": "active"},
+        "transform": [{"filter": "datum.layer == layer"},
+                      {"calculate": "tokens[datum.t]", "as": "token"}],
+        "layer": [
+            {"mark": {"type": "bar", "color": CATEGORICAL[0]}},
+            {"mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 5},
+             "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".0%"}}},
+        ] if n <= 24 else [{"mark": {"type": "bar", "color": CATEGORICAL[0]}}],
+        "encoding": {
+            "x": {"field": "t", "type": "ordinal", "scale": {"domain": list(range(n))},
+                  "axis": token_axis("token", n=n)},
+            "y": {"field": "v", "type": "quantitative", "title": "share of neurons > 0",
+                  "scale": {"domain": [0, 1]}, "axis": {"format": "%"}},
+            "tooltip": [{"field": "token"}, {"field": "v", "title": "share active", "format": ".1%"}],
+        },
+        "width": max(300, min(760, 40 * n)), "height": 240,
+        "title": {"text": {"expr": f"'Share of the {d_ff} neurons above zero, layer ' + layer"}},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer),
+              bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons),
+              constant("tokens", labels), constant("ids", np.asarray(ids).astype(int).tolist())]
+    return spec({"vconcat": [heat, bars], "spacing": 30,
+                 "resolve": {"legend": {"color": "independent"}}}, params=params,
+                datasets={"neurons": stack_rows(acts, "layer"),
+                          "active": [{"layer": int(lyr), "t": int(t), "v": rounded(active[lyr, t])}
+                                     for lyr in range(n_layers) for t in range(n)]},
+                description="The strongest feed-forward neurons of a layer for every token.")
+
+
+def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside: np.ndarray,
+                 tokens: Sequence[str], *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+    """One head's output for one query, as a weighted average of the value vectors.
+
+    ``weights`` (L, H, T, T), ``values`` (L, H, T, dh), ``z`` (L, H, T, dh) and ``inside``
+    (L, H, T) come from ``tfviz.analysis.ffn.mixing_views``. Three panels follow the view:
+    the checks (smallest weight, their sum, z inside the range), the weights over the keys,
+    and per coordinate every value vector as a tick (darker = more weight) with z as a dot.
+    """
+    n_layers, n_heads, n, m = weights.shape
+    dh = values.shape[-1]
+    labels = token_labels(tokens)
+    mix = [{"layer": lyr, "head": h, "w": packed(weights[lyr, h]), "val": packed(values[lyr, h]),
+            "z": packed(z[lyr, h])} for lyr in range(n_layers) for h in range(n_heads)]
+    checks = [{"layer": lyr, "head": h, "q": q, "min": float(weights[lyr, h, q].min()),
+               "sum": float(weights[lyr, h, q].sum()), "inside": bool(inside[lyr, h, q])}
+              for lyr in range(n_layers) for h in range(n_heads) for q in range(n)]
+    this = {"filter": "datum.layer == layer && datum.head == head"}
+    metrics = {
+        "data": {"name": "checks"},
+        "transform": [{"filter": "datum.layer == layer && datum.head == head && datum.q == query"},
+                      {"fold": ["min", "sum", "inside"], "as": ["what", "x"]},
+                      {"calculate": "datum.what == 'min' ? 'smallest weight' : datum.what == 'sum' ? "
+                                    "'sum of weights' : 'z inside the values\\' range'", "as": "name"},
+                      {"calculate": "datum.what == 'min' ? format(datum.x, '.4f') : datum.what == "
+                                    "'sum' ? format(datum.x, '.6f') : (datum.x ? 'yes' : 'no')",
+                       "as": "shown"}],
+        "encoding": {"x": {"field": "what", "type": "nominal", "sort": ["min", "sum", "inside"],
+                           "axis": None}},
+        "layer": [{"mark": {"type": "text", "fontSize": FONT_SIZE - 2, "baseline": "bottom", "dy": -4},
+                   "encoding": {"text": {"field": "name"}}},
+                  {"mark": {"type": "text", "fontSize": FONT_SIZE + 12, "baseline": "top", "dy": 4},
+                   "encoding": {"text": {"field": "shown"}}}],
+        "width": 600, "height": 70,
+        "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ', query ' + tokens[query]"}},
+    }
+    row = [this, {"calculate": f"slice(split(datum.w, ','), query * {m}, query * {m} + {m})",
+                  "as": "wq"}]
+    bars = {
+        "data": {"name": "mix"},
+        "transform": [*row, {"flatten": ["wq"]},
+                      {"window": [{"op": "row_number", "as": "key"}]},
+                      {"calculate": "datum.key - 1", "as": "key"},
+                      {"calculate": "toNumber(datum.wq)", "as": "weight"},
+                      {"calculate": "tokens[datum.key]", "as": "token"}],
+        "encoding": {
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": list(range(m))},
+                  "axis": token_axis("key token", n=m)},
+            "y": {"field": "weight", "type": "quantitative", "title": "weight α",
+                  "scale": {"domain": [0, 1]}},
+            "tooltip": [{"field": "token", "title": "key"},
+                        {"field": "weight", "title": "weight α", "format": ".4f"}],
+        },
+        "layer": [{"mark": {"type": "bar", "color": CATEGORICAL[0]}}]
+        + ([{"mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 5},
+             "encoding": {"text": {"field": "weight", "type": "quantitative", "format": ".2f"}}}]
+           if m <= 24 else []),
+        "width": max(300, min(760, 40 * m)), "height": 200,
+        "title": {"text": {"expr": "'Weights α of ' + tokens[query] + ' over the keys (they sum to 1)'"}},
+    }
+    ticks = {
+        "transform": [*row, {"calculate": "split(datum.val, ',')", "as": "val"},
+                      {"flatten": ["val"]},
+                      {"window": [{"op": "row_number", "as": "cell"}]},
+                      {"calculate": f"floor((datum.cell - 1) / {dh})", "as": "key"},
+                      {"calculate": f"(datum.cell - 1) % {dh}", "as": "coordinate"},
+                      {"calculate": "toNumber(datum.val)", "as": "value"},
+                      {"calculate": "toNumber(datum.wq[datum.key])", "as": "weight"},
+                      {"filter": "datum.weight > 0"},
+                      {"calculate": "tokens[datum.key]", "as": "token"}],
+        "mark": {"type": "tick", "thickness": 2, "size": 18},
+        "encoding": {
+            "x": {"field": "coordinate", "type": "ordinal", "title": "coordinate of the head's vector",
+                  "axis": {"labelAngle": 0}, "scale": {"domain": list(range(dh))}},
+            "y": {"field": "value", "type": "quantitative", "title": "value"},
+            "color": {"field": "weight", "type": "quantitative", "title": "weight",
+                      "scale": {"scheme": {"name": "greys", "extent": [0.2, 1]}, "domainMin": 0}},
+            "tooltip": [{"field": "token", "title": "key"}, {"field": "coordinate"},
+                        {"field": "value", "format": ".4f"}, {"field": "weight", "format": ".4f"}],
+        },
+    }
+    dots = {
+        "transform": [this, {"calculate": f"slice(split(datum.z, ','), query * {dh}, query * {dh} + {dh})",
+                             "as": "zq"},
+                      {"flatten": ["zq"]},
+                      {"window": [{"op": "row_number", "as": "coordinate"}]},
+                      {"calculate": "datum.coordinate - 1", "as": "coordinate"},
+                      {"calculate": "toNumber(datum.zq)", "as": "value"},
+                      {"calculate": "'z (the mix)'", "as": "what"}],
+        "mark": {"type": "point", "filled": True, "size": 120, "color": CATEGORICAL[5], "opacity": 1},
+        "encoding": {"x": {"field": "coordinate", "type": "ordinal"},
+                     "y": {"field": "value", "type": "quantitative"},
+                     "tooltip": [{"field": "what", "title": "mark"}, {"field": "coordinate"},
+                                 {"field": "value", "format": ".4f"}]},
+    }
+    spread = {
+        "data": {"name": "mix"}, "layer": [ticks, dots], "width": max(300, min(760, 36 * dh)),
+        "height": 320,
+        "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ': values seen by ' + "
+                                   "tokens[query] + ' (ticks) and their mix z (dots)'"}},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer),
+              slider("head", n_heads - 1, "Head", head),
+              choice("query", range(n), labels, "Query token", query), constant("tokens", labels)]
+    return spec({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
+                datasets={"mix": mix, "checks": checks},
+                description="An attention head's output as a weighted average of value vectors.")
