@@ -13,21 +13,16 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
-import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, is_local
+from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local
+from tests.support.serve_class import NO_NGINX, ServedClass
 
 pytestmark = pytest.mark.slow
-
-SCRIPT = ROOT / "scripts" / "serve-class.sh"
-NO_NGINX = "nginx not found and apt-get could not install it"
 
 
 def nginx_reachable() -> bool:
@@ -35,61 +30,20 @@ def nginx_reachable() -> bool:
     return bool(shutil.which("nginx") or os.path.exists("/usr/sbin/nginx") or shutil.which("apt-get"))
 
 
-class ServedClass:
-    """The running script: its URL, replica ports, files, and a stop() that can run twice."""
-
-    def __init__(self, tmp: Path):
-        self.dir = tmp / "class"
-        self.port = free_port()
-        env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
-        env["TFVIZ_CLASS_DIR"] = str(self.dir)
-        self.proc = subprocess.Popen(
-            ["bash", str(SCRIPT), "2", "--port", str(self.port), "--base-port", str(free_port()),
-             "--no-install"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)  # its own process group, so nothing can escape the clean-up
-        self.lines: list[str] = []
-        self.ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.ready.wait(240)
-        output = "\n".join(self.lines)
-        if NO_NGINX in output:
-            self.stop()
-            pytest.skip(f"serve-class.sh could not find or install nginx: {output[-500:]}")
-        assert self.ready.is_set() and self.proc.poll() is None, f"serve-class.sh failed:\n{output[-3000:]}"
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.replica_ports = {m[1]: int(m[2]) for line in self.lines
-                              if (m := re.search(r"replica (r\d+) on 127\.0\.0\.1:(\d+)", line))}
-        self.processes = [psutil.Process(self.proc.pid)]
-        self.processes += self.processes[0].children(recursive=True)
-        self.status: int | None = None
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-            if line.startswith("serving http://"):
-                self.ready.set()
-        self.ready.set()  # the script ended before it was ready
-
-    def stop(self) -> int:
-        if self.status is None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.status = self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # the script failed its one job: clear up for it
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.status = self.proc.wait()
-        return self.status
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     if not nginx_reachable():
         pytest.skip("nginx is not installed and there is no apt-get to install it")
-    served = ServedClass(tmp_path_factory.mktemp("serve_class"))
-    yield served
-    served.stop()
+    served = ServedClass(2, tmp_path_factory.mktemp("serve_class") / "class")
+    try:
+        if NO_NGINX in served.output:
+            pytest.skip(f"serve-class.sh could not find or install nginx: {served.output[-500:]}")
+        assert served.ready, f"serve-class.sh failed:\n{served.output[-3000:]}"
+        served.processes = [psutil.Process(served.proc.pid)]
+        served.processes += served.processes[0].children(recursive=True)
+        yield served
+    finally:
+        served.stop()
 
 
 def get(url: str, cookie: str | None = None):

@@ -1,0 +1,88 @@
+"""The same class on 1 and on 2 replicas behind nginx (scripts/serve-class.sh), issue #15.
+
+    python -m bench.bench_replicas --learners 40 --minutes 2            # 1 then 2 replicas
+    python -m bench.bench_replicas --learners 40 --minutes 2 --rounds 2 # 1, 2, then 2, 1
+
+Each run starts ``serve-class.sh N`` afresh on free loopback ports, waits until every replica's
+warm-up has finished, then sends the same headless class as ``bench.bench_class`` (same
+learners, seed and pace) through nginx, and stops it. Rounds alternate the order, so a drift
+in the machine's other load does not always favour the same set-up. The server's CPU and peak
+memory cover the whole tree: nginx and every replica.
+
+The output ends with one line per set-up:
+``replicas=N learners=L actions=A errors=E p50_ms=X p95_ms=Y``.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from bench.bench_class import ClassResult, pct, run_class, table
+from bench.browser_common import wait_quiet
+from tests.support.serve_class import served_class
+
+
+def one_run(replicas: int, args) -> ClassResult:
+    with tempfile.TemporaryDirectory(prefix="tfviz-bench-class.") as tmp:
+        with served_class(replicas, Path(tmp) / "class") as served:
+            for pid in served.replica_pids.values():  # each replica's warm-up, one by one
+                asyncio.run(wait_quiet(pid))
+            load_before = os.getloadavg()
+            r = asyncio.run(run_class(served.url, args.learners, args.minutes * 60, seed=args.seed,
+                                      pace=tuple(args.pace), timeout=args.timeout,
+                                      server_pids=[served.proc.pid]))
+            dead = served.proc.poll() is not None
+    print(table(r))
+    print(f"server CPU (nginx + replicas): {r.cpu_s:.1f} s over {r.seconds:.0f} s wall, "
+          f"{r.cpu_s / max(len(r.actions), 1):.3f} s per action; peak memory {r.peak_mb:.0f} MB; "
+          f"learners' own CPU {r.client_cpu_s:.1f} s")
+    print("load average (1, 5, 15 min): before " + ", ".join(f"{v:.2f}" for v in load_before)
+          + "; after " + ", ".join(f"{v:.2f}" for v in r.load), flush=True)
+    if dead:
+        raise RuntimeError("serve-class.sh stopped during the run (a replica or nginx died)")
+    return r
+
+
+def line(replicas: int, r: ClassResult) -> str:
+    lat = r.latencies_ms()
+    return (f"replicas={replicas} learners={r.learners} actions={len(r.actions)} "
+            f"errors={len(r.errors)} p50_ms={pct(lat, .5):.0f} p95_ms={pct(lat, .95):.0f}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--learners", type=int, default=40)
+    ap.add_argument("--minutes", type=float, default=2.0)
+    ap.add_argument("--replicas", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2],
+                    help="set-ups to compare, comma-separated (default 1,2)")
+    ap.add_argument("--rounds", type=int, default=1, help="repeat, alternating the order")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pace", type=float, nargs=2, default=[5.0, 15.0], metavar=("A", "B"))
+    ap.add_argument("--timeout", type=float, default=30.0)
+    args = ap.parse_args(argv)
+    print(f"# bench_replicas {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}; {args.learners} learners, seed {args.seed}, "
+          f"pace {args.pace[0]:g}-{args.pace[1]:g} s, {args.minutes:g} min per run", flush=True)
+    results: list[tuple[int, ClassResult]] = []
+    for round_ in range(args.rounds):
+        order = args.replicas if round_ % 2 == 0 else args.replicas[::-1]
+        for n in order:
+            print(f"\n## round {round_ + 1}: {n} replica(s) behind nginx", flush=True)
+            results.append((n, one_run(n, args)))
+    print("\n| replicas | learners | actions | errors | p50 ms | p95 ms | server CPU s/action "
+          "| peak MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, r in results:
+        lat = r.latencies_ms()
+        print(f"| {n} | {r.learners} | {len(lat)} | {len(r.errors)} | {pct(lat, .5):.0f} | "
+              f"{pct(lat, .95):.0f} | {r.cpu_s / max(len(lat), 1):.3f} | {r.peak_mb:.0f} |")
+    print()
+    for n, r in results:
+        print(line(n, r))
+
+
+if __name__ == "__main__":
+    main()
