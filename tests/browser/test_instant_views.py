@@ -1,0 +1,164 @@
+"""Issue #15: view controls switch the charts in the browser, draw the chosen view's own numbers,
+never rerun the script, and keep the URL in step so a shared link opens the same view.
+
+The charts draw as SVG, so every cell and bar carries an ARIA label with the values it was
+drawn from ("col: 1; row: 8; weight: 0.4123; ..."). The tests read those labels and compare them
+with a fresh trace of the same text: the numbers drawn belong to the chosen layer, head and
+token. The values travel with 4 decimals (tfviz.viz.instant.DIGITS), hence the tolerance.
+"""
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import numpy as np
+import pytest
+
+import tfviz
+from tests.browser.conftest import OutboundGuard
+from tfviz.analysis import heads as hd
+from tfviz.analysis.coref import find_coref_positions
+from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+pytestmark = pytest.mark.browser
+TOL = 6e-5  # four decimals sent (5e-5) plus float printing
+BIG_MAP = ".vega-embed g.concat_1_layer_0_marks path"  # multi-head's large map, one path per cell
+NEW_TEXT = "The dog didn't cross the river because it was too wide."
+
+COUNT_RUNS_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    window.__runs = 0;
+    new MutationObserver((rs) => { for (const r of rs) if (r.oldValue === 'running') window.__runs++; })
+        .observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+}"""
+IDLE_JS = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') === 'notRunning'"
+
+
+def _labels(pg, selector: str) -> list[dict]:
+    """The ARIA labels of the marks under ``selector`` as dicts ("a: 1; b: x" -> {a: "1", b: "x"})."""
+    raw = pg.eval_on_selector_all(selector, "els => els.map(e => e.getAttribute('aria-label') || '')")
+    return [dict(part.split(": ", 1) for part in label.split("; ") if ": " in part) for label in raw]
+
+
+def _drawn_map(pg, n: int) -> np.ndarray:
+    cells = _labels(pg, BIG_MAP)
+    assert len(cells) == n * n, len(cells)
+    out = np.full((n, n), np.nan)
+    for c in cells:
+        out[int(c["row"]), int(c["col"])] = float(c["weight"])
+    return out
+
+
+def _drawn_bars(pg) -> np.ndarray:
+    bars = [b for b in _labels(pg, ".vega-embed g.layer_0_marks path") if "head" in b]
+    return np.array([float(b["length"]) for b in sorted(bars, key=lambda b: int(b["head"]))])
+
+
+def _titles(pg) -> list[str]:
+    return pg.eval_on_selector_all(".vega-embed g.role-title text", "els => els.map(e => e.textContent)")
+
+
+def _wait_title(pg, text: str) -> None:
+    pg.wait_for_function("(t) => Array.from(document.querySelectorAll('.vega-embed g.role-title text'))"
+                         ".some(e => e.textContent === t)", arg=text, timeout=30_000)
+
+
+def _view(pg) -> dict:
+    """The view keys of the address bar (location.href: playwright's page.url can lag behind
+    history.replaceState)."""
+    query = parse_qs(urlparse(pg.evaluate("location.href")).query)
+    return {k: v[0] for k, v in query.items() if k in ("layer", "head", "query", "text")}
+
+
+def _open(browser, url: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    guard = OutboundGuard()
+    context.route("**/*", guard)
+    pg = context.new_page()
+    pg.goto(url)
+    pg.wait_for_selector(".vega-bind input", timeout=90_000)
+    pg.wait_for_function(IDLE_JS, timeout=90_000)
+    pg.evaluate(COUNT_RUNS_JS)
+    return context, guard, pg
+
+
+@pytest.fixture(scope="module")
+def expected():
+    bundle = tfviz.load(DEFAULT_MODEL)
+    out = {}
+    for text in (DEFAULT_TEXT, NEW_TEXT):
+        trace = bundle.trace(text)
+        lengths, _ = hd.share_lengths(trace, bundle.weights())
+        out[text] = (trace, lengths)
+    return out
+
+
+def test_view_controls_switch_in_the_browser_with_the_chosen_views_numbers(server, browser, expected):
+    trace, lengths = expected[DEFAULT_TEXT]
+    n = len(trace.tokens)
+    probe = find_coref_positions(trace.tokens).probe
+    context, guard, pg = _open(browser, f"{server}/multi-head?layer=1&head=2")
+    # The shared link's view: layer 1, head 2, drawn from that head's weights.
+    assert "Layer 1, head 2 (" in " ".join(_titles(pg))
+    np.testing.assert_allclose(_drawn_map(pg, n), trace["pattern", 1][2], atol=TOL)
+    np.testing.assert_allclose(_drawn_bars(pg), lengths[1, probe], atol=TOL)
+
+    layer = pg.locator('.vega-bind input[name="layer"]').first
+    layer.focus()
+    pg.keyboard.press("ArrowRight")  # the keyboard moves it: layer 2
+    _wait_title(pg, f"Layer 2, head 2 ({hd.head_stats(trace['pattern', 2])[2].label})")
+    np.testing.assert_allclose(_drawn_map(pg, n), trace["pattern", 2][2], atol=TOL)
+    # The other chart's layer follows, and the address bar says where we are.
+    pg.wait_for_function("() => Array.from(document.querySelectorAll('.vega-bind input[name=layer]'))"
+                         ".every(e => e.value === '2')", timeout=10_000)
+    pg.wait_for_function("() => location.search.includes('layer=2')", timeout=10_000)
+    np.testing.assert_allclose(_drawn_bars(pg), lengths[2, probe], atol=TOL)
+
+    head = pg.locator('.vega-bind input[name="head"]').first
+    head.focus()
+    pg.keyboard.press("ArrowLeft")  # head 1
+    _wait_title(pg, f"Layer 2, head 1 ({hd.head_stats(trace['pattern', 2])[1].label})")
+    np.testing.assert_allclose(_drawn_map(pg, n), trace["pattern", 2][1], atol=TOL)
+
+    pg.select_option('.vega-bind select[name="query"]', "0")  # the first token's shares
+    pg.wait_for_function("() => location.search.includes('query=0')", timeout=10_000)
+    np.testing.assert_allclose(_drawn_bars(pg), lengths[2, 0], atol=TOL)
+
+    assert _view(pg) | {"text": None} == {"layer": "2", "head": "1", "query": "0", "text": None}
+    assert pg.evaluate("window.__runs") == 0  # not one script run for all of that
+    context.close()
+    assert not guard.outside, guard.outside[:5]
+
+
+def test_a_shared_link_opens_the_view_and_a_new_sentence_keeps_it(server, browser, expected):
+    trace, lengths = expected[DEFAULT_TEXT]
+    n = len(trace.tokens)
+    context, guard, pg = _open(browser, f"{server}/multi-head?layer=2&head=1&query=0")
+    assert "Layer 2, head 1 (" in " ".join(_titles(pg))
+    np.testing.assert_allclose(_drawn_map(pg, n), trace["pattern", 2][1], atol=TOL)
+    np.testing.assert_allclose(_drawn_bars(pg), lengths[2, 0], atol=TOL)
+
+    # Move to layer 0 in the browser: the server still thinks "layer 2" (it was never told).
+    layer = pg.locator('.vega-bind input[name="layer"]').first
+    layer.focus()
+    pg.keyboard.press("ArrowLeft")
+    pg.keyboard.press("ArrowLeft")
+    pg.wait_for_function("() => location.search.includes('layer=0')", timeout=10_000)
+
+    # A new sentence reruns the page and draws new charts; they open on the browser's view.
+    new_trace, new_lengths = expected[NEW_TEXT]
+    box = pg.locator('[data-testid="stSidebar"] textarea')
+    box.fill(NEW_TEXT)
+    box.press("Control+Enter")
+    pg.wait_for_function("() => window.__runs > 0", timeout=60_000)
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    _wait_title(pg, f"Layer 0, head 1 ({hd.head_stats(new_trace['pattern', 0])[1].label})")
+    m = len(new_trace.tokens)
+    np.testing.assert_allclose(_drawn_map(pg, m), new_trace["pattern", 0][1], atol=TOL)
+    np.testing.assert_allclose(_drawn_bars(pg), new_lengths[0, 0], atol=TOL)
+    view = _view(pg)
+    assert (view["layer"], view["head"], view["query"]) == ("0", "1", "0")
+    assert view["text"] == NEW_TEXT  # the server wrote the text, the browser kept its view keys
+    assert re.search(r"layer=0", pg.evaluate("location.search"))
+    context.close()
+    assert not guard.outside, guard.outside[:5]
