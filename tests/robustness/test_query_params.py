@@ -1,6 +1,7 @@
 """A shared link with nonsense in it still opens a working page, with a notice."""
 import pytest
 
+from tests.app.specs import instant_charts
 from tfviz.ui.lessons import available
 
 BAD_PARAMS = [
@@ -13,6 +14,8 @@ BAD_PARAMS = [
     {"text": "x" * 50_000},
     {"text": "<img src=x onerror=alert(1)>"},
     {"text": ""},
+    {"query": "-1", "step": "x"},  # view keys of the instant charts
+    {"query": "999", "layer": "2", "head": "3"},
 ]
 
 
@@ -26,3 +29,10 @@ def test_bad_query_parameters(app_page, lesson, params):
     assert at.session_state["model"] in ("gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec")
     assert 0 <= at.session_state["layer"] < 64 and 0 <= at.session_state["head"] < 64
     assert 0 < len(at.session_state["text"]) <= 2000
+    for spec, _ in instant_charts(at):  # every instant chart opens on a view that exists
+        for param in spec.get("params", []):
+            bind = param.get("bind", {})
+            if bind.get("input") == "range":
+                assert bind["min"] <= param["value"] <= bind["max"], (spec.get("description"), param)
+            elif bind.get("input") == "select":
+                assert param["value"] in bind["options"], (spec.get("description"), param)
