@@ -9,11 +9,6 @@ from pathlib import Path
 
 from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local
 
-CHART_STATE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .map(p => JSON.stringify((p.data || []).map(t => [t.z, t.x, t.y])).length + ':' +
-              JSON.stringify((p.data || []).map(t => t.z)).slice(0, 2000))
-    .join('|')"""
-
 IDLE_JS = """() => {
     const s = document.querySelector('[data-testid="stStatusWidget"]');
     return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] [data-testid="stAlert"]') &&
@@ -46,18 +41,6 @@ async def new_page(browser, outside: list[str], server: str | None = None):
 
 async def wait_idle(page, timeout: float = 60_000) -> None:
     await page.wait_for_function(IDLE_JS, timeout=timeout, polling=50)
-
-
-async def timed_change(page, action, timeout: float = 30_000) -> float:
-    """Seconds from doing ``action`` until the charts differ from before and the run is over."""
-    before = await page.evaluate(CHART_STATE_JS)
-    t0 = time.perf_counter()
-    await action()
-    await page.wait_for_function(f"() => ({CHART_STATE_JS})() !== {before!r}", timeout=timeout,
-                                 polling="raf")
-    elapsed = time.perf_counter() - t0
-    await wait_idle(page)
-    return elapsed
 
 
 def cpu_seconds(pid: int) -> float:

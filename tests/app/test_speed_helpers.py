@@ -173,28 +173,3 @@ def test_a_figure_is_drawn_as_its_builder_made_it(monkeypatch):
     axes = [built.layout[k] for k in built.layout if k.startswith(("xaxis", "yaxis"))]
     assert axes and all(axis.automargin is False for axis in axes)
     assert (built.layout.margin.t, built.layout.margin.r) == (50, 10)
-
-
-def test_background_work_runs_in_order_and_never_raises(caplog):
-    import threading
-
-    from tfviz.ui import background as bg
-
-    done = []
-    assert bg.in_background(done.append, 1)
-    assert bg.in_background(lambda: 1 / 0)  # logged, not raised
-    assert bg.in_background(done.append, 2)
-    bg.wait_for_background(timeout=10)
-    assert done == [1, 2]
-    assert "ZeroDivisionError" in caplog.text
-    # A full queue drops new work (it is only ever a head start) and takes it again once drained.
-    gate = threading.Event()
-    assert bg.in_background(gate.wait, 10)
-    queued = [bg.in_background(done.append, i) for i in range(bg.MAX_PENDING)]
-    assert queued == [True] * (bg.MAX_PENDING - 1) + [False]
-    gate.set()
-    bg.wait_for_background(timeout=10)
-    assert done == [1, 2] + list(range(bg.MAX_PENDING - 1))
-    assert bg.in_background(done.append, "again")
-    bg.wait_for_background(timeout=10)
-    assert done[-1] == "again"
