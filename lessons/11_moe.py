@@ -6,9 +6,9 @@ from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import class_table
-from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
-from tfviz.viz import moe as mv
-from tfviz.viz.style import token_labels
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import show_code
+from tfviz.viz import instant_moe as ivm
 
 
 def _switch_model(to: str) -> None:
@@ -37,34 +37,25 @@ if not cfg.is_moe:
         st.button("Switch to moe-tiny", key="moe_switch", on_click=_switch_model,
                   args=("moe-tiny",), type="primary")
 else:
-    E = cfg.n_experts
-    layer, _ = layer_head_pickers(cfg.n_layers, head=False)
+    E, L = cfg.n_experts, cfg.n_layers
     k = st.slider("Experts per token (top-k)", 1, E, cfg.moe_top_k, key="moe_topk",
                   help=f"{name} was built with k = {cfg.moe_top_k}. Changing it here only "
                        "changes this one forward pass; the model itself stays as it is.")
     trace = get_trace(name, text, RunOptions(moe_top_k=k))
-    labels = token_labels(trace.tokens)  # plain: widgets show text as typed
-    r = ma.routing(trace, layer)
+    n = len(trace.tokens)
+    routes = [ma.routing(trace, layer) for layer in range(L)]
+    layer0 = view_value("layer", L - 1)  # where the charts open: a shared link's view
 
     st.header("Where each token goes")
     st.markdown(f"Each row is a token and holds its {E} gate probabilities (they sum to 1). "
                 f"A dot marks the {k} expert{'s' if k > 1 else ''} the token was sent to, a "
-                "cross a choice that was turned away because the expert was already full.")
-    chart(mv.routing_heatmap, r.probs, r.chosen_mask(), r.dropped_mask(), trace.tokens,
-          title=f"Gate probabilities p, layer {layer}, top-{k}")
-
-    pos = token_select("Follow one token", trace.tokens, "moe_token")
-    chosen = [int(e) for e in r.indices[pos]]
-    st.latex(r"h(x) = [" + ",\ ".join(f"{v:.2f}" for v in r.logits[pos]) + r"] \quad\Rightarrow\quad "
-             r"p = [" + ",\ ".join(f"{v:.3f}" for v in r.probs[pos]) + "]")
-    st.latex(r"\mathcal{T} = \{" + ", ".join(map(str, chosen)) + r"\} \quad\Rightarrow\quad y = "
-             + " + ".join(f"{w:.3f}\\,E_{{{e}}}(x)" for w, e in zip(r.weights[pos], chosen)))
-    if r.dropped[pos].any():
-        st.warning("At least one of this token's experts was full: that part of y is zero, and "
-                   "the token only keeps what the residual connection carries past the layer.")
+                "cross a choice that was turned away because the expert was already full. "
+                "Move **Layer** under the chart and pick the token to **follow**: the chart "
+                "changes in your browser at once.")
+    instant(ivm.routing_chart, routes, trace.tokens, layer=layer0, pos=view_value("pos", n - 1))
 
     st.header("Load and capacity")
-    cap = ma.capacity_of(cfg.moe_capacity_factor, len(labels), k, E)
+    cap = ma.capacity_of(cfg.moe_capacity_factor, n, k, E)
     if cap is None:
         st.markdown("This model sets no capacity, so no token is ever dropped.")
     else:
@@ -73,15 +64,16 @@ else:
                     "choices, earlier tokens first; whatever does not fit is **dropped**.")
         st.latex(rf"\text{{capacity}} = \left\lceil \text{{factor}} \cdot \frac{{\text{{tokens}} "
                  rf"\cdot k}}{{E}} \right\rceil = \left\lceil {cfg.moe_capacity_factor:g} \cdot "
-                 rf"\frac{{{len(labels)} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
-    vega(mv.load_chart, r.counts, r.dropped_per_expert(), cap,
-         title=f"Tokens per expert, layer {layer} (dashed line: capacity)")
-    drops = ma.dropped_tokens(r, trace.tokens)
+                 rf"\frac{{{n} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
+    instant(ivm.load_chart, routes, cap, layer=layer0)
+    drops = [{"layer": layer, **row} for layer, r in enumerate(routes)
+             for row in ma.dropped_tokens(r, trace.tokens)]
     if drops:
-        st.markdown(f"**{len(drops)} choice(s) dropped:**")
+        st.markdown(f"**{len(drops)} choice(s) dropped**, over all {L} layers:")
         st.dataframe(drops, hide_index=True)
     else:
-        st.success("No token was dropped: every expert had room for everyone who chose it.")
+        st.success(f"No token was dropped in any of the {L} layers: every expert had room for "
+                   "everyone who chose it.")
     st.caption("Training adds a small load-balancing loss that rewards spreading tokens evenly, "
                "so that no expert is swamped while others sit idle.")
 
@@ -93,20 +85,21 @@ else:
         "and every token is labelled with the class of the word it belongs to."
         + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
     )
-    classes, experts, counts = class_table(name, layer, k)
-    chart(mv.class_expert_heatmap, classes, experts, ma.row_shares(counts), counts,
-          title=f"Token class × first-choice expert, layer {layer}")
+    tables = [class_table(name, layer, k) for layer in range(L)]
+    instant(ivm.class_chart, tables, layer=layer0)
     st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
-                f"expert (1.0 = always the same expert, 1/{E} = spread evenly).")
-    st.dataframe(ma.class_summary(classes, counts), hide_index=True)
+                f"expert (1.0 = always the same expert, 1/{E} = spread evenly), in every layer.")
+    st.dataframe([{"layer": layer, **row} for layer, (classes, _, counts) in enumerate(tables)
+                  for row in ma.class_summary(classes, counts)], hide_index=True,
+                 column_config={"concentration": st.column_config.NumberColumn(format="%.3f")})
     st.caption("A high concentration only means specialisation when different classes favour "
                "different experts; if one expert takes nearly everything, every class looks "
                "concentrated on it.")
-    recorded = ma.table_from_manifest(bundle.manifest, layer)
-    if recorded is not None:
+    recorded = [ma.table_from_manifest(bundle.manifest, layer) for layer in range(L)]
+    if all(table is not None for table in recorded):
         with st.expander("The same table, recorded when the model was trained"):
-            chart(mv.class_expert_heatmap, recorded[0], recorded[1], ma.row_shares(recorded[2]),
-                  recorded[2], title="Token class × expert (training)")
+            instant(ivm.class_chart, recorded, layer=layer0,
+                    title="Token class × expert (training)")
     with st.expander("The sample sentences"):
         st.write("\n".join(f"- {s}" for s in ma.SAMPLE_SENTENCES))
 

@@ -1,4 +1,5 @@
 """AppTest for lessons 9-12: every widget changed once, and every model in the sidebar."""
+import numpy as np
 import pytest
 
 from tests.app.specs import instant_charts, param_values, unpacked
@@ -104,16 +105,39 @@ def test_moe_page_on_a_dense_model_offers_the_switch(run):
 
 
 def test_moe_page(run):
-    at = run("11_moe.py", model="moe-tiny")
+    """Layer and followed token are instant views opened from the link; top-k is a what-if
+    that reruns the model, and every chart then holds the top-3 routing of every layer."""
+    import tfviz
+    from tfviz.analysis import moe as ma
+    from tfviz.config import RunOptions
+    from tfviz.ui.state import DEFAULT_TEXT
+
+    at = run("11_moe.py", model="moe-tiny", layer="1", pos="2")
     assert at.title[0].value == "Mixture of experts"
-    at.slider(key="layer").set_value(1).run()
-    _ok(at)
+    charts = instant_charts(at)
+    assert len(charts) == 4  # routing, load, classes, and the recorded classes in an expander
+    assert all(param_values(spec)["layer"] == 1 for spec, _ in charts)
+    assert param_values(charts[0][0])["pos"] == 2
     at.slider(key="moe_topk").set_value(3).run()
     _ok(at)
-    assert any(r"\mathcal{T} = \{" in x.value and x.value.count("E_") == 3 for x in at.latex)
-    at.selectbox(key="moe_token").set_value(2).run()
-    _ok(at)
-    assert any("capacity" in x.value for x in at.latex)
+    (routing, data), (load, load_data), *_ = instant_charts(at)
+    trace = tfviz.load("moe-tiny").trace(DEFAULT_TEXT, options=RunOptions(moe_top_k=3))
+    gates = data["gates"]
+    for layer in range(2):
+        shown = gates[gates["layer"] == layer].sort_values(["t", "e"])
+        np.testing.assert_allclose(shown["p"].to_numpy().reshape(len(trace.tokens), 4),
+                                   trace[f"blocks.{layer}.mlp.hook_gate_probs"], atol=6e-5)
+        chosen = (shown["status"] != "not chosen").to_numpy().reshape(len(trace.tokens), 4)
+        assert (chosen.sum(axis=1) == 3).all()  # k = 3 experts per token
+    follow = data["follow"]
+    line = follow[(follow["layer"] == 1) & (follow["t"] == 2) & (follow["line"] == 1)]["text"].iloc[0]
+    r = ma.routing(trace, 1)
+    assert line.startswith("𝒯 = {" + ", ".join(str(int(e)) for e in r.indices[2]) + "}")
+    assert line.count("E") == 3
+    served = load_data["load"]
+    served = served[(served["kind"] == "served") & (served["layer"] == 1)]["tokens"].tolist()
+    assert served == r.counts.tolist()
+    assert any("capacity" in x.value and r"\cdot 3" in x.value for x in at.latex)
 
 
 @pytest.mark.parametrize("model", ["bert-tiny", "reverse-encdec"])

@@ -122,7 +122,6 @@ def _stale(lesson: str, key: str, value, model: str | None = None):
     ("09_layernorm.py", "ln_token", None),
     ("05_self_attention.py", "sa_query", None),
     ("04_lookup.py", "lk_query_tok", None),
-    ("11_moe.py", "moe_token", "moe-tiny"),
     ("01_tour.py", "tour_mask_pos", "bert-tiny"),
 ])
 def test_lesson_pickers_survive_a_stale_label(lesson, key, model):
