@@ -1,4 +1,5 @@
 """Lesson 8: masks. The causal −∞ triangle, encoder vs decoder, padding, and a no-peeking proof."""
+import numpy as np
 import streamlit as st
 
 from tfviz.analysis import masking as mk
@@ -9,8 +10,10 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, layer_head_pickers, show_code, stable_select, token_select
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import chart, show_code, stable_select, token_select
 from tfviz.viz import attention as attv
+from tfviz.viz import instant_masking as im
 from tfviz.viz.style import token_labels
 
 
@@ -30,24 +33,25 @@ st.latex(r"\tilde s_{ij} = \begin{cases} q_i\cdot k_j/\sqrt{d_k} & j \le i \\ -\
          r"\end{cases}\qquad \alpha_{ij} = \frac{e^{\tilde s_{ij}}}{\sum_m e^{\tilde s_{im}}}")
 
 st.header("1 · The triangle of −∞")
-layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
+st.caption("Move the layer and head sliders under a chart (or use the arrow keys on them): "
+           "every chart of this page follows them in your browser at once.")
+L, H = cfg.n_layers, cfg.n_heads
+layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
 causal = get_trace(name, text, RunOptions(causal=True))
 if not cfg.causal:
     st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                "causal mask switched on, so you can see the triangle.")
-chart(attv.masked_scores_figure, causal["masked_scores", layer][head], causal.tokens,
-      title=f"Scores after the mask, layer {layer}, head {head}")
-hidden = int(mk.masked_cells(causal["masked_scores", layer][head]).sum())
-st.caption(f"{hidden} of {len(causal.tokens) ** 2} cells are −∞ (grey): everything above the "
-           "diagonal. Row i may only use keys 0…i.")
+scores = np.stack([causal["masked_scores", layer] for layer in range(L)])  # (layers, heads, n, n)
+instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0)
+hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
+st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
+           "every layer and head: everything above the diagonal. Row i may only use keys 0…i.")
 show_code(mk.causal_mask, mk.masked_cells)
 
 st.header("2 · Bidirectional (encoder) vs causal (decoder)")
 both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
-chart(attv.maps_side_by_side, [t["pattern", layer][head] for t in both],
-      [t.tokens for t in both],
-      ["bidirectional: every key", "causal: only earlier keys"],
-      title=f"The same weights, two masks (layer {layer}, head {head})")
+instant(im.two_masks, *[np.stack([t["pattern", layer] for layer in range(L)]) for t in both],
+        causal.tokens, layer=layer0, head=head0)
 st.caption("The first token of a causal model can only look at itself, so its row is a "
            "single 1. In the bidirectional map every row spreads over the whole text.")
 in_the_notes("masking")
@@ -66,11 +70,9 @@ st.dataframe({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
              | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
                          str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
              hide_index=True)
-chart(attv.maps_side_by_side, [demo.trace["pattern", layer][r, head] for r in (0, 1)],
-      demo.tokens, ["sentence 1", "sentence 2 (padded)"],
-      title=f"Attention of the padded batch (layer {layer}, head {head})")
-chart(attv.masked_scores_figure, demo.trace["masked_scores", layer][1, head], demo.tokens[1],
-      title="Sentence 2: scores after the mask (pad keys are −∞)")
+instant(im.padded_batch, np.stack([demo.trace["pattern", layer] for layer in range(L)]),
+        np.stack([demo.trace["masked_scores", layer][1] for layer in range(L)]), demo.tokens,
+        layer=layer0, head=head0)
 note = (" This model mixes experts: pad tokens still pass through the router and use up "
         "expert capacity, which can change which real tokens are dropped. That is not "
         "attention leaking." if cfg.is_moe else "")

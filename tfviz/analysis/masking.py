@@ -34,6 +34,15 @@ def masked_cells(masked_scores: np.ndarray) -> np.ndarray:
     return np.isneginf(masked_scores)
 
 
+def hidden_per_map(masked_scores: np.ndarray) -> np.ndarray:
+    """How many cells of each (query, key) map are −∞: ``masked_scores`` (..., n, n) -> (...).
+
+    >>> hidden_per_map(np.where(causal_mask(3), 0.0, -np.inf)[None]).tolist()  # 3 above the diagonal
+    [3]
+    """
+    return masked_cells(masked_scores).sum(axis=(-2, -1))
+
+
 def padding_mask(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Right-pad id lists to one length: (ids (B, T), attention_mask (B, T) with 1 = real)."""
     length = max(len(s) for s in sequences)

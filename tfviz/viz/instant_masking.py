@@ -1,0 +1,245 @@
+"""Instant charts for lesson 8 (masking): every layer's and head's maps, switched in the browser.
+
+Each builder takes the trace's arrays for *every* layer and head, so layer and head are view
+parameters (``tfviz.viz.instant``) and moving them repaints the chart without a script run.
+What changes the computation (the padded sentences, the peeking experiment) stays a
+Streamlit widget on the page.
+
+A masked score (−∞) travels as an empty entry of the packed row (``instant.packed``) and is
+drawn as a grey cell that reads "−∞", with "masked (−∞)" as its value in the tooltip and the
+mark's ARIA label.
+
+A long text's maps (more than ``instant.PICTURE_CELLS`` cells) travel as pictures instead, as
+multi-head's do: thousands of cells as separate marks took the browser up to a second and a
+half per view change. Weights use instant's cividis pictures; scores get ``score_picture``'s
+red-blue, with masked cells grey, on one colour range for every layer and head.
+
+``map_pair`` (two attention maps on one 0..1 scale, side by side when they fit) is shared
+with lesson 6 (``tfviz.viz.instant_scaling``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.attention import MASKED_GREY
+from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, constant, heat_layer,
+                               picture_layer, picture_rows, slider, spec, stack_rows, unpack)
+from tfviz.viz.style import FONT_SIZE, token_labels
+
+MASKED = "masked (−∞)"
+SIDE_BY_SIDE = 20  # up to this many tokens two maps sit next to each other; more are stacked
+WIDTH = 640  # pixels of cells across a chart: with labels and legend it stays under ~900 px
+
+
+def fit_cell(n: int, across: int = 1) -> int:
+    """Pixels per cell so that ``across`` maps of ``n`` columns fill about WIDTH pixels.
+
+    >>> fit_cell(13), fit_cell(13, across=2), fit_cell(64), fit_cell(128)
+    (44, 24, 10, 6)
+    """
+    return max(6, min(44, WIDTH // max(across * n, 1)))
+
+
+# Red-blue at eleven stops from negative (blue) to positive (red), as the cells' reversed
+# "redblue" scheme draws it, for scores sent as pictures.
+RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
+            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
+
+
+def pictured(n: int) -> bool:
+    """Whether maps of ``n`` tokens travel as pictures (see the module docstring)."""
+    return n * n > PICTURE_CELLS
+
+
+def score_bound(scores: np.ndarray) -> float:
+    """The colour range ±bound of scores drawn as pictures: the largest finite |score|.
+
+    >>> score_bound(np.array([[1.0, -np.inf], [-3.0, 2.0]]))
+    3.0
+    """
+    finite = np.abs(scores[np.isfinite(scores)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+
+def score_picture(matrix: np.ndarray, bound: float) -> str:
+    """Scores as a PNG data URL, one pixel per cell: red-blue from −bound to +bound, masked
+    (−∞) cells grey."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in RED_BLUE], dtype=float)
+    m = np.asarray(matrix, dtype=float)
+    hidden = ~np.isfinite(m)
+    t = np.clip((np.where(hidden, 0.0, m) + bound) / (2 * bound), 0.0, 1.0)
+    where = t * (len(stops) - 1)
+    i = np.minimum(where.astype(int), len(stops) - 2)
+    frac = (where - i)[..., None]
+    rgb = stops[i] * (1 - frac) + stops[i + 1] * frac
+    rgb[hidden] = [int(MASKED_GREY[j:j + 2], 16) for j in (1, 3, 5)]
+    buffer = io.BytesIO()
+    Image.fromarray(rgb.round().astype(np.uint8), mode="RGB").save(buffer, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def map_rows(maps: np.ndarray, *names: str, scores: bool = False, bound: float = 1.0) -> list[dict]:
+    """The rows a chart of these maps needs: packed cells (``stack_rows``, field ``v``) for a
+    short text, pictures (field ``img``) for a long one."""
+    n = maps.shape[-1]
+    if not pictured(n):
+        return stack_rows(maps, *names)
+    if not scores:
+        return picture_rows(maps, *names)
+    return [{**dict(zip(names, (int(i) for i in index))), "img": score_picture(maps[index], bound)}
+            for index in np.ndindex(*maps.shape[:len(names)])]
+
+
+def cells(n: int, panels: int = 1) -> int:
+    """Marks that ``panels`` maps of ``n`` tokens draw (none when they are pictures): the
+    renderer's choice (``instant.spec``)."""
+    return 0 if pictured(n) else panels * n * n
+
+
+def view_filter(*fields: str) -> dict:
+    """Keep the rows of the chosen view: ``view_filter("layer", "head")`` keeps
+    ``datum.layer == layer && datum.head == head``."""
+    return {"filter": " && ".join(f"datum.{f} == {f}" for f in fields)}
+
+
+def view_params(n_layers: int, n_heads: int, layer: int, head: int) -> list[dict]:
+    """The layer and head sliders every chart of lessons 6 and 8 has."""
+    return [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
+
+
+def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
+                y_labels: str = "tokens", cell: int | None = None, value_title: str = "score",
+                x_title: str = "key", y_title: str = "query", bound: float = 1.0) -> dict:
+    """``heat_layer`` of scores around 0 (reversed red-blue), with every masked cell grey and
+    reading "−∞"; its value in the tooltip and ARIA label is "masked (−∞)". ``keep`` is the
+    filter that keeps the view's row. A long text's scores are a picture
+    (``map_rows(..., scores=True, bound=bound)``) with a ±bound legend."""
+    cell = cell or fit_cell(max(n, m))
+    if pictured(max(n, m)):
+        view = picture_layer(m, n, x_title=x_title, y_title=y_title, value_title=value_title,
+                             before=[keep], cell=cell,
+                             x_labels=x_labels, y_labels=y_labels)
+        view["layer"][1]["encoding"]["color"]["scale"] = {
+            "domain": [-bound, bound], "scheme": DIVERGING_SCHEME, "reverse": True}
+        return view
+    view = heat_layer(m, n, x_title=x_title, y_title=y_title, value_title=value_title,
+                      before=[keep, *unpack(m)], x_labels=x_labels, y_labels=y_labels, domain=None,
+                      diverging=True, cell=cell)
+    where = {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"}}
+    grey = {"transform": [{"filter": "!isValid(datum.v)"},
+                          {"calculate": f"'{MASKED}'", "as": "masked"}],
+            "mark": {"type": "rect", "color": MASKED_GREY},
+            "encoding": {**where, "tooltip": [{"field": "rowlabel", "title": y_title},
+                                              {"field": "collabel", "title": x_title},
+                                              {"field": "masked", "title": value_title}]}}
+    view["layer"].append(grey)
+    if cell >= 20:  # room for the sign itself
+        view["layer"].append({"transform": [{"filter": "!isValid(datum.v)"}],
+                              "mark": {"type": "text", "fontSize": FONT_SIZE - 4, "color": "#444"},
+                              "encoding": {**where, "text": {"value": "−∞"}}})
+    return view
+
+
+def map_pair(sources: Sequence[str], titles: Sequence[str], n: int, *, fields=("layer", "head"),
+             labels: Sequence[str] = ("tokens", "tokens"), title: dict | None = None) -> dict:
+    """Two attention maps of ``n`` tokens on one 0..1 colour scale (so one legend): the rows of
+    datasets ``sources`` (made by ``map_rows``) that ``fields`` select. Side by side up to
+    SIDE_BY_SIDE tokens, else one above the other; the second map repeats its token labels
+    only when they differ or sit below."""
+    across = 2 if n <= SIDE_BY_SIDE else 1
+    cell = fit_cell(n, across)
+    views = []
+    for i, (source, name, lab) in enumerate(zip(sources, titles, labels)):
+        first = i == 0
+        y_title = "query" if first or across == 1 else ""
+        if pictured(n):  # a long text: a picture per map (rows from map_rows)
+            view = picture_layer(n, n, x_title="key", y_title=y_title, value_title="weight",
+                                 before=[view_filter(*fields)], cell=cell, x_labels=lab,
+                                 y_labels=lab)
+        else:
+            view = heat_layer(n, n, x_title="key", y_title=y_title, value_title="weight",
+                              x_labels=lab, y_labels=lab, cell=cell, masked=False,
+                              y_axis=first or across == 1 or lab != labels[0],
+                              before=[view_filter(*fields), *unpack(n)])
+        views.append({"data": {"name": source}, **view, "title": {"text": name, "fontSize": FONT_SIZE}})
+    body = {"hconcat" if across == 2 else "vconcat": views, "spacing": 16 if across == 2 else 24}
+    if title:
+        body["title"] = title
+    return body
+
+
+def _n_layers_heads(arr: np.ndarray) -> tuple[int, int, int]:
+    n_layers, n_heads, n, m = arr.shape
+    if n != m:
+        raise ValueError(f"expected square maps (layers, heads, n, n), got {arr.shape}")
+    return n_layers, n_heads, n
+
+
+def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0,
+             head: int = 0) -> dict:
+    """Section 1: the scores after the causal mask, (layers, heads, n, n) with −∞ above the
+    diagonal, for the layer and head chosen below the chart."""
+    n_layers, n_heads, n = _n_layers_heads(masked_scores)
+    bound = score_bound(masked_scores)
+    body = {"data": {"name": "scores"},
+            **masked_heat(n, n, keep=view_filter("layer", "head"), bound=bound),
+            "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
+    return spec(body, params=[*view_params(n_layers, n_heads, layer, head),
+                              constant("tokens", token_labels(tokens))],
+                datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True, bound=bound)},
+                marks=cells(n), description="Attention scores after the causal mask; masked cells read −∞.")
+
+
+def two_masks(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[str], *,
+              layer: int = 0, head: int = 0) -> dict:
+    """Section 2: the same layer and head's weights with no mask and with the causal mask;
+    both (layers, heads, n, n)."""
+    n_layers, n_heads, n = _n_layers_heads(bidirectional)
+    if causal.shape != bidirectional.shape:
+        raise ValueError(f"the two runs differ in shape: {bidirectional.shape} vs {causal.shape}")
+    body = map_pair(("bidirectional", "causal"),
+                    ("bidirectional: every key", "causal: only earlier keys"), n,
+                    title={"text": {"expr": "'The same weights, two masks (layer ' + layer + "
+                                            "', head ' + head + ')'"}})
+    return spec(body, params=[*view_params(n_layers, n_heads, layer, head),
+                              constant("tokens", token_labels(tokens))],
+                datasets={"bidirectional": map_rows(bidirectional, "layer", "head"),
+                          "causal": map_rows(causal, "layer", "head")},
+                marks=cells(n, 2), description="Attention weights of one head without and with the causal mask.")
+
+
+def padded_batch(patterns: np.ndarray, masked_scores: np.ndarray,
+                 token_lists: Sequence[Sequence[str]], *, layer: int = 0, head: int = 0) -> dict:
+    """Section 3: a padded batch of two sentences. ``patterns`` is (layers, 2, heads, T, T),
+    ``masked_scores`` sentence 2's scores after the padding mask, (layers, heads, T, T)."""
+    n_layers, batch, n_heads, n, _ = patterns.shape
+    if batch != 2 or len(token_lists) != 2:
+        raise ValueError("the padding demo shows exactly two sentences")
+    maps = map_rows(patterns, "layer", "s", "head")  # "s": which sentence
+    bound = score_bound(masked_scores)
+    pair = map_pair(("s1", "s2"), ("sentence 1", "sentence 2 (padded)"), n,
+                    labels=("tokens_a", "tokens_b"),
+                    title={"text": {"expr": "'Attention of the padded batch (layer ' + layer + "
+                                            "', head ' + head + ')'"}})
+    scores = {"data": {"name": "s2_scores"},
+              **masked_heat(n, n, y_labels="tokens_b", x_labels="tokens_b", bound=bound,
+                            keep=view_filter("layer", "head")),
+              "title": {"text": {"expr": "'Sentence 2: scores after the mask (pad keys are −∞), "
+                                         "layer ' + layer + ', head ' + head"}}}
+    params = [*view_params(n_layers, n_heads, layer, head),
+              constant("tokens_a", token_labels(token_lists[0])),
+              constant("tokens_b", token_labels(token_lists[1]))]
+    body = {"vconcat": [pair, scores], "spacing": 30,  # weights 0..1 and scores: two scales
+            "resolve": {"scale": {"color": "independent"}}}
+    return spec(body, params=params,
+                datasets={"s1": [r for r in maps if r["s"] == 0],
+                          "s2": [r for r in maps if r["s"] == 1],
+                          "s2_scores": map_rows(masked_scores, "layer", "head", scores=True, bound=bound)},
+                marks=cells(n, 3), description="A padded batch of two sentences: attention and masked scores.")
