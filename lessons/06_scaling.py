@@ -1,4 +1,5 @@
 """Lesson 6: why attention divides by √d_k: a random-vector experiment, then the live model."""
+import numpy as np
 import streamlit as st
 
 from tfviz.analysis import scaling as sc
@@ -6,11 +7,11 @@ from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import dot_product_variance, saturation
-from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, layer_head_pickers, show_code, vega
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import show_code, vega
+from tfviz.viz import instant_scaling as isc
 from tfviz.viz import scaling as scv
-from tfviz.viz.attention import maps_side_by_side
 
 name, text, _, cfg = lesson_context()
 
@@ -60,31 +61,27 @@ vega(scv.saturation_chart, saturation(D_KS, int(seed)))
 show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
 
-@safe_fragment
-def live_model() -> None:
-    st.header("3 · Your text, with and without the scale")
-    st.markdown(
-        f"Our models use heads of d_k = {cfg.d_head}, so the scale divides every score by "
-        f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
-        "The entropy of a row says how spread out that query's attention is: log₂(number of "
-        "keys) when it looks at all keys evenly, 0 when it looks at a single key."
-    )
-    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    on = get_trace(name, text, RunOptions(scale=True))
-    off = get_trace(name, text, RunOptions(scale=False))
-    maps = [on["pattern", layer][head], off["pattern", layer][head]]
-    chart(maps_side_by_side, maps, [on.tokens, on.tokens], ["with ÷√d_k", "without ÷√d_k"],
-          title=f"Layer {layer}, head {head}: the same text, scale on and off")
-    ent_on, ent_off = sc.row_entropy(maps[0]), sc.row_entropy(maps[1])
-    st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
-    vega(scv.entropy_chart, ent_on, ent_off, on.tokens)
-    c1, c2 = st.columns(2)
-    c1.metric("Mean entropy with the scale", f"{ent_on.mean():.3f} bits")
-    c2.metric("Mean entropy without", f"{ent_off.mean():.3f} bits",
-              delta=f"{ent_off.mean() - ent_on.mean():+.3f} bits", delta_color="off")
-    st.caption("Turning the scale off multiplies every score by √d_k, which is the same as a "
-               f"softmax temperature of 1/√d_k ≈ {cfg.d_head ** -0.5:.2f}: the maps sharpen.")
-    show_code(sc.row_entropy, sc.entropy)
-
-
-live_model()
+st.header("3 · Your text, with and without the scale")
+st.markdown(
+    f"Our models use heads of d_k = {cfg.d_head}, so the scale divides every score by "
+    f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
+    "The entropy of a row says how spread out that query's attention is: log₂(number of "
+    "keys) when it looks at all keys evenly, 0 when it looks at a single key."
+)
+st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
+st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
+           "the maps, the entropies and their means change in your browser at once.")
+L, H = cfg.n_layers, cfg.n_heads
+on = get_trace(name, text, RunOptions(scale=True))
+off = get_trace(name, text, RunOptions(scale=False))
+maps = [np.stack([t["pattern", layer] for layer in range(L)]) for t in (on, off)]  # (L, H, n, n)
+instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
+        layer=view_value("layer", L - 1), head=view_value("head", H - 1))
+st.markdown("Mean entropy of every head's rows, with and without the scale:")
+three_decimals = st.column_config.NumberColumn(format="%.3f")
+table = sc.entropy_by_head(*maps)
+st.dataframe(table, hide_index=True, column_config={
+    column: three_decimals for column in table if column not in ("layer", "head")})
+st.caption("Turning the scale off multiplies every score by √d_k, which is the same as a "
+           f"softmax temperature of 1/√d_k ≈ {cfg.d_head ** -0.5:.2f}: the maps sharpen.")
+show_code(sc.row_entropy, sc.entropy, sc.entropy_by_head)

@@ -52,19 +52,23 @@ def test_self_attention_what_ifs_return_to_the_model_settings(app_page):
 
 def test_scaling_every_widget(app_page):
     """Every widget once, then the numbers against independent computations: torch's softmax
-    Jacobian for the gradient metric, torch's entr for the model's entropies, and the law
-    Var(q·k) = d_k that the first table measures."""
+    Jacobian for the gradient metric, torch's entr for the model's entropies (the table of
+    every head, and the means the instant chart's title shows for the link's layer and head),
+    and the law Var(q·k) = d_k that the first table measures."""
+    import numpy as np
     import torch
 
     import tfviz
+    from tests.app.specs import instant_charts, param_values
     from tfviz.analysis import scaling as sc
     from tfviz.config import RunOptions
 
-    at = app_page("06_scaling.py")
+    at = app_page("06_scaling.py", layer="2", head="1")
     assert at.title[0].value.startswith("Why divide")
+    # layer and head are chosen in the browser, under the instant chart
+    assert not {"layer", "head"} & {w.key for w in at.slider}
     for kind, key, value in [("slider", "sc_samples", 1000), ("number_input", "sc_seed", 7),
-                             ("select_slider", "sc_dk", 512), ("slider", "layer", 2),
-                             ("slider", "head", 1)]:
+                             ("select_slider", "sc_dk", 512)]:
         getattr(at, kind)(key=key).set_value(value)  # looked up afresh after every run
         _ok(at.run())
     metrics = {m.label: m.value for m in at.metric}
@@ -75,12 +79,21 @@ def test_scaling_every_widget(app_page):
         assert metrics[f"Largest gradient entry, {label} the scale"] == f"{jac.abs().max():.2e}"
 
     bundle = tfviz.load("gpt-tiny")
-    for label, scale in [("Mean entropy with the scale", True), ("Mean entropy without", False)]:
-        p = torch.tensor(bundle.trace(at.session_state["text"], options=RunOptions(scale=scale))
-                         ["pattern", 2][1], dtype=torch.float64)
-        bits = torch.special.entr(p).sum(-1) / torch.log(torch.tensor(2.0, dtype=torch.float64))
-        assert metrics[label] == f"{bits.mean():.3f} bits"
-    assert float(metrics["Mean entropy without"].split()[0]) < float(metrics["Mean entropy with the scale"].split()[0])
+    bits = {}
+    for scale in (True, False):
+        trace = bundle.trace(at.session_state["text"], options=RunOptions(scale=scale))
+        p = torch.tensor(np.stack([trace["pattern", layer] for layer in range(3)]), dtype=torch.float64)
+        bits[scale] = (torch.special.entr(p).sum(-1) / np.log(2)).mean(-1).numpy()  # (layers, heads)
+    (spec, _), = [c for c in instant_charts(at) if "layer" in param_values(c[0])]  # not altair's
+    assert param_values(spec)["layer"] == 2 and param_values(spec)["head"] == 1
+    means = np.array(param_values(spec)["means"])  # what the title prints for each view
+    np.testing.assert_allclose(means[..., 0], bits[True], atol=1e-9)
+    np.testing.assert_allclose(means[..., 1], bits[False], atol=1e-9)
+    assert means[2, 1, 1] < means[2, 1, 0]  # the scale off sharpens the link's head
+    table = at.dataframe[1].value  # every head's mean entropy, with and without
+    np.testing.assert_allclose(table["with ÷√d_k"], bits[True].ravel(), atol=1e-9)
+    np.testing.assert_allclose(table["without ÷√d_k"], bits[False].ravel(), atol=1e-9)
+    assert (table["change"] < 0).all()  # every head of the trained model sharpens
 
     table = at.dataframe[0].value  # measured variance of q·k per d_k, 1,000 draws
     at_512 = table[table["d_k"] == 512].set_index("scores")["variance"]

@@ -71,3 +71,15 @@ def test_masking_with_a_long_text_sends_pictures(app_page):
     (_, triangle), _, _ = _instant(at)
     assert list(triangle["scores"].columns) == ["layer", "head", "img"]
     assert triangle["scores"]["img"].str.startswith("data:image/png;base64,").all()
+
+
+def test_scaling_charts_carry_both_runs(app_page):
+    at = app_page("06_scaling.py", head="3")
+    bundle = tfviz.load(DEFAULT_MODEL)
+    (spec, data), = _instant(at)
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (0, 3)
+    for name, scale in (("on", True), ("off", False)):
+        trace = bundle.trace(DEFAULT_TEXT, options=RunOptions(scale=scale))
+        _check(data[name], _stacked(trace, "pattern"), "layer", "head")
+    entropy = data["entropy"]
+    assert len(entropy) == 2 * 3 * 4 * len(bundle.trace(DEFAULT_TEXT).tokens)

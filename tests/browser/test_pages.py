@@ -28,7 +28,7 @@ INTERACTIONS = {
     "embeddings": ("slider", "width d"),
     "attention-lookup": ("slider", "query, dimension 1"),
     "self-attention": ("slider", "Layer"),
-    "scaling": ("slider", "Layer"),
+    "scaling": ("view", "layer"),
     "multi-head": ("slider", "Layer"),
     "masking": ("toggle", "Switch the causal mask off"),
     "layernorm": ("slider", "Layer"),

@@ -116,3 +116,19 @@ def example_row(d_k: int, n_keys: int = 6, seed: int = 0) -> tuple[np.ndarray, n
 def row_entropy(pattern: np.ndarray) -> np.ndarray:
     """Entropy (bits) of every query row of an attention map (…, q, k): low = focused."""
     return entropy(pattern, axis=-1)
+
+
+def entropy_by_head(on: np.ndarray, off: np.ndarray) -> dict[str, list]:
+    """Mean row entropy (bits) of every layer's heads with and without the scale, as table
+    columns; ``on`` and ``off`` are the two runs' patterns (layers, heads, q, k).
+
+    >>> flat, sharp = np.full((1, 1, 2, 2), 0.5), np.array([[[[1.0, 0.0], [0.5, 0.5]]]])
+    >>> entropy_by_head(flat, sharp)
+    {'layer': [0], 'head': [0], 'with ÷√d_k': [1.0], 'without ÷√d_k': [0.5], 'change': [-0.5]}
+    """
+    mean_on, mean_off = row_entropy(on).mean(-1), row_entropy(off).mean(-1)  # (layers, heads)
+    index = list(np.ndindex(*mean_on.shape))
+    return {"layer": [lyr for lyr, _ in index], "head": [h for _, h in index],
+            "with ÷√d_k": [float(mean_on[i]) for i in index],
+            "without ÷√d_k": [float(mean_off[i]) for i in index],
+            "change": [float(mean_off[i] - mean_on[i]) for i in index]}

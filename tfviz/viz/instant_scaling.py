@@ -1,0 +1,72 @@
+"""Instant chart for lesson 6, section 3: every layer's and head's maps with the scale on and
+off, and the entropy of each row, switched in the browser (``tfviz.viz.instant``).
+
+Turning the scale off is a what-if (the page runs the model twice); choosing the layer and
+head only selects what to look at, so both runs' maps for every layer and head travel once
+and the sliders under the chart pick one. A long text's maps travel as pictures
+(``instant_masking.map_rows``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.instant import constant, rounded, spec
+from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
+from tfviz.viz.scaling import WITH, WITHOUT
+from tfviz.viz.style import CATEGORICAL, token_labels
+
+MEAN_TEXT = ("'Mean entropy over the rows: ' + format(means[layer][head][0], '.3f') + ' bits "
+             "with the scale, ' + format(means[layer][head][1], '.3f') + ' bits without (' + "
+             "format(means[layer][head][1] - means[layer][head][0], '+.3f') + ')'")
+
+
+def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
+                 entropy_off: np.ndarray, tokens: Sequence[str], *, layer: int = 0,
+                 head: int = 0) -> dict:
+    """The chosen layer and head's map with and without ÷√d_k, then each query row's entropy.
+
+    ``on`` and ``off`` are the patterns (layers, heads, n, n) of the two runs; ``entropy_on``
+    and ``entropy_off`` their rows' entropies in bits (layers, heads, n). The title
+    gives both mean entropies of the chosen head on its second line.
+    """
+    n_layers, n_heads, n, _ = on.shape
+    if off.shape != on.shape or entropy_on.shape != on.shape[:3] or entropy_off.shape != on.shape[:3]:
+        raise ValueError("the two runs and their entropies must cover the same layers, heads, tokens")
+    maps = map_pair(("on", "off"), (WITH, WITHOUT), n,
+                    title={"text": {"expr": "'Layer ' + layer + ', head ' + head + "
+                                            "': the same text, scale on and off'"}})
+    rows = [{"layer": lyr, "head": h, "q": q, "scores": name, "v": value}
+            for name, ent in ((WITH, entropy_on), (WITHOUT, entropy_off))
+            for lyr, h in np.ndindex(*ent.shape[:2])
+            for q, value in enumerate(rounded(ent[lyr, h]))]
+    lines = {
+        "data": {"name": "entropy"},
+        "transform": [view_filter("layer", "head"), {"calculate": "tokens[datum.q]", "as": "query"}],
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "q", "type": "ordinal", "title": "query token",
+                  "axis": {"labelExpr": "tokens[datum.value]", "labelLimit": 160},
+                  "scale": {"domain": list(range(n))}},
+            "y": {"field": "v", "type": "quantitative", "title": "entropy of the row (bits)",
+                  "scale": {"domain": [0, float(max(np.log2(max(n, 2)), 1.0))]}},
+            "color": {"field": "scores", "type": "nominal", "title": "scores",
+                      "scale": {"domain": [WITHOUT, WITH], "range": [CATEGORICAL[5], CATEGORICAL[0]]},
+                      "legend": {"orient": "top"}},
+            "tooltip": [{"field": "query", "title": "query"}, {"field": "scores"},
+                        {"field": "v", "title": "entropy (bits)", "format": ".3f"}],
+        },
+        "width": max(320, min(640, 40 * n)), "height": 300,
+        "title": {"text": {"expr": "['How spread out each row is: high = looks broadly, "
+                                   f"0 = one key', {MEAN_TEXT}]"}},  # two lines
+    }
+    means = [[[float(entropy_on[lyr, h].mean()), float(entropy_off[lyr, h].mean())]
+              for h in range(n_heads)] for lyr in range(n_layers)]
+    body = {"vconcat": [maps, lines], "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
+    params = [*view_params(n_layers, n_heads, layer, head),
+              constant("tokens", token_labels(tokens)), constant("means", means)]
+    return spec(body, params=params,
+                datasets={"on": map_rows(on, "layer", "head"), "off": map_rows(off, "layer", "head"),
+                          "entropy": rows}, marks=cells(n, 2) + 4 * n,
+                description="Attention of one head with and without the scale, and each row's entropy.")
