@@ -6,17 +6,16 @@ from tfviz.experiments import wiring
 from tfviz.reference import layer_norm
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
-from tfviz.ui.errors import safe_fragment
 from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import chart, show_code, vega
+from tfviz.viz import instant_block as ivb
 from tfviz.viz import layernorm as lnv
-from tfviz.viz.style import token_labels
 
 
 name, text, bundle, cfg = lesson_context()
 trace = get_trace(name, text)
-labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 
 st.title("Residual connections and LayerNorm")
 st.markdown(
@@ -56,55 +55,42 @@ st.info(f"**{name}** is wired **{cfg.norm}-LN**"
         + (" Its decoder blocks have a third norm, after cross-attention." if cfg.arch == "encoder-decoder" else ""))
 
 st.header("The statistics, layer by layer")
-layer, _ = layer_head_pickers(cfg.n_layers, head=False)
-norms = lna.norms_of(trace, layer)
-if st.session_state.get("ln_norm") not in norms:  # e.g. ln_cross after leaving reverse-encdec
-    st.session_state["ln_norm"] = norms[0]
-norm = st.radio("Which LayerNorm", norms, format_func=lna.NORM_NAMES.get, horizontal=True,
-                key="ln_norm")
-stats = lna.token_stats(trace, layer, norm)
+st.caption("Choose the layer, the LayerNorm and the token under the charts (the arrow keys "
+           "work on them too): the charts change in your browser at once.")
+layer0 = view_value("layer", cfg.n_layers - 1)
+norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see instant_block)
+params = lna.gamma_beta(bundle.weights())
+every = lna.every_norm(trace, params)
 st.markdown(
     "Before the norm every token has its own mean μ and spread σ. After normalising (before "
     "γ and β) every token has mean 0 and standard deviation 1, whatever it started with. "
     + ("In this post-LN model the norm's input is the stream plus the sublayer's output."
        if cfg.norm == "post" else "In this pre-LN model the norm's input is the stream itself.")
 )
-vega(lnv.token_stats_chart, trace.tokens, stats.mean_before, stats.std_before, stats.mean_after,
-     stats.std_after, title=f"μ and σ per token, layer {layer}, {norm}")
+instant(ivb.token_stats, every.stats, every.norms, trace.tokens, layer=layer0, norm=norm0)
 st.markdown("Averages over the tokens, for every LayerNorm in the stack:")
 st.dataframe(lna.stats_table(trace), hide_index=True)
 
 st.subheader("The learned γ and β")
 st.markdown("γ starts at 1 and β at 0; training moves them, dimension by dimension."
             + ("" if bundle.trained else " This model has not been trained yet, so they are still 1 and 0."))
-params = lna.gamma_beta(bundle.weights())
-tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])
+tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])  # plain tabs switch in the browser
 with tab_g:
     chart(lnv.gamma_beta_heatmap, params, which="gamma")
 with tab_b:
     chart(lnv.gamma_beta_heatmap, params, which="beta")
 
-
-@safe_fragment
-def worked_example(layer: int, norm: str) -> None:
-    st.subheader("One token, by hand")
-    pos = token_select("Token", trace.tokens, "ln_token")
-    gamma, beta = params[f"L{layer} {norm}"]
-    w = lna.worked_token(trace, layer, norm, pos, gamma, beta)
-    c1, c2 = st.columns(2)
-    c1.latex(rf"\mu = \tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j x_j = {w.mean:.4f}")
-    c2.latex(rf"\sigma = \sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j (x_j-\mu)^2 + \varepsilon}} = {w.sigma:.4f}")
-    st.caption(f"The model recorded μ = {w.trace_mean:.4f} (ln.hook_mean) and σ = "
-               f"{w.trace_sigma:.4f} (ln.hook_scale).")
-    st.markdown(f"The first dimensions of **{labels[pos]}**, step by step; the last column is "
-                "what the model itself produced:")
-    st.dataframe(w.table(8), hide_index=True)
-    st.success(f"Largest difference between the hand calculation and the model: {w.max_error:.1e}")
-    with st.expander(f"All {cfg.d_model} numbers of x"):
-        st.dataframe({"x": w.x, "normalised": w.normalized, "output": w.output})
-
-
-worked_example(layer, norm)
+st.subheader("One token, by hand")
+c1, c2 = st.columns(2)
+c1.latex(rf"\mu = \tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j x_j")
+c2.latex(rf"\sigma = \sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j (x_j-\mu)^2 + \varepsilon}}")
+st.markdown("The chosen token's numbers, step by step, next to what the model itself recorded "
+            "(μ in ln.hook_mean, σ in ln.hook_scale, and its output):")
+instant(ivb.worked_example, every.mean, every.sigma, every.trace_mean, every.trace_sigma,
+        every.steps, every.vectors, every.norms, trace.tokens, d_model=cfg.d_model,
+        layer=layer0, norm=norm0, pos=view_value("pos", len(trace.tokens) - 1))
+st.success("Largest difference between the hand calculation and the model, over every layer, "
+           f"LayerNorm, token and dimension: {every.max_error:.1e}")
 
 st.header("How big is the residual stream?")
 st.markdown(
@@ -124,4 +110,4 @@ vega(lnv.residual_norm_chart, series, title="Size of the residual stream through
 st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
            "L0 ffn = after its feed-forward sublayer; and so on.")
 
-show_code(layer_norm, lna.ln_input, lna.worked_token, lna.residual_norms, wiring.wiring_variants)
+show_code(layer_norm, lna.ln_input, lna.every_norm, lna.residual_norms, wiring.wiring_variants)

@@ -22,27 +22,66 @@ def run(app_page):
 
 # ----- lesson 9 -------------------------------------------------------------------------------
 def test_layernorm_page(run):
-    at = run("09_layernorm.py")
+    """Both instant charts open on the link's layer, norm and token and carry every layer's
+    and norm's numbers for every token: the model's own hooks, and a hand calculation done
+    here with torch's layer_norm."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    import tfviz
+    from tfviz.analysis import layernorm as lna
+    from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+    at = run("09_layernorm.py", layer="2", norm="2", pos="3")
     assert at.title[0].value == "Residual connections and LayerNorm"
     assert at.latex and at.dataframe
-    at.slider(key="layer").set_value(2).run()
-    _ok(at)
-    at.radio(key="ln_norm").set_value("ln2").run()
-    _ok(at)
-    at.selectbox(key="ln_token").set_value(3).run()
-    _ok(at)
-    assert any("Largest difference" in s.value for s in at.success)
+    # layer, norm and token are chosen in the browser, not by server-side widgets
+    assert not {"layer", "ln_norm", "ln_token"} & {w.key for w in [*at.slider, *at.radio, *at.selectbox]}
+    bundle = tfviz.load(DEFAULT_MODEL)
+    trace = bundle.trace(DEFAULT_TEXT)
+    params = lna.gamma_beta(bundle.weights())
+    n, d, eps = len(trace.tokens), trace.config.d_model, trace.config.ln_eps
+    (stats, stats_data), (worked, worked_data) = [
+        c for c in instant_charts(at) if "layer" in param_values(c[0])]
+    assert {k: param_values(stats)[k] for k in ("layer", "norm")} == {"layer": 2, "norm": 2}
+    assert {k: param_values(worked)[k] for k in ("layer", "norm", "pos")} == {
+        "layer": 2, "norm": 2, "pos": 3}
+    table = stats_data["stats"]
+    assert len(table) == 3 * 2 * 4 * n
+    for norm_index, norm in ((0, "ln1"), (2, "ln2")):
+        for layer in range(3):
+            p = f"blocks.{layer}.{norm}."
+            mine = table[(table["layer"] == layer) & (table["norm"] == norm_index)]
+            for stat, want in (("μ before", trace[p + "hook_mean"]), ("σ before", trace[p + "hook_scale"])):
+                got = mine[mine["stat"] == stat].sort_values("q")["v"]
+                np.testing.assert_allclose(got, want, atol=6e-5)
+            x = torch.tensor(lna.ln_input(trace, layer, norm), dtype=torch.float64)
+            gamma, beta = (torch.tensor(a, dtype=torch.float64) for a in params[f"L{layer} {norm}"])
+            out = F.layer_norm(x, (d,), gamma, beta, eps).numpy()  # by hand, here with torch
+            rows = worked_data["vectors"]
+            for r in rows[(rows["layer"] == layer) & (rows["norm"] == norm_index)].itertuples():
+                x_row, normed, output = unpacked(r.v).reshape(3, d)
+                np.testing.assert_allclose(x_row, x[r.pos].numpy(), atol=6e-5)
+                np.testing.assert_allclose(output, out[r.pos], atol=6e-5)
+            nums = worked_data["numbers"]
+            mine = nums[(nums["layer"] == layer) & (nums["norm"] == norm_index)].sort_values("pos")
+            np.testing.assert_allclose(mine["mean"], x.mean(-1).numpy(), atol=6e-5)
+            np.testing.assert_allclose(mine["tsigma"], trace[p + "hook_scale"], atol=6e-5)
+    assert any("Largest difference" in s.value and "every layer" in s.value for s in at.success)
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_layernorm_page_other_models(run, model):
-    at = run("09_layernorm.py", model=model)
-    if model == "reverse-encdec":
-        assert at.radio(key="ln_norm").options == ["after self-attention (ln1)",
-                                                   "after cross-attention (ln_cross)",
-                                                   "after the feed-forward (ln2)"]
-        at.radio(key="ln_norm").set_value("ln_cross").run()
-        _ok(at)
+    at = run("09_layernorm.py", model=model, norm="1")
+    (stats, _), _ = [c for c in instant_charts(at) if "layer" in param_values(c[0])]
+    bind = next(p for p in stats["params"] if p["name"] == "norm")["bind"]
+    if model == "reverse-encdec":  # norm=1 is the cross-attention norm, which it has
+        assert bind["labels"] == ["after self-attention (ln1)", "after cross-attention (ln_cross)",
+                                  "after the feed-forward (ln2)"]
+        assert bind["options"] == [0, 1, 2] and param_values(stats)["norm"] == 1
+    else:  # a block without cross-attention opens on its first norm instead
+        assert bind["options"] == [0, 2] and param_values(stats)["norm"] == 0
 
 
 # ----- lesson 10 ------------------------------------------------------------------------------

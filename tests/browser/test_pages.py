@@ -31,7 +31,7 @@ INTERACTIONS = {
     "scaling": ("view", "layer"),
     "multi-head": ("slider", "Layer"),
     "masking": ("toggle", "Switch the causal mask off"),
-    "layernorm": ("slider", "Layer"),
+    "layernorm": ("view", "layer"),
     "feed-forward": ("view", "layer"),  # an instant view: the browser redraws, no rerun
     "mixture-of-experts": ("slider", "Experts per token"),
     "forward-walk": ("button", "Next ▶"),

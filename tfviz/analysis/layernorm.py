@@ -164,3 +164,63 @@ def residual_norms(trace: Trace) -> list[tuple[str, float]]:
             out.append((f"L{i} cross", size(f"blocks.{i}.hook_resid_mid_cross")))
         out.append((f"L{i} ffn", size(f"blocks.{i}.hook_resid_post")))
     return out
+
+
+NORM_ORDER = ("ln1", "ln_cross", "ln2")  # every norm a block can have, in the order they run
+STEP_COLUMNS = ("x", "x − μ", "(x − μ)/σ", "γ", "β", "by hand", "model")
+
+
+@dataclass(frozen=True)
+class EveryNorm:
+    """Every LayerNorm of the main stack for every token, by hand and as the model recorded
+    it: all that lesson 9's charts show, so choosing a layer, norm or token needs no run."""
+
+    norms: tuple[str, ...]  # the block's norms in the order they run, e.g. ("ln1", "ln2")
+    stats: np.ndarray  # (layers, norms, 4, T): μ before, σ before, mean after, std after
+    mean: np.ndarray  # (layers, norms, T) μ by hand
+    sigma: np.ndarray  # (layers, norms, T) σ = sqrt(var + eps) by hand
+    trace_mean: np.ndarray  # (layers, norms, T) the model's ln.hook_mean
+    trace_sigma: np.ndarray  # (layers, norms, T) the model's ln.hook_scale
+    steps: np.ndarray  # (layers, norms, T, k, 7): the first k dimensions, STEP_COLUMNS
+    vectors: np.ndarray  # (layers, norms, T, 3, d): x, (x − μ)/σ and the output, by hand
+    max_error: float  # largest gap between hand and model over everything above
+
+
+def every_norm(trace: Trace, params: Mapping[str, tuple[np.ndarray, np.ndarray]],
+               k: int = 8) -> EveryNorm:
+    """``token_stats`` and ``worked_token`` for every layer, norm and token at once; ``params``
+    as ``gamma_beta`` returns them, ``k`` the dimensions the step table shows."""
+    norms = tuple(norms_of(trace, 0))
+    acts, eps = trace.activations, trace.config.ln_eps
+    stats, hand, model, steps, vectors, errors = [], [], [], [], [], [0.0]
+    for layer in range(trace.config.n_layers):
+        for norm in norms:
+            gamma, beta = params[f"L{layer} {norm}"]
+            p = f"blocks.{layer}.{norm}."
+            s = token_stats(trace, layer, norm)
+            stats.append([s.mean_before, s.std_before, s.mean_after, s.std_after])
+            x = ln_input(trace, layer, norm).astype(np.float64)  # (T, d)
+            ln = layer_norm(x, gamma, beta, eps)  # every token at once: (T,), (T, d)
+            out = ln_output(trace, layer, norm, gamma, beta)  # (T, d) what the model produced
+            hand.append([ln.mean, ln.sigma])
+            model.append([acts[p + "hook_mean"], acts[p + "hook_scale"]])
+            kk = min(k, x.shape[1])
+            cols = [x[:, :kk], x[:, :kk] - ln.mean[:, None], ln.normalized[:, :kk],
+                    np.broadcast_to(gamma[:kk], (len(x), kk)), np.broadcast_to(beta[:kk], (len(x), kk)),
+                    ln.output[:, :kk], out[:, :kk]]
+            steps.append(np.stack(cols, axis=-1))  # (T, k, 7)
+            vectors.append(np.stack([x, ln.normalized, ln.output], axis=1))  # (T, 3, d)
+            errors += [np.abs(ln.mean - acts[p + "hook_mean"]).max(initial=0.0),
+                       np.abs(ln.sigma - acts[p + "hook_scale"]).max(initial=0.0),
+                       np.abs(ln.normalized - acts[p + "hook_normalized"]).max(initial=0.0),
+                       np.abs(ln.output - out).max(initial=0.0)]
+    shape = (trace.config.n_layers, len(norms))
+
+    def stacked(items) -> np.ndarray:
+        arr = np.asarray(items, dtype=np.float64)
+        return arr.reshape(*shape, *arr.shape[1:])
+
+    hand_arr, model_arr = stacked(hand), stacked(model)  # (layers, norms, 2, T)
+    return EveryNorm(norms, stacked(stats), hand_arr[:, :, 0], hand_arr[:, :, 1],
+                     model_arr[:, :, 0], model_arr[:, :, 1], stacked(steps), stacked(vectors),
+                     float(max(errors)))

@@ -1,0 +1,135 @@
+"""Lesson 9's instant charts (issue #15) and the all-at-once LayerNorm numbers behind them.
+
+``every_norm`` is checked against torch's own ``F.layer_norm`` and the model's hooks; the
+specs validate against altair's Vega-Lite v6 schema, decode to those numbers for every
+layer, norm and token, and open on the view asked for.
+"""
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema.core import load_schema
+
+import tfviz
+from tfviz.analysis import layernorm as lna
+from tfviz.bundle import Bundle
+from tfviz.config import preset
+from tfviz.model import Transformer
+from tfviz.tokenizer.byte import ByteTokenizer
+from tfviz.viz import instant as iv
+from tfviz.viz import instant_block as ivb
+from tfviz.viz.style import token_labels
+
+SCHEMA = load_schema()
+TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+    trace = b.trace("the cat sat")
+    params = lna.gamma_beta(b.weights())
+    return trace, params, lna.every_norm(trace, params)
+
+
+def decode(packed: str) -> np.ndarray:
+    return np.array([np.nan if x == "" else float(x) for x in packed.split(",")])
+
+
+def by_name(spec) -> dict:
+    return {p["name"]: p for p in spec["params"]}
+
+
+def test_every_norm_matches_torch_layer_norm_and_the_model(gpt):
+    trace, params, every = gpt
+    cfg = trace.config
+    assert every.norms == ("ln1", "ln2")
+    n, d = len(trace.tokens), cfg.d_model
+    assert every.stats.shape == (cfg.n_layers, 2, 4, n) and every.vectors.shape == (cfg.n_layers, 2, n, 3, d)
+    for layer in range(cfg.n_layers):
+        for j, norm in enumerate(every.norms):
+            gamma, beta = params[f"L{layer} {norm}"]
+            x = torch.tensor(lna.ln_input(trace, layer, norm), dtype=torch.float64)  # (T, d)
+            out = F.layer_norm(x, (d,), torch.tensor(gamma, dtype=torch.float64),
+                               torch.tensor(beta, dtype=torch.float64), cfg.ln_eps).numpy()
+            plain = F.layer_norm(x, (d,), eps=cfg.ln_eps).numpy()
+            np.testing.assert_allclose(every.vectors[layer, j, :, 2], out, atol=1e-9)
+            np.testing.assert_allclose(every.vectors[layer, j, :, 1], plain, atol=1e-9)
+            np.testing.assert_allclose(every.mean[layer, j], x.mean(-1).numpy(), atol=1e-12)
+            np.testing.assert_allclose(every.sigma[layer, j],
+                                       torch.sqrt(x.var(-1, unbiased=False) + cfg.ln_eps).numpy(), atol=1e-12)
+            p = f"blocks.{layer}.{norm}."
+            np.testing.assert_array_equal(every.trace_mean[layer, j], trace[p + "hook_mean"])
+            np.testing.assert_array_equal(every.trace_sigma[layer, j], trace[p + "hook_scale"])
+            for pos in (0, n - 1):  # the single-token calculation agrees, column by column
+                w = lna.worked_token(trace, layer, norm, pos, gamma, beta)
+                table = w.table(8)
+                for c, name in enumerate(lna.STEP_COLUMNS):
+                    np.testing.assert_allclose(every.steps[layer, j, pos, :, c], table[name], atol=1e-12)
+    # the model's float32 numbers against float64 by hand
+    assert 0 < every.max_error < 1e-4
+
+
+def test_every_norm_knows_the_cross_attention_norm():
+    bundle = tfviz.load("reverse-encdec")
+    trace = bundle.trace("abc")
+    every = lna.every_norm(trace, lna.gamma_beta(bundle.weights()))
+    assert every.norms == ("ln1", "ln_cross", "ln2") and every.stats.shape[:2] == (2, 3)
+    assert every.max_error < 1e-4
+
+
+def test_token_stats_chart_carries_every_layer_and_norm(gpt):
+    trace, _, every = gpt
+    spec = ivb.token_stats(every.stats, every.norms, trace.tokens, layer=2, norm=2)
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec, allow_nan=False)
+    rows = spec["datasets"]["stats"]
+    n = len(trace.tokens)
+    assert len(rows) == 3 * 2 * 4 * n
+    for r in rows:
+        j = every.norms.index(lna.NORM_ORDER[r["norm"]])
+        want = every.stats[r["layer"], j, ivb.STATS.index(r["stat"]), r["q"]]
+        assert r["v"] == pytest.approx(want, abs=TOL)
+    p = by_name(spec)
+    assert p["layer"]["value"] == 2 and p["layer"]["bind"]["max"] == 2
+    # norm values are NORM_ORDER indices, so norm=2 means ln2 in every model
+    assert p["norm"]["bind"]["options"] == [0, 2] and p["norm"]["value"] == 2
+    assert p["norm"]["bind"]["labels"] == [lna.NORM_NAMES["ln1"], lna.NORM_NAMES["ln2"]]
+    assert p["names"]["value"][2] == lna.NORM_NAMES["ln2"]
+    # a norm this model lacks (ln_cross) falls back to the first one
+    assert by_name(ivb.token_stats(every.stats, every.norms, trace.tokens, norm=1))["norm"]["value"] == 0
+
+
+def test_worked_example_decodes_to_every_tokens_calculation(gpt):
+    trace, _, every = gpt
+    n = len(trace.tokens)
+    spec = ivb.worked_example(every.mean, every.sigma, every.trace_mean, every.trace_sigma,
+                              every.steps, every.vectors, every.norms, trace.tokens,
+                              d_model=trace.config.d_model, layer=1, norm=2, pos=n - 1)
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec, allow_nan=False)
+    data = spec["datasets"]
+    keys = [(lyr, code, q) for lyr in range(3) for code in (0, 2) for q in range(n)]
+    for name in ("numbers", "steps", "vectors"):
+        assert [(r["layer"], r["norm"], r["pos"]) for r in data[name]] == keys
+    for r in data["numbers"]:
+        j = every.norms.index(lna.NORM_ORDER[r["norm"]])
+        at = (r["layer"], j, r["pos"])
+        assert r["mean"] == pytest.approx(every.mean[at], abs=TOL)
+        assert r["sigma"] == pytest.approx(every.sigma[at], abs=TOL)
+        assert r["tmean"] == pytest.approx(every.trace_mean[at], abs=TOL)
+        assert r["tsigma"] == pytest.approx(every.trace_sigma[at], abs=TOL)
+    for name, arr in (("steps", every.steps), ("vectors", every.vectors)):
+        for r in data[name]:
+            j = every.norms.index(lna.NORM_ORDER[r["norm"]])
+            np.testing.assert_allclose(decode(r["v"]), arr[r["layer"], j, r["pos"]].ravel(), atol=TOL)
+    p = by_name(spec)
+    assert (p["layer"]["value"], p["norm"]["value"], p["pos"]["value"]) == (1, 2, n - 1)
+    assert p["pos"]["bind"]["input"] == "select" and p["pos"]["bind"]["labels"] == token_labels(trace.tokens)
+    assert p["columns"]["value"] == list(lna.STEP_COLUMNS)
+    assert p["dims"]["value"] == [str(i) for i in range(trace.config.d_model)]

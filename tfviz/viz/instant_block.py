@@ -1,0 +1,151 @@
+"""Instant charts for lesson 9 (LayerNorm): every layer, norm and token, switched in the browser.
+
+The page computes every LayerNorm of the stack for every token once
+(``tfviz.analysis.layernorm.every_norm``); these builders send it all, and the view controls
+(``tfviz.viz.instant``) choose what is drawn: the layer (range slider ``layer``), which norm
+of the block (select ``norm``) and, for the worked example, the token (select ``pos``).
+
+The ``norm`` parameter holds the norm's index in ``NORM_ORDER`` (ln1 = 0, ln_cross = 1,
+ln2 = 2), not its place in this model's block, so ``norm=2`` in a shared link always means
+the norm after the feed-forward, whichever model the link opens.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, STEP_COLUMNS
+from tfviz.viz.instant import (choice, constant, heat_layer, rounded, slider, spec, stack_rows,
+                               token_axis, unpack)
+from tfviz.viz.instant_masking import view_filter
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+STATS = ("μ before", "σ before", "μ after", "σ after")
+VECTORS = ("x", "(x − μ)/σ", "output")
+NAMES = [NORM_NAMES[n] for n in NORM_ORDER]  # indexed by the norm parameter
+VIEW = ("layer", "norm")
+
+
+def norm_choice(norms: Sequence[str], value: int = 0) -> dict:
+    """The select box of the block's norms; its values are indices in NORM_ORDER."""
+    codes = [NORM_ORDER.index(n) for n in norms]
+    return choice("norm", codes, [NORM_NAMES[n] for n in norms], "Which LayerNorm", value)
+
+
+def _codes(norms: Sequence[str]) -> list[int]:
+    return [NORM_ORDER.index(n) for n in norms]
+
+
+def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], *,
+                layer: int = 0, norm: int = 0) -> dict:
+    """μ and σ of every token before the chosen norm and after normalising (before γ, β):
+    ``stats`` is (layers, norms, 4, T) in the order of STATS, ``norms`` names its axis 1."""
+    n_layers, n_norms, _, n = stats.shape
+    codes = _codes(norms)
+    rows = [{"layer": lyr, "norm": codes[k], "stat": STATS[s], "q": q, "v": v}
+            for lyr, k, s in np.ndindex(n_layers, n_norms, len(STATS))
+            for q, v in enumerate(rounded(stats[lyr, k, s]))]
+    body = {
+        "data": {"name": "stats"},
+        "transform": [view_filter(*VIEW), {"calculate": "tokens[datum.q]", "as": "token"}],
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "q", "type": "ordinal", "axis": token_axis("token", n=n),
+                  "scale": {"domain": list(range(n))}},
+            "y": {"field": "v", "type": "quantitative", "title": "value"},
+            "color": {"field": "stat", "type": "nominal", "title": "statistic",
+                      "scale": {"domain": list(STATS), "range": CATEGORICAL[:4]}},
+            "strokeDash": {"field": "stat", "type": "nominal", "sort": list(STATS), "title": "statistic"},
+            "tooltip": [{"field": "token"}, {"field": "stat", "title": "statistic"},
+                        {"field": "v", "title": "value", "format": ".4f"}],
+        },
+        "width": max(320, min(640, 44 * n)), "height": 320,
+        "title": {"text": {"expr": "'μ and σ per token, layer ' + layer + ', ' + names[norm]"}},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
+              constant("tokens", token_labels(tokens)), constant("names", NAMES)]
+    return spec(body, params=params, datasets={"stats": rows},
+                description="Mean and spread of every token before and after the chosen LayerNorm.")
+
+
+def _line(y: int, expr: str, size: int = FONT_SIZE) -> dict:
+    """One line of text at ``y`` pixels, written by the expression ``expr`` over the datum."""
+    return {"transform": [{"calculate": expr, "as": "line"}],
+            "mark": {"type": "text", "align": "left", "baseline": "top", "fontSize": size,
+                     "limit": 760},
+            "encoding": {"x": {"value": 0}, "y": {"value": y}, "text": {"field": "line"}}}
+
+
+def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
+                   trace_sigma: np.ndarray, steps: np.ndarray, vectors: np.ndarray,
+                   norms: Sequence[str], tokens: Sequence[str], *, d_model: int,
+                   layer: int = 0, norm: int = 0, pos: int = 0) -> dict:
+    """One token's LayerNorm by hand, for the layer, norm and token chosen below the chart:
+    μ and σ beside the model's own, the first k dimensions step by step (``steps``,
+    (layers, norms, T, k, 7) in the order of STEP_COLUMNS) and all d numbers of x, (x − μ)/σ
+    and the output as three strips (``vectors``, (layers, norms, T, 3, d))."""
+    n_layers, n_norms, n = mean.shape
+    k, d = steps.shape[3], vectors.shape[-1]
+    codes = _codes(norms)
+    numbers = [{"layer": lyr, "norm": codes[j], "pos": q, "mean": rounded(mean[lyr, j, q]),
+                "sigma": rounded(sigma[lyr, j, q]), "tmean": rounded(trace_mean[lyr, j, q]),
+                "tsigma": rounded(trace_sigma[lyr, j, q])}
+               for lyr, j, q in np.ndindex(n_layers, n_norms, n)]
+
+    def packed_rows(arr: np.ndarray) -> list[dict]:
+        rows = stack_rows(arr, "layer", "norm", "pos")
+        for r in rows:
+            r["norm"] = codes[r["norm"]]
+        return rows
+
+    chosen = view_filter("layer", "norm", "pos")
+    text = {
+        "data": {"name": "numbers"}, "transform": [chosen], "width": 640, "height": 84,
+        "layer": [
+            _line(0, f"'μ = (1/{d_model}) Σⱼ xⱼ = ' + format(datum.mean, '.4f')"),
+            _line(28, f"'σ = √((1/{d_model}) Σⱼ (xⱼ − μ)² + ε) = ' + format(datum.sigma, '.4f')"),
+            _line(58, "'The model recorded μ = ' + format(datum.tmean, '.4f') + ' (ln.hook_mean) "
+                      "and σ = ' + format(datum.tsigma, '.4f') + ' (ln.hook_scale).'", FONT_SIZE - 2),
+        ],
+        "title": {"text": {"expr": "'One token by hand: ' + tokens[pos] + ' (layer ' + layer + "
+                                   "', ' + names[norm] + ')'"}},
+    }
+    table = {
+        "data": {"name": "steps"},
+        "transform": [chosen, *unpack(len(STEP_COLUMNS)),
+                      {"calculate": "columns[datum.col]", "as": "step"}],
+        "mark": {"type": "text", "fontSize": FONT_SIZE - 2, "align": "right", "dx": 34},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "scale": {"domain": list(range(len(STEP_COLUMNS)))},
+                  "axis": {"orient": "top", "title": None, "labelExpr": "columns[datum.value]",
+                           "labelAngle": 0, "labelFontSize": FONT_SIZE - 2, "ticks": False,
+                           "domain": False}},
+            "y": {"field": "row", "type": "ordinal", "title": "dimension",
+                  "scale": {"domain": list(range(k))}, "axis": {"ticks": False, "domain": False}},
+            "text": {"field": "v", "type": "quantitative", "format": ".4f"},
+            "color": {"condition": {"test": "datum.col >= 5", "value": CATEGORICAL[0]},
+                      "value": "black"},
+            "tooltip": [{"field": "step"}, {"field": "row", "title": "dimension"},
+                        {"field": "v", "title": "value", "format": ".6f"}],
+        },
+        "width": 92 * len(STEP_COLUMNS), "height": 26 * k,
+        "title": {"text": f"The first {k} dimensions, step by step (last column: the model's own)",
+                  "fontSize": FONT_SIZE},
+    }
+    strips = heat_layer(d, len(VECTORS), x_title="dimension", y_title="", value_title="value",
+                        before=[chosen, *unpack(d)], x_labels="dims", y_labels="vectors",
+                        domain=None, diverging=True, cell=max(6, min(14, 640 // max(d, 1))))
+    strips.update({"data": {"name": "vectors"}, "height": 30 * len(VECTORS),
+                   "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output",
+                             "fontSize": FONT_SIZE}})
+    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
+              choice("pos", range(n), token_labels(tokens), "Token", pos),
+              constant("tokens", token_labels(tokens)), constant("names", NAMES),
+              constant("columns", list(STEP_COLUMNS)), constant("vectors", list(VECTORS)),
+              constant("dims", [str(i) for i in range(d)])]
+    return spec({"vconcat": [text, table, strips], "spacing": 24,
+                 "resolve": {"scale": {"color": "independent"}}}, params=params,
+                datasets={"numbers": numbers, "steps": packed_rows(steps),
+                          "vectors": packed_rows(vectors)},
+                description="LayerNorm of one token by hand, next to what the model computed.")
