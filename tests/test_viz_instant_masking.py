@@ -78,6 +78,8 @@ def test_triangle_sends_every_layers_masked_scores(gpt):
     for r in spec["datasets"]["scores"]:  # exactly the cells above the diagonal are empty
         assert (np.isnan(decode(r["v"]).reshape(n, n)) == np.triu(np.ones((n, n), bool), 1)).all()
     # masked cells are drawn grey with the −∞ sign, and named in the tooltip / ARIA label
+    bound = np.abs(scores[np.isfinite(scores)]).max()  # one colour range for every view
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-bound, bound]
     grey = [lyr for lyr in spec["layer"] if lyr.get("mark", {}).get("color") == im.MASKED_GREY]
     assert grey and grey[0]["transform"][0] == {"filter": "!isValid(datum.v)"}
 
@@ -168,7 +170,7 @@ def test_long_texts_travel_as_pictures(gpt):
     assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # a picture is one mark
     rows = spec["datasets"]["scores"]
     assert [(r["layer"], r["head"]) for r in rows] == list(np.ndindex(3, 4)) and "v" not in rows[0]
-    bound = im.score_bound(scores)
+    bound = im.abs_bound(scores)
     assert bound == np.abs(scores[np.isfinite(scores)]).max()
     grey = np.array([int(im.MASKED_GREY[i:i + 2], 16) for i in (1, 3, 5)])
     hex_rgb = [np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)]) for c in im.RED_BLUE]

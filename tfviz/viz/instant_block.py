@@ -18,7 +18,7 @@ import numpy as np
 from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, STEP_COLUMNS
 from tfviz.viz.instant import (choice, constant, heat_layer, rounded, slider, spec, stack_rows,
                                token_axis, unpack)
-from tfviz.viz.instant_masking import view_filter
+from tfviz.viz.instant_masking import abs_bound, view_filter
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATS = ("μ before", "σ before", "μ after", "σ after")
@@ -133,9 +133,10 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
         "title": {"text": f"The first {k} dimensions, step by step (last column: the model's own)",
                   "fontSize": FONT_SIZE},
     }
+    bound = abs_bound(vectors)  # one colour range for every view: the legend stays still
     strips = heat_layer(d, len(VECTORS), x_title="dimension", y_title="", value_title="value",
                         before=[chosen, *unpack(d)], x_labels="dims", y_labels="vectors",
-                        domain=None, diverging=True, cell=max(6, min(14, 640 // max(d, 1))))
+                        domain=(-bound, bound), diverging=True, cell=max(6, min(14, 640 // max(d, 1))))
     strips.update({"data": {"name": "vectors"}, "height": 30 * len(VECTORS),
                    "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output",
                              "fontSize": FONT_SIZE}})

@@ -53,10 +53,10 @@ def pictured(n: int) -> bool:
     return n * n > PICTURE_CELLS
 
 
-def score_bound(scores: np.ndarray) -> float:
-    """The colour range ±bound of scores drawn as pictures: the largest finite |score|.
+def abs_bound(scores: np.ndarray) -> float:
+    """The colour range ±bound of every view of ``scores``: the largest finite |score|.
 
-    >>> score_bound(np.array([[1.0, -np.inf], [-3.0, 2.0]]))
+    >>> abs_bound(np.array([[1.0, -np.inf], [-3.0, 2.0]]))
     3.0
     """
     finite = np.abs(scores[np.isfinite(scores)])
@@ -117,10 +117,11 @@ def view_params(n_layers: int, n_heads: int, layer: int, head: int) -> list[dict
 def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
                 y_labels: str = "tokens", cell: int | None = None, value_title: str = "score",
                 x_title: str = "key", y_title: str = "query", bound: float = 1.0) -> dict:
-    """``heat_layer`` of scores around 0 (reversed red-blue), with every masked cell grey and
-    reading "−∞"; its value in the tooltip and ARIA label is "masked (−∞)". ``keep`` is the
-    filter that keeps the view's row. A long text's scores are a picture
-    (``map_rows(..., scores=True, bound=bound)``) with a ±bound legend."""
+    """``heat_layer`` of scores from −bound to +bound (reversed red-blue), with every masked
+    cell grey and reading "−∞"; its value in the tooltip and ARIA label is "masked (−∞)".
+    ``keep`` is the filter that keeps the view's row. One range for every layer and head keeps
+    the legend still when the view changes (relaying it out cost a third of a view change).
+    A long text's scores are a picture (``map_rows(..., scores=True, bound=bound)``)."""
     cell = cell or fit_cell(max(n, m))
     if pictured(max(n, m)):
         view = picture_layer(m, n, x_title=x_title, y_title=y_title, value_title=value_title,
@@ -130,7 +131,8 @@ def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
             "domain": [-bound, bound], "scheme": DIVERGING_SCHEME, "reverse": True}
         return view
     view = heat_layer(m, n, x_title=x_title, y_title=y_title, value_title=value_title,
-                      before=[keep, *unpack(m)], x_labels=x_labels, y_labels=y_labels, domain=None,
+                      before=[keep, *unpack(m)], x_labels=x_labels, y_labels=y_labels,
+                      domain=(-bound, bound),
                       diverging=True, cell=cell)
     where = {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"}}
     grey = {"transform": [{"filter": "!isValid(datum.v)"},
@@ -187,7 +189,7 @@ def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0
     """Section 1: the scores after the causal mask, (layers, heads, n, n) with −∞ above the
     diagonal, for the layer and head chosen below the chart."""
     n_layers, n_heads, n = _n_layers_heads(masked_scores)
-    bound = score_bound(masked_scores)
+    bound = abs_bound(masked_scores)
     body = {"data": {"name": "scores"},
             **masked_heat(n, n, keep=view_filter("layer", "head"), bound=bound),
             "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
@@ -223,7 +225,7 @@ def padded_batch(patterns: np.ndarray, masked_scores: np.ndarray,
     if batch != 2 or len(token_lists) != 2:
         raise ValueError("the padding demo shows exactly two sentences")
     maps = map_rows(patterns, "layer", "s", "head")  # "s": which sentence
-    bound = score_bound(masked_scores)
+    bound = abs_bound(masked_scores)
     pair = map_pair(("s1", "s2"), ("sentence 1", "sentence 2 (padded)"), n,
                     labels=("tokens_a", "tokens_b"),
                     title={"text": {"expr": "'Attention of the padded batch (layer ' + layer + "
