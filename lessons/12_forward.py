@@ -4,15 +4,11 @@ import streamlit as st
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
-from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.state import persist
-from tfviz.ui.widgets import chart, show_code, stable_select, step_of, vega
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import show_code, vega
 from tfviz.viz import forward as fwv
-
-
-def _move(delta: int, n: int) -> None:
-    st.session_state["fw_step"] = min(max(st.session_state.get("fw_step", 0) + delta, 0), n - 1)
+from tfviz.viz import instant_forward as ifw
 
 
 name, text, bundle, cfg = lesson_context()
@@ -21,9 +17,11 @@ trace = get_trace(name, text)
 st.title("The full forward walk")
 st.markdown(
     "Everything from the earlier lessons, in the order the model does it, on your own text. "
-    "Step through with the slider or the buttons: each step says what happens, gives the "
-    "formula and the shape of the tensor, and shows the model's actual numbers (hover a "
-    "cell for its exact value)."
+    "Step through with the **Step** slider under the chart (click it, then use the arrow "
+    "keys): each step says what happens, gives the formula and the shape of the tensor, and "
+    "shows the model's actual numbers (hover a cell for its exact value). Every step is "
+    "already in your browser, so moving the slider or the head shown in the attention steps "
+    "redraws at once."
 )
 if cfg.arch == "encoder-decoder":
     st.info(f"**{name}** is an encoder-decoder. The encoder reads your text; the decoder "
@@ -36,34 +34,15 @@ if cfg.arch == "encoder-decoder":
                    "tokens": " ".join(trace.tokens)}], hide_index=True)
     in_the_notes("forward-walk")
 
-persist("head")
-st.session_state["head"] = min(st.session_state.get("head", 0), cfg.n_heads - 1)
-head = st.slider("Head shown in the attention steps", 0, cfg.n_heads - 1, key="head")
-steps = fw.forward_steps(trace, head=head, token_strings=bundle.token_strings)
-n = len(steps)
-
-
-@safe_fragment
-def stepper() -> None:
-    stable_select("Step", range(n), "fw_step", slider=True, recover=lambda v: step_of(v, n),
-                  format_func=lambda i: f"{i + 1}. {steps[i].title}")
-    back, forward, _ = st.columns([1, 1, 4])
-    back.button("◀ Back", key="fw_back", on_click=_move, args=(-1, n), width="stretch")
-    forward.button("Next ▶", key="fw_next", on_click=_move, args=(1, n), width="stretch")
-    i = st.session_state["fw_step"]
-    step = steps[i]
-    st.subheader(f"Step {i + 1} of {n}: {step.title}")
-    st.markdown(step.explanation)
-    st.latex(step.formula)
-    st.caption(f"Shape of the tensor: {step.shape}")
-    chart(fwv.step_figure, step)
-
-
-stepper()
+steps = [fw.forward_steps(trace, head=h, token_strings=bundle.token_strings)
+         for h in range(cfg.n_heads)]  # the attention steps differ by head; the rest is shared
+n = len(steps[0])
+instant(ifw.walk_chart, steps, step=max(1, view_value("step", n, 1)),
+        head=view_value("head", cfg.n_heads - 1))
 
 with st.expander("All steps at a glance"):
-    st.dataframe([{"step": i + 1, "what": s.title, "shape": s.shape} for i, s in enumerate(steps)],
-                 hide_index=True)
+    st.dataframe([{"step": i + 1, "what": s.title, "shape": s.shape}
+                  for i, s in enumerate(steps[0])], hide_index=True)
 
 st.header("Where the parameters are")
 counted = fw.grouped_params(cfg)

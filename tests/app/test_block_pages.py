@@ -186,31 +186,50 @@ def test_moe_page_other_dense_models(run, model):
 
 
 # ----- lesson 12 ------------------------------------------------------------------------------
+def _walk(at):
+    """The forward walk's instant chart and its data (the parameter chart has no step)."""
+    (found,) = [c for c in instant_charts(at) if "step" in param_values(c[0])]
+    return found
+
+
 def test_forward_page(run):
-    at = run("12_forward.py")
+    """Step and head are instant views opened from the link; every step's numbers, for every
+    head where they differ, are the model's own."""
+    import tfviz
+    from tfviz.reference import softmax
+    from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+    at = run("12_forward.py", step="4", head="2")
     assert at.title[0].value == "The full forward walk"
-    assert at.subheader[0].value.startswith("Step 1 of 18")
-    at.button(key="fw_next").click().run()
-    _ok(at)
-    assert at.subheader[0].value.startswith("Step 2 of 18: Token embeddings")
-    at.button(key="fw_back").click().run()
-    _ok(at)
-    assert at.subheader[0].value.startswith("Step 1 of 18")
-    at.select_slider(key="fw_step").set_value(3).run()
-    _ok(at)
-    assert "self-attention (head 0)" in at.subheader[0].value
-    at.slider(key="head").set_value(2).run()
-    _ok(at)
-    assert "self-attention (head 2)" in at.subheader[0].value
-    at.select_slider(key="fw_step").set_value(17).run()
-    _ok(at)
-    assert "Top-5" in at.subheader[0].value
+    assert not at.button and not at.select_slider  # no server-side stepper any more
+    walk, data = _walk(at)
+    assert param_values(walk)["step"] == 4 and param_values(walk)["head"] == 2
+    titles = param_values(walk)["titles"]
+    assert len(titles) == 4 and len(titles[0]) == 18
+    assert titles[2][3] == "Block 0 · self-attention (head 2)" and titles[0][1] == "Token embeddings"
+    assert titles[2][-1].startswith("Top-5")
+    trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
+    n = len(trace.tokens)
+    numbers = data["numbers"]
+    for h in range(4):  # step 4 is block 0's attention: one map per head
+        row = numbers[(numbers["step"] == 3) & (numbers["head"] == h)].iloc[0]
+        np.testing.assert_allclose(unpacked(row["v"]).reshape(n, n), trace["pattern", 0][h], atol=6e-5)
+    embed = numbers[(numbers["step"] == 1) & (numbers["head"] == -1)].iloc[0]  # shared by every head
+    np.testing.assert_allclose(unpacked(embed["v"]).reshape(n, 64), trace["hook_embed"], atol=6e-5)
+    top = numbers[numbers["step"] == 17].iloc[0]
+    probs = softmax(trace["logits"].astype(np.float64))[-1]
+    np.testing.assert_allclose(unpacked(top["v"]), np.sort(probs)[::-1][:5], atol=6e-5)
     assert any("exactly the counted" in s.value for s in at.success)
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_forward_page_other_models(run, model):
     at = run("12_forward.py", model=model)
-    at.select_slider(key="fw_step").set_value(len(at.select_slider(key="fw_step").options) - 1).run()
-    _ok(at)
+    walk, data = _walk(at)
+    kinds = param_values(walk)["kinds"]
+    assert kinds[0] == "ids" and kinds[-1] == "bars"
+    assert len(kinds) == next(p for p in walk["params"] if p["name"] == "step")["bind"]["max"]
+    assert sorted(data["numbers"]["step"].unique()) == list(range(len(kinds)))
+    if model == "reverse-encdec":
+        assert any("cross-attention (head 0)" in t for t in param_values(walk)["titles"][0])
     assert any("exactly the counted" in s.value for s in at.success)

@@ -155,15 +155,15 @@ def test_masking_new_token_picker_reads_back_a_token_label():
     assert type(gone.session_state["mk_new"]) is int
 
 
-@pytest.mark.parametrize("stored, expected", [("3. an older model's step", 2), (10**6, "last"),
-                                              ("99. beyond the end", "last"), ("junk", 0)])
-def test_forward_walk_step_slider_survives_stale_values(stored, expected):
-    at = _stale("12_forward.py", "fw_step", stored)  # stored as the learner leaves another page
-    n = len(at.select_slider(key="fw_step").options)
-    want = n - 1 if expected == "last" else expected
-    assert at.session_state["fw_step"] == want == at.select_slider(key="fw_step").value
+@pytest.mark.parametrize("link, expected", [(None, 1), ("3", 3), ("25", "last"), ("0", 1),
+                                             ("junk", 1), ("99999", 1), ("-2", 1)])
+def test_forward_walk_opens_on_the_links_step(app_page, link, expected):
+    """The step is an instant view (issue #15): the browser owns it, and the server only reads
+    a shared link's ``step`` to open the chart there. A step beyond the end (a link made on a
+    model with more steps) opens the last one; anything unusable opens the first."""
+    from tests.app.specs import instant_charts, param_values
 
-
-def test_forward_walk_opens_on_its_first_step(app_page):
-    at = app_page("12_forward.py")
-    assert not at.exception and at.select_slider(key="fw_step").value == 0
+    at = app_page("12_forward.py", **({"step": link} if link is not None else {}))
+    (walk,) = [spec for spec, _ in instant_charts(at) if "step" in param_values(spec)]
+    n = next(p for p in walk["params"] if p["name"] == "step")["bind"]["max"]
+    assert param_values(walk)["step"] == (n if expected == "last" else expected)

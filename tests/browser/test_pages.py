@@ -34,7 +34,7 @@ INTERACTIONS = {
     "layernorm": ("view", "layer"),
     "feed-forward": ("view", "layer"),  # an instant view: the browser redraws, no rerun
     "mixture-of-experts": ("slider", "Experts per token"),
-    "forward-walk": ("button", "Next ▶"),
+    "forward-walk": ("view", "step"),
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),
     "teacher": ("number", "Variants of each exercise"),

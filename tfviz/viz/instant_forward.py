@@ -1,0 +1,229 @@
+"""Instant chart for lesson 12 (the forward walk): every step, for every head, sent at once.
+
+``walk_chart`` draws one step of ``tfviz.analysis.forward.forward_steps`` at a time; the step
+(``step``, counted from 1 as the page counts) and the head shown in the attention steps
+(``head``) are view parameters in the conventions of ``tfviz.viz.instant``. A step's text
+(title, explanation, formula, shape) and its numbers are data filtered by the two parameters,
+so moving either redraws in the browser. Three panels share the chart; a panel with nothing
+to show for the step has no rows and folds away (its sizes follow its rows):
+
+- the step's words: what happens, the formula written in plain text, the tensor's shape;
+- a heatmap (tokens × dimensions, attention weights, gates, logits) or the strip of token ids;
+- horizontal bars for the final top-k prediction.
+
+>>> plain_formula(r"\\alpha = \\mathrm{softmax}\\!\\Big(\\frac{QK^\\top}{\\sqrt{d_k}} + M\\Big),\\quad z = \\alpha V")
+'α = softmax(QKᵀ / √d_k + M),   z = α V'
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.analysis.forward import Step
+from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+
+ARIA_CELLS = 1024  # larger maps skip the per-cell ARIA labels: thousands slow every redraw
+WIDTH = 720  # the heatmap's width: 256 hidden units still get about 3 px each
+_SYMBOLS = {r"\alpha": "α", r"\sum": "Σ", r"\to": "→", r"\leftarrow": "←", r"\dots": "…",
+            r"\in": "∈", r"\sin": "sin", r"\arg\max": "argmax", r"\max": "max", r"\top": "ᵀ",
+            r"\cdot": "·", r"\quad": "   ", r"\,": " ", r"\!": "", r"\;": " "}
+_SIZED = re.compile(r"\\(?:big|Big|bigg|Bigg)([()\[\]|])")
+_GROUP = r"\{([^{}]*)\}"
+
+
+def _wrap(part: str) -> str:
+    """``part`` as it reads after ``/``, ``^`` or ``√``: bracketed unless it is one piece."""
+    return part if re.fullmatch(r"[\w.·ᵀ√^]+", part) else f"({part})"
+
+
+def plain_formula(latex: str) -> str:
+    """A step's LaTeX formula as plain text for a chart (Vega draws text, not LaTeX).
+    Covers what ``forward_steps`` writes: fractions, roots, sub- and superscripts, Greek
+    letters, ``\\mathrm``/``\\text``, sized brackets and spacing.
+
+    >>> plain_formula(r"P(w) = \\frac{e^{\\text{logit}_w}}{\\sum_{v} e^{\\text{logit}_v}}")
+    'P(w) = e^logit_w / (Σ_v e^logit_v)'
+    >>> plain_formula(r"\\hat{w} = \\arg\\max_w P(w)"), plain_formula(r"\\text{logits} = x\\,E^\\top")
+    ('ŵ = argmax_w P(w)', 'logits = x Eᵀ')
+    """
+    s = _SIZED.sub(r"\1", latex)
+    s = re.sub(r"\\(?:text|mathrm|operatorname)" + _GROUP, r"\1", s)
+    s = s.replace(r"\mathcal{T}", "𝒯")
+    s = re.sub(r"\\hat" + _GROUP, lambda m: m.group(1) + "\u0302", s)
+    for name in sorted(_SYMBOLS, key=len, reverse=True):  # \arg\max before \max
+        word = r"(?![A-Za-z])" if name[-1].isalpha() else ""
+        s = re.sub(re.escape(name) + word, lambda _, v=_SYMBOLS[name]: v, s)
+    s = s.replace("^ᵀ", "ᵀ")
+    for _ in range(4):  # innermost groups first
+        s = re.sub(r"\\sqrt" + _GROUP, lambda m: "√" + _wrap(m.group(1)), s)
+        s = re.sub(r"\\frac" + _GROUP + _GROUP,
+                   lambda m: f"{_wrap(m.group(1))} / {_wrap(m.group(2))}", s)
+        s = re.sub(r"\^" + _GROUP, lambda m: "^" + _wrap(m.group(1)), s)
+        s = re.sub(r"_" + _GROUP + r"(?=[A-Za-z0-9(])", lambda m: "_" + _wrap(m.group(1)) + " ", s)
+        s = re.sub(r"_" + _GROUP, lambda m: "_" + _wrap(m.group(1)), s)
+    s = s.replace("{", "").replace("}", "").replace("\\", "")
+    return unicodedata.normalize("NFC", re.sub(r" {3,}", "   ", s).strip())
+
+
+def _kind(step: Step) -> str:
+    """How the chart draws a step: token ids, bars, or a sequential / diverging heatmap."""
+    if step.kind == "table":
+        return "ids"
+    if step.kind == "bars":
+        return "bars"
+    values = np.asarray(step.values, dtype=float)
+    probabilities = not step.diverging and values.min() >= 0 and values.max() <= 1
+    return "seq" if probabilities else "div"
+
+
+def _notes(step: Step) -> list[tuple[str, str]]:
+    """(kind, line) for the words above a step's numbers."""
+    lines = [("text", line) for line in textwrap.wrap(step.explanation, 92)]
+    lines.append(("formula", plain_formula(step.formula)))
+    if step.kind == "bars":
+        where = f"the {step.y_title} of each {step.x_title}"
+    else:
+        where = f"rows: {step.y_title}, columns: {step.x_title}" if step.y_title else step.x_title
+    lines.append(("shape", f"Shape of the tensor: {step.shape} · shown: {where}"))
+    return lines
+
+
+def _legend(kind: str) -> dict:
+    """A colour legend shown only on steps drawn with that colour scale. Both legends sit at
+    the same place beside the map; the other one is transparent there."""
+    def when_shown(size: float) -> dict:
+        return {"expr": f"kinds[step - 1] == '{kind}' ? {size} : 0"}
+    return {"orient": "none", "legendX": WIDTH + 16, "legendY": 0, "aria": False,
+            "gradientOpacity": when_shown(1), "labelOpacity": when_shown(1),
+            "titleOpacity": when_shown(1), "gradientLength": when_shown(180),
+            "labelFontSize": when_shown(FONT_SIZE - 2), "titleFontSize": when_shown(FONT_SIZE - 2)}
+
+
+def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: int = 0) -> dict:
+    """Every step of the forward walk for every head. ``steps_by_head[h]`` is
+    ``forward_steps(trace, head=h)``; steps that do not depend on the head are sent once
+    (head -1). ``step`` counts from 1."""
+    n_heads, n_steps = len(steps_by_head), len(steps_by_head[0])
+    first = steps_by_head[0]
+    numbers, notes = [], []
+    for i in range(n_steps):
+        same = all(np.array_equal(s[i].values, first[i].values) and s[i].explanation == first[i].explanation
+                   for s in steps_by_head)
+        for h in ([-1] if same else range(n_heads)):
+            st = steps_by_head[max(h, 0)][i]
+            rows, cols = np.asarray(st.values).shape
+            kind = _kind(st)
+            numbers.append({"step": i, "head": h, "kind": kind, "c": int(cols),
+                            "text": bool(rows * cols <= 144 and WIDTH / cols >= 44 or kind == "ids"),
+                            "v": packed(st.values)})
+            notes += [{"step": i, "head": h, "line": j, "kind": k, "text": line}
+                      for j, (k, line) in enumerate(_notes(st))]
+    most_rows = max(len(s.rows) for s in first)
+    tall = max(12, min(26, 600 // max(most_rows, 1)))
+    this = {"filter": "datum.step == step - 1 && (datum.head == head || datum.head < 0)"}
+    words = {
+        "data": {"name": "notes"},
+        "transform": [this],
+        "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
+                     "x": {"value": 0}, "text": {"field": "text"}},
+        "layer": [
+            {"transform": [{"filter": "datum.kind == 'text'"}],
+             "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE}},
+            {"transform": [{"filter": "datum.kind == 'formula'"}],
+             "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE + 2,
+                      "font": "serif", "fontStyle": "italic"}},
+            {"transform": [{"filter": "datum.kind == 'shape'"}],
+             "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE - 2, "color": "#555555"}},
+        ],
+        "width": WIDTH, "height": {"step": 26},
+    }
+    cells = [this, {"filter": "datum.kind != 'bars'"},
+             {"calculate": "split(datum.v, ',')", "as": "v"}, {"flatten": ["v"]},
+             {"window": [{"op": "row_number", "as": "cell"}]},
+             {"calculate": "datum.v === '' ? null : toNumber(datum.v)", "as": "v"},
+             {"calculate": "floor((datum.cell - 1) / datum.c)", "as": "row"},
+             {"calculate": "(datum.cell - 1) % datum.c", "as": "col"},
+             {"calculate": "rows[step - 1][datum.row]", "as": "rowlabel"},
+             {"calculate": "cols[step - 1][datum.col]", "as": "collabel"}]
+    tooltip = [{"field": "rowlabel", "title": "row"}, {"field": "collabel", "title": "column"},
+               {"field": "v", "title": "value", "format": ".4f"}]
+
+    def rect(kind: str, colour: dict) -> dict:
+        return {"transform": [{"filter": f"datum.kind == '{kind}'"}],
+                "mark": {"type": "rect", "aria": {"expr": f"cells[step - 1] <= {ARIA_CELLS}"}},
+                "encoding": {"color": colour, "tooltip": tooltip}}
+
+    heat = {
+        "data": {"name": "numbers"}, "transform": cells,
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "axis": {
+                "title": None, "labelExpr": "cols[step - 1][datum.value]", "labelOverlap": "greedy",
+                "labelLimit": 140}},
+            "y": {"field": "row", "type": "ordinal", "axis": {
+                "title": None, "labelExpr": "rows[step - 1][datum.value]", "labelLimit": 160,
+                "labelOverlap": False,  # every row is a token: the font is sized to fit
+                "labelFontSize": max(9, min(FONT_SIZE - 2, tall - 4))}},
+        },
+        "layer": [
+            rect("seq", {"field": "v", "type": "quantitative", "title": "weight",
+                         "scale": {"scheme": SCHEME, "domain": [0, 1]}, "legend": _legend("seq")}),
+            rect("div", {"field": "v", "type": "quantitative", "title": "value",
+                         "scale": {"scheme": DIVERGING_SCHEME, "reverse": True, "domainMid": 0},
+                         "legend": _legend("div")}),
+            {"transform": [{"filter": "datum.kind == 'ids'"}],
+             "mark": {"type": "rect", "fill": "#eeeeee", "stroke": "white"},
+             "encoding": {"tooltip": [{"field": "collabel", "title": "token"},
+                                      {"field": "v", "title": "id"}]}},
+            {"transform": [{"filter": "datum.text"},
+                           {"calculate": "datum.kind == 'ids' ? format(datum.v, 'd') : "
+                                         "format(datum.v, '.2f')", "as": "shown"}],
+             "mark": {"type": "text", "fontSize": FONT_SIZE - 3, "aria": False},
+             "encoding": {"text": {"field": "shown"},
+                          "color": {"condition": {"test": "datum.kind == 'seq' && datum.v < 0.5",
+                                                  "value": "white"}, "value": "black"}}},
+        ],
+        "width": WIDTH, "height": {"step": tall},
+        "resolve": {"scale": {"color": "independent"}},
+    }
+    bars = {
+        "data": {"name": "numbers"},
+        "transform": [this, {"filter": "datum.kind == 'bars'"},
+                      {"calculate": "split(datum.v, ',')", "as": "v"}, {"flatten": ["v"]},
+                      {"window": [{"op": "row_number", "as": "rank"}]},
+                      {"calculate": "datum.rank - 1", "as": "rank"},
+                      {"calculate": "toNumber(datum.v)", "as": "p"},
+                      {"calculate": "cols[step - 1][datum.rank]", "as": "candidate"}],
+        "encoding": {"y": {"field": "rank", "type": "ordinal", "axis": {
+                         "title": None, "labelExpr": "cols[step - 1][datum.value]", "labelLimit": 200}},
+                     "x": {"field": "p", "type": "quantitative", "axis": None,
+                           "scale": {"domain": [0, 1]}}},
+        "layer": [{"mark": {"type": "bar", "color": CATEGORICAL[0]},
+                   "encoding": {"tooltip": [{"field": "candidate"},
+                                            {"field": "p", "title": "probability", "format": ".4f"}]}},
+                  {"mark": {"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 2,
+                            "aria": False},
+                   "encoding": {"text": {"field": "p", "type": "quantitative", "format": ".3f"}}}],
+        "width": 500, "height": {"step": 34},
+    }
+    titles = [[s.title for s in steps] for steps in steps_by_head]
+    params = [slider("step", n_steps, "Step", step) | {"bind": {
+                  "input": "range", "min": 1, "max": n_steps, "step": 1, "name": "Step "},
+                  "value": int(min(max(step, 1), n_steps))},
+              slider("head", n_heads - 1, "Head shown in the attention steps", head),
+              constant("titles", titles),
+              constant("kinds", [_kind(s) for s in first]),
+              constant("cells", [int(np.asarray(s.values).size) for s in first]),
+              constant("rows", [list(s.rows) for s in first]),
+              constant("cols", [list(s.cols) for s in first])]
+    out = spec({"vconcat": [words, heat, bars], "spacing": 16,
+                "resolve": {"legend": {"color": "independent"}}},
+               params=params, datasets={"numbers": numbers, "notes": notes},
+               title={"text": {"expr": f"'Step ' + step + ' of {n_steps}: ' + titles[head][step - 1]"}},
+               description="The forward pass one step at a time, with the model's numbers.")
+    out["autosize"] = {"type": "pad", "resize": True}  # each step has its own size: re-lay out
+    return out
