@@ -60,12 +60,14 @@ VIEW_SCRIPT = """
     view[el.name] = el.value;
     w.__tfvizViews.changes += 1;
     const value = el.value;
-    requestAnimationFrame(() => setTimeout(() => {  // after the moved chart painted: URL, others
+    // The moved chart paints first; the URL and the page's other charts follow a frame later
+    // (two animation frames: the first runs before that paint, the second after it).
+    requestAnimationFrame(() => requestAnimationFrame(() => {
       replace(w.history.state, '', merged(w.location.href));
       applying = true;
       try { for (const other of inputs(document, el.name)) if (other !== el) setInput(other, value); }
       finally { applying = false; }
-    }, 0));
+    }));
   };
   document.addEventListener('input', moved, true);
   document.addEventListener('change', moved, true);
