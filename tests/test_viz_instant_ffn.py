@@ -135,7 +135,9 @@ def test_gelu_neurons_get_a_diverging_scale(bert):
                             activation="GELU")
     validate_jsonschema(spec, SCHEMA)
     scale = spec["vconcat"][0]["encoding"]["color"]["scale"]
-    assert scale["scheme"] == iv.DIVERGING_SCHEME and scale["domainMid"] == 0
+    assert scale["scheme"] == iv.DIVERGING_SCHEME and scale["domain"] == {"expr": "[-peak[layer], peak[layer]]"}
+    peaks = params(spec)["peak"]["value"]
+    assert peaks == [pytest.approx(np.abs(a).max(), abs=1e-4) for a in views.acts]
 
 
 def test_mixing_chart_is_valid_and_carries_every_layer_head_and_query(gpt):

@@ -104,6 +104,9 @@ def test_step_kinds_and_colour_scales():
     assert kinds[0] == "ids" and kinds[-1] == "bars"
     assert kinds[titles.index("Softmax")] == "seq" and kinds[titles.index("Logits")] == "div"
     assert all(kinds[i] == "seq" for i, t in enumerate(titles) if "attention" in t)
+    edge = params(spec)["edge"]["value"]  # a diverging map's colour range is symmetric about 0
+    logits = titles.index("Logits")
+    assert edge[logits] == pytest.approx(np.abs(steps[0][logits].values).max(), abs=1e-4)
     assert params(spec)["step"]["value"] == 1 and params(spec)["head"]["value"] == 0
     # out-of-range starting views are clamped: never an empty chart
     clamped = params(ifw.walk_chart(steps, step=999, head=99))

@@ -41,11 +41,14 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     tall = max(12, min(28, 640 // max(n, 1)))  # a row per token: labels stay readable
     wide = max(12, min(28, 760 // max(most, 1)))  # a column per neuron: 32 fit in 760 px
     # Each layer's map gets the colour range of its own values (the legend says which), so a
-    # layer with small activations is not drawn all dark.
-    if float(np.min(acts, initial=0.0)) < 0:  # GELU lets small negatives through: centre on 0
-        scale = {"scheme": DIVERGING_SCHEME, "reverse": True, "domainMid": 0}
+    # layer with small activations is not drawn all dark; GELU's small negatives get a range
+    # symmetric about 0, so that -0.1 looks as faint as +0.1.
+    peak = [float(np.abs(a).max(initial=0.0)) or 1.0 for a in acts]  # per layer
+    if float(np.min(acts, initial=0.0)) < 0:
+        scale = {"scheme": DIVERGING_SCHEME, "reverse": True,
+                 "domain": {"expr": "[-peak[layer], peak[layer]]"}}
     else:
-        scale = {"scheme": SCHEME, "domainMin": 0}
+        scale = {"scheme": SCHEME, "domain": {"expr": "[0, peak[layer]]"}}
     heat = {
         "data": {"name": "neurons"},
         "transform": [{"filter": "datum.layer == layer"}, *unpack(most),
@@ -91,7 +94,8 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons),
-              constant("tokens", labels), constant("ids", np.asarray(ids).astype(int).tolist())]
+              constant("tokens", labels), constant("ids", np.asarray(ids).astype(int).tolist()),
+              constant("peak", [round(x, 4) for x in peak])]
     return spec({"vconcat": [heat, bars], "spacing": 30,
                  "resolve": {"legend": {"color": "independent"}}}, params=params,
                 datasets={"neurons": stack_rows(acts, "layer"),

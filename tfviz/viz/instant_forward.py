@@ -173,7 +173,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
             rect("seq", {"field": "v", "type": "quantitative", "title": "weight",
                          "scale": {"scheme": SCHEME, "domain": [0, 1]}, "legend": _legend("seq")}),
             rect("div", {"field": "v", "type": "quantitative", "title": "value",
-                         "scale": {"scheme": DIVERGING_SCHEME, "reverse": True, "domainMid": 0},
+                         "scale": {"scheme": DIVERGING_SCHEME, "reverse": True,  # symmetric:
+                                   "domain": {"expr": "[-edge[step - 1], edge[step - 1]]"}},
                          "legend": _legend("div")}),
             {"transform": [{"filter": "datum.kind == 'ids'"}],
              "mark": {"type": "rect", "fill": "#eeeeee", "stroke": "white"},
@@ -184,8 +185,10 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                                          "format(datum.v, '.2f')", "as": "shown"}],
              "mark": {"type": "text", "fontSize": FONT_SIZE - 3, "aria": False},
              "encoding": {"text": {"field": "shown"},
-                          "color": {"condition": {"test": "datum.kind == 'seq' && datum.v < 0.5",
-                                                  "value": "white"}, "value": "black"}}},
+                          "color": {"condition": {  # white on the dark ends of either scale
+                              "test": "datum.kind == 'seq' ? datum.v < 0.5 : "
+                                      "datum.kind == 'div' && abs(datum.v) > 0.6 * edge[step - 1]",
+                              "value": "white"}, "value": "black"}}},
         ],
         "width": WIDTH, "height": {"step": tall},
         "resolve": {"scale": {"color": "independent"}},
@@ -218,6 +221,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
               constant("titles", titles),
               constant("kinds", [_kind(s) for s in first]),
               constant("cells", [int(np.asarray(s.values).size) for s in first]),
+              constant("edge", [round(max(float(np.abs(np.asarray(per_head[i].values, dtype=float)).max(
+                  initial=0.0)) for per_head in steps_by_head), 4) or 1.0 for i in range(n_steps)]),
               constant("rows", [list(s.rows) for s in first]),
               constant("cols", [list(s.cols) for s in first])]
     out = spec({"vconcat": [words, heat, bars], "spacing": 16,
