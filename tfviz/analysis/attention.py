@@ -170,15 +170,23 @@ class MatrixForm:
 
     def shapes(self, d_model: int, d_k: int) -> list[tuple[str, str, str]]:
         """(formula, symbolic shapes, numeric shapes) rows for a table."""
-        n = self.X.shape[0]
-        return [
-            ("Q = X W^Q", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
-            ("K = X W^K", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
-            ("V = X W^V", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
-            ("S = Q Kᵀ", "n×d_k · d_k×n = n×n", f"{n}×{d_k} · {d_k}×{n} = {n}×{n}"),
-            ("A = softmax(S/√d_k + M)", "n×n", f"{n}×{n}"),
-            ("Z = A V", "n×n · n×d_k = n×d_k", f"{n}×{n} · {n}×{d_k} = {n}×{d_k}"),
-        ]
+        return matrix_shapes(self.X.shape[0], d_model, d_k)
+
+
+def matrix_shapes(n: int, d_model: int, d_k: int) -> list[tuple[str, str, str]]:
+    """(formula, symbolic shapes, numeric shapes) of the matrix form, for n tokens.
+
+    >>> matrix_shapes(3, 8, 4)[3]
+    ('S = Q Kᵀ', 'n×d_k · d_k×n = n×n', '3×4 · 4×3 = 3×3')
+    """
+    return [
+        ("Q = X W^Q", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
+        ("K = X W^K", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
+        ("V = X W^V", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
+        ("S = Q Kᵀ", "n×d_k · d_k×n = n×n", f"{n}×{d_k} · {d_k}×{n} = {n}×{n}"),
+        ("A = softmax(S/√d_k + M)", "n×n", f"{n}×{n}"),
+        ("Z = A V", "n×n · n×d_k = n×d_k", f"{n}×{n} · {n}×{d_k} = {n}×{d_k}"),
+    ]
 
 
 def matrix_form(trace: Trace, weights: Mapping[str, np.ndarray], layer: int, head: int) -> MatrixForm:
@@ -220,3 +228,74 @@ def walkthrough_rows(walk: QueryWalkthrough) -> dict[str, list]:
         "after mask": masked,
         "softmax α": walk.weights.tolist(),
     }
+
+
+# ----- every layer, head and query at once: the data of lesson 5's instant charts ------------
+
+@dataclass(frozen=True)
+class AllQueries:
+    """``query_walkthrough`` for every layer, head and query, stacked (float64): what lesson
+    5 sends to the browser once, so that layer, head and query switch there (issue #15).
+    ``walk(layer, head, i)`` gives back the single walkthrough."""
+
+    tokens: tuple[str, ...]
+    d_k: int
+    divisor: float
+    temperature: float
+    kv_heads: tuple[int, ...]  # the key/value head each query head reads
+    q: np.ndarray  # (L, H, n, d_k)
+    k: np.ndarray  # (L, KV, n, d_k)
+    v: np.ndarray  # (L, KV, n, d_k)
+    raw: np.ndarray  # (L, H, n, n) query × key
+    scaled: np.ndarray  # (L, H, n, n)
+    masked: np.ndarray  # (L, H, n, n), −∞ where hidden
+    weights: np.ndarray  # (L, H, n, n)
+    z: np.ndarray  # (L, H, n, d_k)
+
+    @property
+    def allowed(self) -> np.ndarray:
+        return np.isfinite(self.masked)  # (L, H, n, n) bool
+
+    def walk(self, layer: int, head: int, i: int) -> QueryWalkthrough:
+        kvh, w = self.kv_heads[head], self.weights[layer, head, i]
+        v = self.v[layer, kvh]
+        return QueryWalkthrough(
+            tokens=self.tokens, layer=layer, head=head, kv_head=kvh, query_pos=i, d_k=self.d_k,
+            divisor=self.divisor, temperature=self.temperature, q=self.q[layer, head, i],
+            k=self.k[layer, kvh], v=v, raw=self.raw[layer, head, i],
+            scaled=self.scaled[layer, head, i], allowed=self.allowed[layer, head, i],
+            masked=self.masked[layer, head, i], weights=w, weighted_values=w[:, None] * v,
+            z=self.z[layer, head, i])
+
+
+def all_queries(trace: Trace) -> AllQueries:
+    """Every step of every query of every head, read from the trace in one pass per layer."""
+    cfg = trace.config
+    scale = cfg.scale_attn if trace.options.scale is None else trace.options.scale
+
+    def stack(name: str, heads_first: bool = False) -> np.ndarray:
+        per_layer = [trace[name, layer].astype(np.float64) for layer in range(cfg.n_layers)]
+        if heads_first:  # q, k, v, z are (n, heads, d_k) -> (heads, n, d_k)
+            per_layer = [a.transpose(1, 0, 2) for a in per_layer]
+        return np.stack(per_layer)
+
+    q_name, k_name = _qk_names(trace, 0)
+    return AllQueries(
+        tokens=tuple(trace.tokens), d_k=cfg.d_head,
+        divisor=math.sqrt(cfg.d_head) if scale else 1.0, temperature=trace.options.temperature,
+        kv_heads=tuple(kv_head(cfg.n_heads, cfg.kv_heads, h) for h in range(cfg.n_heads)),
+        q=stack(q_name, True), k=stack(k_name, True), v=stack("v", True),
+        raw=stack("scores_raw"), scaled=stack("attn_scores"), masked=stack("masked_scores"),
+        weights=stack("pattern"), z=stack("z", True))
+
+
+def matrix_forms(trace: Trace, weights: Mapping[str, np.ndarray]
+                 ) -> tuple[dict[str, np.ndarray], float]:
+    """``matrix_form`` of every layer and head: Q, K, V, Z (L, H, n, d_k) and A (L, H, n, n),
+    with the largest check error over all of them."""
+    cfg = trace.config
+    forms = [[matrix_form(trace, weights, layer, h) for h in range(cfg.n_heads)]
+             for layer in range(cfg.n_layers)]
+    stacked = {name: np.array([[getattr(f, name) for f in row] for row in forms])  # (L, H, ...)
+               for name in "QKVZA"}
+    return stacked, max(f.max_error for row in forms for f in row)

@@ -113,3 +113,14 @@ def effective_count(weights) -> float:
     """
     w = np.asarray(weights, dtype=np.float64)
     return float(1.0 / np.sum(w * w))
+
+
+def effective_counts(weights) -> np.ndarray:
+    """``effective_count`` of every row (the last axis) at once, e.g. of a stack of attention
+    maps (layers, heads, query, key) -> (layers, heads, query).
+
+    >>> effective_counts([[1.0, 0.0], [0.5, 0.5]]).tolist()
+    [1.0, 2.0]
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    return 1.0 / np.sum(w * w, axis=-1)

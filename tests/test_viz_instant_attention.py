@@ -1,0 +1,266 @@
+"""Lessons 4 and 5 as instant charts (issue #15): every layer, head and query computed at once,
+checked against torch; each chart valid Vega-Lite, carrying the trace's own numbers for every
+view, and opening on the view it was asked for.
+
+What the browser draws from these specs (the filters, the products α_j v_j) is checked by
+running the page in chromium; here the data the browser receives, decoded as it decodes it.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema.core import load_schema
+
+from tfviz.analysis import attention as att
+from tfviz.analysis.lookup import effective_count, effective_counts
+from tfviz.bundle import Bundle
+from tfviz.config import ModelConfig, RunOptions, preset
+from tfviz.model import Transformer
+from tfviz.tokenizer.byte import ByteTokenizer
+from tfviz.viz import instant as iv
+from tfviz.viz import instant_attention as ia
+from tfviz.viz import instant_attention_maps as iam
+from tfviz.viz.style import token_labels
+
+SCHEMA = load_schema()
+TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals
+
+
+def _bundle(cfg: ModelConfig) -> Bundle:
+    torch.manual_seed(0)
+    return Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    """A fresh gpt-tiny on the characters of a short text, with the hostile "<b>" in it."""
+    b = _bundle(preset("gpt-tiny"))
+    return b, b.trace("the <b>cat</b> sat")
+
+
+def decode(packed: str) -> np.ndarray:
+    """What ``unpack`` does in the browser: split, empty -> masked (nan), numbers."""
+    return np.array([np.nan if x == "" else float(x) for x in packed.split(",")])
+
+
+def params(spec) -> dict:
+    return {p["name"]: p for p in spec["params"]}
+
+
+def check_view_params(spec, cfg, n, *, layer, head, query=None):
+    """Layer and head sliders over the model's range, the query's select box over every token,
+    each starting where it was asked to."""
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec, allow_nan=False)  # plain JSON: no numpy, no NaN
+    p = params(spec)
+    assert p["layer"]["bind"] == {"input": "range", "min": 0, "max": cfg.n_layers - 1, "step": 1,
+                                  "name": "Layer "}
+    assert p["head"]["bind"]["max"] == cfg.n_heads - 1
+    assert (p["layer"]["value"], p["head"]["value"]) == (layer, head)
+    if query is None:
+        assert "query" not in p
+    else:
+        bind = p["query"]["bind"]
+        assert bind["input"] == "select" and bind["options"] == list(range(n))
+        assert p["query"]["value"] == query and bind["name"] == "Query token "
+    return p
+
+
+def torch_attention(trace, layer):
+    """Scores, scaled, masked, weights and z of a layer recomputed by torch from its q, k, v
+    (the model's own reference would be tfviz.reference; this is torch's)."""
+    cfg, opts = trace.config, trace.options
+    q = torch.tensor(trace["q", layer], dtype=torch.float64).transpose(0, 1)  # (H, n, d_k)
+    k = torch.tensor(trace["k", layer], dtype=torch.float64).transpose(0, 1)
+    v = torch.tensor(trace["v", layer], dtype=torch.float64).transpose(0, 1)
+    raw = q @ k.transpose(-1, -2)  # (H, n, n)
+    scale = cfg.scale_attn if opts.scale is None else opts.scale
+    scaled = raw / math.sqrt(cfg.d_head) if scale else raw
+    causal = cfg.causal if opts.causal is None else opts.causal
+    n = raw.shape[-1]
+    hidden = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)  # keys after the query
+    if not causal:
+        hidden[:] = False
+    masked = scaled.masked_fill(hidden, float("-inf"))
+    weights = torch.softmax(masked / opts.temperature, dim=-1)
+    return raw, scaled, masked, weights, weights @ v  # z: (H, n, d_k)
+
+
+@pytest.mark.parametrize("options", [RunOptions(),
+                                     RunOptions(scale=False, causal=False, temperature=2.5)])
+def test_all_queries_equals_torch_for_every_layer_head_and_query(gpt, options):
+    b, _ = gpt
+    trace = b.trace("the <b>cat</b> sat", options=options)
+    every = att.all_queries(trace)
+    cfg = b.config
+    n = len(trace.tokens)
+    assert every.q.shape == (cfg.n_layers, cfg.n_heads, n, cfg.d_head) and every.raw.shape[-1] == n
+    assert every.divisor == (4.0 if options.scale is not False else 1.0)
+    for layer in range(cfg.n_layers):
+        raw, scaled, masked, weights, z = (t.numpy() for t in torch_attention(trace, layer))
+        np.testing.assert_allclose(every.raw[layer], raw, atol=1e-5)
+        np.testing.assert_allclose(every.scaled[layer], scaled, atol=1e-5)
+        assert (np.isneginf(every.masked[layer]) == np.isneginf(masked)).all()
+        np.testing.assert_allclose(every.weights[layer], weights, atol=1e-6)
+        np.testing.assert_allclose(every.z[layer], z, atol=1e-5)
+    # each query's walkthrough is the single-query reading of the same trace
+    for layer, head, i in [(0, 0, 0), (2, 3, n - 1), (1, 2, 4)]:
+        one, walk = every.walk(layer, head, i), att.query_walkthrough(trace, layer, head, i)
+        for name in ("q", "k", "v", "raw", "scaled", "masked", "weights", "allowed",
+                     "weighted_values", "z", "kv_head", "divisor", "temperature"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(walk, name), err_msg=name)
+
+
+def test_all_queries_keeps_shared_key_value_heads_once():
+    cfg = ModelConfig(d_model=32, n_heads=4, n_kv_heads=2, n_layers=1, vocab_size=300)
+    trace = _bundle(cfg).trace("abcde")
+    every = att.all_queries(trace)
+    assert every.kv_heads == (0, 0, 1, 1) and every.k.shape[1] == 2
+    np.testing.assert_array_equal(every.walk(0, 3, 4).k, att.query_walkthrough(trace, 0, 3, 4).k)
+
+
+def test_matrix_forms_equal_torch_products(gpt):
+    b, trace = gpt
+    forms, error = att.matrix_forms(trace, b.weights())
+    w = {k: torch.tensor(v, dtype=torch.float64) for k, v in b.weights().items()}
+    for layer in range(b.config.n_layers):
+        X = torch.tensor(trace["resid_pre", layer], dtype=torch.float64)  # post-LN: the block input
+        for h in range(b.config.n_heads):
+            Q = X @ w["W_Q"][layer, h] + w["b_Q"][layer, h]
+            V = X @ w["W_V"][layer, h] + w["b_V"][layer, h]
+            A = torch.tensor(trace["pattern", layer][h], dtype=torch.float64)
+            np.testing.assert_allclose(forms["Q"][layer, h], Q.numpy(), atol=1e-10)
+            np.testing.assert_allclose(forms["V"][layer, h], V.numpy(), atol=1e-10)
+            np.testing.assert_array_equal(forms["A"][layer, h], A.numpy())
+            np.testing.assert_allclose(forms["Z"][layer, h], (A @ V).numpy(), atol=1e-10)
+    assert error < 1e-5
+    assert att.matrix_shapes(7, 64, 16)[0] == ("Q = X W^Q", "n×d · d×d_k = n×d_k",
+                                               "7×64 · 64×16 = 7×16")
+
+
+def test_query_vectors_carry_every_q_k_and_v(gpt):
+    b, trace = gpt
+    every, n = att.all_queries(trace), len(trace.tokens)
+    spec = ia.query_vectors(every, layer=2, head=1, query=5)
+    p = check_view_params(spec, b.config, n, layer=2, head=1, query=5)
+    assert p["tokens"]["value"] == token_labels(trace.tokens)  # "<b>" stays text: no escaping
+    assert p["tokens"]["value"][4] == "4 <" and p["kv"]["value"] == [0, 1, 2, 3]
+    for name, stacked in (("q", every.q), ("k", every.k), ("v", every.v)):
+        rows = spec["datasets"][name]
+        assert [(r["layer"], r["head"]) for r in rows] == [(lyr, h) for lyr in range(3)
+                                                          for h in range(4)]
+        for r in rows:
+            got = decode(r["v"]).reshape(n, -1)
+            np.testing.assert_allclose(got, stacked[r["layer"], r["head"]], atol=TOL)
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # marks carry ARIA labels
+
+
+def test_score_steps_carry_raw_scores_weights_mask_and_best_key(gpt):
+    b, trace = gpt
+    every, n = att.all_queries(trace), len(trace.tokens)
+    spec = ia.score_steps(every, layer=1, head=3, query=n - 1)
+    check_view_params(spec, b.config, n, layer=1, head=3, query=n - 1)
+    rows = spec["datasets"]["steps"]
+    assert len(rows) == 3 * 4 * n and "s" not in rows[0]  # scaled = raw ÷ 4: the browser divides
+    assert "datum.raw / 4.0" in json.dumps(spec["transform"])
+    for r in rows:
+        lyr, h, i = r["layer"], r["head"], r["q"]
+        np.testing.assert_allclose(decode(r["raw"]), every.raw[lyr, h, i], atol=TOL)
+        w = decode(r["w"])
+        assert (np.isnan(w) == ~every.allowed[lyr, h, i]).all()  # masked keys travel empty
+        assert np.isnan(w[i + 1:]).all() and not np.isnan(w[:i + 1]).any()  # causal: keys after i
+        np.testing.assert_allclose(w[:i + 1], every.weights[lyr, h, i, :i + 1], atol=TOL)
+        assert r["top"] == int(np.argmax(every.weights[lyr, h, i]))
+    text = json.dumps(spec, ensure_ascii=False)
+    assert "The key with the most weight is" in text and "later key(s) are masked" in text
+    assert "The same numbers as a table" in text and "÷ 4" in text
+
+
+def test_score_steps_send_scaled_scores_when_a_bias_is_added():
+    """ALiBi adds a bias after the division: the scaled scores then travel themselves."""
+    cfg = ModelConfig(d_model=32, n_heads=2, n_layers=1, vocab_size=300, positional="alibi")
+    trace = _bundle(cfg).trace("abcdef")
+    every = att.all_queries(trace)
+    spec = ia.score_steps(every, query=3)
+    validate_jsonschema(spec, SCHEMA)
+    for r in spec["datasets"]["steps"]:
+        want = every.scaled[r["layer"], r["head"], r["q"]]
+        np.testing.assert_allclose(decode(r["s"]), want, atol=TOL)
+
+
+def test_weighted_sum_rebuilds_each_queries_z(gpt):
+    """The browser multiplies each α_j by v_j; doing the same with the sent (rounded) numbers
+    gives the walkthrough's rows α_j v_j, the rest's sum, and z."""
+    b, trace = gpt
+    every, n = att.all_queries(trace), len(trace.tokens)
+    spec = ia.weighted_sum(every, layer=0, head=2, query=4)
+    check_view_params(spec, b.config, n, layer=0, head=2, query=4)
+    values = {r["id"]: decode(r["v"]).reshape(n, -1) for r in spec["datasets"]["values"]}
+    assert sorted(values) == [f"{lyr}-{h}" for lyr in range(3) for h in range(4)]
+    for r in spec["datasets"]["weights"]:
+        walk = every.walk(r["layer"], r["head"], r["q"])
+        best = [int(j) for j in r["best"].split(",")]
+        assert best == att.strongest_keys(walk.weights, 10)
+        alpha = np.nan_to_num(decode(r["w"]))
+        products = alpha[:, None] * values[f"{r['layer']}-{walk.kv_head}"]  # (n, d_k)
+        np.testing.assert_allclose(products[best], walk.weighted_values[best], atol=1e-3)
+        rest = [j for j in range(n) if j not in best]
+        np.testing.assert_allclose(products[rest].sum(0), walk.weighted_values[rest].sum(0),
+                                   atol=1e-3)
+        np.testing.assert_allclose(decode(r["z"]), walk.z, atol=TOL)
+
+
+def test_matrix_views_carry_every_heads_matrices_and_turn_long_maps_into_pictures(gpt):
+    b, trace = gpt
+    forms, _ = att.matrix_forms(trace, b.weights())
+    n = len(trace.tokens)
+    spec = iam.matrix_views(forms, trace.tokens, layer=2, head=3)
+    check_view_params(spec, b.config, n, layer=2, head=3)
+    for name in "QKVZA":
+        for r in spec["datasets"][name]:
+            got = decode(r["v"]).reshape(n, -1)
+            np.testing.assert_allclose(got, forms[name][r["layer"], r["head"]], atol=TOL)
+    # a 40-token text: A (1,600 cells) is a picture, the rest draws on a canvas
+    long = b.trace("the cat sat on the mat and the dog ran.!")
+    forms, _ = att.matrix_forms(long, b.weights())
+    spec = iam.matrix_views(forms, long.tokens)
+    validate_jsonschema(spec, SCHEMA)
+    assert spec["datasets"]["A"][0]["img"].startswith("data:image/png;base64,")
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+
+
+def test_flying_arrows_carry_every_row_of_weights(gpt):
+    b, trace = gpt
+    every, n = att.all_queries(trace), len(trace.tokens)
+    spec = iam.flying_arrows(every, layer=1, head=0, query=2)
+    check_view_params(spec, b.config, n, layer=1, head=0, query=2)
+    rows = spec["datasets"]["weights"]
+    assert len(rows) == 3 * 4 * n
+    for r in rows:
+        w = decode(r["w"])
+        assert (np.isnan(w) == ~every.allowed[r["layer"], r["head"], r["q"]]).all()
+        want = every.weights[r["layer"], r["head"], r["q"]]
+        np.testing.assert_allclose(np.nan_to_num(w), want, atol=TOL)
+    width = spec["layer"][0]["encoding"]["strokeWidth"]["scale"]
+    assert width == {"domain": [0, 1], "range": [0.5, iam.MAX_WIDTH]}  # weight 1: 14 px
+
+
+def test_lookup_weights_name_the_best_key_and_the_mix(gpt):
+    b, trace = gpt
+    patterns = np.stack([trace["pattern", layer] for layer in range(3)])
+    counts = effective_counts(patterns)
+    for layer, head, i in [(0, 0, 0), (2, 1, 5)]:  # against the one-row function of the toy table
+        assert counts[layer, head, i] == pytest.approx(effective_count(patterns[layer, head, i]))
+    n = len(trace.tokens)
+    spec = iam.lookup_weights(patterns, trace.tokens, counts, layer=2, head=1, query=n - 1)
+    check_view_params(spec, b.config, n, layer=2, head=1, query=n - 1)
+    for r in spec["datasets"]["rows"]:
+        row = patterns[r["layer"], r["head"], r["q"]]
+        np.testing.assert_allclose(decode(r["w"]), row, atol=TOL)
+        assert r["top"] == int(row.argmax())
+        assert r["mix"] == pytest.approx(effective_count(row), abs=TOL)
+    assert r["q"] == n - 1 and counts[2, 3, 0] == pytest.approx(1.0)  # token 0 sees only itself
+    assert iam.HARD in json.dumps(spec) and "1 / Σα²" in json.dumps(spec, ensure_ascii=False)

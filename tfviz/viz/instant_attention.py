@@ -1,0 +1,293 @@
+"""Instant charts of self-attention (lesson 5): one query's trip through the three steps.
+
+Issue #15. The page computes every layer, head and query once (``analysis.attention.
+all_queries`` and ``matrix_forms``); each builder here packs what its section needs and lets
+the browser choose the layer, head and query (parameters ``layer``, ``head``, ``query``, bound
+to labelled inputs under the chart). Only a what-if (scale, causal mask, temperature) or a new
+text reruns the page.
+
+Rows of the one-query datasets hold one query's numbers over the keys, packed as in
+``tfviz.viz.instant.packed``; a weight the mask hides is sent empty, so the browser knows the
+mask without a separate field. Every builder returns plain JSON. The matrices, the flying
+arrows and lesson 4's lookup bars are in ``instant_attention_maps``, with these helpers.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.analysis.attention import AllQueries, strongest_keys
+from tfviz.viz.instant import (choice, constant, heat_layer, packed, slider, spec, stack_rows,
+                               token_axis, unpack)
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+ROW = "datum.layer == layer && datum.head == head && datum.q == query"
+BLUE, VERMILLION, GREY = CATEGORICAL[0], CATEGORICAL[5], "#bdbdbd"  # allowed, query, masked
+NAMES = "Layer", "Head", "Query token"
+
+
+def view_params(shape: tuple[int, int, int], tokens: Sequence[str], layer: int, head: int,
+                query: int | None) -> list[dict]:
+    """Layer and head sliders, the query token's select box (unless ``query`` is None) and
+    the token labels ``tokens`` the expressions read."""
+    n_layers, n_heads, n = shape
+    labels = token_labels(tokens)
+    params = [slider("layer", n_layers - 1, NAMES[0], layer),
+              slider("head", n_heads - 1, NAMES[1], head)]
+    if query is not None:
+        params.append(choice("query", range(n), labels, NAMES[2], query))
+    return [*params, constant("tokens", labels)]
+
+
+def query_rows(**fields: np.ndarray) -> list[dict]:
+    """One row per (layer, head, query) of (L, H, n, m) arrays, each field packed over m.
+
+    >>> query_rows(w=np.arange(8.0).reshape(1, 1, 2, 4))[1]
+    {'layer': 0, 'head': 0, 'q': 1, 'w': '4,5,6,7'}
+    """
+    first = next(iter(fields.values()))
+    return [{"layer": int(lyr), "head": int(h), "q": int(i),
+             **{name: packed(a[lyr, h, i]) for name, a in fields.items()}}
+            for lyr, h, i in np.ndindex(*first.shape[:3])]
+
+
+def shown_weights(aq: AllQueries) -> np.ndarray:
+    """The weights with NaN where the mask hides a key: ``packed`` sends those empty."""
+    return np.where(aq.allowed, aq.weights, np.nan)
+
+
+def split_keys(*fields: str, key: str = "key") -> list[dict]:
+    """Transforms: split the packed ``fields`` of the chosen row, one datum per key (``key``
+    numbered from 0)."""
+    return [*({"calculate": f"split(datum.{f}, ',')", "as": f} for f in fields),
+            {"flatten": list(fields)}, {"window": [{"op": "row_number", "as": key}]},
+            {"calculate": f"datum.{key} - 1", "as": key}]
+
+
+def vector_rows(view: dict, n: int) -> dict:
+    """A heatmap of n token vectors (from ``heat_layer``) with rows 20 px high, at most 720 px
+    in all; up to 40 rows every token keeps its label (a longer text shows every k-th)."""
+    view["height"] = min(20 * n, 720)
+    if n <= 40:
+        view["layer"][0]["encoding"]["y"]["axis"]["labelOverlap"] = False
+    return view
+
+
+def title_expr(text: str) -> dict:
+    """A title whose text is a Vega expression (it follows the view parameters)."""
+    return {"text": {"expr": text}}
+
+
+WHERE = "' (layer ' + layer + ', head ' + head + ')'"
+
+
+# --- step 1: the query's q, every key's k and v ---------------------------------------------
+
+
+def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+    """q of the chosen query (one row of d_k numbers), and k and v of every token for the
+    chosen layer's key/value head."""
+    n_layers, n_heads, n, dk = aq.q.shape
+    q_view = {
+        "data": {"name": "q"},
+        **heat_layer(dk, 1, x_title="dimension", y_title="", value_title="q", diverging=True,
+                     domain=None, cell=30, x_labels="dims", y_labels="[tokens[query]]",
+                     text=dk <= 16,
+                     before=[{"filter": "datum.layer == layer && datum.head == head"},
+                             *unpack(dk), {"filter": "datum.row == query"},
+                             {"calculate": "0", "as": "row"}]),
+        "title": title_expr("'q for ' + tokens[query] + " + WHERE),
+    }
+    gqa = any(kv != h for h, kv in enumerate(aq.kv_heads))
+    shared = " + (kv[head] == head ? '' : ', shared key/value head ' + kv[head])" if gqa else ""
+
+    def panel(name: str, title: str) -> dict:
+        view = heat_layer(dk, n, x_title="dimension", y_title=title, value_title=name,
+                          diverging=True, domain=None, text=False, cell=14, x_labels="dims",
+                          before=[{"filter": "datum.layer == layer && datum.head == kv[head]"},
+                                  *unpack(dk)])
+        return {"data": {"name": name}, **vector_rows(view, n),
+                "title": title_expr(f"'{name} for every token'{shared}")}
+
+    apart = {"scale": {"color": "independent"}}  # each its own colour scale, legend beside it
+    pair = {"hconcat": [panel("k", "key token"), panel("v", "value token")], "spacing": 24,
+            "resolve": apart}
+    params = [*view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+              constant("dims", [str(i) for i in range(dk)]), constant("kv", list(aq.kv_heads))]
+    return spec({"vconcat": [q_view, pair], "spacing": 24, "resolve": apart}, params=params,
+                datasets={name: stack_rows(getattr(aq, name), "layer", "head") for name in "qkv"},
+                marks=2 * dk + 2 * n * dk,
+                description="The chosen query's q, and every token's k and v, for the chosen "
+                            "layer and head.")
+
+
+# --- step 2: scores, scale, mask, softmax ----------------------------------------------------
+
+
+def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+    """Four bar rows over the keys (q·k, ÷ divisor, masked, softmax α), a sentence about the
+    key with the most weight, and the table of those numbers, for the chosen view.
+
+    When the scaled scores are the raw ones ÷ divisor (no positional bias such as ALiBi),
+    only the raw ones travel and the browser divides: the table then shows 17.1065 ÷ 4 =
+    4.2766 as a learner would check it, and a 64-token text's data stays under 1 MB."""
+    n_layers, n_heads, n, _ = aq.raw.shape
+    div = f"{aq.divisor:.4g}"
+    width = max(320, min(820, 26 * n))
+    divided = np.allclose(aq.scaled, aq.raw / aq.divisor, rtol=1e-6, atol=1e-6)
+    rows = query_rows(raw=aq.raw, w=shown_weights(aq), **({} if divided else {"s": aq.scaled}))
+    for row, top in zip(rows, aq.weights.argmax(-1).ravel()):
+        row["top"] = int(top)
+    base = [{"filter": ROW}, *split_keys("raw", "w", *(() if divided else ("s",))),
+            {"calculate": "datum.w !== ''", "as": "allowed"},
+            {"calculate": "toNumber(datum.raw)", "as": "raw"},
+            {"calculate": f"datum.raw / {aq.divisor!r}" if divided else "toNumber(datum.s)",
+             "as": "s"},
+            {"calculate": "datum.allowed ? toNumber(datum.w) : 0", "as": "w"},
+            {"calculate": "datum.allowed ? datum.s : 0", "as": "m"},
+            {"calculate": "datum.allowed ? format(datum.s, '.4f') : '−∞'", "as": "mtext"},
+            {"calculate": "tokens[datum.key]", "as": "label"}]
+    steps = [("raw", "q · k", "raw"), ("s", f"÷ {div}", "s"), ("m", "after the mask", "mtext"),
+             ("w", "softmax α", "w")]
+
+    def bars(field: str, name: str, shown: str, last: bool) -> dict:
+        x_axis = (token_axis("key token", n=n) if last else
+                  {"title": None, "labels": False, "ticks": False})
+        tip = ({"field": shown, "title": name} if shown == "mtext" else
+               {"field": shown, "title": name, "format": ".4f"})
+        layers = [{"mark": {"type": "bar"}, "encoding": {
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": list(range(n))},
+                  "axis": x_axis},
+            "y": {"field": field, "type": "quantitative", "title": None},
+            "color": {"condition": {"test": "datum.allowed", "value": BLUE}, "value": GREY},
+            "tooltip": [{"field": "label", "title": "key"}, tip]}}]
+        if field == "m":
+            layers.append({"transform": [{"filter": "!datum.allowed"}],
+                           "mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 4},
+                           "encoding": {"x": {"field": "key", "type": "ordinal"},
+                                        "y": {"datum": 0, "type": "quantitative"},
+                                        "text": {"value": "−∞"}}})
+        return {"width": width, "height": 95, "title": {"text": name, "fontSize": FONT_SIZE - 1},
+                "layer": layers}
+
+    sentence = ("'The key with the most weight is ' + datum.label + ':   q·k = '"
+                f" + format(datum.raw, '.4f') + '  →  ÷ {div} = ' + format(datum.s, '.4f')"
+                " + '  →  α = ' + format(datum.w, '.4f')")
+    line = {"mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_SIZE,
+                     "limit": width + 200},
+            "encoding": {"x": {"value": 0}, "y": {"value": 11}, "text": {"field": "line"}},
+            "width": width, "height": 22}
+    best = {**line, "transform": [{"filter": "datum.key == datum.top"},
+                                  {"calculate": sentence, "as": "line"}]}
+    hidden = {**line, "transform": [
+        {"calculate": "datum.allowed ? 0 : 1", "as": "hid"},
+        {"aggregate": [{"op": "sum", "field": "hid", "as": "hid"}]},
+        {"filter": "datum.hid > 0"},
+        {"calculate": "datum.hid + ' later key(s) are masked with −∞, so their weight is "
+                      "exactly 0.'", "as": "line"}]}
+    hidden["mark"] = {**line["mark"], "fontSize": FONT_SIZE - 2, "color": "#555555"}
+    columns = [("key", "datum.label"), ("q·k", "format(datum.raw, '.4f')"),
+               (f"÷ {div}", "format(datum.s, '.4f')"), ("after mask", "datum.mtext"),
+               ("softmax α", "format(datum.w, '.4f')")]
+    col_w = 130
+    names = [f"c{i}" for i in range(len(columns))]  # the table's columns, as fields
+    table = {
+        "width": col_w * len(columns), "height": 20 * n,
+        "transform": [*({"calculate": expr, "as": f"c{i}"} for i, (_, expr) in enumerate(columns)),
+                      {"fold": names, "as": ["column", "cell"]}],
+        "mark": {"type": "text", "fontSize": FONT_SIZE - 3, "limit": col_w - 8},
+        "encoding": {
+            "x": {"field": "column", "type": "nominal", "scale": {"domain": names},
+                  "axis": {"orient": "top", "title": None, "labelAngle": 0, "ticks": False,
+                           "domain": False, "labelFontWeight": "bold",
+                           "labelExpr": f"{[c for c, _ in columns]}"
+                                        "[toNumber(slice(datum.value, 1))]"}},
+            "y": {"field": "key", "type": "ordinal", "axis": None},
+            "text": {"field": "cell"},
+            "color": {"condition": {"test": "datum.allowed", "value": "black"},
+                      "value": "#777777"}},
+        "title": {"text": "The same numbers as a table", "fontSize": FONT_SIZE - 1},
+    }
+    rows_shown = [best, hidden, *(bars(*s, last=i == 3) for i, s in enumerate(steps)), table]
+    body = {"data": {"name": "steps"}, "transform": base, "vconcat": rows_shown, "spacing": 16,
+            "title": title_expr("'Scores of query ' + tokens[query] + ' with every key' + "
+                                + WHERE)}
+    return spec(body, params=view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+                datasets={"steps": rows}, marks=10 * n,
+                description="One query's scores with every key: raw, scaled, masked and after "
+                            "the softmax.")
+
+
+# --- step 3: the weighted sum of the values --------------------------------------------------
+
+
+def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 0,
+                 query: int = 0) -> dict:
+    """Rows α_j v_j for the ``keep`` keys with the most weight (in text order), the other keys
+    summed in one row, then z = Σ_j α_j v_j as the model recorded it. The browser multiplies
+    each α_j (sent per query) by v_j (sent per key/value head)."""
+    n_layers, n_heads, n, dk = aq.z.shape
+    kept = min(n, keep)
+    rows = query_rows(w=aq.weights, z=aq.z)
+    for row in rows:
+        weights = aq.weights[row["layer"], row["head"], row["q"]]
+        row["best"] = ",".join(map(str, strongest_keys(weights, keep)))
+    values = [{"id": f"{r['layer']}-{r['head']}", "v": r["v"]}  # by key/value head
+              for r in stack_rows(aq.v, "layer", "head")]
+    cells = [{"filter": ROW}, {"calculate": "datum.layer + '-' + kv[datum.head]", "as": "id"},
+             {"lookup": "id", "from": {"data": {"name": "values"}, "key": "id", "fields": ["v"]}},
+             {"calculate": "split(datum.w, ',')", "as": "alphas"},
+             {"calculate": "split(datum.best, ',')", "as": "best"},
+             *split_keys("v", key="cell"),
+             {"calculate": f"floor(datum.cell / {dk})", "as": "j"},
+             {"calculate": f"datum.cell % {dk}", "as": "col"},
+             {"calculate": "toNumber(datum.alphas[datum.j])", "as": "alpha"},
+             {"calculate": "datum.alpha * toNumber(datum.v)", "as": "v"},
+             {"calculate": "indexof(datum.best, '' + datum.j)", "as": "row"}]
+    top = [*cells, {"filter": "datum.row >= 0"},
+           {"calculate": "tokens[datum.j] + '  α=' + format(datum.alpha, '.3f')",
+            "as": "rowlabel"}]
+    rest = [*cells, {"filter": "datum.row < 0"},
+            {"aggregate": [{"op": "sum", "field": "v", "as": "v"},
+                           {"op": "sum", "field": "alpha", "as": "alpha"},
+                           {"op": "count", "as": "count"}], "groupby": ["col"]},
+            {"calculate": str(kept), "as": "row"},
+            {"calculate": "datum.count + ' other keys  α=' + format(datum.alpha, '.3f')",
+             "as": "rowlabel"}]
+    n_rows = kept + (n > kept) + 1  # the kept keys, the others (if any), z
+    total = [{"filter": ROW}, *split_keys("z", key="col"),
+             {"calculate": "toNumber(datum.z)", "as": "v"},
+             {"calculate": str(n_rows - 1), "as": "row"},
+             {"calculate": "'z = Σ α_j v_j'", "as": "rowlabel"}]
+    cell = 24
+    colour = {"field": "v", "type": "quantitative", "title": "value",
+              "scale": {"scheme": "redblue", "reverse": True, "domainMid": 0}}
+
+    def part(transform: list[dict]) -> list[dict]:
+        rect = {"transform": transform, "mark": {"type": "rect"}, "encoding": {
+            "x": {"field": "col", "type": "ordinal", "scale": {"domain": list(range(dk))},
+                  "axis": {"title": "dimension of the head", "labelAngle": 0}},
+            "y": {"field": "row", "type": "ordinal", "scale": {"domain": list(range(n_rows))},
+                  "axis": None},
+            "color": colour,
+            "tooltip": [{"field": "rowlabel", "title": "row"},
+                        {"field": "col", "title": "dimension"},
+                        {"field": "v", "title": "value", "format": ".4f"}]}}
+        label = {"transform": [*transform, {"filter": "datum.col == 0"}],
+                 "mark": {"type": "text", "align": "right", "dx": -8, "fontSize": FONT_SIZE - 2,
+                          "limit": 260},
+                 "encoding": {"x": {"value": 0},
+                              "y": {"field": "row", "type": "ordinal", "axis": None},
+                              "text": {"field": "rowlabel"}}}
+        return [rect, label]
+
+    body = {"data": {"name": "weights"}, "width": cell * dk, "height": cell * n_rows,
+            "layer": [*part(top), *(part(rest) if n > kept else []), *part(total)],
+            "title": title_expr("'Weighted values α_j v_j and their sum z for ' + tokens[query]"
+                                " + " + WHERE)}
+    params = [*view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+              constant("kv", list(aq.kv_heads))]
+    return spec(body, params=params, datasets={"weights": rows, "values": values},
+                marks=n_rows * (dk + 1),
+                description="The chosen query's weighted values, the rest summed, and their sum z.")

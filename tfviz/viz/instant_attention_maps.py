@@ -1,0 +1,163 @@
+"""Instant charts of whole attention maps: lesson 5's matrices and flying arrows, lesson 4's
+lookup bars. Layer, head and query switch in the browser (see ``instant_attention``, whose
+helpers these share)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.analysis.attention import AllQueries
+from tfviz.viz.instant import (PICTURE_CELLS, constant, heat_layer, picture_layer, picture_rows,
+                               rounded, spec, stack_rows, unpack)
+from tfviz.viz.instant_attention import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
+                                         shown_weights, split_keys, title_expr, vector_rows,
+                                         view_params)
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+
+MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.arrows)
+HEAD = "datum.layer == layer && datum.head == head"  # the rows of the chosen layer and head
+
+
+# --- all tokens as matrices, and the flying arrows -------------------------------------------
+
+
+def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: int = 0,
+                 head: int = 0) -> dict:
+    """Q, K, V and Z = A V of the chosen layer and head as heatmaps (2 × 2), and A below.
+    ``forms`` is ``analysis.attention.matrix_forms``'s dictionary of (L, H, ...) arrays."""
+    n_layers, n_heads, n, dk = forms["Q"].shape
+
+    def panel(name: str, title: str) -> dict:
+        view = heat_layer(dk, n, x_title="dimension", y_title="token", value_title=name,
+                          diverging=True, domain=None, text=False, cell=14, x_labels="dims",
+                          before=[{"filter": HEAD}, *unpack(dk)])
+        return {"data": {"name": name}, **vector_rows(view, n), "title": f"{title}  ({n}×{dk})"}
+
+    apart = {"scale": {"color": "independent"}}  # each matrix its own colour scale
+    grid = {"vconcat": [{"hconcat": [panel("Q", "Q"), panel("K", "K")], "spacing": 24,
+                         "resolve": apart},
+                        {"hconcat": [panel("V", "V"), panel("Z", "Z = A V")], "spacing": 24,
+                         "resolve": apart}],
+            "resolve": apart, "spacing": 24}
+    pictures = n * n > PICTURE_CELLS  # a long text's A is a picture (see instant.picture)
+    titles = {"x_title": "key", "y_title": "query", "value_title": "weight"}
+    big = {"data": {"name": "A"},
+           **(picture_layer(n, n, **titles, before=[{"filter": HEAD}]) if pictures else
+              heat_layer(n, n, **titles, before=[{"filter": HEAD}, *unpack(n)])),
+           "title": title_expr(f"'A = attention weights ({n}×{n})' + " + WHERE)}
+    params = [*view_params((n_layers, n_heads, n), tokens, layer, head, None),
+              constant("dims", [str(i) for i in range(dk)])]
+    datasets = {name: stack_rows(forms[name], "layer", "head") for name in "QKVZ"}
+    datasets["A"] = (picture_rows if pictures else stack_rows)(forms["A"], "layer", "head")
+    return spec({"vconcat": [grid, big], "spacing": 30, "resolve": apart,
+                 "title": title_expr("'Layer ' + layer + ', head ' + head + ' as matrices'")},
+                params=params, datasets=datasets, marks=4 * n * dk + (0 if pictures else n * n),
+                description="Q, K, V, Z and A of the chosen layer and head.")
+
+
+def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+    """Tokens in two columns; from the chosen query on the left a line runs to every key it
+    may see on the right, as wide as its weight (1 would be MAX_WIDTH px) and darker for the
+    keys it prefers, with the weight written beside the key."""
+    n_layers, n_heads, n, _ = aq.weights.shape
+    left, right, width = 200, 420, 640
+    height = max(300, min(1400, 26 * n))
+    y = {"field": "key", "type": "quantitative", "axis": None,
+         "scale": {"domain": [-0.5, n - 0.5], "reverse": True, "nice": False, "zero": False}}
+    weight_tip = [{"field": "label", "title": "key"},
+                  {"field": "w", "title": "weight", "format": ".4f"}]
+    base = [{"filter": ROW}, *split_keys("w"),
+            {"calculate": "datum.w === '' ? null : toNumber(datum.w)", "as": "w"},
+            {"joinaggregate": [{"op": "max", "field": "w", "as": "top"}]},
+            {"calculate": "tokens[datum.key]", "as": "label"},
+            {"calculate": "query", "as": "from"}]
+    lines = {"transform": [{"filter": "isValid(datum.w)"},
+                           {"calculate": "0.25 + 0.75 * datum.w / (datum.top > 0 ? datum.top : 1)",
+                            "as": "dark"}],  # darkest for the key it likes most
+             "mark": {"type": "rule", "color": BLUE, "strokeCap": "round"},
+             "encoding": {"x": {"value": left}, "x2": {"value": right},
+                          "y": {**y, "field": "from"}, "y2": {"field": "key"},
+                          "strokeWidth": {"field": "w", "type": "quantitative", "legend": None,
+                                          "scale": {"domain": [0, 1], "range": [0.5, MAX_WIDTH]}},
+                          "opacity": {"field": "dark", "type": "quantitative", "scale": None},
+                          "tooltip": weight_tip}}
+    dot = {"type": "circle", "size": 90, "opacity": 1}
+    keys = {"mark": dot, "encoding": {
+        "x": {"value": right}, "y": y, "tooltip": weight_tip,
+        "color": {"condition": {"test": "isValid(datum.w)", "value": BLUE}, "value": GREY}}}
+    key_text = {"transform": [{"calculate": "datum.label + '  ' + (isValid(datum.w) ? "
+                                            "format(datum.w, '.2f') : '(masked)')", "as": "text"}],
+                "mark": {"type": "text", "align": "left", "dx": 12, "fontSize": FONT_SIZE - 3,
+                         "limit": 200},
+                "encoding": {"x": {"value": right}, "y": y, "text": {"field": "text"}}}
+    chosen = {"test": "datum.key == query", "value": VERMILLION}
+    queries = {"mark": dot, "encoding": {
+        "x": {"value": left}, "y": y, "color": {"condition": chosen, "value": GREY},
+        "tooltip": [{"field": "label", "title": "query"}]}}
+    query_text = {"mark": {"type": "text", "align": "right", "dx": -12, "fontSize": FONT_SIZE - 3,
+                           "limit": 180},
+                  "encoding": {"x": {"value": left}, "y": y, "text": {"field": "label"},
+                               "color": {"condition": chosen, "value": "black"}}}
+    body = {"data": {"name": "weights"}, "transform": base, "width": width, "height": height,
+            "layer": [lines, keys, key_text, queries, query_text],
+            "title": title_expr("'Where ' + tokens[query] + ' looks' + " + WHERE)}
+    return spec(body, params=view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+                datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * n,
+                description="Lines from the chosen query to every key, as wide as the attention "
+                            "weight.")
+
+
+# --- lesson 4: what one query of the model looks up ------------------------------------------
+
+HARD, SOFT = "hard lookup (best key only)", "attention (softmax blend)"  # as viz.lookup
+
+
+def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarray, *,
+                   layer: int = 0, head: int = 0, query: int = 0) -> dict:
+    """Lesson 4's bars for the model: the chosen query's softmax weights beside the one-hot
+    weights of a hard lookup, and a line naming the largest weight and how many values the
+    head mixes. ``patterns`` is (L, H, n, n); ``counts`` (L, H, n) holds each row's 1 / Σα²
+    (``analysis.lookup.effective_counts``), sent as ``mix``."""
+    n_layers, n_heads, n, _ = patterns.shape
+    rows = query_rows(w=patterns)
+    for row, top, count in zip(rows, patterns.argmax(-1).ravel(), rounded(counts.ravel())):
+        row.update(top=int(top), mix=count)
+    width = max(320, min(820, 34 * n))
+    base = [{"filter": ROW}, *split_keys("w"), {"calculate": "toNumber(datum.w)", "as": "w"},
+            {"calculate": "tokens[datum.key]", "as": "label"}]
+    kinds = {"domain": [HARD, SOFT]}
+    bars = {
+        "transform": [{"calculate": "datum.key == datum.top ? 1 : 0", "as": "hard"},
+                      {"fold": ["hard", "w"], "as": ["lookup", "weight"]},
+                      {"calculate": f"datum.lookup == 'hard' ? '{HARD}' : '{SOFT}'",
+                       "as": "lookup"}],
+        "mark": {"type": "bar"}, "width": width, "height": 300,
+        "encoding": {
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": list(range(n))},
+                  "axis": {"title": "key token", "labelExpr": "tokens[datum.value]",
+                           "labelLimit": 160}},
+            "xOffset": {"field": "lookup", "type": "nominal", "scale": kinds},
+            "y": {"field": "weight", "type": "quantitative", "title": "weight",
+                  "scale": {"domain": [0, 1]}},
+            "color": {"field": "lookup", "type": "nominal", "title": None,
+                      "scale": {**kinds, "range": [CATEGORICAL[0], CATEGORICAL[1]]},
+                      "legend": {"orient": "top", "labelLimit": 400}},
+            "tooltip": [{"field": "label", "title": "key"}, {"field": "lookup"},
+                        {"field": "weight", "format": ".4f"}]}}
+    sentence = ("'The largest weight is ' + format(datum.w, '.3f') + ' on “' + datum.label"
+                " + '”; this head mixes about ' + format(datum.mix, '.1f') + ' of the "
+                f"{n} values (1 / Σα²).'")
+    line = {
+        "transform": [{"filter": "datum.key == datum.top"}, {"calculate": sentence, "as": "line"}],
+        "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_SIZE - 1,
+                 "limit": 860},
+        "encoding": {"x": {"value": 0}, "y": {"value": 11}, "text": {"field": "line"}},
+        "width": width, "height": 22}
+    body = {"data": {"name": "rows"}, "transform": base, "vconcat": [bars, line], "spacing": 12,
+            "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[query]"
+                                " + ' looks up'")}
+    return spec(body, params=view_params((n_layers, n_heads, n), tokens, layer, head, query),
+                datasets={"rows": rows}, marks=2 * n + 1,
+                description="Softmax weights of the chosen query beside a hard lookup's one-hot "
+                            "weights.")
