@@ -10,25 +10,40 @@ def _ok(at):
 
 
 def test_self_attention_every_widget(app_page):
+    """Only the what-ifs and the worked example are server widgets; each what-if reruns the
+    page with new numbers in the instant charts."""
+    import numpy as np
+
+    from tests.app.specs import instant_charts, unpacked
+
     at = app_page("05_self_attention.py")
     assert at.title[0].value == "Self-attention, step by step"
-    # default query is the "it" of the coreference sentence; the arrows tab names it
-    assert at.selectbox(key="sa_query").value == at.session_state["sa_query"]
+    # layer, head and query token are chosen in the browser, not by server-side widgets
+    assert not {"layer", "head", "sa_query"} & {w.key for w in [*at.slider, *at.selectbox]}
     latex = " ".join(x.value for x in at.latex)
     assert r"\frac{112}{\sqrt{64}} = 14" in latex and "0.88" in latex
-    at.slider(key="layer").set_value(1)
-    _ok(at.run())
-    at.slider(key="head").set_value(3)
-    _ok(at.run())
+
+    def steps(at):  # step 2's rows of (layer, head, query)
+        (spec, data), = [c for c in instant_charts(at) if "steps" in c[1]]
+        return spec, data["steps"]
+
+    spec, before = steps(at)
+    assert "datum.raw / 4.0" in str(spec["transform"])
     at.toggle(key="sa_scale").set_value(False)
     _ok(at.run())
     assert any(r"\frac{s_j}{1}" in x.value for x in at.latex)  # no division any more
+    spec, after = steps(at)
+    assert "datum.raw / 1.0" in str(spec["transform"])
     at.toggle(key="sa_causal").set_value(False)
     _ok(at.run())
+    _, bidirectional = steps(at)
+    assert not any("" in row.split(",") for row in bidirectional["w"])  # nothing masked any more
+    assert any("" in row.split(",") for row in after["w"])
     at.slider(key="sa_temp").set_value(2.5)
     _ok(at.run())
-    at.selectbox(key="sa_query").set_value(3)
-    _ok(at.run())
+    _, warm = steps(at)
+    w0, w1 = unpacked(bidirectional["w"].iloc[-1]), unpacked(warm["w"].iloc[-1])
+    assert np.isfinite(w1).all() and w1.max() < w0.max()  # a higher temperature flattens them
     at.number_input(key="sa_ex_s1").set_value(100.0)
     _ok(at.run())
     at.number_input(key="sa_ex_s2").set_value(100.0)
@@ -162,7 +177,7 @@ def test_pages_work_for_every_model(app_page, page, model):
     assert at.session_state["model"] == model
     trace = tfviz.load(model).trace(at.session_state["text"])
     shown = shown_arrays(at)
-    if page == "05_self_attention.py":  # one query at a time: its K and V, head 0's slice
+    if page == "05_self_attention.py":  # step 1's K and V, head 0's slice
         wanted = [trace["k", 0][:, 0], trace["v", 0][:, 0]]
     else:
         wanted = [trace["pattern", 0][0]]
@@ -174,26 +189,40 @@ def test_pages_work_for_every_model(app_page, page, model):
         assert at.success  # decoders (and the encoder-decoder's decoder) do not
 
 
-def test_self_attention_runs_only_the_open_view_with_the_models_numbers(app_page):
-    """The tabs run lazily: only the chosen view's charts are built and sent, and each view shows
-    the chosen layer and head (here the matrix view's A is the model's own pattern)."""
+def test_self_attention_sends_every_view_once_and_opens_on_the_link(app_page):
+    """All three tabs arrive at once (a tab switch reruns nothing), each as instant charts
+    holding every layer, head and query of the model's own run, opening on the link's view."""
     import numpy as np
 
     import tfviz
-    from tests.app.specs import plotly_specs, shown_z
+    from tests.app.specs import instant_charts, param_values, unpacked
+    from tfviz.analysis import attention as att
     from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
-    def titles(at):
-        return [spec["layout"]["title"]["text"] for spec in plotly_specs(at)]
-
-    at = app_page("05_self_attention.py", layer="2", head="1")
-    assert len(titles(at)) == 5 and titles(at)[0].startswith("q for")
-    at.session_state["sa_view"] = "All tokens as matrices"
-    _ok(at.run())
-    shown = titles(at)
-    assert len(shown) == 5 and shown[-1].endswith("layer 2, head 1")
-    pattern = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)["pattern", 2][1]
-    np.testing.assert_allclose(shown_z(plotly_specs(at)[-1]["data"][0]), pattern, atol=1e-6)
-    at.session_state["sa_view"] = "Flying arrows"
-    _ok(at.run())
-    assert len(titles(at)) == 1 and titles(at)[0].endswith("(layer 2, head 1)")
+    at = app_page("05_self_attention.py", layer="2", head="1", query="3")
+    assert [t.label for t in at.tabs] == ["One query, step by step", "All tokens as matrices",
+                                          "Flying arrows"]
+    charts = instant_charts(at)
+    assert len(charts) == 5  # step 1, step 2, step 3, the matrices, the arrows
+    for spec, _ in charts:
+        view = param_values(spec)
+        assert (view["layer"], view["head"], view.get("query", 3)) == (2, 1, 3), spec["description"]
+    bundle = tfviz.load(DEFAULT_MODEL)
+    trace = bundle.trace(DEFAULT_TEXT)
+    every, n = att.all_queries(trace), len(trace.tokens)
+    (vectors, vdata), (steps, sdata), (wsum, wdata), (mats, mdata), (arrows, adata) = charts
+    for row in vdata["q"].itertuples():  # step 1: every head's q of every token
+        np.testing.assert_allclose(unpacked(row.v).reshape(n, -1), every.q[row.layer, row.head],
+                                   atol=6e-5)
+    for row in sdata["steps"].itertuples():  # step 2: every query's scores and weights
+        view = row.layer, row.head, row.q
+        np.testing.assert_allclose(unpacked(row.raw), every.raw[view], atol=6e-5)
+        np.testing.assert_allclose(np.nan_to_num(unpacked(row.w)), every.weights[view], atol=6e-5)
+    chosen = wdata["weights"].query("layer == 2 and head == 1 and q == 3").iloc[0]  # step 3
+    np.testing.assert_allclose(unpacked(chosen.z), trace["z", 2][3, 1], atol=6e-5)
+    forms, _ = att.matrix_forms(trace, bundle.weights())
+    for name in "QKVZA":
+        a = mdata[name].query("layer == 2 and head == 1").iloc[0]
+        np.testing.assert_allclose(unpacked(a.v).reshape(n, -1), forms[name][2, 1], atol=6e-5)
+    np.testing.assert_allclose(forms["A"][2, 1], trace["pattern", 2][1])
+    assert len(adata["weights"]) == 3 * 4 * n

@@ -27,7 +27,7 @@ INTERACTIONS = {
     "tokenizer": ("slider", "Step through the merges"),
     "embeddings": ("slider", "width d"),
     "attention-lookup": ("slider", "query, dimension 1"),
-    "self-attention": ("slider", "Layer"),
+    "self-attention": ("view", "layer"),
     "scaling": ("view", "layer"),
     "multi-head": ("slider", "Layer"),
     "masking": ("toggle", "Switch the causal mask off"),
@@ -133,22 +133,42 @@ def test_layer_moved_inside_a_fragment_still_reaches_the_url(server, page):
         "() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.layout.title.text).join('|')")
 
 
-def test_self_attention_draws_only_the_open_view_and_a_tab_click_draws_the_next(server, page):
-    """Hidden tabs used to build and draw all 11 charts on every slider move; now the open view
-    alone runs, and choosing another tab runs that one."""
-    titles_js = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                 ".map(p => p.layout.title.text)")
-    page.goto(f"{server}/self-attention?layer=1&head=2")
+def test_self_attention_sends_every_tab_and_its_views_switch_without_a_run(server, page):
+    """All three tabs arrive with the page; choosing a tab or a layer runs nothing on the
+    server, and the hidden tab's numbers follow the chosen layer (step 2's drawn sentence)."""
+    import tfviz
+    from tfviz.analysis import attention as att
+    from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+    every = att.all_queries(tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT))
+    titles_js = "() => Array.from(document.querySelectorAll('.vega-embed g.role-title text'))" \
+                ".map(e => e.textContent)"
+    page.goto(f"{server}/self-attention?layer=1&head=2&query=3")
     wait_for_app(page)
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 5",
+    page.wait_for_function("() => document.querySelectorAll('.vega-embed svg').length === 5",
                            timeout=30_000)
-    assert "q for" in page.evaluate(titles_js)[0]  # titles arrive wrapped in <b>
+    page.evaluate("""() => { const app = document.querySelector('[data-testid="stApp"]');
+        window.__runs = 0; new MutationObserver((rs) => { for (const r of rs)
+            if (r.oldValue === 'running') window.__runs++; })
+        .observe(app, {attributes: true, attributeOldValue: true,
+                       attributeFilter: ['data-test-script-state']}); }""")
+    label = every.tokens[3]
+    assert f"q for 3 {label} (layer 1, head 2)" in page.evaluate(titles_js)
     page.get_by_role("tab", name="Flying arrows").click()
-    page.wait_for_function(
-        "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-        ".some(p => p.layout.title.text.includes('Where'))", timeout=30_000)
-    wait_for_app(page)
-    titles = page.evaluate(titles_js)
-    assert len(titles) == 1 and "(layer 1, head 2)" in titles[0]
     assert page.get_by_role("tab", name="Flying arrows").get_attribute("aria-selected") == "true"
+    arrows = page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="looks").first
+    arrows.locator('.vega-bind input[name="layer"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(t) => Array.from(document.querySelectorAll('.vega-embed g.role-title"
+                           " text')).some(e => e.textContent === t)",
+                           arg=f"Where 3 {label} looks (layer 2, head 2)", timeout=10_000)
+    page.wait_for_function("() => location.search.includes('layer=2')", timeout=10_000)
+    # the hidden tab's step 2 follows: its sentence names layer 2's best key and weight
+    weights = every.weights[2, 2, 3]
+    page.wait_for_function(
+        "([start, end]) => Array.from(document.querySelectorAll('.vega-embed text'))"
+        ".some(e => e.textContent.startsWith(start) && e.textContent.endsWith(end))",
+        arg=[f"The key with the most weight is {int(weights.argmax())} ",
+             f"α = {weights.max():.4f}"], timeout=10_000)
+    assert page.evaluate("window.__runs") == 0  # a tab and a layer: not one script run
     assert_no_exception(page)
