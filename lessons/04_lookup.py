@@ -1,15 +1,17 @@
 """Lesson 4 · Attention as soft lookup: a hashtable gives one value, attention blends them all."""
+import numpy as np
 import streamlit as st
 
-from tfviz.analysis.lookup import (effective_count, hard_lookup, one_hot_of_best, soft_lookup,
-                                   temperature_sweep, toy_table)
+from tfviz.analysis.lookup import (effective_count, effective_counts, hard_lookup,
+                                   one_hot_of_best, soft_lookup, temperature_sweep, toy_table)
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
-from tfviz.ui.widgets import chart, layer_head_pickers, show_code, token_select, vega
+from tfviz.ui.views import instant, view_value
+from tfviz.ui.widgets import chart, show_code, vega
+from tfviz.viz.instant_attention_maps import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
-from tfviz.viz.style import token_labels
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 
@@ -79,29 +81,19 @@ model, text, _, cfg = lesson_context()
 trace = get_trace(model, text)
 st.markdown(
     "In the model each token makes its own query, key and value from its vector, and each "
-    "query looks up all the keys at once. Pick a layer, a head and a token: the bars show "
+    "query looks up all the keys at once. Choose a layer, a head and a query token under the "
+    "chart (the arrow keys move them too; the chart follows in your browser): the bars show "
     "which tokens it blends, next to the single token a hard lookup would have returned."
 )
-
-
-def live():
-    layer, head = layer_head_pickers(cfg.n_layers, cfg.n_heads)
-    tokens = trace.tokens
-    pos = token_select("Query token", tokens, "lk_query_tok", default=len(tokens) - 1)
-    row = trace["pattern", layer][head, pos]
-    labels = token_labels(tokens)  # altair shows text as typed
-    vega(weights_chart, labels, row, one_hot_of_best(row),
-         title=f"Layer {layer}, head {head}: what {labels[pos]!r} looks up")
-    st.caption(f"The largest weight is {row.max():.3f} on {labels[int(row.argmax())]!r}; "
-               f"this head mixes about {effective_count(row):.1f} of the "
-               f"{len(tokens)} values (1 / Σα²).")
-    if cfg.causal:
-        st.caption("This model only lets a token look at itself and earlier tokens, so later "
-                   "ones get weight 0.")
-    show_code(effective_count, one_hot_of_best)
-
-
-live()
+patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])  # (L, H, n, n)
+n = len(trace.tokens)
+instant(lookup_weights, patterns, trace.tokens, effective_counts(patterns),
+        layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1),
+        query=view_value("query", n - 1, n - 1))
+if cfg.causal:
+    st.caption("This model only lets a token look at itself and earlier tokens, so later "
+               "ones get weight 0.")
+show_code(effective_count, one_hot_of_best)
 if "05_self_attention.py" in {lesson.file for lesson in available()}:
     st.page_link("lessons/05_self_attention.py", label="Next: where q, k and v come from",
                  icon="➡️")

@@ -100,10 +100,32 @@ def test_lookup_widgets(app_page):
     hard = metrics["Hard lookup answer (best key only)"]
     assert hard == "0.00 legs, 4.00 wheels"  # the car
     assert metrics["Attention answer (blend of all values)"] == hard  # τ tiny: soft = hard
-    _ok(at.slider(key="layer").set_value(1).run())
-    _ok(at.slider(key="head").set_value(2).run())
-    _ok(at.selectbox(key="lk_query_tok").set_value(0).run())
-    assert "The largest weight is 1.000" in _text(at)  # token 0 of a decoder sees only itself
+    assert not {"layer", "head", "lk_query_tok"} & {w.key for w in [*at.slider, *at.selectbox]}
+
+
+def test_lookup_in_the_model_sends_every_row_and_opens_on_the_link(app_page):
+    """The model's section is an instant chart: every layer's, head's and query's weights, with
+    the best key and 1 / Σα² of each row, opening on the link's layer, head and token."""
+    import numpy as np
+
+    import tfviz
+    from tests.app.specs import instant_charts, param_values, unpacked
+    from tfviz.analysis.lookup import effective_count
+    from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+
+    at = app_page("04_lookup.py", layer="1", head="2", query="0")
+    (spec, data), = [c for c in instant_charts(at) if "rows" in c[1]]
+    view = param_values(spec)
+    assert (view["layer"], view["head"], view["query"]) == (1, 2, 0)
+    trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
+    rows = data["rows"]
+    assert len(rows) == 3 * 4 * len(trace.tokens)
+    for row in rows.itertuples():
+        weights = trace["pattern", row.layer][row.head, row.q]
+        np.testing.assert_allclose(unpacked(row.w), weights, atol=6e-5)
+        assert row.top == weights.argmax() and abs(row.mix - effective_count(weights)) < 6e-5
+    first = rows.query("layer == 1 and head == 2 and q == 0").iloc[0]
+    assert unpacked(first.w)[0] == 1.0 and first.mix == 1.0  # token 0 of a decoder sees only itself
 
 
 def test_tokenizer_page_names_what_the_letters_model_skips(app_page):

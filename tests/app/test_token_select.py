@@ -119,7 +119,6 @@ def _stale(lesson: str, key: str, value, model: str | None = None):
 
 @pytest.mark.parametrize("lesson, key, model", [
     ("08_masking.py", "mk_pos", None),
-    ("04_lookup.py", "lk_query_tok", None),
     ("01_tour.py", "tour_mask_pos", "bert-tiny"),
 ])
 def test_lesson_pickers_survive_a_stale_label(lesson, key, model):
