@@ -5,7 +5,6 @@ from plotly.subplots import make_subplots
 
 from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
-from tfviz.viz.moe import routing_heatmap
 from tfviz.viz.style import FONT_SIZE, NUMBER_WIDTH, fixed_margins, label_margin
 
 
@@ -54,10 +53,8 @@ def _sample_figures():
     """One figure from every plotly builder in tfviz.viz, on tiny inputs."""
     from tfviz.viz import positions as pos
     from tfviz.viz.arrows import arrows_figure
-    from tfviz.viz.ffn import neuron_heatmap
     from tfviz.viz.layernorm import gamma_beta_heatmap
     from tfviz.viz.lookup import key_plane, sweep_chart
-    from tfviz.viz.moe import class_expert_heatmap
 
     tokens, p = ["the", "cat", "sat"], np.full((2, 3, 3), 1 / 3)
     keys = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -74,11 +71,6 @@ def _sample_figures():
     yield "vectors", pos.vectors_heatmap(np.ones((3, 4)), tokens, title="t")
     yield from zip(("permuted a", "permuted b"),
                    pos.permutation_figures(np.ones((3, 4)), np.ones((3, 4)), np.array([2, 1, 0]), tokens))
-    yield "routing", routing_heatmap(np.full((3, 2), 0.5), np.ones((3, 2), bool),
-                                     np.zeros((3, 2), bool), tokens, title="t")
-    yield "classes", class_expert_heatmap(["noun"], [0, 1], np.array([[0.5, 0.5]]),
-                                          np.array([[1, 1]]), title="t")
-    yield "neurons", neuron_heatmap(np.ones((3, 5)), tokens, [0, 2], title="t")
     yield "gamma", gamma_beta_heatmap({"L0 ln1": (np.ones(4), np.zeros(4))}, which="gamma")
 
 
@@ -89,11 +81,3 @@ def test_every_plotly_builder_fixes_its_margins_once():
         assert _axes(fig) and all(axis.automargin is False for axis in _axes(fig)), name
         margin = fig.layout.margin
         assert None not in (margin.l, margin.r, margin.t, margin.b), name
-
-
-def test_routing_map_always_shows_its_key():
-    probs = np.array([[0.9, 0.1], [0.2, 0.8]])
-    chosen = probs > 0.5
-    fig = routing_heatmap(probs, chosen, np.zeros_like(chosen), ["a", "b"], title="t")
-    assert fig.layout.showlegend is True
-    assert [t.name for t in fig.data[1:]] == ["chosen", "dropped (expert full)"]

@@ -83,17 +83,6 @@ def leading_number(label) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def step_of(value, n: int) -> int | None:
-    """Which of ``n`` steps a stale stepper value names: a step beyond the end (another model
-    had more) is the last one, and a label "3. Embed" is step 2 (labels count from 1).
-
-    >>> [step_of(v, 5) for v in (7, "3. Embed", "9. Logits", "junk", None, True)]
-    [4, 2, 4, None, None, None]
-    """
-    k = value + 1 if type(value) is int else leading_number(value)
-    return None if k is None or k < 1 else min(k - 1, n - 1)
-
-
 def _is_option(value, options) -> bool:
     """``value in options`` without True == 1 or 2.0 == 2 passing for an option."""
     return any(type(value) is type(o) and value == o for o in options)
