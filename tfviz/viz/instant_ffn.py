@@ -39,7 +39,7 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     n_layers, n, most = acts.shape
     labels = token_labels(tokens)
     tall = max(12, min(28, 640 // max(n, 1)))  # a row per token: labels stay readable
-    wide = max(12, min(28, 760 // max(most, 1)))  # a column per neuron: 32 fit in 760 px
+    wide = max(12, min(28, 680 // max(most, 1)))  # a column per neuron: 32 fit in 680 px
     # Each layer's map gets the colour range of its own values (the legend says which), so a
     # layer with small activations is not drawn all dark; GELU's small negatives get a range
     # symmetric about 0, so that -0.1 looks as faint as +0.1.
@@ -89,7 +89,7 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
                   "scale": {"domain": [0, 1]}, "axis": {"format": "%"}},
             "tooltip": [{"field": "token"}, {"field": "v", "title": "share active", "format": ".1%"}],
         },
-        "width": max(300, min(760, 40 * n)), "height": 240,
+        "width": max(300, min(680, 40 * n)), "height": 240,
         "title": {"text": {"expr": f"'Share of the {d_ff} neurons above zero, layer ' + layer"}},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
@@ -161,7 +161,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
         + ([{"mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 5},
              "encoding": {"text": {"field": "weight", "type": "quantitative", "format": ".2f"}}}]
            if m <= 24 else []),
-        "width": max(300, min(760, 40 * m)), "height": 200,
+        "width": max(300, min(680, 40 * m)), "height": 200,
         "title": {"text": {"expr": "'Weights α of ' + tokens[query] + ' over the keys (they sum to 1)'"}},
     }
     ticks = {
@@ -200,7 +200,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
                                  {"field": "value", "format": ".4f"}]},
     }
     spread = {
-        "data": {"name": "mix"}, "layer": [ticks, dots], "width": max(300, min(760, 36 * dh)),
+        "data": {"name": "mix"}, "layer": [ticks, dots], "width": max(300, min(680, 36 * dh)),
         "height": 320,
         "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ': values seen by ' + "
                                    "tokens[query] + ' (ticks) and their mix z (dots)'"}},
