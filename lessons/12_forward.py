@@ -19,7 +19,8 @@ st.markdown(
     "Everything from the earlier lessons, in the order the model does it, on your own text. "
     "Step through with the **Step** slider under the chart (click it, then use the arrow "
     "keys): each step says what happens, gives the formula and the shape of the tensor, and "
-    "shows the model's actual numbers (hover a cell for its exact value). Every step is "
+    "shows the model's actual numbers (hover a cell of a small map for its exact value; "
+    "big maps arrive as pictures, so that they switch at once). Every step is "
     "already in your browser, so moving the slider or the head shown in the attention steps "
     "redraws at once."
 )

@@ -4,6 +4,8 @@ The numbers sent must be each step's own values (``forward_steps`` for that head
 must be the step's explanation and its formula in plain text, and the step and head must be
 parameters bound to labelled range inputs that start where the link says.
 """
+import base64
+import io
 import json
 import re
 
@@ -39,6 +41,28 @@ def decode(packed: str) -> np.ndarray:
 
 def params(spec) -> dict:
     return {p["name"]: p for p in spec["params"]}
+
+
+def pixels(url: str) -> np.ndarray:
+    """A picture's (rows, cols, 3) RGB values."""
+    from PIL import Image
+
+    assert url.startswith("data:image/png;base64,")
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+
+
+def check_diverging(rgb: np.ndarray, values: np.ndarray, bound: float) -> None:
+    """One pixel per value, red for positive and blue for negative, white at 0 and the end
+    colours at ±bound (checked independently of how the picture interpolates)."""
+    assert rgb.shape == (*values.shape, 3)
+    redness = rgb[..., 0].astype(int) - rgb[..., 2].astype(int)
+    assert (np.sign(redness[np.abs(values) > 0.05 * bound]) ==
+            np.sign(values[np.abs(values) > 0.05 * bound])).all()
+    assert np.corrcoef(redness.ravel(), values.ravel())[0, 1] > 0.9
+    ends = {True: (0x67, 0x00, 0x1F), False: (0x05, 0x30, 0x61)}  # RdBu's darkest red and blue
+    top = np.unravel_index(np.argmax(np.abs(values)), values.shape)
+    if abs(abs(values[top]) - bound) < 1e-3:
+        assert tuple(rgb[top]) == ends[bool(values[top] > 0)]
 
 
 def test_every_formula_reads_as_plain_text(steps):
@@ -84,7 +108,13 @@ def test_walk_chart_carries_every_step_for_every_head(steps):
             want = np.asarray(steps[max(h, 0)][i].values, dtype=float)
             r = sent[i, h]
             assert r["c"] == want.shape[1]
-            np.testing.assert_allclose(decode(r["v"]).reshape(want.shape), want, atol=TOL)
+            assert r["pic"] == (want.size > iv.PICTURE_CELLS and r["kind"] in ("seq", "div"))
+            if not r["pic"]:
+                np.testing.assert_allclose(decode(r["v"]).reshape(want.shape), want, atol=TOL)
+            elif r["kind"] == "seq":  # weights: instant's own cividis picture of the values
+                assert r["img"] == iv.picture(want)
+            else:
+                check_diverging(pixels(r["img"]), want, params(spec)["edge"]["value"][i])
     attention = [i for i, s in enumerate(steps[0]) if "attention (head" in s.title]
     assert attention and all((i, 0) in sent and (i, -1) not in sent for i in attention)
     notes = spec["datasets"]["notes"]
@@ -122,3 +152,20 @@ def test_hostile_text_stays_data():
     assert back["params"] == spec["params"]
     labels = " ".join(params(back)["rows"]["value"][1])  # the embeddings' rows: every token
     assert "1 <" in labels and "7 >" in labels and "12 '" in labels  # as typed, not escaped
+
+
+def test_a_long_text_travels_as_pictures():
+    """68 tokens: every residual, attention and hidden-unit map is a picture, small enough to
+    send (the packed numbers were 0.7 MB), and the image layer draws it across the map."""
+    text = " ".join(["the animal did not cross the street because it was too tired and the dog ran"] * 4)
+    steps = walk("gpt-tiny", text)
+    spec = ifw.walk_chart(steps, step=6)
+    validate_jsonschema(spec, SCHEMA)
+    rows = spec["datasets"]["numbers"]
+    kinds = params(spec)["kinds"]["value"]
+    pictured = {r["step"] for r in rows if r["pic"]}
+    assert pictured == {i for i, k in enumerate(kinds) if k in ("seq", "div")
+                        and steps[0][i].values.size > iv.PICTURE_CELLS}
+    assert len(json.dumps(spec["datasets"])) < 400_000
+    hidden = next(r for r in rows if r["step"] == 5)  # block 0's hidden units, 68 x 256
+    check_diverging(pixels(hidden["img"]), steps[0][5].values, params(spec)["edge"]["value"][5])

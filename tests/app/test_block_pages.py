@@ -215,7 +215,15 @@ def test_forward_page(run):
         row = numbers[(numbers["step"] == 3) & (numbers["head"] == h)].iloc[0]
         np.testing.assert_allclose(unpacked(row["v"]).reshape(n, n), trace["pattern", 0][h], atol=6e-5)
     embed = numbers[(numbers["step"] == 1) & (numbers["head"] == -1)].iloc[0]  # shared by every head
-    np.testing.assert_allclose(unpacked(embed["v"]).reshape(n, 64), trace["hook_embed"], atol=6e-5)
+    assert embed["pic"]  # 13 x 64 cells travel as a picture: one pixel per cell, red-blue about 0
+    import base64
+    import io
+
+    from PIL import Image
+    rgb = np.asarray(Image.open(io.BytesIO(base64.b64decode(embed["img"].split(",", 1)[1]))).convert("RGB"))
+    assert rgb.shape == (n, 64, 3)
+    redness = rgb[..., 0].astype(int) - rgb[..., 2].astype(int)
+    assert np.corrcoef(redness.ravel(), trace["hook_embed"].ravel())[0, 1] > 0.9
     top = numbers[numbers["step"] == 17].iloc[0]
     probs = softmax(trace["logits"].astype(np.float64))[-1]
     np.testing.assert_allclose(unpacked(top["v"]), np.sort(probs)[::-1][:5], atol=6e-5)

@@ -9,6 +9,8 @@ to show for the step has no rows and folds away (its sizes follow its rows):
 
 - the step's words: what happens, the formula written in plain text, the tensor's shape;
 - a heatmap (tokens × dimensions, attention weights, gates, logits) or the strip of token ids;
+  a map of more than ``instant.PICTURE_CELLS`` cells travels as one picture (cividis for
+  weights, red-blue about 0 otherwise), which the browser swaps at once, with no hover values;
 - horizontal bars for the final top-k prediction.
 
 >>> plain_formula(r"\\alpha = \\mathrm{softmax}\\!\\Big(\\frac{QK^\\top}{\\sqrt{d_k}} + M\\Big),\\quad z = \\alpha V")
@@ -24,10 +26,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.forward import Step
-from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
+from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, SCHEME, constant, packed, picture,
+                               slider, spec)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
-ARIA_CELLS = 1024  # larger maps skip the per-cell ARIA labels: thousands slow every redraw
+# Maps of more cells than instant.PICTURE_CELLS travel as pictures: a 13-token residual step
+# (832 cells) took 120 ms to redraw as cells on a loaded machine, its picture a few ms.
+# Red-blue at eleven stops, negative (blue) to positive (red), as the reversed "redblue" scheme
+# of the cells draws it: the colours of a diverging map sent as a picture.
+RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
+            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
 WIDTH = 720  # the heatmap's width: 256 hidden units still get about 3 px each
 _SYMBOLS = {r"\alpha": "α", r"\sum": "Σ", r"\to": "→", r"\leftarrow": "←", r"\dots": "…",
             r"\in": "∈", r"\sin": "sin", r"\arg\max": "argmax", r"\max": "max", r"\top": "ᵀ",
@@ -70,6 +78,25 @@ def plain_formula(latex: str) -> str:
     return unicodedata.normalize("NFC", re.sub(r" {3,}", "   ", s).strip())
 
 
+def diverging_picture(matrix: np.ndarray, bound: float) -> str:
+    """A matrix as a PNG data URL, one pixel per cell, coloured red-blue from -bound to bound
+    (the diverging counterpart of ``instant.picture``)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in RED_BLUE], dtype=float)
+    t = np.clip((np.asarray(matrix, dtype=float) / (bound or 1.0) + 1) / 2, 0.0, 1.0)  # (R, C)
+    where = t * (len(stops) - 1)
+    i = np.minimum(where.astype(int), len(stops) - 2)
+    frac = (where - i)[..., None]
+    rgb = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)  # (R, C, 3)
+    buffer = io.BytesIO()
+    Image.fromarray(rgb, mode="RGB").save(buffer, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
 def _kind(step: Step) -> str:
     """How the chart draws a step: token ids, bars, or a sequential / diverging heatmap."""
     if step.kind == "table":
@@ -110,6 +137,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
     (head -1). ``step`` counts from 1."""
     n_heads, n_steps = len(steps_by_head), len(steps_by_head[0])
     first = steps_by_head[0]
+    edge = [max(float(np.abs(np.asarray(per_head[i].values, dtype=float)).max(initial=0.0))
+                for per_head in steps_by_head) or 1.0 for i in range(n_steps)]  # |value| bound
     numbers, notes = [], []
     for i in range(n_steps):
         same = all(np.array_equal(s[i].values, first[i].values) and s[i].explanation == first[i].explanation
@@ -118,9 +147,13 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
             st = steps_by_head[max(h, 0)][i]
             rows, cols = np.asarray(st.values).shape
             kind = _kind(st)
-            numbers.append({"step": i, "head": h, "kind": kind, "c": int(cols),
-                            "text": bool(rows * cols <= 144 and WIDTH / cols >= 44 or kind == "ids"),
-                            "v": packed(st.values)})
+            row = {"step": i, "head": h, "kind": kind, "c": int(cols), "pic": False,
+                   "text": bool(rows * cols <= 144 and WIDTH / cols >= 44 or kind == "ids"),
+                   "v": packed(st.values), "img": None}
+            if kind in ("seq", "div") and rows * cols > PICTURE_CELLS:  # one picture, no cells
+                row.update(pic=True, text=False, v="", img=picture(st.values) if kind == "seq"
+                           else diverging_picture(st.values, round(edge[i], 4)))
+            numbers.append(row)
             notes += [{"step": i, "head": h, "line": j, "kind": k, "text": line}
                       for j, (k, line) in enumerate(_notes(st))]
     most_rows = max(len(s.rows) for s in first)
@@ -142,7 +175,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
         ],
         "width": WIDTH, "height": {"step": 26},
     }
-    cells = [this, {"filter": "datum.kind != 'bars'"},
+    cells = [this, {"filter": "datum.kind != 'bars'"},  # a picture's row becomes one datum
              {"calculate": "split(datum.v, ',')", "as": "v"}, {"flatten": ["v"]},
              {"window": [{"op": "row_number", "as": "cell"}]},
              {"calculate": "datum.v === '' ? null : toNumber(datum.v)", "as": "v"},
@@ -154,9 +187,25 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                {"field": "v", "title": "value", "format": ".4f"}]
 
     def rect(kind: str, colour: dict) -> dict:
-        return {"transform": [{"filter": f"datum.kind == '{kind}'"}],
-                "mark": {"type": "rect", "aria": {"expr": f"cells[step - 1] <= {ARIA_CELLS}"}},
+        return {"transform": [{"filter": f"datum.kind == '{kind}' && !datum.pic"}],
+                "mark": {"type": "rect"},
                 "encoding": {"color": colour, "tooltip": tooltip}}
+
+    # A big map is one picture, from its top left corner; hidden points give the axes its
+    # rows and columns (the cells that would have made them are not drawn).
+    pictured = [{"filter": "datum.pic"}]
+    image = {"transform": pictured,
+             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                      "baseline": "top", "aria": False, "width": WIDTH,
+                      "height": {"expr": f"{tall} * length(rows[step - 1])"}},
+             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                          "y": {"value": 0}}}
+
+    def skeleton(field: str, count: str) -> dict:
+        return {"transform": [*pictured, {"calculate": f"sequence(0, {count})", "as": field},
+                              {"flatten": [field]}],
+                "mark": {"type": "point", "opacity": 0, "aria": False},
+                "encoding": {"x" if field == "col" else "y": {"field": field, "type": "ordinal"}}}
 
     heat = {
         "data": {"name": "numbers"}, "transform": cells,
@@ -170,6 +219,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                 "labelFontSize": max(9, min(FONT_SIZE - 2, tall - 4))}},
         },
         "layer": [
+            image, skeleton("col", "datum.c"), skeleton("row", "length(rows[step - 1])"),
             rect("seq", {"field": "v", "type": "quantitative", "title": "weight",
                          "scale": {"scheme": SCHEME, "domain": [0, 1]}, "legend": _legend("seq")}),
             rect("div", {"field": "v", "type": "quantitative", "title": "value",
@@ -220,9 +270,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
               slider("head", n_heads - 1, "Head shown in the attention steps", head),
               constant("titles", titles),
               constant("kinds", [_kind(s) for s in first]),
-              constant("cells", [int(np.asarray(s.values).size) for s in first]),
-              constant("edge", [round(max(float(np.abs(np.asarray(per_head[i].values, dtype=float)).max(
-                  initial=0.0)) for per_head in steps_by_head), 4) or 1.0 for i in range(n_steps)]),
+              constant("edge", [round(e, 4) for e in edge]),
               constant("rows", [list(s.rows) for s in first]),
               constant("cols", [list(s.cols) for s in first])]
     out = spec({"vconcat": [words, heat, bars], "spacing": 16,
