@@ -7,7 +7,8 @@ Each run starts ``serve-class.sh N`` afresh on free loopback ports, waits until 
 warm-up has finished, then sends the same headless class as ``bench.bench_class`` (same
 learners, seed and pace) through nginx, and stops it. Rounds alternate the order, so a drift
 in the machine's other load does not always favour the same set-up. The server's CPU and peak
-memory cover the whole tree: nginx and every replica.
+memory cover the whole tree: nginx and every replica. nginx's and the replicas' logs stay in
+bench/out/replicas/ until the same run comes again.
 
 The output ends with one line per set-up:
 ``replicas=N learners=L actions=A errors=E p50_ms=X p95_ms=Y``.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import tempfile
+import shutil
 import time
 from pathlib import Path
 
@@ -25,23 +26,29 @@ from bench.bench_class import ClassResult, pct, run_class, table
 from bench.browser_common import wait_quiet
 from tests.support.serve_class import served_class
 
+OUT = Path(__file__).resolve().parent / "out" / "replicas"  # nginx's and the replicas' logs
 
-def one_run(replicas: int, args) -> ClassResult:
-    with tempfile.TemporaryDirectory(prefix="tfviz-bench-class.") as tmp:
-        with served_class(replicas, Path(tmp) / "class") as served:
-            for pid in served.replica_pids.values():  # each replica's warm-up, one by one
-                asyncio.run(wait_quiet(pid))
-            load_before = os.getloadavg()
-            r = asyncio.run(run_class(served.url, args.learners, args.minutes * 60, seed=args.seed,
-                                      pace=tuple(args.pace), timeout=args.timeout,
-                                      server_pids=[served.proc.pid]))
-            dead = served.proc.poll() is not None
+
+def one_run(replicas: int, round_: int, args) -> ClassResult:
+    logs = OUT / f"round{round_}-{replicas}"  # kept until the same run comes again
+    shutil.rmtree(logs, ignore_errors=True)
+    with served_class(replicas, logs) as served:
+        for pid in served.replica_pids.values():  # each replica's warm-up, one by one
+            asyncio.run(wait_quiet(pid))
+        load_before = os.getloadavg()
+        r = asyncio.run(run_class(served.url, args.learners, args.minutes * 60, seed=args.seed,
+                                  pace=tuple(args.pace), timeout=args.timeout,
+                                  server_pids=[served.proc.pid]))
+        dead = served.proc.poll() is not None
     print(table(r))
     print(f"server CPU (nginx + replicas): {r.cpu_s:.1f} s over {r.seconds:.0f} s wall, "
           f"{r.cpu_s / max(len(r.actions), 1):.3f} s per action; peak memory {r.peak_mb:.0f} MB; "
           f"learners' own CPU {r.client_cpu_s:.1f} s")
     print("load average (1, 5, 15 min): before " + ", ".join(f"{v:.2f}" for v in load_before)
           + "; after " + ", ".join(f"{v:.2f}" for v in r.load), flush=True)
+    for a in r.errors[:10]:
+        print(f"  error: learner {a.learner} {a.kind} {a.label[:40]!r} on {a.page} "
+              f"at {a.at:.1f} s: {a.error}")
     if dead:
         raise RuntimeError("serve-class.sh stopped during the run (a replica or nginx died)")
     return r
@@ -72,7 +79,7 @@ def main(argv=None) -> None:
         order = args.replicas if round_ % 2 == 0 else args.replicas[::-1]
         for n in order:
             print(f"\n## round {round_ + 1}: {n} replica(s) behind nginx", flush=True)
-            results.append((n, one_run(n, args)))
+            results.append((n, one_run(n, round_ + 1, args)))
     print("\n| replicas | learners | actions | errors | p50 ms | p95 ms | server CPU s/action "
           "| peak MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, r in results:
