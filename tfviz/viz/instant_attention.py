@@ -6,80 +6,18 @@ the browser choose the layer, head and query (parameters ``layer``, ``head``, ``
 to labelled inputs under the chart). Only a what-if (scale, causal mask, temperature) or a new
 text reruns the page.
 
-Rows of the one-query datasets hold one query's numbers over the keys, packed as in
-``tfviz.viz.instant.packed``; a weight the mask hides is sent empty, so the browser knows the
-mask without a separate field. Every builder returns plain JSON. The matrices, the flying
-arrows and lesson 4's lookup bars are in ``instant_attention_maps``, with these helpers.
+The rows and view controls are ``instant_queries``'s. Every builder returns plain JSON. The
+matrices, the flying arrows and lesson 4's lookup bars are in ``instant_attention_maps``.
 """
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries, strongest_keys
-from tfviz.viz.instant import (choice, constant, heat_layer, packed, slider, spec, stack_rows,
-                               token_axis, unpack)
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
-
-ROW = "datum.layer == layer && datum.head == head && datum.q == query"
-BLUE, VERMILLION, GREY = CATEGORICAL[0], CATEGORICAL[5], "#bdbdbd"  # allowed, query, masked
-NAMES = "Layer", "Head", "Query token"
-
-
-def view_params(shape: tuple[int, int, int], tokens: Sequence[str], layer: int, head: int,
-                query: int | None) -> list[dict]:
-    """Layer and head sliders, the query token's select box (unless ``query`` is None) and
-    the token labels ``tokens`` the expressions read."""
-    n_layers, n_heads, n = shape
-    labels = token_labels(tokens)
-    params = [slider("layer", n_layers - 1, NAMES[0], layer),
-              slider("head", n_heads - 1, NAMES[1], head)]
-    if query is not None:
-        params.append(choice("query", range(n), labels, NAMES[2], query))
-    return [*params, constant("tokens", labels)]
-
-
-def query_rows(**fields: np.ndarray) -> list[dict]:
-    """One row per (layer, head, query) of (L, H, n, m) arrays, each field packed over m.
-
-    >>> query_rows(w=np.arange(8.0).reshape(1, 1, 2, 4))[1]
-    {'layer': 0, 'head': 0, 'q': 1, 'w': '4,5,6,7'}
-    """
-    first = next(iter(fields.values()))
-    return [{"layer": int(lyr), "head": int(h), "q": int(i),
-             **{name: packed(a[lyr, h, i]) for name, a in fields.items()}}
-            for lyr, h, i in np.ndindex(*first.shape[:3])]
-
-
-def shown_weights(aq: AllQueries) -> np.ndarray:
-    """The weights with NaN where the mask hides a key: ``packed`` sends those empty."""
-    return np.where(aq.allowed, aq.weights, np.nan)
-
-
-def split_keys(*fields: str, key: str = "key") -> list[dict]:
-    """Transforms: split the packed ``fields`` of the chosen row, one datum per key (``key``
-    numbered from 0)."""
-    return [*({"calculate": f"split(datum.{f}, ',')", "as": f} for f in fields),
-            {"flatten": list(fields)}, {"window": [{"op": "row_number", "as": key}]},
-            {"calculate": f"datum.{key} - 1", "as": key}]
-
-
-def vector_rows(view: dict, n: int) -> dict:
-    """A heatmap of n token vectors (from ``heat_layer``) with rows 20 px high, at most 720 px
-    in all; up to 40 rows every token keeps its label (a longer text shows every k-th)."""
-    view["height"] = min(20 * n, 720)
-    if n <= 40:
-        view["layer"][0]["encoding"]["y"]["axis"]["labelOverlap"] = False
-    return view
-
-
-def title_expr(text: str) -> dict:
-    """A title whose text is a Vega expression (it follows the view parameters)."""
-    return {"text": {"expr": text}}
-
-
-WHERE = "' (layer ' + layer + ', head ' + head + ')'"
+from tfviz.viz.instant import constant, heat_layer, spec, stack_rows, token_axis, unpack
+from tfviz.viz.instant_queries import (BLUE, GREY, ROW, WHERE, keyed, query_rows, shown_weights,
+                                       split_keys, title_expr, vector_rows, view_params)
+from tfviz.viz.style import FONT_SIZE
 
 
 # --- step 1: the query's q, every key's k and v ---------------------------------------------
@@ -91,12 +29,12 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     n_layers, n_heads, n, dk = aq.q.shape
     q_view = {
         "data": {"name": "q"},
-        **heat_layer(dk, 1, x_title="dimension", y_title="", value_title="q", diverging=True,
+        **keyed(heat_layer(dk, 1, x_title="dimension", y_title="", value_title="q", diverging=True,
                      domain=None, cell=30, x_labels="dims", y_labels="[tokens[query]]",
                      text=dk <= 16,
                      before=[{"filter": "datum.layer == layer && datum.head == head"},
                              *unpack(dk), {"filter": "datum.row == query"},
-                             {"calculate": "0", "as": "row"}]),
+                             {"calculate": "0", "as": "row"}]), "col"),
         "title": title_expr("'q for ' + tokens[query] + " + WHERE),
     }
     gqa = any(kv != h for h, kv in enumerate(aq.kv_heads))
@@ -105,6 +43,7 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     def panel(name: str, title: str) -> dict:
         view = heat_layer(dk, n, x_title="dimension", y_title=title, value_title=name,
                           diverging=True, domain=None, text=False, cell=14, x_labels="dims",
+                          aria=False,  # n × d_k cells: hover shows them; ARIA would cost
                           before=[{"filter": "datum.layer == layer && datum.head == kv[head]"},
                                   *unpack(dk)])
         return {"data": {"name": name}, **vector_rows(view, n),
@@ -161,13 +100,13 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
                   "axis": x_axis},
             "y": {"field": field, "type": "quantitative", "title": None},
             "color": {"condition": {"test": "datum.allowed", "value": BLUE}, "value": GREY},
-            "tooltip": [{"field": "label", "title": "key"}, tip]}}]
+            "tooltip": [{"field": "label", "title": "key"}, tip], "key": {"field": "key"}}}]
         if field == "m":
             layers.append({"transform": [{"filter": "!datum.allowed"}],
                            "mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 4},
                            "encoding": {"x": {"field": "key", "type": "ordinal"},
                                         "y": {"datum": 0, "type": "quantitative"},
-                                        "text": {"value": "−∞"}}})
+                                        "text": {"value": "−∞"}, "key": {"field": "key"}}})
         return {"width": width, "height": 95, "title": {"text": name, "fontSize": FONT_SIZE - 1},
                 "layer": layers}
 
@@ -195,7 +134,8 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
     table = {
         "width": col_w * len(columns), "height": 20 * n,
         "transform": [*({"calculate": expr, "as": f"c{i}"} for i, (_, expr) in enumerate(columns)),
-                      {"fold": names, "as": ["column", "cell"]}],
+                      {"fold": names, "as": ["column", "cell"]},
+                      {"calculate": "datum.column + datum.key", "as": "id"}],
         "mark": {"type": "text", "fontSize": FONT_SIZE - 3, "limit": col_w - 8},
         "encoding": {
             "x": {"field": "column", "type": "nominal", "scale": {"domain": names},
@@ -204,7 +144,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
                            "labelExpr": f"{[c for c, _ in columns]}"
                                         "[toNumber(slice(datum.value, 1))]"}},
             "y": {"field": "key", "type": "ordinal", "axis": None},
-            "text": {"field": "cell"},
+            "text": {"field": "cell"}, "key": {"field": "id"},
             "color": {"condition": {"test": "datum.allowed", "value": "black"},
                       "value": "#777777"}},
         "title": {"text": "The same numbers as a table", "fontSize": FONT_SIZE - 1},
@@ -235,6 +175,8 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
         row["best"] = ",".join(map(str, strongest_keys(weights, keep)))
     values = [{"id": f"{r['layer']}-{r['head']}", "v": r["v"]}  # by key/value head
               for r in stack_rows(aq.v, "layer", "head")]
+    # One chain for every layer: the chosen row, its values v_j, each cell's α_j v_j and the
+    # row it is drawn in (its place among the kept keys, or -1 for the others).
     cells = [{"filter": ROW}, {"calculate": "datum.layer + '-' + kv[datum.head]", "as": "id"},
              {"lookup": "id", "from": {"data": {"name": "values"}, "key": "id", "fields": ["v"]}},
              {"calculate": "split(datum.w, ',')", "as": "alphas"},
@@ -245,22 +187,21 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
              {"calculate": "toNumber(datum.alphas[datum.j])", "as": "alpha"},
              {"calculate": "datum.alpha * toNumber(datum.v)", "as": "v"},
              {"calculate": "indexof(datum.best, '' + datum.j)", "as": "row"}]
-    top = [*cells, {"filter": "datum.row >= 0"},
+    n_rows = kept + (n > kept) + 1  # the kept keys, the others (if any), z
+    top = [{"filter": "datum.row >= 0"},
            {"calculate": "tokens[datum.j] + '  α=' + format(datum.alpha, '.3f')",
             "as": "rowlabel"}]
-    rest = [*cells, {"filter": "datum.row < 0"},
+    rest = [{"filter": "datum.row < 0"},
             {"aggregate": [{"op": "sum", "field": "v", "as": "v"},
                            {"op": "sum", "field": "alpha", "as": "alpha"},
                            {"op": "count", "as": "count"}], "groupby": ["col"]},
             {"calculate": str(kept), "as": "row"},
             {"calculate": "datum.count + ' other keys  α=' + format(datum.alpha, '.3f')",
              "as": "rowlabel"}]
-    n_rows = kept + (n > kept) + 1  # the kept keys, the others (if any), z
-    total = [{"filter": ROW}, *split_keys("z", key="col"),
-             {"calculate": "toNumber(datum.z)", "as": "v"},
+    total = [{"filter": "datum.j == 0"},  # one cell per dimension carries z's string
+             {"calculate": "toNumber(split(datum.z, ',')[datum.col])", "as": "v"},
              {"calculate": str(n_rows - 1), "as": "row"},
              {"calculate": "'z = Σ α_j v_j'", "as": "rowlabel"}]
-    cell = 24
     colour = {"field": "v", "type": "quantitative", "title": "value",
               "scale": {"scheme": "redblue", "reverse": True, "domainMid": 0}}
 
@@ -270,19 +211,23 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
                   "axis": {"title": "dimension of the head", "labelAngle": 0}},
             "y": {"field": "row", "type": "ordinal", "scale": {"domain": list(range(n_rows))},
                   "axis": None},
-            "color": colour,
+            "color": colour, "key": {"field": "col"},  # marks kept, not redrawn, on a change
             "tooltip": [{"field": "rowlabel", "title": "row"},
                         {"field": "col", "title": "dimension"},
                         {"field": "v", "title": "value", "format": ".4f"}]}}
+        if transform is top:
+            rect["encoding"]["key"] = {"field": "cell"}
         label = {"transform": [*transform, {"filter": "datum.col == 0"}],
                  "mark": {"type": "text", "align": "right", "dx": -8, "fontSize": FONT_SIZE - 2,
                           "limit": 260},
                  "encoding": {"x": {"value": 0},
                               "y": {"field": "row", "type": "ordinal", "axis": None},
-                              "text": {"field": "rowlabel"}}}
+                              "text": {"field": "rowlabel"}, "key": {"field": "row"}}}
         return [rect, label]
 
-    body = {"data": {"name": "weights"}, "width": cell * dk, "height": cell * n_rows,
+    cell = 24
+    body = {"data": {"name": "weights"}, "transform": cells, "width": cell * dk,
+            "height": cell * n_rows,
             "layer": [*part(top), *(part(rest) if n > kept else []), *part(total)],
             "title": title_expr("'Weighted values α_j v_j and their sum z for ' + tokens[query]"
                                 " + " + WHERE)}

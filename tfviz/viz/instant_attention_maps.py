@@ -1,6 +1,6 @@
 """Instant charts of whole attention maps: lesson 5's matrices and flying arrows, lesson 4's
-lookup bars. Layer, head and query switch in the browser (see ``instant_attention``, whose
-helpers these share)."""
+lookup bars. Layer, head and query switch in the browser (rows and controls from
+``instant_queries``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,9 +10,9 @@ import numpy as np
 from tfviz.analysis.attention import AllQueries
 from tfviz.viz.instant import (PICTURE_CELLS, constant, heat_layer, picture_layer, picture_rows,
                                rounded, spec, stack_rows, unpack)
-from tfviz.viz.instant_attention import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
-                                         shown_weights, split_keys, title_expr, vector_rows,
-                                         view_params)
+from tfviz.viz.instant_queries import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
+                                         keyed, shown_weights, split_keys, title_expr,
+                                         vector_rows, view_params)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.arrows)
@@ -31,7 +31,7 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
     def panel(name: str, title: str) -> dict:
         view = heat_layer(dk, n, x_title="dimension", y_title="token", value_title=name,
                           diverging=True, domain=None, text=False, cell=14, x_labels="dims",
-                          before=[{"filter": HEAD}, *unpack(dk)])
+                          aria=False, before=[{"filter": HEAD}, *unpack(dk)])
         return {"data": {"name": name}, **vector_rows(view, n), "title": f"{title}  ({n}×{dk})"}
 
     apart = {"scale": {"color": "independent"}}  # each matrix its own colour scale
@@ -44,7 +44,7 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
     titles = {"x_title": "key", "y_title": "query", "value_title": "weight"}
     big = {"data": {"name": "A"},
            **(picture_layer(n, n, **titles, before=[{"filter": HEAD}]) if pictures else
-              heat_layer(n, n, **titles, before=[{"filter": HEAD}, *unpack(n)])),
+              keyed(heat_layer(n, n, **titles, before=[{"filter": HEAD}, *unpack(n)]))),
            "title": title_expr(f"'A = attention weights ({n}×{n})' + " + WHERE)}
     params = [*view_params((n_layers, n_heads, n), tokens, layer, head, None),
               constant("dims", [str(i) for i in range(dk)])]
@@ -100,7 +100,7 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
                   "encoding": {"x": {"value": left}, "y": y, "text": {"field": "label"},
                                "color": {"condition": chosen, "value": "black"}}}
     body = {"data": {"name": "weights"}, "transform": base, "width": width, "height": height,
-            "layer": [lines, keys, key_text, queries, query_text],
+            "layer": [keyed(mark, "key") for mark in (lines, keys, key_text, queries, query_text)],
             "title": title_expr("'Where ' + tokens[query] + ' looks' + " + WHERE)}
     return spec(body, params=view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
                 datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * n,
