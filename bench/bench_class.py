@@ -261,7 +261,7 @@ def main(argv=None) -> None:
         print(f"\n## {n} learners", flush=True)
         r = one_level(args, n)
         rows.append(r)
-        print(summary_line(r), flush=True)
+        print(f"level: {summary_line(r)}", flush=True)  # the bare line ends the output, once
         if pct(r.latencies_ms(), .95) > TARGET_P95_MS or r.errors:
             break
     print("\n| learners | actions | errors | p50 ms | p95 ms | CPU s/action | peak MB |")
