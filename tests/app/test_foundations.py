@@ -68,7 +68,10 @@ def test_tokenizer_widgets(app_page):
     assert "Step 0, before any merge" in _text(at)
     _ok(at.text_input(key="tok_word").input("transformerify").run())
     _ok(at.text_area(key="tok_corpus").input("aa aa ab <script>").run())
-    bodies = "".join(h.value for h in at.get("html"))
+    from tfviz.ui.views import VIEW_SCRIPT  # the frame's own script, not the learner's text
+
+    bodies = "".join(h.value for h in at.get("html") if "__tfvizViews" not in h.value)
+    assert any("__tfvizViews" in h.value for h in at.get("html")) and "__tfvizViews" in VIEW_SCRIPT
     assert "&lt;script&gt;" in bodies and "<script>" not in bodies
     _ok(at.text_area(key="tok_corpus").input("a b c").run())
     assert any("Only 3 merges were possible" in str(i.value) for i in at.info)
