@@ -46,6 +46,9 @@ def streamlit_server(env: dict | None = None, log_path: Path | None = None, entr
     """Yields (base_url, process, started_at) for a fresh server; kills it afterwards."""
     port = free_port()
     child_env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
+    # No file watching: an edit to the repo while a test or benchmark runs would reload modules
+    # under live sessions (seen: PicklingError on a cached object from the old module).
+    child_env.setdefault("STREAMLIT_SERVER_FILE_WATCHER_TYPE", "none")
     child_env.update(env or {})
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     started = time.perf_counter()
