@@ -197,16 +197,18 @@ CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a
 PICTURE_CELLS = 576  # a map with more cells than this (a 25-token text) is sent as a picture
 
 
-def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0) -> str:
-    """A matrix as a PNG data URL, one pixel per cell, coloured like the cividis scale from
-    ``low`` to ``high``. The browser switches between pictures of a long text's maps at once,
-    where thousands of cells as separate marks took it 0.3-1.5 s (BENCHMARKS.md)."""
+def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0,
+            colours: Sequence[str] = CIVIDIS) -> str:
+    """A matrix as a PNG data URL, one pixel per cell, coloured like the cividis scale (or the
+    stops ``colours``) from ``low`` to ``high``. The browser switches between pictures of a
+    long text's maps at once, where thousands of cells as separate marks took it 0.3-1.5 s
+    (BENCHMARKS.md)."""
     import base64
     import io
 
     from PIL import Image
 
-    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in CIVIDIS], dtype=float)
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in colours], dtype=float)
     t = np.clip((np.asarray(matrix, dtype=float) - low) / (high - low), 0.0, 1.0)
     where = t * (len(stops) - 1)
     i = np.minimum(where.astype(int), len(stops) - 2)
