@@ -23,6 +23,7 @@ from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
 from tfviz.viz import instant_attention as ia
 from tfviz.viz import instant_attention_maps as iam
+from tfviz.viz import instant_queries as iq
 from tfviz.viz.style import token_labels
 
 SCHEMA = load_schema()
@@ -141,6 +142,25 @@ def test_matrix_forms_equal_torch_products(gpt):
                                                "7×64 · 64×16 = 7×16")
 
 
+def unpicture(row: dict) -> np.ndarray:
+    """A ``signed_pictures`` row back to numbers: each pixel's nearest colour on the blue-red
+    ramp from -m to +m (so to about 1% of m; the ramp's eleven stops are iq.BLUE_RED)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = base64.b64decode(row["img"].split(",", 1)[1])
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)  # (rows, cols, 3)
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in iq.BLUE_RED], float)
+    t = np.linspace(0, 1, 2001)
+    where = t * (len(stops) - 1)
+    i = np.minimum(where.astype(int), len(stops) - 2)
+    ramp = stops[i] * (1 - (where - i))[:, None] + stops[i + 1] * (where - i)[:, None]
+    nearest = np.abs(rgb[..., None, :] - ramp).sum(-1).argmin(-1)  # (rows, cols)
+    return (t[nearest] * 2 - 1) * row["m"]
+
+
 def test_query_vectors_carry_every_q_k_and_v(gpt):
     b, trace = gpt
     every, n = att.all_queries(trace), len(trace.tokens)
@@ -148,13 +168,17 @@ def test_query_vectors_carry_every_q_k_and_v(gpt):
     p = check_view_params(spec, b.config, n, layer=2, head=1, query=5)
     assert p["tokens"]["value"] == token_labels(trace.tokens)  # "<b>" stays text: no escaping
     assert p["tokens"]["value"][4] == "4 <" and p["kv"]["value"] == [0, 1, 2, 3]
-    for name, stacked in (("q", every.q), ("k", every.k), ("v", every.v)):
-        rows = spec["datasets"][name]
-        assert [(r["layer"], r["head"]) for r in rows] == [(lyr, h) for lyr in range(3)
-                                                          for h in range(4)]
-        for r in rows:
-            got = decode(r["v"]).reshape(n, -1)
-            np.testing.assert_allclose(got, stacked[r["layer"], r["head"]], atol=TOL)
+    rows = spec["datasets"]["q"]  # the query's q: numbers, shown in its cells
+    assert [(r["layer"], r["head"]) for r in rows] == [(lyr, h) for lyr in range(3)
+                                                      for h in range(4)]
+    for r in rows:
+        got = decode(r["v"]).reshape(n, -1)
+        np.testing.assert_allclose(got, every.q[r["layer"], r["head"]], atol=TOL)
+    for name, stacked in (("k", every.k), ("v", every.v)):  # every token's k and v: pictures
+        for r in spec["datasets"][name]:
+            want = stacked[r["layer"], r["head"]]
+            assert r["m"] == pytest.approx(np.abs(want).max(), abs=TOL)
+            np.testing.assert_allclose(unpicture(r), want, atol=0.02 * r["m"])
     assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # marks carry ARIA labels
 
 
@@ -213,23 +237,27 @@ def test_weighted_sum_rebuilds_each_queries_z(gpt):
         np.testing.assert_allclose(decode(r["z"]), walk.z, atol=TOL)
 
 
-def test_matrix_views_carry_every_heads_matrices_and_turn_long_maps_into_pictures(gpt):
+def test_matrix_views_send_every_heads_matrices(gpt):
     b, trace = gpt
     forms, _ = att.matrix_forms(trace, b.weights())
     n = len(trace.tokens)
     spec = iam.matrix_views(forms, trace.tokens, layer=2, head=3)
     check_view_params(spec, b.config, n, layer=2, head=3)
-    for name in "QKVZA":
+    for name in "QKVZ":  # pictures of every head's matrices
         for r in spec["datasets"][name]:
-            got = decode(r["v"]).reshape(n, -1)
-            np.testing.assert_allclose(got, forms[name][r["layer"], r["head"]], atol=TOL)
-    # a 40-token text: A (1,600 cells) is a picture, the rest draws on a canvas
+            want = forms[name][r["layer"], r["head"]]
+            np.testing.assert_allclose(unpicture(r), want, atol=0.02 * r["m"])
+    for r in spec["datasets"]["A"]:  # a short text's A: numbers, one cell each
+        got = decode(r["v"]).reshape(n, n)
+        np.testing.assert_allclose(got, forms["A"][r["layer"], r["head"]], atol=TOL)
+    # a 40-token text: A (1,600 cells) is a picture too; with no cells left as marks, SVG
     long = b.trace("the cat sat on the mat and the dog ran.!")
     forms, _ = att.matrix_forms(long, b.weights())
     spec = iam.matrix_views(forms, long.tokens)
     validate_jsonschema(spec, SCHEMA)
     assert spec["datasets"]["A"][0]["img"].startswith("data:image/png;base64,")
-    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+    assert all("img" in spec["datasets"][name][0] for name in "QKVZA")
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"
 
 
 def test_flying_arrows_carry_every_row_of_weights(gpt):

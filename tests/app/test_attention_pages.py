@@ -177,8 +177,8 @@ def test_pages_work_for_every_model(app_page, page, model):
     assert at.session_state["model"] == model
     trace = tfviz.load(model).trace(at.session_state["text"])
     shown = shown_arrays(at)
-    if page == "05_self_attention.py":  # step 1's K and V, head 0's slice
-        wanted = [trace["k", 0][:, 0], trace["v", 0][:, 0]]
+    if page == "05_self_attention.py":  # step 1's q of every token, head 0's slice
+        wanted = [trace["q", 0][:, 0]]
     else:
         wanted = [trace["pattern", 0][0]]
     for w in wanted:  # each at the precision it was sent with (see shown_arrays)
@@ -221,8 +221,10 @@ def test_self_attention_sends_every_view_once_and_opens_on_the_link(app_page):
     chosen = wdata["weights"].query("layer == 2 and head == 1 and q == 3").iloc[0]  # step 3
     np.testing.assert_allclose(unpacked(chosen.z), trace["z", 2][3, 1], atol=6e-5)
     forms, _ = att.matrix_forms(trace, bundle.weights())
-    for name in "QKVZA":
-        a = mdata[name].query("layer == 2 and head == 1").iloc[0]
-        np.testing.assert_allclose(unpacked(a.v).reshape(n, -1), forms[name][2, 1], atol=6e-5)
-    np.testing.assert_allclose(forms["A"][2, 1], trace["pattern", 2][1])
+    for name in "QKVZ":  # pictures, each with its largest |value| for the legend
+        picture = mdata[name].query("layer == 2 and head == 1").iloc[0]
+        assert picture.img.startswith("data:image/png")
+        assert abs(picture.m - np.abs(forms[name][2, 1]).max()) < 6e-5
+    a = mdata["A"].query("layer == 2 and head == 1").iloc[0]
+    np.testing.assert_allclose(unpacked(a.v).reshape(n, n), trace["pattern", 2][1], atol=6e-5)
     assert len(adata["weights"]) == 3 * 4 * n

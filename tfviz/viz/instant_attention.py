@@ -16,7 +16,8 @@ import numpy as np
 from tfviz.analysis.attention import AllQueries, strongest_keys
 from tfviz.viz.instant import constant, heat_layer, spec, stack_rows, token_axis, unpack
 from tfviz.viz.instant_queries import (BLUE, GREY, ROW, WHERE, keyed, query_rows, shown_weights,
-                                       split_keys, title_expr, vector_rows, view_params)
+                                       signed_picture_layer, signed_pictures, split_keys,
+                                       title_expr, view_params)
 from tfviz.viz.style import FONT_SIZE
 
 
@@ -41,12 +42,10 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     shared = " + (kv[head] == head ? '' : ', shared key/value head ' + kv[head])" if gqa else ""
 
     def panel(name: str, title: str) -> dict:
-        view = heat_layer(dk, n, x_title="dimension", y_title=title, value_title=name,
-                          diverging=True, domain=None, text=False, cell=14, x_labels="dims",
-                          aria=False,  # n × d_k cells: hover shows them; ARIA would cost
-                          before=[{"filter": "datum.layer == layer && datum.head == kv[head]"},
-                                  *unpack(dk)])
-        return {"data": {"name": name}, **vector_rows(view, n),
+        view = signed_picture_layer(dk, n, x_title="dimension", y_title=title, value_title=name,
+                                    before=[{"filter": "datum.layer == layer && "
+                                                       "datum.head == kv[head]"}])
+        return {"data": {"name": name}, **view,
                 "title": title_expr(f"'{name} for every token'{shared}")}
 
     apart = {"scale": {"color": "independent"}}  # each its own colour scale, legend beside it
@@ -55,8 +54,10 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     params = [*view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
               constant("dims", [str(i) for i in range(dk)]), constant("kv", list(aq.kv_heads))]
     return spec({"vconcat": [q_view, pair], "spacing": 24, "resolve": apart}, params=params,
-                datasets={name: stack_rows(getattr(aq, name), "layer", "head") for name in "qkv"},
-                marks=2 * dk + 2 * n * dk,
+                datasets={"q": stack_rows(aq.q, "layer", "head"),
+                          **{name: signed_pictures(getattr(aq, name), "layer", "head")
+                             for name in "kv"}},
+                marks=2 * dk + 2 * n,
                 description="The chosen query's q, and every token's k and v, for the chosen "
                             "layer and head.")
 

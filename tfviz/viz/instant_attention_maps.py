@@ -11,8 +11,8 @@ from tfviz.analysis.attention import AllQueries
 from tfviz.viz.instant import (PICTURE_CELLS, constant, heat_layer, picture_layer, picture_rows,
                                rounded, spec, stack_rows, unpack)
 from tfviz.viz.instant_queries import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
-                                         keyed, shown_weights, split_keys, title_expr,
-                                         vector_rows, view_params)
+                                         keyed, shown_weights, signed_picture_layer,
+                                         signed_pictures, split_keys, title_expr, view_params)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.arrows)
@@ -29,10 +29,9 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
     n_layers, n_heads, n, dk = forms["Q"].shape
 
     def panel(name: str, title: str) -> dict:
-        view = heat_layer(dk, n, x_title="dimension", y_title="token", value_title=name,
-                          diverging=True, domain=None, text=False, cell=14, x_labels="dims",
-                          aria=False, before=[{"filter": HEAD}, *unpack(dk)])
-        return {"data": {"name": name}, **vector_rows(view, n), "title": f"{title}  ({n}×{dk})"}
+        view = signed_picture_layer(dk, n, x_title="dimension", y_title="token",
+                                    value_title=name, before=[{"filter": HEAD}])
+        return {"data": {"name": name}, **view, "title": f"{title}  ({n}×{dk})"}
 
     apart = {"scale": {"color": "independent"}}  # each matrix its own colour scale
     grid = {"vconcat": [{"hconcat": [panel("Q", "Q"), panel("K", "K")], "spacing": 24,
@@ -48,11 +47,11 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
            "title": title_expr(f"'A = attention weights ({n}×{n})' + " + WHERE)}
     params = [*view_params((n_layers, n_heads, n), tokens, layer, head, None),
               constant("dims", [str(i) for i in range(dk)])]
-    datasets = {name: stack_rows(forms[name], "layer", "head") for name in "QKVZ"}
+    datasets = {name: signed_pictures(forms[name], "layer", "head") for name in "QKVZ"}
     datasets["A"] = (picture_rows if pictures else stack_rows)(forms["A"], "layer", "head")
     return spec({"vconcat": [grid, big], "spacing": 30, "resolve": apart,
                  "title": title_expr("'Layer ' + layer + ', head ' + head + ' as matrices'")},
-                params=params, datasets=datasets, marks=4 * n * dk + (0 if pictures else n * n),
+                params=params, datasets=datasets, marks=4 * n + (0 if pictures else n * n),
                 description="Q, K, V, Z and A of the chosen layer and head.")
 
 

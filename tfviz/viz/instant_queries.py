@@ -1,5 +1,5 @@
-"""Rows of per-query numbers and the view controls that the attention lessons' instant charts
-share (lessons 4 and 5; issue #15).
+"""What the attention lessons' instant charts share (lessons 4 and 5; issue #15): rows of
+per-query numbers, the view controls, and signed matrices sent as pictures.
 
 A dataset row holds one (layer, head, query) and that query's numbers over the keys, packed as
 in ``tfviz.viz.instant.packed``; a weight the mask hides is sent empty, so the browser knows
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries
-from tfviz.viz.instant import choice, constant, packed, slider
+from tfviz.viz.instant import choice, constant, packed, picture, slider, token_axis
 from tfviz.viz.style import CATEGORICAL, token_labels
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"
@@ -62,19 +62,10 @@ def split_keys(*fields: str, key: str = "key") -> list[dict]:
 def keyed(view: dict, field: str = "cell") -> dict:
     """``view``'s marks matched to their data by ``field`` when the view changes: the browser
     then updates the SVG elements it has instead of replacing every one (a third less work
-    per change on the matrices tab)."""
+    per change on a heatmap)."""
     for layer in view.get("layer", [view]):
         layer["encoding"]["key"] = {"field": field}
     return view
-
-
-def vector_rows(view: dict, n: int) -> dict:
-    """A heatmap of n token vectors (from ``heat_layer``) with rows 20 px high, at most 720 px
-    in all; up to 40 rows every token keeps its label (a longer text shows every k-th)."""
-    view["height"] = min(20 * n, 720)
-    if n <= 40:
-        view["layer"][0]["encoding"]["y"]["axis"]["labelOverlap"] = False
-    return keyed(view)
 
 
 def title_expr(text: str) -> dict:
@@ -83,3 +74,59 @@ def title_expr(text: str) -> dict:
 
 
 WHERE = "' (layer ' + layer + ', head ' + head + ')'"
+
+
+# --- signed matrices (q, k, v, z) as pictures ---------------------------------------------
+
+# Vega's "redblue" reversed, at eleven stops (d3's RdBu): blue negative, white 0, red positive.
+BLUE_RED = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
+            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
+
+
+def signed_pictures(matrices: np.ndarray, *names: str) -> list[dict]:
+    """``picture_rows`` for signed matrices: each (L, H, ...) matrix a picture coloured from
+    −m (blue) to +m (red), m its largest |value|, sent as ``m`` for the legend.
+
+    >>> row = signed_pictures(np.array([[[1.0, -2.0]]]), "layer")[0]
+    >>> row["layer"], row["m"], row["img"][:22]
+    (0, 2.0, 'data:image/png;base64,')
+    """
+    arr = np.asarray(matrices, dtype=float)
+    rows = []
+    for index in np.ndindex(*arr.shape[:len(names)]):
+        m = float(np.abs(arr[index]).max()) or 1.0  # an all-zero matrix stays white
+        rows.append({**dict(zip(names, (int(i) for i in index))), "m": round(m, 4),
+                     "img": picture(arr[index], low=-m, high=m, colours=BLUE_RED)})
+    return rows
+
+
+def signed_picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title: str,
+                         before: Sequence[dict], cell: int = 14, x_labels: str = "dims") -> dict:
+    """A heatmap of token vectors (rows) drawn from a ``signed_pictures`` row that ``before``
+    keeps: one image instead of rows × cols marks, so a view change swaps one picture (the
+    matrices tab changed in ~70 ms as 1,000 cells). The axes name the tokens and dimensions;
+    the legend runs from −m to +m of the picture shown. No hover values: step 2's table and
+    the q row carry the numbers a learner checks."""
+    height = min(20 * rows, 720)
+    image = {"transform": list(before),
+             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                      "baseline": "top", "aria": False, "width": cell * cols, "height": height},
+             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                          "y": {"value": 0}}}
+    y_axis = token_axis(y_title, n=rows)
+    if rows <= 40:
+        y_axis["labelOverlap"] = False
+    axes = {"data": {"sequence": {"start": 0, "stop": max(cols, rows), "as": "i"}},
+            "mark": {"type": "point", "opacity": 0, "aria": False},
+            "encoding": {
+                "x": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(cols))},
+                      "axis": token_axis(x_title, labels=x_labels, n=cols)},
+                "y": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(rows))},
+                      "axis": y_axis}}}
+    legend = {"transform": [*before, {"calculate": "-datum.m", "as": "low"},
+                            {"fold": ["low", "m"], "as": ["end", "v"]}],
+              "mark": {"type": "point", "opacity": 0, "aria": False},
+              "encoding": {"color": {"field": "v", "type": "quantitative", "title": value_title,
+                                     "scale": {"scheme": "redblue", "reverse": True,
+                                               "domainMid": 0}}}}
+    return {"width": cell * cols, "height": height, "layer": [image, axes, legend]}
