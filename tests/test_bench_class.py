@@ -12,7 +12,7 @@ import re
 import pytest
 
 from bench.bench_class import run_class, summary_line
-from tests.support.serve import streamlit_server
+from tests.support.serve import streamlit_server, in_own_thread
 from tfviz.ui.lessons import by_url
 
 pytestmark = pytest.mark.slow
@@ -29,7 +29,8 @@ def result(tmp_path_factory):
     # running server, and values cached before the reload then fail to unpickle.
     env = {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none"}
     with streamlit_server(env=env, log_path=log) as (url, proc, _):
-        r = asyncio.run(run_class(url, 2, 20, seed=3, pace=(0.4, 1.2), server_pids=[proc.pid]))
+        r = in_own_thread(asyncio.run, run_class(url, 2, 20, seed=3, pace=(0.4, 1.2),
+                                                  server_pids=[proc.pid]))
         assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
     return r
 
@@ -79,7 +80,7 @@ def test_a_failing_page_counts_as_an_error(tmp_path):
 
     env = {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none", "TFVIZ_FAULT_PAGE": "masking"}
     with streamlit_server(env=env, log_path=tmp_path / "streamlit.log") as (url, _, _):
-        failed, fine = asyncio.run(visit(url))
+        failed, fine = in_own_thread(asyncio.run, visit(url))
     assert failed.status == "FINISHED_SUCCESSFULLY"  # the frame caught it and said sorry
     assert failed.error is not None and "Sorry, something went wrong" in failed.error
     assert fine.error is None and any(t == "h1" and "Tokenizer" in b for t, b in fine.headings)

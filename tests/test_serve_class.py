@@ -19,7 +19,7 @@ import urllib.request
 import psutil
 import pytest
 
-from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local
+from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local, in_own_thread
 from tests.support.serve_class import NO_NGINX, ServedClass
 
 pytestmark = pytest.mark.slow
@@ -97,22 +97,26 @@ def test_chromium_renders_a_lesson_through_nginx_on_one_replica(served):
             outside.append(route.request.url)
             route.abort()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.route("**/*", guard)
-            page = context.new_page()
-            page.goto(served.url + "/multi-head")
-            # The title is drawn by the script run, which reaches the browser only through the
-            # websocket: seeing it proves nginx upgraded /_stcore/stream.
-            title = page.locator('[data-testid="stMain"] h1', has_text="Multi-head attention")
-            title.wait_for(timeout=90_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            cookies = {c["name"]: c["value"] for c in context.cookies()}
-            user_agent = page.evaluate("navigator.userAgent")
-        finally:
-            browser.close()
+    def visit():  # its own thread: the browser tests' session playwright holds this one
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                context.route("**/*", guard)
+                page = context.new_page()
+                page.goto(served.url + "/multi-head")
+                # The title is drawn by the script run, which reaches the browser only through the
+                # websocket: seeing it proves nginx upgraded /_stcore/stream.
+                title = page.locator('[data-testid="stMain"] h1', has_text="Multi-head attention")
+                title.wait_for(timeout=90_000)
+                assert page.locator('[data-testid="stException"]').count() == 0
+                cookies = {c["name"]: c["value"] for c in context.cookies()}
+                user_agent = page.evaluate("navigator.userAgent")
+            finally:
+                browser.close()
+        return cookies, user_agent
+
+    cookies, user_agent = in_own_thread(visit)
     assert not outside, f"requests left localhost: {outside[:5]}"
     replica = cookies["tfviz_replica"]
     port = served.replica_ports[replica]

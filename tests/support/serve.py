@@ -77,3 +77,27 @@ def is_local(url: str) -> bool:
     if parsed.scheme in ("data", "blob", "about", "chrome", "chrome-extension"):
         return True
     return parsed.hostname in ("127.0.0.1", "localhost", "::1")
+
+
+def in_own_thread(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a fresh thread, its result or its exception returned here.
+
+    The browser tests keep one sync playwright open for the whole session, and it leaves an
+    event loop running in the main thread; ``asyncio.run`` and a second ``sync_playwright``
+    refuse to start under it. A thread of their own has no loop."""
+    import threading
+
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller below
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, name="tfviz-test-worker")
+    worker.start()
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
