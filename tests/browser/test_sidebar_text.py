@@ -7,6 +7,7 @@ not make one acceptable. One server serves every page; each page gets a fresh se
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -34,19 +35,40 @@ FAILED = re.compile(r"Traceback|(page|fragment) '[^']*' failed")
 FRIENDLY = "Sorry, something went wrong"
 
 STATE_JS = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
-COUNT_RUNS_JS = """() => {  // counts script runs that ended, from the app root's run state
-    // A fast run can go running -> notRunning before the observer's callback runs, so reading
-    // the attribute's *current* value there misses it (CI lost two runs that way). Each
-    // record keeps the value it replaced: one whose old value was 'running' is a run's end.
-    const app = document.querySelector('[data-testid="stApp"]');
-    window.__runs = 0;
-    new MutationObserver((records) => {
-        for (const r of records) if (r.oldValue === 'running') window.__runs++;
-    }).observe(app, {attributes: true, attributeOldValue: true,
-                     attributeFilter: ['data-test-script-state']});
-}"""
-RUN_DONE_JS = """(before) => window.__runs > before &&
-    document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+def _count_finished_runs(pg) -> list:
+    """A list that grows by one whenever the server tells this page a script run finished.
+
+    Read from the websocket itself: the app root's run-state attribute misses a fast run
+    (React can batch "running" and "notRunning" into one render, so the page never shows
+    "running"; seen in CI as a run that "never ended")."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    finished: list = []
+
+    def frame(payload) -> None:
+        if isinstance(payload, (bytes, bytearray)):
+            msg = ForwardMsg()
+            try:
+                msg.ParseFromString(bytes(payload))
+            except Exception:  # not one of Streamlit's messages
+                return
+            if msg.WhichOneof("type") == "script_finished":
+                finished.append(msg.script_finished)
+
+    pg.on("websocket", lambda ws: ws.on("framereceived", frame))
+    return finished
+
+
+def _wait_runs(pg, finished: list, before: int, seconds: float) -> bool:
+    """Until a run finished after ``before`` runs and the page is idle; False on timeout."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if len(finished) > before and pg.evaluate(f"({STATE_JS})()") == "notRunning":
+            return True
+        pg.wait_for_timeout(100)  # lets playwright deliver the websocket's frames
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -88,26 +110,24 @@ def test_hostile_sidebar_text_leaves_no_traceback(logged_server, browser, lesson
     guard = OutboundGuard()
     context.route("**/*", guard)
     pg = context.new_page()
+    finished = _count_finished_runs(pg)
     start = len(log.read_text(errors="replace"))
     model = MODEL_FOR.get(lesson.url)
     pg.goto(f"{url}/{'' if lesson.url == 'home' else lesson.url}"
             + (f"?model={model}" if model else ""))
     pg.wait_for_selector('[data-testid="stSidebar"] textarea', timeout=90_000)
-    pg.evaluate(COUNT_RUNS_JS)
     _settle(pg, (lesson.url, "opening"))
     assert not _problems(pg, log, start), (lesson.url, "on opening", _problems(pg, log, start))
     box = pg.locator('[data-testid="stSidebar"] textarea')
     for name, text in SEQUENCE.items():
         before_value = box.input_value()
-        runs = pg.evaluate("window.__runs")
+        runs = len(finished)
         box.fill(text)
         pg.keyboard.press("Control+Enter")
         assert box.input_value() != before_value, (lesson.url, name, "the box refused the text")
-        try:  # Ctrl+Enter commits the text; on a loaded machine the key can be lost (seen once in CI)
-            pg.wait_for_function(RUN_DONE_JS, arg=runs, timeout=20_000, polling=100)
-        except Exception:
+        if not _wait_runs(pg, finished, runs, 20):  # Ctrl+Enter can be lost on a loaded machine
             box.blur()  # leaving the box commits it too
-            _wait(pg, RUN_DONE_JS, runs, (lesson.url, name))
+            assert _wait_runs(pg, finished, runs, 90), (lesson.url, name, "no run finished")
         _settle(pg, (lesson.url, name))
         if name == "100000 x":  # kept, cut, and the learner is told so
             assert "kept its first 2,000 characters" in pg.inner_text('[data-testid="stSidebar"]')
