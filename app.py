@@ -24,7 +24,6 @@ for lesson in available():
     sections.setdefault(lesson.section, []).append(page)
 current = st.navigation(sections, expanded=True)  # every lesson visible, no 'view more'
 
-st.session_state["_run_id"] = st.session_state.get("_run_id", 0) + 1  # see state.server_view_keys
 for notice in init_state(model_names()):
     st.toast(notice)
 sidebar_controls()

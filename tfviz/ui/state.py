@@ -2,8 +2,9 @@
 
 The values live in ``st.session_state`` under plain keys (``model``, ``text``, ``layer``,
 ``head``). When a session starts they are read from the URL's query parameters, checked, and
-anything unusable falls back to a default with a short notice. After every run the current
-values are written back to the URL.
+anything unusable falls back to a default with a short notice. After every run the model and
+text are written back to the URL; the view keys (layer, head, token...) are the browser's own
+(``tfviz.ui.views``).
 """
 from __future__ import annotations
 
@@ -58,28 +59,12 @@ def init_state(model_names: list[str]) -> list[str]:
     return notices
 
 
-def server_view_keys() -> None:
-    """Say that this run's page picks layer and head with server-side widgets, so ``sync_url``
-    writes them. Pages with instant views leave those URL keys to the browser
-    (``tfviz.ui.views``)."""
-    st.session_state["_server_view_run"] = st.session_state.get("_run_id")
-
-
 def sync_url() -> None:
-    """Write the shared state into the URL (text cut short so links stay shareable)."""
+    """Write the shared state into the URL (text cut short so links stay shareable). The view
+    keys (layer, head, token...) belong to the browser: see ``tfviz.ui.views``."""
     wanted = {
         "model": st.session_state.get("model", DEFAULT_MODEL),
         "text": st.session_state.get("text", DEFAULT_TEXT)[:MAX_URL_TEXT],
     }
-    if st.session_state.get("_server_view_run") == st.session_state.get("_run_id"):
-        wanted.update(layer=str(st.session_state.get("layer", 0)),
-                      head=str(st.session_state.get("head", 0)))
     if any(st.query_params.get(k) != v for k, v in wanted.items()):
         st.query_params.update(wanted)
-
-
-def persist(*keys: str) -> None:
-    """Keep widget values alive when the learner moves to a page without that widget."""
-    for key in keys:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]

@@ -9,7 +9,7 @@ import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.cache import model_names, read_text, vocabulary_notice
-from tfviz.ui.state import EXAMPLES, persist, server_view_keys, sync_url
+from tfviz.ui.state import EXAMPLES
 from tfviz.viz.style import token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
@@ -50,27 +50,6 @@ def sidebar_controls() -> None:
                      vocabulary_notice(st.session_state["model"], st.session_state["text"])):
             if note:
                 st.caption(note)
-
-
-def layer_head_pickers(n_layers: int, n_heads: int | None = None, *, head: bool = True,
-                       where=None) -> tuple[int, int | None]:
-    """Layer (and head) sliders tied to the shared, URL-mirrored state.
-
-    The URL is updated from the slider's callback, so it stays right when the sliders live in
-    an ``st.fragment`` (a fragment rerun skips the frame's own ``sync_url``)."""
-    where = where or st
-    server_view_keys()
-    persist("layer", "head")
-    st.session_state["layer"] = min(st.session_state.get("layer", 0), n_layers - 1)
-    cols = where.columns(2) if head and n_heads else [where]
-    layer = 0
-    if n_layers > 1:
-        layer = cols[0].slider("Layer", 0, n_layers - 1, key="layer", on_change=sync_url)
-    chosen_head = None
-    if head and n_heads:
-        st.session_state["head"] = min(st.session_state.get("head", 0), n_heads - 1)
-        chosen_head = cols[1].slider("Head", 0, n_heads - 1, key="head", on_change=sync_url)
-    return layer, chosen_head
 
 
 def leading_number(label) -> int | None:
