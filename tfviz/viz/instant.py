@@ -194,6 +194,10 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
 # Cividis at ten stops (plotly's copy of it), for maps sent as pictures.
 CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74",
            "#c3b369", "#e1cc55", "#fee838"]
+# Red-blue at eleven stops, negative (blue) to positive (red), as the cells' reversed "redblue"
+# scheme draws it: the colours of a diverging map sent as a picture.
+RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
+            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
 PICTURE_CELLS = 576  # a map with more cells than this (a 25-token text) is sent as a picture
 
 

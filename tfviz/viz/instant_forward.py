@@ -26,16 +26,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.forward import Step
-from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, SCHEME, constant, packed, picture,
-                               slider, spec)
+from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, RED_BLUE, SCHEME, constant, packed,
+                               picture, slider, spec)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 # Maps of more cells than instant.PICTURE_CELLS travel as pictures: a 13-token residual step
 # (832 cells) took 120 ms to redraw as cells on a loaded machine, its picture a few ms.
-# Red-blue at eleven stops, negative (blue) to positive (red), as the reversed "redblue" scheme
-# of the cells draws it: the colours of a diverging map sent as a picture.
-RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
-            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
 WIDTH = 720  # the heatmap's width: 256 hidden units still get about 3 px each
 _SYMBOLS = {r"\alpha": "α", r"\sum": "Σ", r"\to": "→", r"\leftarrow": "←", r"\dots": "…",
             r"\in": "∈", r"\sin": "sin", r"\arg\max": "argmax", r"\max": "max", r"\top": "ᵀ",
@@ -79,22 +75,9 @@ def plain_formula(latex: str) -> str:
 
 
 def diverging_picture(matrix: np.ndarray, bound: float) -> str:
-    """A matrix as a PNG data URL, one pixel per cell, coloured red-blue from -bound to bound
-    (the diverging counterpart of ``instant.picture``)."""
-    import base64
-    import io
-
-    from PIL import Image
-
-    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in RED_BLUE], dtype=float)
-    t = np.clip((np.asarray(matrix, dtype=float) / (bound or 1.0) + 1) / 2, 0.0, 1.0)  # (R, C)
-    where = t * (len(stops) - 1)
-    i = np.minimum(where.astype(int), len(stops) - 2)
-    frac = (where - i)[..., None]
-    rgb = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)  # (R, C, 3)
-    buffer = io.BytesIO()
-    Image.fromarray(rgb, mode="RGB").save(buffer, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    """A matrix as a PNG data URL, red-blue from -bound to bound (``instant.picture``)."""
+    bound = bound or 1.0
+    return picture(matrix, low=-bound, high=bound, colours=RED_BLUE)
 
 
 def _kind(step: Step) -> str:

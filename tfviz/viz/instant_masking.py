@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
-from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, constant, heat_layer,
+from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, RED_BLUE, constant, heat_layer,
                                picture_layer, picture_rows, slider, spec, stack_rows, unpack)
 from tfviz.viz.style import FONT_SIZE, token_labels
 
@@ -42,10 +42,6 @@ def fit_cell(n: int, across: int = 1) -> int:
     return max(6, min(44, WIDTH // max(across * n, 1)))
 
 
-# Red-blue at eleven stops from negative (blue) to positive (red), as the cells' reversed
-# "redblue" scheme draws it, for scores sent as pictures.
-RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
-            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
 
 
 def pictured(n: int) -> bool:
