@@ -70,7 +70,7 @@ def test_attention_maps_spec_is_valid_and_carries_every_layer_and_head(gpt):
     p = params(spec)
     assert p["layer"]["value"] == 1 and p["layer"]["bind"]["max"] == cfg.n_layers - 1
     assert p["head"]["value"] == 3 and p["head"]["bind"]["max"] == cfg.n_heads - 1
-    assert p["tokens"]["value"] == token_labels(trace.tokens)
+    assert iv.spec_tokens(spec) == token_labels(trace.tokens)
     assert p["names"]["value"] == names
     rows = spec["datasets"]["maps"]
     assert [(r["layer"], r["head"]) for r in rows] == [
@@ -105,4 +105,39 @@ def test_head_shares_match_each_heads_block_of_W_O(gpt):
     for r in rows[::7]:
         assert r["v"] == pytest.approx(lengths[r["layer"], r["q"], r["head"]], abs=1e-4)
     p = params(spec)
-    assert p["query"]["bind"]["options"] == list(range(n)) and p["query"]["value"] == n - 1
+    assert p["query"]["bind"]["max"] == n - 1 and p["query"]["value"] == n - 1
+    assert iv.spec_tokens(spec) == token_labels(trace.tokens)
+
+
+def test_a_new_sentence_of_the_same_length_changes_only_the_data(gpt):
+    """Streamlit swaps a chart's data when its spec is unchanged and redraws it from scratch
+    otherwise (1-2 s for lesson 5's five charts): so the words travel in the data."""
+    b, _ = gpt
+    one, two = b.trace("the cat sat"), b.trace("a dog ran!!")
+    assert len(one.tokens) == len(two.tokens)
+
+    def shares(trace):
+        lengths = np.random.default_rng(0).random((b.config.n_layers, len(trace.tokens),
+                                                   b.config.n_heads))
+        return iv.head_shares(lengths, trace.tokens, layer=1, query=2)
+
+    a, c = shares(one), shares(two)
+    assert {k: v for k, v in a.items() if k != "datasets"} == \
+        {k: v for k, v in c.items() if k != "datasets"}
+    assert iv.spec_tokens(a) == token_labels(one.tokens) != iv.spec_tokens(c) == token_labels(two.tokens)
+    params = json.dumps(a["params"], ensure_ascii=False)
+    assert not any(label in params for label in token_labels(one.tokens))  # only in the data
+
+
+def test_token_labels_survive_separators_and_the_arrow_trip():
+    """A label holding the separator stays one label (the separator becomes a space), and the
+    column that only the first row has converts to Arrow as Streamlit sends it."""
+    import pyarrow as pa
+    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
+
+    tokens = ["a\x1fb", "<b>", "مرحبا", "👩‍💻", ""]
+    chart = iv.head_shares(np.ones((1, len(tokens), 2)), tokens)
+    assert iv.spec_tokens(chart) == [label.replace("\x1f", " ") for label in token_labels(tokens)]
+    table = pa.ipc.open_stream(convert_anything_to_arrow_bytes(chart["datasets"]["shares"])).read_all()
+    column = table.column("tokens").to_pylist()
+    assert column[0].split("\x1f") == iv.spec_tokens(chart) and set(column[1:]) == {None}

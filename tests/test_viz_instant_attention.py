@@ -65,7 +65,7 @@ def check_view_params(spec, cfg, n, *, layer, head, query=None):
         assert "query" not in p
     else:
         bind = p["query"]["bind"]
-        assert bind["input"] == "select" and bind["options"] == list(range(n))
+        assert bind["input"] == "range" and (bind["min"], bind["max"]) == (0, n - 1)
         assert p["query"]["value"] == query and bind["name"] == "Query token "
     return p
 
@@ -166,8 +166,8 @@ def test_query_vectors_carry_every_q_k_and_v(gpt):
     every, n = att.all_queries(trace), len(trace.tokens)
     spec = ia.query_vectors(every, layer=2, head=1, query=5)
     p = check_view_params(spec, b.config, n, layer=2, head=1, query=5)
-    assert p["tokens"]["value"] == token_labels(trace.tokens)  # "<b>" stays text: no escaping
-    assert p["tokens"]["value"][4] == "4 <" and p["kv"]["value"] == [0, 1, 2, 3]
+    assert iv.spec_tokens(spec) == token_labels(trace.tokens)  # "<b>" stays text: no escaping
+    assert iv.spec_tokens(spec)[4] == "4 <" and p["kv"]["value"] == [0, 1, 2, 3]
     rows = spec["datasets"]["q"]  # the query's q: numbers, shown in its cells
     assert [(r["layer"], r["head"]) for r in rows] == [(lyr, h) for lyr in range(3)
                                                       for h in range(4)]

@@ -130,6 +130,7 @@ def test_worked_example_decodes_to_every_tokens_calculation(gpt):
             np.testing.assert_allclose(decode(r["v"]), arr[r["layer"], j, r["pos"]].ravel(), atol=TOL)
     p = by_name(spec)
     assert (p["layer"]["value"], p["norm"]["value"], p["pos"]["value"]) == (1, 2, n - 1)
-    assert p["pos"]["bind"]["input"] == "select" and p["pos"]["bind"]["labels"] == token_labels(trace.tokens)
+    assert p["pos"]["bind"]["input"] == "range" and p["pos"]["bind"]["max"] == n - 1
+    assert iv.spec_tokens(spec) == token_labels(trace.tokens)
     assert p["columns"]["value"] == list(lna.STEP_COLUMNS)
     assert p["dims"]["value"] == [str(i) for i in range(trace.config.d_model)]

@@ -72,7 +72,7 @@ def test_scale_on_off_carries_both_runs_and_their_entropies(runs):
     p = {x["name"]: x for x in spec["params"]}
     assert (p["layer"]["value"], p["head"]["value"]) == (2, 1)
     assert p["layer"]["bind"]["max"] == 2 and p["head"]["bind"]["max"] == 3
-    assert p["tokens"]["value"] == token_labels(tokens)
+    assert iv.spec_tokens(spec) == token_labels(tokens)
     means = np.array(p["means"]["value"])  # (layers, heads, [with, without]) for the title
     np.testing.assert_allclose(means[..., 0], torch_on.mean(-1), atol=1e-9)
     np.testing.assert_allclose(means[..., 1], torch_off.mean(-1), atol=1e-9)

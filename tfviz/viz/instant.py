@@ -18,8 +18,12 @@ The conventions every instant chart shares:
 - Charts with up to SVG_MARKS marks draw as SVG (``usermeta.embedOptions.renderer``), so every
   mark carries an ARIA label with its values: screen readers and the browser tests read the
   numbers drawn. Bigger ones (long texts) draw on a canvas, which redraws much faster.
-- Token labels ("3 ␣sat") live in a parameter array ``tokens`` and are looked up by position,
-  so a repeated word stays two columns.
+- Token labels ("3 ␣sat") are read by position from the expression ``tokens`` (a repeated word
+  stays two columns). They travel with the data, not in the spec (``spec(..., tokens=...)``):
+  Streamlit redraws a chart from scratch when its spec changes but only swaps the data when it
+  does not, so a new sentence of the same length costs a data swap, not a new chart
+  (BENCHMARKS.md, "Instant views"). For the same reason a token is chosen with a slider, and
+  the chart's title names it: a select box would carry the words in its options.
 
 Everything here returns plain dicts (JSON); ``tests/test_viz_instant.py`` validates them
 against altair's Vega-Lite schema and checks the values against the trace.
@@ -58,6 +62,27 @@ def choice(name: str, options: Sequence[int], labels: Sequence[str], label: str,
 def constant(name: str, value) -> dict:
     """A parameter the expressions read (token labels, head names); never shown as an input."""
     return {"name": name, "value": value}
+
+
+SEPARATOR = "\x1f"  # between the token labels packed into one string (unit separator)
+
+
+def tokens_param(dataset: str) -> dict:
+    """The expression ``tokens``: the token labels that ``spec(..., tokens=...)`` packed into
+    the first row of ``dataset``. Empty while the chart waits for its data."""
+    rows = f"data('{dataset}')"
+    return {"name": "tokens",
+            "expr": f"length({rows}) ? split({rows}[0].tokens, '\\u001f') : []"}
+
+
+def spec_tokens(chart: dict) -> list[str]:
+    """The token labels a chart from ``spec(..., tokens=...)`` carries (what its expression
+    ``tokens`` reads in the browser); [] for a chart without them."""
+    param = next((p for p in chart.get("params", []) if p["name"] == "tokens"), None)
+    if param is None:
+        return []
+    dataset = param["expr"].split("data('", 1)[1].split("'", 1)[0]
+    return chart["datasets"][dataset][0]["tokens"].split(SEPARATOR)
 
 
 def rounded(values):
@@ -273,9 +298,20 @@ def renderer(marks: int) -> str:
 
 
 def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
-         description: str = "", marks: int = 0) -> dict:
+         description: str = "", marks: int = 0, tokens: Sequence[str] | None = None) -> dict:
     """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
-    datasets, projector-sized text, and the renderer for its number of ``marks``."""
+    datasets, projector-sized text, and the renderer for its number of ``marks``.
+
+    ``tokens`` (labels such as "3 ␣sat") ride in the first row of the first dataset, and the
+    expression ``tokens`` reads them there: the spec itself then holds nothing of the sentence
+    but its length, and a new sentence only swaps the data (module docstring)."""
+    if tokens is not None:
+        first = next(iter(datasets))
+        rows = list(datasets[first])
+        rows[0] = {**rows[0], "tokens": SEPARATOR.join(str(t).replace(SEPARATOR, " ")
+                                                       for t in tokens)}
+        datasets = {**datasets, first: rows}
+        params = [*params, tokens_param(first)]
     out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
            "description": description, "params": list(params), "datasets": datasets,
            "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},
@@ -326,12 +362,12 @@ def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequen
         "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + names[layer][head] + ')'"}},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              constant("tokens", labels), constant("names", [list(map(str, r)) for r in names])]
+              constant("names", [list(map(str, r)) for r in names])]
     rows = picture_rows(patterns, "layer", "head")
     if not pictures:  # the large map's cells, with their values on hover
         rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
     return spec({"vconcat": [grid, big], "spacing": 30}, params=params,
-                marks=0 if pictures else n * m, datasets={"maps": rows},
+                marks=0 if pictures else n * m, datasets={"maps": rows}, tokens=labels,
                 description="Attention weights of every head; layer and head are chosen below.")
 
 
@@ -362,6 +398,6 @@ def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, h
     body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
             "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[query] + ' (layer ' + layer + ')'"}}}
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              choice("query", range(n), labels, "Token", query), constant("tokens", labels)]
-    return spec(body, params=params, datasets={"shares": rows},
+              slider("query", n - 1, "Token", query)]
+    return spec(body, params=params, datasets={"shares": rows}, tokens=labels,
                 description="Each head's share of one token's attention output.")

@@ -18,7 +18,7 @@ from tfviz.viz.instant import constant, heat_layer, spec, stack_rows, token_axis
 from tfviz.viz.instant_queries import (BLUE, GREY, ROW, WHERE, keyed, query_rows, shown_weights,
                                        signed_picture_layer, signed_pictures, split_keys,
                                        title_expr, view_params)
-from tfviz.viz.style import FONT_SIZE
+from tfviz.viz.style import FONT_SIZE, token_labels
 
 
 # --- step 1: the query's q, every key's k and v ---------------------------------------------
@@ -51,13 +51,13 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     apart = {"scale": {"color": "independent"}}  # each its own colour scale, legend beside it
     pair = {"hconcat": [panel("k", "key token"), panel("v", "value token")], "spacing": 24,
             "resolve": apart}
-    params = [*view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+    params = [*view_params((n_layers, n_heads, n), layer, head, query),
               constant("dims", [str(i) for i in range(dk)]), constant("kv", list(aq.kv_heads))]
     return spec({"vconcat": [q_view, pair], "spacing": 24, "resolve": apart}, params=params,
                 datasets={"q": stack_rows(aq.q, "layer", "head"),
                           **{name: signed_pictures(getattr(aq, name), "layer", "head")
                              for name in "kv"}},
-                marks=2 * dk + 2 * n,
+                marks=2 * dk + 2 * n, tokens=token_labels(aq.tokens),
                 description="The chosen query's q, and every token's k and v, for the chosen "
                             "layer and head.")
 
@@ -154,8 +154,8 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
     body = {"data": {"name": "steps"}, "transform": base, "vconcat": rows_shown, "spacing": 16,
             "title": title_expr("'Scores of query ' + tokens[query] + ' with every key' + "
                                 + WHERE)}
-    return spec(body, params=view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
-                datasets={"steps": rows}, marks=10 * n,
+    return spec(body, params=view_params((n_layers, n_heads, n), layer, head, query),
+                datasets={"steps": rows}, marks=10 * n, tokens=token_labels(aq.tokens),
                 description="One query's scores with every key: raw, scaled, masked and after "
                             "the softmax.")
 
@@ -232,8 +232,8 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
             "layer": [*part(top), *(part(rest) if n > kept else []), *part(total)],
             "title": title_expr("'Weighted values α_j v_j and their sum z for ' + tokens[query]"
                                 " + " + WHERE)}
-    params = [*view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+    params = [*view_params((n_layers, n_heads, n), layer, head, query),
               constant("kv", list(aq.kv_heads))]
     return spec(body, params=params, datasets={"weights": rows, "values": values},
-                marks=n_rows * (dk + 1),
+                marks=n_rows * (dk + 1), tokens=token_labels(aq.tokens),
                 description="The chosen query's weighted values, the rest summed, and their sum z.")

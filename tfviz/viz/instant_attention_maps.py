@@ -13,7 +13,7 @@ from tfviz.viz.instant import (PICTURE_CELLS, constant, heat_layer, picture_laye
 from tfviz.viz.instant_queries import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
                                          keyed, shown_weights, signed_picture_layer,
                                          signed_pictures, split_keys, title_expr, view_params)
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.arrows)
 HEAD = "datum.layer == layer && datum.head == head"  # the rows of the chosen layer and head
@@ -45,13 +45,14 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
            **(picture_layer(n, n, **titles, before=[{"filter": HEAD}]) if pictures else
               keyed(heat_layer(n, n, **titles, before=[{"filter": HEAD}, *unpack(n)]))),
            "title": title_expr(f"'A = attention weights ({n}×{n})' + " + WHERE)}
-    params = [*view_params((n_layers, n_heads, n), tokens, layer, head, None),
+    params = [*view_params((n_layers, n_heads, n), layer, head, None),
               constant("dims", [str(i) for i in range(dk)])]
     datasets = {name: signed_pictures(forms[name], "layer", "head") for name in "QKVZ"}
     datasets["A"] = (picture_rows if pictures else stack_rows)(forms["A"], "layer", "head")
     return spec({"vconcat": [grid, big], "spacing": 30, "resolve": apart,
                  "title": title_expr("'Layer ' + layer + ', head ' + head + ' as matrices'")},
                 params=params, datasets=datasets, marks=4 * n + (0 if pictures else n * n),
+                tokens=token_labels(tokens),
                 description="Q, K, V, Z and A of the chosen layer and head.")
 
 
@@ -101,8 +102,9 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     body = {"data": {"name": "weights"}, "transform": base, "width": width, "height": height,
             "layer": [keyed(mark, "key") for mark in (lines, keys, key_text, queries, query_text)],
             "title": title_expr("'Where ' + tokens[query] + ' looks' + " + WHERE)}
-    return spec(body, params=view_params((n_layers, n_heads, n), aq.tokens, layer, head, query),
+    return spec(body, params=view_params((n_layers, n_heads, n), layer, head, query),
                 datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * n,
+                tokens=token_labels(aq.tokens),
                 description="Lines from the chosen query to every key, as wide as the attention "
                             "weight.")
 
@@ -156,7 +158,7 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
     body = {"data": {"name": "rows"}, "transform": base, "vconcat": [bars, line], "spacing": 12,
             "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[query]"
                                 " + ' looks up'")}
-    return spec(body, params=view_params((n_layers, n_heads, n), tokens, layer, head, query),
-                datasets={"rows": rows}, marks=2 * n + 1,
+    return spec(body, params=view_params((n_layers, n_heads, n), layer, head, query),
+                datasets={"rows": rows}, marks=2 * n + 1, tokens=token_labels(tokens),
                 description="Softmax weights of the chosen query beside a hard lookup's one-hot "
                             "weights.")

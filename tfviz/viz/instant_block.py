@@ -64,8 +64,8 @@ def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], 
         "title": {"text": {"expr": "'μ and σ per token, layer ' + layer + ', ' + names[norm]"}},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
-              constant("tokens", token_labels(tokens)), constant("names", NAMES)]
-    return spec(body, params=params, datasets={"stats": rows},
+              constant("names", NAMES)]
+    return spec(body, params=params, datasets={"stats": rows}, tokens=token_labels(tokens),
                 description="Mean and spread of every token before and after the chosen LayerNorm.")
 
 
@@ -141,12 +141,11 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                    "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output",
                              "fontSize": FONT_SIZE}})
     params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
-              choice("pos", range(n), token_labels(tokens), "Token", pos),
-              constant("tokens", token_labels(tokens)), constant("names", NAMES),
+              slider("pos", n - 1, "Token", pos), constant("names", NAMES),
               constant("columns", list(STEP_COLUMNS)), constant("vectors", list(VECTORS)),
               constant("dims", [str(i) for i in range(d)])]
     return spec({"vconcat": [text, table, strips], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
                 datasets={"numbers": numbers, "steps": packed_rows(steps),
-                          "vectors": packed_rows(vectors)},
+                          "vectors": packed_rows(vectors)}, tokens=token_labels(tokens),
                 description="LayerNorm of one token by hand, next to what the model computed.")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, choice, constant, packed, rounded,
+from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
                                slider, spec, stack_rows, token_axis, unpack)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -94,14 +94,14 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons),
-              constant("tokens", labels), constant("ids", np.asarray(ids).astype(int).tolist()),
+              constant("ids", np.asarray(ids).astype(int).tolist()),
               constant("peak", [round(x, 4) for x in peak])]
     return spec({"vconcat": [heat, bars], "spacing": 30,
                  "resolve": {"legend": {"color": "independent"}}}, params=params,
                 datasets={"neurons": stack_rows(acts, "layer"),
                           "active": [{"layer": int(lyr), "t": int(t), "v": rounded(active[lyr, t])}
                                      for lyr in range(n_layers) for t in range(n)]},
-                description="The strongest feed-forward neurons of a layer for every token.")
+                tokens=labels, description="The strongest feed-forward neurons of a layer for every token.")
 
 
 def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside: np.ndarray,
@@ -207,7 +207,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               slider("head", n_heads - 1, "Head", head),
-              choice("query", range(n), labels, "Query token", query), constant("tokens", labels)]
+              slider("query", n - 1, "Query token", query)]
     return spec({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
-                datasets={"mix": mix, "checks": checks},
+                datasets={"mix": mix, "checks": checks}, tokens=labels,
                 description="An attention head's output as a weighted average of value vectors.")

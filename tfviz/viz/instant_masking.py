@@ -189,9 +189,9 @@ def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0
     body = {"data": {"name": "scores"},
             **masked_heat(n, n, keep=view_filter("layer", "head"), bound=bound),
             "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
-    return spec(body, params=[*view_params(n_layers, n_heads, layer, head),
-                              constant("tokens", token_labels(tokens))],
+    return spec(body, params=view_params(n_layers, n_heads, layer, head),
                 datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True, bound=bound)},
+                tokens=token_labels(tokens),
                 marks=cells(n), description="Attention scores after the causal mask; masked cells read −∞.")
 
 
@@ -206,10 +206,10 @@ def two_masks(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[st
                     ("bidirectional: every key", "causal: only earlier keys"), n,
                     title={"text": {"expr": "'The same weights, two masks (layer ' + layer + "
                                             "', head ' + head + ')'"}})
-    return spec(body, params=[*view_params(n_layers, n_heads, layer, head),
-                              constant("tokens", token_labels(tokens))],
+    return spec(body, params=view_params(n_layers, n_heads, layer, head),
                 datasets={"bidirectional": map_rows(bidirectional, "layer", "head"),
                           "causal": map_rows(causal, "layer", "head")},
+                tokens=token_labels(tokens),
                 marks=cells(n, 2), description="Attention weights of one head without and with the causal mask.")
 
 

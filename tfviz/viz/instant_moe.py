@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.moe import Routing
-from tfviz.viz.instant import SCHEME, choice, constant, rounded, slider, spec, token_axis
+from tfviz.viz.instant import SCHEME, rounded, slider, spec, token_axis
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATUS = ("not chosen", "chosen", "dropped (expert full)")  # a (token, expert) pair's fate
@@ -142,11 +142,11 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
         "width": 720, "height": {"step": 28},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
-              choice("pos", range(n), labels, "Follow one token", pos), constant("tokens", labels)]
+              slider("pos", n - 1, "Follow one token", pos)]
     return spec({"vconcat": [heat, bars, lines], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"},
                              "legend": {"color": "independent", "shape": "independent"}}},
-                params=params, datasets={"gates": gates, "follow": follow},
+                params=params, datasets={"gates": gates, "follow": follow}, tokens=labels,
                 description="Router gates of every token, and one token's routing.")
 
 

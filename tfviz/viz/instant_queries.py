@@ -13,25 +13,25 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries
-from tfviz.viz.instant import choice, constant, packed, picture, slider, token_axis
-from tfviz.viz.style import CATEGORICAL, token_labels
+from tfviz.viz.instant import packed, picture, slider, token_axis
+from tfviz.viz.style import CATEGORICAL
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"
 BLUE, VERMILLION, GREY = CATEGORICAL[0], CATEGORICAL[5], "#bdbdbd"  # allowed, query, masked
 NAMES = "Layer", "Head", "Query token"
 
 
-def view_params(shape: tuple[int, int, int], tokens: Sequence[str], layer: int, head: int,
+def view_params(shape: tuple[int, int, int], layer: int, head: int,
                 query: int | None) -> list[dict]:
-    """Layer and head sliders, the query token's select box (unless ``query`` is None) and
-    the token labels ``tokens`` the expressions read."""
+    """Layer, head and query-token sliders (no query slider when ``query`` is None). The
+    token labels the expressions read travel with the data: pass ``tokens=token_labels(...)``
+    to ``spec`` (``tfviz.viz.instant``'s docstring says why)."""
     n_layers, n_heads, n = shape
-    labels = token_labels(tokens)
     params = [slider("layer", n_layers - 1, NAMES[0], layer),
               slider("head", n_heads - 1, NAMES[1], head)]
     if query is not None:
-        params.append(choice("query", range(n), labels, NAMES[2], query))
-    return [*params, constant("tokens", labels)]
+        params.append(slider("query", n - 1, NAMES[2], query))
+    return params
 
 
 def query_rows(**fields: np.ndarray) -> list[dict]:

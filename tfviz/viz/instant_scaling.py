@@ -65,8 +65,8 @@ def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
               for h in range(n_heads)] for lyr in range(n_layers)]
     body = {"vconcat": [maps, lines], "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
     params = [*view_params(n_layers, n_heads, layer, head),
-              constant("tokens", token_labels(tokens)), constant("means", means)]
-    return spec(body, params=params,
+              constant("means", means)]
+    return spec(body, params=params, tokens=token_labels(tokens),
                 datasets={"on": map_rows(on, "layer", "head"), "off": map_rows(off, "layer", "head"),
                           "entropy": rows}, marks=cells(n, 2) + 4 * n,
                 description="Attention of one head with and without the scale, and each row's entropy.")
