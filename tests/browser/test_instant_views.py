@@ -19,6 +19,7 @@ from tests.browser.conftest import OutboundGuard
 from tfviz.analysis import heads as hd
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
+from tfviz.viz.style import token_labels
 
 pytestmark = pytest.mark.browser
 TOL = 6e-5  # four decimals sent (5e-5) plus float printing
@@ -50,6 +51,12 @@ def _drawn_map(pg, n: int) -> np.ndarray:
 
 
 def _drawn_bars(pg) -> np.ndarray:
+    """The head-share bars, scrolled into sight first: a chart far off screen follows the
+    view only when it comes near (tfviz.ui.views), as a learner scrolling down would see."""
+    pg.locator('.vega-bind input[name="layer"]').last.scroll_into_view_if_needed()
+    pg.wait_for_function("() => new Set(Array.from(document.querySelectorAll('.vega-bind "
+                         "input[name=layer]')).map(e => e.value)).size === 1", timeout=10_000)
+    pg.wait_for_timeout(100)  # the frame that draws it
     bars = [b for b in _labels(pg, ".vega-embed g.layer_0_marks path") if "head" in b]
     return np.array([float(b["length"]) for b in sorted(bars, key=lambda b: int(b["head"]))])
 
@@ -108,7 +115,9 @@ def test_view_controls_switch_in_the_browser_with_the_chosen_views_numbers(serve
     pg.keyboard.press("ArrowRight")  # the keyboard moves it: layer 2
     _wait_title(pg, f"Layer 2, head 2 ({hd.head_stats(trace['pattern', 2])[2].label})")
     np.testing.assert_allclose(_drawn_map(pg, n), trace["pattern", 2][2], atol=TOL)
-    # The other chart's layer follows, and the address bar says where we are.
+    # The other chart's layer follows once it is in sight (charts far off screen follow when
+    # they come near), and the address bar says where we are.
+    pg.locator('.vega-bind input[name="layer"]').last.scroll_into_view_if_needed()
     pg.wait_for_function("() => Array.from(document.querySelectorAll('.vega-bind input[name=layer]'))"
                          ".every(e => e.value === '2')", timeout=10_000)
     pg.wait_for_function("() => location.search.includes('layer=2')", timeout=10_000)
@@ -120,7 +129,7 @@ def test_view_controls_switch_in_the_browser_with_the_chosen_views_numbers(serve
     _wait_title(pg, f"Layer 2, head 1 ({hd.head_stats(trace['pattern', 2])[1].label})")
     np.testing.assert_allclose(_drawn_map(pg, n), trace["pattern", 2][1], atol=TOL)
 
-    pg.select_option('.vega-bind select[name="query"]', "0")  # the first token's shares
+    pg.locator('.vega-bind input[name="query"]').first.fill("0")  # the first token's shares
     pg.wait_for_function("() => location.search.includes('query=0')", timeout=10_000)
     np.testing.assert_allclose(_drawn_bars(pg), lengths[2, 0], atol=TOL)
 
@@ -160,5 +169,40 @@ def test_a_shared_link_opens_the_view_and_a_new_sentence_keeps_it(server, browse
     assert (view["layer"], view["head"], view["query"]) == ("0", "1", "0")
     assert view["text"] == NEW_TEXT  # the server wrote the text, the browser kept its view keys
     assert re.search(r"layer=0", pg.evaluate("location.search"))
+    context.close()
+    assert not guard.outside, guard.outside[:5]
+
+
+SAME_LENGTH = ("The cat sat near the lake because it was tired.",
+               "The cat sat over the boat because it was tired.")  # 12 tokens each
+
+
+def test_a_new_sentence_of_the_same_length_swaps_the_data_of_the_same_charts(server, browser):
+    """Lesson 5's charts are not rebuilt for a sentence of the same length (the spec holds
+    nothing of the words; tfviz.viz.instant): the same SVG stays, and it now shows the new
+    sentence's words and numbers."""
+    first, second = (tfviz.load(DEFAULT_MODEL).trace(t) for t in SAME_LENGTH)
+    n = len(first.tokens)
+    assert len(second.tokens) == n
+    context, guard, pg = _open(browser, f"{server}/self-attention?text=" + SAME_LENGTH[0].replace(" ", "+")
+                               + "&layer=1&head=2&query=4")
+    labels = [token_labels(first.tokens)[4], token_labels(second.tokens)[4]]
+    assert labels[0] != labels[1]
+    _wait_title(pg, f"q for {labels[0]} (layer 1, head 2)")
+    pg.evaluate("() => { window.__svgs = Array.from(document.querySelectorAll('.vega-embed svg')); }")
+    box = pg.locator('[data-testid="stSidebar"] textarea')
+    box.fill(SAME_LENGTH[1])
+    box.press("Control+Enter")
+    _wait_title(pg, f"q for {labels[1]} (layer 1, head 2)")
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    kept = pg.evaluate("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
+                       ".filter(s => window.__svgs.includes(s)).length")
+    assert kept == len(pg.query_selector_all(".vega-embed svg")) > 0  # no chart rebuilt
+    # The q row shows the new sentence's q for the chosen view.
+    q = {int(c["col"]): float(c["q"].replace("−", "-"))  # Vega prints a true minus sign
+         for c in _labels(pg, ".vega-embed g.concat_0_layer_0_marks path")
+         if "q" in c}
+    want = second["blocks.1.attn.hook_q"][4, 2]  # (position, head, d_head)
+    np.testing.assert_allclose([q[i] for i in range(len(q))], want, atol=TOL)
     context.close()
     assert not guard.outside, guard.outside[:5]

@@ -7,6 +7,9 @@ binds under the chart; moving one changes the chart in the browser without a scr
 - ``VIEW_SCRIPT`` (drawn once by the frame, ``view_sync``) writes a moved input's value into
   the URL with ``history.replaceState``, and moves every other input of the same name with
   it (two charts of one page, or the same key on two pages, stay together);
+- the other charts follow one per task, so a key press is never stuck behind them, and a
+  chart out of sight (a hidden tab, far down the page) follows only when it comes near the
+  viewport;
 - when Streamlit writes the URL itself (after the text or model changed) it only knows the
   view keys the page was opened with, so the script patches ``history.pushState`` and
   ``replaceState`` to put the current view keys back in;
@@ -54,33 +57,57 @@ VIEW_SCRIPT = """
     el.value = value;
     el.dispatchEvent(new Event(el.tagName === 'SELECT' ? 'change' : 'input', {bubbles: true}));
   };
+  const show = (root) => {  // every input under root to the current view
+    applying = true;
+    try { for (const [k, v] of Object.entries(view)) for (const el of inputs(root, k)) setInput(el, v); }
+    finally { applying = false; }
+  };
+  // Charts that follow a moved input are redrawn one per task, so a key press that comes in
+  // meanwhile is served first; charts out of sight (a hidden tab, far down the page) wait
+  // until they come near the viewport, and cost nothing until then.
+  const near = new Set(), stale = new Set(), queue = [];
+  const drain = () => {
+    const chart = queue.shift();
+    if (chart) { if (chart.isConnected) show(chart); setTimeout(drain, 0); }
+  };
+  const follow = (chart) => {
+    if (!near.has(chart)) { stale.add(chart); return; }
+    if (queue.includes(chart)) return;
+    queue.push(chart);
+    if (queue.length === 1) setTimeout(drain, 0);
+  };
+  const sight = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (!e.isIntersecting) { near.delete(e.target); continue; }
+      near.add(e.target);
+      if (stale.delete(e.target)) follow(e.target);
+    }
+  }, {rootMargin: '600px 0px'});
+  const watch = () => { for (const c of document.querySelectorAll('.vega-embed')) sight.observe(c); };
   const moved = (e) => {
     const el = e.target;
     if (applying || !el || !el.name || !KEYS.has(el.name) || !el.closest('.vega-bind')) return;
     view[el.name] = el.value;
     w.__tfvizViews.changes += 1;
-    const value = el.value;
-    // The moved chart paints first; the URL and the page's other charts follow a frame later
-    // (two animation frames: the first runs before that paint, the second after it).
+    const own = el.closest('.vega-embed');
+    // The moved chart paints first; the URL and the page's other charts follow after that
+    // paint (two animation frames: the first runs before it, the second after it).
     requestAnimationFrame(() => requestAnimationFrame(() => {
       replace(w.history.state, '', merged(w.location.href));
-      applying = true;
-      try { for (const other of inputs(document, el.name)) if (other !== el) setInput(other, value); }
-      finally { applying = false; }
+      const charts = new Set(inputs(document, el.name).map((i) => i.closest('.vega-embed')));
+      for (const chart of charts) if (chart && chart !== own) follow(chart);
     }));
   };
   document.addEventListener('input', moved, true);
   document.addEventListener('change', moved, true);
-  const adopt = () => {  // a chart drawn anew starts from the server's values: show the view
-    applying = true;
-    try { for (const [k, v] of Object.entries(view)) for (const el of inputs(document, k)) setInput(el, v); }
-    finally { applying = false; }
-  };
+  const adopt = () => { watch(); show(document); };  // a chart drawn anew: show the view
+  const SVG = 'http://www.w3.org/2000/svg';  // a chart's own drawing: never holds its inputs
+  const bindsInputs = (n) => n.nodeType === 1 && n.namespaceURI !== SVG &&
+      (n.matches('.vega-bind, .vega-bindings') || n.querySelector('.vega-bind') !== null);
   new MutationObserver((records) => {
-    if (records.some((r) => Array.from(r.addedNodes).some((n) => n.nodeType === 1 &&
-        (n.matches('.vega-bind, .vega-bindings') || n.querySelector('.vega-bind'))))) adopt();
+    if (records.some((r) => Array.from(r.addedNodes).some(bindsInputs))) adopt();
   }).observe(document.body, {childList: true, subtree: true});
-  w.__tfvizViews = {view, changes: 0, adopt};
+  w.__tfvizViews = {view, changes: 0, adopt, stale};
   adopt();
 })();
 </script>
@@ -102,15 +129,25 @@ def view_value(key: str, upper: int, default: int = 0) -> int:
     return min(int(raw), upper)
 
 
+def arrow_bytes(rows: list[dict]) -> bytes:
+    """A dataset (a list of flat dicts) as the Arrow IPC bytes Streamlit sends to the browser,
+    built with pyarrow directly: through pandas, as Streamlit would, it took a third of lesson
+    5's server time per new sentence. Every key of any row is a column; a row without it
+    holds null there (the token labels ride in the first row only)."""
+    import pyarrow as pa
+    from streamlit.dataframe_util import convert_arrow_table_to_arrow_bytes
+
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    table = pa.table({key: [row.get(key) for row in rows] for key in names})
+    return convert_arrow_table_to_arrow_bytes(table)
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def _instant_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
     """The spec with its datasets already as Arrow bytes, which Streamlit sends as they are:
     converting them again on every rerun was a tenth of a class's server time (bench_class)."""
-    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
-
     spec = _builder(*args, **kwargs)
-    spec["datasets"] = {name: convert_anything_to_arrow_bytes(rows)
-                        for name, rows in spec.get("datasets", {}).items()}
+    spec["datasets"] = {name: arrow_bytes(rows) for name, rows in spec.get("datasets", {}).items()}
     return spec
 
 
