@@ -118,7 +118,8 @@ def test_text_and_model_survive_page_changes_and_live_in_the_url(server, page):
 
 def test_self_attention_sends_every_tab_and_its_views_switch_without_a_run(server, page):
     """All three tabs arrive with the page; choosing a tab or a layer runs nothing on the
-    server, and the hidden tab's numbers follow the chosen layer (step 2's drawn sentence)."""
+    server, and the first tab's numbers follow the chosen layer once it is shown again (a
+    hidden chart follows when it comes into sight: step 2's drawn sentence)."""
     import tfviz
     from tfviz.analysis import attention as att
     from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
@@ -146,7 +147,8 @@ def test_self_attention_sends_every_tab_and_its_views_switch_without_a_run(serve
                            " text')).some(e => e.textContent === t)",
                            arg=f"Where 3 {label} looks (layer 2, head 2)", timeout=10_000)
     page.wait_for_function("() => location.search.includes('layer=2')", timeout=10_000)
-    # the hidden tab's step 2 follows: its sentence names layer 2's best key and weight
+    # back on the first tab, step 2 follows: its sentence names layer 2's best key and weight
+    page.get_by_role("tab", name="One query, step by step").click()
     weights = every.weights[2, 2, 3]
     page.wait_for_function(
         "([start, end]) => Array.from(document.querySelectorAll('.vega-embed text'))"

@@ -76,14 +76,31 @@ VIEW_SCRIPT = """
     queue.push(chart);
     if (queue.length === 1) setTimeout(drain, 0);
   };
-  const sight = new IntersectionObserver((entries) => {
+  const seen = (entries) => {
     for (const e of entries) {
       if (!e.isIntersecting) { near.delete(e.target); continue; }
       near.add(e.target);
       if (stale.delete(e.target)) follow(e.target);
     }
-  }, {rootMargin: '600px 0px'});
-  const watch = () => { for (const c of document.querySelectorAll('.vega-embed')) sight.observe(c); };
+  };
+  // The lesson scrolls inside Streamlit's own container, not the window, and an observer's
+  // margin only widens its root: so one observer per scrolling container, 600 px beyond it.
+  const sights = new Map();
+  const scroller = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const y = getComputedStyle(p).overflowY;
+      if (y === 'auto' || y === 'scroll') return p;
+    }
+    return null;
+  };
+  const watch = () => {
+    for (const c of document.querySelectorAll('.vega-embed')) {
+      const root = scroller(c);
+      if (!sights.has(root)) sights.set(root, new IntersectionObserver(seen,
+          {root, rootMargin: '600px 0px'}));
+      sights.get(root).observe(c);
+    }
+  };
   const moved = (e) => {
     const el = e.target;
     if (applying || !el || !el.name || !KEYS.has(el.name) || !el.closest('.vega-bind')) return;
