@@ -7,6 +7,8 @@ No streamlit: pages call these and draw what they return. One idea per file:
     generate.py      generate: greedy or seeded sampling, with or without the KV cache
     beam.py          beam_search, and beam_search_tree with every expansion for a page
     objective.py     lm_loss_per_token: cross-entropy on shifted targets, per token
+    head.py          unembedding, is_tied: the matrix the LM head multiplies by
+    prompt.py        reading a prompt; prompt_with_room keeps its end when it is too long
     memory.py        kv_cache_bytes, and published models' sizes for a calculator
 
 >>> import tfviz
@@ -19,12 +21,14 @@ No streamlit: pages call these and draw what they return. One idea per file:
 from tfviz.decoding.beam import BeamSearch, BeamStep, Hypothesis, beam_search, beam_search_tree
 from tfviz.decoding.distribution import Filtered, filter_distribution, next_token_distribution
 from tfviz.decoding.generate import Generation, Step, generate
+from tfviz.decoding.head import is_tied, unembedding
 from tfviz.decoding.memory import (PUBLISHED_MODELS, PublishedModel, config_kv_cache_bytes,
                                    kv_cache_bytes)
 from tfviz.decoding.objective import TokenLoss, lm_loss_per_token
-from tfviz.decoding.prompt import generating_models
+from tfviz.decoding.prompt import generating_models, prompt_with_room
 
 __all__ = ["BeamSearch", "BeamStep", "Filtered", "Generation", "Hypothesis", "PUBLISHED_MODELS",
            "PublishedModel", "Step", "TokenLoss", "beam_search", "beam_search_tree",
            "config_kv_cache_bytes", "filter_distribution", "generate", "generating_models",
-           "kv_cache_bytes", "lm_loss_per_token", "next_token_distribution"]
+           "is_tied", "kv_cache_bytes", "lm_loss_per_token", "next_token_distribution",
+           "prompt_with_room", "unembedding"]

@@ -33,6 +33,7 @@ import torch
 
 from tfviz.decoding.distribution import Filtered, check_filters, filter_distribution, sample
 from tfviz.decoding.prompt import read_prompt, require_decoder
+from tfviz.reference import softmax
 
 Strategy = Literal["greedy", "sample"]
 StopReason = Literal["eos", "length", "context"]
@@ -47,7 +48,8 @@ class Step:
     Candidates are the N_CANDIDATES most probable tokens (before the filters), plus the chosen
     one if a draw went further down the list. Per candidate: ``before`` = softmax(logits / T),
     ``probs`` = after top-k / top-p, renormalised (0 = excluded: grey it out); ``in_top_k`` and
-    ``in_top_p`` say which filter kept it (``in_top_p`` marks the nucleus set).
+    ``in_top_p`` say which filter kept it (``in_top_p`` marks the nucleus set); ``plain`` is
+    the model's own distribution (T = 1), to see what the temperature did.
     """
 
     position: int  # index of the chosen token in prompt + new ids
@@ -59,6 +61,8 @@ class Step:
     in_top_p: tuple[bool, ...]
     chosen: int
     n_kept: int  # tokens of the whole vocabulary that survive the filters
+    kept_mass: float = 1.0  # their total probability before renormalising (sum of ``before``)
+    plain: tuple[float, ...] = ()  # per candidate: softmax(logits) at temperature 1, no filters
 
     @property
     def chosen_prob(self) -> float:
@@ -84,15 +88,17 @@ class Generation:
         return self.prompt_ids + self.new_ids
 
 
-def make_step(bundle, f: Filtered, chosen: int, position: int) -> Step:
-    """Keep the top candidates of a filtered distribution (and the chosen token) for a page."""
+def make_step(bundle, f: Filtered, chosen: int, position: int, plain: np.ndarray) -> Step:
+    """Keep the top candidates of a filtered distribution (and the chosen token) for a page.
+    ``plain`` is softmax(logits) at temperature 1 over the vocabulary."""
     ids = [int(i) for i in f.order[:N_CANDIDATES]]
     if chosen not in ids:
         ids.append(chosen)
     return Step(position, tuple(ids), tuple(bundle.token_strings(ids)),
                 tuple(float(f.before[i]) for i in ids), tuple(float(f.probs[i]) for i in ids),
                 tuple(bool(f.in_top_k[i]) for i in ids), tuple(bool(f.in_top_p[i]) for i in ids),
-                chosen, int(f.kept.sum()))
+                chosen, int(f.kept.sum()), float(f.before[f.kept].sum()),
+                tuple(float(plain[i]) for i in ids))
 
 
 def continuation_text(bundle, prompt_ids: Sequence[int], new_ids: Sequence[int]) -> str:
@@ -102,6 +108,16 @@ def continuation_text(bundle, prompt_ids: Sequence[int], new_ids: Sequence[int])
     new = [i for i in new_ids if i != eos]
     before, whole = decode(prompt_ids), decode([*prompt_ids, *new])
     return whole[len(before):] if whole.startswith(before) else decode(new)
+
+
+def step_contexts(bundle, g: Generation, chars: int = 80) -> tuple[str, ...]:
+    """The text each step of ``g`` had read (prompt and tokens chosen so far), decoded, with
+    only its last ``chars`` characters kept after a "…"."""
+    out = []
+    for s in g.steps:
+        text = bundle.tokenizer.decode(g.ids[:s.position])
+        out.append(text if len(text) <= chars else "…" + text[-chars:].lstrip())
+    return tuple(out)
 
 
 def stop_message(reason: StopReason, n_new: int, context: int) -> str:
@@ -141,9 +157,11 @@ def generate(bundle, prompt: str | Sequence[int], *, strategy: Strategy = "greed
                 logits, cache = model.step(torch.tensor([unread]), cache)  # (1, len(unread), V)
             else:
                 logits = model(torch.tensor([ids]))  # (1, len(ids), V): the whole sequence again
-            f = filter_distribution(logits[0, -1].numpy(), temperature, top_k, top_p)
+            z = logits[0, -1].numpy()  # (V,)
+            f = filter_distribution(z, temperature, top_k, top_p)
+            plain = f.before if temperature == 1 else softmax(z)  # (V,) the model's own p
             chosen = int(f.order[0]) if strategy == "greedy" else sample(f.probs, rng)
-            steps.append(make_step(bundle, f, chosen, len(ids)))
+            steps.append(make_step(bundle, f, chosen, len(ids), plain))
             ids.append(chosen)
             unread = [chosen]
             if chosen == eos:

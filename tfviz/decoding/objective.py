@@ -16,6 +16,7 @@ by default ``<eos>`` is appended and the last pair asks the model to end the sen
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -40,6 +41,11 @@ class TokenLoss:
     def mean(self) -> float:
         """The sentence's loss: the mean of the per-token losses."""
         return sum(self.losses) / len(self.losses)
+
+    @property
+    def perplexity(self) -> float:
+        """e to the mean loss: the number of equally likely tokens that would be as uncertain."""
+        return math.exp(self.mean)
 
 
 def lm_loss_per_token(bundle, text: str, *, append_eos: bool = True) -> TokenLoss:

@@ -43,3 +43,28 @@ def read_prompt(bundle, prompt: str | Sequence[int]) -> tuple[tuple[int, ...], s
         raise ValueError(f"token ids must lie in 0..{vocab - 1}, this model's vocabulary")
     n = bundle.config.max_seq_len
     return tuple(ids[:n]), truncation_notice(len(ids), n)
+
+
+def prompt_with_room(bundle, text: str, new_tokens: int) -> tuple[tuple[int, ...], str | None]:
+    """(the ids of ``text`` to continue, a notice or None): a prompt too long to leave room for
+    ``new_tokens`` more in the context keeps its *last* tokens, the ones a continuation follows
+    (``read_prompt`` keeps the first, as a trace does). At least one token is kept.
+
+    >>> import tfviz
+    >>> ids, notice = prompt_with_room(tfviz.load("gpt-tiny"), "the dog sat. " * 40, 20)
+    >>> len(ids)
+    108
+    >>> print(notice)
+    Your prompt is 201 tokens long; to leave room for 20 new tokens in the 128 this model
+    reads, it continues from the last 108.
+    """
+    ids = bundle.encode(text)
+    if not ids:
+        raise ValueError("the prompt is empty: type at least one word for the model to continue")
+    n = bundle.config.max_seq_len
+    room = max(n - max(int(new_tokens), 0), 1)
+    if len(ids) <= room:
+        return tuple(ids), None
+    return tuple(ids[-room:]), (f"Your prompt is {len(ids)} tokens long; to leave room for "
+                                f"{new_tokens} new tokens in the {n} this model reads, it "
+                                f"continues from the last {room}.")
