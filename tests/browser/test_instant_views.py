@@ -206,3 +206,28 @@ def test_a_new_sentence_of_the_same_length_swaps_the_data_of_the_same_charts(ser
     np.testing.assert_allclose([q[i] for i in range(len(q))], want, atol=TOL)
     context.close()
     assert not guard.outside, guard.outside[:5]
+
+
+def test_every_instant_chart_saves_as_a_png_of_what_it_draws(server, browser, tmp_path):
+    """Streamlit offers no export for Vega-Lite charts; the page's script puts a "Save as PNG"
+    button under each. The file is a real PNG at twice the chart's size, named after its
+    title, and saving runs nothing on the server."""
+    import struct
+
+    context, guard, pg = _open(browser, f"{server}/multi-head?layer=1&head=2")
+    buttons = pg.locator(".vega-embed > button.tfviz-save")
+    assert buttons.count() == pg.locator(".vega-embed").count() >= 2
+    svg = pg.locator(".vega-embed svg.marks").first
+    width = float(svg.get_attribute("width"))
+    with pg.expect_download() as info:
+        buttons.first.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    png_width, png_height = struct.unpack(">II", data[16:24])  # the IHDR chunk
+    assert png_width == int(np.ceil(width * 2)) and png_height > 100
+    assert info.value.suggested_filename.startswith("Every_head_of_layer_1")
+    assert pg.evaluate("window.__runs") == 0
+    context.close()
+    assert not guard.outside, guard.outside[:5]

@@ -117,7 +117,49 @@ VIEW_SCRIPT = """
   };
   document.addEventListener('input', moved, true);
   document.addEventListener('change', moved, true);
-  const adopt = () => { watch(); show(document); };  // a chart drawn anew: show the view
+  // "Save as PNG" under every instant chart (Streamlit shows no export menu for Vega-Lite):
+  // the chart as drawn, at twice its size on white, named after its title.
+  const download = (url, name) => {
+    const a = document.createElement('a');
+    a.href = url; a.download = name; document.body.appendChild(a); a.click(); a.remove();
+  };
+  const savePng = (chart) => {
+    const depth = (e) => { let d = 0; for (; e && e !== chart; e = e.parentElement) d++; return d; };
+    const title = Array.from(chart.querySelectorAll('g.role-title text'))  // the chart's own,
+        .sort((x, y) => depth(x) - depth(y))[0];  // not a panel's
+    const name = ((title && title.textContent) || 'tfviz chart').replace(/[^\\w\\u00C0-\\uFFFF-]+/g, ' ')
+        .trim().slice(0, 80).replace(/ /g, '_') + '.png';
+    const canvas = chart.querySelector('canvas.marks');
+    if (canvas) { download(canvas.toDataURL('image/png'), name); return; }
+    const svg = chart.querySelector('svg.marks');
+    if (!svg) return;
+    const w = svg.width.baseVal.value, h = svg.height.baseVal.value, k = 2;
+    const img = new Image();
+    img.onload = () => {
+      const c = document.createElement('canvas');
+      c.width = Math.ceil(w * k); c.height = Math.ceil(h * k);
+      const g = c.getContext('2d');
+      g.fillStyle = 'white'; g.fillRect(0, 0, c.width, c.height);
+      g.drawImage(img, 0, 0, c.width, c.height);
+      download(c.toDataURL('image/png'), name);
+    };
+    img.src = 'data:image/svg+xml;charset=utf-8,' +
+        encodeURIComponent(new XMLSerializer().serializeToString(svg));
+  };
+  const addSave = (chart) => {
+    if (chart.querySelector(':scope > .tfviz-save')) return;
+    const b = document.createElement('button');
+    b.type = 'button'; b.className = 'tfviz-save'; b.textContent = 'Save as PNG';
+    b.title = 'Save this chart as a PNG picture';
+    b.style.cssText = 'display:block;margin:4px 0 0;padding:2px 8px;font-size:0.8rem;' +
+        'background:white;border:1px solid #bbb;border-radius:4px;cursor:pointer;color:#333';
+    b.addEventListener('click', () => savePng(chart));
+    chart.appendChild(b);
+  };
+  const adopt = () => {  // a chart drawn anew: show the view, offer its PNG
+    watch(); show(document);
+    for (const c of document.querySelectorAll('.vega-embed')) addSave(c);
+  };
   const SVG = 'http://www.w3.org/2000/svg';  // a chart's own drawing: never holds its inputs
   const bindsInputs = (n) => n.nodeType === 1 && n.namespaceURI !== SVG &&
       (n.matches('.vega-bind, .vega-bindings') || n.querySelector('.vega-bind') !== null);
