@@ -1,0 +1,185 @@
+"""Instant charts for lesson 14 (the LM head and decoding), in the conventions of
+``tfviz.viz.instant``: everything a view needs is sent once, and the view controls (``pos``,
+``step``) are Vega-Lite parameters, so moving them reruns nothing.
+
+- ``head_chart``: the top next-token candidates at each position of the learner's text
+  (softmax of h Eᵀ), a position slider choosing which.
+- ``steps_chart``: a generation one step at a time. Each step's candidates as bars: kept ones
+  coloured by their probability after the filters (the chosen one in vermillion), excluded ones
+  grey at the probability they had, the nucleus on a yellow band, and ticks where the
+  probability stood before renormalising (and at temperature 1).
+- ``loss_chart``: the per-token training loss of a sentence, one bar per input/target pair
+  (a static chart: nothing to choose).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.instant import constant, rounded, slider, spec
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+CHOSEN = CATEGORICAL[5]  # vermillion: the token taken
+KEPT = CATEGORICAL[0]  # blue: still in the running
+CUT = "#c8c8c8"  # grey: excluded by a filter
+NUCLEUS = "#fbeec1"  # the band behind the nucleus set
+STATUS = ("chosen", "kept", "cut by top-k", "cut by top-p")
+BAR_WIDTH = 460
+NOTE_CHARS = 100
+
+
+def head_chart(top_probs: np.ndarray, top_logits: np.ndarray, top_tokens: Sequence[Sequence[str]],
+               tokens: Sequence[str], *, pos: int = 0) -> dict:
+    """The most probable next tokens after each position. ``top_*`` are (T, k), best first."""
+    T, k = np.shape(top_probs)
+    rows = [{"pos": t, "rank": r, "tok": str(top_tokens[t][r]), "p": rounded(top_probs[t][r]),
+             "logit": rounded(top_logits[t][r])} for t in range(T) for r in range(k)]
+    keep = [{"filter": "datum.pos == pos"},
+            {"calculate": "(datum.rank + 1) + '. ' + datum.tok", "as": "label"}]
+    y = {"field": "label", "type": "nominal", "sort": {"field": "rank", "op": "min"}}
+    tooltip = [{"field": "tok", "title": "token"}, {"field": "logit", "title": "logit", "format": ".4f"},
+               {"field": "p", "title": "probability", "format": ".4f"}]
+
+    def panel(field: str, title: str, fmt: str, x_scale: dict, labels: bool) -> dict:
+        return {"transform": keep,
+                "encoding": {"y": {**y, "title": "next token" if labels else None,
+                                   "axis": {"labelLimit": 200} if labels else {"labels": False,
+                                                                               "ticks": False}},
+                             "x": {"field": field, "type": "quantitative", "title": title,
+                                   "scale": x_scale,
+                                   **({"axis": {"values": [0, 0.25, 0.5, 0.75, 1]}} if field == "p" else {})},
+                             "tooltip": tooltip},
+                "layer": [{"mark": {"type": "bar", "color": KEPT if field == "p" else CATEGORICAL[4]}},
+                          {"mark": {"type": "text", "align": "left", "dx": 5,
+                                    "fontSize": FONT_SIZE - 3, "aria": False},
+                           "encoding": {"text": {"field": field, "type": "quantitative",
+                                                 "format": fmt}}}],
+                "width": 300, "height": {"step": 28}}
+
+    body = {"data": {"name": "head"},
+            "hconcat": [panel("logit", "logit = h · (row of E)", ".2f", {"zero": True}, True),
+                        panel("p", "probability = softmax(logits)", ".3f", {"domain": [0, 1]}, False)],
+            "spacing": 60,
+            "title": {"text": {"expr": "'After ' + tokens[pos] + ', the model expects'"}}}
+    return spec(body, params=[slider("pos", T - 1, "Position", pos)], datasets={"head": rows},
+                tokens=token_labels(tokens), marks=4 * k,
+                description="The most probable next tokens at the chosen position.")
+
+
+def _status(step, i: int) -> str:
+    if step.candidates[i] == step.chosen:
+        return "chosen"
+    if step.probs[i] > 0:
+        return "kept"
+    return "cut by top-k" if not step.in_top_k[i] else "cut by top-p"
+
+
+def _wrapped(lines: Sequence[str], width: int = NOTE_CHARS) -> list[tuple[bool, str]]:
+    import textwrap
+    return [(j == 0, part) for j, line in enumerate(lines)
+            for part in textwrap.wrap(line, width, subsequent_indent="  ") or [""]]
+
+
+def steps_chart(steps: Sequence, notes: Sequence[Sequence[str]], *, step: int = 1,
+                nucleus: bool = False, warm: bool = False) -> dict:
+    """A generation's steps (``Generation.steps``) with their ``notes`` (from
+    ``analysis.decoding.step_notes``). ``nucleus``: top-p is on, so mark the nucleus; ``warm``:
+    the temperature is not 1, so tick the model's own probabilities too. ``step`` counts from 1."""
+    T = len(steps)
+    cands, lines = [], []
+    for s, st in enumerate(steps):
+        for i, tok in enumerate(st.tokens):
+            status = _status(st, i)
+            shown = st.probs[i] if st.probs[i] > 0 else st.before[i]
+            cands.append({"step": s + 1, "rank": i, "tok": str(tok), "status": status,
+                          "bar": rounded(shown), "after": rounded(st.probs[i]),
+                          "before": rounded(st.before[i]),
+                          "plain": rounded(st.plain[i] if st.plain else st.before[i]),
+                          "nucleus": bool(nucleus and st.in_top_k[i] and st.in_top_p[i])})
+        lines += [{"step": s + 1, "line": j, "first": first, "text": text}
+                  for j, (first, text) in enumerate(_wrapped(notes[s]))]
+    this = {"filter": "datum.step == step"}
+    words = {"data": {"name": "notes"}, "transform": [this],
+             "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
+                          "x": {"value": 0}, "text": {"field": "text"}},
+             "layer": [{"transform": [{"filter": f"{'' if bold else '!'}datum.first"}],
+                        "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE - 1,
+                                 "fontWeight": "bold" if bold else "normal"}}
+                       for bold in (True, False)],
+             "width": BAR_WIDTH + 260, "height": {"step": 24}}
+    y = {"field": "rank", "type": "ordinal", "title": None,
+         "axis": {"labelExpr": "cands[step - 1][datum.value]", "labelLimit": 160}}
+    x = {"type": "quantitative", "scale": {"domain": [0, 1]}}
+    tooltip = [{"field": "tok", "title": "token"}, {"field": "status"},
+               {"field": "plain", "title": "p at temperature 1", "format": ".4f"},
+               {"field": "before", "title": "p before the filters", "format": ".4f"},
+               {"field": "after", "title": "p after the filters", "format": ".4f"}]
+    layers = [
+        {"transform": [{"filter": "datum.nucleus"}],
+         "mark": {"type": "rect", "color": NUCLEUS, "aria": False},
+         "encoding": {"x": {"value": 0}, "x2": {"value": BAR_WIDTH}}},
+        {"mark": {"type": "bar", "height": {"band": 0.7}},
+         "encoding": {"x": {**x, "field": "bar", "title": "probability (kept: after the filters, "
+                                                          "renormalised; cut: before)"},
+                      "color": {"field": "status", "type": "nominal", "title": None,
+                                "scale": {"domain": list(STATUS), "range": [CHOSEN, KEPT, CUT, CUT]},
+                                "legend": {"orient": "top"}},
+                      "tooltip": tooltip}},
+        {"transform": [{"filter": "datum.status == 'kept' || datum.status == 'chosen'"}],
+         "mark": {"type": "tick", "color": "black", "thickness": 2, "aria": False},
+         "encoding": {"x": {**x, "field": "before"}}},
+        {"transform": [{"calculate": "datum.status == 'kept' || datum.status == 'chosen' ? "
+                                     "format(datum.after, '.3f') + (abs(datum.after - datum.before) "
+                                     ">= 0.0005 ? '  (was ' + format(datum.before, '.3f') + ')' : '')"
+                                     " : format(datum.before, '.3f') + '  ' + datum.status", "as": "shown"}],
+         "mark": {"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 3, "aria": False},
+         "encoding": {"x": {**x, "field": "bar"}, "text": {"field": "shown"}}},
+    ]
+    if warm:
+        layers.insert(3, {"mark": {"type": "point", "shape": "diamond", "filled": True,
+                                   "color": CATEGORICAL[2], "size": 60, "aria": False},
+                          "encoding": {"x": {**x, "field": "plain"}}})
+    bars = {"data": {"name": "cands"}, "transform": [this], "encoding": {"y": y},
+            "layer": layers, "width": BAR_WIDTH, "height": {"step": 30}}
+    chosen = [str(st.tokens[st.candidates.index(st.chosen)]) for st in steps]
+    params = [{**slider("step", T, "Step", step), "value": int(min(max(step, 1), T)),
+               "bind": {"input": "range", "min": 1, "max": T, "step": 1, "name": "Step "}},
+              constant("cands", [[str(t) for t in st.tokens] for st in steps]),
+              constant("chosen", chosen)]
+    return spec({"vconcat": [words, bars], "spacing": 12}, params=params,
+                datasets={"cands": cands, "notes": lines},
+                title={"text": {"expr": f"'Step ' + step + ' of {T}: the model takes ' + chosen[step - 1]"}},
+                marks=5 * len(cands) // max(T, 1) + 4,
+                description="One generation step at a time: candidates, filters and the token taken.")
+
+
+def loss_chart(input_tokens: Sequence[str], target_tokens: Sequence[str],
+               losses: Sequence[float], probs: Sequence[float]) -> dict:
+    """One bar per input → target pair: the loss −log p(target), in nats (a static chart)."""
+    n = len(losses)
+    rows = [{"i": i, "pair": f"{i} {a} → {b}", "loss": rounded(x), "p": rounded(p)}
+            for i, (a, b, x, p) in enumerate(zip(input_tokens, target_tokens, losses, probs))]
+    mean = float(np.mean(losses)) if n else 0.0
+    bars = {"mark": {"type": "bar", "color": KEPT},
+            "encoding": {"y": {"field": "pair", "type": "nominal", "sort": {"field": "i", "op": "min"},
+                               "title": "input → target (the next token)",
+                               "axis": {"labelLimit": 260}},
+                         "x": {"field": "loss", "type": "quantitative",
+                               "title": "loss = −log p(target), nats"},
+                         "tooltip": [{"field": "pair"}, {"field": "p", "title": "p(target)", "format": ".4f"},
+                                     {"field": "loss", "format": ".4f"}]}}
+    values = {"mark": {"type": "text", "align": "left", "dx": 5, "fontSize": FONT_SIZE - 3, "aria": False},
+              "encoding": {"y": bars["encoding"]["y"], "x": {"field": "loss", "type": "quantitative"},
+                           "text": {"field": "loss", "type": "quantitative", "format": ".2f"}}}
+    rule = {"data": {"values": [{"mean": round(mean, 4), "text": f"mean {mean:.3f}"}]},
+            "encoding": {"x": {"field": "mean", "type": "quantitative"}},
+            "layer": [{"mark": {"type": "rule", "color": CHOSEN, "strokeDash": [6, 4], "strokeWidth": 2}},
+                      {"mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 4, "y": -4,
+                                "color": CHOSEN, "fontSize": FONT_SIZE - 2},
+                       "encoding": {"text": {"field": "text"}}}]}
+    body = {"layer": [{"data": {"name": "loss"}, "layer": [bars, values]}, rule],
+            "width": 460, "height": {"step": 22},
+            "title": "The loss of each prediction in your sentence"}
+    return spec(body, params=[], datasets={"loss": rows}, marks=2 * n + 2,
+                description="Cross-entropy of each next-token prediction of the sentence.")
