@@ -8,7 +8,7 @@ from tfviz.exercises.engine_check import engine_attention
 from tfviz.exercises.registry import EXERCISES
 from tfviz.reference import attention
 from tfviz.ui import exercise_widgets as ew
-from tfviz.ui.lessons import mention
+from tfviz.ui.lessons import mention, numbered
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.widgets import plotly, show_code, stable_select, token_select
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
@@ -30,6 +30,9 @@ ex_id = stable_select(
     format_func=lambda i: f"{'✓ ' if progress.is_solved(i) else ''}{EXERCISES[i].title}")
 spec = EXERCISES[ex_id]
 st.caption(f"{spec.summary} It practises {mention(spec.lesson)}.")
+if (practised := numbered().get(spec.lesson)) is not None:  # the lesson's page, one click away
+    st.page_link(f"lessons/{practised.file}", label=f"Lesson {practised.title}",
+                 icon=practised.icon or ":material/school:")
 
 original = "The source's own numbers" if spec.has_source else "Our worked example"
 mode = st.radio("Which numbers?", ["source", "variant"], key="ex_mode", horizontal=True,

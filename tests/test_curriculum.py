@@ -15,8 +15,8 @@ def test_golden_names_and_sections():
     assert (curriculum.LESSONS[6].section, curriculum.LESSONS[6].topic) == ("Attention", "Why ÷√d_k")
     assert curriculum.LESSONS[13].topic == "Encoder, decoder, encoder-decoder"
     assert curriculum.LESSONS[19].section == "Efficiency and beyond"
-    assert dict(curriculum.PLANNED) == {13: "encoder-decoder", 14: "decoding", 15: "bert",
-                                        17: "long-sequences"}
+    assert (curriculum.LESSONS[14].url, curriculum.LESSONS[14].file) == ("decoding", "14_decoding.py")
+    assert dict(curriculum.PLANNED) == {13: "encoder-decoder", 15: "bert", 17: "long-sequences"}
 
 
 def test_navigation_is_built_from_the_curriculum():

@@ -80,7 +80,8 @@ CURRICULUM: tuple[Entry, ...] = (
     # Planned. A URL is kept where errata of the notes already point there
     # (tfviz/notes_errata.py), so the page shows its callout from the day it is built.
     Entry("Encoder, decoder, encoder-decoder", "Architectures and outputs", 13, "encoder-decoder"),
-    Entry("LM head and decoding", "Architectures and outputs", 14, "decoding"),
+    Entry("LM head and decoding", "Architectures and outputs", 14, "decoding", "14_decoding.py",
+          ":material/account_tree:"),
     Entry("BERT and pretraining", "Architectures and outputs", 15, "bert"),
     Entry("KV cache", "Efficiency and beyond", 16),
     Entry("Long sequences", "Efficiency and beyond", 17, "long-sequences"),
