@@ -59,18 +59,30 @@ class Attention(nn.Module):
         self.hook_pattern = HookPoint()  # (B, H, Tq, Tk): rows sum to 1
         self.hook_z = HookPoint()  # (B, Tq, H, dh): each head's weighted sum of values
 
+    def source_kv(self, source: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values of ``source`` (B, S, d): each (B, S, Hkv, dh).
+
+        Cross-attention reads the encoder's output through these. They depend on the source
+        alone, so an encoder-decoder computes them once per source and passes them to every
+        decoding step as ``kv`` (``KVCache.cross`` in :mod:`tfviz.model.transformer`).
+        """
+        B, S, _ = source.shape
+        k = self.hook_k(self.W_k(source).view(B, S, self.n_kv, self.d_head))  # (B, S, Hkv, dh)
+        v = self.hook_v(self.W_v(source).view(B, S, self.n_kv, self.d_head))  # (B, S, Hkv, dh)
+        return k, v
+
     def forward(self, x: Tensor, ctx: AttnContext, source: Tensor | None = None,
-                past: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+                past: tuple[Tensor, Tensor] | None = None,
+                kv: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """x: (B, Tq, d) queries; source: (B, Tk, d) keys/values (x itself for self-attention).
+        kv: the keys and values of ``source`` already computed (``source_kv``), used as they are.
 
         Returns the output (B, Tq, d) and this call's (k, v) including ``past``, for a KV cache.
         """
         B, Tq, _ = x.shape
-        src = x if source is None else source
         H, Hkv, dh = self.n_heads, self.n_kv, self.d_head
         q = self.hook_q(self.W_q(x).view(B, Tq, H, dh))  # (B, Tq, H, dh)
-        k = self.hook_k(self.W_k(src).view(B, src.shape[1], Hkv, dh))  # (B, Tk, Hkv, dh)
-        v = self.hook_v(self.W_v(src).view(B, src.shape[1], Hkv, dh))  # (B, Tk, Hkv, dh)
+        k, v = self.source_kv(x if source is None else source) if kv is None else kv  # (B, Tk, Hkv, dh)
         if ctx.rope_q is not None:
             q = self.hook_rot_q(apply_rope(q, *ctx.rope_q))
             k = self.hook_rot_k(apply_rope(k, *ctx.rope_k))

@@ -32,6 +32,7 @@ class BlockContext:
     cross_attn: AttnContext | None = None
     memory: Tensor | None = None  # (B, S, d) encoder output, for cross-attention
     moe_top_k: int | None = None
+    cross_kv: tuple[Tensor, Tensor] | None = None  # this layer's K, V of the memory, if computed
 
 
 class Block(nn.Module):
@@ -65,7 +66,8 @@ class Block(nn.Module):
             x = self.hook_resid_mid(x + self.hook_attn_out(a))  # z = x + SelfAttn(LN1(x))
             if self.cross_attn is not None:
                 # z' = z + CrossAttn(LN_cross(z), m)
-                c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory)
+                c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory,
+                                      kv=ctx.cross_kv)
                 x = self.hook_resid_mid_cross(x + self.hook_cross_attn_out(c))
             f, aux = self._feed_forward(self.ln2(x), ctx.moe_top_k)
             y = self.hook_resid_post(x + self.hook_mlp_out(f))  # y = z + FFN(LN2(z))
@@ -75,7 +77,7 @@ class Block(nn.Module):
         x = self.hook_resid_mid(self.ln1(x + self.hook_attn_out(a)))  # z = LN1(x + SelfAttn(x))
         if self.cross_attn is not None:
             # z' = LN_cross(z + CrossAttn(z, m))
-            c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory)
+            c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory, kv=ctx.cross_kv)
             x = self.hook_resid_mid_cross(self.ln_cross(x + self.hook_cross_attn_out(c)))
         f, aux = self._feed_forward(x, ctx.moe_top_k)
         y = self.hook_resid_post(self.ln2(x + self.hook_mlp_out(f)))  # y = LN2(z + FFN(z))

@@ -13,6 +13,10 @@ Three entry points, each with one return type:
     run(ids)          -> ModelOutput(logits, aux_loss, cache): also the MoE load-balancing loss
                          (training adds it to the loss) and the keys/values for decoding
     step(ids, cache)  -> (logits of the new tokens, grown cache): incremental decoding
+
+An encoder-decoder's cache also keeps the encoder's output (the memory) and every decoder
+layer's cross-attention keys and values of it: they depend on the source alone, so they are
+computed at the first step and reused by every later one (``KVCache.cross``).
 """
 from __future__ import annotations
 
@@ -40,6 +44,9 @@ class KVCache:
     layers: tuple[tuple[Tensor, Tensor], ...]
     length: int
     memory: Tensor | None = None  # encoder output, kept for cross-attention
+    # Cross-attention's (k, v) of the memory per decoder layer, each (B, S, Hkv, dh): computed
+    # once per source. None: computed again from ``memory`` at the next step.
+    cross: tuple[tuple[Tensor, Tensor], ...] | None = None
 
 
 class ModelOutput(NamedTuple):
@@ -176,16 +183,21 @@ class Transformer(nn.Module):
         if memory is not None:
             mem_mask = enc_attention_mask.bool()[:, None, None, :] if enc_attention_mask is not None else None
             cross = AttnContext(allowed=mem_mask, scale=base.scale, temperature=opts.temperature)
-        layers = []
+        reuse = cache is not None and cache.cross is not None
+        layers, cross_kv = [], []
         for i, block in enumerate(self.blocks):
             ablate = tuple(sorted(h for (layer, h) in opts.ablate_heads if layer == i))
-            ctx = BlockContext(dataclasses.replace(base, ablate=ablate), cross, memory, opts.moe_top_k)
+            if memory is not None:  # K, V of the memory: from the cache, or computed now
+                cross_kv.append(cache.cross[i] if reuse else block.cross_attn.source_kv(memory))
+            ctx = BlockContext(dataclasses.replace(base, ablate=ablate), cross, memory, opts.moe_top_k,
+                               cross_kv[i] if memory is not None else None)
             x, kv, a = block(x, ctx, past=cache.layers[i] if cache is not None else None)
             layers.append(kv)
             aux = aux + a
         if cfg.final_norm:
             x = self.ln_final(x)
-        new_cache = KVCache(tuple(layers), offset + x.shape[1], memory)
+        new_cache = KVCache(tuple(layers), offset + x.shape[1], memory,
+                            tuple(cross_kv) if memory is not None else None)
         return ModelOutput(self._logits(x), aux, new_cache)
 
     def forward(self, ids: Tensor | None = None, *, enc_ids: Tensor | None = None,
@@ -205,7 +217,10 @@ class Transformer(nn.Module):
         """Incremental decoding: feed only the new tokens; earlier keys/values come from cache.
 
         Returns the new tokens' logits (B, T_new, vocab) and the grown cache. The first call
-        (cache=None) takes the prompt, later calls typically one token each.
+        (cache=None) takes the prompt, later calls typically one token each. An encoder-decoder
+        gets the source at the first call; later calls reuse its memory and the cross-attention
+        keys and values kept in the cache (``dataclasses.replace(cache, cross=None)`` makes the
+        next call compute them again, for comparison).
         """
         out = self.run(ids, enc_ids=enc_ids, options=options, cache=cache)
         return out.logits, out.cache
