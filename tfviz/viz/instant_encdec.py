@@ -1,0 +1,244 @@
+"""Instant charts for lesson 13 (encoder, decoder, encoder-decoder), in the conventions of
+``tfviz.viz.instant``: every view of one source is sent at once, and the view controls
+(``layer``, ``head``, ``step``) are Vega-Lite parameters, so moving them reruns nothing.
+
+- ``encoder_chart``: the encoder's bidirectional self-attention (layer, head) and its top
+  layer's output, the memory (n × d).
+- ``decoder_chart``: decoding one step at a time. The causal self-attention map (T × T) and
+  the cross-attention map (T × n) show the rows computed up to the chosen step, the new row
+  outlined; future rows and their tokens stay hidden. The step's shapes and the next-token
+  candidates follow the step.
+- ``architectures_chart``: the masks of an encoder-only, a decoder-only and an
+  encoder-decoder stack, side by side (a static chart).
+
+Sources are at most 12 letters (``tfviz.decoding.seq2seq.MAX_SOURCE``), so every map is small
+and drawn as cells (SVG, with each cell's value in its ARIA label), never as a picture.
+"""
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.attention import MASKED_GREY
+from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, packed, slider, spec, stack_rows,
+                               unpack)
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+NEW_ROW = CATEGORICAL[5]  # vermillion: the row this step adds
+MASKED = "masked (weight 0)"
+MASK_CELL = 24  # five 4 × 4 masks side by side stay under 900 px
+NOTE_CHARS = 105  # a step's words wrap here: about 820 px of text
+
+
+def _cell(rows: int, cols: int, room: int = 330) -> int:
+    """Pixels per cell so that a map fits ``room`` pixels: 13 steps over 12 letters -> 25."""
+    return max(14, min(40, room // max(rows, cols, 1)))
+
+
+def labels_param(name: str, dataset: str, field: str) -> dict:
+    """An expression ``name``: labels packed (joined by instant.SEPARATOR) into ``field`` of
+    the first row of ``dataset``, as ``instant.tokens_param`` reads the token labels."""
+    rows = f"data('{dataset}')"
+    return {"name": name, "expr": f"length({rows}) ? split({rows}[0].{field}, '\\u001f') : []"}
+
+
+def _joined(labels: Sequence[str]) -> str:
+    return SEPARATOR.join(str(t).replace(SEPARATOR, " ") for t in labels)
+
+
+# --- the encoder ---------------------------------------------------------------------------
+
+
+def encoder_chart(patterns: np.ndarray, memory: np.ndarray, tokens: Sequence[str], *,
+                  layer: int = 0, head: int = 0) -> dict:
+    """The encoder's self-attention of the chosen layer and head (n × n, nothing masked) over
+    the memory (n × d), the top encoder layer's output that cross-attention reads.
+
+    ``patterns`` is (encoder layers, heads, n, n); ``memory`` is (n, d)."""
+    L, H, n, _ = patterns.shape
+    d = memory.shape[1]
+    keep = [{"filter": "datum.layer == layer && datum.head == head"}, *unpack(n)]
+    attn = heat_layer(n, n, x_title="key (source)", y_title="query (source)", value_title="weight",
+                      before=keep, cell=_cell(n, n, 360), masked=False)
+    attn["data"] = {"name": "enc"}
+    attn["title"] = {"text": {"expr": "'Encoder self-attention · layer ' + layer + ', head ' + head"
+                                      " + ' (bidirectional: every row spreads over all keys)'"}}
+    bound = float(np.abs(memory).max()) or 1.0
+    mem = heat_layer(d, n, x_title="dimension", y_title="source token", value_title="value",
+                     before=unpack(d), x_labels="dims", cell=10, masked=False,
+                     diverging=True, domain=(-round(bound, 4), round(bound, 4)), text=False)
+    mem.update(data={"name": "memory"}, height=22 * n,
+               title=f"Memory: the top encoder layer's output, n × d = {n} × {d}")
+    params = [slider("layer", L - 1, "Layer", layer), slider("head", H - 1, "Head", head),
+              constant("dims", [str(i) for i in range(d)])]
+    return spec({"vconcat": [attn, mem], "spacing": 28, "resolve": {"scale": {"color": "independent"}}},
+                params=params, datasets={"enc": stack_rows(patterns, "layer", "head"),
+                                         "memory": [{"v": packed(memory)}]},
+                tokens=token_labels(tokens), marks=n * n + n * d,
+                description="The encoder's attention maps and its output, the memory.")
+
+
+# --- the decoder, one step at a time --------------------------------------------------------
+
+
+def _grown(view: dict, *, y_hidden: bool, x_hidden: bool, y_labels: str, x_labels: str) -> dict:
+    """Hide the axis labels of tokens not yet written (rows, and for self-attention columns,
+    at or past the step) and outline the step's new row."""
+    layers = view["layer"]
+    enc = layers[0]["encoding"]
+    if y_hidden:
+        enc["y"]["axis"]["labelExpr"] = f"datum.value < step ? {y_labels}[datum.value] : ''"
+    if x_hidden:
+        enc["x"]["axis"]["labelExpr"] = f"datum.value < step ? {x_labels}[datum.value] : ''"
+    layers.append({"transform": [{"filter": "datum.row == step - 1"}],
+                   "mark": {"type": "rect", "filled": False, "stroke": NEW_ROW, "strokeWidth": 2.5,
+                            "aria": False},
+                   "encoding": {"x": {"field": "col", "type": "ordinal"},
+                                "y": {"field": "row", "type": "ordinal"}}})
+    return view
+
+
+def _masked_cells(y_title: str, x_title: str) -> dict:
+    """Grey cells for a causal map's masked (empty) entries, with what they mean on hover."""
+    return {"transform": [{"filter": "!isValid(datum.v)"}, {"calculate": f"'{MASKED}'", "as": "masked"}],
+            "mark": {"type": "rect", "color": MASKED_GREY},
+            "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
+                         "tooltip": [{"field": "rowlabel", "title": y_title},
+                                     {"field": "collabel", "title": x_title},
+                                     {"field": "masked", "title": "weight"}]}}
+
+
+def _note_rows(notes: Sequence[Sequence[str]], width: int = NOTE_CHARS) -> list[dict]:
+    """One row per printed line: each step's notes wrapped at ``width`` characters, numbered
+    down the step; ``first`` marks the lines of its first note (drawn bold)."""
+    rows = []
+    for s, lines in enumerate(notes):
+        printed = [(j == 0, part) for j, line in enumerate(lines)
+                   for part in textwrap.wrap(line, width, subsequent_indent="    ")]
+        rows += [{"step": s + 1, "line": i, "first": first, "text": part}
+                 for i, (first, part) in enumerate(printed)]
+    return rows
+
+
+def decoder_chart(self_maps: np.ndarray, cross_maps: np.ndarray, dec_tokens: Sequence[str],
+                  src_tokens: Sequence[str], notes: Sequence[Sequence[str]],
+                  candidates: Sequence[Sequence[str]], probs: Sequence[Sequence[float]],
+                  chosen: Sequence[int], anti: tuple[int, int], *, step: int = 1, layer: int = 0,
+                  head: int = 0) -> dict:
+    """Decoding step by step. ``self_maps`` (layers, heads, T, T), nan above the diagonal,
+    and ``cross_maps`` (layers, heads, T, n) stack the rows the T steps computed; row t is
+    step t + 1's new query. ``dec_tokens`` are what the decoder read (<bos> first), ``notes``
+    each step's lines of words, ``candidates``/``probs`` each step's most probable next tokens
+    (``chosen`` indexes the written one), ``anti`` the (layer, head) that reads backwards.
+    ``step`` counts from 1."""
+    L, H, T, _ = self_maps.shape
+    n = cross_maps.shape[-1]
+    cell = _cell(T, max(T, n))
+    keep = [{"filter": "datum.layer == layer && datum.head == head"}]
+    grow = [{"filter": "datum.row < step"}]  # the rows computed by this step
+    own = heat_layer(T, T, x_title="key (decoder tokens so far)", y_title="query (decoder step)",
+                     value_title="weight", cell=cell,  # and only the keys that exist by then
+                     before=[*keep, *unpack(T), {"filter": "datum.row < step && datum.col < step"}])
+    own["layer"].insert(1, _masked_cells("query (decoder step)", "key (decoder tokens so far)"))
+    own = _grown(own, y_hidden=True, x_hidden=True, y_labels="tokens", x_labels="tokens")
+    own.update(data={"name": "self"}, title={"text": {
+        "expr": "'Decoder self-attention (causal) · layer ' + layer + ', head ' + head"}})
+    cross = heat_layer(n, T, x_title="key = value (source, from the memory)",
+                       y_title="query (decoder step)", value_title="weight",
+                       before=[*keep, *unpack(n), *grow], x_labels="src", cell=cell, masked=False)
+    cross = _grown(cross, y_hidden=True, x_hidden=False, y_labels="tokens", x_labels="src")
+    cross.update(data={"name": "cross"}, title={"text": {
+        "expr": "'Cross-attention · layer ' + layer + ', head ' + head + "
+                "(layer == anti[0] && head == anti[1] ? ' · reads the source backwards' : '')"}})
+    words = {"data": {"name": "notes"}, "transform": [{"filter": "datum.step == step"}],
+             "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
+                          "x": {"value": 0}, "text": {"field": "text"}},
+             "layer": [{"transform": [{"filter": f"{'' if bold else '!'}datum.first"}],
+                        "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE - 1,
+                                 "fontWeight": "bold" if bold else "normal"}}
+                       for bold in (True, False)],
+             "width": 820, "height": {"step": 24}}
+    bars = {"data": {"name": "next"}, "transform": [{"filter": "datum.step == step"}],
+            "encoding": {"y": {"field": "rank", "type": "ordinal", "title": "next token", "axis": {
+                             "labelExpr": "candidates[step - 1][datum.value]", "labelLimit": 120}},
+                         "x": {"field": "p", "type": "quantitative", "title": "probability",
+                               "scale": {"domain": [0, 1]}}},
+            "layer": [{"mark": {"type": "bar"},
+                       "encoding": {"color": {"field": "written", "type": "nominal", "title": None,
+                                              "scale": {"domain": ["written", "not written"],
+                                                        "range": [NEW_ROW, CATEGORICAL[0]]},
+                                              "legend": {"orient": "top"}},
+                                    "tooltip": [{"field": "token", "title": "next token"},
+                                                {"field": "p", "title": "probability", "format": ".4f"}]}},
+                      {"mark": {"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 2,
+                                "aria": False},
+                       "encoding": {"text": {"field": "p", "type": "quantitative", "format": ".4f"}}}],
+            "width": 420, "height": {"step": 26},
+            "title": {"text": {"expr": "'What step ' + step + ' writes: the most probable next token'"}}}
+    datasets = {
+        "self": stack_rows(self_maps, "layer", "head"),
+        "cross": [{**r, **({"src": _joined(token_labels(src_tokens))} if i == 0 else {})}
+                  for i, r in enumerate(stack_rows(cross_maps, "layer", "head"))],
+        "notes": _note_rows(notes),
+        "next": [{"step": s + 1, "rank": r, "token": tok, "p": round(float(p), 4),
+                  "written": "written" if r == chosen[s] else "not written"}
+                 for s in range(T) for r, (tok, p) in enumerate(zip(candidates[s], probs[s]))],
+    }
+    params = [{**slider("step", T, "Step", step), "value": int(min(max(step, 1), T)),
+               "bind": {"input": "range", "min": 1, "max": T, "step": 1, "name": "Step "}},
+              slider("layer", L - 1, "Layer", layer), slider("head", H - 1, "Head", head),
+              constant("anti", [int(anti[0]), int(anti[1])]),
+              constant("candidates", [[str(c) for c in row] for row in candidates]),
+              labels_param("src", "cross", "src")]
+    body = {"vconcat": [words, {"hconcat": [own, cross], "spacing": 40}, bars], "spacing": 24,
+            "resolve": {"scale": {"color": "independent"}}}
+    return spec(body, params=params, datasets=datasets, tokens=token_labels(dec_tokens),
+                marks=T * T + T * n + T, title={"text": {"expr": f"'Decoding step ' + step + ' of {T}'"}},
+                description="The decoder's self-attention and cross-attention, one step at a time.")
+
+
+# --- three stacks and their masks ---------------------------------------------------------
+
+
+def architectures_chart(panels: Sequence[tuple[str, Sequence[tuple[str, np.ndarray]]]],
+                        src: Sequence[str], tgt: Sequence[str]) -> dict:
+    """The stacks side by side, each with its masks: ``panels`` is [(stack name, [(attention,
+    allowed), ...])], allowed (queries, keys) boolean. Axes are labelled with ``src`` (a
+    source, or the text an encoder-only or decoder-only model reads) or ``tgt`` (the decoder's
+    tokens) by the attention's name: "decoder self-attention" reads ``tgt`` on both axes,
+    "cross-attention" ``tgt`` against ``src``."""
+    groups, datasets = [], {}
+    for p, (stack, masks) in enumerate(panels):
+        views = []
+        for m, (what, allowed) in enumerate(masks):
+            q, k = allowed.shape
+            name = f"mask{p}{m}"
+            y = "tgt" if what.startswith(("decoder", "cross")) else "src"
+            x = "tgt" if what.startswith("decoder") else "src"
+            datasets[name] = [{"row": int(i), "col": int(j), "allowed": bool(allowed[i, j]),
+                               "v": "may attend" if allowed[i, j] else "−∞ (masked)"}
+                              for i in range(q) for j in range(k)]
+            where = {"x": {"field": "col", "type": "ordinal", "title": "key",
+                           "axis": {"labelExpr": f"{x}[datum.value]", "labelAngle": -45}},
+                     "y": {"field": "row", "type": "ordinal", "title": "query",
+                           "axis": {"labelExpr": f"{y}[datum.value]"}}}
+            views.append({"data": {"name": name}, "width": MASK_CELL * k, "height": MASK_CELL * q,
+                          "title": {"text": textwrap.wrap(what, 24), "fontSize": FONT_SIZE - 3},
+                          "encoding": where, "layer": [
+                              {"mark": {"type": "rect", "stroke": "white"},
+                               "encoding": {"color": {"condition": {"test": "datum.allowed",
+                                                                    "value": CATEGORICAL[0]},
+                                                      "value": MASKED_GREY},
+                                            "tooltip": [{"field": "v", "title": "attention"}]}},
+                              {"transform": [{"filter": "!datum.allowed"}],
+                               "mark": {"type": "text", "fontSize": FONT_SIZE - 5, "color": "#444",
+                                        "aria": False},
+                               "encoding": {"text": {"value": "−∞"}}}]})
+        groups.append({"hconcat": views, "spacing": 16,
+                       "title": {"text": stack, "fontSize": FONT_SIZE, "anchor": "start"}})
+    params = [constant("src", [str(s) for s in src]), constant("tgt", [str(t) for t in tgt])]
+    return spec({"hconcat": groups, "spacing": 48}, params=params, datasets=datasets,
+                marks=sum(len(v) for v in datasets.values()),
+                description="The attention masks of an encoder, a decoder and an encoder-decoder.")
