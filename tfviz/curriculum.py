@@ -79,7 +79,8 @@ CURRICULUM: tuple[Entry, ...] = (
           ":material/directions_walk:"),
     # Planned. A URL is kept where errata of the notes already point there
     # (tfviz/notes_errata.py), so the page shows its callout from the day it is built.
-    Entry("Encoder, decoder, encoder-decoder", "Architectures and outputs", 13, "encoder-decoder"),
+    Entry("Encoder, decoder, encoder-decoder", "Architectures and outputs", 13, "encoder-decoder",
+          "13_encoder_decoder.py", ":material/translate:"),
     Entry("LM head and decoding", "Architectures and outputs", 14, "decoding", "14_decoding.py",
           ":material/account_tree:"),
     Entry("BERT and pretraining", "Architectures and outputs", 15, "bert"),

@@ -35,6 +35,7 @@ INTERACTIONS = {
     "feed-forward": ("view", "layer"),  # an instant view: the browser redraws, no rerun
     "mixture-of-experts": ("slider", "Experts per token"),
     "forward-walk": ("view", "step"),
+    "encoder-decoder": ("view", "step"),  # the decoding step, in the browser
     "decoding": ("view", "step"),  # a generation step, in the browser
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),
