@@ -54,6 +54,24 @@ TEXT_FIELDS = {"markdown": "body", "heading": "body", "alert": "body", "text": "
                "json": "body", "toast": "body", "metric": "body"}
 
 
+def _dataset_tokens(chart) -> list[str]:
+    """The token labels an instant chart carries in the first row of a dataset (the column
+    ``tokens``, tfviz.viz.instant.spec), as text; [] for a chart without them."""
+    import pyarrow as pa
+
+    out = []
+    for dataset in chart.datasets:
+        try:
+            table = pa.ipc.open_stream(dataset.data.data).read_all()
+        except (pa.ArrowInvalid, OSError):
+            continue
+        if "tokens" in table.column_names and table.num_rows:
+            first = table.column("tokens")[0].as_py()
+            if isinstance(first, str):
+                out.append(first.replace("\x1f", "\n"))
+    return out
+
+
 @dataclass
 class Widget:
     """A widget as the last run drew it, with the value this session holds for it."""
@@ -352,6 +370,8 @@ class Session:
                 run.headings.append((body.tag, text))
             if ERROR_TEXT in text:
                 run.fail(f"error message shown: {text[:200]}")
+            if kind == "vega_lite_chart":  # an instant chart's words ride in its data
+                run.texts.extend(_dataset_tokens(body))
         elif kind in WIDGETS and body.id:
             w = _widget(kind, body, delta.fragment_id, msg.metadata.active_script_hash,
                         self.widgets.get(body.id))
