@@ -147,3 +147,14 @@ def test_token_labels_survive_separators_and_the_arrow_trip():
     assert ours == {k: v for k, v in theirs.items() if not k.startswith("__")}
     assert ours["tokens"][0].split("\x1f") == iv.spec_tokens(chart)
     assert set(ours["tokens"][1:]) == {None} and ours["v"] == [r["v"] for r in rows]
+
+
+def test_a_column_pyarrow_cannot_type_goes_streamlits_own_way():
+    """Numbers mixed with text in one column: pyarrow alone refuses, Streamlit's pandas route
+    makes it text; the chart still gets its data."""
+    import pyarrow as pa
+
+    from tfviz.ui.views import arrow_bytes
+
+    table = pa.ipc.open_stream(arrow_bytes([{"a": 1, "b": 0.5}, {"a": "x", "b": None}])).read_all()
+    assert table.column("a").to_pylist() == ["1", "x"] and table.column("b").to_pylist()[0] == 0.5

@@ -133,11 +133,11 @@ VIEW_SCRIPT = """
     if (canvas) { download(canvas.toDataURL('image/png'), name); return; }
     const svg = chart.querySelector('svg.marks');
     if (!svg) return;
-    const w = svg.width.baseVal.value, h = svg.height.baseVal.value, k = 2;
+    const width = svg.width.baseVal.value, height = svg.height.baseVal.value, k = 2;
     const img = new Image();
     img.onload = () => {
       const c = document.createElement('canvas');
-      c.width = Math.ceil(w * k); c.height = Math.ceil(h * k);
+      c.width = Math.ceil(width * k); c.height = Math.ceil(height * k);
       const g = c.getContext('2d');
       g.fillStyle = 'white'; g.fillRect(0, 0, c.width, c.height);
       g.drawImage(img, 0, 0, c.width, c.height);
@@ -192,12 +192,17 @@ def arrow_bytes(rows: list[dict]) -> bytes:
     """A dataset (a list of flat dicts) as the Arrow IPC bytes Streamlit sends to the browser,
     built with pyarrow directly: through pandas, as Streamlit would, it took a third of lesson
     5's server time per new sentence. Every key of any row is a column; a row without it
-    holds null there (the token labels ride in the first row only)."""
+    holds null there (the token labels ride in the first row only). A column pyarrow cannot
+    type on its own (numbers mixed with text) goes Streamlit's own way instead."""
     import pyarrow as pa
-    from streamlit.dataframe_util import convert_arrow_table_to_arrow_bytes
+    from streamlit.dataframe_util import (convert_anything_to_arrow_bytes,
+                                          convert_arrow_table_to_arrow_bytes)
 
     names = list(dict.fromkeys(key for row in rows for key in row))
-    table = pa.table({key: [row.get(key) for row in rows] for key in names})
+    try:
+        table = pa.table({key: [row.get(key) for row in rows] for key in names})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return convert_anything_to_arrow_bytes(rows)
     return convert_arrow_table_to_arrow_bytes(table)
 
 
