@@ -188,3 +188,74 @@ def answer_for(tokens: Sequence[str]) -> str | None:
 
 AGENT_WORDS = ("tired", "hungry", "scared", "sleepy", "weak", "lazy", "afraid", "slow")
 PLACE_WORDS = ("wide", "busy", "long", "wet", "dark", "steep", "narrow", "crowded")
+
+
+# --- which head resolves "it", measured over many sentences ------------------------------
+
+
+class CorefHead(NamedTuple):
+    layer: int
+    head: int
+    share: float  # of the held-out sentences, where this head prefers the right noun
+
+
+def prefers_right(patterns: np.ndarray, spans: tuple[Sequence[int], Sequence[int], Sequence[int]],
+                  answer: str) -> np.ndarray:
+    """(layers, heads) booleans: from the probe (the last token of ``spans[0]``), does each head
+    give the right noun more weight than the other? Each noun's pieces are added up.
+
+    >>> p = np.zeros((1, 2, 3, 3)); p[0, 0, 2] = [0.6, 0.3, 0.1]; p[0, 1, 2] = [0.2, 0.7, 0.1]
+    >>> prefers_right(p, ([2], [0], [1]), "place").tolist()
+    [[False, True]]
+    """
+    if answer not in ("agent", "place"):
+        raise ValueError("answer must be 'agent' or 'place'")
+    w = antecedent_weights(patterns, spans[0][-1], [spans[1], spans[2]])  # (L, H, 2)
+    agent_wins = w[..., 0] > w[..., 1]
+    place_wins = w[..., 1] > w[..., 0]
+    return agent_wins if answer == "agent" else place_wins
+
+
+def preference_share(items: Iterable[tuple[np.ndarray, tuple, str]]) -> np.ndarray:
+    """(layers, heads): the share of ``items`` (patterns, spans, answer) on which each head
+    prefers the right noun (``prefers_right``). A head that always looks at the first noun
+    scores the share of "agent" answers (0.5 on a balanced set); only a head that switches
+    with the adjective can score near 1."""
+    wins = [prefers_right(p, spans, answer) for p, spans, answer in items]
+    if not wins:
+        raise ValueError("preference_share needs at least one item")
+    return np.mean(wins, axis=0)
+
+
+def chosen_head(selection: np.ndarray, heldout: np.ndarray) -> CorefHead:
+    """The head with the best share on the ``selection`` sentences (ties: the first), scored on
+    the ``heldout`` ones. Choosing on one set and scoring on another keeps the reported share
+    honest: the best of eight heads on the same sentences would flatter it.
+
+    >>> chosen_head(np.array([[0.6, 0.9]]), np.array([[0.7, 0.8]]))
+    CorefHead(layer=0, head=1, share=0.8)
+    """
+    layer, head = np.unravel_index(int(np.argmax(selection)), selection.shape)
+    return CorefHead(int(layer), int(head), float(heldout[layer, head]))
+
+
+def probe_rows(trace) -> tuple[np.ndarray, tuple[list[int], list[int], list[int]]] | None:
+    """(layers, heads, n): every head's attention row from "it" (the last token of the word),
+    with the (probe, agent, place) token spans; None if the text is not a coref sentence."""
+    spans = coref_spans(trace.tokens)
+    if spans is None:
+        return None
+    return _patterns(trace)[:, :, spans[0][-1], :], spans
+
+
+def row_change(rows_a: np.ndarray, rows_b: np.ndarray, upto: int) -> float:
+    """The largest |difference| between two sentences' probe rows over keys 0..upto, which
+    both sentences share (the words before and including "it").
+
+    A decoder's "it" cannot see the adjective that comes after it, so for it this is 0 (up
+    to float rounding); an encoder's "it" reads the whole sentence and can change its mind.
+
+    >>> row_change(np.array([[[0.5, 0.5, 0.0]]]), np.array([[[0.5, 0.5, 0.0]]]), 1)
+    0.0
+    """
+    return float(np.abs(rows_a[..., :upto + 1] - rows_b[..., :upto + 1]).max())

@@ -90,6 +90,25 @@ def coref_answer(agent: str, place: str, adj: str) -> tuple[str, str]:
     raise ValueError(f"{adj!r} is not one of the coreference adjectives")
 
 
+def coref_statement(agent: str, verb: str, place: str, adj: str,
+                    surface: Surface = Surface()) -> str:
+    """The notes' sentence alone, without the probe that follows it in the corpus:
+
+    >>> coref_statement("animal", "cross", "street", "wide")
+    "the animal didn't cross the street because it was too wide."
+
+    An encoder is asked about this sentence (which noun does "it" attend to?): the probe's
+    "it refers to the animal" would put the answer in the text it reads.
+    """
+    if agent not in AGENTS or place not in PLACES or verb not in COREF_VERBS:
+        raise ValueError(f"unknown coreference words: {agent!r}, {verb!r}, {place!r}")
+    coref_answer(agent, place, adj)  # the adjective must be one of ours
+    the = "The" if surface.capitals else "the"
+    comma, stop = ("," if surface.comma else ""), (" ." if surface.spaced else ".")
+    return (f"{the} {agent} {surface.negation} {verb} the {place}{comma} because it was "
+            f"{surface.degree} {adj}{stop}")
+
+
 def coref_sentence(agent: str, verb: str, place: str, adj: str,
                    surface: Surface = Surface()) -> tuple[str, str, str]:
     """(prefix up to the probe, answer noun, distractor noun).
@@ -99,13 +118,9 @@ def coref_sentence(agent: str, verb: str, place: str, adj: str,
 
     The full training text is ``prefix + " " + answer + "."`` (``" ."`` when spaced).
     """
-    if agent not in AGENTS or place not in PLACES or verb not in COREF_VERBS:
-        raise ValueError(f"unknown coreference words: {agent!r}, {verb!r}, {place!r}")
     answer, distractor = coref_answer(agent, place, adj)
-    the, it = ("The", "It") if surface.capitals else ("the", "it")
-    comma, stop = ("," if surface.comma else ""), (" ." if surface.spaced else ".")
-    prefix = (f"{the} {agent} {surface.negation} {verb} the {place}{comma} because it was "
-              f"{surface.degree} {adj}{stop} {it} refers to the")
+    it = "It" if surface.capitals else "it"
+    prefix = f"{coref_statement(agent, verb, place, adj, surface)} {it} refers to the"
     return prefix, answer, distractor
 
 

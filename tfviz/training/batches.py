@@ -15,6 +15,7 @@ Masked LM (bert-tiny): see ``mlm_batch``. Reversal (reverse-encdec): see ``seq2s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -39,19 +40,27 @@ def lm_batch(rows: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[Tensor, Te
     return x, y
 
 
-def mlm_batch(rows: Sequence[Sequence[int]], gen: torch.Generator, *, mask_id: int, vocab_size: int,
-              first_ordinary: int = 7, pad_id: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-    """(inputs, targets, attention_mask) for masked-language modelling, as in BERT.
+class MlmDraw(NamedTuple):
+    """One BERT masking draw over a batch, every decision kept (all (B, T))."""
 
-    In each row, round(15% of its tokens) positions are chosen (at least one). Of the chosen,
-    80% become [MASK], 10% a random ordinary token (id >= first_ordinary, never a special),
-    10% stay as they are. Targets hold the original id at chosen positions, IGNORE elsewhere,
-    so the loss is only on chosen positions.
+    x: Tensor  # the rows, padded
+    real: Tensor  # True at real tokens, False at padding
+    chosen: Tensor  # the positions the loss is computed at
+    kind: Tensor  # at chosen positions: MASKED, RANDOM or KEPT (-1 elsewhere)
+    random_ids: Tensor  # the replacement at positions whose kind is RANDOM
 
-    >>> g = torch.Generator().manual_seed(0)
-    >>> x, y, m = mlm_batch([[10, 11, 12, 13, 14, 15, 16]], g, mask_id=4, vocab_size=20)
-    >>> int((y != -100).sum())        # round(0.15 * 7) = 1 position chosen
-    1
+
+MASKED, RANDOM, KEPT = 0, 1, 2  # what a chosen position becomes
+
+
+def mlm_draw(rows: Sequence[Sequence[int]], gen: torch.Generator, *, vocab_size: int,
+             first_ordinary: int = 7, pad_id: int = 0) -> MlmDraw:
+    """The decisions of BERT's masking, drawn from ``gen`` (``mlm_batch`` applies them).
+
+    In each row, round(15% of its tokens) positions are chosen (at least one), uniformly.
+    Each chosen position becomes [MASK] with probability 0.8, a random ordinary token
+    (id >= first_ordinary, never a special) with 0.1, and stays as it is with 0.1. A random
+    token may happen to be the original one; its kind still says RANDOM.
     """
     x = pad(rows, pad_id)  # (B, T)
     lengths = torch.tensor([len(r) for r in rows])  # (B,)
@@ -63,10 +72,32 @@ def mlm_batch(rows: Sequence[Sequence[int]], gen: torch.Generator, *, mask_id: i
     chosen = rank < n_chosen[:, None]  # (B, T)
     u = torch.rand(x.shape, generator=gen)  # one draw decides mask / random / keep
     random_ids = torch.randint(first_ordinary, vocab_size, x.shape, generator=gen)
-    inputs = torch.where(chosen & (u < MLM_MASK), torch.full_like(x, mask_id), x)
-    inputs = torch.where(chosen & (u >= MLM_MASK + MLM_RANDOM), random_ids, inputs)
-    targets = torch.where(chosen, x, torch.full_like(x, IGNORE))
-    return inputs, targets, real.long()
+    kind = torch.full_like(x, KEPT)  # (B, T)
+    kind[u < MLM_MASK] = MASKED
+    kind[u >= MLM_MASK + MLM_RANDOM] = RANDOM
+    kind[~chosen] = -1
+    return MlmDraw(x, real, chosen, kind, random_ids)
+
+
+def mlm_batch(rows: Sequence[Sequence[int]], gen: torch.Generator, *, mask_id: int, vocab_size: int,
+              first_ordinary: int = 7, pad_id: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+    """(inputs, targets, attention_mask) for masked-language modelling, as in BERT.
+
+    ``mlm_draw`` decides: round(15%) of each row's positions are chosen (at least one); of
+    the chosen, 80% become [MASK], 10% a random ordinary token, 10% stay as they are.
+    Targets hold the original id at chosen positions, IGNORE elsewhere, so the loss is only
+    on chosen positions.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> x, y, m = mlm_batch([[10, 11, 12, 13, 14, 15, 16]], g, mask_id=4, vocab_size=20)
+    >>> int((y != -100).sum())        # round(0.15 * 7) = 1 position chosen
+    1
+    """
+    d = mlm_draw(rows, gen, vocab_size=vocab_size, first_ordinary=first_ordinary, pad_id=pad_id)
+    inputs = torch.where(d.kind == MASKED, torch.full_like(d.x, mask_id), d.x)
+    inputs = torch.where(d.kind == RANDOM, d.random_ids, inputs)
+    targets = torch.where(d.chosen, d.x, torch.full_like(d.x, IGNORE))
+    return inputs, targets, d.real.long()
 
 
 def seq2seq_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], bos_id: int, eos_id: int,

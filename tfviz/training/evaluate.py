@@ -4,6 +4,8 @@
 - ``coref_metrics``: does "... it refers to the" continue with the right noun, and which head
   looks at the right noun from there
 - ``mlm_metrics``: how often bert-tiny recovers the tokens hidden by BERT-style masking
+- ``encoder_coref_metrics``: which of bert-tiny's heads links "it" to the right noun in the
+  notes' sentence, chosen on the training combinations and scored on the held-out ones
 - ``reverse_metrics``: exact-match of greedy decoding, and the cross-attention anti-diagonal
 
 Every function is deterministic (fixed data, fixed masking seed), so the test suite can
@@ -17,7 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tfviz.analysis.coref import antecedent_weights, coref_spans
+from tfviz.analysis.coref import antecedent_weights, chosen_head, coref_spans, preference_share
+from tfviz.data.coref import FORMS, CorefCombo, Surface, coref_split, coref_statement
+from tfviz.data.lexicon import AGENT_ADJS
 from tfviz.model import Transformer
 from tfviz.trace import run_with_trace
 from tfviz.training.batches import IGNORE, lm_batch, mlm_batch, pad, seq2seq_batch
@@ -99,6 +103,54 @@ def mlm_metrics(model: Transformer, tok, rows: Sequence[Sequence[int]], seed: in
         "masked_positions": int(shown_mask.sum()),
         "selected_positions": int(chosen.sum()),
         "selected_share": rounded(chosen.sum() / mask.sum()),
+    }
+
+
+def _statement_items(model: Transformer, tok, combos: Sequence[CorefCombo],
+                     surface: Surface = Surface()) -> list[tuple[np.ndarray, tuple, str]]:
+    """(patterns (L, H, T, T), (probe, agent, place) token spans, answer) for the notes'
+    sentence of each combination, read in one padded batch (padding masked out)."""
+    rows = [tok.encode(coref_statement(*c, surface)) for c in combos]
+    mask = pad([[1] * len(r) for r in rows])  # (B, T): 1 = real token
+    trace = run_with_trace(model, pad(rows, tok.pad_id), attention_mask=mask,
+                           names=lambda n: n.endswith("attn.hook_pattern"))
+    patterns = np.stack([trace["pattern", layer] for layer in range(model.cfg.n_layers)], 1)  # (B, L, H, T, T)
+    items = []
+    for combo, row, p in zip(combos, rows, patterns):
+        spans = coref_spans([tok.id_to_token(t) for t in row])
+        if spans is None:
+            raise ValueError(f"no coreference positions found in {coref_statement(*combo, surface)!r}")
+        items.append((p, spans, "agent" if combo.adj in AGENT_ADJS else "place"))
+    return items
+
+
+def encoder_coref_metrics(model: Transformer, tok, seed: int = 0) -> dict:
+    """Which head, looking from "it", gives the right noun more weight than the other, in
+    "the animal didn't cross the street because it was too tired." (and every other
+    combination of our words)?
+
+    The head is chosen by its share on the combinations the corpus contained (coref_split's
+    training part) and scored on the held-out ones, which the model never read. The share is
+    also given for each kind of answer (a head that always looks at the agent scores 1 on
+    one and 0 on the other) and for each way of writing the sentence (FORMS).
+    """
+    train, heldout = coref_split(seed)
+    selection = preference_share(_statement_items(model, tok, train))
+    items = _statement_items(model, tok, heldout)
+    shares = preference_share(items)
+    head = chosen_head(selection, shares)
+    by_answer = {kind: preference_share([i for i in items if i[2] == kind])[head.layer, head.head]
+                 for kind in ("agent", "place")}
+    by_form = {form: preference_share(_statement_items(model, tok, heldout, surface))[head.layer, head.head]
+               for form, surface in FORMS.items()}
+    return {
+        "coref_head": {"layer": head.layer, "head": head.head, "share": rounded(head.share)},
+        "coref_head_shares": [[rounded(s) for s in row] for row in shares],
+        "coref_head_selection_shares": [[rounded(s) for s in row] for row in selection],
+        "coref_head_by_answer": {k: rounded(v) for k, v in by_answer.items()},
+        "coref_head_by_form": {k: rounded(v) for k, v in by_form.items()},
+        "coref_items": len(items),
+        "coref_selection_items": len(train),
     }
 
 
