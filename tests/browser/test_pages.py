@@ -37,6 +37,7 @@ INTERACTIONS = {
     "forward-walk": ("view", "step"),
     "encoder-decoder": ("view", "step"),  # the decoding step, in the browser
     "decoding": ("view", "step"),  # a generation step, in the browser
+    "bert": ("view", "pos"),  # the masked position whose guesses show, in the browser
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),
     "teacher": ("number", "Variants of each exercise"),

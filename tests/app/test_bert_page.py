@@ -1,0 +1,132 @@
+"""Lesson 15 (/bert) in AppTest: it always reads bert-tiny, its charts carry bert-tiny's own
+numbers for the learner's sentence, "Draw again" draws anew, and hostile text is answered."""
+import numpy as np
+import pytest
+
+import tfviz
+from tests.app.specs import instant_charts, param_values
+from tfviz.analysis import coref
+from tfviz.experiments import mlm
+
+PAGE = "15_bert.py"
+TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return tfviz.load("bert-tiny")
+
+
+def _chart(at, param: str):
+    return next((spec, data) for spec, data in instant_charts(at) if param in param_values(spec))
+
+
+def _check_guesses(at, bert, seed: int) -> None:
+    """The guesses chart holds bert-tiny's top 5 at every position of this seed's draw."""
+    tok = bert.tokenizer
+    ids = bert.read(at.session_state["text"]).ids
+    drawn = mlm.draw_masks(ids, seed, mask_id=tok.mask_id, vocab_size=tok.vocab_size)
+    g = mlm.guesses(bert.model, drawn.inputs, drawn.ids, k=5)
+    spec, data = _chart(at, "pos")
+    assert param_values(spec)["pos"] == drawn.chosen[0]
+    assert list(data["strip"]["reads"]) == bert.token_strings(drawn.inputs)
+    assert list(data["strip"]["kind"]) == [mlm.KIND_NAMES[k] for k in drawn.kinds]
+    got = data["guesses"].sort_values(["pos", "rank"])
+    np.testing.assert_allclose(got["p"].to_numpy().reshape(len(ids), 5), g.probs, atol=TOL)
+    assert list(got["tok"]) == [t for row in g.ids for t in bert.token_strings(row)]
+
+
+@pytest.mark.parametrize("model", ["gpt-tiny", "bert-tiny", "moe-tiny", "reverse-encdec"])
+def test_the_page_reads_bert_tiny_whatever_the_sidebar_says(app_page, bert, model):
+    at = app_page(PAGE, model=model)
+    assert at.session_state["model"] == model
+    _check_guesses(at, bert, seed=0)
+    assert (model != "bert-tiny") == any("always uses **bert-tiny**" in i.value for i in at.info)
+
+
+def test_draw_again_and_the_seed(app_page, bert):
+    at = app_page(PAGE)
+    at.button(key="bert_draw").click().run()
+    assert not at.exception and at.number_input(key="bert_seed").value == 1
+    _check_guesses(at, bert, seed=1)
+    at.number_input(key="bert_seed").set_value(0).run()
+    _check_guesses(at, bert, seed=0)  # back to the same draw
+
+
+def test_coreference_chart_opens_on_the_manifest_head_and_a_link_wins(app_page, bert):
+    head = bert.manifest["eval"]["coref_head"]
+    at = app_page(PAGE)
+    spec, data = _chart(at, "layer")
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (head["layer"], head["head"])
+    table = data["it_rows"]
+    trace = bert.trace(at.session_state["text"])  # the default text is the "tired" sentence
+    probe = coref.coref_spans(trace.tokens)[0][-1]
+    for r in table[table["s"] == 0].itertuples():
+        assert abs(r.v - trace["pattern", r.layer][r.head, probe, r.i]) <= TOL
+    assert f"layer {head['layer']}, head {head['head']}" in "".join(m.value for m in at.markdown)
+    linked = app_page(PAGE, layer="0", head="3", pos="2")
+    spec, _ = _chart(linked, "layer")
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (0, 3)
+    assert param_values(_chart(linked, "pos")[0])["pos"] == 2
+
+
+def test_the_decoder_comparison_says_gpt_tiny_cannot(app_page):
+    from tfviz.ui.state import EXAMPLES
+
+    at = app_page(PAGE)
+    text = "".join(m.value for m in at.markdown)
+    changes = []
+    for name in ("gpt-tiny", "bert-tiny"):
+        b = tfviz.load(name)
+        (tired, spans), (wide, _) = (coref.probe_rows(b.trace(EXAMPLES[f"Coreference ({w})"]))
+                                     for w in ("tired", "wide"))
+        changes.append(coref.row_change(tired, wide, spans[0][-1]))
+    assert changes[0] < 1e-6 and changes[1] > 0.05
+    assert f"at most **{changes[0]:.1e}**" in text and f"up to **{changes[1]:.2f}**" in text
+
+
+def test_your_own_it_sentence_joins_the_chart(app_page):
+    at = app_page(PAGE, text="The dog did not reach the lake because it was very wet.")
+    spec, data = _chart(at, "layer")
+    assert sorted(set(data["it_rows"]["s"])) == [0, 1, 2]
+    titles = [p["title"]["text"] for p in spec["vconcat"]]
+    assert titles[-1] == "your sentence"
+
+
+def test_finetuning_table_by_hand(app_page):
+    at = app_page(PAGE)
+    at.slider(key="bert_rank").set_value(8).run()
+    at.slider(key="bert_prefix").set_value(20).run()
+    rows = {r["model"]: r for r in at.dataframe[-1].value.to_dict("records")}
+    base = rows["BERT-base"]
+    assert base["full fine-tuning"] == 109_482_240 and base["LoRA k=8"] == 294_912
+    assert base["prefix p=20"] == 368_640 and base["prompt p=20"] == 15_360
+    assert rows["bert-tiny"]["LoRA k=8"] == 8 * 128 * 2 * 2
+    at.multiselect(key="bert_matrices").set_value([]).run()  # nothing chosen: W_Q alone
+    assert not at.exception
+
+
+def test_a_pair_from_two_sentences(app_page, bert):
+    at = app_page(PAGE, text="The cat sat. It was tired.")
+    assert not [t for t in at.text_input if t.key == "bert_sentence_b"]
+    table = next(d.value for d in at.dataframe if "" in d.value.columns)  # one column per position
+    pair = {row[""]: [row[str(i)] for i in range(len(table.columns) - 1)] for row in table.to_dict("records")}
+    tok = bert.tokenizer
+    ids = [tok.cls_id, *tok.encode("The cat sat."), tok.sep_id, *tok.encode("It was tired."), tok.sep_id]
+    assert pair["id"] == [str(i) for i in ids]
+    assert pair["token"][0] == "[CLS]" and pair["token"].count("[SEP]") == 2
+    assert pair["segment"] == ["0"] * (len(tok.encode("The cat sat.")) + 2) + \
+        ["1"] * (len(tok.encode("It was tired.")) + 1)
+    assert any("no segment table and no next-sentence head" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("text", [
+    "a", "🙂🙂🙂", "<script>alert(1)</script> [MASK] [CLS]", "مرحبا بالعالم שלום עולם",
+    "attention " * 10_000, "The. . . It.", "it",
+], ids=["one-letter", "emoji", "html", "rtl", "huge", "dots", "it"])
+def test_hostile_text(app_page, text):
+    at = app_page(PAGE, text=text)
+    assert not at.exception
+    assert instant_charts(at)  # the guesses chart at least
+    for el in at.markdown:
+        assert "<script>" not in el.value

@@ -1,0 +1,82 @@
+"""Lesson 15's instant charts: valid Vega-Lite, every position's guesses and every head's "it"
+row sent once, the values those of bert-tiny itself, the view controls labelled sliders."""
+import json
+
+import numpy as np
+import pytest
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema.core import load_schema
+
+import tfviz
+from tfviz.analysis import coref
+from tfviz.experiments import mlm
+from tfviz.viz import instant as iv
+from tfviz.viz import instant_bert as ib
+
+SCHEMA = load_schema()
+TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals
+TIRED = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return tfviz.load("bert-tiny")
+
+
+def params(spec) -> dict:
+    return {p["name"]: p for p in spec["params"]}
+
+
+def test_guesses_chart_carries_every_position(bert):
+    tok = bert.tokenizer
+    ids = tok.encode("the <b>cat</b> sat on the mat 🙂")
+    drawn = mlm.draw_masks(ids, seed=1, mask_id=tok.mask_id, vocab_size=tok.vocab_size)
+    g = mlm.guesses(bert.model, drawn.inputs, drawn.ids, k=5)
+    typed, reads = bert.token_strings(drawn.ids), bert.token_strings(drawn.inputs)
+    kinds = [mlm.KIND_NAMES[k] for k in drawn.kinds]
+    guess_tokens = [bert.token_strings(r) for r in g.ids]
+    spec = ib.guesses_chart(reads, typed, kinds, guess_tokens, g.probs, pos=drawn.chosen[0])
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec, allow_nan=False)
+    n = len(ids)
+    assert params(spec)["pos"]["bind"] == {"input": "range", "min": 0, "max": n - 1, "step": 1,
+                                           "name": "Position "}
+    assert params(spec)["pos"]["value"] == drawn.chosen[0]
+    strip = spec["datasets"]["strip"]
+    assert [r["reads"] for r in strip] == reads and [r["was"] for r in strip] == typed
+    assert [r["kind"] for r in strip] == kinds and set(kinds) <= set(ib.KINDS)
+    rows = spec["datasets"]["guesses"]
+    assert len(rows) == 5 * n
+    for r in rows:
+        assert r["tok"] == guess_tokens[r["pos"]][r["rank"]]
+        assert abs(r["p"] - g.probs[r["pos"], r["rank"]]) <= TOL
+        assert (r["right"] == "the token you typed") == (r["tok"] == typed[r["pos"]])
+
+
+def test_it_rows_chart_carries_every_layer_and_head(bert):
+    rows, tokens, roles = [], [], []
+    for text in (TIRED, WIDE):
+        trace = bert.trace(text)
+        row, (probe, agent, place) = coref.probe_rows(trace)
+        rows.append(row)
+        tokens.append(trace.tokens)
+        roles.append([ib.ROLES[0] if i in probe else ib.ROLES[1] if i in agent else
+                      ib.ROLES[2] if i in place else ib.ROLES[3] for i in range(len(trace.tokens))])
+    spec = ib.it_rows_chart(rows, tokens, roles, ["tired", "wide"], layer=1, head=2)
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec, allow_nan=False)
+    p = params(spec)
+    assert (p["layer"]["value"], p["head"]["value"]) == (1, 2)
+    assert p["layer"]["bind"]["max"] == 1 and p["head"]["bind"]["max"] == 3
+    data = spec["datasets"]["it_rows"]
+    for s, text in enumerate((TIRED, WIDE)):
+        trace = bert.trace(text)
+        probe = coref.coref_spans(trace.tokens)[0][-1]
+        for r in (r for r in data if r["s"] == s):
+            want = trace["pattern", r["layer"]][r["head"], probe, r["i"]]
+            assert abs(r["v"] - want) <= TOL
+            assert r["role"] == roles[s][r["i"]]
+    assert sum(1 for r in data if r["s"] == 0) == 2 * 4 * len(tokens[0])
+    with pytest.raises(ValueError):
+        ib.it_rows_chart(rows, tokens[:1], roles, ["tired", "wide"])

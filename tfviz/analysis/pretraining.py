@@ -1,0 +1,190 @@
+"""How BERT and T5 turn plain text into a training task, in numbers (lesson 15). Pure numpy.
+
+- ``running_shares``: masking drawn again and again settles on BERT's 15 / 80 / 10 / 10;
+- ``sentence_pair``: the ``[CLS] A [SEP] B [SEP]`` input with its segment ids;
+- ``pretraining_parts``: which of BERT's pretraining pieces a model actually has;
+- ``span_corruption``: T5's objective, spans of the text replaced by sentinels.
+
+>>> pair = sentence_pair(["␣the", "␣cat"], ["␣it", "␣slept"])
+>>> pair.tokens
+('[CLS]', '␣the', '␣cat', '[SEP]', '␣it', '␣slept', '[SEP]')
+>>> pair.segments
+(0, 0, 0, 0, 1, 1, 1)
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+SHARES = ("chosen", "[MASK]", "random token", "unchanged")
+TARGETS = (0.15, 0.8, 0.1, 0.1)  # BERT: 15% of positions chosen; of those 80 / 10 / 10
+
+
+def running_shares(tally: np.ndarray, n_tokens: int) -> np.ndarray:
+    """(draws, 4): after each draw, the share of all positions drawn so far that were chosen,
+    and of the chosen ones the shares that became [MASK], a random token, or stayed.
+
+    ``tally`` is (draws, 4) counts per draw (chosen, masked, random, kept), as
+    ``tfviz.experiments.mlm.masking_tally`` makes them.
+
+    >>> running_shares(np.array([[2, 2, 0, 0], [2, 1, 1, 0]]), 10).tolist()
+    [[0.2, 1.0, 0.0, 0.0], [0.2, 0.75, 0.25, 0.0]]
+    """
+    total = np.cumsum(np.asarray(tally, dtype=float), axis=0)  # (draws, 4)
+    draws = np.arange(1, len(total) + 1)
+    chosen = total[:, :1]
+    return np.hstack([chosen / (draws[:, None] * n_tokens), total[:, 1:] / np.maximum(chosen, 1)])
+
+
+def chosen_per_sentence(n_tokens: int) -> int:
+    """How many positions BERT's rule chooses in a sentence of ``n_tokens``: 15%, rounded to
+    a whole number of tokens, at least one (as BERT's own code and bert-tiny's training do).
+
+    >>> [chosen_per_sentence(n) for n in (1, 7, 12, 20)]
+    [1, 1, 2, 3]
+    """
+    return max(1, int(np.round(0.15 * n_tokens)))
+
+
+# --- [CLS] and [SEP]: the sentence-pair input ---------------------------------------------
+
+
+class PairInput(NamedTuple):
+    tokens: tuple[str, ...]
+    segments: tuple[int, ...]  # 0 for [CLS], sentence A and its [SEP]; 1 for sentence B and its [SEP]
+
+
+def sentence_pair(a: Sequence[str], b: Sequence[str]) -> PairInput:
+    """BERT's input for two sentences: ``[CLS] a [SEP] b [SEP]``, with segment ids."""
+    tokens = ("[CLS]", *a, "[SEP]", *b, "[SEP]")
+    return PairInput(tokens, (0,) * (len(a) + 2) + (1,) * (len(b) + 1))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def two_sentences(text: str) -> tuple[str, str | None]:
+    """The first sentence of ``text`` and the one after it (None if there is only one).
+
+    >>> two_sentences("The cat sat. It slept! Then it woke.")
+    ('The cat sat.', 'It slept!')
+    >>> two_sentences("no full stop here")
+    ('no full stop here', None)
+    """
+    parts = [p for p in _SENTENCE_END.split(text.strip()) if p]
+    if not parts:
+        return "", None
+    return parts[0], (parts[1] if len(parts) > 1 else None)
+
+
+class Part(NamedTuple):
+    name: str
+    present: bool
+    detail: str
+
+
+_NSP_NAMES = ("nsp", "seq_relationship", "next_sentence", "classifier")
+
+
+def pretraining_parts(param_names: Iterable[str], tied: bool) -> list[Part]:
+    """BERT's pretraining pieces and whether a model has each, read from its parameter names.
+
+    BERT-base has a segment (token type) table, a pooler on [CLS] and a two-way
+    next-sentence classifier on top of it, plus the masked-LM output layer.
+
+    >>> [p.present for p in pretraining_parts(["embed.weight", "blocks.0.attn.W_Q"], tied=True)]
+    [False, False, False, True]
+    """
+    names = [n.lower() for n in param_names]
+
+    def has(*words: str) -> bool:
+        return any(w in n for n in names for w in words)
+
+    return [
+        Part("segment (token type) embedding", has("segment", "token_type"),
+             "a learned vector for sentence A and one for B, added to every token"),
+        Part("pooler on [CLS]", has("pooler"), "a d×d layer with tanh on the [CLS] vector"),
+        Part("next-sentence classifier", has(*_NSP_NAMES),
+             "two logits from the pooled [CLS]: B follows A, or B is random"),
+        Part("masked-LM output", True, "the token embedding, transposed (tied weights)" if tied
+             else "a separate output matrix"),
+    ]
+
+
+# --- span corruption (T5) -----------------------------------------------------------------
+
+SENTINELS = "XYZABCDEFGHIJKLMNOPQRSTUVW"
+
+
+def sentinel(i: int) -> str:
+    """The i-th sentinel, named as in the T5 paper's figure: <X>, <Y>, <Z>, then <A>, <B>, …
+
+    >>> [sentinel(i) for i in (0, 1, 2, 3)], sentinel(26)
+    (['<X>', '<Y>', '<Z>', '<A>'], '<S26>')
+    """
+    return f"<{SENTINELS[i]}>" if i < len(SENTINELS) else f"<S{i}>"
+
+
+class SpanCorruption(NamedTuple):
+    noise: tuple[bool, ...]  # per token: hidden (part of a span) or kept
+    inputs: tuple[str, ...]  # what the encoder reads: kept tokens, one sentinel per span
+    targets: tuple[str, ...]  # what the decoder writes: each sentinel, then its span; a last sentinel
+
+
+def corrupt(tokens: Sequence[str], noise: Sequence[bool]) -> SpanCorruption:
+    """Inputs and targets for a given noise mask: each run of hidden tokens becomes one sentinel.
+
+    >>> c = corrupt(list("abcdefg"), [0, 1, 1, 0, 0, 1, 0])
+    >>> " ".join(c.inputs), " ".join(c.targets)
+    ('a <X> d e <Y> g', '<X> b c <Y> f <Z>')
+    """
+    noise = tuple(bool(x) for x in noise)
+    if len(noise) != len(tokens):
+        raise ValueError("one noise flag per token")
+    inputs, targets, spans = [], [], 0
+    for i, (tok, hidden) in enumerate(zip(tokens, noise)):
+        if hidden and (i == 0 or not noise[i - 1]):  # a span starts
+            inputs.append(sentinel(spans))
+            targets.append(sentinel(spans))
+            spans += 1
+        (targets if hidden else inputs).append(tok)
+    targets.append(sentinel(spans))
+    return SpanCorruption(noise, tuple(inputs), tuple(targets))
+
+
+def _segment(rng: np.random.Generator, items: int, segments: int) -> np.ndarray:
+    """Cut ``items`` in a row into ``segments`` non-empty pieces at random; their lengths."""
+    starts = np.zeros(items, dtype=bool)
+    starts[rng.choice(np.arange(1, items), segments - 1, replace=False)] = True
+    return np.bincount(np.cumsum(starts), minlength=segments)
+
+
+def noise_mask(n: int, seed: int, density: float = 0.15, mean_span: float = 3.0) -> tuple[bool, ...]:
+    """T5's random spans: round(density·n) hidden tokens (at least 1, at most n − 1) in
+    round(hidden / mean_span) spans (at least 1), each span after a run of kept tokens,
+    lengths drawn at random. Same seed, same mask.
+
+    >>> m = noise_mask(20, seed=0)
+    >>> sum(m), m == noise_mask(20, seed=0)
+    (3, True)
+    """
+    if n < 2:
+        raise ValueError("span corruption needs at least two tokens")
+    hidden = min(max(int(np.round(n * density)), 1), n - 1)
+    spans = min(max(int(np.round(hidden / mean_span)), 1), n - hidden)
+    rng = np.random.default_rng(seed)
+    noise_lengths = _segment(rng, hidden, spans)
+    kept_lengths = _segment(rng, n - hidden, spans)
+    mask: list[bool] = []
+    for kept, span in zip(kept_lengths, noise_lengths):  # kept first, as T5 interleaves them
+        mask += [False] * int(kept) + [True] * int(span)
+    return tuple(mask)
+
+
+def span_corruption(tokens: Sequence[str], seed: int, density: float = 0.15,
+                    mean_span: float = 3.0) -> SpanCorruption:
+    """T5's span corruption of ``tokens`` with the random spans of ``noise_mask``."""
+    return corrupt(tokens, noise_mask(len(tokens), seed, density, mean_span))

@@ -1,0 +1,85 @@
+"""Masked LM on the learner's sentence: BERT's masking draw, and bert-tiny's guesses.
+
+The draw is the very code that masked bert-tiny's training batches
+(``tfviz.training.batches.mlm_draw``), run on one sentence with a seed the learner picks:
+
+>>> d = draw_masks(list(range(10, 30)), seed=0, mask_id=4, vocab_size=600)
+>>> sum(k != NOT_CHOSEN for k in d.kinds)      # round(15% of 20) = 3 positions chosen
+3
+>>> draw_masks(list(range(10, 30)), seed=0, mask_id=4, vocab_size=600) == d   # same seed, same draw
+True
+
+``guesses`` runs the model once on what it reads and keeps the top-k tokens and their
+probabilities at every position: BERT predicts everywhere, but its loss counts only the
+chosen positions (``chosen_loss``). The shared model is only read, never changed.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from tfviz.training.batches import KEPT, MASKED, RANDOM, mlm_draw
+
+NOT_CHOSEN = -1
+KIND_NAMES = {NOT_CHOSEN: "not chosen", MASKED: "[MASK]", RANDOM: "random token", KEPT: "unchanged"}
+
+
+class MaskedSentence(NamedTuple):
+    ids: tuple[int, ...]  # the sentence as typed
+    inputs: tuple[int, ...]  # what the model reads
+    kinds: tuple[int, ...]  # per position: NOT_CHOSEN, MASKED, RANDOM or KEPT
+
+    @property
+    def chosen(self) -> list[int]:
+        """The positions the loss is computed at."""
+        return [i for i, k in enumerate(self.kinds) if k != NOT_CHOSEN]
+
+
+def draw_masks(ids: Sequence[int], seed: int, *, mask_id: int, vocab_size: int,
+               first_ordinary: int = 7) -> MaskedSentence:
+    """One BERT masking draw of the sentence ``ids``, from a generator seeded with ``seed``."""
+    gen = torch.Generator().manual_seed(int(seed))
+    d = mlm_draw([list(ids)], gen, vocab_size=vocab_size, first_ordinary=first_ordinary)
+    inputs = torch.where(d.kind == MASKED, torch.full_like(d.x, mask_id), d.x)
+    inputs = torch.where(d.kind == RANDOM, d.random_ids, inputs)
+    return MaskedSentence(tuple(int(i) for i in ids), tuple(inputs[0].tolist()),
+                          tuple(d.kind[0].tolist()))
+
+
+def masking_tally(n_tokens: int, draws: int, seed: int, *, vocab_size: int,
+                  first_ordinary: int = 7) -> np.ndarray:
+    """(draws, 4) counts per draw of a sentence of ``n_tokens``: positions chosen, and of
+    those how many became [MASK], a random token, or stayed unchanged. One generator seeded
+    with ``seed`` makes every draw (the rows of one batch), so the tally is reproducible.
+    Which tokens the sentence holds does not matter to the draw, only its length."""
+    gen = torch.Generator().manual_seed(int(seed))
+    d = mlm_draw([[first_ordinary] * n_tokens] * draws, gen, vocab_size=vocab_size,
+                 first_ordinary=first_ordinary)
+    counts = [d.chosen.sum(1)] + [(d.kind == k).sum(1) for k in (MASKED, RANDOM, KEPT)]
+    return torch.stack(counts, 1).numpy()  # (draws, 4)
+
+
+class Guesses(NamedTuple):
+    ids: np.ndarray  # (n, k) the k most likely tokens at each position, best first
+    probs: np.ndarray  # (n, k) their probabilities
+    target_probs: np.ndarray  # (n,) the probability of the token that was typed there
+
+
+@torch.no_grad()
+def guesses(model, inputs: Sequence[int], targets: Sequence[int], k: int = 5) -> Guesses:
+    """The model's top-``k`` tokens at every position of ``inputs`` (softmax of its logits),
+    and the probability it gives each position's ``targets`` token (the one typed)."""
+    logits = model(torch.tensor([list(inputs)]))[0]  # (n, vocab)
+    probs = torch.softmax(logits.double(), dim=-1)  # (n, vocab), in double so they sum to 1
+    top = probs.topk(min(k, probs.shape[-1]), dim=-1)
+    typed = probs.gather(1, torch.tensor(list(targets))[:, None])[:, 0]  # (n,)
+    return Guesses(top.indices.numpy(), top.values.numpy(), typed.numpy())
+
+
+def chosen_loss(g: Guesses, sentence: MaskedSentence) -> float:
+    """The masked-LM loss of this draw: the mean of −log p(typed token) over the chosen
+    positions only (the other positions are predicted too, but not counted)."""
+    return float(np.mean(-np.log(g.target_probs[sentence.chosen])))

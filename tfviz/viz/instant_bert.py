@@ -1,0 +1,151 @@
+"""Instant charts for lesson 15 (BERT): every position's guesses, every head's "it" row.
+
+In the conventions of ``tfviz.viz.instant``: the position (``pos``) and the layer and head
+(``layer``, ``head``) are view parameters bound to sliders; the data for every choice is
+sent once and the browser filters it, so moving a slider runs nothing on the server. What
+changes the computation (the sentence, the masking seed) stays a Streamlit widget.
+
+``guesses_chart`` draws the sentence as bert-tiny reads it after masking (a strip of
+tokens, coloured by what the draw did to each) and, for the chosen position, the model's
+top guesses as bars, the original token marked. ``it_rows_chart`` draws, for the chosen
+layer and head, how much "it" attends to every token of each sentence, the two nouns marked.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.instant import rounded, slider, spec
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+KINDS = ("not chosen", "[MASK]", "random token", "unchanged")  # as tfviz.experiments.mlm.KIND_NAMES
+KIND_COLOURS = ("#d9d9d9", CATEGORICAL[1], CATEGORICAL[3], CATEGORICAL[2])
+ROLES = ("it", "first noun (agent)", "second noun (place)", "other")
+ROLE_COLOURS = (CATEGORICAL[5], CATEGORICAL[0], CATEGORICAL[1], "#bdbdbd")
+
+
+def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence[str],
+                  guess_tokens: Sequence[Sequence[str]], guess_probs: np.ndarray, *,
+                  pos: int = 0) -> dict:
+    """The masked sentence as a strip, and the top guesses at the position chosen below it.
+
+    ``reads``/``original``: the token the model reads / the one typed, per position;
+    ``kinds``: one of KINDS per position; ``guess_tokens`` (n, k) and ``guess_probs`` (n, k):
+    the model's k most likely tokens at each position, best first.
+    """
+    n, k = np.shape(guess_probs)
+    if not (len(reads) == len(original) == len(kinds) == len(guess_tokens) == n):
+        raise ValueError("one token, kind and row of guesses per position")
+    probs = rounded(guess_probs)
+    typed = token_labels(original)
+    strip_rows = [{"i": i, "typed": typed[i], "reads": str(reads[i]), "was": str(original[i]),
+                   "kind": kinds[i]} for i in range(n)]
+    guess_rows = [{"pos": i, "rank": r, "tok": str(guess_tokens[i][r]), "p": probs[i][r],
+                   "right": "the token you typed" if guess_tokens[i][r] == original[i] else "another token"}
+                  for i in range(n) for r in range(k)]
+    cell = max(28, min(60, 900 // max(n, 1)))
+    x = {"field": "typed", "type": "nominal", "sort": {"field": "i", "op": "min"}, "title": "typed",
+         "axis": {"labelAngle": -45, "labelLimit": 120, "labelOverlap": False}}
+    strip = {
+        "data": {"name": "strip"}, "width": cell * n, "height": 46,
+        "encoding": {"x": x},
+        "layer": [
+            {"mark": {"type": "rect", "stroke": "white", "strokeWidth": 2},
+             "encoding": {"color": {"field": "kind", "type": "nominal", "title": "what the draw did",
+                                    "scale": {"domain": list(KINDS), "range": list(KIND_COLOURS)},
+                                    "legend": {"orient": "top"}},
+                          "tooltip": [{"field": "reads", "title": "reads"}, {"field": "was", "title": "typed"},
+                                      {"field": "kind", "title": "draw"}]}},
+            {"transform": [{"filter": "datum.i == pos"}],
+             "mark": {"type": "rect", "filled": False, "stroke": "black", "strokeWidth": 3,
+                      "aria": False}},
+            {"mark": {"type": "text", "fontSize": FONT_SIZE - 4, "limit": cell - 4, "aria": False},
+             "encoding": {"text": {"field": "reads"}}},
+        ],
+        "title": {"text": "What bert-tiny reads (the frame marks the position chosen below)",
+                  "fontSize": FONT_SIZE},
+    }
+    bars = {
+        "data": {"name": "guesses"}, "width": 420, "height": 26 * k,
+        "transform": [{"filter": "datum.pos == pos"}],
+        "encoding": {
+            "y": {"field": "rank", "type": "ordinal", "title": None,
+                  "axis": {"labelExpr": "''", "ticks": False}},
+            "x": {"field": "p", "type": "quantitative", "title": "probability",
+                  "scale": {"domain": [0, 1]}},
+        },
+        "layer": [
+            {"mark": {"type": "bar"},
+             "encoding": {"color": {"field": "right", "type": "nominal", "title": None,
+                                    "scale": {"domain": ["the token you typed", "another token"],
+                                              "range": [CATEGORICAL[2], CATEGORICAL[0]]},
+                                    "legend": {"orient": "top"}},
+                          "tooltip": [{"field": "tok", "title": "token"},
+                                      {"field": "p", "title": "probability", "format": ".4f"}]}},
+            {"mark": {"type": "text", "align": "left", "dx": 4, "fontSize": FONT_SIZE - 2},
+             "encoding": {"text": {"field": "label"}}},
+        ],
+        "title": {"text": {"expr": "'Guesses at position ' + pos + ' (' + data('strip')[pos].kind "
+                                   "+ '; typed: ' + data('strip')[pos].was + ')'"},
+                  "fontSize": FONT_SIZE},
+    }
+    bars["transform"].append({"calculate": "datum.tok + '  ' + format(datum.p, '.3f')", "as": "label"})
+    # the strip's colours say what the draw did, the bars' whether a guess is right: two scales
+    independent = {"scale": {"color": "independent"}, "legend": {"color": "independent"}}
+    return spec({"vconcat": [strip, bars], "spacing": 24, "resolve": independent},
+                params=[slider("pos", n - 1, "Position", pos)],
+                datasets={"strip": strip_rows, "guesses": guess_rows}, marks=3 * n + 2 * k,
+                description="The masked sentence, and the model's top guesses at the chosen position.")
+
+
+def it_rows_chart(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]],
+                  roles: Sequence[Sequence[str]], titles: Sequence[str], *, layer: int = 0,
+                  head: int = 0) -> dict:
+    """For each sentence, the weights from "it" to every token in the chosen layer and head.
+
+    ``rows[s]`` is (layers, heads, n_s): sentence s's "it" row of every attention map;
+    ``roles[s]`` one of ROLES per token; ``titles[s]`` names the sentence.
+    """
+    if not (len(rows) == len(tokens) == len(roles) == len(titles)) or not rows:
+        raise ValueError("one row array, token list, role list and title per sentence")
+    n_layers, n_heads, _ = np.shape(rows[0])
+    data, panels = [], []
+    for s, (w, toks, role) in enumerate(zip(rows, tokens, roles)):
+        w = np.asarray(w, dtype=float)
+        if w.shape[:2] != (n_layers, n_heads) or w.shape[2] != len(toks) or len(role) != len(toks):
+            raise ValueError(f"sentence {s}: shapes do not match")
+        labels = token_labels(toks)
+        values = rounded(w)
+        data += [{"s": s, "layer": lyr, "head": h, "i": i, "label": labels[i], "role": role[i],
+                  "v": values[lyr][h][i]}
+                 for lyr in range(n_layers) for h in range(n_heads) for i in range(len(toks))]
+        cell = max(22, min(48, 760 // max(len(toks), 1)))
+        panels.append({
+            "transform": [{"filter": f"datum.s == {s} && datum.layer == layer && datum.head == head"}],
+            "width": cell * len(toks), "height": 150,
+            "encoding": {
+                # "min": the layers filter differently, and Vega-Lite drops a sort it cannot union
+                "x": {"field": "label", "type": "nominal", "sort": {"field": "i", "op": "min"}, "title": None,
+                      "axis": {"labelAngle": -45, "labelLimit": 120, "labelOverlap": False}},
+                "y": {"field": "v", "type": "quantitative", "title": "weight from “it”",
+                      "scale": {"domain": [0, 1]}},
+            },
+            "layer": [
+                {"mark": {"type": "bar"},
+                 "encoding": {"color": {"field": "role", "type": "nominal", "title": None,
+                                        "scale": {"domain": list(ROLES), "range": list(ROLE_COLOURS)},
+                                        "legend": {"orient": "top"}},
+                              "tooltip": [{"field": "label", "title": "token"}, {"field": "role"},
+                                          {"field": "v", "title": "weight", "format": ".4f"}]}},
+                {"transform": [{"filter": "datum.role != 'other'"}],
+                 "mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 4, "aria": False},
+                 "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".2f"}}},
+            ],
+            "title": {"text": titles[s], "fontSize": FONT_SIZE},
+        })
+    body = {"data": {"name": "it_rows"}, "vconcat": panels, "spacing": 28,
+            "title": {"text": {"expr": "'Where “it” looks: layer ' + layer + ', head ' + head"}}}
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
+    return spec(body, params=params, datasets={"it_rows": data}, marks=2 * sum(len(t) for t in tokens),
+                description="Attention from “it” to every token, in each sentence, for the chosen head.")
