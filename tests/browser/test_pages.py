@@ -38,6 +38,7 @@ INTERACTIONS = {
     "encoder-decoder": ("view", "step"),  # the decoding step, in the browser
     "decoding": ("view", "step"),  # a generation step, in the browser
     "bert": ("view", "pos"),  # the masked position whose guesses show, in the browser
+    "long-sequences": ("slider", "Window w"),
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),
     "teacher": ("number", "Variants of each exercise"),

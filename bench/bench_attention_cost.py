@@ -1,0 +1,35 @@
+"""Lesson 17: what one head of attention costs on this CPU as the sequence grows.
+
+    nice -n 10 python -m bench.bench_attention_cost
+
+Full attention builds the (n, n) score matrix; causal sliding-window attention builds (n, w+1).
+Times are best of 5 (ms), d = 64, w = 64; the ratio columns divide by the n=512 row so they
+can be read against n² and n·w growth (4× and 2× per doubling).
+"""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from tfviz.analysis.long_sequences import attention_cost
+
+NS = (512, 1024, 2048, 4096)
+W = 64
+
+
+def main() -> None:
+    torch.set_num_threads(1)  # the machine is shared: one core, steadier numbers
+    rows = attention_cost(NS, window=W, d=64, repeats=5)
+    base = rows[0]
+    print(f"load average {os.getloadavg()[0]:.2f}, torch threads 1, d=64, w={W}")
+    print(f"{'n':>6} {'full ms':>9} {'x':>6} {'(n/512)^2':>9} {'window ms':>10} {'x':>6} "
+          f"{'n/512':>6} {'full MB':>8} {'window MB':>9}")
+    for r in rows:
+        print(f"{r.n:>6} {r.full_ms:>9.2f} {r.full_ms / base.full_ms:>6.1f} "
+              f"{(r.n / base.n) ** 2:>9.0f} {r.window_ms:>10.2f} {r.window_ms / base.window_ms:>6.1f} "
+              f"{r.n / base.n:>6.0f} {r.full_cells * 4 / 2**20:>8.1f} {r.window_cells * 4 / 2**20:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()

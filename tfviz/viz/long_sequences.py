@@ -1,0 +1,66 @@
+"""Lesson 17's charts: masks as grids, the receptive field layer by layer (a Vega-Lite slider,
+so moving it reruns nothing), cost curves and Linformer's k×n maps."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import altair as alt
+import numpy as np
+
+
+def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> alt.Chart:
+    """A boolean (n, n) mask: dark = the query (row) may read the key (column)."""
+    i, j = np.indices(mask.shape)
+    rows = [{"query": int(a), "key": int(b), "allowed": bool(m)}
+            for a, b, m in zip(i.ravel(), j.ravel(), mask.ravel())]
+    return alt.Chart(alt.Data(values=rows), title=title).mark_rect().encode(
+        x=alt.X("key:O", axis=None), y=alt.Y("query:O", axis=None),
+        color=alt.Color("allowed:N", scale=alt.Scale(domain=[False, True],
+                                                     range=["#f2f2f2", "#1f4e79"]), legend=None),
+        tooltip=["query:Q", "key:Q", "allowed:N"]).properties(width=size, height=size)
+
+
+def reach_chart(rows: np.ndarray) -> alt.Chart:
+    """(L, n) bool rows: which positions the last token reaches after 1..L layers, one layer at
+    a time, chosen by a slider that lives in the browser."""
+    L, n = rows.shape
+    data = [{"layer": l + 1, "position": p, "reached": bool(rows[l, p])}
+            for l in range(L) for p in range(n)]
+    layer = alt.param(name="layer", value=L, bind=alt.binding_range(min=1, max=max(L, 1), step=1,
+                                                                    name="layers "))
+    return alt.Chart(alt.Data(values=data)).mark_rect().encode(
+        x=alt.X("position:O", axis=alt.Axis(labelOverlap=True, title="position (last = the query)")),
+        color=alt.Color("reached:N", scale=alt.Scale(domain=[False, True],
+                                                     range=["#f2f2f2", "#c0392b"]), legend=None),
+        tooltip=["position:Q", "reached:N"]).add_params(layer).transform_filter(
+        alt.datum.layer == layer).properties(width=600, height=40)
+
+
+def cost_chart(ns: Sequence[int], full_ms: Sequence[float], window_ms: Sequence[float]) -> alt.Chart:
+    rows = [{"n": int(n), "ms": float(t), "kind": kind}
+            for kind, ts in (("full (n²)", full_ms), ("sliding window (n·w)", window_ms))
+            for n, t in zip(ns, ts)]
+    return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+        x=alt.X("n:Q", title="sequence length n"), y=alt.Y("ms:Q", title="time (ms)"),
+        color=alt.Color("kind:N", title=None), tooltip=["n:Q", "ms:Q", "kind:N"]
+    ).properties(width=500, height=260)
+
+
+def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
+    """(n, k) weights of each query over the k projected rows."""
+    rows = [{"query": f"{i}:{tokens[i]}" if i < len(tokens) else str(i), "row": int(r),
+             "weight": round(float(maps[i, r]), 4)}
+            for i in range(maps.shape[0]) for r in range(maps.shape[1])]
+    order = [r["query"] for r in rows[::maps.shape[1]]]
+    return alt.Chart(alt.Data(values=rows)).mark_rect().encode(
+        x=alt.X("row:O", title="projected row (k)"),
+        y=alt.Y("query:N", sort=order, title="query"),
+        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues")),
+        tooltip=["query:N", "row:Q", "weight:Q"]).properties(width=300)
+
+
+def error_chart(ks: Sequence[int], errors: Sequence[float]) -> alt.Chart:
+    rows = [{"k": int(k), "error": float(e)} for k, e in zip(ks, errors)]
+    return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+        x=alt.X("k:Q", title="projected rows k"), y=alt.Y("error:Q", title="relative error"),
+        tooltip=["k:Q", "error:Q"]).properties(width=400, height=220)
