@@ -60,7 +60,9 @@ st.caption("Rows are queries, columns keys, dark cells allowed; the causal trian
            "applied as in a decoder.")
 
 st.subheader("How far the last token reaches")
-kind = st.selectbox("Pattern", list(titles), format_func=titles.get, index=1, key="ls_kind")
+# The options are the titles themselves (a format_func over dict.get cannot map a title back to
+# its key, which breaks setting the widget by its label)
+kind = {t: k for k, t in titles.items()}[st.selectbox("Pattern", list(titles.values()), key="ls_kind")]
 n_layers = 6
 rows = reach_by_layer(kind, n, n_layers, **pattern)
 vega(lv.reach_chart, rows)

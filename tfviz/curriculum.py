@@ -9,8 +9,8 @@ never disagree. Numbers, titles and sections follow shared/CURRICULUM.md; its tr
 ('Self-attention step by step', 'Attention', 'self-attention', '05_self_attention.py')
 >>> LESSONS[5].nav_title, LESSONS[6].topic
 ('5 · Self-attention step by step', 'Why ÷√d_k')
->>> LESSONS[16].file is None, PLANNED[17]  # planned: no page yet, maybe a URL kept for it
-(True, 'long-sequences')
+>>> LESSONS[17].url, LESSONS[17].file  # PLANNED keeps the URLs of lessons with no page yet
+('long-sequences', '17_long_sequences.py')
 >>> SECTIONS[:3]
 ('Foundations', 'Attention', 'The block')
 """

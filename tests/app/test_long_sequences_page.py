@@ -25,7 +25,7 @@ def test_reach_table_is_the_composed_receptive_field(app_page):
     table = [d for d in at.dataframe if "L·w" in d.value.columns][0].value
     want = [receptive_field("sliding", L, 3, n=64) for L in range(1, 7)]
     assert list(table["reached by composing masks"]) == want == [3 * L for L in range(1, 7)]
-    at.selectbox(key="ls_kind").set_value("global")
+    at.selectbox(key="ls_kind").set_value("global (Longformer)")
     _ok(at.run())
     table = [d for d in at.dataframe if "L·w" in d.value.columns][0].value
     assert list(table["reached by composing masks"]) == [63] * 6  # position 0 is global
