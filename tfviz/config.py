@@ -197,10 +197,21 @@ _PRESETS: dict[str, ModelConfig] = {
 
 PRESET_NAMES = tuple(_PRESETS)
 
+# Lesson 18's comparison models: gpt-tiny's shape with fewer K/V heads (GQA: 2 shared by the 4
+# query heads; MQA: 1). They are not in PRESET_NAMES, so the sidebar's model list and the tests
+# that run every page on every model stay as they were: only /gqa reads them (their manifests).
+_KV_PRESETS: dict[str, ModelConfig] = {
+    "gqa-tiny": ModelConfig(name="gqa-tiny", arch="decoder", n_layers=3, vocab_size=600, init_seed=1,
+                            n_kv_heads=2),
+    "mqa-tiny": ModelConfig(name="mqa-tiny", arch="decoder", n_layers=3, vocab_size=600, init_seed=1,
+                            n_kv_heads=1),
+}
+KV_PRESET_NAMES = tuple(_KV_PRESETS)
+
 
 def preset(name: str) -> ModelConfig:
     """The named preset's config (a frozen value, safe to share)."""
     try:
-        return _PRESETS[name]
+        return _PRESETS[name] if name in _PRESETS else _KV_PRESETS[name]
     except KeyError:
-        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(_PRESETS)}") from None
+        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join((*_PRESETS, *_KV_PRESETS))}") from None

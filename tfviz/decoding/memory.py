@@ -59,4 +59,20 @@ PUBLISHED_MODELS: tuple[PublishedModel, ...] = (
     PublishedModel("GPT-3 175B", 96, 96, 96, 128, 2048, "Brown et al. 2020, table 2.1"),
     PublishedModel("Llama-2-7B", 32, 32, 32, 128, 4096, "Touvron et al. 2023"),
     PublishedModel("Llama-2-70B (GQA)", 80, 64, 8, 128, 4096, "Touvron et al. 2023"),
+    # Its sliding window (4096) lets a rolling cache keep only the last 4096 tokens' K and V.
+    PublishedModel("Mistral-7B (GQA)", 32, 32, 8, 128, 8192, "Jiang et al. 2023, table 1"),
 )
+
+
+def human_bytes(n: int) -> str:
+    """Bytes in binary units, three significant figures.
+
+    >>> human_bytes(2 * 2**30), human_bytes(36 * 2**10), human_bytes(512)
+    ('2.00 GiB', '36.0 KiB', '512 bytes')
+    """
+    if n >= 1000 * 2**40:
+        return f"{n / 2**40:,.0f} TiB"
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}" if n / size >= 100 else f"{n / size:#.3g} {unit}"
+    return f"{n} bytes"

@@ -19,7 +19,7 @@ held-out items in some forms (comma, "very", all variations at once); at 1,600 i
 every held-out item in every form. The manifest records the accuracy per form.
 
 >>> sorted(RECIPES)
-['bert-tiny', 'gpt-tiny', 'moe-tiny', 'reverse-encdec']
+['bert-tiny', 'gpt-tiny', 'gqa-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec']
 """
 from __future__ import annotations
 
@@ -125,6 +125,15 @@ def _eval_reverse(model, tok) -> dict:
     return ev.reverse_metrics(model, tok, _reverse_pairs(tok, n, seed, "heldout"))
 
 
+def _eval_kv(model, tok) -> dict:
+    """gpt-tiny's measurements plus what lesson 18 compares: cache bytes per token, parameters."""
+    from tfviz.decoding.memory import config_kv_cache_bytes
+    cfg = model.cfg
+    return _eval_gpt(model, tok) | {"kv_cache_bytes_per_token": config_kv_cache_bytes(cfg, 1),
+                                    "kv_heads": cfg.kv_heads,
+                                    "parameters": sum(p.numel() for p in model.parameters())}
+
+
 _STORY_DATA = {"corpus": "tfviz.data.story_corpus(N, seed=0)", "tokenizer": STORY_TOKENIZER,
                "val": f"story_corpus({VAL_SENTENCES}, seed={VAL_SEED})"}
 
@@ -134,6 +143,13 @@ RECIPES: dict[str, Recipe] = {
         make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_gpt,
         data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
                             "heldout": "coref_eval_items(seed=0): combinations never seen in training"}),
+    # Lesson 18: gpt-tiny's data, seeds, steps and settings; only the number of K/V heads differs.
+    **{name: Recipe(
+        name, steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
+        make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_kv,
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
+                            "compared_with": "gpt-tiny (same recipe, 4 K/V heads)"})
+       for name in ("gqa-tiny", "mqa-tiny")},
     "moe-tiny": Recipe(
         "moe-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
         make_rows=_story_rows(CORPUS_SENTENCES, COREF_FRACTION), loss=lm_loss, evaluate=_eval_moe,

@@ -1,0 +1,99 @@
+"""Lesson 18: grouped-query attention is multi-head attention whose K/V heads are repeated.
+
+Reference: torch.nn.functional.scaled_dot_product_attention on K and V repeated with
+repeat_interleave (query head h reads K/V head h // group), a second implementation that
+shares nothing with tfviz's einsum/softmax path except the projection weights.
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tfviz.config import KV_PRESET_NAMES, PRESET_NAMES, ModelConfig, preset
+from tfviz.decoding.memory import config_kv_cache_bytes
+from tfviz.model.attention import Attention, AttnContext
+from tfviz.training.recipes import RECIPES
+
+
+@pytest.mark.parametrize("n_kv", [4, 2, 1])  # MHA, GQA (2 query heads per K/V head), MQA
+@pytest.mark.parametrize("causal", [False, True])
+def test_gqa_equals_sdpa_with_repeated_kv(n_kv, causal):
+    H, dh, T, B = 4, 8, 7, 2
+    cfg = ModelConfig(d_model=H * dh, n_heads=H, n_kv_heads=n_kv)
+    torch.manual_seed(0)
+    attn = Attention(cfg)
+    x = torch.randn(B, T, cfg.d_model)
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None] if causal else None
+    store = {}
+    handle = attn.hook_pattern.register_forward_hook(lambda m, i, o: store.update(p=o))
+    with torch.no_grad():
+        out, (k_cache, v_cache) = attn(x, AttnContext(allowed=allowed, scale=True))
+        handle.remove()
+        q = attn.W_q(x).view(B, T, H, dh).transpose(1, 2)  # (B, H, T, dh)
+        k = attn.W_k(x).view(B, T, n_kv, dh).transpose(1, 2)  # (B, Hkv, T, dh)
+        v = attn.W_v(x).view(B, T, n_kv, dh).transpose(1, 2)
+        k_rep, v_rep = (t.repeat_interleave(H // n_kv, dim=1) for t in (k, v))  # (B, H, T, dh)
+        ref = F.scaled_dot_product_attention(q, k_rep, v_rep, is_causal=causal)
+        ref = attn.W_o(ref.transpose(1, 2).reshape(B, T, H * dh))
+        # the attention weights themselves, written out: softmax(q k^T / sqrt(dh)) with the mask
+        scores = q @ k_rep.transpose(-1, -2) / dh ** 0.5
+        if causal:
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        ref_pattern = scores.softmax(-1)
+    # float32 sums in a different order: differences of a few ulps, far below 1e-5
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(store["p"], ref_pattern, atol=1e-5, rtol=1e-5)
+    # the cache keeps only the n_kv heads: what makes GQA/MQA cheaper to decode
+    assert k_cache.shape == v_cache.shape == (B, T, n_kv, dh)
+
+
+def test_query_heads_in_a_group_share_keys():
+    """With 2 K/V heads, query heads 0,1 read K/V head 0 and 2,3 read K/V head 1: giving two
+    heads of a group the same query weights gives them the same attention map."""
+    cfg = ModelConfig(d_model=32, n_heads=4, n_kv_heads=2)
+    torch.manual_seed(1)
+    attn = Attention(cfg)
+    with torch.no_grad():
+        W = attn.W_q.weight.view(4, 8, 32)
+        W[1] = W[0]
+        W[3] = W[0]
+        attn.W_q.bias.view(4, 8)[1] = attn.W_q.bias.view(4, 8)[0]
+        attn.W_q.bias.view(4, 8)[3] = attn.W_q.bias.view(4, 8)[0]
+        store = {}
+        handle = attn.hook_pattern.register_forward_hook(lambda m, i, o: store.update(p=o))
+        attn(torch.randn(1, 5, 32), AttnContext(allowed=None, scale=True))
+        handle.remove()
+    p = store["p"][0]
+    torch.testing.assert_close(p[0], p[1])  # same query, same K head: identical maps
+    assert not torch.allclose(p[0], p[3], atol=1e-3)  # same query, other K head: different
+
+
+def test_comparison_presets_differ_from_gpt_tiny_only_in_kv_heads():
+    gpt = preset("gpt-tiny")
+    for name, n_kv in zip(KV_PRESET_NAMES, (2, 1)):
+        cfg = preset(name)
+        assert name not in PRESET_NAMES  # kept out of the sidebar's model list
+        assert cfg.kv_heads == n_kv and cfg.n_heads == gpt.n_heads == 4
+        assert {**vars(cfg), "name": "", "n_kv_heads": None} == {**vars(gpt), "name": "", "n_kv_heads": None}
+        a, b = RECIPES[name], RECIPES["gpt-tiny"]
+        assert (a.steps, a.batch_size, a.lr, a.seed, a.warmup) == (b.steps, b.batch_size, b.lr, b.seed, b.warmup)
+    # per token, fp32: 2 (K,V) * 3 layers * kv_heads * 16 * 4 bytes
+    assert [config_kv_cache_bytes(preset(n), 1) for n in ("gpt-tiny", *KV_PRESET_NAMES)] == [1536, 768, 384]
+
+
+def test_bundled_variants_record_the_trade_off_on_gpt_tinys_data():
+    import json
+
+    from tfviz.bundle import ASSETS
+    import tfviz
+    gpt = json.loads((ASSETS / "gpt-tiny" / "manifest.json").read_text())
+    for name, n_kv in zip(KV_PRESET_NAMES, (2, 1)):
+        b = tfviz.load(name)
+        ev, data = b.manifest["eval"], b.manifest["data"]
+        assert b.trained and ev["kv_heads"] == n_kv == b.config.kv_heads
+        assert ev["kv_cache_bytes_per_token"] == 2 * 3 * n_kv * 16 * 4  # K and V, 3 layers, fp32
+        assert ev["parameters"] == sum(p.numel() for p in b.model.parameters())
+        # the same data as gpt-tiny, so the validation losses compare like with like
+        assert {k: v for k, v in data.items() if k not in ("compared_with", "heldout")} == \
+            {k: v for k, v in gpt["data"].items() if k != "heldout"}
+        assert ev["val_sentences"] == gpt["eval"]["val_sentences"]
+        assert b.model.blocks[0].attn.W_k.weight.shape[0] == n_kv * 16  # W^K shrinks with the K/V heads
