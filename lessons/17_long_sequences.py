@@ -70,8 +70,8 @@ reach = ls.reach_table(kind, n, n_layers, window, dilation,
                        **{k: v for k, v in pattern.items() if k not in ("window", "dilation")})
 st.dataframe({"layers": reach.layers, "reached by composing masks": reach.composed,
               "L·w": reach.lw, "L·d·w": reach.ldw}, hide_index=True)
-st.caption("The slider under the strip picks the layer in your browser. The reach is computed "
-           "by multiplying the boolean masks layer after layer, not by a formula: a sliding "
+st.caption("Each row is one more layer; red cells are the positions the last token has read "
+           "by then. The reach is computed by multiplying the boolean masks layer after layer, not by a formula: a sliding "
            f"window follows L·w and a dilated one L·d·w until the start of the {n} tokens stops "
            "them; global tokens and strides reach the start in one or two layers.")
 show_code(reach_by_layer, receptive_field, sparse_pattern)
@@ -124,7 +124,10 @@ if q is not None:
     ks = list(range(1, n_tok + 1))
     vega(lv.error_chart, tuple(ks), tuple(ls.linformer(q, k, v, kk).error for kk in ks))
     st.caption(f"Head 0 of the last layer. Relative output error at k = {rows_k}: "
-               f"{lin.error:.3f}.")
+               f"{lin.error:.3f} (the size of the difference from full attention's output, "
+               "divided by the size of that output). Even at k = n the error stays well above 0: "
+               "a random projection mixes the keys instead of keeping them apart. Linformer "
+               "learns its projections during training, so it does much better than this.")
     show_code(ls.linformer, ls.projection)
 
 in_the_notes("long-sequences")

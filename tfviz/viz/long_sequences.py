@@ -1,5 +1,5 @@
-"""Lesson 17's charts: masks as grids, the receptive field layer by layer (a Vega-Lite slider,
-so moving it reruns nothing), cost curves and Linformer's k×n maps."""
+"""Lesson 17's charts: masks as grids, the receptive field after 1..L layers, cost curves and
+Linformer's k×n maps."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -21,19 +21,17 @@ def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> alt.Chart:
 
 
 def reach_chart(rows: np.ndarray) -> alt.Chart:
-    """(L, n) bool rows: which positions the last token reaches after 1..L layers, one layer at
-    a time, chosen by a slider that lives in the browser."""
+    """(L, n) bool rows: which positions the last token reaches after 1..L layers, one row per
+    number of layers, so the growth reads from top to bottom."""
     L, n = rows.shape
-    data = [{"layer": l + 1, "position": p, "reached": bool(rows[l, p])}
+    data = [{"layers": l + 1, "position": p, "reached": "yes" if rows[l, p] else "no"}
             for l in range(L) for p in range(n)]
-    layer = alt.param(name="layer", value=L, bind=alt.binding_range(min=1, max=max(L, 1), step=1,
-                                                                    name="layers "))
-    return alt.Chart(alt.Data(values=data)).mark_rect().encode(
-        x=alt.X("position:O", axis=alt.Axis(labelOverlap=True, title="position (last = the query)")),
-        color=alt.Color("reached:N", scale=alt.Scale(domain=[False, True],
-                                                     range=["#f2f2f2", "#c0392b"]), legend=None),
-        tooltip=["position:Q", "reached:N"]).add_params(layer).transform_filter(
-        alt.datum.layer == layer).properties(width=600, height=40)
+    return alt.Chart(alt.Data(values=data)).mark_rect(stroke="white", strokeWidth=1).encode(
+        x=alt.X("position:O", axis=alt.Axis(labelOverlap=True, title="position (the last one is the query)")),
+        y=alt.Y("layers:O", title="after layers"),
+        color=alt.Color("reached:N", scale=alt.Scale(domain=["no", "yes"], range=["#dddddd", "#c0392b"]),
+                        legend=alt.Legend(title="reached")),
+        tooltip=["layers:Q", "position:Q", "reached:N"]).properties(width=600, height=22 * L)
 
 
 def cost_chart(ns: Sequence[int], full_ms: Sequence[float], window_ms: Sequence[float]) -> alt.Chart:
@@ -62,5 +60,6 @@ def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
 def error_chart(ks: Sequence[int], errors: Sequence[float]) -> alt.Chart:
     rows = [{"k": int(k), "error": float(e)} for k, e in zip(ks, errors)]
     return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
-        x=alt.X("k:Q", title="projected rows k"), y=alt.Y("error:Q", title="relative error"),
+        x=alt.X("k:Q", title="projected rows k", axis=alt.Axis(tickMinStep=1, format="d")),
+        y=alt.Y("error:Q", title="relative error"),
         tooltip=["k:Q", "error:Q"]).properties(width=400, height=220)
