@@ -5,6 +5,12 @@ import functools
 import inspect
 import re
 
+# pandas is imported here, by an import statement, before any chart is built: server.py's
+# warm-up thread imports it at the same moment, and altair looks pandas up in sys.modules
+# without importing it, so the first page of a fresh server could get a half-initialised pandas
+# ("partially initialized module 'pandas' has no attribute 'Timestamp"). An import statement
+# waits until the other thread has finished initialising the module.
+import pandas  # noqa: F401
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
