@@ -85,7 +85,7 @@ CURRICULUM: tuple[Entry, ...] = (
           ":material/account_tree:"),
     Entry("BERT and pretraining", "Architectures and outputs", 15, "bert", "15_bert.py",
           ":material/theater_comedy:"),
-    Entry("KV cache", "Efficiency and beyond", 16),
+    Entry("KV cache", "Efficiency and beyond", 16, "kv-cache", "16_kv_cache.py", ":material/memory:"),
     Entry("Long sequences", "Efficiency and beyond", 17, "long-sequences", "17_long_sequences.py",
           ":material/linear_scale:"),
     Entry("MQA and GQA", "Efficiency and beyond", 18, "gqa", "18_gqa.py", ":material/group_work:"),

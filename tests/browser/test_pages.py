@@ -39,6 +39,7 @@ INTERACTIONS = {
     "decoding": ("view", "step"),  # a generation step, in the browser
     "bert": ("view", "pos"),  # the masked position whose guesses show, in the browser
     "long-sequences": ("slider", "Window w"),
+    "kv-cache": ("view", "step"),  # a generation step, in the browser
     "gqa": ("view", "layer"),  # the layer of the per-query-head maps, in the browser
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),

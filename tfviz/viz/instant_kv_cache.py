@@ -1,0 +1,144 @@
+"""Instant charts for lesson 16 (the KV cache), in the conventions of ``tfviz.viz.instant``.
+
+- ``steps_chart``: a generation with and without the cache, one step at a time. The ``step``
+  slider under it picks the step in the browser (no rerun): the per-step times of both runs
+  (the chosen step outlined), the cache as it stands after that step (one strip per layer for
+  K and one for V, a cell per token, the newest in vermillion), and the new token's 1 × t row
+  of attention weights in every layer and head, read from the cache's keys.
+- ``cost_chart``: one step's measured time at each length beside the multiply-adds the formula
+  counts, with and without the cache (a static chart: nothing to choose).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.instant import constant, heat_layer, packed, rounded, slider, spec
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+CACHED, UNCACHED = CATEGORICAL[0], CATEGORICAL[1]  # blue with the cache, orange without
+NEW = CATEGORICAL[5]  # vermillion: the token this step added
+RUNS = ("with the KV cache", "re-reading everything")
+
+
+def _row_transforms(H: int) -> list[dict]:
+    """The chosen step's rows, one (layer, head) row of t weights each, back into cells."""
+    return [{"filter": "datum.step == step"},
+            {"calculate": "split(datum.v, ',')", "as": "v"},
+            {"flatten": ["v"]},
+            {"window": [{"op": "row_number", "as": "cell"}], "groupby": ["layer", "head"]},
+            {"calculate": "toNumber(datum.v)", "as": "v"},
+            {"calculate": "datum.cell - 1", "as": "col"},
+            {"calculate": f"datum.layer * {H} + datum.head", "as": "row"}]
+
+
+def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[str],
+                dims: tuple[int, int, int], *, step: int = 0) -> dict:
+    """``steps``: ``CacheStep`` per step (``tfviz.analysis.kv_cache``); ``rows[s]`` (layers,
+    heads, t_s) weights of step s's new query; ``tokens``: labels of every position read
+    (prompt and tokens written, at least as many as the last step's t); ``dims``: (layers,
+    K/V heads, d_head) of the model."""
+    n = len(steps)
+    L, H, _ = np.shape(rows[0])
+    T = int(steps[-1].t)
+    n_kv, dh = dims[1], dims[2]
+    labels = token_labels(tokens[:T])
+    # two rows per step (cached first), each with the step's facts, which the titles read as
+    # data('timing')[2 * step]: a dataset no view draws would not reach the browser
+    timing = [{"step": s.index, "run": RUNS[r], "ms": rounded(ms), "fed": fed, "t": s.t,
+               "read": labels[s.t - 1], "wrote": str(tokens[s.t]) if s.t < len(tokens) else "",
+               "bytes": s.cache_bytes, "shape": " × ".join(map(str, s.cache_shape))}
+              for s in steps for r, (ms, fed) in enumerate(((s.ms_cached, s.tokens_in_cached),
+                                                            (s.ms_uncached, s.tokens_in_uncached)))]
+    weights = [{"step": s, "layer": lyr, "head": h, "v": packed(rows[s][lyr, h])}
+               for s in range(n) for lyr in range(L) for h in range(H)]
+    strips = [{"strip": 2 * lyr + kv, "pos": p} for lyr in range(L) for kv in range(2) for p in range(T)]
+
+    times = {
+        "data": {"name": "timing"}, "width": max(300, min(720, 26 * n)), "height": 180,
+        "encoding": {
+            "x": {"field": "step", "type": "ordinal", "title": "step",
+                  "axis": {"labelAngle": 0, "labelOverlap": True}},
+            "xOffset": {"field": "run", "sort": list(RUNS)},
+            "y": {"field": "ms", "type": "quantitative", "title": "time of the step (ms)"},
+            "color": {"field": "run", "type": "nominal", "title": None, "sort": list(RUNS),
+                      "scale": {"domain": list(RUNS), "range": [CACHED, UNCACHED]},
+                      "legend": {"orient": "top"}},
+            "opacity": {"condition": {"test": "datum.step == step", "value": 1}, "value": 0.45},
+            "stroke": {"condition": {"test": "datum.step == step", "value": "black"}, "value": None},
+            "tooltip": [{"field": "step"}, {"field": "run"},
+                        {"field": "ms", "title": "ms", "format": ".3f"},
+                        {"field": "fed", "title": "tokens fed to the model"}],
+        },
+        "mark": {"type": "bar", "strokeWidth": 2},
+        "title": {"text": "Time of each step, measured on this server", "fontSize": FONT_SIZE},
+    }
+    cell = max(4, min(22, 720 // max(T, 1)))
+    cache = {
+        "data": {"name": "strips"}, "width": cell * T, "height": 24 * 2 * L,
+        "transform": [{"calculate": "cur_t", "as": "t"},
+                      {"filter": "datum.pos < datum.t"},
+                      {"calculate": "datum.pos == datum.t - 1 ? 'added this step' : 'kept from earlier steps'",
+                       "as": "age"}],
+        "mark": {"type": "rect", "stroke": "white", "strokeWidth": 1, "aria": False},
+        "encoding": {
+            "x": {"field": "pos", "type": "ordinal", "scale": {"domain": list(range(T))},
+                  "axis": {"title": "position (one key or value per token)", "labelOverlap": True,
+                           "labelAngle": 0}},
+            "y": {"field": "strip", "type": "ordinal", "scale": {"domain": list(range(2 * L))},
+                  "axis": {"title": None, "labelExpr": "'layer ' + floor(datum.value / 2) + "
+                                                       "(datum.value % 2 ? ' V' : ' K')"}},
+            "color": {"field": "age", "type": "nominal", "title": None,
+                      "scale": {"domain": ["kept from earlier steps", "added this step"],
+                                "range": ["#9ecae1", NEW]}, "legend": {"orient": "top"}},
+        },
+        "title": {"text": {"expr": f"'The cache after step ' + step + ': {L} layers × 2 × {n_kv} "
+                                   f"K/V heads × ' + cur_t + ' tokens × {dh} = ' + "
+                                   "cur_bytes + ' bytes'"},
+                  "fontSize": FONT_SIZE},
+    }
+    heat = heat_layer(T, L * H, x_title="key (every token so far)", y_title="layer · head",
+                      value_title="weight", before=_row_transforms(H), y_labels="heads",
+                      text=False, masked=True)
+    score = {"data": {"name": "weights"}, **heat,
+             "title": {"text": {"expr": "'The query of ' + cur_read + ' against the ' + cur_t + "
+                                        "' cached keys: one 1 × ' + cur_t + ' row per layer and head'"},
+                       "fontSize": FONT_SIZE}}
+    params = [slider("step", n - 1, "Step", step),
+              constant("heads", [f"L{lyr} H{h}" for lyr in range(L) for h in range(H)]),
+              # the chosen step's facts, read from the data once it has arrived
+              *({"name": f"cur_{field}", "expr": f"length(data('timing')) > 2 * step ? "
+                                                 f"data('timing')[2 * step].{field} : {empty}"}
+                for field, empty in (("t", "0"), ("bytes", "0"), ("read", "''"), ("wrote", "''")))]
+    return spec({"vconcat": [times, cache, score], "spacing": 26}, params=params,
+                datasets={"weights": weights, "timing": timing, "strips": strips},
+                tokens=labels, marks=2 * n + L * H * T,
+                title={"text": {"expr": "'Step ' + step + ': reads ' + cur_read + ', writes ' + cur_wrote"}},
+                description="Generation with and without the KV cache, one step at a time.")
+
+
+def cost_chart(lengths: Sequence[int], ms_cached: Sequence[float], ms_uncached: Sequence[float],
+               macs_cached: Sequence[int], macs_uncached: Sequence[int]) -> dict:
+    """Two panels over the length t: measured ms of one step, and the formula's multiply-adds."""
+    rows = [{"t": int(t), "run": RUNS[r], "ms": rounded(ms), "macs": int(m)}
+            for r, (mss, macs) in enumerate(((ms_cached, macs_cached), (ms_uncached, macs_uncached)))
+            for t, ms, m in zip(lengths, mss, macs)]
+    colour = {"field": "run", "type": "nominal", "title": None, "sort": list(RUNS),
+              "scale": {"domain": list(RUNS), "range": [CACHED, UNCACHED]}, "legend": {"orient": "top"}}
+    x = {"field": "t", "type": "quantitative", "title": "tokens so far, t"}
+
+    def panel(field: str, title: str, heading: str, fmt: str) -> dict:
+        return {"mark": {"type": "line", "point": True},
+                "encoding": {"x": x, "y": {"field": field, "type": "quantitative", "title": title},
+                             "color": colour,
+                             "tooltip": [{"field": "t"}, {"field": "run"},
+                                         {"field": field, "title": title, "format": fmt}]},
+                "width": 330, "height": 240, "title": {"text": heading, "fontSize": FONT_SIZE}}
+
+    body = {"data": {"name": "cost"},
+            "hconcat": [panel("ms", "ms per step", "Measured here", ".3f"),
+                        panel("macs", "multiply-adds per step", "The formula", ",d")],
+            "spacing": 40}
+    return spec(body, params=[], datasets={"cost": rows}, marks=8 * len(rows),
+                description="One generation step's time and multiply-adds at each length.")
