@@ -8,6 +8,7 @@ import streamlit as st
 from tfviz.ui.cache import model_names
 from tfviz.ui.errors import report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
+from tfviz.ui.live import live_sidebar
 from tfviz.ui.runlog import timed_run
 from tfviz.ui.state import init_state, sync_url
 from tfviz.ui.views import view_sync
@@ -27,6 +28,7 @@ current = st.navigation(sections, expanded=True)  # every lesson visible, no 'vi
 for notice in init_state(model_names()):
     st.toast(notice)
 sidebar_controls()
+live_sidebar(current.url_path or "home")  # follow the teacher (tfviz/ui/live.py)
 with st.sidebar:
     view_sync()  # instant views: keeps the URL's layer, head, token... in step with the charts
 

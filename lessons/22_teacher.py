@@ -4,6 +4,7 @@ import streamlit as st
 from tfviz.exercises.registry import EXERCISES
 from tfviz.exercises.worksheet import MAX_VARIANTS, worksheet
 from tfviz.ui import exercise_widgets as ew
+from tfviz.ui import live
 from tfviz.ui.widgets import show_code
 
 st.title("Teacher: printable class sheets")
@@ -52,4 +53,23 @@ elif start is not None:
         st.markdown(files["sheet.md"])
     with key_tab, st.container(height=520):
         st.markdown(files["key.md"])
+
+st.header("Live class")
+st.markdown(
+    "In a lecture, your students can follow your screen in their own browsers. **Start a live "
+    "class** below and put the join code on the projector. Students type it under *Join a "
+    "live class* in the sidebar. From then on their app goes where yours goes: the lesson "
+    "page, the sentence, the model, and the layer and head of the charts, within about a "
+    "second. Anyone can press *Explore on my own* to try their own sentence, and *Catch up* "
+    "to come back to you.\n\n"
+    "While they work on *20 · Worked exercises*, each student's first try at every answer "
+    "box comes back to the table below: how many answered, how many were right, and the "
+    "slips the checker recognised. No names are sent. Ending the class (or 4 hours without "
+    "you touching the app) deletes it all.\n\n"
+    "The join code only lets students watch and send answers. What moves the class is a "
+    "secret key that stays in this browser tab: keep this tab open while you teach. A class "
+    "lives in one server process, so with several replicas a class needs to reach the same "
+    "replica (sticky routing by join code).")
+live.teacher_panel()
+live.class_dashboard()
 show_code(worksheet)

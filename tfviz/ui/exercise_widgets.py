@@ -20,6 +20,7 @@ from tfviz.exercises.feedback import Feedback
 from tfviz.exercises.progress import Progress
 from tfviz.exercises.quiz import format_value, grade
 from tfviz.exercises.worksheet import worksheet, worksheet_html
+from tfviz.ui import live
 from tfviz.ui.lessons import mention
 from tfviz.viz.exercises import engine_agreement, value_tables
 
@@ -122,6 +123,7 @@ def _check(inst: Instance, ikey: str, box_name: str, widget_key: str) -> None:
     text = st.session_state.get(widget_key, "")
     results = st.session_state.setdefault(FEEDBACK, {})
     results[(ikey, box_name)] = (text, inst.check(box_name, text))
+    live.report_answer(inst.exercise_id, box_name, results[(ikey, box_name)][1])  # class dashboard
     if all_right(inst, ikey):
         progress = st.session_state.get(PROGRESS, Progress())
         st.session_state[PROGRESS] = progress.solve(inst.exercise_id)

@@ -1,0 +1,153 @@
+"""Follow the teacher in the real app frame: a teacher's AppTest and students' AppTests share the
+server's store (st.cache_resource), as browsers on one server do. AppTest runs no JavaScript and
+no timers: each ``run()`` stands for one poll of the students' fragment."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from tfviz.exercises.registry import make_instance
+from tfviz.exercises.fmt import fmt_values
+from tfviz.ui.live import STUDENT, TEACHER, live_store
+
+from tests.app.conftest import APP
+
+TEACHER_PAGE = "22_teacher.py"
+
+
+def _ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def _teacher():
+    from streamlit.testing.v1 import AppTest
+    at = _ok(AppTest.from_file(APP, default_timeout=90).run())
+    _ok(at.switch_page(f"lessons/{TEACHER_PAGE}").run())
+    _ok(at.button(key="_live_start").click().run())
+    return at
+
+
+def _student(code: str | None = None):
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(APP, default_timeout=90)
+    if code:
+        at.query_params["join"] = code
+    return _ok(at.run())
+
+
+def _title(at) -> str:
+    return at.title[0].value
+
+
+def _view_moves(at) -> list[dict]:
+    """The view the student's browser is told to show (the follower's small script)."""
+    out = []
+    for el in at.get("html"):
+        body = el.proto.body
+        if "__tfvizViews" in body and "Object.assign" in body:
+            out.append(json.loads(body.split("Object.assign(v.view, ")[1].split(");")[0]))
+    return out
+
+
+def test_students_follow_detach_and_catch_up():
+    teacher = _teacher()
+    teaching = teacher.session_state[TEACHER]
+    code = teaching["code"]
+    assert any(code[:4] in m.value for m in teacher.markdown)  # the join code, large
+    assert teaching["key"] not in " ".join(str(m.value) for m in teacher.markdown)
+
+    _ok(teacher.switch_page("lessons/05_self_attention.py").run())
+    _ok(teacher.text_area(key="_typed").set_value("flying arrows").run())
+
+    typed = _student()  # one student types the code, one opens the ?join= link
+    _ok(typed.text_input(key="_live_join").set_value(f" {code[:4].lower()}-{code[4:]} ").run())
+    linked = _student(code)
+    for student in (typed, linked):
+        _ok(student.run())  # a poll
+        assert _title(student) == "Self-attention, step by step"
+        assert student.session_state["text"] == "flying arrows"
+        assert student.session_state[STUDENT]["following"]
+        assert TEACHER not in student.session_state or not student.session_state[TEACHER]
+
+    # The teacher moves the charts' view (the browser writes it into the URL; a run reads it):
+    # the students' charts move in their browsers, without a page change.
+    teacher.query_params["layer"], teacher.query_params["head"] = "2", "1"
+    _ok(teacher.run())
+    assert (live_store().state(code).layer, live_store().state(code).head) == (2, 1)
+    _ok(linked.run())
+    assert _view_moves(linked)[-1] == {"layer": "2", "head": "1", "step": "0"}
+
+    # One student explores; the teacher moves on; only the other follows.
+    _ok(typed.button(key="_live_explore").click().run())
+    _ok(teacher.switch_page("lessons/08_masking.py").run())
+    _ok(typed.run())
+    _ok(linked.run())
+    assert _title(linked) != _title(typed) == "Self-attention, step by step"
+    assert _view_moves(linked)[-1]["layer"] == str(live_store().state(code).layer)  # after the switch
+    masking = _title(linked)
+    # What the explorer does stays theirs, and never moves the class.
+    version = live_store().state(code).version
+    _ok(typed.text_area(key="_typed").set_value("the cat sat").run())
+    assert live_store().state(code).version == version
+    assert teacher.session_state["text"] == "flying arrows"
+    # Catch up: back to the teacher's page and sentence.
+    _ok(typed.button(key="_live_catch_up").click().run())
+    _ok(typed.run())
+    assert _title(typed) == masking and typed.session_state["text"] == "flying arrows"
+
+    # The teacher ends the class: students get a friendly word and stop following.
+    _ok(teacher.switch_page(f"lessons/{TEACHER_PAGE}").run())
+    _ok(teacher.button(key="_live_end").click().run())
+    _ok(linked.run())
+    _ok(linked.run())
+    assert linked.session_state[STUDENT] is None
+    assert any("ended this live session" in i.value for i in linked.info)
+
+
+def test_two_classes_on_one_server_stay_apart():
+    first, second = _teacher(), _teacher()
+    _ok(first.switch_page("lessons/05_self_attention.py").run())
+    _ok(second.switch_page("lessons/09_layernorm.py").run())
+    _ok(second.text_area(key="_typed").set_value("how are you").run())
+    a = _student(first.session_state[TEACHER]["code"])
+    b = _student(second.session_state[TEACHER]["code"])
+    _ok(a.run())
+    _ok(b.run())
+    assert _title(a) == "Self-attention, step by step"
+    assert _title(b) != _title(a) and b.session_state["text"] == "how are you"
+    assert a.session_state["text"] != "how are you"
+
+
+def test_a_wrong_code_gets_a_friendly_message():
+    student = _student()
+    _ok(student.text_input(key="_live_join").set_value("ZZZZ-ZZZZ").run())
+    assert student.session_state[STUDENT] is None
+    assert any("No live class has the code ZZZZ-ZZZZ" in i.value for i in student.info)
+    _ok(student.text_input(key="_live_join").set_value("<b>hi</b>").run())
+    assert any("like K7QM-4XPD" in i.value for i in student.info)
+
+
+def test_first_tries_reach_the_dashboard_anonymously():
+    teacher = _teacher()
+    code = teacher.session_state[TEACHER]["code"]
+    inst = make_instance("flying-arrows")
+    box = inst.field("weights")
+    slip = next(m for m in box.mistakes if m.name == "no_scale")
+    ikey = "flying-arrows:source"
+    for _ in range(2):
+        student = _student(code)
+        _ok(student.switch_page("lessons/20_exercises.py").run())
+        student.text_input(key=f"ex_ans_{ikey}_weights").set_value(fmt_values(slip.values))
+        _ok(student.button(key=f"ex_check_{ikey}_weights").click().run())
+        # A second try at the same box is not sent: the dashboard counts first tries.
+        right = " ".join(repr(float(x)) for x in np.ravel(box.expected))
+        student.text_input(key=f"ex_ans_{ikey}_weights").set_value(right)
+        _ok(student.button(key=f"ex_check_{ikey}_weights").click().run())
+    _ok(teacher.run())
+    (row,) = live_store().summary(code, teacher.session_state[TEACHER]["key"])
+    assert (row.exercise_id, row.step, row.answered, row.right) == ("flying-arrows", "weights", 2, 0)
+    assert row.lines() == ["2 answered, 0 right", "2 forgot to divide by √d_k"]
+    table = teacher.dataframe[0].value
+    assert table.iloc[0]["most common slips"] == "2 forgot to divide by √d_k"
