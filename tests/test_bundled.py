@@ -15,7 +15,9 @@ from tfviz.training.recipes import RECIPES
 from tfviz.training.save import recorded_metrics, sha256
 from tfviz.training.tokenizers import story_tokenizer
 
-NAMES = sorted(RECIPES)
+# The text models. vit-tiny reads images: it has no tokenizer and its manifest holds other
+# numbers, so tests/test_vit.py checks its bundle (files, targets, manifest re-measured).
+NAMES = sorted(name for name, recipe in RECIPES.items() if recipe.make_model is None)
 
 
 @pytest.fixture(scope="module")

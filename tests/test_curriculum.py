@@ -17,7 +17,8 @@ def test_golden_names_and_sections():
     assert curriculum.LESSONS[13].file == "13_encoder_decoder.py"
     assert curriculum.LESSONS[19].section == "Efficiency and beyond"
     assert (curriculum.LESSONS[14].url, curriculum.LESSONS[14].file) == ("decoding", "14_decoding.py")
-    kept = {13: "encoder-decoder", 14: "decoding", 15: "bert", 16: "kv-cache", 17: "long-sequences"}
+    kept = {13: "encoder-decoder", 14: "decoding", 15: "bert", 16: "kv-cache", 17: "long-sequences",
+            19: "vision"}
     assert {n: curriculum.LESSONS[n].url for n in kept} == kept  # built or not, the URLs stay
     assert dict(curriculum.PLANNED) == {n: url for n, url in kept.items()  # planned: no page yet
                                         if curriculum.LESSONS[n].file is None}

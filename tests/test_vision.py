@@ -151,3 +151,61 @@ def test_generator_says_what_is_wrong():
         shapes_image(0, radius=20)
     with pytest.raises(ValueError, match="noise"):
         shapes_image(0, noise=-1)
+
+
+def _patchify_by_loops(image, P):
+    """The definition written out with loops: patch n = grid row n // (W/P), column n % (W/P);
+    inside it pixel row i, pixel column j, channel c sit at (i·P + j)·C + c."""
+    H, W, C = image.shape
+    cols = W // P
+    out = np.zeros((H * W // P**2, P * P * C), dtype=image.dtype)
+    for n in range(out.shape[0]):
+        r0, c0 = (n // cols) * P, (n % cols) * P
+        for i in range(P):
+            for j in range(P):
+                for c in range(C):
+                    out[n, (i * P + j) * C + c] = image[r0 + i, c0 + j, c]
+    return out
+
+
+@pytest.mark.parametrize("H,W,C,P", SIZES)
+def test_patchify_matches_the_definition_by_loops(H, W, C, P):
+    image = _image(H, W, C, seed=3)
+    np.testing.assert_array_equal(patchify(image, P), _patchify_by_loops(image, P))
+
+
+@pytest.mark.parametrize("H,W,C,P", SIZES + [(16, 16, 3, 2), (16, 16, 3, 4), (16, 16, 3, 16)])
+def test_n_is_hw_over_p_squared(H, W, C, P):
+    from tfviz.analysis.vision import patch_grid
+
+    grid = patch_grid(H, W, C, P)
+    counted = len(patchify(_image(H, W, C), P))  # count the patches the cut really makes
+    assert grid.fits and grid.n == H * W // P**2 == counted == grid.rows * grid.cols
+    assert grid.patch_dim == P * P * C == patchify(_image(H, W, C), P).shape[1]
+
+
+def test_patch_size_table_and_a_size_that_does_not_fit():
+    from tfviz.analysis.vision import patch_grid, patch_size_table
+
+    rows = patch_size_table(16, 16, 3, [1, 2, 4, 8, 16])
+    for row in rows:
+        patches = patchify(_image(16, 16, 3), row["P"])
+        assert (row["N"], row["P²·C"]) == patches.shape
+        assert row["N·P²·C"] == patches.size == 16 * 16 * 3  # every number lands in one patch
+        assert row["attention scores per head"] == (row["N"] + 1) ** 2  # with the class token
+    assert [r["N"] for r in rows] == [256, 64, 16, 4, 1]
+    assert not patch_grid(16, 16, 3, 3).fits and patch_grid(16, 16, 3, 3).n == 0
+
+
+def test_shapes_dataset_is_the_generator_seed_by_seed():
+    from tfviz.data.shapes import FIRST_SEED, noise_level, shapes_dataset
+
+    images, labels = shapes_dataset(6, split="heldout")
+    for i in range(6):
+        seed = FIRST_SEED["heldout"] + i
+        image, label = shapes_image(seed, 16, noise=noise_level(seed))
+        np.testing.assert_array_equal(images[i], image)
+        assert labels[i] == label.index
+    assert 0.0 <= min(noise_level(s) for s in range(50)) and max(noise_level(s) for s in range(50)) <= 0.15
+    with pytest.raises(ValueError, match="split"):
+        shapes_dataset(1, split="test")

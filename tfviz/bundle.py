@@ -131,7 +131,12 @@ def _fresh(cfg: ModelConfig) -> Bundle:
 
 
 def load_dir(path: Path) -> Bundle:
-    cfg = ModelConfig.from_dict(json.loads((path / "config.json").read_text()))
+    data = json.loads((path / "config.json").read_text())
+    if data.get("arch") == "vit":  # an image model: no tokenizer (tfviz.vision_bundle)
+        from tfviz.vision_bundle import load_vision_dir
+
+        return load_vision_dir(path)
+    cfg = ModelConfig.from_dict(data)
     model = Transformer(cfg)
     model.load_state_dict(load_file(path / "model.safetensors"))
     model.eval()
@@ -141,17 +146,26 @@ def load_dir(path: Path) -> Bundle:
 
 
 def load(preset_or_path: str | Path) -> Bundle:
-    """A trained bundle from assets/ or a folder; else the preset with fresh seeded weights."""
+    """A trained bundle from assets/ or a folder; else the preset with fresh seeded weights.
+    ``load("vit-tiny")`` gives a :class:`tfviz.vision_bundle.VisionBundle`, which reads images."""
     path = Path(preset_or_path)
     if path.is_dir() and (path / "model.safetensors").exists():
         return load_dir(path)
     name = str(preset_or_path)
     if (ASSETS / name / "model.safetensors").exists():
         return load_dir(ASSETS / name)
+    from tfviz.model.vit import VIT_PRESETS
+
+    if name in VIT_PRESETS:  # vit-tiny: a VisionBundle, which reads images
+        from tfviz.vision_bundle import fresh_vision
+
+        return fresh_vision(name)
     return _fresh(preset(name))
 
 
 def bundled_names() -> list[str]:
-    """Presets that have trained files in assets/."""
-    return sorted(p.name for p in ASSETS.glob("*/model.safetensors") for p in [p.parent])
+    """Text-model presets that have trained files in assets/ (with their tokenizer); the
+    vision model, vit-tiny, reads images and has none (tfviz.vision_bundle)."""
+    return sorted(p.name for p in ASSETS.glob("*/model.safetensors") for p in [p.parent]
+                  if (p / "tokenizer.json").exists())
 

@@ -89,7 +89,7 @@ CURRICULUM: tuple[Entry, ...] = (
     Entry("Long sequences", "Efficiency and beyond", 17, "long-sequences", "17_long_sequences.py",
           ":material/linear_scale:"),
     Entry("MQA and GQA", "Efficiency and beyond", 18, "gqa", "18_gqa.py", ":material/group_work:"),
-    Entry("Vision transformer", "Efficiency and beyond", 19),
+    Entry("Vision transformer", "Efficiency and beyond", 19, "vision", "19_vision.py", ":material/grid_on:"),
     Entry("Worked exercises", "Practice", 20, "exercises", "20_exercises.py",
           ":material/edit_note:"),
     Entry("Quiz", "Practice", 21, "quiz", "21_quiz.py", ":material/quiz:"),

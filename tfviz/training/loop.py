@@ -58,12 +58,13 @@ def fit(recipe: Recipe, steps: int | None = None, threads: int = DEFAULT_THREADS
     torch.set_num_threads(threads)
     try:
         tok = recipe.make_tokenizer()
-        cfg = preset(recipe.preset)
-        if cfg.vocab_size != tok.vocab_size:
-            raise ValueError(f"{recipe.preset}: config vocab_size {cfg.vocab_size} != tokenizer's "
-                             f"{tok.vocab_size}; fix _PRESETS in tfviz/config.py")
+        if recipe.make_model is None:  # a text model: the preset's Transformer
+            cfg = preset(recipe.preset)
+            if cfg.vocab_size != tok.vocab_size:
+                raise ValueError(f"{recipe.preset}: config vocab_size {cfg.vocab_size} != tokenizer's "
+                                 f"{tok.vocab_size}; fix _PRESETS in tfviz/config.py")
         rows = recipe.make_rows(tok)
-        model = Transformer(cfg).train()
+        model = (Transformer(cfg) if recipe.make_model is None else recipe.make_model()).train()
         opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98),
                                 weight_decay=recipe.weight_decay)
         pick = random.Random(recipe.seed)

@@ -6,6 +6,7 @@ evaluation whose numbers go into the manifest.
     moe-tiny        the same, with 4 experts (top-1) in every feed-forward block
     bert-tiny       masked LM on the same sentences (15%; 80% [MASK] / 10% random / 10% kept)
     reverse-encdec  source letters -> the same letters reversed (make_reverse, lengths 2-12)
+    vit-tiny        which shape a 16×16 picture holds (tfviz.training.vit: images, no tokenizer)
 
 Seeds are part of the recipe. gpt-tiny uses seed 1 (training) and init_seed 1 (weights):
 with seed 0 the choice of noun was split over two heads (one attends the agent only when the
@@ -19,7 +20,7 @@ held-out items in some forms (comma, "very", all variations at once); at 1,600 i
 every held-out item in every form. The manifest records the accuracy per form.
 
 >>> sorted(RECIPES)
-['bert-tiny', 'gpt-tiny', 'gqa-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec']
+['bert-tiny', 'gpt-tiny', 'gqa-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from tfviz.training import evaluate as ev
 from tfviz.training.objectives import lm_loss, mlm_loss, seq2seq_loss
 from tfviz.training.routing import routing_metrics
 from tfviz.training.tokenizers import STORY_TOKENIZER, story_tokenizer
+from tfviz.training import vit
 
 # Held-out data, fixed for every run (the training corpus uses seed 0).
 VAL_SEED, VAL_SENTENCES = 1001, 512  # validation sentences: story_corpus(512, seed=1001)
@@ -61,6 +63,8 @@ class Recipe:
     warmup: int = 100
     weight_decay: float = 0.01
     seed: int = 0
+    # None: the preset's Transformer (text models); else builds the model (vit-tiny's ViT)
+    make_model: Callable[[], object] | None = None
 
 
 def _val_sentences() -> list[str]:
@@ -169,4 +173,8 @@ RECIPES: dict[str, Recipe] = {
               "heldout": f"make_reverse({REVERSE_HELDOUT[0]}, seed={REVERSE_HELDOUT[1]}, "
                          f"lengths={REVERSE_LENGTHS}, split='heldout')",
               "decoding": "greedy; decoder reads <bos> + reversed prefix"}),
+    "vit-tiny": Recipe(
+        "vit-tiny", steps=4000, batch_size=64, lr=2e-3, make_tokenizer=vit.no_tokenizer,
+        make_rows=vit.image_rows, loss=vit.image_loss, evaluate=vit.evaluate, data=vit.DATA,
+        make_model=vit.make_model),
 }

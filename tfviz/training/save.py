@@ -3,6 +3,7 @@
     assets/<name>/config.json        the ModelConfig, keys sorted
     assets/<name>/model.safetensors  the weights (tied: only embed.weight, no unembed copy)
     assets/<name>/tokenizer.json     ServedTokenizer JSON, or {"kind": "task", ...} for letters
+                                     (none for vit-tiny, which reads images)
     assets/<name>/manifest.json      how it was trained and what it measured on held-out data
 
 Every file is written with sorted keys and rounded floats, so running the same command twice
@@ -79,9 +80,12 @@ def write_bundle(recipe: Recipe, result: TrainResult, out: str | Path) -> dict:
     (out / "config.json").write_text(dump_json(model.cfg.to_dict()), encoding="utf-8")
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
-    result.tokenizer.save(out / "tokenizer.json")
+    names = ["config.json", "model.safetensors"]
+    if result.tokenizer is not None:  # vit-tiny reads pixels: no tokenizer
+        result.tokenizer.save(out / "tokenizer.json")
+        names.append("tokenizer.json")
     metrics = recipe.evaluate(model, result.tokenizer)
-    files = {name: sha256(out / name) for name in ("config.json", "model.safetensors", "tokenizer.json")}
+    files = {name: sha256(out / name) for name in names}
     manifest = manifest_for(recipe, result, metrics, files)
     (out / "manifest.json").write_text(dump_json(manifest), encoding="utf-8")
     return manifest

@@ -1,0 +1,138 @@
+"""The numbers of lesson 19 (vision transformer), in numpy from an image and exported weights.
+
+    N = HW / P²                                   patch_grid
+    patches (N, P²·C) = patchify(image, P)        tfviz.vision.patchify
+    x_p = patches E + b_E          (N, D)         embedding_steps
+    x_0 = [class token; x_p] + E_pos   (N+1, D)
+    the class token's attention row in each layer and head: pattern[l, h, 0, 1:]   cls_attention
+
+Nothing here runs a model or imports torch: the steps are recomputed from ``VisionBundle.weights()``
+and checked against the model's own trace in tests/test_vit.py.
+
+>>> grid = patch_grid(16, 16, 3, 4)
+>>> grid.n, grid.patch_dim, grid.rows, grid.cols
+(16, 48, 4, 4)
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfviz.vision import patchify
+
+
+@dataclass(frozen=True)
+class PatchGrid:
+    height: int
+    width: int
+    channels: int
+    patch: int
+    fits: bool  # both sides are multiples of the patch size
+    rows: int  # patches down: H / P (0 when it does not fit)
+    cols: int  # patches across: W / P
+    n: int  # N = HW / P²
+    patch_dim: int  # P²·C numbers per flattened patch
+
+
+def patch_grid(height: int, width: int, channels: int, patch: int) -> PatchGrid:
+    """How an H×W×C image cuts into P×P patches: N = HW/P² of P²·C numbers each.
+
+    >>> patch_grid(16, 16, 3, 8).n, patch_grid(16, 16, 3, 8).patch_dim   # 4 patches of 192
+    (4, 192)
+    >>> patch_grid(16, 16, 3, 3).fits
+    False
+    """
+    fits = patch >= 1 and height % patch == 0 and width % patch == 0
+    rows, cols = (height // patch, width // patch) if fits else (0, 0)
+    return PatchGrid(height, width, channels, patch, fits, rows, cols, rows * cols,
+                     patch * patch * channels)
+
+
+def patch_size_table(height: int, width: int, channels: int, sizes: Sequence[int]) -> list[dict]:
+    """One row per patch size P: the sequence length N, the numbers per patch, and that every
+    number of the image lands in exactly one patch (N · P²·C = H·W·C).
+
+    >>> [(r["P"], r["N"], r["P²·C"]) for r in patch_size_table(16, 16, 3, [2, 4, 8])]
+    [(2, 64, 12), (4, 16, 48), (8, 4, 192)]
+    """
+    rows = []
+    for p in sizes:
+        g = patch_grid(height, width, channels, p)
+        rows.append({"P": p, "N": g.n, "P²·C": g.patch_dim, "N·P²·C": g.n * g.patch_dim,
+                     "attention scores per head": (g.n + 1) ** 2})
+    return rows
+
+
+@dataclass(frozen=True)
+class EmbeddingSteps:
+    patches: np.ndarray  # (N, P²·C): the flattened patches
+    projected: np.ndarray  # (N, D): patches E + b_E
+    tokens: np.ndarray  # (N+1, D): the class token, then the projected patches
+    positions: np.ndarray  # (N+1, D): E_pos
+    x0: np.ndarray  # (N+1, D): tokens + E_pos, what the first block reads
+
+
+def embedding_steps(image: np.ndarray, weights: Mapping[str, np.ndarray], patch: int) -> EmbeddingSteps:
+    """From pixels to the first block's input, in float64 from the exported weights."""
+    patches = patchify(np.asarray(image, dtype=np.float64), patch)  # (N, P²·C)
+    E, b = np.asarray(weights["E"], np.float64), np.asarray(weights["b_E"], np.float64)
+    if patches.shape[1] != E.shape[0]:
+        raise ValueError(f"E takes patches of {E.shape[0]} numbers, got {patches.shape[1]}")
+    projected = patches @ E + b  # (N, D)
+    tokens = np.vstack([np.asarray(weights["class_token"], np.float64)[None], projected])  # (N+1, D)
+    positions = np.asarray(weights["E_pos"], np.float64)  # (N+1, D)
+    return EmbeddingSteps(patches, projected, tokens, positions, tokens + positions)
+
+
+def cls_attention(patterns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """From each layer's (heads, N+1, N+1) attention: what the class token (row 0) gives every
+    patch, (layers, heads, N), and keeps for itself, (layers, heads). Each row sums to 1."""
+    rows = np.stack([np.asarray(p)[:, 0, :] for p in patterns])  # (L, H, N+1)
+    return rows[..., 1:], rows[..., 0]
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Class probabilities from logits (float64)."""
+    z = np.asarray(logits, dtype=np.float64)
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def parameter_counts(weights: Mapping[str, np.ndarray]) -> dict[str, int]:
+    """Parameters by part: patch projection, class token, positions, blocks, head."""
+    parts = {"patch projection E, b_E": ("E", "b_E"), "class token": ("class_token",),
+             "position embeddings E_pos": ("E_pos",), "classifier head": ("W_head", "b_head")}
+    out = {part: int(sum(weights[k].size for k in keys)) for part, keys in parts.items()}
+    named = {k for keys in parts.values() for k in keys}
+    out["encoder blocks and final LayerNorm"] = int(sum(v.size for k, v in weights.items() if k not in named))
+    return out
+
+
+def position_similarity(E_pos: np.ndarray, patch: int, rows: int, cols: int) -> np.ndarray:
+    """Cosine similarity of patch ``patch``'s position vector with every patch's, laid out on
+    the (rows, cols) patch grid. E_pos row 0 is the class token's, so patch p is row p + 1."""
+    pos = np.asarray(E_pos, dtype=np.float64)[1:]  # (N, D): the patches' rows
+    unit = pos / np.linalg.norm(pos, axis=1, keepdims=True)
+    return (unit @ unit[patch]).reshape(rows, cols)  # (rows, cols)
+
+
+def shape_table(cfg) -> list[dict]:
+    """Every array from pixels to class scores, with its shape, for a ViTConfig."""
+    S, P, C, D, N = cfg.image_size, cfg.patch, cfg.channels, cfg.d_model, cfg.n_patches
+    K = cfg.n_classes
+    return [
+        {"step": "image", "formula": "H × W × C", "shape": f"{S} × {S} × {C}"},
+        {"step": "patches", "formula": "N × P²·C, N = HW/P²", "shape": f"{N} × {P * P * C}"},
+        {"step": "projection E", "formula": "P²·C × D", "shape": f"{P * P * C} × {D}"},
+        {"step": "patch tokens", "formula": "patches · E + b_E", "shape": f"{N} × {D}"},
+        {"step": "class token", "formula": "1 × D", "shape": f"1 × {D}"},
+        {"step": "positions E_pos", "formula": "(N+1) × D", "shape": f"{N + 1} × {D}"},
+        {"step": "x₀ (first block's input)", "formula": "[class; tokens] + E_pos", "shape": f"{N + 1} × {D}"},
+        {"step": f"attention per head ({cfg.n_heads} heads, {cfg.n_layers} layers)",
+         "formula": "(N+1) × (N+1)", "shape": f"{N + 1} × {N + 1}"},
+        {"step": "class token after the last block", "formula": "D", "shape": f"{D}"},
+        {"step": "classifier head", "formula": "D × classes", "shape": f"{D} × {K}"},
+        {"step": "class scores (logits)", "formula": "classes", "shape": f"{K}"},
+    ]

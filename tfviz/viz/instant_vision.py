@@ -1,0 +1,107 @@
+"""Instant chart for lesson 19: where the class token looks, drawn on the image.
+
+In the conventions of ``tfviz.viz.instant``: layer and head are view parameters bound to
+sliders; every layer's and head's class-token row is sent once, and the browser filters it, so
+choosing a layer or head runs nothing on the server.
+
+Left, the image pixel by pixel, with each patch veiled in proportion to how little attention
+the class token gives it in the chosen layer and head (the patch it reads most is left clear,
+and framed in yellow). Right, the same weights as a P×P-patch grid with their values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tfviz.viz.instant import SCHEME, rounded, slider, spec
+from tfviz.viz.style import FONT_SIZE
+
+FRAME = "#F0E442"
+
+
+def _hex(rgb) -> str:
+    r, g, b = (int(round(float(np.clip(v, 0.0, 1.0)) * 255)) for v in rgb)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray, patch: int, *,
+                        layer: int = 0, head: int = 0, cell: int = 20) -> dict:
+    """``image`` (H, W, 3) in [0, 1]; ``weights`` (layers, heads, N): the class token's
+    attention to each patch; ``kept`` (layers, heads): what it gives itself (said under the
+    image; every row ``cls`` carries it as ``own``)."""
+    H, W, _ = image.shape
+    n_layers, n_heads, n = np.shape(weights)
+    rows, cols = H // patch, W // patch
+    if rows * cols != n or np.shape(kept) != (n_layers, n_heads):
+        raise ValueError("one weight per patch, and one kept weight per layer and head")
+    pixels = [{"x": j, "y": i, "rgb": _hex(image[i, j])} for i in range(H) for j in range(W)]
+    values = rounded(weights)
+    own = rounded(kept)
+    cls = [{"layer": lyr, "head": h, "patch": p, "r": p // cols, "c": p % cols, "v": values[lyr][h][p],
+            "own": own[lyr][h]}
+           for lyr in range(n_layers) for h in range(n_heads) for p in range(n)]
+    keep = [{"filter": "datum.layer == layer && datum.head == head"},
+            {"joinaggregate": [{"op": "max", "field": "v", "as": "top"}]},
+            {"calculate": f"datum.c * {patch}", "as": "x0"}, {"calculate": f"(datum.c + 1) * {patch}", "as": "x1"},
+            {"calculate": f"datum.r * {patch}", "as": "y0"}, {"calculate": f"(datum.r + 1) * {patch}", "as": "y1"}]
+    x = {"type": "quantitative", "scale": {"domain": [0, W], "nice": False}, "axis": None}
+    y = {"type": "quantitative", "scale": {"domain": [0, H], "nice": False, "reverse": True}, "axis": None}
+    picture = {
+        "width": cell * W, "height": cell * H,
+        "layer": [
+            {"data": {"name": "pixels"},
+             "transform": [{"calculate": "datum.x + 1", "as": "x1"}, {"calculate": "datum.y + 1", "as": "y1"}],
+             "mark": {"type": "rect", "aria": False},
+             "encoding": {"x": {"field": "x", **x}, "x2": {"field": "x1"},
+                          "y": {"field": "y", **y}, "y2": {"field": "y1"},
+                          "color": {"field": "rgb", "type": "nominal", "scale": None}}},
+            {"data": {"name": "cls"}, "transform": keep,
+             "mark": {"type": "rect", "color": "black"},
+             "encoding": {"x": {"field": "x0", **x}, "x2": {"field": "x1"},
+                          "y": {"field": "y0", **y}, "y2": {"field": "y1"},
+                          "opacity": {"field": "veil", "type": "quantitative", "scale": None},
+                          "tooltip": [{"field": "patch", "title": "patch"},
+                                      {"field": "v", "title": "weight from the class token", "format": ".4f"}]}},
+            {"data": {"name": "cls"}, "transform": [*keep, {"filter": "datum.v == datum.top"}],
+             "mark": {"type": "rect", "filled": False, "stroke": FRAME, "strokeWidth": 3, "aria": False},
+             "encoding": {"x": {"field": "x0", **x}, "x2": {"field": "x1"},
+                          "y": {"field": "y0", **y}, "y2": {"field": "y1"}}},
+            {"data": {"name": "cls"}, "transform": [*keep, {"filter": "datum.patch == 0"}],
+             "mark": {"type": "text", "align": "left", "baseline": "top", "fontSize": FONT_SIZE - 2,
+                      "x": 0, "y": cell * H + 10},
+             "encoding": {"text": {"field": "kept"}}},
+        ],
+        "title": {"text": "On the image (darker: less attention)", "fontSize": FONT_SIZE},
+    }
+    picture["layer"][3]["transform"].append(
+        {"calculate": "'The class token keeps ' + format(datum.own, '.2f') + ' for itself.'", "as": "kept"})
+    picture["layer"][1]["transform"] = [*keep, {"calculate": "0.85 * (1 - datum.v / max(datum.top, 1e-9))",
+                                                "as": "veil"}]
+    size = max(44, cell * W // cols)
+    grid = {
+        "data": {"name": "cls"}, "transform": keep, "width": size * cols, "height": size * rows,
+        "encoding": {"x": {"field": "c", "type": "ordinal", "scale": {"domain": list(range(cols))},
+                           "axis": {"title": "patch column"}},
+                     "y": {"field": "r", "type": "ordinal", "scale": {"domain": list(range(rows))},
+                           "axis": {"title": "patch row"}}},
+        "layer": [
+            {"mark": {"type": "rect"},
+             "encoding": {"color": {"field": "v", "type": "quantitative", "title": "weight",
+                                    "scale": {"scheme": SCHEME, "domainMin": 0}},
+                          "tooltip": [{"field": "patch", "title": "patch"},
+                                      {"field": "v", "title": "weight", "format": ".4f"}]}},
+            {"mark": {"type": "text", "fontSize": FONT_SIZE - 3, "aria": False},
+             "encoding": {"text": {"field": "label"},
+                          "color": {"condition": {"test": "datum.v > 0.6 * datum.top", "value": "black"},
+                                    "value": "white"}}},
+        ],
+        "title": {"text": "The same weights, patch by patch", "fontSize": FONT_SIZE},
+    }
+    grid["transform"] = [*keep, {"calculate": "'p' + datum.patch + ': ' + format(datum.v, '.2f')",
+                                 "as": "label"}]
+    title = {"text": {"expr": "'Class token → patches: layer ' + layer + ', head ' + head"}}
+    body = {"hconcat": [picture, grid], "spacing": 40, "title": title,
+            "resolve": {"scale": {"color": "independent", "opacity": "independent"}}}
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
+    return spec(body, params=params, datasets={"cls": cls, "pixels": pixels},
+                marks=H * W + 4 * n + 1,
+                description="The class token's attention over the image patches, for the chosen layer and head.")
