@@ -1,18 +1,21 @@
 """Lesson 3 · Embeddings and positions: token ids become vectors, and vectors learn their place."""
 import streamlit as st
 
-from tfviz.analysis.positions import (alibi, formula_table, permutation, similarity_by_distance,
-                                      sinusoid_table)
+from tfviz.analysis.positions import (alibi, formula_table, learned_positions, permutation,
+                                      similarity_by_distance, sinusoid_table)
 from tfviz.experiments.order import permutation_check
-from tfviz.experiments.rope import rope_pair_angles, rope_scores
-from tfviz.ui.cache import get_trace
+from tfviz.experiments.rope import rope_pair, rope_scores, shift_gap, turn_table
+from tfviz.ui.cache import get_bundle, get_trace, read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.experiments_cache import positionless
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.positions_cache import (LEARNED, ROPE, SHIFT, SINE, learned_table, likeness, shift_gaps,
+                                     trained_rows)
 from tfviz.ui.widgets import chart, plotly, show_code, vega
-from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures, rope_chart,
-                                 similarity_chart, vectors_heatmap)
+from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures,
+                                 position_cosine_heatmap, rope_chart, rope_turn_figure, similarity_chart,
+                                 vectors_heatmap)
 
 MAX_PERM_TOKENS = 24
 
@@ -86,38 +89,130 @@ if "hook_pos_embed" in trace:
 else:
     st.info(f"{model} adds no position vectors to its inputs (positional = "
             f"{cfg.positional!r}); position enters inside attention instead, see below.")
-st.markdown(
-    "**Learned positions** (BERT, GPT-2) skip the formula: row k of a trainable table is "
-    "position k's vector, fitted along with everything else. They are flexible, but a position "
-    "past the longest training sentence has no row, so they cannot go beyond it."
-)
 in_the_notes("embeddings")
+
+# ----- learned positions, trained -----------------------------------------------------------
+st.subheader("Learned positions: what training made of them")
+learned_rows, rows_reached = learned_table(), trained_rows(LEARNED)
+learned_bundle = get_bundle(LEARNED)
+st.markdown(
+    "Instead of a formula, a model can keep a second table with one trainable row per position "
+    "(BERT and GPT-2 do) and let training fill it in, like the token table E. To see what "
+    f"training makes of such a table we trained **{LEARNED}**: gpt-tiny's size, stories, seeds "
+    "and number of steps, but with a learned table where gpt-tiny adds the sine table. Its rows "
+    "started as random numbers; nothing told them to resemble each other."
+)
+if learned_bundle.trained:
+    ev = learned_bundle.manifest["eval"]
+    st.caption(f"{LEARNED}: held-out loss {ev['val_loss']:.3f} per token and "
+               f"{ev['coref_accuracy']:.0%} on the “it refers to the” probe, against gpt-tiny's "
+               f"{get_bundle(SINE).manifest.get('eval', {}).get('val_loss', float('nan')):.3f} "
+               "with the sine table (same held-out sentences). "
+               f"`{learned_bundle.manifest['command']}` rebuilds it.")
+else:
+    st.warning(f"{LEARNED} is not trained on this installation (no assets/{LEARNED}), so the "
+               f"rows below are its random starting values. `python -m tfviz.train --preset "
+               f"{LEARNED}` trains it.")
+vega(similarity_chart, {LEARNED: learned_rows.learned, "sine (gpt-tiny)": learned_rows.sine},
+     title=f"Positions 0–{rows_reached - 1}: learned rows and sine rows (d = 64, n = 10000)")
+far = float(abs(learned_rows.learned[2:]).mean()) if rows_reached > 2 else float("nan")
+st.caption(
+    f"Mean cosine similarity of rows k and k + distance, over positions 0–{rows_reached - 1}. "
+    f"The training sentences were at most {rows_reached} tokens long (plus <eos>), so only these "
+    f"rows were ever used. Next-door learned rows came out {likeness(learned_rows.neighbours_trained)} "
+    f"({learned_rows.neighbours_trained:.2f} on average for k and k + 1, against "
+    f"{learned_rows.sine[1]:.2f} for the sines). From distance 2 on, the learned rows' |cosine| "
+    f"averages {far:.2f} (two random vectors of 64 numbers give about 0.10). The sine table fades slowly "
+    "and evenly because its formula says so; nothing pushed this table to do the same (compare "
+    "the two models' held-out losses above). The learned line is also an average over pairs "
+    "that disagree, and its far end rests on a handful of pairs."
+)
+chart(position_cosine_heatmap, learned_rows.cosine, learned_rows.trained,
+      title=f"{LEARNED}: cosine of every pair of its first {len(learned_rows.cosine)} position rows")
+st.caption(
+    f"Inside the black frame: the {rows_reached} rows training reached. Outside it: rows it never "
+    "reached, still close to their random start (neighbours' cosine "
+    f"{learned_rows.neighbours_untrained:.2f} on average). That is the price of a learned "
+    "table: a position past the longest training sentence has a row, but not a meaningful one, "
+    "and past the table's end it has none at all."
+)
+if (n_read := len(read_text(LEARNED, text).ids)) > rows_reached:
+    st.info(f"Your text is {n_read} tokens long: in {LEARNED}, tokens from position "
+            f"{rows_reached} on get rows that training never shaped.")
+show_code(learned_positions)
 
 # ----- RoPE ---------------------------------------------------------------------------------
 st.subheader("RoPE: rotate instead of add")
 st.markdown(
-    "Rotary embeddings leave the token vectors alone and **turn** each query and key by an "
-    "angle proportional to its position (pair i of dimensions turns by θᵢ per step). Turning "
-    "q by mθ and k by nθ changes their dot product only through the difference n − m, so "
-    "attention sees *how far apart* two tokens are. We borrow a real query and key from "
-    "layer 0, head 0 of the model on your text."
+    "Rotary embeddings add nothing to the token vectors. Instead, inside every attention layer, "
+    "each query and key is **turned**: its dimensions are taken two by two, and pair i is "
+    "rotated by θᵢ for every step of position, so a token at position m is turned by m·θᵢ. "
+    "Turning q by mθ and k by nθ leaves their dot product depending on n − m only, so a score "
+    f"sees *how far apart* two tokens are, not where they sit. Everything below comes from "
+    f"**{ROPE}**, gpt-tiny trained on the same stories with RoPE instead of the sine table, "
+    "reading your text."
 )
 st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qquad "
          r"\theta_i = n_{\text{base}}^{-2i/d}")
+if get_bundle(ROPE).trained:
+    ev = get_bundle(ROPE).manifest["eval"]
+    st.caption(f"{ROPE}: held-out loss {ev['val_loss']:.3f} per token, {ev['coref_accuracy']:.0%} on "
+               f"the “it refers to the” probe; `{get_bundle(ROPE).manifest['command']}` rebuilds it.")
+else:
+    st.warning(f"{ROPE} is not trained on this installation (no assets/{ROPE}): the queries and "
+               f"keys below come from random weights. `python -m tfviz.train --preset {ROPE}` "
+               "trains it.")
 
 
 @safe_fragment
 def rope_demo():
-    q = trace["q", 0][0, 0]
-    k = trace["k", 0][min(1, len(tokens) - 1), 0]
+    rt = get_trace(ROPE, text)
+    rcfg = rt.config
+    n = len(rt.tokens)
+    a, b, c = st.columns(3)
+    head = a.slider("head (layer 0)", 0, rcfg.n_heads - 1, 0, key="emb_rope_head")
+    if n > 1:
+        i = b.slider("query token (position m)", 0, n - 1, n - 1, key="emb_rope_query")
+        j = c.slider("key token (position n)", 0, n - 1, 0, key="emb_rope_key")
+    else:
+        i = j = 0
+    pair = rope_pair(rt, 0, head, i, j)
+    st.markdown(f"Query: token {i} **{rt.tokens[i]!r}** at position m = {i}. Key: token {j} "
+                f"**{rt.tokens[j]!r}** at position n = {j}. Layer 0, head {head}.")
+    chart(rope_turn_figure, pair.q, pair.q_turned, pair.k, pair.k_turned, i, j,
+          title=f"{ROPE}, layer 0, head {head}: the first pairs of q and k, before and after the turn")
+    st.caption("Dotted: the vector the layer computed from the token (hook_q, hook_k); solid: "
+               "the same vector as the model turned it (hook_rot_q, hook_rot_k). Pair 0 turns "
+               "by 1 radian per position, later pairs slower and slower, so at most positions "
+               "only the first pairs move visibly. The lengths never change: RoPE only turns.")
+    st.dataframe(turn_table(pair, rcfg.pos_base), hide_index=True, width="stretch")
+    st.caption("Measured on the model's own vectors: the angle of each pair of q before and after "
+               f"the turn. “turned by” should equal {i}·θᵢ, wrapped into (−π, π]; a tiny pair "
+               "(near the origin) has no clear direction, so its angle is noisy.")
+
     dist = st.slider("distance m − n", 0, 12, 3, key="emb_rope_dist")
-    rows = [r for d in sorted({0, dist, dist + 4})
-            for r in rope_scores(q, k, d, range(d, d + 40, 4), cfg.pos_base)]
-    vega(rope_chart, rows)
-    angles = rope_pair_angles(dist, len(q), cfg.pos_base)
-    st.caption(f"At position {dist}, the {len(angles)} pairs are turned by "
-               f"{', '.join(f'{a:.2f}' for a in angles[:4])}, … radians (pair 0 fastest).")
-    show_code(rope_scores)
+    distances = sorted({0, dist, i - j}) if i >= j else sorted({0, dist})
+    rows = [r for d in distances for r in rope_scores(pair.q, pair.k, d, range(d, d + 40, 4), rcfg.pos_base)]
+    own = ({"query position": i, "distance": i - j, "q·k after rotation": pair.score}
+           if i >= j else None)
+    vega(rope_chart, rows, model_point=own,
+         title=f"{ROPE}: the same q and k placed at other positions")
+    st.caption(
+        f"Each line keeps this q and k and moves the pair along the sentence, the key always "
+        f"m − n places behind the query. The lines are flat: only the distance matters. "
+        + (f"The black diamond is the score the model computed for your text (q·k = "
+           f"{pair.score:.3f}, before dividing by √d_k): it sits on the line for distance {i - j}."
+           if own else "Pick a key at or before the query to see the model's own score on its line.")
+    )
+    gaps = shift_gaps(text)
+    st.markdown(
+        f"**Moving the whole text.** We put {SHIFT} extra tokens (“the”) in front of your text, "
+        f"so every token moves {SHIFT} places on, and compare layer 0's scores between your own "
+        f"tokens. In **{ROPE}** they change by at most **{gaps[ROPE]:.1e}**, float32 rounding: "
+        "all distances stayed the same. In **gpt-tiny**, which adds the sine table to its "
+        f"inputs, the same move changes them by up to **{gaps[SINE]:.2f}**."
+    )
+    show_code(rope_pair, turn_table, rope_scores, shift_gap)
 
 
 rope_demo()

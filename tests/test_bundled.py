@@ -35,7 +35,8 @@ def test_every_preset_is_bundled_and_small():
     files = [p for name in NAMES for p in (ASSETS / name).iterdir()]
     assert sorted({p.name for p in files}) == ["config.json", "manifest.json", "model.safetensors",
                                                "tokenizer.json"]  # and no pickles
-    assert sum(p.stat().st_size for p in files) < 5_000_000
+    # 8 text models of 0.57-0.85 MB each (5.9 MB with lesson 3's gpt-tiny-learned and gpt-tiny-rope)
+    assert sum(p.stat().st_size for p in files) < 6_500_000
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -208,10 +208,21 @@ _KV_PRESETS: dict[str, ModelConfig] = {
 }
 KV_PRESET_NAMES = tuple(_KV_PRESETS)
 
+# Lesson 3's position models: gpt-tiny's shape, corpus and recipe with another way of giving
+# positions (gpt-tiny itself adds the sine table). Kept out of PRESET_NAMES like _KV_PRESETS:
+# only /embeddings reads them, for the learned table and for RoPE on real trained q and k.
+_POS_PRESETS: dict[str, ModelConfig] = {
+    f"gpt-tiny-{kind}": ModelConfig(name=f"gpt-tiny-{kind}", arch="decoder", n_layers=3, vocab_size=600,
+                                    init_seed=1, positional=kind)
+    for kind in ("learned", "rope")
+}
+POS_PRESET_NAMES = tuple(_POS_PRESETS)
+
 
 def preset(name: str) -> ModelConfig:
     """The named preset's config (a frozen value, safe to share)."""
-    try:
-        return _PRESETS[name] if name in _PRESETS else _KV_PRESETS[name]
-    except KeyError:
-        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join((*_PRESETS, *_KV_PRESETS))}") from None
+    for table in (_PRESETS, _KV_PRESETS, _POS_PRESETS):
+        if name in table:
+            return table[name]
+    raise KeyError(f"unknown preset {name!r}; choose one of "
+                   f"{', '.join((*_PRESETS, *_KV_PRESETS, *_POS_PRESETS))}")

@@ -1,4 +1,5 @@
-"""Numbers for the positions lesson: sine tables, similarity by distance, RoPE and ALiBi demos.
+"""Numbers for the positions lesson: sine tables, similarity by distance (of a sine table or of a
+trained position table, :func:`learned_positions`), RoPE and ALiBi demos.
 
 Pure numpy, written beside the model's torch versions in ``tfviz.model.positional``; the tests
 check that the two agree to the bit (tests/test_analysis_foundations.py). The sine table and
@@ -11,6 +12,8 @@ with the experiments (``tfviz/experiments/rope.py``).
 [0.91, -0.42, 0.2, 0.98]
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,6 +68,40 @@ def similarity_by_distance(vectors: np.ndarray) -> np.ndarray:
     sim = cosine_matrix(vectors)
     n = sim.shape[0]
     return np.array([np.diagonal(sim, offset=delta).mean() for delta in range(n)])
+
+
+@dataclass(frozen=True)
+class LearnedPositions:
+    """A trained position table beside the sine table of the same width.
+
+    Only rows 0 .. trained-1 ever took part in a training loss; the rows after them are still
+    (nearly) the random numbers they started as.
+    """
+
+    trained: int  # how many rows training reached
+    learned: np.ndarray  # (trained,) mean cosine by distance over the trained rows
+    sine: np.ndarray  # (trained,) the same for the sine table: same positions, width and base
+    cosine: np.ndarray  # (shown, shown) cosine of every pair of the first ``shown`` learned rows
+    neighbours_trained: float  # mean cosine of rows k and k+1, both trained
+    neighbours_untrained: float  # the same among rows training never reached (nan if none)
+
+
+def learned_positions(table: np.ndarray, trained: int, base: float = 10000.0,
+                      shown: int | None = None) -> LearnedPositions:
+    """Compare a learned table (max_len, d) with the sines; ``shown`` rows go into ``cosine``
+    (default: twice the trained ones, so the untrained rows after them are seen too)."""
+    table = np.asarray(table, dtype=np.float64)
+    n, d = table.shape
+    trained = max(1, min(int(trained), n))
+    shown = min(n, 2 * trained if shown is None else shown)
+    neighbours = np.diagonal(cosine_matrix(table), offset=1)  # (n-1,): cos(p_k, p_k+1)
+    rest = neighbours[trained:]
+    return LearnedPositions(
+        trained=trained, learned=similarity_by_distance(table[:trained]),
+        sine=similarity_by_distance(sinusoid_table(trained, d, base)),
+        cosine=cosine_matrix(table[:shown]),
+        neighbours_trained=float(neighbours[:trained - 1].mean()) if trained > 1 else float("nan"),
+        neighbours_untrained=float(rest.mean()) if len(rest) else float("nan"))
 
 
 def alibi(n_heads: int, n_positions: int) -> tuple[np.ndarray, np.ndarray]:

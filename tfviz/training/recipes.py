@@ -4,6 +4,8 @@ evaluation whose numbers go into the manifest.
     gpt-tiny        next token on story sentences (one sentence + <eos> per row, as typed:
                     no <bos>, because the app traces text exactly as the learner types it)
     moe-tiny        the same, with 4 experts (top-1) in every feed-forward block
+    gpt-tiny-learned, gpt-tiny-rope
+                    gpt-tiny's recipe with a trained position table, or with RoPE (lesson 3)
     bert-tiny       masked LM on the same sentences (15%; 80% [MASK] / 10% random / 10% kept)
     reverse-encdec  source letters -> the same letters reversed (make_reverse, lengths 2-12)
     vit-tiny        which shape a 16×16 picture holds (tfviz.training.vit: images, no tokenizer)
@@ -20,7 +22,8 @@ held-out items in some forms (comma, "very", all variations at once); at 1,600 i
 every held-out item in every form. The manifest records the accuracy per form.
 
 >>> sorted(RECIPES)
-['bert-tiny', 'gpt-tiny', 'gqa-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
+['bert-tiny', 'gpt-tiny', 'gpt-tiny-learned', 'gpt-tiny-rope', 'gqa-tiny', 'moe-tiny', 'mqa-tiny',
+ 'reverse-encdec', 'vit-tiny']
 """
 from __future__ import annotations
 
@@ -138,6 +141,14 @@ def _eval_kv(model, tok) -> dict:
                                     "parameters": sum(p.numel() for p in model.parameters())}
 
 
+def _eval_positions(model, tok) -> dict:
+    """gpt-tiny's measurements plus how many positions the training rows reached. A row's last
+    input is <eos>, which has no next token to predict, so a row of n ids trains positions
+    0 .. n-2; a learned table's rows past those never received a gradient (lesson 3)."""
+    rows = _story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION)(tok)
+    return _eval_gpt(model, tok) | {"positions_trained": max(len(r) for r in rows) - 1}
+
+
 _STORY_DATA = {"corpus": "tfviz.data.story_corpus(N, seed=0)", "tokenizer": STORY_TOKENIZER,
                "val": f"story_corpus({VAL_SENTENCES}, seed={VAL_SEED})"}
 
@@ -154,6 +165,14 @@ RECIPES: dict[str, Recipe] = {
         data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
                             "compared_with": "gpt-tiny (same recipe, 4 K/V heads)"})
        for name in ("gqa-tiny", "mqa-tiny")},
+    # Lesson 3: gpt-tiny's data, seeds, steps and settings; only the positions differ (a trained
+    # table added to the embeddings, or RoPE turning q and k), measured as gpt-tiny is.
+    **{name: Recipe(
+        name, steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
+        make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_positions,
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
+                            "compared_with": "gpt-tiny (sinusoidal)"})
+       for name in ("gpt-tiny-learned", "gpt-tiny-rope")},
     "moe-tiny": Recipe(
         "moe-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
         make_rows=_story_rows(CORPUS_SENTENCES, COREF_FRACTION), loss=lm_loss, evaluate=_eval_moe,

@@ -49,8 +49,13 @@ def similarity_chart(curves: Mapping[str, np.ndarray], *,
     return readable(chart.properties(title=title, height=320), **SMALL_LEGEND)
 
 
-def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance") -> alt.Chart:
-    """Score against the query's position, one line per distance (flat lines = the point)."""
+def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance",
+               model_point: Mapping | None = None) -> alt.Chart:
+    """Score against the query's position, one line per distance (flat lines = the point).
+
+    ``model_point`` ({"query position", "distance", "q·k after rotation"}): the score the model
+    itself computed for the pair, drawn as a black diamond that should sit on its line.
+    """
     df = pd.DataFrame(rows)
     chart = alt.Chart(df).mark_line(point=True, strokeWidth=3).encode(
         x=alt.X("query position:Q", title="position of the query token m"),
@@ -60,7 +65,57 @@ def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance") 
         tooltip=["query position", "key position", "distance",
                  alt.Tooltip("q·k after rotation:Q", format=".4f")],
     )
+    if model_point is not None:
+        point = alt.Chart(pd.DataFrame([{**model_point, "what": "the model's own score"}])).mark_point(
+            shape="diamond", size=260, filled=True, color="black").encode(
+            x="query position:Q", y="q·k after rotation:Q",
+            tooltip=["what", "query position", "distance", alt.Tooltip("q·k after rotation:Q", format=".4f")])
+        chart = chart + point
     return readable(chart.properties(title=title, height=300), **SMALL_LEGEND)
+
+
+def position_cosine_heatmap(cosine: np.ndarray, trained: int, *, title: str) -> go.Figure:
+    """Cosine of every pair of learned position rows; a frame marks the rows training reached."""
+    cosine = np.asarray(cosine)
+    n = cosine.shape[0]
+    labels = [str(k) for k in range(n)]
+    fig = heatmap(cosine, title=title, x_labels=labels, y_labels=labels, x_title="position",
+                  y_title="position", diverging=True, zmin=-1.0, zmax=1.0, text=False,
+                  height=max(320, min(560, 80 + 11 * n)))
+    edge = min(trained, n) - 0.5
+    fig.add_shape(type="rect", x0=-0.5, y0=-0.5, x1=edge, y1=edge,
+                  line={"color": "black", "width": 2})
+    return fig
+
+
+def rope_turn_figure(q: np.ndarray, q_turned: np.ndarray, k: np.ndarray, k_turned: np.ndarray,
+                     query_pos: int, key_pos: int, *, pairs: Sequence[int] = (0, 1, 2, 3),
+                     title: str = "Each pair of q and k, before (dotted) and after (solid) the turn"
+                     ) -> go.Figure:
+    """One small plane per pair of dimensions (x[2i], x[2i+1]): q and k as arrows from the
+    origin, before and after RoPE turned them by position · θ_i."""
+    fig = make_subplots(rows=1, cols=len(pairs), horizontal_spacing=0.05,
+                        subplot_titles=[f"pair {i}" for i in pairs])
+    colours = {"q": CATEGORICAL[0], "k": CATEGORICAL[1]}
+    vectors = {"q": (np.asarray(q), np.asarray(q_turned), query_pos),
+               "k": (np.asarray(k), np.asarray(k_turned), key_pos)}
+    for c, i in enumerate(pairs, start=1):
+        bound = max(float(np.hypot(v[2 * i], v[2 * i + 1])) for pair in vectors.values()
+                    for v in pair[:2]) * 1.15 or 1.0
+        for name, (before, after, pos) in vectors.items():
+            for vec, dash, when in ((before, "dot", "before"), (after, "solid", f"turned at position {pos}")):
+                x, y = float(vec[2 * i]), float(vec[2 * i + 1])
+                fig.add_trace(go.Scatter(
+                    x=[0, x], y=[0, y], mode="lines+markers", showlegend=c == 1,
+                    name=f"{name} {when.split(' at')[0]}", legendgroup=f"{name}{dash}",
+                    line={"color": colours[name], "dash": dash, "width": 3},
+                    marker={"size": [0, 9]},
+                    hovertemplate=f"{name}, {when}<br>({x:.3f}, {y:.3f})<extra></extra>"), 1, c)
+        fig.update_xaxes(range=[-bound, bound], zeroline=True, showticklabels=False, row=1, col=c)
+        fig.update_yaxes(range=[-bound, bound], zeroline=True, showticklabels=False,
+                         scaleanchor=f"x{'' if c == 1 else c}", row=1, col=c)
+    layout(fig, title, 330)
+    return fixed_margins(fig, top=80)
 
 
 def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | None = None, *,
