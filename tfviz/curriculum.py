@@ -2,8 +2,8 @@
 
 The navigation (``tfviz.ui.lessons``) builds its pages from it, and the quiz reads which
 section a lesson belongs to and what to call it (``tfviz.exercises.quiz``), so the two can
-never disagree. Numbers, titles and sections follow shared/CURRICULUM.md; its training lab
-(number 22 there) is not in the table yet.
+never disagree. Numbers, titles and sections follow shared/CURRICULUM.md, except its training
+lab (number 22 there): here it is an unnumbered page in "Practice", because 22 is the teacher's.
 
 >>> LESSONS[5].title, LESSONS[5].section, LESSONS[5].url, LESSONS[5].file
 ('Self-attention step by step', 'Attention', 'self-attention', '05_self_attention.py')
@@ -95,6 +95,7 @@ CURRICULUM: tuple[Entry, ...] = (
     Entry("Quiz", "Practice", 21, "quiz", "21_quiz.py", ":material/quiz:"),
     Entry("Teacher: class sheets", "Practice", None, "teacher", "22_teacher.py",
           ":material/school:"),
+    Entry("Training lab", "Practice", None, "training-lab", "23_training_lab.py", ":material/model_training:"),
 )
 
 #: lesson number -> its entry, built or planned; read-only.

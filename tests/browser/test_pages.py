@@ -41,6 +41,7 @@ INTERACTIONS = {
     "long-sequences": ("slider", "Window w"),
     "kv-cache": ("view", "step"),  # a generation step, in the browser
     "gqa": ("view", "layer"),  # the layer of the per-query-head maps, in the browser
+    "training-lab": ("slider", "Layers"),  # the "Will train: …" line names the new depth
     "vision": ("view", "head"),  # the head whose class-token attention is drawn, in the browser
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),
