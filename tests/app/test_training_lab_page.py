@@ -138,6 +138,8 @@ def test_a_full_server_shows_the_place_in_the_queue_and_a_queued_run_can_be_canc
     from tfviz.ui.lab import lab_runner
 
     runner = lab_runner()  # the page's own runner (st.cache_resource: one per process)
+    runner.prune(alive=lambda session: False)  # runs other tests in this process left going
+    assert runner.join(timeout=60) and runner.counts() == (0, 0)
     gate = threading.Event()
 
     def blocked(settings, log, stop, threads):  # two other learners hold both places

@@ -45,6 +45,8 @@ def test_every_text_box_on_every_page(app_page, lesson):
         at.run()
         assert not at.exception, (name, at.exception)
         for button in at.button:  # "Check", "Train", ... after the bad input
+            if button.disabled:  # e.g. Train while the lab's run goes on: nobody can press it
+                continue
             if any(word in button.label.lower() for word in ("check", "submit", "run", "train", "encode")):
                 button.click()
                 at.run()
