@@ -82,7 +82,10 @@ def masked_lm() -> None:
             pos=view_value("pos", n - 1, first))
     st.caption("Move the **Position** slider under the chart: the model guesses at every "
                "position, but only the chosen ones count in the loss. Unchosen positions show "
-               "the token itself, so the model mostly just copies it.")
+               "the token itself, so the model mostly just copies it. One exception: at the "
+               "“it” of an “it” sentence on its own (no “it refers to …” after it), "
+               f"{BERT} was also trained to name the noun “it” stands for (section 3), so "
+               "there its guess is that noun.")
     st.dataframe([{"position": i, "typed": typed[i], "becomes": kinds[i], "model reads": reads[i],
                    "top guess": guess_tokens[i][0], "p(typed token)": round(float(g.target_probs[i]), 4)}
                   for i in drawn.chosen], hide_index=True)
@@ -149,7 +152,8 @@ st.dataframe([{"part": p.name, f"in {BERT}": "yes" if p.present else "no", "what
 if not any(p.present for p in parts[:3]):
     st.warning(
         f"{BERT} has **no segment table and no next-sentence head**: it was pretrained with "
-        "masked LM only, one sentence per row, without [CLS] or [SEP] (its manifest: "
+        "masked LM (plus one labelled job on its “it” sentences, section 3), one sentence per "
+        "row, without [CLS] or [SEP] (its manifest: "
         f"“{bundle.manifest.get('data', {}).get('row', 'sentence')}”). Its tokenizer reserves "
         f"ids {tok.cls_id} and {tok.sep_id} for [CLS] and [SEP], so the input above is exactly "
         "what BERT would read, but our model cannot say whether B follows A. Later models "
@@ -164,6 +168,20 @@ st.markdown(
     "comes *after* “it”. An encoder's “it” reads the whole sentence, so its attention can "
     "depend on that word; a decoder's “it” cannot see it yet (lesson 8, masking)."
 )
+extra = bundle.manifest.get("data", {})
+statements, dropout = extra.get("coref_statements"), extra.get("head_dropout")
+if statements and dropout:
+    st.markdown(
+        f"**How {BERT} learned it.** Masked LM alone did not teach this: nothing in it asks “it” "
+        "for its noun, and a bert-tiny trained by masked LM only had no head clearly better than "
+        f"a coin toss. So {BERT}'s training adds a second, labelled job on "
+        f"**{statements['rows']:,} extra “it” sentences** (made only of word combinations outside "
+        "the held-out ones below): at the position of “it”, the model must output the noun “it” "
+        f"stands for. In those sentences each head of layer {dropout['layer']} is also switched "
+        f"off at random with probability {dropout['p']:.0%} (*head dropout*), so that one head "
+        "learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
+        "had no such help: some of its heads link pronouns to their nouns after masked LM and "
+        "next-sentence prediction alone, on billions of words.")
 sentences = {"the “tired” sentence": EXAMPLES["Coreference (tired)"],
              "the “wide” sentence": EXAMPLES["Coreference (wide)"]}
 if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:

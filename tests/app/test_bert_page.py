@@ -82,7 +82,27 @@ def test_the_decoder_comparison_says_gpt_tiny_cannot(app_page):
                                      for w in ("tired", "wide"))
         changes.append(coref.row_change(tired, wide, spans[0][-1]))
     assert changes[0] < 1e-6 and changes[1] > 0.05
-    assert f"at most **{changes[0]:.1e}**" in text and f"up to **{changes[1]:.2f}**" in text
+    # an exact zero (the same kernels for both rows) is worded "nothing", a rounding trace in numbers
+    decoder = "**nothing**" if changes[0] == 0 else f"at most **{changes[0]:.1e}**"
+    assert f"changes by {decoder}" in text and f"up to **{changes[1]:.2f}**" in text
+
+
+def test_how_bert_tiny_learned_it_is_told_from_its_manifest(app_page, bert):
+    """The page says what bert-tiny's training added (the manifest's data, which
+    tests/test_bert_antecedent.py ties to the recipe), and its guess at "it" is the noun."""
+    from tfviz.ui.state import EXAMPLES
+
+    at = app_page(PAGE)
+    text = "".join(m.value for m in at.markdown)
+    data = bert.manifest["data"]
+    rows, layer, p = data["coref_statements"]["rows"], data["head_dropout"]["layer"], data["head_dropout"]["p"]
+    assert f"**{rows:,} extra “it” sentences**" in text
+    assert f"each head of layer {layer} is also switched off at random with probability {p:.0%}" in text
+    assert "masked LM (plus one labelled job" in "".join(w.value for w in at.warning)
+    for word, noun in (("tired", "animal"), ("wide", "street")):  # the caption's exception, by hand
+        trace = bert.trace(EXAMPLES[f"Coreference ({word})"])
+        probe = coref.coref_spans(trace.tokens)[0][-1]
+        assert bert.tokenizer.id_to_token(int(trace.logits[probe].argmax())) == "␣" + noun
 
 
 def test_your_own_it_sentence_joins_the_chart(app_page):

@@ -148,6 +148,26 @@ def coref_split(seed: int = 0, heldout_fraction: float = HELDOUT_FRACTION) -> tu
     return tuple(sorted(train)), tuple(sorted(heldout))
 
 
+def coref_statements(n: int, seed: int = 0, split_seed: int = 0) -> list[tuple[str, str]]:
+    """``n`` (statement, antecedent) pairs for an encoder's training: a training combination of
+    ``coref_split(split_seed)`` written in a random surface, and the noun its "it" stands for.
+    No probe follows the statement, so the answer is nowhere in the text.
+
+    >>> statement, noun = coref_statements(1, seed=0)[0]
+    >>> "because it was" in statement and noun in statement.lower()
+    True
+    >>> coref_statements(50, seed=3) == coref_statements(50, seed=3)
+    True
+    """
+    rng = random.Random(seed)
+    train = coref_split(split_seed)[0]
+    out = []
+    for _ in range(n):
+        combo, surface = rng.choice(train), random_surface(rng)
+        out.append((coref_statement(*combo, surface), coref_answer(combo.agent, combo.place, combo.adj)[0]))
+    return out
+
+
 def coref_eval_items(seed: int = 0, surface: Surface = Surface()) -> list[tuple[str, str, str]]:
     """(prefix, answer, distractor) for every held-out combination, written as ``surface``."""
     return [coref_sentence(*c, surface) for c in coref_split(seed)[1]]

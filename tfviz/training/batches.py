@@ -10,7 +10,9 @@ one place left.
 >>> x.tolist(), y.tolist()
 ([[7, 8, 2], [9, 2, 0]], [[8, 2, -100], [2, -100, -100]])
 
-Masked LM (bert-tiny): see ``mlm_batch``. Reversal (reverse-encdec): see ``seq2seq_batch``.
+Masked LM (bert-tiny): see ``mlm_batch``; an ``Antecedent`` row adds one labelled position
+(the pronoun, whose target is the noun it stands for). Reversal (reverse-encdec): see
+``seq2seq_batch``.
 """
 from __future__ import annotations
 
@@ -79,8 +81,26 @@ def mlm_draw(rows: Sequence[Sequence[int]], gen: torch.Generator, *, vocab_size:
     return MlmDraw(x, real, chosen, kind, random_ids)
 
 
-def mlm_batch(rows: Sequence[Sequence[int]], gen: torch.Generator, *, mask_id: int, vocab_size: int,
-              first_ordinary: int = 7, pad_id: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+class Antecedent(NamedTuple):
+    """A row whose pronoun must name its noun (bert-tiny's coreference statements).
+
+    ``ids`` is masked like any row; then, at ``position`` (the pronoun "it"), the input is
+    the pronoun itself whatever the draw decided, and the target is ``label`` (the id of the
+    noun "it" stands for) instead of the pronoun.
+    """
+
+    ids: Sequence[int]
+    position: int
+    label: int
+
+
+def row_ids(row: Sequence[int] | Antecedent) -> Sequence[int]:
+    """The token ids of a plain row or of an ``Antecedent`` row."""
+    return row.ids if isinstance(row, Antecedent) else row
+
+
+def mlm_batch(rows: Sequence[Sequence[int] | Antecedent], gen: torch.Generator, *, mask_id: int,
+              vocab_size: int, first_ordinary: int = 7, pad_id: int = 0) -> tuple[Tensor, Tensor, Tensor]:
     """(inputs, targets, attention_mask) for masked-language modelling, as in BERT.
 
     ``mlm_draw`` decides: round(15%) of each row's positions are chosen (at least one); of
@@ -92,11 +112,25 @@ def mlm_batch(rows: Sequence[Sequence[int]], gen: torch.Generator, *, mask_id: i
     >>> x, y, m = mlm_batch([[10, 11, 12, 13, 14, 15, 16]], g, mask_id=4, vocab_size=20)
     >>> int((y != -100).sum())        # round(0.15 * 7) = 1 position chosen
     1
+
+    An ``Antecedent`` row is drawn exactly like its plain ids (the same draw, the same
+    generator state afterwards); only its labelled position is then set: input kept, target
+    the noun. Here "it" (13) must name the noun 11:
+
+    >>> x, y, _ = mlm_batch([Antecedent([10, 11, 12, 13, 14, 15, 16], 3, 11)],
+    ...                     torch.Generator().manual_seed(0), mask_id=4, vocab_size=20)
+    >>> int(x[0, 3]), int(y[0, 3])
+    (13, 11)
     """
-    d = mlm_draw(rows, gen, vocab_size=vocab_size, first_ordinary=first_ordinary, pad_id=pad_id)
+    d = mlm_draw([row_ids(r) for r in rows], gen, vocab_size=vocab_size, first_ordinary=first_ordinary,
+                 pad_id=pad_id)
     inputs = torch.where(d.kind == MASKED, torch.full_like(d.x, mask_id), d.x)
     inputs = torch.where(d.kind == RANDOM, d.random_ids, inputs)
     targets = torch.where(d.chosen, d.x, torch.full_like(d.x, IGNORE))
+    for i, row in enumerate(rows):
+        if isinstance(row, Antecedent):
+            inputs[i, row.position] = d.x[i, row.position]
+            targets[i, row.position] = row.label
     return inputs, targets, d.real.long()
 
 
