@@ -38,14 +38,14 @@ INTERACTIONS = {
     "encoder-decoder": ("view", "step"),  # the decoding step, in the browser
     "decoding": ("view", "step"),  # a generation step, in the browser
     "bert": ("view", "pos"),  # the masked position whose guesses show, in the browser
-    "long-sequences": ("slider", "Window w"),
     "kv-cache": ("view", "step"),  # a generation step, in the browser
+    "long-sequences": ("slider", "Window w"),
     "gqa": ("view", "layer"),  # the layer of the per-query-head maps, in the browser
-    "training-lab": ("slider", "Layers"),  # the "Will train: …" line names the new depth
     "vision": ("view", "head"),  # the head whose class-token attention is drawn, in the browser
     "exercises": ("button", "Hint"),
     "quiz": ("slider", "Number of questions"),
     "teacher": ("number", "Variants of each exercise"),
+    "training-lab": ("slider", "Layers"),  # the "Will train: …" line names the new depth
 }
 
 
