@@ -173,16 +173,19 @@ if not runs:
     st.info("Train a run (or a ready-made comparison below) to see its attention maps form.")
 else:
     fields = differing([r.settings for r in runs])
-    pick = st.selectbox("Run", range(len(runs)), index=len(runs) - 1, key="lab_map_run",
-                        format_func=lambda i: f"{i + 1}: {runs[i].settings.spec.title}, "
-                                              f"{label(runs[i].settings, fields)}")
-    run = runs[min(pick, len(runs) - 1)]
+    # Options are the labels themselves, numbered so they are unique: a label kept by the
+    # browser from a run since forgotten is simply not found, and the newest run shows
+    run_labels = [f"{i + 1}: {r.settings.spec.title}, {label(r.settings, fields)}" for i, r in enumerate(runs)]
+    chosen = st.selectbox("Run", run_labels, index=len(runs) - 1, key="lab_map_run")
+    pick = run_labels.index(chosen) if chosen in run_labels else len(runs) - 1
+    run = runs[pick]
     cfg = run.settings
     m1, m2, m3 = st.columns(3)
-    ex = m1.selectbox("Held-out example", range(len(run.shown_tokens)), key="lab_map_ex",
-                      format_func=lambda i: " ".join(run.shown_tokens[i]))
-    layer = m2.selectbox("Layer", range(cfg.n_layers), key="lab_map_layer") if cfg.n_layers > 1 else 0
-    head = m3.selectbox("Head", range(cfg.n_heads), key="lab_map_head") if cfg.n_heads > 1 else 0
+    ex_labels = [f"{i + 1}: {' '.join(tokens)}" for i, tokens in enumerate(run.shown_tokens)]
+    chosen = m1.selectbox("Held-out example", ex_labels, key="lab_map_ex")
+    ex = ex_labels.index(chosen) if chosen in ex_labels else 0
+    layer = m2.slider("Layer", 0, cfg.n_layers - 1, 0, key=f"lab_map_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
+    head = m3.slider("Head", 0, cfg.n_heads - 1, 0, key=f"lab_map_head{cfg.n_heads}") if cfg.n_heads > 1 else 0
     layer, head, ex = min(layer, cfg.n_layers - 1), min(head, cfg.n_heads - 1), min(ex, len(run.shown_tokens) - 1)
     maps = np.stack([c.patterns[ex][layer, head] for c in run.checkpoints])  # (checkpoints, T, T)
     vega(lv.attention_over_time, maps, tuple(c.step for c in run.checkpoints),
@@ -193,8 +196,8 @@ else:
                "accuracy climbs.")
     loads = [c.expert_load for c in run.checkpoints]
     if loads[-1] is not None:
-        el = st.selectbox("Expert load of layer", range(cfg.n_layers), key="lab_load_layer")
-        el = min(el, cfg.n_layers - 1)
+        el = st.slider("Expert load of layer", 0, cfg.n_layers - 1, 0,
+                       key=f"lab_load_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
         vega(lv.expert_load_chart, tuple(c.step for c in run.checkpoints),
              np.stack([ld[el] for ld in loads]), f"each expert's share of held-out tokens, layer {el}")
 

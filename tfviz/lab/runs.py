@@ -18,9 +18,11 @@ of sessions that have gone and of finished jobs older than ``keep_seconds``.
 """
 from __future__ import annotations
 
+import atexit
 import itertools
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +91,18 @@ class LabRunner:
         self._running: set[int] = set()
         self._ids = itertools.count(1)
         self._threads: dict[int, threading.Thread] = {}
+        # At interpreter exit, stop every job and wait for its thread: a daemon thread still
+        # inside torch while the interpreter tears down aborts the process ("terminate called
+        # without an active exception", exit code 134): a server's Ctrl+C, or a test run's end.
+        atexit.register(_shutdown, weakref.ref(self))
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop every queued and running job and wait (up to ``timeout`` s) for their threads."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            self.stop(job.session)
+        self.join(timeout)
 
     # ----- learners ------------------------------------------------------------------------
     def submit(self, session: str, settings: LabSettings | Sequence[LabSettings]) -> JobView:
@@ -199,3 +213,8 @@ class LabRunner:
                 self._threads.pop(job.id, None)
                 self._dispatch()
 
+
+def _shutdown(ref: weakref.ref) -> None:
+    runner = ref()
+    if runner is not None:
+        runner.shutdown()
