@@ -27,8 +27,10 @@ current = st.navigation(sections, expanded=True)  # every lesson visible, no 'vi
 
 for notice in init_state(model_names()):
     st.toast(notice)
+# Follow the teacher (tfviz/ui/live.py): before the sidebar's widgets, so that a student's app
+# can take the teacher's text and model in the same run.
+live_sidebar(current.url_path or "home")
 sidebar_controls()
-live_sidebar(current.url_path or "home")  # follow the teacher (tfviz/ui/live.py)
 with st.sidebar:
     view_sync()  # instant views: keeps the URL's layer, head, token... in step with the charts
 

@@ -68,8 +68,9 @@ st.markdown(
     "you touching the app) deletes it all.\n\n"
     "The join code only lets students watch and send answers. What moves the class is a "
     "secret key that stays in this browser tab: keep this tab open while you teach. A class "
-    "lives in one server process, so with several replicas a class needs to reach the same "
-    "replica (sticky routing by join code).")
+    "lives in one server process. With several replicas (scripts/serve-class.sh), the proxy pins "
+    "each browser to a replica by cookie, not by join code, so run a live class on a single "
+    "replica.")
 live.teacher_panel()
 live.class_dashboard()
 show_code(worksheet)

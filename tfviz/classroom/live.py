@@ -36,7 +36,8 @@ It never leads to the key: the key is a separate ``secrets.token_urlsafe(16)``
 
 A session dies ``IDLE_HOURS`` after the teacher's last action (students polling do not keep
 it alive), or when the teacher ends it; its answers go with it. The state lives in this
-process: with several server replicas, a class must be routed to one replica (sticky by code).
+process: with several server replicas, a class must run on one of them (the proxy pins
+browsers by cookie, not by join code; README, "Serving a class").
 """
 from __future__ import annotations
 

@@ -5,13 +5,19 @@ teacher's push, and the teacher page's live panel. The sessions themselves live 
 - The teacher starts a session on the teacher's page; the join code goes on the projector, the
   key stays in this browser's ``st.session_state`` (never in the URL).
 - On every run of any page the frame calls :func:`live_sidebar`. For the teacher it pushes the
-  page, sentence, model and the view's layer, head and step; a fragment repeats that every
-  second, because the view keys move in the browser without a run (``tfviz.ui.views``) and
-  reach the server only with the next run's URL.
+  page, sentence and model. The view's layer, head and step move in the browser without a run
+  (``tfviz.ui.views``), and Streamlit's reruns carry the query string the page was opened with,
+  not the one the view script rewrote: so a small component in the teacher's sidebar watches
+  the charts' view and reports each change to the teacher's fragment, which pushes it (one
+  short fragment run per move, nothing on a timer).
 - A student types the code (or opens a ``?join=CODE`` link). A fragment polls the store every
   second; when the teacher's version changed and the student is following, it sets the text
-  and model, switches to the teacher's page (``st.switch_page``, the view keys in its query),
-  or, on the same page, moves the instant charts' view in the browser (no run at all).
+  and model (the frame calls :func:`live_sidebar` before the sidebar's widgets, so a full run
+  can set them), switches to the teacher's page (``st.switch_page``, the view keys in its
+  query) or reruns the same page for a new text or model, and moves the instant charts' view
+  in the browser (a view move alone runs nothing but the poll).
+- Only teachers and students in a class have fragments on a timer: a learner who never joins
+  pays nothing, and a teacher only while a class runs (the dashboard, every 2 s).
 """
 from __future__ import annotations
 
@@ -48,10 +54,21 @@ def _client() -> str:
     return f"session:{ctx.session_id if ctx else 'none'}"
 
 
-def _teacher_view(url: str) -> dict:
-    """Where this teacher is: page, sentence, model, and the view keys of the current URL."""
-    state = {"layer": view_value("layer", 63), "head": view_value("head", 63),
-             "step": view_value("step", 63)}
+LIVE_VIEW_KEYS = ("layer", "head", "step")  # the view keys a class follows (LiveState)
+
+
+def _as_index(raw: object) -> int | None:
+    text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
+    return min(int(text), 63) if text.isdigit() and len(text) <= 4 else None
+
+
+def _teacher_view(url: str, seen: dict | None = None) -> dict:
+    """Where this teacher is: page, sentence, model, and the view keys: as the teacher's
+    browser last reported them (``seen``), else those of the URL this run started with."""
+    state = {k: view_value(k, 63) for k in LIVE_VIEW_KEYS}
+    for k, raw in (seen or {}).items():
+        if k in LIVE_VIEW_KEYS and _as_index(raw) is not None:
+            state[k] = _as_index(raw)
     if url != TEACHER_PAGE:
         state["lesson"] = url
     if st.session_state.get("text"):
@@ -61,23 +78,83 @@ def _teacher_view(url: str) -> dict:
     return state
 
 
-def _push(url: str) -> None:
+def _push(url: str, seen: dict | None = None) -> None:
     teaching = st.session_state.get(TEACHER)
     if not teaching:
         return
     try:
-        live_store().update(teaching["code"], teaching["key"], **_teacher_view(url))
+        live_store().update(teaching["code"], teaching["key"], **_teacher_view(url, seen))
     except LiveError as err:
         st.session_state[TEACHER] = None
         st.session_state[NOTICE] = str(err)
+        if _fragment_run():
+            st.rerun(scope="app")  # the sidebar shows why, and the join box again
 
 
-@safe_fragment(run_every=POLL_S)
+# The teacher's browser reports its charts' view: the view script's current keys (moved
+# inputs, the URL's), and for a key it never saw, the first chart input of that name on the
+# page (what the charts show). Reported when it differs from what the server knows: one run of
+# the teacher's fragment per move, none while the teacher does not move.
+VIEW_REPORT_JS = """
+export default function ({data, setStateValue}) {
+  const w = window;
+  const current = () => {
+    const view = (w.__tfvizViews && w.__tfvizViews.view) || {};
+    const out = {};
+    for (const k of data.keys) {
+      if (k in view) { out[k] = String(view[k]); continue; }
+      const el = document.querySelector(`.vega-bind input[name="${k}"], .vega-bind select[name="${k}"]`);
+      if (el) out[k] = String(el.value);
+    }
+    return out;
+  };
+  const check = () => {  // report a view the server does not know yet, once
+    const now = current();
+    const said = JSON.stringify(now);
+    if (Object.entries(now).some(([k, v]) => data.known[k] !== v) && said !== w.__tfvizViewSaid) {
+      w.__tfvizViewSaid = said;
+      setStateValue('view', now);
+    }
+  };
+  // A moved chart input is reported at once (the view script, listening since the page
+  // loaded, has already taken it); a slow check catches a view set any other way.
+  if (w.__tfvizViewReport) w.__tfvizViewReport();  // this function runs again when data changes
+  const onInput = () => setTimeout(check, 0);
+  document.addEventListener('input', onInput, true);
+  document.addEventListener('change', onInput, true);
+  const timer = setInterval(check, 500);
+  w.__tfvizViewReport = () => {
+    clearInterval(timer);
+    document.removeEventListener('input', onInput, true);
+    document.removeEventListener('change', onInput, true);
+  };
+  check();
+  return w.__tfvizViewReport;
+}
+"""
+_view_report = st.components.v2.component("tfviz_live_view_report", js=VIEW_REPORT_JS)
+
+
+@safe_fragment
 def _teacher_beacon(url: str) -> None:
-    _push(url)
+    """Pushes on every full run (page, sentence, model) and on every view move the browser
+    reports (a run of this fragment alone)."""
+    seen = st.session_state.get("_live_view_seen")
+    _push(url, seen)
     teaching = st.session_state.get(TEACHER)
-    if teaching:
-        st.caption(f"Live class **{format_code(teaching['code'])}**: your students follow this page.")
+    if not teaching:
+        return
+    known = {k: str(v) for k, v in _teacher_view(url, seen).items() if k in LIVE_VIEW_KEYS}
+    _view_report(key="_live_view_report", data={"keys": list(LIVE_VIEW_KEYS), "known": known},
+                 on_view_change=_view_moved)  # _view_moved reads what it reports
+    st.caption(f"Live class **{format_code(teaching['code'])}**: your students follow this page.")
+
+
+def _view_moved() -> None:
+    state = st.session_state.get("_live_view_report") or {}
+    view = state.get("view") if hasattr(state, "get") else None
+    if isinstance(view, dict):
+        st.session_state["_live_view_seen"] = {k: v for k, v in view.items() if k in LIVE_VIEW_KEYS}
 
 
 def join(text: object) -> bool:
@@ -119,8 +196,17 @@ VIEW_MOVE = """<script>
 </script>"""
 
 
+def _fragment_run() -> bool:
+    """True in a run of fragments alone (the rest of the page is not being drawn)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
+
+
 def _apply(state, url: str) -> None:
-    """Take the student to the teacher's state."""
+    """Take the student to the teacher's state. In a full run the frame calls this before the
+    sidebar's widgets are drawn, so the text and model can be set; a run of the follower alone
+    has to start a full run for them (and for a new page)."""
     student = st.session_state[STUDENT]
     student["applied"] = state.version
     view = {"layer": str(state.layer), "head": str(state.head), "step": str(state.step)}
@@ -133,10 +219,12 @@ def _apply(state, url: str) -> None:
     # there, by a script drawn once, after the page switch if there is one.
     student["view"] = view
     page = by_url(state.lesson)
-    if page is not None and (moved or state.lesson != url):
+    if page is not None and state.lesson != url:
         st.switch_page(f"lessons/{page.file}", query_params={
             "model": st.session_state.get("model", ""),
             "text": st.session_state.get("text", "")[:MAX_URL_TEXT], **view})
+    if moved and _fragment_run():  # same page: a run that keeps the page's elements in place
+        st.rerun(scope="app")
 
 
 @safe_fragment(run_every=POLL_S)
@@ -230,11 +318,17 @@ def teacher_panel() -> None:
     st.button("End the live class", key="_live_end", on_click=_end)
 
 
-@safe_fragment(run_every=2.0)
 def class_dashboard() -> None:
-    """What the class got wrong, live: per answer box, answered, right, the commonest slips."""
+    """What the class got wrong, live: per answer box, answered, right, the commonest slips.
+    Refreshed every 2 s while this browser teaches a class; without one, nothing on a timer."""
+    if st.session_state.get(TEACHER):
+        _dashboard()
+
+
+@safe_fragment(run_every=2.0)
+def _dashboard() -> None:
     teaching = st.session_state.get(TEACHER)
-    if not teaching:
+    if not teaching:  # ended meanwhile: the page's next run draws no dashboard
         return
     try:
         rows = live_store().summary(teaching["code"], teaching["key"])
