@@ -127,7 +127,8 @@ if ids is not None:
     m3.metric("Re-reading takes", f"{total_u / total_c:.2f}×" if total_c > 0 else "–")
     labels = bundle.token_strings(list(side.prompt_ids + side.cached_ids))
     instant(ikv.steps_chart, steps, side.rows, labels, (L, Hkv, dh),
-            step=view_value("step", len(steps) - 1, len(steps) - 1))
+            # opens on step 1, the first one that reads the cache; moving right grows it
+            step=view_value("step", len(steps) - 1, min(1, len(steps) - 1)))
     st.caption(
         "Move **Step** under the chart: the browser shows that step's times, the cache as it "
         "stands after it, and the row of weights the newest token's query puts on every key. "
