@@ -7,13 +7,12 @@ from tfviz.analysis import decoding as dec
 from tfviz.decoding import (beam_search_tree, filter_distribution, generate, generating_models,
                             is_tied, lm_loss_per_token, prompt_with_room)
 from tfviz.decoding.generate import continuation_text, step_contexts
-from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui import decoding_cache as dc
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.ui.widgets import prompt_box, show_code
 from tfviz.viz import instant_beam as ib
 from tfviz.viz import instant_decoding as idc
 
@@ -88,22 +87,7 @@ st.markdown(
     "Temperature comes first, then the filters. Ties are broken by the lower token id. "
     "Generation stops when the model writes `<eos>`."
 )
-if st.session_state.get("_dec_prompt_from") != text:  # a new sidebar text: offer it, unless
-    if st.session_state.get("_dec_prompt_keep") in (None, st.session_state.get("_dec_prompt_from")):
-        st.session_state["_dec_prompt_keep"] = text  # the learner typed a prompt of their own
-    st.session_state["_dec_prompt_from"] = text
-if "dec_prompt" not in st.session_state:  # back from another page: the box's last text
-    st.session_state["dec_prompt"] = st.session_state.get("_dec_prompt_keep", text)
-
-
-def _keep_prompt() -> None:
-    st.session_state["_dec_prompt_keep"] = st.session_state.get("dec_prompt", "")
-
-
-raw = st.text_area("Prompt", key="dec_prompt", max_chars=MAX_TYPED_CHARS, height=80,
-                   on_change=_keep_prompt,
-                   help="It starts as the sidebar's text; type anything. Press Ctrl+Enter to run.")
-prompt, prompt_note = clean_text(raw)
+prompt, prompt_note = prompt_box("dec", text)
 left, mid, right = st.columns(3)
 strategy = left.radio("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="dec_strategy")
 sampling = strategy != "greedy"

@@ -3,16 +3,15 @@ this CPU; the cache's tensors growing; the new token's 1 × t row; the cost over
 the formula; a memory calculator for published models."""
 import streamlit as st
 
-from tfviz.analysis import kv_cache as kc
 from tfviz.decoding import PUBLISHED_MODELS, config_kv_cache_bytes, generating_models, prompt_with_room
 from tfviz.decoding.generate import continuation_text
-from tfviz.textinput import MAX_TYPED_CHARS, clean_text
+from tfviz.experiments import kv_cache as kc
 from tfviz.ui import kv_cache_runs as runs
 from tfviz.ui.cache import get_bundle
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.ui.widgets import prompt_box, show_code
 from tfviz.viz import instant_kv_cache as ikv
 
 FALLBACK = "gpt-tiny"  # the page needs a decoder; encoders and the encoder-decoder use this one
@@ -53,22 +52,7 @@ st.latex(r"\underbrace{q_t}_{1\times d_{head}}\;\underbrace{K_{\le t}^{\top}}_{d
 
 # --- 2 · your prompt, both ways ---------------------------------------------------------------
 st.header("2 · Your prompt, generated both ways")
-if st.session_state.get("_kv_prompt_from") != text:  # a new sidebar text: offer it, unless
-    if st.session_state.get("_kv_prompt_keep") in (None, st.session_state.get("_kv_prompt_from")):
-        st.session_state["_kv_prompt_keep"] = text  # the learner typed a prompt of their own
-    st.session_state["_kv_prompt_from"] = text
-if "kv_prompt" not in st.session_state:  # back from another page: the box's last text
-    st.session_state["kv_prompt"] = st.session_state.get("_kv_prompt_keep", text)
-
-
-def _keep_prompt() -> None:
-    st.session_state["_kv_prompt_keep"] = st.session_state.get("kv_prompt", "")
-
-
-raw = st.text_area("Prompt", key="kv_prompt", max_chars=MAX_TYPED_CHARS, height=80,
-                   on_change=_keep_prompt,
-                   help="It starts as the sidebar's text; type anything. Press Ctrl+Enter to run.")
-prompt, prompt_note = clean_text(raw)
+prompt, prompt_note = prompt_box("kv", text)
 left, right = st.columns([3, 1])
 new_tokens = left.slider("New tokens at most", 1, 40, 20, key="kv_new")
 if right.button("Measure again", key="kv_again", icon=":material/timer:",

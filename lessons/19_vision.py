@@ -84,12 +84,8 @@ st.markdown(
     f"Patch p{k} is the block of rows {r0 * P}–{r0 * P + P - 1} and columns {c0 * P}–{c0 * P + P - 1}. "
     f"Read pixel by pixel, row after row, each pixel's {C} channels in turn, it gives row p{k} "
     f"of the matrix: {grid.patch_dim} numbers.")
-block = patches[k].reshape(P * P, C)  # (P², C): one line per pixel, as the row reads it
-st.dataframe({"pixel (row, column)": [f"({r0 * P + i // P}, {c0 * P + i % P})" for i in range(P * P)],
-              **{name: np.round(block[:, ch], 4) for ch, name in enumerate("RGB"[:C])},
-              "positions in the row": [f"{C * i}–{C * i + C - 1}" for i in range(P * P)]},
-             hide_index=True, key="vi_patch_table")
-show_code(patchify)
+st.dataframe(av.patch_table(patches, P, C, grid.cols, k), hide_index=True, key="vi_patch_table")
+show_code(patchify, av.patch_table)
 
 st.header("3 · The projection E")
 steps = av.embedding_steps(image, W, P)

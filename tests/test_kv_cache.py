@@ -11,9 +11,9 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import tfviz
-from tfviz.analysis import kv_cache as kc
 from tfviz.config import ModelConfig, preset
 from tfviz.decoding import PUBLISHED_MODELS, generate, kv_cache_bytes
+from tfviz.experiments import kv_cache as kc
 from tfviz.model import Transformer
 from tfviz.model.hooks import recording
 from tfviz.reference import softmax

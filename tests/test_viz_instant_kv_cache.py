@@ -7,7 +7,7 @@ from altair.vegalite.v6.schema.core import load_schema
 
 import tfviz
 from tests.app.specs import unpacked
-from tfviz.analysis import kv_cache as kc
+from tfviz.experiments import kv_cache as kc
 from tfviz.viz import instant_kv_cache as ikv
 
 SCHEMA = load_schema()

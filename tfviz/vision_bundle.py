@@ -28,6 +28,7 @@ import numpy as np
 from safetensors.torch import load_file
 
 from tfviz.model.vit import VIT_PRESETS, ViTConfig, VisionTransformer, trace_image
+from tfviz.reference import softmax
 from tfviz.trace import NamesFilter, Trace
 from tfviz.weights import _ln, _np, _stack
 
@@ -68,9 +69,7 @@ class VisionBundle:
 
     def probabilities(self, image) -> np.ndarray:
         """softmax of the logits: one probability per class, in ``config.classes`` order."""
-        logits = self.trace(image, names=()).logits.astype(np.float64)
-        e = np.exp(logits - logits.max())
-        return e / e.sum()
+        return softmax(self.trace(image, names=()).logits)
 
 
 def load_vision_dir(path: Path) -> VisionBundle:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.reference import softmax  # noqa: F401 (class probabilities: the one numpy softmax)
 from tfviz.vision import patchify
 
 
@@ -74,6 +75,25 @@ class EmbeddingSteps:
     x0: np.ndarray  # (N+1, D): tokens + E_pos, what the first block reads
 
 
+def patch_table(patches: np.ndarray, patch: int, channels: int, cols: int, index: int) -> dict:
+    """Patch ``index`` unfolded, one line per pixel in the order its row of ``patches`` reads
+    them: the pixel's (row, column) in the image, its channel values, and which numbers of the
+    row they are. ``cols`` is the number of patches across the image.
+
+    >>> rows = np.arange(2 * 12).reshape(2, 12) / 100  # two 2×2 patches of 3 channels, side by side
+    >>> t = patch_table(rows, 2, 3, 2, 1)
+    >>> t["pixel (row, column)"], t["positions in the row"][:2], t["R"].tolist()
+    (['(0, 2)', '(0, 3)', '(1, 2)', '(1, 3)'], ['0–2', '3–5'], [0.12, 0.15, 0.18, 0.21])
+    """
+    r0, c0 = divmod(index, cols)
+    block = patches[index].reshape(patch * patch, channels)  # (P², C): the row, pixel by pixel
+    return {"pixel (row, column)": [f"({r0 * patch + i // patch}, {c0 * patch + i % patch})"
+                                    for i in range(patch * patch)],
+            **{name: np.round(block[:, ch], 4) for ch, name in enumerate("RGB"[:channels])},
+            "positions in the row": [f"{channels * i}–{channels * i + channels - 1}"
+                                     for i in range(patch * patch)]}
+
+
 def embedding_steps(image: np.ndarray, weights: Mapping[str, np.ndarray], patch: int) -> EmbeddingSteps:
     """From pixels to the first block's input, in float64 from the exported weights."""
     patches = patchify(np.asarray(image, dtype=np.float64), patch)  # (N, P²·C)
@@ -91,13 +111,6 @@ def cls_attention(patterns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarra
     patch, (layers, heads, N), and keeps for itself, (layers, heads). Each row sums to 1."""
     rows = np.stack([np.asarray(p)[:, 0, :] for p in patterns])  # (L, H, N+1)
     return rows[..., 1:], rows[..., 0]
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Class probabilities from logits (float64)."""
-    z = np.asarray(logits, dtype=np.float64)
-    e = np.exp(z - z.max())
-    return e / e.sum()
 
 
 def parameter_counts(weights: Mapping[str, np.ndarray]) -> dict[str, int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tfviz.analysis import kv_cache as kc
+from tfviz.experiments import kv_cache as kc
 from tfviz.ui.cache import get_bundle
 
 

@@ -189,3 +189,27 @@ def show_code(*functions) -> None:
     with st.expander("Show the code"):
         for fn in functions:
             st.code(_source(fn), language="python")
+
+
+def prompt_box(prefix: str, text: str) -> tuple[str, str | None]:
+    """A page's own prompt box (key ``{prefix}_prompt``), cleaned like the sidebar's text.
+
+    It starts as the sidebar's ``text`` and follows it when the sidebar's text changes, unless
+    the learner has typed a prompt of their own; coming back from another page, it holds the
+    box's last text. Returns the cleaned prompt and the cleaning's note (None when untouched).
+    """
+    key, keep, came_from = f"{prefix}_prompt", f"_{prefix}_prompt_keep", f"_{prefix}_prompt_from"
+    state = st.session_state
+    if state.get(came_from) != text:  # a new sidebar text: offer it, unless
+        if state.get(keep) in (None, state.get(came_from)):
+            state[keep] = text  # the learner typed a prompt of their own
+        state[came_from] = text
+    if key not in state:  # back from another page: the box's last text
+        state[key] = state.get(keep, text)
+
+    def remember() -> None:
+        st.session_state[keep] = st.session_state.get(key, "")
+
+    raw = st.text_area("Prompt", key=key, max_chars=MAX_TYPED_CHARS, height=80, on_change=remember,
+                       help="It starts as the sidebar's text; type anything. Press Ctrl+Enter to run.")
+    return clean_text(raw)

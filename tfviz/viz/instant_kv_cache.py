@@ -35,7 +35,7 @@ def _row_transforms(H: int) -> list[dict]:
 
 def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[str],
                 dims: tuple[int, int, int], *, step: int = 0) -> dict:
-    """``steps``: ``CacheStep`` per step (``tfviz.analysis.kv_cache``); ``rows[s]`` (layers,
+    """``steps``: ``CacheStep`` per step (``tfviz.experiments.kv_cache``); ``rows[s]`` (layers,
     heads, t_s) weights of step s's new query; ``tokens``: labels of every position read
     (prompt and tokens written, at least as many as the last step's t); ``dims``: (layers,
     K/V heads, d_head) of the model."""

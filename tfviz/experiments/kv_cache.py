@@ -13,9 +13,9 @@ bits of the logits).
     step_macs(cfg, t, cached)              -> that formula
 
 Timings are wall-clock measurements on whatever CPU runs this: they move with the machine's
-load. Shapes, rows and counts are exact. Unlike most of ``tfviz.analysis`` this module runs
-the model (the timings *are* runs); it only reads the shared model, and ``stretched`` returns a
-copy when a longer context is asked for.
+load. Shapes, rows and counts are exact. This module runs the model (the timings *are* runs),
+so it lives with the other what-ifs; it only reads the shared model, and ``stretched`` returns
+a copy when a longer context is asked for.
 """
 from __future__ import annotations
 
