@@ -219,6 +219,13 @@ def _apply(state, url: str) -> None:
     # there, by a script drawn once, after the page switch if there is one.
     student["view"] = view
     page = by_url(state.lesson)
+    # The server's copy of the URL gets the view too, so that charts drawn by this run or the
+    # next (a new sentence re-draws them) start at the teacher's view: the script above only
+    # moves charts already in the browser, and a chart drawn after it used to keep the old view
+    # (seen once in CI: a student catching up to a new sentence stayed on the old layer).
+    for k, v in view.items():
+        if st.query_params.get(k) != v:
+            st.query_params[k] = v
     if page is not None and state.lesson != url:
         st.switch_page(f"lessons/{page.file}", query_params={
             "model": st.session_state.get("model", ""),
