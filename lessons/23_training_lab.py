@@ -5,11 +5,14 @@ import numpy as np
 import streamlit as st
 
 from tfviz.lab.comparisons import COMPARISONS
+from tfviz.lab.opened import lab_lesson_links
 from tfviz.lab.runs import LabBusy
 from tfviz.lab.settings import LAB_POSITIONALS, LabSettings, differing, label, value_text
 from tfviz.lab.tasks import TASK_NAMES, TASKS
 from tfviz.ui import lab as ul
+from tfviz.ui import own_model
 from tfviz.ui.errors import safe_fragment
+from tfviz.ui.lessons import by_url
 from tfviz.ui.widgets import show_code, stable_select, vega
 from tfviz.viz import lab as lv
 
@@ -200,6 +203,21 @@ else:
                        key=f"lab_load_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
         vega(lv.expert_load_chart, tuple(c.step for c in run.checkpoints),
              np.stack([ld[el] for ld in loads]), f"each expert's share of held-out tokens, layer {el}")
+    st.button("Open in the lessons", key="lab_open", on_click=own_model.open_run, args=(run,),
+              disabled=run.weights is None,
+              help="This run's model becomes a model of your own in the sidebar, for this browser "
+                   "session only: the lessons then show its numbers on its task's examples."
+                   if run.weights is not None else "This run failed, so it left no model to open.")
+    opened = own_model.chosen()
+    if opened is not None:
+        st.success(f"**{opened.name}** is the sidebar's model now. It reads its task's symbols, so "
+                   "the sidebar's text is one of its held-out examples. Only you see it, until "
+                   "you close this tab; choose a shared model in the sidebar to go back.")
+        links = st.columns(4)
+        for i, (url, label) in enumerate(lab_lesson_links(opened.bundle.config)):
+            lesson = by_url(url)
+            if lesson is not None:
+                links[i % 4].page_link(f"lessons/{lesson.file}", label=label)
 
 st.header("5 · Compare runs")
 if len(runs) < 2:

@@ -151,3 +151,28 @@ def test_first_tries_reach_the_dashboard_anonymously():
     assert row.lines() == ["2 answered, 0 right", "2 forgot to divide by √d_k"]
     table = teacher.dataframe[0].value
     assert table.iloc[0]["most common slips"] == "2 forgot to divide by √d_k"
+
+
+def test_a_teachers_own_run_is_never_pushed_to_the_class(monkeypatch):
+    """A training-lab run lives in the teacher's session only: the class keeps the shared model
+    and its sentence, and never gets the run's name or its task text (on gpt-tiny)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tfviz.ui import own_model
+
+    def script():
+        import json
+
+        import streamlit as st
+
+        from tfviz.ui.live import _teacher_view
+        st.session_state["text"], st.session_state["model"] = "<bos> c g f <sep>", "my run 1: sort"
+        st.code(json.dumps(_teacher_view("self-attention")))
+
+    monkeypatch.setattr(own_model, "chosen", lambda: object())
+    pushed = json.loads(AppTest.from_function(script).run().code[0].value)
+    assert pushed["lesson"] == "self-attention" and "layer" in pushed
+    assert "text" not in pushed and "model" not in pushed
+    monkeypatch.setattr(own_model, "chosen", lambda: None)  # a shared model is pushed as before
+    pushed = json.loads(AppTest.from_function(script).run().code[0].value)
+    assert pushed["model"] == "my run 1: sort" and pushed["text"] == "<bos> c g f <sep>"

@@ -44,3 +44,37 @@ def test_train_watch_and_stop(server, page):
     main.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("(stopped)").first.wait_for(timeout=60_000)
     assert_no_exception(page)
+
+
+def test_open_a_run_in_the_lessons(server, page):
+    """A finished run's "Open in the lessons" makes it the sidebar's model; the self-attention
+    page then draws its maps over the run's own held-out row (<bos> … <sep> …)."""
+    page.goto(f"{server}/training-lab")
+    wait_for_app(page)
+    _slider_to_start(page, "Steps")  # 10 steps
+    _slider_to_start(page, "d_model")  # width 16
+    main = page.locator('[data-testid="stMain"]')
+    main.get_by_role("button", name="Train", exact=True).click()
+    opener = main.get_by_role("button", name="Open in the lessons")
+    opener.wait_for(timeout=120_000)
+    wait_for_app(page)
+    opener.click()
+    wait_for_app(page)
+    name = "my run 1: reverse, 2 layers × 2 heads"
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    model_box = sidebar.get_by_role("combobox", name="Model")
+    assert model_box.input_value() == name  # the sidebar's model box shows the run
+    assert sidebar.locator("textarea").first.input_value().startswith("<bos> ")
+    assert "model=my-run&" in page.url or page.url.endswith("model=my-run")  # never the run itself
+    main.get_by_role("link", name="Self-attention, step by step").click()
+    page.get_by_role("heading", name="Self-attention, step by step").wait_for()
+    wait_for_app(page)
+    main.locator(".vega-bind input[type='range']").first.wait_for(timeout=60_000)
+    assert model_box.input_value() == name
+    # The charts are drawn as SVG with ARIA labels naming the run's tokens.
+    labels = main.locator("svg [aria-label]").evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+    assert any("<sep>" in label for label in labels), labels[:5]
+    assert_no_exception(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    model_box.scroll_into_view_if_needed()  # the sidebar's model and text beside the page
+    page.screenshot(path=str(SHOTS / "23_training_lab_opened.png"))

@@ -18,7 +18,9 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -70,6 +72,9 @@ class RunView:
     error: str = ""
     seconds: float = 0.0
     train_seconds: float = 0.0  # time in training steps only (no checkpoints)
+    # The trained parameters (state_dict names -> read-only float32 copies), once the run is
+    # done or stopped: what "Open in the lessons" builds its model from. None before, or if it failed.
+    weights: Mapping[str, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
     @property
     def accuracy(self) -> float | None:
@@ -111,6 +116,7 @@ class RunLog:
     error: str = ""
     seconds: float = 0.0
     train_seconds: float = 0.0
+    weights: Mapping[str, np.ndarray] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def update(self, **changes) -> None:
@@ -132,13 +138,20 @@ class RunLog:
         with self._lock:
             return RunView(self.settings, self.state, self.step, tuple(self.losses),
                            tuple(self.checkpoints), self.shown_tokens, self.error, self.seconds,
-                           self.train_seconds)
+                           self.train_seconds, self.weights)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
     return a
+
+
+def frozen_weights(model: Transformer) -> Mapping[str, np.ndarray]:
+    """Every parameter and buffer as a read-only float32 copy, by state_dict name (never a view
+    of the model's memory, so nothing done to the model later reaches it)."""
+    return MappingProxyType({k: _frozen(np.array(v.detach().cpu().numpy(), copy=True))
+                             for k, v in model.state_dict().items()})
 
 
 class _Data:
@@ -256,7 +269,7 @@ def train(settings: LabSettings, log: RunLog | None = None, stop: threading.Even
         view = log.view()
         if state == "stopped" and (not view.checkpoints or view.checkpoints[-1].step != view.step):
             checkpoint(view.step)
-        log.update(state=state, seconds=time.perf_counter() - start)
+        log.update(state=state, seconds=time.perf_counter() - start, weights=frozen_weights(model))
     except Exception as exc:  # the page shows the message; the server keeps running
         log.update(state="failed", error=f"{type(exc).__name__}: {exc}",
                    seconds=time.perf_counter() - start)

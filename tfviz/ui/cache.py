@@ -1,6 +1,13 @@
 """Cached loaders. Models are shared by every learner (cache_resource) and never edited;
-traces are cached per input (cache_data), so each caller gets its own copy."""
+traces are cached per input (cache_data), so each caller gets its own copy.
+
+A learner's own model (a training-lab run opened in the lessons, ``tfviz.ui.own_model``) is
+never put in these server-wide caches: ``get_bundle`` finds it in the learner's session, and
+every function decorated with ``per_model`` answers it from that session's memo.
+"""
 from __future__ import annotations
+
+import functools
 
 import streamlit as st
 
@@ -8,15 +15,45 @@ import tfviz
 from tfviz.bundle import Bundle, Reading, bundled_names
 from tfviz.config import PRESET_NAMES, RunOptions
 from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps, unknown_words, unknown_words_notice
+from tfviz.lab.opened import is_run_name
 from tfviz.trace import Trace
+from tfviz.ui import own_model
 
 
 @st.cache_resource(show_spinner="Loading the model…")
-def get_bundle(name: str) -> Bundle:
+def _shared_bundle(name: str) -> Bundle:
     bundle = tfviz.load(name)
     for p in bundle.model.parameters():  # a shared model must never train by accident
         p.requires_grad_(False)
     return bundle
+
+
+def get_bundle(name: str) -> Bundle:
+    """The model called ``name``: a shared one (one copy on the server, never edited), or this
+    session's own opened run (``tfviz.ui.own_model``; LookupError in any other session)."""
+    if is_run_name(name):
+        return own_model.bundle_of(name)
+    return _shared_bundle(name)
+
+
+def per_model(shared, *, copies: bool = True):
+    """``@per_model(st.cache_data(...))`` on a function whose first argument is a model name:
+    a shared model's calls go through ``shared`` (a Streamlit cache decorator, server-wide);
+    a session's own model's calls are remembered in that session only (``own_model.memo``).
+    ``copies=False`` for ``st.cache_resource`` functions, whose callers share one object."""
+    def wrap(fn):
+        cached = shared(fn)
+
+        @functools.wraps(fn)
+        def call(model, *args, **kwargs):
+            if is_run_name(model):
+                return own_model.memo(fn, model, args, kwargs, copies)
+            return cached(model, *args, **kwargs)
+
+        call.clear = cached.clear
+        return call
+
+    return wrap
 
 
 def model_names() -> list[str]:
@@ -24,7 +61,7 @@ def model_names() -> list[str]:
     return [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@per_model(st.cache_data(max_entries=512, show_spinner=False))
 def read_text(model: str, text: str) -> Reading:
     """The ids ``model`` reads of ``text`` and the notice if it was cut: tokenised once, for
     the sidebar's notice and for every trace of that text."""
@@ -40,7 +77,7 @@ def get_trace(model: str, text: str, options: RunOptions = RunOptions()) -> Trac
                   o.moe_top_k)
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@per_model(st.cache_data(max_entries=512, show_spinner=False))
 def _trace(model: str, text: str, scale: bool | None, causal: bool | None, temperature: float,
            ablate: tuple[tuple[int, int], ...], top_k: int | None) -> Trace:
     options = RunOptions(scale=scale, causal=causal, temperature=temperature,
@@ -48,14 +85,18 @@ def _trace(model: str, text: str, scale: bool | None, causal: bool | None, tempe
     return get_bundle(model).trace(read_text(model, text), options=options)
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@per_model(st.cache_data(max_entries=512, show_spinner=False))
 def vocabulary_notice(model: str, text: str) -> str | None:
-    """Names the words of ``text`` the model never read in training (None if it has no record)."""
-    words = get_bundle(model).manifest.get("vocabulary", {}).get("words")
+    """Names the words of ``text`` the model never read in training (None if it has no record);
+    a lab run's model names the symbols it skipped, and what it does read."""
+    bundle = get_bundle(model)
+    if hasattr(bundle.tokenizer, "unknown_notice"):
+        return bundle.tokenizer.unknown_notice(text)
+    words = bundle.manifest.get("vocabulary", {}).get("words")
     return unknown_words_notice(model, unknown_words(text, words)) if words else None
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@per_model(st.cache_data(max_entries=512, show_spinner=False))
 def coref_gap_notice(model: str, text: str) -> str | None:
     """Names the words of an "it" sentence that never filled that role in the model's training."""
     roles = get_bundle(model).manifest.get("vocabulary", {}).get("coref")

@@ -10,10 +10,10 @@ import streamlit as st
 from tfviz.analysis.decoding import HeadReading, lm_head
 from tfviz.decoding import BeamSearch, Generation, TokenLoss, beam_search_tree, generate, lm_loss_per_token
 from tfviz.decoding.head import is_tied
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.cache import get_bundle, get_trace, per_model
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@per_model(st.cache_data(max_entries=256, show_spinner=False))
 def generation(model: str, prompt_ids: tuple[int, ...], strategy: str, max_new_tokens: int,
                temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
                seed: int = 0) -> Generation:
@@ -22,7 +22,7 @@ def generation(model: str, prompt_ids: tuple[int, ...], strategy: str, max_new_t
                     temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@per_model(st.cache_data(max_entries=128, show_spinner=False))
 def beam(model: str, prompt_ids: tuple[int, ...], beam_width: int, max_new_tokens: int) -> BeamSearch:
     return beam_search_tree(get_bundle(model), prompt_ids, beam_width, max_new_tokens)
 
@@ -32,12 +32,12 @@ def greedy_logprobs(g: Generation) -> list[float]:
     return [math.log(s.before[s.candidates.index(s.chosen)]) for s in g.steps]
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@per_model(st.cache_data(max_entries=256, show_spinner=False))
 def token_loss(model: str, text: str) -> TokenLoss:
     return lm_loss_per_token(get_bundle(model), text)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@per_model(st.cache_data(max_entries=256, show_spinner=False))
 def head_reading(model: str, text: str) -> tuple[HeadReading, bool]:
     """The LM head on the trace of ``text``, and whether the model's head reads the embedding
     tensor itself (``tfviz.decoding.head.is_tied``)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from tfviz.analysis import layernorm as lna
+from tfviz.analysis import long_sequences as ls
 from tfviz.analysis import moe as ma
 from tfviz.config import RunOptions
 from tfviz.data.lexicon import CLASSES, word_class
@@ -18,22 +19,22 @@ from tfviz.experiments.order import positionless_model
 from tfviz.experiments.padding import PaddingDemo, padding_demo
 from tfviz.experiments.peeking import PeekResult, peek_experiment
 from tfviz.trace import Trace
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.cache import get_bundle, get_trace, per_model
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@per_model(st.cache_data(max_entries=64, show_spinner=False))
 def masked(model: str, text: str, position: int) -> Trace:
     """The trace of ``text`` with the token at ``position`` hidden behind [MASK] (lesson 1)."""
     return masked_trace(get_bundle(model), text, position)
 
 
-@st.cache_resource(show_spinner="Building a model without positions…")
+@per_model(st.cache_resource(show_spinner="Building a model without positions…"), copies=False)
 def positionless(model: str):
     """A separate fresh model per preset; the shared model is never touched (lesson 3)."""
     return positionless_model(get_bundle(model).config)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)  # a class shares the default sentences
+@per_model(st.cache_data(max_entries=128, show_spinner=False))  # a class shares the default sentences
 def padded_batch(model: str, sentences: tuple[str, ...]) -> PaddingDemo:
     """The sentences run as one padded batch, and each alone (lesson 8)."""
     bundle = get_bundle(model)
@@ -43,7 +44,7 @@ def padded_batch(model: str, sentences: tuple[str, ...]) -> PaddingDemo:
                         pad_id=cfg.pad_id)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@per_model(st.cache_data(max_entries=256, show_spinner=False))
 def peek(model: str, ids: tuple[int, ...], pos: int, new_id: int, no_mask: bool,
          enc_ids: tuple[int, ...] | None) -> PeekResult:
     """Change the token at ``pos`` and compare every position's logits (lesson 8)."""
@@ -51,21 +52,29 @@ def peek(model: str, ids: tuple[int, ...], pos: int, new_id: int, no_mask: bool,
                            causal=False if no_mask else None, enc_ids=enc_ids)
 
 
-@st.cache_resource(show_spinner="Building the two wirings…")
+@per_model(st.cache_resource(show_spinner="Building the two wirings…"), copies=False)
 def wiring_variants(model: str) -> dict:
     """Fresh post-LN and pre-LN twins of a model (built once per model name, never edited)."""
     return wiring.wiring_variants(get_bundle(model))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@per_model(st.cache_data(max_entries=128, show_spinner=False))
 def twin_norms(model: str, text: str) -> dict:
     """Residual-stream sizes of the two fresh twins on this text (two extra forward passes)."""
     return {k: lna.residual_norms(twin.trace(text)) for k, twin in wiring_variants(model).items()}
 
 
-@st.cache_data(show_spinner="Routing the sample sentences…")
+@per_model(st.cache_data(show_spinner="Routing the sample sentences…"))
 def class_table(model: str, layer: int, top_k: int):
     """Token class × first-choice expert over the sample sentences, routed with ``top_k``
     (lesson 11)."""
     traces = [get_trace(model, s, RunOptions(moe_top_k=top_k)) for s in ma.SAMPLE_SENTENCES]
     return ma.class_expert_table(traces, word_class, layer=layer, order=(*CLASSES, "space"))
+
+
+@st.cache_data(ttl=600, max_entries=16, show_spinner="Timing attention on this server…")
+def attention_timings(ns: tuple[int, ...], window: int) -> list[ls.Cost]:
+    """Lesson 17's live timings of full and windowed attention, measured on this server and
+    kept ten minutes: measuring costs about a second of CPU, and it ran on every rerun of the
+    page (every slider move of every learner on it)."""
+    return ls.attention_cost(list(ns), window=window, repeats=2)

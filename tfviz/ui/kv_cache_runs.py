@@ -7,10 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from tfviz.experiments import kv_cache as kc
-from tfviz.ui.cache import get_bundle
+from tfviz.ui.cache import get_bundle, per_model
 
 
-@st.cache_data(max_entries=64, show_spinner="Generating with and without the cache…")
+@per_model(st.cache_data(max_entries=64, show_spinner="Generating with and without the cache…"))
 def side_by_side(model: str, prompt_ids: tuple[int, ...], new_tokens: int, run: int = 0) -> kc.SideBySide:
     return kc.side_by_side(get_bundle(model), prompt_ids, new_tokens)
 
@@ -19,7 +19,7 @@ FILLER = "the dog didn't cross the bridge because it was too tired."  # what is 
 # step's time does not depend on the tokens, so every prompt shares one measurement
 
 
-@st.cache_data(max_entries=32, show_spinner="Timing one step at each length…")
+@per_model(st.cache_data(max_entries=32, show_spinner="Timing one step at each length…"))
 def cost(model: str, top: int, run: int = 0) -> list[kc.LengthCost]:
     bundle = get_bundle(model)
     timed = kc.stretched(bundle.model, top)

@@ -27,6 +27,7 @@ import streamlit as st
 
 from tfviz.classroom.live import LiveError, LiveStore, format_code, parse_code
 from tfviz.textinput import MAX_URL_TEXT
+from tfviz.ui import own_model
 from tfviz.ui.cache import model_names
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
@@ -71,6 +72,10 @@ def _teacher_view(url: str, seen: dict | None = None) -> dict:
             state[k] = _as_index(raw)
     if url != TEACHER_PAGE:
         state["lesson"] = url
+    # A run of the teacher's own (training lab) exists only in the teacher's session: the class
+    # keeps the last shared model and its sentence rather than the run's task text on gpt-tiny.
+    if own_model.chosen() is not None:
+        return state
     if st.session_state.get("text"):
         state["text"] = st.session_state["text"]
     if st.session_state.get("model"):

@@ -6,10 +6,10 @@ import numpy as np
 import streamlit as st
 
 from tfviz.experiments.mlm import Guesses, MaskedSentence, draw_masks, guesses, masking_tally
-from tfviz.ui.cache import get_bundle
+from tfviz.ui.cache import get_bundle, per_model
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@per_model(st.cache_data(max_entries=128, show_spinner=False))
 def masked_guesses(model: str, ids: tuple[int, ...], seed: int, k: int = 5) -> tuple[MaskedSentence, Guesses]:
     """BERT's masking drawn on ``ids`` with ``seed``, and the model's top-k at every position."""
     bundle = get_bundle(model)

@@ -3,13 +3,15 @@
 The values live in ``st.session_state`` under plain keys (``model``, ``text``, ``layer``,
 ``head``). When a session starts they are read from the URL's query parameters, checked, and
 anything unusable falls back to a default with a short notice. After every run the model and
-text are written back to the URL; the view keys (layer, head, token...) are the browser's own
+text are written back to the URL (a training-lab run's model as "my-run", never its id: a link
+cannot open someone else's run); the view keys (layer, head, token...) are the browser's own
 (``tfviz.ui.views``).
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from tfviz.lab.opened import RUN_LINK, is_run_name
 from tfviz.textinput import MAX_URL_TEXT, clean_text
 
 EXAMPLES = {  # the two "it" sentences as the lecture notes write them (seed 004; seed 001 has "wide")
@@ -42,11 +44,16 @@ def init_state(model_names: list[str]) -> list[str]:
         return notices
     params = st.query_params
     model = params.get("model", DEFAULT_MODEL)
-    if model not in model_names:
+    text, note = clean_text(params.get("text", DEFAULT_TEXT))
+    if model == RUN_LINK or is_run_name(model):  # someone's training-lab run: theirs alone
+        notices.append("The link was made on a model someone trained in the training lab; such a "
+                       f"model stays in the browser session that trained it. Showing {DEFAULT_MODEL} "
+                       "with the default sentence.")
+        model, text, note = DEFAULT_MODEL, DEFAULT_TEXT, None  # that text was in the run's symbols
+    elif model not in model_names:
         notices.append(f"The link asked for a model we don't have; showing {DEFAULT_MODEL}.")
         model = DEFAULT_MODEL
     st.session_state["model"] = model
-    text, note = clean_text(params.get("text", DEFAULT_TEXT))
     if note:
         notices.append(note)
     st.session_state["text"] = text or DEFAULT_TEXT
@@ -62,8 +69,9 @@ def init_state(model_names: list[str]) -> list[str]:
 def sync_url() -> None:
     """Write the shared state into the URL (text cut short so links stay shareable). The view
     keys (layer, head, token...) belong to the browser: see ``tfviz.ui.views``."""
+    model = st.session_state.get("model", DEFAULT_MODEL)
     wanted = {
-        "model": st.session_state.get("model", DEFAULT_MODEL),
+        "model": RUN_LINK if is_run_name(model) else model,  # a run's id never leaves its session
         "text": st.session_state.get("text", DEFAULT_TEXT)[:MAX_URL_TEXT],
     }
     if any(st.query_params.get(k) != v for k, v in wanted.items()):
