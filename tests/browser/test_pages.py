@@ -164,4 +164,12 @@ def test_self_attention_sends_every_tab_and_its_views_switch_without_a_run(serve
         arg=[f"The key with the most weight is {int(weights.argmax())} ",
              f"α = {weights.max():.4f}"], timeout=10_000)
     assert page.evaluate("window.__runs") == 0  # a tab and a layer: not one script run
+    # The address changed: every colour legend's gradient still names this page
+    # (Vega writes url(ADDRESS#gradient_0); an old address is another document, a blank bar).
+    refs = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '.vega-embed svg [fill^="url("], .vega-embed svg [stroke^="url("]'))
+        .map((e) => e.getAttribute('fill') || e.getAttribute('stroke'))""")
+    assert refs, "self-attention draws colour legends"
+    here = page.evaluate("location.href")
+    assert all(r.startswith("url(#") or f"{here}#" in r for r in refs), (here, refs[:3])
     assert_no_exception(page)

@@ -44,8 +44,20 @@ VIEW_SCRIPT = """
     for (const [k, v] of Object.entries(view)) u.searchParams.set(k, v);
     return u.pathname + u.search + u.hash;
   };
-  w.history.pushState = (s, t, url) => push(s, t, merged(url));
-  w.history.replaceState = (s, t, url) => replace(s, t, merged(url));
+  // Vega's SVG fills a colour legend with url(PAGE-ADDRESS#gradient_0). Once the address
+  // changes (a moved view key, Streamlit's own rewrite), that names another document and the
+  // colour bar goes blank; a same-document url(#gradient_0) never goes stale.
+  const REF = /url\\((['"]?)[^)#'"]+#/;
+  const relink = () => {
+    for (const el of document.querySelectorAll('.vega-embed svg [fill^="url("], .vega-embed svg [stroke^="url("]')) {
+      for (const a of ['fill', 'stroke']) {
+        const v = el.getAttribute(a);
+        if (v && REF.test(v)) el.setAttribute(a, v.replace(REF, 'url($1#'));
+      }
+    }
+  };
+  w.history.pushState = (s, t, url) => { push(s, t, merged(url)); relink(); };
+  w.history.replaceState = (s, t, url) => { replace(s, t, merged(url)); relink(); };
   let applying = false;
   const inputs = (root, name) => Array.from(root.querySelectorAll(
       `.vega-bind input[name="${name}"], .vega-bind select[name="${name}"]`));
@@ -111,6 +123,7 @@ VIEW_SCRIPT = """
     // paint (two animation frames: the first runs before it, the second after it).
     requestAnimationFrame(() => requestAnimationFrame(() => {
       replace(w.history.state, '', merged(w.location.href));
+      relink();
       const charts = new Set(inputs(document, el.name).map((i) => i.closest('.vega-embed')));
       for (const chart of charts) if (chart && chart !== own) follow(chart);
     }));
@@ -157,7 +170,7 @@ VIEW_SCRIPT = """
     chart.appendChild(b);
   };
   const adopt = () => {  // a chart drawn anew: show the view, offer its PNG
-    watch(); show(document);
+    watch(); show(document); relink();
     for (const c of document.querySelectorAll('.vega-embed')) addSave(c);
   };
   const SVG = 'http://www.w3.org/2000/svg';  // a chart's own drawing: never holds its inputs
