@@ -9,6 +9,7 @@ from tfviz.ui.cache import model_names
 from tfviz.ui.errors import report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.live import live_sidebar
+from tfviz.ui.present import presenter_frame, presenter_toggle
 from tfviz.ui.runlog import timed_run
 from tfviz.ui.state import init_state, sync_url
 from tfviz.ui.views import view_sync
@@ -32,7 +33,9 @@ for notice in init_state(model_names()):
 live_sidebar(current.url_path or "home")
 sidebar_controls()
 with st.sidebar:
+    presenter_toggle()  # ?present=1: large type, one step per screen (tfviz/ui/present.py)
     view_sync()  # instant views: keeps the URL's layer, head, token... in step with the charts
+presenter_frame()  # only in presenter view: its CSS and the script that shows one step at a time
 
 # The error boundary; fragments rerun without passing through here and carry their own
 # (lessons declare them with tfviz.ui.errors.safe_fragment). timed_run logs only with

@@ -54,6 +54,15 @@ elif start is not None:
     with key_tab, st.container(height=520):
         st.markdown(files["key.md"])
 
+st.header("On the projector: presenter view")
+st.markdown(
+    "Before the lecture, switch on **Presenter view** in the sidebar (or add `?present=1` to a "
+    "lesson's address). The lesson then fills the screen in large type, one numbered step at a "
+    "time: → or PageDown, which most presentation clickers send, moves on (a step taller than "
+    "the screen scrolls first), ← or PageUp goes back, and Esc brings the normal page back. "
+    "The address keeps the step on screen (`&slide=3`), so a link you share opens there. "
+    "Presenter view changes only your own screen.")
+
 st.header("Live class")
 st.markdown(
     "In a lecture, your students can follow your screen in their own browsers. **Start a live "

@@ -13,6 +13,7 @@ import streamlit as st
 
 from tfviz.lab.runs import LabRunner
 from tfviz.lab.train import RunView
+from tfviz.ui.widgets import vega_lite
 
 KEPT = 4  # runs kept side by side per learner
 RUNS_KEY, SUMMARY_KEY, COLLECTED_KEY, SESSION_KEY = "lab_runs", "lab_summary", "lab_collected", "_lab_session"
@@ -63,4 +64,4 @@ def keep(runs: list[RunView]) -> None:
 
 def live_chart(chart) -> None:
     """Draw an altair chart that changes every second (live curves): no cache, no validation."""
-    st.vega_lite_chart(chart.to_dict(validate=False))
+    vega_lite(chart.to_dict(validate=False))  # presenter view draws a copy in large type

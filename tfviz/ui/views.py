@@ -25,6 +25,7 @@ import json
 
 import streamlit as st
 
+from tfviz.ui.widgets import vega_lite
 from tfviz.viz.instant import VIEW_KEYS
 
 VIEW_SCRIPT = """
@@ -233,4 +234,4 @@ def instant(builder, *args, **kwargs) -> None:
     ``tfviz.viz.instant``), built once per distinct input; each caller gets its own copy."""
     spec = _instant_spec(f"{builder.__module__}.{builder.__qualname__}", args, kwargs,
                          _builder=builder)
-    st.vega_lite_chart(spec, width="content")
+    vega_lite(spec, width="content")  # presenter view draws a copy in large type

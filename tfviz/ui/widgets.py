@@ -14,8 +14,11 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
+from tfviz.ui import own_model
 from tfviz.ui.cache import model_names, read_text, vocabulary_notice
-from tfviz.ui.state import EXAMPLES
+from tfviz.ui.present import presenting
+from tfviz.ui.state import DEFAULT_MODEL, EXAMPLES
+from tfviz.viz import presenter
 from tfviz.viz.style import token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
@@ -38,14 +41,32 @@ def _clean_typed_text() -> None:
         st.session_state["text"] = text
 
 
+def _apply_own_example() -> None:
+    o = own_model.own()
+    choice = st.session_state.get("_own_example")
+    if o is not None and choice in o.examples:
+        st.session_state["text"] = o.examples[choice]
+
+
 def sidebar_controls() -> None:
-    """Model and text, on every page (the frame draws them, so they survive page changes)."""
-    names = model_names()
+    """Model and text, on every page (the frame draws them, so they survive page changes).
+    A training-lab run this session opened is listed too (``tfviz.ui.own_model``); choosing
+    it puts one of its task's examples in the text box."""
+    note = own_model.fit_text_to_model(DEFAULT_MODEL)
+    names = model_names() + own_model.own_names()
+    opened = own_model.own()
     with st.sidebar:
         st.selectbox("Model", names, key="model",
-                     help="Small transformers we trained on our own generated text.")
-        st.selectbox("Example sentences", list(EXAMPLES), index=None, key="_example",
-                     placeholder="Pick an example…", on_change=_apply_example)
+                     help="Small transformers we trained on our own generated text"
+                          + (", and the model of your training-lab run (yours alone)." if opened else "."))
+        if note:
+            st.info(note)
+        if own_model.chosen() is not None:
+            st.selectbox("Examples (held out in training)", list(opened.examples), index=None,
+                         key="_own_example", placeholder="Pick an example…", on_change=_apply_own_example)
+        else:
+            st.selectbox("Example sentences", list(EXAMPLES), index=None, key="_example",
+                         placeholder="Pick an example…", on_change=_apply_example)
         st.session_state["_typed"] = st.session_state.get("text", "")
         st.text_area("Your text", key="_typed", on_change=_clean_typed_text,
                      max_chars=MAX_TYPED_CHARS,
@@ -56,6 +77,9 @@ def sidebar_controls() -> None:
                      vocabulary_notice(st.session_state["model"], st.session_state["text"])):
             if note:
                 st.caption(note)
+        if own_model.chosen() is not None:
+            st.caption(f"Your run's model reads {opened.bundle.tokenizer.known()}; every row "
+                       "starts with <bos>, as in training.")
 
 
 def leading_number(label) -> int | None:
@@ -124,10 +148,18 @@ def token_select(label: str, tokens, key: str, *, default: int | None = None, fi
                              recover=leading_number, format_func=labels.__getitem__))
 
 
+def _draw_plotly(fig, **kwargs) -> None:
+    """The one place a plotly figure is drawn. Presenter view draws a copy with its large type
+    and thick lines (``tfviz.viz.presenter``); ``fig`` itself is never changed."""
+    if presenting():
+        fig = presenter.plotly_figure(fig.to_dict())  # to_dict copies the figure
+    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
+
+
 def plotly(fig, **kwargs) -> None:
     """Draw a figure the page built for itself (``chart`` draws shared ones). Its builder
     fixed its margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out once."""
-    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
+    _draw_plotly(fig, **kwargs)
 
 
 def _builder_name(builder) -> str:
@@ -153,7 +185,7 @@ def chart(builder, *args, **kwargs) -> None:
     (``st.plotly_chart`` serialises a copy of it), never changed. Its builder fixed its
     margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out only once.
     """
-    st.plotly_chart(_build(builder, args, kwargs), config=PLOTLY_CONFIG)
+    _draw_plotly(_build(builder, args, kwargs))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -176,7 +208,63 @@ def vega(builder, *args, **kwargs) -> None:
     (30-100 ms each), under a lock that every session on the server shares. The spec is
     computed once per distinct input; each caller gets its own copy.
     """
-    st.vega_lite_chart(_vega_spec(_builder_name(builder), args, kwargs, _builder=builder))
+    vega_lite(_vega_spec(_builder_name(builder), args, kwargs, _builder=builder))
+
+
+def vega_lite(spec: dict, **kwargs) -> None:
+    """The one place a Vega-Lite spec is drawn. Presenter view draws a copy with its large
+    type and thick lines (``tfviz.viz.presenter``); ``spec`` itself is never changed."""
+    st.vega_lite_chart(presenter.vega_spec(spec) if presenting() else spec, **kwargs)
+
+
+TABLE_ROWS_SHOWN = 12  # presenter view: rows of a table on one screen
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
+
+
+def _cell(value, fmt: str | None) -> str:
+    """A table cell as presenter view prints it: numbers by ``fmt`` ("%.3f") or to at most 4
+    decimals; text escaped so that st.table's Markdown shows it as it is (a token "**")."""
+    import numpy as np
+
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        if fmt and fmt.startswith("%"):
+            try:
+                return fmt % value
+            except (TypeError, ValueError):
+                pass
+        if isinstance(value, (float, np.floating)):
+            small = value != 0 and abs(value) < 5e-5  # would print as 0
+            return f"{value:.2e}" if small else np.format_float_positional(float(value), precision=4, trim="-")
+    return _MARKDOWN.sub(r"\\\1", str(value))
+
+
+def table(data, *, column_config: dict | None = None, hide_index: bool | None = True,
+          **kwargs) -> None:
+    """A table: ``st.dataframe`` on the normal page; in presenter view an HTML table
+    (``st.table``), whose text the presenter CSS enlarges like any other text. A dataframe
+    paints its cells on a canvas at 14 px, which CSS cannot reach (nor a test measure).
+
+    Presenter view shows the first ``TABLE_ROWS_SHOWN`` rows, each number formatted by its
+    column's ``NumberColumn(format="%.3f")`` where there is one, else to at most 4 decimals,
+    and columns renamed by ``column_config``'s labels. ``kwargs`` (width, height...) are the
+    dataframe's."""
+    if not presenting():
+        st.dataframe(data, column_config=column_config, hide_index=hide_index, **kwargs)
+        return
+    frame = data if isinstance(data, pandas.DataFrame) else pandas.DataFrame(data)
+    config = {k: ({"label": v} if isinstance(v, str) else v)
+              for k, v in (column_config or {}).items()}
+    shown = {}
+    for col in frame.columns:
+        if col in config and config[col] is None:  # column_config={"x": None} hides x
+            continue
+        conf = config.get(col) or {}
+        fmt = (conf.get("type_config") or {}).get("format")
+        shown[conf.get("label") or str(col)] = [_cell(v, fmt) for v in frame[col].head(TABLE_ROWS_SHOWN)]
+    st.table(pandas.DataFrame(shown), hide_index=bool(hide_index))
+    if len(frame) > TABLE_ROWS_SHOWN:
+        st.caption(f"The first {TABLE_ROWS_SHOWN} of {len(frame)} rows (the normal page shows "
+                   "them all).")
 
 
 @functools.lru_cache(maxsize=512)
