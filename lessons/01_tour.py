@@ -9,6 +9,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import masked
 from tfviz.ui.lessons import available
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import presenting, step
 from tfviz.ui.widgets import show_code, token_select, vega
 from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
 from tfviz.viz.tokens import token_chips_html
@@ -38,79 +39,81 @@ model, text, bundle, cfg = lesson_context()
 trace = get_trace(model, text)
 files = {lesson.file for lesson in available()}
 
-st.subheader("From text to a prediction")
-kind = {"decoder": "a decoder (it predicts the next token)",
-        "encoder": "an encoder (it fills in hidden tokens, like BERT)",
-        "encoder-decoder": "an encoder-decoder (it reads a source, then writes an answer)"}
-st.caption(f"Model **{model}** is {kind[cfg.arch]}: {cfg.n_layers} blocks, {cfg.n_heads} heads, "
-           f"{cfg.d_model} numbers per token. Shapes read (tokens, numbers per token).")
-if cfg.arch == "encoder-decoder":
-    st.info("This model first runs your text through an encoder stack; the blocks below are the "
-            "decoder's, which also look at the encoder's output (cross-attention).")
+with step("1 · From text to a prediction"):
+    kind = {"decoder": "a decoder (it predicts the next token)",
+            "encoder": "an encoder (it fills in hidden tokens, like BERT)",
+            "encoder-decoder": "an encoder-decoder (it reads a source, then writes an answer)"}
+    st.caption(f"Model **{model}** is {kind[cfg.arch]}: {cfg.n_layers} blocks, {cfg.n_heads} "
+               f"heads, {cfg.d_model} numbers per token. Shapes read (tokens, numbers per token).")
+    if cfg.arch == "encoder-decoder":
+        st.info("This model first runs your text through an encoder stack; the blocks below are "
+                "the decoder's, which also look at the encoder's output (cross-attention).")
 
-for n, stage in enumerate(pipeline_stages(trace)):
-    if n:
-        st.markdown("<div style='text-align:center;font-size:1.4em'>↓</div>",
-                    unsafe_allow_html=True)  # a fixed arrow, no learner text
-    with st.container(border=True):
-        left, mid, right = st.columns([4, 2, 2])
-        left.markdown(f"**{stage.title}** — {stage.note}")
-        mid.code(f"shape {stage.shape}", language=None)
-        file, label = MOE_LESSON if stage.key == "ffn" and cfg.is_moe else LESSON_OF[stage.key]
-        if file in files:
-            right.page_link(f"lessons/{file}", label=f"Lesson: {label}", icon="➡️")
-        if stage.key == "tokens":
-            st.html(token_chips_html(trace.tokens, trace.ids))
-        if stage.key == "attn" and "04_lookup.py" in files:
-            right.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
-                            icon="➡️")
+    for n, stage in enumerate(pipeline_stages(trace)):
+        if n:
+            st.markdown("<div style='text-align:center;font-size:1.4em'>↓</div>",
+                        unsafe_allow_html=True)  # a fixed arrow, no learner text
+        with st.container(border=True):
+            left, mid, right = st.columns([4, 2, 2])
+            left.markdown(f"**{stage.title}** — {stage.note}")
+            mid.code(f"shape {stage.shape}", language=None)
+            file, label = MOE_LESSON if stage.key == "ffn" and cfg.is_moe else LESSON_OF[stage.key]
+            if file in files:
+                right.page_link(f"lessons/{file}", label=f"Lesson: {label}", icon="➡️")
+            if stage.key == "tokens":
+                st.html(token_chips_html(trace.tokens, trace.ids))
+            if stage.key == "attn" and "04_lookup.py" in files:
+                right.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
+                                icon="➡️")
 
-st.subheader("The model's guess")
-st.latex(r"p(w) = \mathrm{softmax}(z)_w = \frac{e^{z_w}}{\sum_{v} e^{z_v}}")
-if cfg.arch == "encoder":
-    mask_id = mask_token_id(bundle.tokenizer)
-    st.markdown("An encoder sees the whole sentence at once, so it is trained to fill in "
-                "a **hidden** token. Pick one to hide behind [MASK]; the bars show what the "
-                "model thinks was there.")
-    position = token_select("Token to hide", trace.tokens, "tour_mask_pos")
-    if mask_id is None:
-        st.warning("This tokenizer has no [MASK] token, so we show the guess at that "
-                   "position without hiding it.")
-        row = trace.logits[position]
+
+with step("2 · The model's guess"):
+    st.latex(r"p(w) = \mathrm{softmax}(z)_w = \frac{e^{z_w}}{\sum_{v} e^{z_v}}")
+    if cfg.arch == "encoder":
+        mask_id = mask_token_id(bundle.tokenizer)
+        st.markdown("An encoder sees the whole sentence at once, so it is trained to fill in "
+                    "a **hidden** token. Pick one to hide behind [MASK]; the bars show what the "
+                    "model thinks was there.")
+        position = token_select("Token to hide", trace.tokens, "tour_mask_pos")
+        if mask_id is None:
+            st.warning("This tokenizer has no [MASK] token, so we show the guess at that "
+                       "position without hiding it.")
+            row = trace.logits[position]
+        else:
+            row = masked(model, text, int(position)).logits[position]
+        title = f"What hides at position {position}? (the answer was {trace.tokens[position]!r})"
     else:
-        row = masked(model, text, int(position)).logits[position]
-    title = f"What hides at position {position}? (the answer was {trace.tokens[position]!r})"
-else:
-    st.markdown("The last position's row of logits becomes probabilities for the token that "
-                "comes **next**. Here are the five most likely:")
-    row = trace.logits[-1]
-    title = f"After {trace.tokens[-1]!r}, the next token is probably…"
-preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
-vega(predictions_chart, preds, title=title)
-if not bundle.trained:
-    st.caption("These weights are still random (the trained model is not installed yet), so "
-               "the guesses are guesses in the dark.")
-show_code(pipeline_stages, top_predictions, probabilities, masked_trace)
+        st.markdown("The last position's row of logits becomes probabilities for the token that "
+                    "comes **next**. Here are the five most likely:")
+        row = trace.logits[-1]
+        title = f"After {trace.tokens[-1]!r}, the next token is probably…"
+    preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
+    vega(predictions_chart, preds, title=title)
+    if not bundle.trained:
+        st.caption("These weights are still random (the trained model is not installed yet), so "
+                   "the guesses are guesses in the dark.")
+    show_code(pipeline_stages, top_predictions, probabilities, masked_trace)
 
-st.subheader("Why not a recurrent network?")
-st.markdown(
-    "A recurrent network (RNN) reads one token at a time and must finish token *t − 1* before "
-    "it can start token *t*. Self-attention looks at all tokens at once, and links every pair "
-    "of tokens directly, however far apart they are."
-)
-c1, c2 = st.columns(2)
-c1.latex(r"\text{sequential steps: } O(n) \text{ (RNN)} \;\text{vs}\; O(1)")
-c2.latex(r"\text{longest path between two tokens: } O(n) \;\text{vs}\; O(1)")
-T = len(trace.tokens)
-longest = st.slider("Longest sentence on the chart", 4, 128, max(16, min(T, 128)),
-                    key="tour_max_len")
-rows = rnn_vs_transformer(range(2, longest + 1))
-vega(rnn_vs_transformer_chart, rows)
-st.markdown(
-    f"For your text of **{T} tokens**, an RNN layer takes **{T} steps** one after another, "
-    f"and the first token's information needs **{max(T - 1, 0)} hops** to reach the last. "
-    "A transformer layer takes **1 step** for all tokens together, and any token reaches any "
-    "other in **1 hop**. The price: every pair is compared, so the work grows like n²."
-)
-in_the_notes("tour")
-show_code(rnn_vs_transformer)
+
+with step("3 · Why not a recurrent network?"):
+    st.markdown(
+        "A recurrent network (RNN) reads one token at a time and must finish token *t − 1* "
+        "before it can start token *t*. Self-attention looks at all tokens at once, and links "
+        "every pair of tokens directly, however far apart they are."
+    )
+    c1, c2 = (st.container(), st.container()) if presenting() else st.columns(2)  # big type
+    c1.latex(r"\text{sequential steps: } O(n) \text{ (RNN)} \;\text{vs}\; O(1)")
+    c2.latex(r"\text{longest path between two tokens: } O(n) \;\text{vs}\; O(1)")
+    T = len(trace.tokens)
+    longest = st.slider("Longest sentence on the chart", 4, 128, max(16, min(T, 128)),
+                        key="tour_max_len")
+    rows = rnn_vs_transformer(range(2, longest + 1))
+    vega(rnn_vs_transformer_chart, rows)
+    st.markdown(
+        f"For your text of **{T} tokens**, an RNN layer takes **{T} steps** one after another, "
+        f"and the first token's information needs **{max(T - 1, 0)} hops** to reach the last. "
+        "A transformer layer takes **1 step** for all tokens together, and any token reaches any "
+        "other in **1 hop**. The price: every pair is compared, so the work grows like n²."
+    )
+    in_the_notes("tour")
+    show_code(rnn_vs_transformer)

@@ -1,12 +1,14 @@
 """Lesson 2 · Tokenizer: byte pair encoding, one merge at a time, then the model's own tokens."""
 import streamlit as st
 
+from tfviz.lab.opened import LabTokenizer
 from tfviz.tokenizer.naive_bpe import train_bpe_naive
 from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.tokenizer.teaching_bpe import count_pairs
 from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import bpe_encoding, bpe_training
-from tfviz.ui.widgets import show_code
+from tfviz.ui.present import step
+from tfviz.ui.widgets import show_code, table
 from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
 
 DEFAULT_CORPUS = ("low low low low low lower lower newest newest newest newest newest newest "
@@ -26,63 +28,68 @@ st.markdown(
     "neighbours it sees most often."
 )
 
-st.subheader("Train BPE on your own corpus")
-st.markdown("Every word starts as its characters plus an end-of-word mark `</w>`, so the "
-            "tokenizer can tell *est* at the end of a word from *est* inside one. Then, each step:")
-st.latex(r"\text{count}(a,b) = \sum_{\text{words } w} \text{freq}(w)\cdot"
-         r"\#\{\,a\text{ directly followed by }b \text{ in } w\,\}")
-st.markdown("…and the pair with the highest count becomes one new symbol, everywhere.")
+with step("1 · Train BPE on your own corpus"):
+    st.markdown("Every word starts as its characters plus an end-of-word mark `</w>`, so the "
+                "tokenizer can tell *est* at the end of a word from *est* inside one. Then, "
+                "each step:")
+    st.latex(r"\text{count}(a,b) = \sum_{\text{words } w} \text{freq}(w)\cdot"
+             r"\#\{\,a\text{ directly followed by }b \text{ in } w\,\}")
+    st.markdown("…and the pair with the highest count becomes one new symbol, everywhere.")
 
-corpus_text = st.text_area("Corpus (words separated by spaces)", DEFAULT_CORPUS,
-                           key="tok_corpus", max_chars=20000, height=100)
-n_merges = st.slider("Number of merges to learn", 1, 40, 10, key="tok_merges")
-corpus, history = bpe_training(corpus_text, n_merges)
+    corpus_text = st.text_area("Corpus (words separated by spaces)", DEFAULT_CORPUS,
+                               key="tok_corpus", max_chars=20000, height=100)
+    n_merges = st.slider("Number of merges to learn", 1, 40, 10, key="tok_merges")
+    corpus, history = bpe_training(corpus_text, n_merges)
+    step_no = None  # the merge step chosen below, when there is one
 
-if history is None:
-    st.warning(corpus)
-else:
-    for note in corpus.notes:
-        st.caption(note)
-    made = len(history.merges)
-    if made < n_merges:
-        st.info(f"Only {made} merges were possible: after that every word is a single symbol.")
-    if made == 0:
-        st.info("Nothing to merge yet: every word is a single character. Add longer words.")
+    if history is None:
+        st.warning(corpus)
     else:
-        st.session_state["tok_step"] = min(st.session_state.get("tok_step", 1), made)
-        step_no = st.slider("Step through the merges", 0, made, key="tok_step")
-        step = history.steps[step_no]
-        before = history.steps[max(step_no - 1, 0)]
-        if step_no == 0:
-            st.markdown(f"**Step 0, before any merge.** The starting vocabulary has "
-                        f"{len(history.initial_vocab)} symbols:")
-            st.html(token_chips_html(list(history.initial_vocab)))
+        for note in corpus.notes:
+            st.caption(note)
+        made = len(history.merges)
+        if made < n_merges:
+            st.info(f"Only {made} merges were possible: after that every word is a single symbol.")
+        if made == 0:
+            st.info("Nothing to merge yet: every word is a single character. Add longer words.")
         else:
-            left, right = st.columns([3, 2])
-            with left:
-                st.markdown(f"**Step {step_no}: pair counts before this merge** (top pairs)")
-                st.dataframe(pair_table(step.pair, step.count, step.runners_up),
-                             hide_index=True, width="stretch")
-                st.markdown(f"Merge **{step.pair[0]} + {step.pair[1]} → {step.new_symbol}** "
-                            f"(seen {step.count} times); vocabulary now {step.vocab_size} "
-                            "symbols. On a tie, the pair that sorts first wins.")
-            with right:
-                st.markdown("**Merge table so far**")
-                st.dataframe(merge_table(history.merges, step_no), hide_index=True,
-                             width="stretch", height=min(400, 40 + 35 * step_no))
-        st.markdown(f"**The corpus after step {step_no}** (✱ = changed by this merge)")
-        words = dict(list(step.segmentation.items())[:MAX_WORDS_SHOWN])
-        st.html(segmentation_html(words, step.word_freqs, step.changed if step_no else ()))
-        if len(step.words) > MAX_WORDS_SHOWN:
-            st.caption(f"Showing {MAX_WORDS_SHOWN} of {len(step.words)} different words.")
-        total_pairs = sum(count_pairs(before.symbols, before.freqs).values())
-        st.caption(f"{sum(len(s) for s in step.symbols)} symbols across the distinct words; "
-                   f"{total_pairs} neighbouring pairs were counted before this step.")
-        show_code(train_bpe_naive, count_pairs)  # the textbook loop; train_bpe is its fast twin
+            st.session_state["tok_step"] = min(st.session_state.get("tok_step", 1), made)
+            step_no = st.slider("Step through the merges", 0, made, key="tok_step")
+            merge = history.steps[step_no]
+            before = history.steps[max(step_no - 1, 0)]
+            if step_no == 0:
+                st.markdown(f"**Step 0, before any merge.** The starting vocabulary has "
+                            f"{len(history.initial_vocab)} symbols:")
+                st.html(token_chips_html(list(history.initial_vocab)))
+            else:
+                left, right = st.columns([3, 2])
+                with left:
+                    st.markdown(f"**Step {step_no}: pair counts before this merge** (top pairs)")
+                    table(pair_table(merge.pair, merge.count, merge.runners_up), width="stretch")
+                    st.markdown(f"Merge **{merge.pair[0]} + {merge.pair[1]} → "
+                                f"{merge.new_symbol}** (seen {merge.count} times); vocabulary "
+                                f"now {merge.vocab_size} symbols. On a tie, the pair that sorts "
+                                "first wins.")
+                with right:
+                    st.markdown("**Merge table so far**")
+                    table(merge_table(history.merges, step_no), width="stretch",
+                          height=min(400, 40 + 35 * step_no))
+            st.markdown(f"**The corpus after step {step_no}** (✱ = changed by this merge)")
+            words = dict(list(merge.segmentation.items())[:MAX_WORDS_SHOWN])
+            st.html(segmentation_html(words, merge.word_freqs, merge.changed if step_no else ()))
+            if len(merge.words) > MAX_WORDS_SHOWN:
+                st.caption(f"Showing {MAX_WORDS_SHOWN} of {len(merge.words)} different words.")
+            total_pairs = sum(count_pairs(before.symbols, before.freqs).values())
+            st.caption(f"{sum(len(s) for s in merge.symbols)} symbols across the distinct words; "
+                       f"{total_pairs} neighbouring pairs were counted before this step.")
+            show_code(train_bpe_naive, count_pairs)  # the textbook loop; train_bpe is its fast twin
 
-        st.subheader("Encode a new word")
-        st.markdown("A new word is split into characters, and the learned merges are applied in "
-                    "the order they were learned. Try *lowest*, *tasty* or *transformerify*.")
+with step("2 · Encode a new word"):
+    st.markdown("A new word is split into characters, and the learned merges are applied in "
+                "the order they were learned. Try *lowest*, *tasty* or *transformerify*.")
+    if step_no is None:
+        st.info("There are no merges to apply yet: give step 1 a corpus with longer words.")
+    else:
         word = st.text_input("A word", "lowest", key="tok_word", max_chars=40)
         encoding = bpe_encoding(corpus_text, step_no, word)
         if not encoding.words:
@@ -108,49 +115,59 @@ else:
             "characters, so a new word still arrives with meaningful parts like *low* + *est*."
         )
 
-st.subheader("The tokenizer of this model")
-name, typed, bundle, _ = lesson_context()
-read = bundle.tokenizer.normalize(typed)
-st.markdown(
-    "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites the "
-    "text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a superscript *²* "
-    "a plain *2*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
-    "are the same token, so a capital letter never breaks a word into unfamiliar pieces. The "
-    "price is that the model cannot tell *Apple* from *apple*."
-)
-c_typed, c_read = st.columns(2)
-c_typed.markdown("You typed")
-c_typed.code(typed[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
-c_read.markdown(f"{name} reads")
-c_read.code(read[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
-if read == typed:
-    st.caption("Here nothing changed: your text is already in the form the model reads.")
-ids = bundle.encode(typed)
-tokens = bundle.token_strings(ids[:MAX_CHIPS])
-st.markdown(f"Then cut into pieces: {len(typed)} characters → **{len(ids)} tokens**. "
-            "The small number under each piece is its id; `␣` marks a space.")
-st.html(token_chips_html(tokens, ids[:MAX_CHIPS]))
-if len(ids) > MAX_CHIPS:
-    st.caption(f"Showing the first {MAX_CHIPS} tokens.")
-if isinstance(bundle.tokenizer, TaskTokenizer):
+with step("3 · The tokenizer of this model"):
+    name, typed, bundle, _ = lesson_context()
+    read = bundle.tokenizer.normalize(typed)
     st.markdown(
-        "This model does a small task (reversing letter sequences), so its vocabulary is just "
-        "a few special tokens and single letters, with no merges at all. Characters outside "
-        "that alphabet are simply skipped."
+        "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites "
+        "the text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a superscript "
+        "*²* a plain *2*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
+        "are the same token, so a capital letter never breaks a word into unfamiliar pieces. The "
+        "price is that the model cannot tell *Apple* from *apple*."
     )
-    unknown = bundle.tokenizer.unknown(typed)
-    if unknown:
-        st.caption(f"Skipped in your text: {' '.join(sorted(set(unknown)))}")
-else:
-    odd_ids = bundle.encode(ODD_TEXT)
-    st.markdown(f"What about characters the merges never saw? Here is *{ODD_TEXT}*:")
-    st.html(token_chips_html(bundle.token_strings(odd_ids), odd_ids))
-    st.markdown(
-        "Our tokenizer works on **bytes**, not letters: every character is first written as its "
-        "UTF-8 bytes (1 to 4 of them), and all 256 possible bytes are in the vocabulary. So "
-        "nothing is ever unknown — a rare accent or an emoji just costs several byte tokens "
-        "(shown as a hex byte code such as `<F0>` when a piece is not a whole character)."
-    )
-    if not bundle.trained:
-        st.caption("This model is not trained yet, so it has no merges: every byte is its own "
-                   "token. Once trained, common words become single tokens.")
+    c_typed, c_read = st.columns(2)
+    c_typed.markdown("You typed")
+    c_typed.code(typed[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
+    c_read.markdown(f"{name} reads")
+    c_read.code(read[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
+    if read == typed:
+        st.caption("Here nothing changed: your text is already in the form the model reads.")
+    ids = bundle.encode(typed)
+    tokens = bundle.token_strings(ids[:MAX_CHIPS])
+    st.markdown(f"Then cut into pieces: {len(typed)} characters → **{len(ids)} tokens**. "
+                "The small number under each piece is its id; `␣` marks a space.")
+    st.html(token_chips_html(tokens, ids[:MAX_CHIPS]))
+    if len(ids) > MAX_CHIPS:
+        st.caption(f"Showing the first {MAX_CHIPS} tokens.")
+    if isinstance(bundle.tokenizer, LabTokenizer):  # a training-lab run's model
+        st.markdown(
+            f"This is your training-lab run's model. It reads {bundle.tokenizer.known()}: one "
+            "token per symbol of its task, with no merges at all, and every row starts with "
+            "<bos>, as its training rows did. Anything else is skipped."
+        )
+        unknown = bundle.tokenizer.unknown(typed)
+        if unknown:
+            st.caption(f"Skipped in your text: {' '.join(unknown[:20])}")
+    elif isinstance(bundle.tokenizer, TaskTokenizer):
+        st.markdown(
+            "This model does a small task (reversing letter sequences), so its vocabulary is just "
+            "a few special tokens and single letters, with no merges at all. Characters outside "
+            "that alphabet are simply skipped."
+        )
+        unknown = bundle.tokenizer.unknown(typed)
+        if unknown:
+            st.caption(f"Skipped in your text: {' '.join(sorted(set(unknown)))}")
+    else:
+        odd_ids = bundle.encode(ODD_TEXT)
+        st.markdown(f"What about characters the merges never saw? Here is *{ODD_TEXT}*:")
+        st.html(token_chips_html(bundle.token_strings(odd_ids), odd_ids))
+        st.markdown(
+            "Our tokenizer works on **bytes**, not letters: every character is first written as "
+            "its UTF-8 bytes (1 to 4 of them), and all 256 possible bytes are in the vocabulary. "
+            "So nothing is ever unknown — a rare accent or an emoji just costs several byte "
+            "tokens (shown as a hex byte code such as `<F0>` when a piece is not a whole "
+            "character)."
+        )
+        if not bundle.trained:
+            st.caption("This model is not trained yet, so it has no merges: every byte is its own "
+                       "token. Once trained, common words become single tokens.")

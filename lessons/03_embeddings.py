@@ -10,9 +10,10 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.experiments_cache import positionless
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import presenting, step
 from tfviz.ui.positions_cache import (LEARNED, ROPE, SHIFT, SINE, learned_table, likeness, shift_gaps,
                                      trained_rows)
-from tfviz.ui.widgets import chart, plotly, show_code, vega
+from tfviz.ui.widgets import chart, plotly, show_code, table, vega
 from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures,
                                  position_cosine_heatmap, rope_chart, rope_turn_figure, similarity_chart,
                                  vectors_heatmap)
@@ -26,31 +27,19 @@ trace = get_trace(model, text)
 tokens = trace.tokens
 
 # ----- embedding lookup ---------------------------------------------------------------------
-st.subheader("From token id to vector")
-st.markdown(
-    f"The model keeps a table **E** with one row of {cfg.d_model} numbers for each of its "
-    f"{cfg.vocab_size} tokens. Turning a token into a vector is just reading its row: no "
-    "arithmetic at all. Training moves these rows so that tokens used alike end up alike."
-)
-first = int(trace.ids[0])
-embed = trace["hook_embed"]
-c1, c2 = st.columns([2, 3])
-c1.latex(r"x_k = E[\,t_k\,] \in \mathbb{R}^{%d}" % cfg.d_model)
-c2.markdown(f"Token 0 is **{tokens[0]!r}** with id **{first}**, so x₀ is row {first} of E: "
-            f"`[{', '.join(f'{v:.3f}' for v in embed[0][:4])}, …]`")
-chart(vectors_heatmap, embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens")
-
-# ----- sinusoidal positions -----------------------------------------------------------------
-st.subheader("Why positions are needed, and the sine recipe")
-st.markdown(
-    "Attention compares every token with every other, but nothing in that comparison says "
-    "*where* a token stands: shuffle the words and each one sees the same crowd. So we add a "
-    "position vector p_k to each embedding. The original transformer builds p_k from waves: "
-    "pair i of dimensions turns at its own speed, fast for the first pairs, slower and slower "
-    "for later ones."
-)
-st.latex(r"PE(k, 2i) = \sin\!\Big(\frac{k}{n^{2i/d}}\Big) \qquad "
-         r"PE(k, 2i+1) = \cos\!\Big(\frac{k}{n^{2i/d}}\Big) \qquad \tilde x_k = x_k + PE(k)")
+with step("1 · From token id to vector"):
+    st.markdown(
+        f"The model keeps a table **E** with one row of {cfg.d_model} numbers for each of its "
+        f"{cfg.vocab_size} tokens. Turning a token into a vector is just reading its row: no "
+        "arithmetic at all. Training moves these rows so that tokens used alike end up alike."
+    )
+    first = int(trace.ids[0])
+    embed = trace["hook_embed"]
+    c1, c2 = st.columns([2, 3])
+    c1.latex(r"x_k = E[\,t_k\,] \in \mathbb{R}^{%d}" % cfg.d_model)
+    c2.markdown(f"Token 0 is **{tokens[0]!r}** with id **{first}**, so x₀ is row {first} of E: "
+                f"`[{', '.join(f'{v:.3f}' for v in embed[0][:4])}, …]`")
+    chart(vectors_heatmap, embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens")
 
 
 @safe_fragment
@@ -59,9 +48,9 @@ def sine_explorer():
     base = a.select_slider("base n", [10, 100, 1000, 10000, 100000], 10000, key="emb_base")
     d = b.slider("width d", 2, 128, 64, step=2, key="emb_d")
     n_pos = c.slider("positions shown", 8, 128, 64, key="emb_positions")
-    table = sinusoid_table(n_pos, d, base)
-    chart(pe_heatmap, table, title=f"PE table: {n_pos} positions × {d} dimensions, n = {base}")
-    curves = {f"sine, n={base}, d={d}": similarity_by_distance(table)}
+    pe = sinusoid_table(n_pos, d, base)
+    chart(pe_heatmap, pe, title=f"PE table: {n_pos} positions × {d} dimensions, n = {base}")
+    curves = {f"sine, n={base}, d={d}": similarity_by_distance(pe)}
     if "hook_pos_embed" in trace and len(tokens) > 1:
         curves[f"{model} (your text)"] = similarity_by_distance(trace["hook_pos_embed"])
     vega(similarity_chart, curves)
@@ -71,97 +60,87 @@ def sine_explorer():
     show_code(sinusoid_table, similarity_by_distance)
 
 
-sine_explorer()
+# ----- sinusoidal positions -----------------------------------------------------------------
+with step("2 · Why positions are needed, and the sine recipe"):
+    st.markdown(
+        "Attention compares every token with every other, but nothing in that comparison says "
+        "*where* a token stands: shuffle the words and each one sees the same crowd. So we add a "
+        "position vector p_k to each embedding. The original transformer builds p_k from waves: "
+        "pair i of dimensions turns at its own speed, fast for the first pairs, slower and slower "
+        "for later ones."
+    )
+    st.latex(r"PE(k, 2i) = \sin\!\Big(\frac{k}{n^{2i/d}}\Big) \qquad "
+             r"PE(k, 2i+1) = \cos\!\Big(\frac{k}{n^{2i/d}}\Big) \qquad \tilde x_k = x_k + PE(k)")
 
-st.markdown("**By hand: d = 4, n = 100, for the sentence “I am a Robot”.** With d = 4 there "
-            "are two pairs; their angles are k/100⁰ = k/1 and k/100^(2/4) = k/10.")
-st.dataframe(formula_table(d=4, base=100), hide_index=True, width="stretch")
-show_code(formula_table)
+    sine_explorer()
+
+    st.markdown("**By hand: d = 4, n = 100, for the sentence “I am a Robot”.** With d = 4 there "
+                "are two pairs; their angles are k/100⁰ = k/1 and k/100^(2/4) = k/10.")
+    table(formula_table(d=4, base=100), width="stretch")
+    show_code(formula_table)
 
 # ----- the model's own positions ------------------------------------------------------------
-st.subheader(f"The positions {model} adds")
-if "hook_pos_embed" in trace:
-    kind = ("a learned table: one trained row per position, like a second embedding table"
-            if cfg.positional == "learned" else f"the sine table with n = {cfg.pos_base:g}")
-    st.markdown(f"This model adds {kind}. Here are the rows it added to your tokens:")
-    chart(vectors_heatmap, trace["hook_pos_embed"], tokens,
-          title="Position vectors added to your tokens")
-else:
-    st.info(f"{model} adds no position vectors to its inputs (positional = "
-            f"{cfg.positional!r}); position enters inside attention instead, see below.")
-in_the_notes("embeddings")
+with step(f"3 · The positions {model} adds"):
+    if "hook_pos_embed" in trace:
+        kind = ("a learned table: one trained row per position, like a second embedding table"
+                if cfg.positional == "learned" else f"the sine table with n = {cfg.pos_base:g}")
+        st.markdown(f"This model adds {kind}. Here are the rows it added to your tokens:")
+        chart(vectors_heatmap, trace["hook_pos_embed"], tokens,
+              title="Position vectors added to your tokens")
+    else:
+        st.info(f"{model} adds no position vectors to its inputs (positional = "
+                f"{cfg.positional!r}); position enters inside attention instead, see below.")
+    in_the_notes("embeddings")
 
 # ----- learned positions, trained -----------------------------------------------------------
-st.subheader("Learned positions: what training made of them")
-learned_rows, rows_reached = learned_table(), trained_rows(LEARNED)
-learned_bundle = get_bundle(LEARNED)
-st.markdown(
-    "Instead of a formula, a model can keep a second table with one trainable row per position "
-    "(BERT and GPT-2 do) and let training fill it in, like the token table E. To see what "
-    f"training makes of such a table we trained **{LEARNED}**: gpt-tiny's size, stories, seeds "
-    "and number of steps, but with a learned table where gpt-tiny adds the sine table. Its rows "
-    "started as random numbers; nothing told them to resemble each other."
-)
-if learned_bundle.trained:
-    ev = learned_bundle.manifest["eval"]
-    st.caption(f"{LEARNED}: held-out loss {ev['val_loss']:.3f} per token and "
-               f"{ev['coref_accuracy']:.0%} on the “it refers to the” probe, against gpt-tiny's "
-               f"{get_bundle(SINE).manifest.get('eval', {}).get('val_loss', float('nan')):.3f} "
-               "with the sine table (same held-out sentences). "
-               f"`{learned_bundle.manifest['command']}` rebuilds it.")
-else:
-    st.warning(f"{LEARNED} is not trained on this installation (no assets/{LEARNED}), so the "
-               f"rows below are its random starting values. `python -m tfviz.train --preset "
-               f"{LEARNED}` trains it.")
-vega(similarity_chart, {LEARNED: learned_rows.learned, "sine (gpt-tiny)": learned_rows.sine},
-     title=f"Positions 0–{rows_reached - 1}: learned rows and sine rows (d = 64, n = 10000)")
-far = float(abs(learned_rows.learned[2:]).mean()) if rows_reached > 2 else float("nan")
-st.caption(
-    f"Mean cosine similarity of rows k and k + distance, over positions 0–{rows_reached - 1}. "
-    f"The training sentences were at most {rows_reached} tokens long (plus <eos>), so only these "
-    f"rows were ever used. Next-door learned rows came out {likeness(learned_rows.neighbours_trained)} "
-    f"({learned_rows.neighbours_trained:.2f} on average for k and k + 1, against "
-    f"{learned_rows.sine[1]:.2f} for the sines). From distance 2 on, the learned rows' |cosine| "
-    f"averages {far:.2f} (two random vectors of 64 numbers give about 0.10). The sine table fades slowly "
-    "and evenly because its formula says so; nothing pushed this table to do the same (compare "
-    "the two models' held-out losses above). The learned line is also an average over pairs "
-    "that disagree, and its far end rests on a handful of pairs."
-)
-chart(position_cosine_heatmap, learned_rows.cosine, learned_rows.trained,
-      title=f"{LEARNED}: cosine of every pair of its first {len(learned_rows.cosine)} position rows")
-st.caption(
-    f"Inside the black frame: the {rows_reached} rows training reached. Outside it: rows it never "
-    "reached, still close to their random start (neighbours' cosine "
-    f"{learned_rows.neighbours_untrained:.2f} on average). That is the price of a learned "
-    "table: a position past the longest training sentence has a row, but not a meaningful one, "
-    "and past the table's end it has none at all."
-)
-if (n_read := len(read_text(LEARNED, text).ids)) > rows_reached:
-    st.info(f"Your text is {n_read} tokens long: in {LEARNED}, tokens from position "
-            f"{rows_reached} on get rows that training never shaped.")
-show_code(learned_positions)
-
-# ----- RoPE ---------------------------------------------------------------------------------
-st.subheader("RoPE: rotate instead of add")
-st.markdown(
-    "Rotary embeddings add nothing to the token vectors. Instead, inside every attention layer, "
-    "each query and key is **turned**: its dimensions are taken two by two, and pair i is "
-    "rotated by θᵢ for every step of position, so a token at position m is turned by m·θᵢ. "
-    "Turning q by mθ and k by nθ leaves their dot product depending on n − m only, so a score "
-    f"sees *how far apart* two tokens are, not where they sit. Everything below comes from "
-    f"**{ROPE}**, gpt-tiny trained on the same stories with RoPE instead of the sine table, "
-    "reading your text."
-)
-st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qquad "
-         r"\theta_i = n_{\text{base}}^{-2i/d}")
-if get_bundle(ROPE).trained:
-    ev = get_bundle(ROPE).manifest["eval"]
-    st.caption(f"{ROPE}: held-out loss {ev['val_loss']:.3f} per token, {ev['coref_accuracy']:.0%} on "
-               f"the “it refers to the” probe; `{get_bundle(ROPE).manifest['command']}` rebuilds it.")
-else:
-    st.warning(f"{ROPE} is not trained on this installation (no assets/{ROPE}): the queries and "
-               f"keys below come from random weights. `python -m tfviz.train --preset {ROPE}` "
-               "trains it.")
+with step("4 · Learned positions: what training made of them"):
+    learned_rows, rows_reached = learned_table(), trained_rows(LEARNED)
+    learned_bundle = get_bundle(LEARNED)
+    st.markdown(
+        "Instead of a formula, a model can keep a second table with one trainable row per position "
+        "(BERT and GPT-2 do) and let training fill it in, like the token table E. To see what "
+        f"training makes of such a table we trained **{LEARNED}**: gpt-tiny's size, stories, seeds "
+        "and number of steps, but with a learned table where gpt-tiny adds the sine table. Its rows "
+        "started as random numbers; nothing told them to resemble each other."
+    )
+    if learned_bundle.trained:
+        ev = learned_bundle.manifest["eval"]
+        st.caption(f"{LEARNED}: held-out loss {ev['val_loss']:.3f} per token and "
+                   f"{ev['coref_accuracy']:.0%} on the “it refers to the” probe, against gpt-tiny's "
+                   f"{get_bundle(SINE).manifest.get('eval', {}).get('val_loss', float('nan')):.3f} "
+                   "with the sine table (same held-out sentences). "
+                   f"`{learned_bundle.manifest['command']}` rebuilds it.")
+    else:
+        st.warning(f"{LEARNED} is not trained on this installation (no assets/{LEARNED}), so the "
+                   f"rows below are its random starting values. `python -m tfviz.train --preset "
+                   f"{LEARNED}` trains it.")
+    vega(similarity_chart, {LEARNED: learned_rows.learned, "sine (gpt-tiny)": learned_rows.sine},
+         title=f"Positions 0–{rows_reached - 1}: learned rows and sine rows (d = 64, n = 10000)")
+    far = float(abs(learned_rows.learned[2:]).mean()) if rows_reached > 2 else float("nan")
+    st.caption(
+        f"Mean cosine similarity of rows k and k + distance, over positions 0–{rows_reached - 1}. "
+        f"The training sentences were at most {rows_reached} tokens long (plus <eos>), so only these "
+        f"rows were ever used. Next-door learned rows came out {likeness(learned_rows.neighbours_trained)} "
+        f"({learned_rows.neighbours_trained:.2f} on average for k and k + 1, against "
+        f"{learned_rows.sine[1]:.2f} for the sines). From distance 2 on, the learned rows' |cosine| "
+        f"averages {far:.2f} (two random vectors of 64 numbers give about 0.10). The sine table fades slowly "
+        "and evenly because its formula says so; nothing pushed this table to do the same (compare "
+        "the two models' held-out losses above). The learned line is also an average over pairs "
+        "that disagree, and its far end rests on a handful of pairs."
+    )
+    chart(position_cosine_heatmap, learned_rows.cosine, learned_rows.trained,
+          title=f"{LEARNED}: cosine of every pair of its first {len(learned_rows.cosine)} position rows")
+    st.caption(
+        f"Inside the black frame: the {rows_reached} rows training reached. Outside it: rows it never "
+        "reached, still close to their random start (neighbours' cosine "
+        f"{learned_rows.neighbours_untrained:.2f} on average). That is the price of a learned "
+        "table: a position past the longest training sentence has a row, but not a meaningful one, "
+        "and past the table's end it has none at all."
+    )
+    if (n_read := len(read_text(LEARNED, text).ids)) > rows_reached:
+        st.info(f"Your text is {n_read} tokens long: in {LEARNED}, tokens from position "
+                f"{rows_reached} on get rows that training never shaped.")
+    show_code(learned_positions)
 
 
 @safe_fragment
@@ -185,7 +164,7 @@ def rope_demo():
                "the same vector as the model turned it (hook_rot_q, hook_rot_k). Pair 0 turns "
                "by 1 radian per position, later pairs slower and slower, so at most positions "
                "only the first pairs move visibly. The lengths never change: RoPE only turns.")
-    st.dataframe(turn_table(pair, rcfg.pos_base), hide_index=True, width="stretch")
+    table(turn_table(pair, rcfg.pos_base), width="stretch")
     st.caption("Measured on the model's own vectors: the angle of each pair of q before and after "
                f"the turn. “turned by” should equal {i}·θᵢ, wrapped into (−π, π]; a tiny pair "
                "(near the origin) has no clear direction, so its angle is noisy.")
@@ -215,31 +194,43 @@ def rope_demo():
     show_code(rope_pair, turn_table, rope_scores, shift_gap)
 
 
-rope_demo()
+# ----- RoPE ---------------------------------------------------------------------------------
+with step("5 · RoPE: rotate instead of add"):
+    st.markdown(
+        "Rotary embeddings add nothing to the token vectors. Instead, inside every attention layer, "
+        "each query and key is **turned**: its dimensions are taken two by two, and pair i is "
+        "rotated by θᵢ for every step of position, so a token at position m is turned by m·θᵢ. "
+        "Turning q by mθ and k by nθ leaves their dot product depending on n − m only, so a score "
+        f"sees *how far apart* two tokens are, not where they sit. Everything below comes from "
+        f"**{ROPE}**, gpt-tiny trained on the same stories with RoPE instead of the sine table, "
+        "reading your text."
+    )
+    st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qquad "
+             r"\theta_i = n_{\text{base}}^{-2i/d}")
+    if get_bundle(ROPE).trained:
+        ev = get_bundle(ROPE).manifest["eval"]
+        st.caption(f"{ROPE}: held-out loss {ev['val_loss']:.3f} per token, {ev['coref_accuracy']:.0%} on "
+                   f"the “it refers to the” probe; `{get_bundle(ROPE).manifest['command']}` rebuilds it.")
+    else:
+        st.warning(f"{ROPE} is not trained on this installation (no assets/{ROPE}): the queries and "
+                   f"keys below come from random weights. `python -m tfviz.train --preset {ROPE}` "
+                   "trains it.")
+
+    rope_demo()
 
 # ----- ALiBi --------------------------------------------------------------------------------
-st.subheader("ALiBi: a penalty for distance")
-st.markdown(
-    "ALiBi adds nothing to the vectors. It subtracts a penalty from each attention score that "
-    "grows with the distance between query and key, with a different slope per head: steep "
-    "heads look near, gentle heads look far."
-)
-st.latex(r"\text{score}_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}} - m_h\,|i-j|,\qquad "
-         r"m_h = 2^{-8(h+1)/H}")
-shown = list(tokens[:12])
-slopes, bias = alibi(cfg.n_heads, len(shown))
-chart(alibi_figure, bias, slopes, shown)
-show_code(alibi)
-
-# ----- order blindness ----------------------------------------------------------------------
-st.subheader("Without positions, attention is order-blind")
-st.markdown(
-    "Let us test the claim. We build a fresh copy of this model with **no** position "
-    "information, feed it your tokens, then the same tokens in a new order. If the model is "
-    "order-blind, each token's output is unchanged, only moved: the two pictures match. "
-    "(We switch off the causal mask for this test, because “only look left” is itself a clue "
-    "about order.)"
-)
+with step("6 · ALiBi: a penalty for distance"):
+    st.markdown(
+        "ALiBi adds nothing to the vectors. It subtracts a penalty from each attention score that "
+        "grows with the distance between query and key, with a different slope per head: steep "
+        "heads look near, gentle heads look far."
+    )
+    st.latex(r"\text{score}_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}} - m_h\,|i-j|,\qquad "
+             r"m_h = 2^{-8(h+1)/H}")
+    shown = list(tokens[:12])
+    slopes, bias = alibi(cfg.n_heads, len(shown))
+    chart(alibi_figure, bias, slopes, shown)
+    show_code(alibi)
 
 
 @safe_fragment
@@ -253,7 +244,7 @@ def order_test():
     left, right = permutation_figures(check.original, check.permuted, order,
                                       tokens[:MAX_PERM_TOKENS])
     st.markdown("**The model without positions** (first dimensions of each token's output)")
-    a, b = st.columns(2)
+    a, b = (st.container(), st.container()) if presenting() else st.columns(2)  # big type: stacked
     with a:
         plotly(left)
     with b:
@@ -268,4 +259,14 @@ def order_test():
     show_code(permutation_check)
 
 
-order_test()
+# ----- order blindness ----------------------------------------------------------------------
+with step("7 · Without positions, attention is order-blind"):
+    st.markdown(
+        "Let us test the claim. We build a fresh copy of this model with **no** position "
+        "information, feed it your tokens, then the same tokens in a new order. If the model is "
+        "order-blind, each token's output is unchanged, only moved: the two pictures match. "
+        "(We switch off the causal mask for this test, because “only look left” is itself a clue "
+        "about order.)"
+    )
+
+    order_test()

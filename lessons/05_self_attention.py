@@ -8,6 +8,7 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code
 from tfviz.viz import instant_attention as ia
@@ -70,7 +71,7 @@ def walkthrough() -> None:
 
 def one_query(every, view) -> None:
     x_name = "x_i" if cfg.norm == "post" else r"\mathrm{LN}(x_i)"
-    st.subheader("1 · Query, keys and values")
+    st.subheader("Query, keys and values")
     st.latex(rf"q_i = {x_name}\,W^Q,\quad k_j = x_j W^K,\quad v_j = x_j W^V"
              rf"\qquad (d_k = {every.d_k})")
     if cfg.kv_heads != cfg.n_heads:
@@ -78,14 +79,14 @@ def one_query(every, view) -> None:
                    "chart's titles name it).")
     instant(ia.query_vectors, every, **view)
 
-    st.subheader("2 · Scores, scale, mask, softmax")
+    st.subheader("Scores, scale, mask, softmax")
     temp = "" if every.temperature == 1.0 else f"/ {every.temperature:g}"
     st.latex(rf"s_j = q_i\cdot k_j \;\to\; \frac{{s_j}}{{{every.divisor:.4g}}} \;\to\; "
              r"+M_{ij}\;(0\text{ or }-\infty) \;\to\; "
              rf"\alpha_j = \frac{{e^{{\tilde s_j{temp}}}}}{{\sum_m e^{{\tilde s_m{temp}}}}}")
     instant(ia.score_steps, every, **view)
 
-    st.subheader("3 · Weighted sum of the values")
+    st.subheader("Weighted sum of the values")
     st.latex(r"z_i = \sum_j \alpha_j v_j")
     instant(ia.weighted_sum, every, **view)
     st.caption("The ten keys with the most weight get a row each; the rest are added up in one "
@@ -112,21 +113,22 @@ def matrices(trace, view) -> None:
     show_code(att.matrix_form)
 
 
-walkthrough()
+with step("1 · One query of your text, through one head"):
+    walkthrough()
 
-st.header("The source's worked example")
-st.markdown("Two words, *Thinking* and *Machines*. The query of *Thinking* scores 112 against "
-            "its own key and 96 against the other; the head size is 64, so √d_k = 8. "
-            "Change the numbers to see how the scale and the softmax respond.")
-c1, c2, c3 = st.columns(3)
-s1 = c1.number_input("score with key 1", value=112.0, step=4.0, key="sa_ex_s1")
-s2 = c2.number_input("score with key 2", value=96.0, step=4.0, key="sa_ex_s2")
-d_k = c3.number_input("d_k", min_value=1, max_value=4096, value=64, step=1, key="sa_ex_dk")
-ex = att.worked_example((s1, s2), int(d_k))
-st.latex(rf"\frac{{{s1:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[0]:.4g},\quad "
-         rf"\frac{{{s2:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[1]:.4g}\quad\to\quad "
-         rf"\mathrm{{softmax}} = ({ex.weights[0]:.2f},\ {ex.weights[1]:.2f})")
-st.table({"key": ["Thinking", "Machines"], "score q·k": ex.scores.tolist(),
-          "÷ √d_k": ex.scaled.tolist(), "softmax": [round(w, 4) for w in ex.weights.tolist()]})
-in_the_notes("self-attention")
-show_code(att.worked_example)
+with step("2 · The source's worked example"):
+    st.markdown("Two words, *Thinking* and *Machines*. The query of *Thinking* scores 112 against "
+                "its own key and 96 against the other; the head size is 64, so √d_k = 8. "
+                "Change the numbers to see how the scale and the softmax respond.")
+    c1, c2, c3 = st.columns(3)
+    s1 = c1.number_input("score with key 1", value=112.0, step=4.0, key="sa_ex_s1")
+    s2 = c2.number_input("score with key 2", value=96.0, step=4.0, key="sa_ex_s2")
+    d_k = c3.number_input("d_k", min_value=1, max_value=4096, value=64, step=1, key="sa_ex_dk")
+    ex = att.worked_example((s1, s2), int(d_k))
+    st.latex(rf"\frac{{{s1:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[0]:.4g},\quad "
+             rf"\frac{{{s2:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[1]:.4g}\quad\to\quad "
+             rf"\mathrm{{softmax}} = ({ex.weights[0]:.2f},\ {ex.weights[1]:.2f})")
+    st.table({"key": ["Thinking", "Machines"], "score q·k": ex.scores.tolist(),
+              "÷ √d_k": ex.scaled.tolist(), "softmax": [round(w, 4) for w in ex.weights.tolist()]})
+    in_the_notes("self-attention")
+    show_code(att.worked_example)

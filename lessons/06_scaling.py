@@ -8,12 +8,14 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import dot_product_variance, saturation
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code, vega
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_scaling as isc
 from tfviz.viz import scaling as scv
 
 name, text, _, cfg = lesson_context()
+D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 st.title("Why divide by √d_k?")
 st.markdown(
@@ -28,60 +30,58 @@ st.latex(r"\mathrm{Var}(q\cdot k)=\sum_{i=1}^{d_k}\mathrm{Var}(q_i k_i)=d_k"
          r"\mathrm{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=\frac{d_k}{d_k}=1")
 in_the_notes("scaling")
 
-st.header("1 · Measure it")
-c1, c2 = st.columns(2)
-n_samples = c1.slider("Random (q, k) pairs per d_k", 500, 20000, 4000, step=500, key="sc_samples")
-seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
-D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+with step("1 · Measure it"):
+    c1, c2 = st.columns(2)
+    n_samples = c1.slider("Random (q, k) pairs per d_k", 500, 20000, 4000, step=500,
+                          key="sc_samples")
+    seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
+    rows = dot_product_variance(D_KS, int(n_samples), int(seed))
+    vega(scv.variance_chart, rows)
+    table(scv.variance_frame(rows))
+    show_code(sc.dot_product_variance)
 
+with step("2 · What large scores do to softmax"):
+    st.markdown(
+        "Softmax compares scores through their differences, and big differences make it pick a "
+        "single winner. A one-hot softmax is also a dead end for learning: its gradient with "
+        "respect to the scores is the Jacobian below, and when one p is 1 and the rest are 0, "
+        "every entry of that matrix is 0. The model would get no signal about which key to prefer."
+    )
+    st.latex(r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij}-p_j)"
+             r"\quad\Longleftrightarrow\quad J=\mathrm{diag}(p)-pp^\top")
+    d_k_row = st.select_slider("d_k for the example row", options=list(D_KS), value=64, key="sc_dk")
+    raw, p_without, p_with = sc.example_row(d_k_row, seed=int(seed))
+    vega(scv.example_row_chart, raw, p_without, p_with, d_k_row)
+    c1, c2 = st.columns(2)
+    c1.metric("Largest gradient entry, without the scale",
+              f"{sc.max_gradient(p_without):.2e}")
+    c2.metric("Largest gradient entry, with the scale", f"{sc.max_gradient(p_with):.2e}")
+    st.markdown("Averaged over many random rows of 8 keys:")
+    vega(scv.saturation_chart, saturation(D_KS, int(seed)))
+    show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
-rows = dot_product_variance(D_KS, int(n_samples), int(seed))
-vega(scv.variance_chart, rows)
-st.dataframe(scv.variance_frame(rows), hide_index=True)
-show_code(sc.dot_product_variance)
-
-st.header("2 · What large scores do to softmax")
-st.markdown(
-    "Softmax compares scores through their differences, and big differences make it pick a "
-    "single winner. A one-hot softmax is also a dead end for learning: its gradient with "
-    "respect to the scores is the Jacobian below, and when one p is 1 and the rest are 0, "
-    "every entry of that matrix is 0. The model would get no signal about which key to prefer."
-)
-st.latex(r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij}-p_j)"
-         r"\quad\Longleftrightarrow\quad J=\mathrm{diag}(p)-pp^\top")
-d_k_row = st.select_slider("d_k for the example row", options=list(D_KS), value=64, key="sc_dk")
-raw, p_without, p_with = sc.example_row(d_k_row, seed=int(seed))
-vega(scv.example_row_chart, raw, p_without, p_with, d_k_row)
-c1, c2 = st.columns(2)
-c1.metric("Largest gradient entry, without the scale",
-          f"{sc.max_gradient(p_without):.2e}")
-c2.metric("Largest gradient entry, with the scale", f"{sc.max_gradient(p_with):.2e}")
-st.markdown("Averaged over many random rows of 8 keys:")
-vega(scv.saturation_chart, saturation(D_KS, int(seed)))
-show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
-
-
-st.header("3 · Your text, with and without the scale")
-st.markdown(
-    f"Our models use heads of d_k = {cfg.d_head}, so the scale divides every score by "
-    f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
-    "The entropy of a row says how spread out that query's attention is: log₂(number of "
-    "keys) when it looks at all keys evenly, 0 when it looks at a single key."
-)
-st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
-st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
-           "the maps, the entropies and their means change in your browser at once.")
-L, H = cfg.n_layers, cfg.n_heads
-on = get_trace(name, text, RunOptions(scale=True))
-off = get_trace(name, text, RunOptions(scale=False))
-maps = [np.stack([t["pattern", layer] for layer in range(L)]) for t in (on, off)]  # (L, H, n, n)
-instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
-        layer=view_value("layer", L - 1), head=view_value("head", H - 1))
-st.markdown("Mean entropy of every head's rows, with and without the scale:")
-three_decimals = st.column_config.NumberColumn(format="%.3f")
-table = sc.entropy_by_head(*maps)
-st.dataframe(table, hide_index=True, column_config={
-    column: three_decimals for column in table if column not in ("layer", "head")})
-st.caption("Turning the scale off multiplies every score by √d_k, which is the same as a "
-           f"softmax temperature of 1/√d_k ≈ {cfg.d_head ** -0.5:.2f}: the maps sharpen.")
-show_code(sc.row_entropy, sc.entropy, sc.entropy_by_head)
+with step("3 · Your text, with and without the scale"):
+    st.markdown(
+        f"Our models use heads of d_k = {cfg.d_head}, so the scale divides every score by "
+        f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
+        "The entropy of a row says how spread out that query's attention is: log₂(number of "
+        "keys) when it looks at all keys evenly, 0 when it looks at a single key."
+    )
+    st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
+    st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
+               "the maps, the entropies and their means change in your browser at once.")
+    L, H = cfg.n_layers, cfg.n_heads
+    on = get_trace(name, text, RunOptions(scale=True))
+    off = get_trace(name, text, RunOptions(scale=False))
+    maps = [np.stack([t["pattern", layer] for layer in range(L)])  # (L, H, n, n)
+            for t in (on, off)]
+    instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
+            layer=view_value("layer", L - 1), head=view_value("head", H - 1))
+    st.markdown("Mean entropy of every head's rows, with and without the scale:")
+    three_decimals = st.column_config.NumberColumn(format="%.3f")
+    entropies = sc.entropy_by_head(*maps)
+    table(entropies, column_config={
+        column: three_decimals for column in entropies if column not in ("layer", "head")})
+    st.caption("Turning the scale off multiplies every score by √d_k, which is the same as a "
+               f"softmax temperature of 1/√d_k ≈ {cfg.d_head ** -0.5:.2f}: the maps sharpen.")
+    show_code(sc.row_entropy, sc.entropy, sc.entropy_by_head)

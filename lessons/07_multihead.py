@@ -4,12 +4,14 @@ import streamlit as st
 
 from tfviz.analysis import coref
 from tfviz.analysis import heads as hd
+from tfviz.lab.opened import reads_letters
 from tfviz.ui.cache import coref_gap_notice, get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code
+from tfviz.ui.widgets import chart, show_code, table
 from tfviz.viz import attention as attv
 from tfviz.viz import instant as iv
 from tfviz.viz.style import token_labels
@@ -28,133 +30,140 @@ st.markdown(
     "the heads simply share out the d dimensions between them."
 )
 
-st.header("1 · Splitting into heads is a reshape")
-st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
-         rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
-q_full = hd.query_matrix(trace, 0)  # every layer has the same shapes
-per_token, per_head = hd.split_heads(q_full, h)
-st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
-          "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
-st.caption(f"After the transpose, head i owns the slice Q[i] of shape "
-           f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions i·{dh} … (i+1)·{dh} − 1 of every "
-           f"token's query (head 1: dimensions {dh}…{2 * dh - 1}). The head axis now behaves like "
-           "a batch axis.")
-in_the_notes("multi-head")
-show_code(hd.query_matrix, hd.split_heads)
+with step("1 · Splitting into heads is a reshape"):
+    st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
+             rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
+    q_full = hd.query_matrix(trace, 0)  # every layer has the same shapes
+    per_token, per_head = hd.split_heads(q_full, h)
+    st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
+              "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
+    st.caption(f"After the transpose, head i owns the slice Q[i] of shape "
+               f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions i·{dh} … (i+1)·{dh} − 1 of every "
+               f"token's query (head 1: dimensions {dh}…{2 * dh - 1}). The head axis now behaves like "
+               "a batch axis.")
+    in_the_notes("multi-head")
+    show_code(hd.query_matrix, hd.split_heads)
 
 
-st.header("2 · Every head of the layer at once")
-st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
-           "the maps change in your browser at once.")
-L, H = cfg.n_layers, cfg.n_heads
-layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
-patterns = np.stack([trace["pattern", layer] for layer in range(L)])  # (layers, heads, n, n)
-stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
-instant(iv.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
-        layer=layer0, head=head0)
+with step("2 · Every head of the layer at once"):
+    st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
+               "the maps change in your browser at once.")
+    L, H = cfg.n_layers, cfg.n_heads
+    layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
+    patterns = np.stack([trace["pattern", layer] for layer in range(L)])  # (layers, heads, n, n)
+    stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
+    instant(iv.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
+            layer=layer0, head=head0)
 
-st.subheader("What kind of head is it?")
-st.markdown(
-    "Researchers who looked at trained models found recurring habits: heads that look at the "
-    "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
-    "point to rare words. A few simple averages over the rows of each map give a first guess, "
-    "here for every head of every layer:"
-)
-plain = token_labels(trace.tokens)  # tables and altair show text as typed
-flat = [(layer, s) for layer, row in enumerate(stats) for s in row]
-table = {"layer": [layer for layer, _ in flat], "head": [s.head for _, s in flat],
-         "→ previous token": [s.previous for _, s in flat], "→ same token": [s.same for _, s in flat],
-         "→ first token": [s.first for _, s in flat],
-         "spread (0 focused … 1 uniform)": [s.entropy for _, s in flat],
-         "favourite key": [plain[s.favourite] for _, s in flat],
-         "→ favourite": [s.favourite_share for _, s in flat], "label": [s.label for _, s in flat]}
-three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
-st.dataframe(table, hide_index=True, column_config={
-    name: three_decimals for name, values in table.items() if isinstance(values[0], float)})
-st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
-           f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
-           "uniform. An untrained model's heads are mostly broad.")
-show_code(hd.head_stats, hd.label_head)
+    st.subheader("What kind of head is it?")
+    st.markdown(
+        "Researchers who looked at trained models found recurring habits: heads that look at the "
+        "neighbouring token (positional), heads that follow grammar (syntactic), and heads that "
+        "point to rare words. A few simple averages over the rows of each map give a first guess, "
+        "here for every head of every layer:"
+    )
+    plain = token_labels(trace.tokens)  # tables and altair show text as typed
+    flat = [(layer, s) for layer, row in enumerate(stats) for s in row]
+    roles = {"layer": [layer for layer, _ in flat], "head": [s.head for _, s in flat],
+             "→ previous token": [s.previous for _, s in flat], "→ same token": [s.same for _, s in flat],
+             "→ first token": [s.first for _, s in flat],
+             "spread (0 focused … 1 uniform)": [s.entropy for _, s in flat],
+             "favourite key": [plain[s.favourite] for _, s in flat],
+             "→ favourite": [s.favourite_share for _, s in flat], "label": [s.label for _, s in flat]}
+    three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
+    table(roles, hide_index=True, column_config={
+        name: three_decimals for name, values in roles.items() if isinstance(values[0], float)})
+    st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
+               f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
+               "uniform. An untrained model's heads are mostly broad.")
+    show_code(hd.head_stats, hd.label_head)
 
-st.header("3 · Joining the heads: concatenate, then W^O")
-st.latex(r"\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots \oplus z^{(h)}\,\big]\,W^O"
-         rf"\qquad n\times h d_{{head}} \cdot h d_{{head}}\times d = "
-         rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}")
-st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
-            "of rows of W^O and adding the results, so each head's share can be measured:")
-st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
-found = coref.find_coref_positions(trace.tokens)
-lengths, gap = hd.share_lengths(trace, bundle.weights())
-instant(iv.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
-        query=view_value("query", n - 1, found.probe if found else n - 1))
-st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "
-           f"attention output to within {gap:.1e}.")
-show_code(hd.head_contributions, hd.output_weights, hd.share_lengths)
-
-st.header("4 · What does “it” refer to?")
-st.markdown(
-    "In *the animal didn't cross the street because it was too tired*, “it” is the animal; "
-    "with *too wide*, it is the street. A head that resolves this should send the weight of "
-    "“it” to the right noun. Below: for every layer and head, how much “it” attends to each "
-    "noun (summed over the noun's tokens)."
-)
+with step("3 · Joining the heads: concatenate, then W^O"):
+    # two lines: on one, the formula is wider than a projector's screen at presenter view's size
+    st.latex(r"\begin{gathered}\mathrm{MultiHead}(X) = \big[\,z^{(1)} \oplus z^{(2)} \oplus \dots "
+             r"\oplus z^{(h)}\,\big]\,W^O \\ "
+             rf"n\times h d_{{head}} \cdot h d_{{head}}\times d = "
+             rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}\end{{gathered}}")
+    st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
+                "of rows of W^O and adding the results, so each head's share can be measured:")
+    st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
+    found = coref.find_coref_positions(trace.tokens)
+    lengths, gap = hd.share_lengths(trace, bundle.weights())
+    instant(iv.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
+            query=view_value("query", n - 1, found.probe if found else n - 1))
+    st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "
+               f"attention output to within {gap:.1e}.")
+    show_code(hd.head_contributions, hd.output_weights, hd.share_lengths)
 
 
 def _use_sentence(example: str) -> None:
     st.session_state["text"] = EXAMPLES[example]
 
 
-b1, b2 = st.columns(2)
-b1.button("Use the “tired” sentence", key="mh_tired", on_click=_use_sentence,
-          args=("Coreference (tired)",))
-b2.button("Use the “wide” sentence", key="mh_wide", on_click=_use_sentence,
-          args=("Coreference (wide)",))
-probe_kind = st.radio("Query token", ["it", "last"], horizontal=True, key="mh_probe",
-                      format_func={"it": "“it”", "last": "the last token"}.get)
-spans = coref.coref_spans(trace.tokens, probe=probe_kind)
-if spans is None:
-    st.info("Your text is not a sentence of the form “the X … the Y because it …”, or it does "
-            "not fit in this model's context. Press one of the buttons above to load one.")
-else:
-    probe_span, agent, place = spans
-    probe = probe_span[-1]
-    if gap_note := coref_gap_notice(name, text):
-        st.info(gap_note)
-    words = coref.token_words(trace.tokens)
-    nouns = [next(w for w, toks in words if toks == span) for span in (agent, place)]
-    weights = coref.antecedent_weights(trace, probe, [agent, place])  # (layers, heads, 2)
-    best = coref.best_head(weights[..., 0] - weights[..., 1])
-    chart(attv.coref_figure, weights, nouns, best=best, probe=labels[probe])
-    answer = coref.answer_for(trace.tokens)
-    right = {"agent": nouns[0], "place": nouns[1]}.get(answer)
-    st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "
-                f"{weights[best][0]:.3f} and “{nouns[1]}” {weights[best][1]:.3f}."
-                + (f" In this sentence “it” means **{right}**." if right else ""))
-    if cfg.causal and probe_kind == "it":
-        st.caption("Careful: in a decoder “it” comes *before* “tired” or “wide” and cannot "
-                   "see it, so “it” attends the same way in both sentences. Choose “the last "
-                   "token” to ask a position that has read the adjective.")
-    if not bundle.trained:
-        st.caption("These weights come from a model that has not been trained yet, so no head "
-                   "knows the answer; the trained model is on its way.")
-
-    st.subheader("Which head changes its mind?")
-    st.markdown("A head that always looks at the first noun scores the same in both sentences. "
-                "A head that follows the meaning moves towards the animal for *tired* and "
-                "towards the street for *wide*. Comparing the two sentences finds it:")
-    gaps = [coref.antecedent_gap(get_trace(name, EXAMPLES[k]), probe_kind)
-            for k in ("Coreference (tired)", "Coreference (wide)")]
-    if gaps[0] is None or gaps[1] is None:
-        st.info("The two example sentences do not fit this model's tokens or context.")
+with step("4 · What does “it” refer to?"):
+    st.markdown(
+        "In *the animal didn't cross the street because it was too tired*, “it” is the animal; "
+        "with *too wide*, it is the street. A head that resolves this should send the weight of "
+        "“it” to the right noun. Below: for every layer and head, how much “it” attends to each "
+        "noun (summed over the noun's tokens)."
+    )
+    letters_only = reads_letters(bundle.tokenizer)  # a lab run's model of a letter task
+    b1, b2 = st.columns(2)
+    if not letters_only:
+        b1.button("Use the “tired” sentence", key="mh_tired", on_click=_use_sentence,
+                  args=("Coreference (tired)",))
+        b2.button("Use the “wide” sentence", key="mh_wide", on_click=_use_sentence,
+                  args=("Coreference (wide)",))
+    probe_kind = st.radio("Query token", ["it", "last"], horizontal=True, key="mh_probe",
+                          format_func={"it": "“it”", "last": "the last token"}.get)
+    spans = coref.coref_spans(trace.tokens, probe=probe_kind)
+    if spans is None and letters_only:
+        st.info(f"**{name}** reads only its task's symbols, not words, so there is no “it” to "
+                "follow here. Choose a shared model in the sidebar for this part, or train the "
+                "lab's “Who is it?” task and open that run.")
+    elif spans is None:
+        st.info("Your text is not a sentence of the form “the X … the Y because it …”, or it does "
+                "not fit in this model's context. Press one of the buttons above to load one.")
     else:
-        st.latex(r"\Delta_{\ell h} = \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
-                 r"_{\text{tired}} - \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
-                 r"_{\text{wide}}")
-        (sl, sh), moved = coref.switching_head(*gaps)
-        if abs(moved) < 1e-6:
-            st.info("No head changes at all: from this query the two sentences look identical "
-                    "(the adjective comes later). Choose “the last token” above.")
-        st.metric(f"Layer {sl}, head {sh} moves the most", f"Δ = {moved:+.3f}",
-                  help="+2 would be a perfect switch: all on the animal for tired, all on the "
-                       "street for wide. 0 means the head ignores the adjective.")
-    show_code(coref.find_coref_positions, coref.antecedent_weights, coref.switching_head)
+        probe_span, agent, place = spans
+        probe = probe_span[-1]
+        if gap_note := coref_gap_notice(name, text):
+            st.info(gap_note)
+        words = coref.token_words(trace.tokens)
+        nouns = [next(w for w, toks in words if toks == span) for span in (agent, place)]
+        weights = coref.antecedent_weights(trace, probe, [agent, place])  # (layers, heads, 2)
+        best = coref.best_head(weights[..., 0] - weights[..., 1])
+        chart(attv.coref_figure, weights, nouns, best=best, probe=labels[probe])
+        answer = coref.answer_for(trace.tokens)
+        right = {"agent": nouns[0], "place": nouns[1]}.get(answer)
+        st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "
+                    f"{weights[best][0]:.3f} and “{nouns[1]}” {weights[best][1]:.3f}."
+                    + (f" In this sentence “it” means **{right}**." if right else ""))
+        if cfg.causal and probe_kind == "it":
+            st.caption("Careful: in a decoder “it” comes *before* “tired” or “wide” and cannot "
+                       "see it, so “it” attends the same way in both sentences. Choose “the last "
+                       "token” to ask a position that has read the adjective.")
+        if not bundle.trained:
+            st.caption("These weights come from a model that has not been trained yet, so no head "
+                       "knows the answer; the trained model is on its way.")
+
+        st.subheader("Which head changes its mind?")
+        st.markdown("A head that always looks at the first noun scores the same in both sentences. "
+                    "A head that follows the meaning moves towards the animal for *tired* and "
+                    "towards the street for *wide*. Comparing the two sentences finds it:")
+        gaps = [coref.antecedent_gap(get_trace(name, EXAMPLES[k]), probe_kind)
+                for k in ("Coreference (tired)", "Coreference (wide)")]
+        if gaps[0] is None or gaps[1] is None:
+            st.info("The two example sentences do not fit this model's tokens or context.")
+        else:
+            st.latex(r"\Delta_{\ell h} = \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
+                     r"_{\text{tired}} - \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
+                     r"_{\text{wide}}")
+            (sl, sh), moved = coref.switching_head(*gaps)
+            if abs(moved) < 1e-6:
+                st.info("No head changes at all: from this query the two sentences look identical "
+                        "(the adjective comes later). Choose “the last token” above.")
+            st.metric(f"Layer {sl}, head {sh} moves the most", f"Δ = {moved:+.3f}",
+                      help="+2 would be a perfect switch: all on the animal for tired, all on the "
+                           "street for wide. 0 means the head ignores the adjective.")
+        show_code(coref.find_coref_positions, coref.antecedent_weights, coref.switching_head)

@@ -10,8 +10,9 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, stable_select, token_select
+from tfviz.ui.widgets import chart, show_code, stable_select, table, token_select
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_masking as im
 from tfviz.viz.style import token_labels
@@ -32,93 +33,93 @@ st.markdown(
 st.latex(r"\tilde s_{ij} = \begin{cases} q_i\cdot k_j/\sqrt{d_k} & j \le i \\ -\infty & j > i"
          r"\end{cases}\qquad \alpha_{ij} = \frac{e^{\tilde s_{ij}}}{\sum_m e^{\tilde s_{im}}}")
 
-st.header("1 · The triangle of −∞")
-st.caption("Move the layer and head sliders under a chart (or use the arrow keys on them): "
-           "every chart of this page follows them in your browser at once.")
-L, H = cfg.n_layers, cfg.n_heads
-layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
-causal = get_trace(name, text, RunOptions(causal=True))
-if not cfg.causal:
-    st.caption("Your model is an encoder and masks nothing; here it is run once with the "
-               "causal mask switched on, so you can see the triangle.")
-scores = np.stack([causal["masked_scores", layer] for layer in range(L)])  # (layers, heads, n, n)
-instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0)
-hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
-st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
-           "every layer and head: everything above the diagonal. Row i may only use keys 0…i.")
-show_code(mk.causal_mask, mk.masked_cells)
+with step("1 · The triangle of −∞"):
+    st.caption("Move the layer and head sliders under a chart (or use the arrow keys on them): "
+               "every chart of this page follows them in your browser at once.")
+    L, H = cfg.n_layers, cfg.n_heads
+    layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
+    causal = get_trace(name, text, RunOptions(causal=True))
+    if not cfg.causal:
+        st.caption("Your model is an encoder and masks nothing; here it is run once with the "
+                   "causal mask switched on, so you can see the triangle.")
+    scores = np.stack([causal["masked_scores", layer] for layer in range(L)])  # (layers, heads, n, n)
+    instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0)
+    hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
+    st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
+               "every layer and head: everything above the diagonal. Row i may only use keys 0…i.")
+    show_code(mk.causal_mask, mk.masked_cells)
 
-st.header("2 · Bidirectional (encoder) vs causal (decoder)")
-both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
-instant(im.two_masks, *[np.stack([t["pattern", layer] for layer in range(L)]) for t in both],
-        causal.tokens, layer=layer0, head=head0)
-st.caption("The first token of a causal model can only look at itself, so its row is a "
-           "single 1. In the bidirectional map every row spreads over the whole text.")
-in_the_notes("masking")
+with step("2 · Bidirectional (encoder) vs causal (decoder)"):
+    both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
+    instant(im.two_masks, *[np.stack([t["pattern", layer] for layer in range(L)]) for t in both],
+            causal.tokens, layer=layer0, head=head0)
+    st.caption("The first token of a causal model can only look at itself, so its row is a "
+               "single 1. In the bidirectional map every row spreads over the whole text.")
+    in_the_notes("masking")
 
-st.header("3 · Padding masks")
-st.markdown(
-    "To run several texts as one batch they must have the same length, so short ones are "
-    "filled up with a padding token. The padding is not text, so every query gets −∞ on the "
-    "padding keys, using a 0/1 attention mask (1 = real token)."
-)
-c1, c2 = st.columns(2)
-sent_a = c1.text_input("Sentence 1", "the cat is resting near the lake", key="mk_pad_a", max_chars=200)
-sent_b = c2.text_input("Sentence 2 (shorter)", "the dog jumped", key="mk_pad_b", max_chars=200)
-demo = padded_batch(name, (sent_a, sent_b))
-st.dataframe({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
-             | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
-                         str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
-             hide_index=True)
-instant(im.padded_batch, np.stack([demo.trace["pattern", layer] for layer in range(L)]),
-        np.stack([demo.trace["masked_scores", layer][1] for layer in range(L)]), demo.tokens,
-        layer=layer0, head=head0)
-note = (" This model mixes experts: pad tokens still pass through the router and use up "
-        "expert capacity, which can change which real tokens are dropped. That is not "
-        "attention leaking." if cfg.is_moe else "")
-st.caption(f"Running each sentence alone gives the real tokens' logits to within "
-           f"{demo.max_change:.1e} of the padded batch.{note}")
-show_code(mk.padding_mask, padding_demo)
+with step("3 · Padding masks"):
+    st.markdown(
+        "To run several texts as one batch they must have the same length, so short ones are "
+        "filled up with a padding token. The padding is not text, so every query gets −∞ on the "
+        "padding keys, using a 0/1 attention mask (1 = real token)."
+    )
+    c1, c2 = st.columns(2)
+    sent_a = c1.text_input("Sentence 1", "the cat is resting near the lake", key="mk_pad_a", max_chars=200)
+    sent_b = c2.text_input("Sentence 2 (shorter)", "the dog jumped", key="mk_pad_b", max_chars=200)
+    demo = padded_batch(name, (sent_a, sent_b))
+    table({"": ["sentence 1 tokens", "mask", "sentence 2 tokens", "mask"]}
+          | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
+                      str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
+          hide_index=True)
+    instant(im.padded_batch, np.stack([demo.trace["pattern", layer] for layer in range(L)]),
+            np.stack([demo.trace["masked_scores", layer][1] for layer in range(L)]), demo.tokens,
+            layer=layer0, head=head0)
+    note = (" This model mixes experts: pad tokens still pass through the router and use up "
+            "expert capacity, which can change which real tokens are dropped. That is not "
+            "attention leaking." if cfg.is_moe else "")
+    st.caption(f"Running each sentence alone gives the real tokens' logits to within "
+               f"{demo.max_change:.1e} of the padded batch.{note}")
+    show_code(mk.padding_mask, padding_demo)
 
-st.header("4 · Proof by experiment: a decoder cannot peek")
-st.markdown(
-    "Change one token and rerun the model. If the positions before it could see the future, "
-    "their outputs would move. Pick a position and a new token:"
-)
-trace = get_trace(name, text)
-labels = token_labels(trace.tokens, escape=True)
-n = len(labels)
-if n < 2:
-    st.info("Type at least two tokens of text to run this experiment.")
-else:
-    c1, c2, c3 = st.columns(3)
-    pos = token_select("Position to change", trace.tokens, "mk_pos", first=1,
-                       default=n - 1 if n < 4 else n // 2, where=c1)
-    ids = [int(i) for i in trace.ids]
-    choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
-                                       first_id=mk.first_ordinary_id(bundle.tokenizer))
-    label = dict(zip(choices, bundle.token_strings(choices)))  # id -> token string
-    ids_by_label = {s: i for i, s in label.items()}  # to read a stale label back
-    new_id = stable_select("New token", choices, "mk_new", where=c2, recover=ids_by_label.get,
-                           format_func=label.__getitem__)
-    no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
-    enc_ids = None if trace.enc_ids is None else tuple(int(i) for i in trace.enc_ids)
-    result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)
-    chart(attv.logit_change_figure, result.change, trace.tokens, pos)
-    earlier = result.max_earlier_change
-    if result.verdict == "sealed":
-        st.success(f"Every position before {labels[pos]} kept exactly the same logits "
-                   "(largest change 0.0). Nothing flows backwards from a later token.")
-    elif result.verdict == "capacity":
-        st.info(f"Earlier positions moved by up to {earlier:.3g}, and not through attention: an "
-                "expert was full, and the changed token took a place that an earlier token had "
-                "in the other run, so that token lost its expert. Capacity limits are a real, "
-                "if small, path from later tokens to earlier ones.")
+with step("4 · Proof by experiment: a decoder cannot peek"):
+    st.markdown(
+        "Change one token and rerun the model. If the positions before it could see the future, "
+        "their outputs would move. Pick a position and a new token:"
+    )
+    trace = get_trace(name, text)
+    labels = token_labels(trace.tokens, escape=True)
+    n = len(labels)
+    if n < 2:
+        st.info("Type at least two tokens of text to run this experiment.")
     else:
-        st.warning(f"Earlier positions moved by up to {earlier:.3g}: this run could see the future "
-                   "(an encoder, or the mask switched off).")
-    if cfg.is_moe:
-        st.caption("This model mixes experts. Each token's expert arithmetic is done so that it "
-                   "never depends on which other tokens chose the same expert, so the proof "
-                   "holds to the last bit here too.")
-    show_code(peek_experiment)
+        c1, c2, c3 = st.columns(3)
+        pos = token_select("Position to change", trace.tokens, "mk_pos", first=1,
+                           default=n - 1 if n < 4 else n // 2, where=c1)
+        ids = [int(i) for i in trace.ids]
+        choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
+                                           first_id=mk.first_ordinary_id(bundle.tokenizer))
+        label = dict(zip(choices, bundle.token_strings(choices)))  # id -> token string
+        ids_by_label = {s: i for i, s in label.items()}  # to read a stale label back
+        new_id = stable_select("New token", choices, "mk_new", where=c2, recover=ids_by_label.get,
+                               format_func=label.__getitem__)
+        no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
+        enc_ids = None if trace.enc_ids is None else tuple(int(i) for i in trace.enc_ids)
+        result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)
+        chart(attv.logit_change_figure, result.change, trace.tokens, pos)
+        earlier = result.max_earlier_change
+        if result.verdict == "sealed":
+            st.success(f"Every position before {labels[pos]} kept exactly the same logits "
+                       "(largest change 0.0). Nothing flows backwards from a later token.")
+        elif result.verdict == "capacity":
+            st.info(f"Earlier positions moved by up to {earlier:.3g}, and not through attention: an "
+                    "expert was full, and the changed token took a place that an earlier token had "
+                    "in the other run, so that token lost its expert. Capacity limits are a real, "
+                    "if small, path from later tokens to earlier ones.")
+        else:
+            st.warning(f"Earlier positions moved by up to {earlier:.3g}: this run could see the future "
+                       "(an encoder, or the mask switched off).")
+        if cfg.is_moe:
+            st.caption("This model mixes experts. Each token's expert arithmetic is done so that it "
+                       "never depends on which other tokens chose the same expert, so the proof "
+                       "holds to the last bit here too.")
+        show_code(peek_experiment)

@@ -8,8 +8,10 @@ from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, vega
+from tfviz.ui.widgets import chart, show_code, table, vega
 from tfviz.viz import instant_block as ivb
 from tfviz.viz import layernorm as lnv
 
@@ -38,76 +40,78 @@ st.latex(r"\mu = \frac{1}{d}\sum_{j=1}^{d} x_j \qquad "
 st.caption(f"ε = {cfg.ln_eps:g} only guards against dividing by zero.")
 in_the_notes("layernorm")
 
-st.header("Where the norm sits")
-left, right = st.columns(2)
-with left:
-    st.markdown("**Post-LN** (the original paper, our sources, and our models): add first, "
-                "then normalise the sum.")
-    st.latex(r"z = \mathrm{LN}_1\big(x + \mathrm{SelfAttn}(x)\big)")
-    st.latex(r"y = \mathrm{LN}_2\big(z + \mathrm{FFN}(z)\big)")
-with right:
-    st.markdown("**Pre-LN** (GPT-2 and most recent models): normalise a copy going *into* "
-                "the sublayer; the stream itself is only ever added to.")
-    st.latex(r"z = x + \mathrm{SelfAttn}\big(\mathrm{LN}_1(x)\big)")
-    st.latex(r"y = z + \mathrm{FFN}\big(\mathrm{LN}_2(z)\big)")
-st.info(f"**{name}** is wired **{cfg.norm}-LN**"
-        + (" with a final LayerNorm after the last block." if cfg.final_norm else ".")
-        + (" Its decoder blocks have a third norm, after cross-attention." if cfg.arch == "encoder-decoder" else ""))
+with step("1 · Where the norm sits"):
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Post-LN** (the original paper, our sources, and our models): add first, "
+                    "then normalise the sum.")
+        st.latex(r"z = \mathrm{LN}_1\big(x + \mathrm{SelfAttn}(x)\big)")
+        st.latex(r"y = \mathrm{LN}_2\big(z + \mathrm{FFN}(z)\big)")
+    with right:
+        st.markdown("**Pre-LN** (GPT-2 and most recent models): normalise a copy going *into* "
+                    "the sublayer; the stream itself is only ever added to.")
+        st.latex(r"z = x + \mathrm{SelfAttn}\big(\mathrm{LN}_1(x)\big)")
+        st.latex(r"y = z + \mathrm{FFN}\big(\mathrm{LN}_2(z)\big)")
+    st.info(f"**{name}** is wired **{cfg.norm}-LN**"
+            + (" with a final LayerNorm after the last block." if cfg.final_norm else ".")
+            + (" Its decoder blocks have a third norm, after cross-attention."
+               if cfg.arch == "encoder-decoder" else ""))
 
-st.header("The statistics, layer by layer")
-st.caption("Choose the layer, the LayerNorm and the token under the charts (the arrow keys "
-           "work on them too): the charts change in your browser at once.")
-layer0 = view_value("layer", cfg.n_layers - 1)
-norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see instant_block)
-params = lna.gamma_beta(bundle.weights())
-every = lna.every_norm(trace, params)
-st.markdown(
-    "Before the norm every token has its own mean μ and spread σ. After normalising (before "
-    "γ and β) every token has mean 0 and standard deviation 1, whatever it started with. "
-    + ("In this post-LN model the norm's input is the stream plus the sublayer's output."
-       if cfg.norm == "post" else "In this pre-LN model the norm's input is the stream itself.")
-)
-instant(ivb.token_stats, every.stats, every.norms, trace.tokens, layer=layer0, norm=norm0)
-st.markdown("Averages over the tokens, for every LayerNorm in the stack:")
-st.dataframe(lna.stats_table(trace), hide_index=True)
+with step("2 · The statistics, layer by layer"):
+    st.caption("Choose the layer, the LayerNorm and the token under the charts (the arrow keys "
+               "work on them too): the charts change in your browser at once.")
+    layer0 = view_value("layer", cfg.n_layers - 1)
+    norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see instant_block)
+    params = lna.gamma_beta(bundle.weights())
+    every = lna.every_norm(trace, params)
+    st.markdown(
+        "Before the norm every token has its own mean μ and spread σ. After normalising (before "
+        "γ and β) every token has mean 0 and standard deviation 1, whatever it started with. "
+        + ("In this post-LN model the norm's input is the stream plus the sublayer's output."
+           if cfg.norm == "post" else "In this pre-LN model the norm's input is the stream itself.")
+    )
+    instant(ivb.token_stats, every.stats, every.norms, trace.tokens, layer=layer0, norm=norm0)
+    st.markdown("Averages over the tokens, for every LayerNorm in the stack:")
+    table(lna.stats_table(trace), hide_index=True)
 
-st.subheader("The learned γ and β")
-st.markdown("γ starts at 1 and β at 0; training moves them, dimension by dimension."
-            + ("" if bundle.trained else " This model has not been trained yet, so they are still 1 and 0."))
-tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])  # plain tabs switch in the browser
-with tab_g:
-    chart(lnv.gamma_beta_heatmap, params, which="gamma")
-with tab_b:
-    chart(lnv.gamma_beta_heatmap, params, which="beta")
+    st.subheader("The learned γ and β")
+    st.markdown("γ starts at 1 and β at 0; training moves them, dimension by dimension."
+                + ("" if bundle.trained
+                   else " This model has not been trained yet, so they are still 1 and 0."))
+    tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])  # plain tabs switch in the browser
+    with tab_g:
+        chart(lnv.gamma_beta_heatmap, params, which="gamma")
+    with tab_b:
+        chart(lnv.gamma_beta_heatmap, params, which="beta")
 
-st.subheader("One token, by hand")
-c1, c2 = st.columns(2)
-c1.latex(rf"\mu = \tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j x_j")
-c2.latex(rf"\sigma = \sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j (x_j-\mu)^2 + \varepsilon}}")
-st.markdown("The chosen token's numbers, step by step, next to what the model itself recorded "
-            "(μ in ln.hook_mean, σ in ln.hook_scale, and its output):")
-instant(ivb.worked_example, every.mean, every.sigma, every.trace_mean, every.trace_sigma,
-        every.steps, every.vectors, every.norms, trace.tokens, d_model=cfg.d_model,
-        layer=layer0, norm=norm0, pos=view_value("pos", len(trace.tokens) - 1))
-st.success("Largest difference between the hand calculation and the model, over every layer, "
-           f"LayerNorm, token and dimension: {every.max_error:.1e}")
+    st.subheader("One token, by hand")
+    c1, c2 = st.columns(2)
+    c1.latex(rf"\mu = \tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j x_j")
+    c2.latex(rf"\sigma = \sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\textstyle\sum_j (x_j-\mu)^2 + \varepsilon}}")
+    st.markdown("The chosen token's numbers, step by step, next to what the model itself recorded "
+                "(μ in ln.hook_mean, σ in ln.hook_scale, and its output):")
+    instant(ivb.worked_example, every.mean, every.sigma, every.trace_mean, every.trace_sigma,
+            every.steps, every.vectors, every.norms, trace.tokens, d_model=cfg.d_model,
+            layer=layer0, norm=norm0, pos=view_value("pos", len(trace.tokens) - 1))
+    st.success("Largest difference between the hand calculation and the model, over every layer, "
+               f"LayerNorm, token and dimension: {every.max_error:.1e}")
 
-st.header("How big is the residual stream?")
-st.markdown(
-    "The chart measures the length ‖x‖ of each token's vector (averaged over tokens) after "
-    "every sublayer. With post-LN the stream is renormalised after every sublayer, so its "
-    f"size is pinned near √d = {cfg.d_model ** 0.5:.1f} times the typical γ. With pre-LN "
-    "the sublayers only ever add, so the stream tends to grow layer after layer and a final "
-    "LayerNorm tidies it up at the end. The pre-LN model here is a **fresh, untrained copy** "
-    "with the same seeded weights, built just for this comparison; the shared model is not touched."
-)
-series = {f"{name} (this model, {cfg.norm}-LN)": lna.residual_norms(trace)}
-twins = twin_norms(name, text)
-if bundle.trained or cfg.norm != "post":
-    series["fresh post-LN twin"] = twins["fresh post-LN"]
-series["fresh pre-LN twin"] = twins["fresh pre-LN"]
-vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
-st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
-           "L0 ffn = after its feed-forward sublayer; and so on.")
+with step("3 · How big is the residual stream?"):
+    st.markdown(
+        "The chart measures the length ‖x‖ of each token's vector (averaged over tokens) after "
+        "every sublayer. With post-LN the stream is renormalised after every sublayer, so its "
+        f"size is pinned near √d = {cfg.d_model ** 0.5:.1f} times the typical γ. With pre-LN "
+        "the sublayers only ever add, so the stream tends to grow layer after layer and a final "
+        "LayerNorm tidies it up at the end. The pre-LN model here is a **fresh, untrained copy** "
+        "with the same seeded weights, built just for this comparison; the shared model is not touched."
+    )
+    series = {f"{name} (this model, {cfg.norm}-LN)": lna.residual_norms(trace)}
+    twins = twin_norms(name, text)
+    if bundle.trained or cfg.norm != "post":
+        series["fresh post-LN twin"] = twins["fresh post-LN"]
+    series["fresh pre-LN twin"] = twins["fresh pre-LN"]
+    vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
+    st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
+               "L0 ffn = after its feed-forward sublayer; and so on.")
 
-show_code(layer_norm, lna.ln_input, lna.every_norm, lna.residual_norms, wiring.wiring_variants)
+    show_code(layer_norm, lna.ln_input, lna.every_norm, lna.residual_norms, wiring.wiring_variants)

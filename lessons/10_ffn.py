@@ -5,8 +5,9 @@ from tfviz.analysis import ffn as fa
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.context import lesson_context
 from tfviz.ui.lessons import available, by_url
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_ffn as ivf
 from tfviz.viz.style import token_labels
 
@@ -41,58 +42,59 @@ st.latex(act_latex)
 tokens_n = len(labels)
 layer0 = view_value("layer", cfg.n_layers - 1)  # where the charts open: a shared link's view
 
-if not fa.has_dense_ffn(trace):
-    st.info(f"**{name}** has no single feed-forward network: each block replaces it with "
-            f"{cfg.n_experts} expert networks and a router that sends every token to "
-            f"{cfg.moe_top_k} of them. The experts are the subject of the next lesson.")
-    if by_url("mixture-of-experts") in available():
-        st.page_link("lessons/11_moe.py", label="Lesson 11 · Mixture of experts", icon="🔀")
-    if "gpt-tiny" in model_names():
-        st.button("Show the neurons of gpt-tiny instead", key="ffn_switch",
-                  on_click=_switch_model, args=("gpt-tiny",))
-else:
-    st.header("Which neurons fire?")
-    most = min(32, cfg.d_ff)
-    views = fa.neuron_views(trace, most)
+with step("1 · Which neurons fire?"):
+    if not fa.has_dense_ffn(trace):
+        st.info(f"**{name}** has no single feed-forward network: each block replaces it with "
+                f"{cfg.n_experts} expert networks and a router that sends every token to "
+                f"{cfg.moe_top_k} of them. The experts are the subject of the next lesson.")
+        if by_url("mixture-of-experts") in available():
+            st.page_link("lessons/11_moe.py", label="Lesson 11 · Mixture of experts", icon="🔀")
+        if "gpt-tiny" in model_names():
+            st.button("Show the neurons of gpt-tiny instead", key="ffn_switch",
+                      on_click=_switch_model, args=("gpt-tiny",))
+    else:
+        most = min(32, cfg.d_ff)
+        views = fa.neuron_views(trace, most)
+        st.markdown(
+            f"For each layer, the neurons with the largest value anywhere in your text "
+            f"(mlp.hook_post, after the {act_name}). Move **Layer** and **Neurons shown** under "
+            "the chart, or use the arrow keys on them: the chart changes in your browser at once. "
+            "Below the map: how many of the neurons are switched on (> 0) for each token? "
+            + ("ReLU sets every negative value to exactly 0, so a token usually uses only "
+               "part of the layer." if cfg.activation == "relu" else
+               "GELU leaves small negative values, so here \"on\" means strictly positive.")
+        )
+        instant(ivf.neuron_chart, views.ids, views.acts, views.active, trace.tokens, d_ff=cfg.d_ff,
+                activation=act_name, layer=layer0,
+                neurons=max(4, view_value("neurons", most, min(12, most))))
+        st.markdown("Each token's three strongest neurons, in every layer:")
+        table([{"layer": layer, **row} for layer in range(cfg.n_layers)
+               for row in fa.top_table(trace.tokens, fa.neuron_acts(trace, layer), 3)],
+              hide_index=True)
+
+with step("2 · Without it, attention only re-averages"):
     st.markdown(
-        f"For each layer, the neurons with the largest value anywhere in your text "
-        f"(mlp.hook_post, after the {act_name}). Move **Layer** and **Neurons shown** under "
-        "the chart, or use the arrow keys on them: the chart changes in your browser at once. "
-        "Below the map: how many of the neurons are switched on (> 0) for each token? "
-        + ("ReLU sets every negative value to exactly 0, so a token usually uses only "
-           "part of the layer." if cfg.activation == "relu" else
-           "GELU leaves small negative values, so here \"on\" means strictly positive.")
+        "Each head's output for a token is a **weighted average** of value vectors: the weights "
+        "come out of a softmax, so they are never negative and they add up to 1. A weighted "
+        "average like that cannot leave the range of the vectors it averages, coordinate by "
+        "coordinate. Stack attention layers with nothing in between and you only ever get "
+        "averages of (linear maps of) averages. The feed-forward network's nonlinearity is what "
+        "lets a block compute something new from the mix."
     )
-    instant(ivf.neuron_chart, views.ids, views.acts, views.active, trace.tokens, d_ff=cfg.d_ff,
-            activation=act_name, layer=layer0,
-            neurons=max(4, view_value("neurons", most, min(12, most))))
-    st.markdown("Each token's three strongest neurons, in every layer:")
-    st.dataframe([{"layer": layer, **row} for layer in range(cfg.n_layers)
-                  for row in fa.top_table(trace.tokens, fa.neuron_acts(trace, layer), 3)],
-                 hide_index=True)
+    st.latex(r"z_i = \sum_j \alpha_{ij}\, v_j, \qquad \alpha_{ij} \ge 0, \qquad \sum_j \alpha_{ij} = 1")
 
-st.header("Without it, attention only re-averages")
-st.markdown(
-    "Each head's output for a token is a **weighted average** of value vectors: the weights "
-    "come out of a softmax, so they are never negative and they add up to 1. A weighted "
-    "average like that cannot leave the range of the vectors it averages, coordinate by "
-    "coordinate. Stack attention layers with nothing in between and you only ever get "
-    "averages of (linear maps of) averages. The feed-forward network's nonlinearity is what "
-    "lets a block compute something new from the mix."
-)
-st.latex(r"z_i = \sum_j \alpha_{ij}\, v_j, \qquad \alpha_{ij} \ge 0, \qquad \sum_j \alpha_{ij} = 1")
+with step("3 · Every mix stays inside its values"):
+    mixes = fa.mixing_views(trace)
+    instant(ivf.mixing_chart, mixes.weights, mixes.values, mixes.z, mixes.inside, trace.tokens,
+            layer=layer0, head=view_value("head", cfg.n_heads - 1),
+            query=view_value("query", tokens_n - 1, tokens_n - 1))
+    st.caption(f"Rebuilt z vs the model's own attn.hook_z, over every layer, head and token: "
+               f"largest difference {mixes.model_gap:.1e}.")
+    check = mixes.summary()
+    st.success(f"Across all {check['triples']} (layer, head, token) triples: the smallest weight is "
+               f"{check['min weight']:.4f}, every row sums to 1 (within "
+               f"{check['largest |sum − 1|']:.1e}), and {check['inside']} of {check['triples']} "
+               "outputs lie inside their values' range.")
 
-mixes = fa.mixing_views(trace)
-instant(ivf.mixing_chart, mixes.weights, mixes.values, mixes.z, mixes.inside, trace.tokens,
-        layer=layer0, head=view_value("head", cfg.n_heads - 1),
-        query=view_value("query", tokens_n - 1, tokens_n - 1))
-st.caption(f"Rebuilt z vs the model's own attn.hook_z, over every layer, head and token: "
-           f"largest difference {mixes.model_gap:.1e}.")
-check = mixes.summary()
-st.success(f"Across all {check['triples']} (layer, head, token) triples: the smallest weight is "
-           f"{check['min weight']:.4f}, every row sums to 1 (within "
-           f"{check['largest |sum − 1|']:.1e}), and {check['inside']} of {check['triples']} "
-           "outputs lie inside their values' range.")
-
-show_code(fa.top_neurons, fa.fraction_active, fa.neuron_views, fa.mixing,
-          fa.mixing_views)
+    show_code(fa.top_neurons, fa.fraction_active, fa.neuron_views, fa.mixing,
+              fa.mixing_views)

@@ -3,11 +3,13 @@ import streamlit as st
 
 from tfviz.analysis import moe as ma
 from tfviz.config import RunOptions
+from tfviz.lab.opened import reads_letters
 from tfviz.ui.cache import get_trace, model_names
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import class_table
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_moe as ivm
 
 
@@ -36,6 +38,7 @@ if not cfg.is_moe:
     if "moe-tiny" in model_names():
         st.button("Switch to moe-tiny", key="moe_switch", on_click=_switch_model,
                   args=("moe-tiny",), type="primary")
+    show_code(ma.routing, ma.capacity_of, ma.class_expert_table, ma.concentration)
 else:
     E, L = cfg.n_experts, cfg.n_layers
     k = st.slider("Experts per token (top-k)", 1, E, cfg.moe_top_k, key="moe_topk",
@@ -46,61 +49,67 @@ else:
     routes = [ma.routing(trace, layer) for layer in range(L)]
     layer0 = view_value("layer", L - 1)  # where the charts open: a shared link's view
 
-    st.header("Where each token goes")
-    st.markdown(f"Each row is a token and holds its {E} gate probabilities (they sum to 1). "
-                f"A dot marks the {k} expert{'s' if k > 1 else ''} the token was sent to, a "
-                "cross a choice that was turned away because the expert was already full. "
-                "Move **Layer** under the chart and pick the token to **follow**: the chart "
-                "changes in your browser at once.")
-    instant(ivm.routing_chart, routes, trace.tokens, layer=layer0, pos=view_value("pos", n - 1))
+    with step("1 · Where each token goes"):
+        st.markdown(f"Each row is a token and holds its {E} gate probabilities (they sum to 1). "
+                    f"A dot marks the {k} expert{'s' if k > 1 else ''} the token was sent to, a "
+                    "cross a choice that was turned away because the expert was already full. "
+                    "Move **Layer** under the chart and pick the token to **follow**: the chart "
+                    "changes in your browser at once.")
+        instant(ivm.routing_chart, routes, trace.tokens, layer=layer0, pos=view_value("pos", n - 1))
 
-    st.header("Load and capacity")
-    cap = ma.capacity_of(cfg.moe_capacity_factor, n, k, E)
-    if cap is None:
-        st.markdown("This model sets no capacity, so no token is ever dropped.")
-    else:
-        st.markdown("To keep the work of every expert bounded, each expert takes at most "
-                    "*capacity* tokens per batch. First choices are served before second "
-                    "choices, earlier tokens first; whatever does not fit is **dropped**.")
-        st.latex(rf"\text{{capacity}} = \left\lceil \text{{factor}} \cdot \frac{{\text{{tokens}} "
-                 rf"\cdot k}}{{E}} \right\rceil = \left\lceil {cfg.moe_capacity_factor:g} \cdot "
-                 rf"\frac{{{n} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
-    instant(ivm.load_chart, routes, cap, layer=layer0)
-    drops = [{"layer": layer, **row} for layer, r in enumerate(routes)
-             for row in ma.dropped_tokens(r, trace.tokens)]
-    if drops:
-        st.markdown(f"**{len(drops)} choice(s) dropped**, over all {L} layers:")
-        st.dataframe(drops, hide_index=True)
-    else:
-        st.success(f"No token was dropped in any of the {L} layers: every expert had room for "
-                   "everyone who chose it.")
-    st.caption("Training adds a small load-balancing loss that rewards spreading tokens evenly, "
-               "so that no expert is swamped while others sit idle.")
+    with step("2 · Load and capacity"):
+        cap = ma.capacity_of(cfg.moe_capacity_factor, n, k, E)
+        if cap is None:
+            st.markdown("This model sets no capacity, so no token is ever dropped.")
+        else:
+            st.markdown("To keep the work of every expert bounded, each expert takes at most "
+                        "*capacity* tokens per batch. First choices are served before second "
+                        "choices, earlier tokens first; whatever does not fit is **dropped**.")
+            st.latex(rf"\text{{capacity}} = \left\lceil \text{{factor}} \cdot \frac{{\text{{tokens}} "
+                     rf"\cdot k}}{{E}} \right\rceil = \left\lceil {cfg.moe_capacity_factor:g} \cdot "
+                     rf"\frac{{{n} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
+        instant(ivm.load_chart, routes, cap, layer=layer0)
+        drops = [{"layer": layer, **row} for layer, r in enumerate(routes)
+                 for row in ma.dropped_tokens(r, trace.tokens)]
+        if drops:
+            st.markdown(f"**{len(drops)} choice(s) dropped**, over all {L} layers:")
+            table(drops, hide_index=True)
+        else:
+            st.success(f"No token was dropped in any of the {L} layers: every expert had room for "
+                       "everyone who chose it.")
+        st.caption("Training adds a small load-balancing loss that rewards spreading tokens evenly, "
+                   "so that no expert is swamped while others sit idle.")
 
-    st.header("What do the experts specialise in?")
-    st.markdown(
-        "In large Switch-style models, experts were seen to pick up token types: one takes "
-        "punctuation, another verbs, another little function words, another descriptive "
-        "words. Here is the same count for our model: the sample sentences below are routed, "
-        "and every token is labelled with the class of the word it belongs to."
-        + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
-    )
-    tables = [class_table(name, layer, k) for layer in range(L)]
-    instant(ivm.class_chart, tables, layer=layer0)
-    st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
-                f"expert (1.0 = always the same expert, 1/{E} = spread evenly), in every layer.")
-    st.dataframe([{"layer": layer, **row} for layer, (classes, _, counts) in enumerate(tables)
-                  for row in ma.class_summary(classes, counts)], hide_index=True,
-                 column_config={"concentration": st.column_config.NumberColumn(format="%.3f")})
-    st.caption("A high concentration only means specialisation when different classes favour "
-               "different experts; if one expert takes nearly everything, every class looks "
-               "concentrated on it.")
-    recorded = [ma.table_from_manifest(bundle.manifest, layer) for layer in range(L)]
-    if all(table is not None for table in recorded):
-        with st.expander("The same table, recorded when the model was trained"):
-            instant(ivm.class_chart, recorded, layer=layer0,
-                    title="Token class × expert (training)")
-    with st.expander("The sample sentences"):
-        st.write("\n".join(f"- {s}" for s in ma.SAMPLE_SENTENCES))
+    with step("3 · What do the experts specialise in?"):
+        if reads_letters(bundle.tokenizer):  # a lab run of a letter task: no words to class
+            st.info(f"**{name}** reads only its task's symbols, so the word classes of this "
+                    "section mean nothing to it. The training lab's expert-load chart shows how "
+                    "its tokens spread over the experts as it learned; sections 1 and 2 show "
+                    "where each token of your text goes.")
+        else:
+            st.markdown(
+                "In large Switch-style models, experts were seen to pick up token types: one takes "
+                "punctuation, another verbs, another little function words, another descriptive "
+                "words. Here is the same count for our model: the sample sentences below are routed, "
+                "and every token is labelled with the class of the word it belongs to."
+                + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
+            )
+            tables = [class_table(name, layer, k) for layer in range(L)]
+            instant(ivm.class_chart, tables, layer=layer0)
+            st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
+                        f"expert (1.0 = always the same expert, 1/{E} = spread evenly), in every layer.")
+            table([{"layer": layer, **row} for layer, (classes, _, counts) in enumerate(tables)
+                   for row in ma.class_summary(classes, counts)], hide_index=True,
+                  column_config={"concentration": st.column_config.NumberColumn(format="%.3f")})
+            st.caption("A high concentration only means specialisation when different classes favour "
+                       "different experts; if one expert takes nearly everything, every class looks "
+                       "concentrated on it.")
+            recorded = [ma.table_from_manifest(bundle.manifest, layer) for layer in range(L)]
+            if all(table is not None for table in recorded):
+                with st.expander("The same table, recorded when the model was trained"):
+                    instant(ivm.class_chart, recorded, layer=layer0,
+                            title="Token class × expert (training)")
+            with st.expander("The sample sentences"):
+                st.write("\n".join(f"- {s}" for s in ma.SAMPLE_SENTENCES))
+            show_code(ma.routing, ma.capacity_of, ma.class_expert_table, ma.concentration)
 
-show_code(ma.routing, ma.capacity_of, ma.class_expert_table, ma.concentration)

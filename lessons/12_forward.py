@@ -5,8 +5,9 @@ from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code, vega
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import forward as fwv
 from tfviz.viz import instant_forward as ifw
 
@@ -30,38 +31,39 @@ if cfg.arch == "encoder-decoder":
             "cross-attention. Here the decoder is fed `<bos>` followed by the model's own "
             "greedy answer (the most likely token at every step), so every stage, cross-attention "
             "included, has real numbers to show.")
-    st.dataframe([{"side": "encoder reads (your text)", "tokens": " ".join(trace.enc_tokens)},
-                  {"side": "decoder reads (<bos> + the model's answer)",
-                   "tokens": " ".join(trace.tokens)}], hide_index=True)
+    table([{"side": "encoder reads (your text)", "tokens": " ".join(trace.enc_tokens)},
+           {"side": "decoder reads (<bos> + the model's answer)",
+            "tokens": " ".join(trace.tokens)}], hide_index=True)
     in_the_notes("forward-walk")
 
-steps = [fw.forward_steps(trace, head=h, token_strings=bundle.token_strings)
-         for h in range(cfg.n_heads)]  # the attention steps differ by head; the rest is shared
-n = len(steps[0])
-instant(ifw.walk_chart, steps, step=max(1, view_value("step", n, 1)),
-        head=view_value("head", cfg.n_heads - 1))
+with step("1 · Your text through the model, stage by stage"):
+    steps = [fw.forward_steps(trace, head=h, token_strings=bundle.token_strings)
+             for h in range(cfg.n_heads)]  # the attention steps differ by head; the rest is shared
+    n = len(steps[0])
+    instant(ifw.walk_chart, steps, step=max(1, view_value("step", n, 1)),
+            head=view_value("head", cfg.n_heads - 1))
 
-with st.expander("All steps at a glance"):
-    st.dataframe([{"step": i + 1, "what": s.title, "shape": s.shape}
-                  for i, s in enumerate(steps[0])], hide_index=True)
+    with st.expander("All steps at a glance"):
+        table([{"step": i + 1, "what": s.title, "shape": s.shape}
+               for i, s in enumerate(steps[0])], hide_index=True)
 
-st.header("Where the parameters are")
-counted = fw.grouped_params(cfg)
-total = fw.param_total(cfg)
-st.markdown(
-    "Counting the learned numbers part by part, with the parameter counter from the worked "
-    "exercises. Sinusoidal positions are a fixed formula, so they cost nothing; the output "
-    "layer costs nothing when it reuses the embedding matrix (tied weights)."
-    + (" In a MoE model the feed-forward part holds every expert plus the router, although "
-       "each token only uses k of the experts." if cfg.is_moe else "")
-)
-vega(fwv.params_chart, counted, title=f"Parameters of {name} by part (total {total:,})")
-st.dataframe([{"part": part, "parameters": count} for part, count in fw.param_parts(cfg).items()],
-             hide_index=True)
-actual = fw.model_param_count(bundle.weights())
-if actual == total:
-    st.success(f"Check: the model itself holds {actual:,} numbers, exactly the counted {total:,}.")
-else:
-    st.warning(f"The counter says {total:,} but the model holds {actual:,}.")
+with step("2 · Where the parameters are"):
+    counted = fw.grouped_params(cfg)
+    total = fw.param_total(cfg)
+    st.markdown(
+        "Counting the learned numbers part by part, with the parameter counter from the worked "
+        "exercises. Sinusoidal positions are a fixed formula, so they cost nothing; the output "
+        "layer costs nothing when it reuses the embedding matrix (tied weights)."
+        + (" In a MoE model the feed-forward part holds every expert plus the router, although "
+           "each token only uses k of the experts." if cfg.is_moe else "")
+    )
+    vega(fwv.params_chart, counted, title=f"Parameters of {name} by part (total {total:,})")
+    table([{"part": part, "parameters": count} for part, count in fw.param_parts(cfg).items()],
+          hide_index=True)
+    actual = fw.model_param_count(bundle.weights())
+    if actual == total:
+        st.success(f"Check: the model itself holds {actual:,} numbers, exactly the counted {total:,}.")
+    else:
+        st.warning(f"The counter says {total:,} but the model holds {actual:,}.")
 
-show_code(fw.forward_steps, fw.grouped_params, fw.model_param_count)
+    show_code(fw.forward_steps, fw.grouped_params, fw.model_param_count)

@@ -13,9 +13,10 @@ from tfviz.textinput import MAX_TYPED_CHARS
 from tfviz.ui.cache import get_bundle
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.seq2seq_cache import MODEL, translation
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_encdec as ie
 
 EXAMPLE = "hello"  # five letters of a-p, and a word, so the reversal is easy to read
@@ -40,145 +41,145 @@ if sidebar_model != MODEL:
 in_the_notes("encoder-decoder")
 
 # --- 1 · the task ------------------------------------------------------------------------------
-st.header("1 · The task: write the source backwards")
-letters = " ".join(s2s.LETTERS)
-st.markdown(
-    f"{MODEL} was trained on 20,000 random sources of 2 to {s2s.MAX_SOURCE} letters taken from "
-    f"the 16 letters **{letters}**, and the answer to each is the same letters in reverse "
-    "order: `abcd` → `dcba`. Nothing else: it knows no words, only this alphabet and four "
-    "special tokens. Its decoder starts from `<bos>` (begin) and stops by writing `<eos>` (end)."
-    + (f" On {manifest['heldout_examples']} sources it never saw in training it gave the exact "
-       f"reverse {manifest['exact_match']:.0%} of the time." if "exact_match" in manifest else "")
-)
-if not bundle.trained:
-    st.warning(f"{MODEL} has no trained weights here, so its answers are random.")
-default = EXAMPLE
-if sidebar_model == MODEL and not s2s.check_source(sidebar_text).error:
-    default = sidebar_text  # the sidebar already holds a source for this model
-st.session_state.setdefault("ed_source", default)
-raw = st.text_input("Source (letters a to p)", key="ed_source", max_chars=MAX_TYPED_CHARS,
-                    help=s2s.ALLOWED)
-check = s2s.check_source(raw)
-if check.error:
-    st.error(check.error, icon=":material/block:")
-    st.caption(f'Below, the page shows the example "{EXAMPLE}" until your source can be read.')
-    source = EXAMPLE
-else:
-    source = check.letters
-    if check.notice:
-        st.caption(check.notice)
+with step("1 · The task: write the source backwards"):
+    letters = " ".join(s2s.LETTERS)
+    st.markdown(
+        f"{MODEL} was trained on 20,000 random sources of 2 to {s2s.MAX_SOURCE} letters taken from "
+        f"the 16 letters **{letters}**, and the answer to each is the same letters in reverse "
+        "order: `abcd` → `dcba`. Nothing else: it knows no words, only this alphabet and four "
+        "special tokens. Its decoder starts from `<bos>` (begin) and stops by writing `<eos>` (end)."
+        + (f" On {manifest['heldout_examples']} sources it never saw in training it gave the exact "
+           f"reverse {manifest['exact_match']:.0%} of the time." if "exact_match" in manifest else "")
+    )
+    if not bundle.trained:
+        st.warning(f"{MODEL} has no trained weights here, so its answers are random.")
+    default = EXAMPLE
+    if sidebar_model == MODEL and not s2s.check_source(sidebar_text).error:
+        default = sidebar_text  # the sidebar already holds a source for this model
+    st.session_state.setdefault("ed_source", default)
+    raw = st.text_input("Source (letters a to p)", key="ed_source", max_chars=MAX_TYPED_CHARS,
+                        help=s2s.ALLOWED)
+    check = s2s.check_source(raw)
+    if check.error:
+        st.error(check.error, icon=":material/block:")
+        st.caption(f'Below, the page shows the example "{EXAMPLE}" until your source can be read.')
+        source = EXAMPLE
+    else:
+        source = check.letters
+        if check.notice:
+            st.caption(check.notice)
 
-run = translation(source)
-n, T = len(run.source_ids), len(run.steps)
-correct = run.output == source[::-1]
-verdict = "the exact reverse" if correct else f"not the reverse (that would be `{source[::-1]}`)"
-st.markdown(f"Source `{source}` ({n} token{'s' if n > 1 else ''}) → the model writes "
-            f"**`{run.output}`**, {verdict}, in {T} decoding steps (the last one writes `<eos>`).")
-show_code(s2s.check_source)
+    run = translation(source)
+    n, T = len(run.source_ids), len(run.steps)
+    correct = run.output == source[::-1]
+    verdict = "the exact reverse" if correct else f"not the reverse (that would be `{source[::-1]}`)"
+    st.markdown(f"Source `{source}` ({n} token{'s' if n > 1 else ''}) → the model writes "
+                f"**`{run.output}`**, {verdict}, in {T} decoding steps (the last one writes `<eos>`).")
+    show_code(s2s.check_source)
 
 # --- 2 · the encoder ---------------------------------------------------------------------------
-st.header("2 · The encoder runs once")
-st.markdown(
-    f"The encoder reads all {n} source tokens in one pass. Its self-attention has **no mask**: "
-    "every token may look at every other token, before and after it, so every row of its maps "
-    f"spreads over the whole source. After {cfg.enc_layers} layers it leaves one vector of "
-    f"d = {cfg.d_model} numbers per token: the memory, n × d = {n} × {cfg.d_model}. That is all "
-    "the decoder ever gets to see of the source, and it is computed once, however many tokens "
-    "the decoder writes."
-)
-score = ed.anti_diagonal_head(run.cross_attention())
-layer0 = view_value("layer", cfg.n_layers - 1, score.layer)
-head0 = view_value("head", cfg.n_heads - 1, score.head)
-instant(ie.encoder_chart, run.enc_patterns, run.memory, run.source_tokens, layer=layer0, head=head0)
-st.caption("Move the Layer and Head sliders under a chart (or use the arrow keys on them): the "
-           "charts on this page follow them in your browser at once.")
+with step("2 · The encoder runs once"):
+    st.markdown(
+        f"The encoder reads all {n} source tokens in one pass. Its self-attention has **no mask**: "
+        "every token may look at every other token, before and after it, so every row of its maps "
+        f"spreads over the whole source. After {cfg.enc_layers} layers it leaves one vector of "
+        f"d = {cfg.d_model} numbers per token: the memory, n × d = {n} × {cfg.d_model}. That is all "
+        "the decoder ever gets to see of the source, and it is computed once, however many tokens "
+        "the decoder writes."
+    )
+    score = ed.anti_diagonal_head(run.cross_attention())
+    layer0 = view_value("layer", cfg.n_layers - 1, score.layer)
+    head0 = view_value("head", cfg.n_heads - 1, score.head)
+    instant(ie.encoder_chart, run.enc_patterns, run.memory, run.source_tokens, layer=layer0, head=head0)
+    st.caption("Move the Layer and Head sliders under a chart (or use the arrow keys on them): the "
+               "charts on this page follow them in your browser at once.")
 
 # --- 3 · the decoder ---------------------------------------------------------------------------
-st.header("3 · The decoder writes one token per step")
-st.markdown(
-    "Step 1 feeds the decoder `<bos>` alone; it predicts the first letter. Step 2 feeds `<bos>` "
-    "and that letter, and so on: each step adds **one row** to each attention map, the new "
-    "token's query. Its self-attention may only look at the tokens written so far (the causal "
-    "mask, grey above the diagonal). Its cross-attention looks at every source token: the "
-    f"query comes from the decoder (t × d, t = tokens read so far), the keys and values from "
-    f"the memory (n × d = {n} × {cfg.d_model}). Move **Step** under the chart to watch both "
-    "maps grow; the row outlined is the one this step adds."
-)
-st.latex(r"\text{CrossAttn}(Z, M) = \mathrm{softmax}\!\Big(\frac{(Z W^Q)(M W^K)^\top}{\sqrt{d_k}}"
-         r"\Big)\, M W^V \qquad Z \in \mathbb{R}^{t \times d},\ M \in \mathbb{R}^{n \times d}")
-read = bundle.token_strings(run.decoder_ids)
-written = bundle.token_strings(run.new_ids)
-notes = ed.step_notes(cfg, read, written, [s.probs[0] for s in run.steps], n)
-candidates = [bundle.token_strings(s.candidates) for s in run.steps]
-instant(ie.decoder_chart, run.self_attention(), run.cross_attention(), read, run.source_tokens,
-        notes, candidates, [s.probs for s in run.steps],
-        [s.candidates.index(s.chosen) for s in run.steps], (score.layer, score.head),
-        step=max(1, view_value("step", T, 1)), layer=layer0, head=head0)
+with step("3 · The decoder writes one token per step"):
+    st.markdown(
+        "Step 1 feeds the decoder `<bos>` alone; it predicts the first letter. Step 2 feeds `<bos>` "
+        "and that letter, and so on: each step adds **one row** to each attention map, the new "
+        "token's query. Its self-attention may only look at the tokens written so far (the causal "
+        "mask, grey above the diagonal). Its cross-attention looks at every source token: the "
+        f"query comes from the decoder (t × d, t = tokens read so far), the keys and values from "
+        f"the memory (n × d = {n} × {cfg.d_model}). Move **Step** under the chart to watch both "
+        "maps grow; the row outlined is the one this step adds."
+    )
+    st.latex(r"\text{CrossAttn}(Z, M) = \mathrm{softmax}\!\Big(\frac{(Z W^Q)(M W^K)^\top}{\sqrt{d_k}}"
+             r"\Big)\, M W^V \qquad Z \in \mathbb{R}^{t \times d},\ M \in \mathbb{R}^{n \times d}")
+    read = bundle.token_strings(run.decoder_ids)
+    written = bundle.token_strings(run.new_ids)
+    notes = ed.step_notes(cfg, read, written, [s.probs[0] for s in run.steps], n)
+    candidates = [bundle.token_strings(s.candidates) for s in run.steps]
+    instant(ie.decoder_chart, run.self_attention(), run.cross_attention(), read, run.source_tokens,
+            notes, candidates, [s.probs for s in run.steps],
+            [s.candidates.index(s.chosen) for s in run.steps], (score.layer, score.head),
+            step=max(1, view_value("step", T, 1)), layer=layer0, head=head0)
 
-scores = ed.anti_diagonal_scores(run.cross_attention())
-held_out = manifest.get("anti_diagonal_head", {})
-st.subheader("The head that reads backwards")
-st.markdown(
-    f"To write the source backwards, step t needs the t-th source letter from the end: the "
-    f"cross-attention map should light up along its **anti-diagonal**, from top right to "
-    f"bottom left. On your "
-    f"source, **layer {score.layer}, head {score.head}** does it best: it puts on average "
-    f"**{score.score:.3f}** of its weight on exactly that letter (the mean over the {min(n, T)} "
-    "steps that write a letter)."
-    + (f" Over {manifest.get('heldout_examples', 'the')} held-out sources its training run found "
-       f"layer {held_out['layer']}, head {held_out['head']}, with {held_out['weight']:.3f}."
-       if held_out else "")
-    + " The charts above open on that head."
-)
-st.dataframe([{"layer": layer, **{f"head {h}": round(float(scores[layer, h]), 4)
-                                  for h in range(cfg.n_heads)}}
-              for layer in range(cfg.n_layers)], hide_index=True)
-st.caption("Each cell: that head's mean cross-attention weight on the mirrored source letter, "
-           "on your source. A head that spread its weight evenly would score 1/n = "
-           f"{1 / n:.3f}.")
-show_code(ed.anti_diagonal_scores, ed.step_shapes)
+    scores = ed.anti_diagonal_scores(run.cross_attention())
+    held_out = manifest.get("anti_diagonal_head", {})
+    st.subheader("The head that reads backwards")
+    st.markdown(
+        f"To write the source backwards, step t needs the t-th source letter from the end: the "
+        f"cross-attention map should light up along its **anti-diagonal**, from top right to "
+        f"bottom left. On your "
+        f"source, **layer {score.layer}, head {score.head}** does it best: it puts on average "
+        f"**{score.score:.3f}** of its weight on exactly that letter (the mean over the {min(n, T)} "
+        "steps that write a letter)."
+        + (f" Over {manifest.get('heldout_examples', 'the')} held-out sources its training run found "
+           f"layer {held_out['layer']}, head {held_out['head']}, with {held_out['weight']:.3f}."
+           if held_out else "")
+        + " The charts above open on that head."
+    )
+    table([{"layer": layer, **{f"head {h}": round(float(scores[layer, h]), 4)
+                               for h in range(cfg.n_heads)}}
+           for layer in range(cfg.n_layers)], hide_index=True)
+    st.caption("Each cell: that head's mean cross-attention weight on the mirrored source letter, "
+               "on your source. A head that spread its weight evenly would score 1/n = "
+               f"{1 / n:.3f}.")
+    show_code(ed.anti_diagonal_scores, ed.step_shapes)
 
 # --- 4 · K and V once ------------------------------------------------------------------------------
-st.header("4 · Cross-attention's keys and values are computed once")
-st.markdown(
-    "The memory does not change while the decoder writes, so neither do the keys M W^K and "
-    "values M W^V that each decoder layer's cross-attention makes from it. They are computed "
-    "at the first step, kept with the decoder's own keys and values (its KV cache), and reused "
-    "at every later step; only the new query row is new. Here the same answer is run twice: "
-    "once that way, and once projecting the memory again at every step."
-)
-again = translation(source, reuse_cross_kv=False)
-gap = max(float(np.abs(a.logits - b.logits).max()) for a, b in zip(run.steps, again.steps))
-same = run.new_ids == again.new_ids
-st.dataframe([
-    {"way": "computed once, reused", "K, V projections per layer": run.kv_projections,
-     "steps": len(run.steps), "answer": run.output},
-    {"way": "projected again every step", "K, V projections per layer": again.kv_projections,
-     "steps": len(again.steps), "answer": again.output}], hide_index=True)
-st.markdown(
-    f"{'The same tokens' if same else 'Different tokens'}, and the largest difference between "
-    f"the two runs' logits is **{gap:.1e}**"
-    + (": the reused keys and values are exactly the ones a fresh projection gives. "
-       if gap == 0 else ". ")
-    + f"Each projection is an n × d by d × d product per layer ({n} × {cfg.d_model} by "
-      f"{cfg.d_model} × {cfg.d_model}, twice: K and V); for a long document and a long answer, "
-      "skipping it at every step saves real time."
-)
-show_code(Attention.source_kv, Transformer.run, s2s.translate)
+with step("4 · Cross-attention's keys and values are computed once"):
+    st.markdown(
+        "The memory does not change while the decoder writes, so neither do the keys M W^K and "
+        "values M W^V that each decoder layer's cross-attention makes from it. They are computed "
+        "at the first step, kept with the decoder's own keys and values (its KV cache), and reused "
+        "at every later step; only the new query row is new. Here the same answer is run twice: "
+        "once that way, and once projecting the memory again at every step."
+    )
+    again = translation(source, reuse_cross_kv=False)
+    gap = max(float(np.abs(a.logits - b.logits).max()) for a, b in zip(run.steps, again.steps))
+    same = run.new_ids == again.new_ids
+    table([
+        {"way": "computed once, reused", "K, V projections per layer": run.kv_projections,
+         "steps": len(run.steps), "answer": run.output},
+        {"way": "projected again every step", "K, V projections per layer": again.kv_projections,
+         "steps": len(again.steps), "answer": again.output}], hide_index=True)
+    st.markdown(
+        f"{'The same tokens' if same else 'Different tokens'}, and the largest difference between "
+        f"the two runs' logits is **{gap:.1e}**"
+        + (": the reused keys and values are exactly the ones a fresh projection gives. "
+           if gap == 0 else ". ")
+        + f"Each projection is an n × d by d × d product per layer ({n} × {cfg.d_model} by "
+          f"{cfg.d_model} × {cfg.d_model}, twice: K and V); for a long document and a long answer, "
+          "skipping it at every step saves real time."
+    )
+    show_code(Attention.source_kv, Transformer.run, s2s.translate)
 
 # --- 5 · three stacks ----------------------------------------------------------------------------
-st.header("5 · Encoder-only, decoder-only, encoder-decoder")
-kinds = ed.architectures({name: preset(name) for name in ("bert-tiny", "gpt-tiny", MODEL)})
-st.table(pd.DataFrame([{"stack": a.name, "each block": a.blocks, "examples": a.examples,
-                        "in this app": a.ours} for a in kinds]).set_index("stack"))
-instant(ie.architectures_chart, [(a.name, a.masks) for a in kinds], ["a", "b", "c", "d"],
-        ["<bos>", "d", "c", "b"])
-st.caption(
-    "Blue: the query may attend to that key; grey (−∞): masked. An encoder sees the whole text, "
-    "so it fits understanding tasks (classify, find, fill in a blank). A decoder sees only the "
-    "past, so it can generate text one token at a time. The encoder-decoder does both: the "
-    "encoder reads the source freely, the decoder writes causally and reads the source through "
-    "cross-attention, which needs no mask, because the whole source is known before the first "
-    "token is written."
-)
-show_code(ed.attention_masks)
+with step("5 · Encoder-only, decoder-only, encoder-decoder"):
+    kinds = ed.architectures({name: preset(name) for name in ("bert-tiny", "gpt-tiny", MODEL)})
+    st.table(pd.DataFrame([{"stack": a.name, "each block": a.blocks, "examples": a.examples,
+                            "in this app": a.ours} for a in kinds]).set_index("stack"))
+    instant(ie.architectures_chart, [(a.name, a.masks) for a in kinds], ["a", "b", "c", "d"],
+            ["<bos>", "d", "c", "b"])
+    st.caption(
+        "Blue: the query may attend to that key; grey (−∞): masked. An encoder sees the whole text, "
+        "so it fits understanding tasks (classify, find, fill in a blank). A decoder sees only the "
+        "past, so it can generate text one token at a time. The encoder-decoder does both: the "
+        "encoder reads the source freely, the decoder writes causally and reads the source through "
+        "cross-attention, which needs no mask, because the whole source is known before the first "
+        "token is written."
+    )
+    show_code(ed.attention_masks)

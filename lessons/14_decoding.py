@@ -4,15 +4,17 @@ beam search; training asks it to predict every next token of a sentence."""
 import streamlit as st
 
 from tfviz.analysis import decoding as dec
-from tfviz.decoding import (beam_search_tree, filter_distribution, generate, generating_models,
+from tfviz.decoding import (beam_search_tree, filter_distribution, generate,
                             is_tied, lm_loss_per_token, prompt_with_room)
 from tfviz.decoding.generate import continuation_text, step_contexts
 from tfviz.ui import decoding_cache as dc
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.lab.opened import is_run_name, prompt_part, room_after
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import prompt_box, show_code
+from tfviz.ui.widgets import prompt_box, show_code, table
 from tfviz.viz import instant_beam as ib
 from tfviz.viz import instant_decoding as idc
 
@@ -20,8 +22,9 @@ FALLBACK = "gpt-tiny"  # the page needs a decoder; encoders and the encoder-deco
 STRATEGIES = {"greedy": "Greedy", "sample": "Sampling", "top-k": "Top-k", "top-p": "Top-p (nucleus)"}
 DISAGREE = ("once upon a time", "it refers to", "the dog jumped")  # greedy and beam part here
 
-sidebar_model, text, _, _ = lesson_context()
-name = sidebar_model if sidebar_model in generating_models() else FALLBACK
+sidebar_model, text, _, sidebar_cfg = lesson_context()
+# A decoder generates: gpt-tiny, moe-tiny, or a training-lab run's decoder (tfviz.ui.own_model).
+name = sidebar_model if sidebar_cfg.arch == "decoder" else FALLBACK
 bundle = get_bundle(name)
 cfg, V = bundle.config, bundle.config.vocab_size
 
@@ -39,202 +42,206 @@ if sidebar_model != name:
 in_the_notes("decoding")
 
 # --- 1 · the LM head ----------------------------------------------------------------------------
-st.header("1 · The LM head: logits = h Eᵀ")
-reading, tied = dc.head_reading(name, text)
-tokens = get_trace(name, text).tokens
-T, d = reading.hidden.shape
-st.markdown(
-    f"Take the last hidden state h of each position (the last block's output, `{reading.hidden_name}`) "
-    f"and multiply it by the transpose of the token embedding matrix E, the very matrix that "
-    f"turned tokens into vectors at the start. Row v of E is token v's embedding, so logit v is "
-    f"the dot product of h with it: the more h points like a token's embedding, the higher "
-    f"that token scores. This output layer is also called the *unembedding*."
-)
-st.latex(r"\underbrace{\text{logits}}_{T \times V} = \underbrace{h}_{T \times d}\;"
-         r"\underbrace{E^\top}_{d \times V}\qquad P(w) = \mathrm{softmax}(\text{logits})_w"
-         rf"\qquad T = {T},\ d = {d},\ V = {V}")
-if tied and reading.tied:
-    st.success(
-        f"**Tied, checked on {name} itself.** The model has no output matrix of its own: its LM "
-        f"head multiplies by `embed.weight`, the same tensor (one storage) that embeds the input "
-        f"(`is_tied(model)` is True, and its weights hold E and no W_U). Recomputing h Eᵀ from "
-        f"your text's hidden states gives the model's logits to within {reading.gap:.1e} "
-        f"(float32 rounding). Tying saves V × d = {V:,} × {d} = {V * d:,} parameters.",
-        icon=":material/link:")
-else:
-    st.warning(f"{name}'s head has its own matrix W_U ({reading.head_shape[0]} × "
-               f"{reading.head_shape[1]}); h W_U gives its logits to within {reading.gap:.1e}.")
-instant(idc.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
-        pos=view_value("pos", T - 1, T - 1))
-st.caption("Move **Position** under the chart (or use the arrow keys on it): each position "
-           "predicts the token after it. The bars are the 10 most probable of all "
-           f"{V} tokens; hover a bar for its logit and probability.")
-show_code(dec.lm_head, is_tied)
+with step("1 · The LM head: logits = h Eᵀ"):
+    reading, tied = dc.head_reading(name, text)
+    tokens = get_trace(name, text).tokens
+    T, d = reading.hidden.shape
+    st.markdown(
+        f"Take the last hidden state h of each position (the last block's output, `{reading.hidden_name}`) "
+        f"and multiply it by the transpose of the token embedding matrix E, the very matrix that "
+        f"turned tokens into vectors at the start. Row v of E is token v's embedding, so logit v is "
+        f"the dot product of h with it: the more h points like a token's embedding, the higher "
+        f"that token scores. This output layer is also called the *unembedding*."
+    )
+    st.latex(r"\underbrace{\text{logits}}_{T \times V} = \underbrace{h}_{T \times d}\;"
+             r"\underbrace{E^\top}_{d \times V}\qquad P(w) = \mathrm{softmax}(\text{logits})_w"
+             rf"\qquad T = {T},\ d = {d},\ V = {V}")
+    if tied and reading.tied:
+        st.success(
+            f"**Tied, checked on {name} itself.** The model has no output matrix of its own: its LM "
+            f"head multiplies by `embed.weight`, the same tensor (one storage) that embeds the input "
+            f"(`is_tied(model)` is True, and its weights hold E and no W_U). Recomputing h Eᵀ from "
+            f"your text's hidden states gives the model's logits to within {reading.gap:.1e} "
+            f"(float32 rounding). Tying saves V × d = {V:,} × {d} = {V * d:,} parameters.",
+            icon=":material/link:")
+    else:
+        st.warning(f"{name}'s head has its own matrix W_U ({reading.head_shape[0]} × "
+                   f"{reading.head_shape[1]}); h W_U gives its logits to within {reading.gap:.1e}.")
+    instant(idc.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
+            pos=view_value("pos", T - 1, T - 1))
+    st.caption("Move **Position** under the chart (or use the arrow keys on it): each position "
+               "predicts the token after it. The bars are the 10 most probable of all "
+               f"{V} tokens; hover a bar for its logit and probability.")
+    show_code(dec.lm_head, is_tied)
 
 # --- 2 · continue a prompt ------------------------------------------------------------------------
-st.header("2 · The model continues your prompt")
-st.markdown(
-    f"{name} writes one token at a time: it reads the prompt, picks a next token from the "
-    "probabilities, appends it, and reads again (with the KV cache it only reads the new token: "
-    "the earlier ones' keys and values are kept). How the token is picked is the *decoding "
-    "strategy*:\n"
-    "- **Greedy**: always the most probable token. Deterministic, and often repetitive.\n"
-    "- **Sampling**: draw at random from the probabilities. The **temperature** T divides the "
-    "logits first: T < 1 sharpens the distribution, T > 1 flattens it.\n"
-    "- **Top-k**: keep only the k most probable tokens, renormalise, then draw.\n"
-    "- **Top-p** (nucleus): keep the smallest set of most probable tokens whose probabilities "
-    "add up to at least p, renormalise, then draw.\n\n"
-    "Temperature comes first, then the filters. Ties are broken by the lower token id. "
-    "Generation stops when the model writes `<eos>`."
-)
-prompt, prompt_note = prompt_box("dec", text)
-left, mid, right = st.columns(3)
-strategy = left.radio("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="dec_strategy")
-sampling = strategy != "greedy"
-new_tokens = left.slider("New tokens at most", 1, 40, 20, key="dec_new")
-temperature = mid.slider("Temperature T", 0.1, 3.0, 1.0, 0.1, key="dec_temp", disabled=not sampling,
-                         help="Greedy ignores it: dividing the logits never changes which is largest.")
-top_k = mid.slider("k (top-k)", 1, 50, 5, key="dec_k", disabled=strategy != "top-k")
-top_p = mid.slider("p (top-p)", 0.05, 1.0, 0.9, 0.05, key="dec_p", disabled=strategy != "top-p")
-seed = right.number_input("Seed", 0, 9999, 0, key="dec_seed", disabled=not sampling,
-                          help="The random draws come from this seed: the same seed gives the "
-                               "same text, every time and for everybody.")
-settings = dict(temperature=float(temperature) if sampling else 1.0,
-                top_k=int(top_k) if strategy == "top-k" else None,
-                top_p=float(top_p) if strategy == "top-p" else None)
-
-ids = None
-if not prompt:
-    st.info("Type a prompt above for the model to continue (any text at all). Sections 2 and 3 "
-            "wait for it; the LM head and the training loss below use the sidebar's text.")
-else:
-    if prompt_note:
-        st.caption(prompt_note)
-    try:
-        ids, room_note = prompt_with_room(bundle, prompt, new_tokens)
-    except ValueError as err:
-        st.warning(f"The model cannot read this prompt: {err}.")
+with step("2 · The model continues your prompt"):
+    st.markdown(
+        f"{name} writes one token at a time: it reads the prompt, picks a next token from the "
+        "probabilities, appends it, and reads again (with the KV cache it only reads the new token: "
+        "the earlier ones' keys and values are kept). How the token is picked is the *decoding "
+        "strategy*:\n"
+        "- **Greedy**: always the most probable token. Deterministic, and often repetitive.\n"
+        "- **Sampling**: draw at random from the probabilities. The **temperature** T divides the "
+        "logits first: T < 1 sharpens the distribution, T > 1 flattens it.\n"
+        "- **Top-k**: keep only the k most probable tokens, renormalise, then draw.\n"
+        "- **Top-p** (nucleus): keep the smallest set of most probable tokens whose probabilities "
+        "add up to at least p, renormalise, then draw.\n\n"
+        "Temperature comes first, then the filters. Ties are broken by the lower token id. "
+        "Generation stops when the model writes `<eos>`."
+    )
+    prompt, prompt_note = prompt_box("dec", prompt_part(text) if is_run_name(name) else text)
+    left, mid, right = st.columns(3)
+    strategy = left.radio("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="dec_strategy")
+    sampling = strategy != "greedy"
+    if is_run_name(name):  # a lab run reads few tokens: room for the answer, the prompt kept whole
+        room = room_after(bundle, prompt)
+        new_tokens = left.slider("New tokens at most", 1, max(room, 2), room, key=f"dec_new_run{room}")
     else:
-        if room_note:
-            st.caption(room_note)
+        new_tokens = left.slider("New tokens at most", 1, 40, 20, key="dec_new")
+    temperature = mid.slider("Temperature T", 0.1, 3.0, 1.0, 0.1, key="dec_temp", disabled=not sampling,
+                             help="Greedy ignores it: dividing the logits never changes which is largest.")
+    top_k = mid.slider("k (top-k)", 1, 50, 5, key="dec_k", disabled=strategy != "top-k")
+    top_p = mid.slider("p (top-p)", 0.05, 1.0, 0.9, 0.05, key="dec_p", disabled=strategy != "top-p")
+    seed = right.number_input("Seed", 0, 9999, 0, key="dec_seed", disabled=not sampling,
+                              help="The random draws come from this seed: the same seed gives the "
+                                   "same text, every time and for everybody.")
+    settings = dict(temperature=float(temperature) if sampling else 1.0,
+                    top_k=int(top_k) if strategy == "top-k" else None,
+                    top_p=float(top_p) if strategy == "top-p" else None)
 
-if ids is not None:
-    g = dc.generation(name, ids, "sample" if sampling else "greedy", new_tokens, seed=int(seed),
-                      **settings)
-    st.markdown(f"**{name} writes** ({len(g.new_ids)} new token{'s' if len(g.new_ids) != 1 else ''}, "
-                f"{STRATEGIES[strategy].lower()}{'' if not sampling else f', seed {int(seed)}'}):")
-    st.code(bundle.tokenizer.decode(g.prompt_ids) + g.text, language=None, wrap_lines=True)
-    st.caption(g.stop_message + (" The prompt is everything before the continuation; the "
-                                 "model reads text lower-cased." if g.steps else ""))
-    if g.steps:
-        notes = dec.step_notes(g.steps, step_contexts(bundle, g), vocab=V,
-                               strategy="sample" if sampling else "greedy", **settings)
-        instant(idc.steps_chart, g.steps, notes, step=max(1, view_value("step", len(g.steps), 1)),
-                nucleus=settings["top_p"] is not None, warm=sampling and settings["temperature"] != 1)
-        st.caption(
-            "Move **Step** under the chart to see every step: coloured bars are still in the "
-            "running (their length: the probability after the filters, renormalised; the black "
-            "tick: before renormalising), grey bars were cut by a filter, vermillion is the token "
-            "taken."
-            + (" The yellow band marks the nucleus, the set top-p keeps." if settings["top_p"] else "")
-            + (" Green diamonds: the model's own probability at temperature 1."
-               if sampling and settings["temperature"] != 1 else ""))
-    if sampling:
-        others = [dc.generation(name, ids, "sample", new_tokens, seed=s, **settings).text
-                  for s in range(int(seed), int(seed) + 4)]
-        st.markdown("**Same settings, four seeds.** Run the page again with any of these seeds "
-                    "and you get the same text back; another seed draws other tokens.")
-        st.dataframe([{"seed": int(seed) + i, "continuation": t} for i, t in enumerate(others)],
-                     hide_index=True)
-    show_code(generate, filter_distribution)
+    ids = None
+    if not prompt:
+        st.info("Type a prompt above for the model to continue (any text at all). Sections 2 and 3 "
+                "wait for it; the LM head and the training loss below use the sidebar's text.")
+    else:
+        if prompt_note:
+            st.caption(prompt_note)
+        try:
+            ids, room_note = prompt_with_room(bundle, prompt, new_tokens)
+        except ValueError as err:
+            st.warning(f"The model cannot read this prompt: {err}.")
+        else:
+            if room_note:
+                st.caption(room_note)
+
+    if ids is not None:
+        g = dc.generation(name, ids, "sample" if sampling else "greedy", new_tokens, seed=int(seed),
+                          **settings)
+        st.markdown(f"**{name} writes** ({len(g.new_ids)} new token{'s' if len(g.new_ids) != 1 else ''}, "
+                    f"{STRATEGIES[strategy].lower()}{'' if not sampling else f', seed {int(seed)}'}):")
+        st.code(bundle.tokenizer.decode(g.prompt_ids) + g.text, language=None, wrap_lines=True)
+        st.caption(g.stop_message + (" The prompt is everything before the continuation; the "
+                                     "model reads text lower-cased." if g.steps else ""))
+        if g.steps:
+            notes = dec.step_notes(g.steps, step_contexts(bundle, g), vocab=V,
+                                   strategy="sample" if sampling else "greedy", **settings)
+            instant(idc.steps_chart, g.steps, notes, step=max(1, view_value("step", len(g.steps), 1)),
+                    nucleus=settings["top_p"] is not None, warm=sampling and settings["temperature"] != 1)
+            st.caption(
+                "Move **Step** under the chart to see every step: coloured bars are still in the "
+                "running (their length: the probability after the filters, renormalised; the black "
+                "tick: before renormalising), grey bars were cut by a filter, vermillion is the token "
+                "taken."
+                + (" The yellow band marks the nucleus, the set top-p keeps." if settings["top_p"] else "")
+                + (" Green diamonds: the model's own probability at temperature 1."
+                   if sampling and settings["temperature"] != 1 else ""))
+        if sampling:
+            others = [dc.generation(name, ids, "sample", new_tokens, seed=s, **settings).text
+                      for s in range(int(seed), int(seed) + 4)]
+            st.markdown("**Same settings, four seeds.** Run the page again with any of these seeds "
+                        "and you get the same text back; another seed draws other tokens.")
+            table([{"seed": int(seed) + i, "continuation": t} for i, t in enumerate(others)],
+                  hide_index=True)
+        show_code(generate, filter_distribution)
 
 # --- 3 · beam search -----------------------------------------------------------------------------
-st.header("3 · Beam search: keep several continuations alive")
-st.markdown(
-    "Greedy commits to one token at a time, and a likely first token can lead to unlikely "
-    "continuations. **Beam search** keeps the *beam width* best partial continuations instead. "
-    "At each step every kept beam is extended by every token of the vocabulary, each candidate "
-    "is scored by the **sum of the log-probabilities** of its tokens (the log of the product "
-    "of its probabilities), and the best few survive. A beam that wrote `<eos>` is finished: "
-    "it is carried along with its score and still competes. Nothing is compared with a right "
-    "answer: the model's own probabilities are all there is."
-)
-bl, br = st.columns(2)
-width = bl.slider("Beam width", 1, 5, 3, key="dec_width")
-depth = br.slider("Steps at most", 1, 10, 6, key="dec_depth")
-st.caption("Prompts where greedy and beam search part: " + ", ".join(f"“{p}”" for p in DISAGREE)
-           + ". Type one into the prompt box above.")
-if ids is not None:
-    ids_b, _ = prompt_with_room(bundle, prompt, depth)
-    search = dc.beam(name, ids_b, width, depth)
-    greedy = dc.generation(name, ids_b, "greedy", depth)
-    tail = step_contexts(bundle, greedy, chars=18)[0] if greedy.steps else prompt[-18:]
-    tree = dec.beam_tree(search, bundle.token_strings, greedy.new_ids, prompt_label=tail)
-    shown = len(tree.nodes) - 1
-    scored = sum(tree.scored)
-    instant(ib.beam_tree_chart, tree, scored_note=(
-        f"{scored:,} candidates scored in {len(tree.scored)} steps ({V} per unfinished beam); "
-        f"{shown} drawn: every kept beam and each beam's 3 best extensions.",
-        "Each node: its token and the sum of log p so far. Green ring and dashed line: the "
-        "path greedy decoding takes."))
-    st.dataframe([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
-                   "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
-                   "finished (<eos>)": search.finished(h)} for i, h in enumerate(search.hypotheses)],
-                 hide_index=True)
-    cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
-    said_g = continuation_text(bundle, ids_b, cmp.greedy_ids).strip() or "(nothing: it ends at once)"
-    said_b = continuation_text(bundle, ids_b, cmp.beam_ids).strip() or "(nothing: it ends at once)"
-    if cmp.parted is None:
-        st.markdown(f"Here greedy and beam search agree: both write “{said_b}” "
-                    f"(sum of log p = {cmp.beam_logprob:.3f}). Try a wider beam or another prompt.")
-    else:
-        where = f"at new token {cmp.parted + 1}"
-        lost = (f" Greedy's path left the beam at step {cmp.pruned_at + 1}: {width} other "
-                f"partial continuations had higher sums there." if cmp.pruned_at is not None else "")
-        verdict = ("Beam search found the more likely text, as it is meant to."
-                   if cmp.beam_logprob > cmp.greedy_logprob else
-                   "Here greedy's text is the more likely one: beam search is a heuristic, and "
-                   "it pruned a prefix that would have led somewhere better.")
-        st.markdown(f"Greedy writes “{said_g}” (sum of log p = {cmp.greedy_logprob:.3f}); beam "
-                    f"search's best is “{said_b}” ({cmp.beam_logprob:.3f}). They part {where}."
-                    f"{lost} {verdict}" + (" Without length normalisation, a short finished "
-                                          "beam often wins: every extra token adds a negative "
-                                          "log-probability." if len(cmp.beam_ids) < len(cmp.greedy_ids)
-                                          else ""))
-    show_code(beam_search_tree)
-if st.button("Beam search by hand: the exercise with two beams", key="dec_exercise",
-             icon=":material/edit_note:"):
-    st.session_state["ex_pick"] = "beam-search"
-    st.switch_page("lessons/20_exercises.py")
+with step("3 · Beam search: keep several continuations alive"):
+    st.markdown(
+        "Greedy commits to one token at a time, and a likely first token can lead to unlikely "
+        "continuations. **Beam search** keeps the *beam width* best partial continuations instead. "
+        "At each step every kept beam is extended by every token of the vocabulary, each candidate "
+        "is scored by the **sum of the log-probabilities** of its tokens (the log of the product "
+        "of its probabilities), and the best few survive. A beam that wrote `<eos>` is finished: "
+        "it is carried along with its score and still competes. Nothing is compared with a right "
+        "answer: the model's own probabilities are all there is."
+    )
+    bl, br = st.columns(2)
+    width = bl.slider("Beam width", 1, 5, 3, key="dec_width")
+    depth = br.slider("Steps at most", 1, 10, 6, key="dec_depth")
+    st.caption("Prompts where greedy and beam search part: " + ", ".join(f"“{p}”" for p in DISAGREE)
+               + ". Type one into the prompt box above.")
+    if ids is not None:
+        ids_b, _ = prompt_with_room(bundle, prompt, depth)
+        search = dc.beam(name, ids_b, width, depth)
+        greedy = dc.generation(name, ids_b, "greedy", depth)
+        tail = step_contexts(bundle, greedy, chars=18)[0] if greedy.steps else prompt[-18:]
+        tree = dec.beam_tree(search, bundle.token_strings, greedy.new_ids, prompt_label=tail)
+        shown = len(tree.nodes) - 1
+        scored = sum(tree.scored)
+        instant(ib.beam_tree_chart, tree, scored_note=(
+            f"{scored:,} candidates scored in {len(tree.scored)} steps ({V} per unfinished beam); "
+            f"{shown} drawn: every kept beam and each beam's 3 best extensions.",
+            "Each node: its token and the sum of log p so far. Green ring and dashed line: the "
+            "path greedy decoding takes."))
+        table([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
+                "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
+                "finished (<eos>)": search.finished(h)} for i, h in enumerate(search.hypotheses)],
+              hide_index=True)
+        cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
+        said_g = continuation_text(bundle, ids_b, cmp.greedy_ids).strip() or "(nothing: it ends at once)"
+        said_b = continuation_text(bundle, ids_b, cmp.beam_ids).strip() or "(nothing: it ends at once)"
+        if cmp.parted is None:
+            st.markdown(f"Here greedy and beam search agree: both write “{said_b}” "
+                        f"(sum of log p = {cmp.beam_logprob:.3f}). Try a wider beam or another prompt.")
+        else:
+            where = f"at new token {cmp.parted + 1}"
+            lost = (f" Greedy's path left the beam at step {cmp.pruned_at + 1}: {width} other "
+                    f"partial continuations had higher sums there." if cmp.pruned_at is not None else "")
+            verdict = ("Beam search found the more likely text, as it is meant to."
+                       if cmp.beam_logprob > cmp.greedy_logprob else
+                       "Here greedy's text is the more likely one: beam search is a heuristic, and "
+                       "it pruned a prefix that would have led somewhere better.")
+            st.markdown(f"Greedy writes “{said_g}” (sum of log p = {cmp.greedy_logprob:.3f}); beam "
+                        f"search's best is “{said_b}” ({cmp.beam_logprob:.3f}). They part {where}."
+                        f"{lost} {verdict}" + (" Without length normalisation, a short finished "
+                                              "beam often wins: every extra token adds a negative "
+                                              "log-probability." if len(cmp.beam_ids) < len(cmp.greedy_ids)
+                                              else ""))
+        show_code(beam_search_tree)
+    if st.button("Beam search by hand: the exercise with two beams", key="dec_exercise",
+                 icon=":material/edit_note:"):
+        st.session_state["ex_pick"] = "beam-search"
+        st.switch_page("lessons/20_exercises.py")
 
 # --- 4 · training --------------------------------------------------------------------------------
-st.header("4 · Training: cross-entropy on shifted targets")
-st.markdown(
-    "A decoder is trained on plain text, with no labels added: at every position the target is "
-    "simply the next token. The targets are the inputs shifted one place left, and the causal "
-    "mask keeps each position from seeing its own target. The loss at a position is the "
-    "cross-entropy −log p(target), the surprise of the right next token; training minimises "
-    "the mean over all positions. Here it is for the sidebar's sentence, with `<eos>` appended, "
-    f"as {name} was trained."
-)
-st.latex(r"\text{inputs } x_1 \dots x_{n-1},\quad \text{targets } x_2 \dots x_n,\qquad "
-         r"\mathcal{L} = -\frac{1}{n-1}\sum_{t=1}^{n-1} \log P(x_{t+1} \mid x_1 \dots x_t)")
-try:
-    loss = dc.token_loss(name, text)
-except ValueError as err:
-    st.info(f"Nothing to train on here: {err}.")
-else:
-    if loss.notice:
-        st.caption(loss.notice)
-    instant(idc.loss_chart, loss.input_tokens, loss.target_tokens, loss.losses, loss.probs)
-    st.dataframe([{"position": i, "input": a, "target": b, "p(target)": float(f"{p:.4g}"),
-                   "loss (nats)": round(x, 4)}
-                  for i, (a, b, p, x) in enumerate(zip(loss.input_tokens, loss.target_tokens,
-                                                       loss.probs, loss.losses))], hide_index=True)
-    worst = max(range(len(loss.losses)), key=loss.losses.__getitem__)
+with step("4 · Training: cross-entropy on shifted targets"):
     st.markdown(
-        f"The mean is **{loss.mean:.3f}** nats (perplexity e^{loss.mean:.2f} = "
-        f"{loss.perplexity:,.1f}: on average as unsure as a fair choice among that many tokens). The hardest prediction was **{loss.target_tokens[worst]}** after "
-        f"{loss.input_tokens[worst]}, p = {loss.probs[worst]:.4g}. A prediction the model is "
-        "sure of costs almost nothing; one it thinks impossible costs a lot.")
-    show_code(lm_loss_per_token)
+        "A decoder is trained on plain text, with no labels added: at every position the target is "
+        "simply the next token. The targets are the inputs shifted one place left, and the causal "
+        "mask keeps each position from seeing its own target. The loss at a position is the "
+        "cross-entropy −log p(target), the surprise of the right next token; training minimises "
+        "the mean over all positions. Here it is for the sidebar's sentence, with `<eos>` appended, "
+        f"as {name} was trained."
+    )
+    st.latex(r"\text{inputs } x_1 \dots x_{n-1},\quad \text{targets } x_2 \dots x_n,\qquad "
+             r"\mathcal{L} = -\frac{1}{n-1}\sum_{t=1}^{n-1} \log P(x_{t+1} \mid x_1 \dots x_t)")
+    try:
+        loss = dc.token_loss(name, text)
+    except ValueError as err:
+        st.info(f"Nothing to train on here: {err}.")
+    else:
+        if loss.notice:
+            st.caption(loss.notice)
+        instant(idc.loss_chart, loss.input_tokens, loss.target_tokens, loss.losses, loss.probs)
+        table([{"position": i, "input": a, "target": b, "p(target)": float(f"{p:.4g}"),
+                "loss (nats)": round(x, 4)}
+               for i, (a, b, p, x) in enumerate(zip(loss.input_tokens, loss.target_tokens,
+                                                    loss.probs, loss.losses))], hide_index=True)
+        worst = max(range(len(loss.losses)), key=loss.losses.__getitem__)
+        st.markdown(
+            f"The mean is **{loss.mean:.3f}** nats (perplexity e^{loss.mean:.2f} = "
+            f"{loss.perplexity:,.1f}: on average as unsure as a fair choice among that many tokens). The hardest prediction was **{loss.target_tokens[worst]}** after "
+            f"{loss.input_tokens[worst]}, p = {loss.probs[worst]:.4g}. A prediction the model is "
+            "sure of costs almost nothing; one it thinks impossible costs a lot.")
+        show_code(lm_loss_per_token)

@@ -15,10 +15,11 @@ from tfviz.ui.cache import get_bundle, get_trace, model_names
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import presenting, step
 from tfviz.ui.pretraining_cache import masked_guesses, tally
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code
+from tfviz.ui.widgets import chart, show_code, table
 from tfviz.viz import instant_bert as ib
 from tfviz.viz import pretraining as ptv
 
@@ -49,283 +50,279 @@ if not bundle.trained:
 in_the_notes("bert")
 
 # --- 1 · masked LM ----------------------------------------------------------------------------
-st.header("1 · Masked LM on your sentence")
-st.markdown(
-    f"Of your sentence's **{n}** tokens, BERT's rule chooses 15% of the positions, rounded to a "
-    f"whole number and at least one: **{pt.chosen_per_sentence(n)}** here. The loss is computed "
-    "only at those positions. Each chosen token then becomes **[MASK]** with probability 0.8, "
-    "a **random token** with probability 0.1, or stays **unchanged** with probability 0.1. "
-    "The random and unchanged ones matter: at fine-tuning time there is no [MASK] in the text, "
-    "so the model must not learn that only [MASK] positions need thinking about."
-)
-st.latex(r"\mathcal{L} = -\frac{1}{|C|}\sum_{i \in C} \log p\big(x_i \,\big|\, \tilde x\big)"
-         r"\qquad C = \text{the chosen positions},\ \tilde x = \text{the sentence after masking}")
-st.session_state.setdefault("bert_seed", 0)
+with step("1 · Masked LM on your sentence"):
+    st.markdown(
+        f"Of your sentence's **{n}** tokens, BERT's rule chooses 15% of the positions, rounded to a "
+        f"whole number and at least one: **{pt.chosen_per_sentence(n)}** here. The loss is computed "
+        "only at those positions. Each chosen token then becomes **[MASK]** with probability 0.8, "
+        "a **random token** with probability 0.1, or stays **unchanged** with probability 0.1. "
+        "The random and unchanged ones matter: at fine-tuning time there is no [MASK] in the text, "
+        "so the model must not learn that only [MASK] positions need thinking about."
+    )
+    st.latex(r"\begin{gathered}\mathcal{L} = -\frac{1}{|C|}\sum_{i \in C} \log p\big(x_i \,\big|\, \tilde x\big)"
+             r"\\ C = \text{the chosen positions},\ \tilde x = \text{the sentence after masking}\end{gathered}")
+    st.session_state.setdefault("bert_seed", 0)
 
+    def _draw_again() -> None:
+        st.session_state["bert_seed"] = int(st.session_state.get("bert_seed", 0)) + 1
 
-def _draw_again() -> None:
-    st.session_state["bert_seed"] = int(st.session_state.get("bert_seed", 0)) + 1
+    @safe_fragment
+    def masked_lm() -> None:
+        c1, c2 = st.columns([2, 1])
+        seed = c1.number_input("Seed of the draw", 0, 1_000_000, step=1, key="bert_seed",
+                               help="The same seed draws the same positions and replacements.")
+        c2.button("Draw again", key="bert_draw", on_click=_draw_again, icon=":material/casino:")
+        drawn, g = masked_guesses(BERT, ids, int(seed))
+        typed, reads = bundle.token_strings(drawn.ids), bundle.token_strings(drawn.inputs)
+        kinds = [mlm.KIND_NAMES[k] for k in drawn.kinds]
+        guess_tokens = [bundle.token_strings(row) for row in g.ids]
+        first = drawn.chosen[0]
+        instant(ib.guesses_chart, reads, typed, kinds, guess_tokens, g.probs,
+                pos=view_value("pos", n - 1, first))
+        st.caption("Move the **Position** slider under the chart: the model guesses at every "
+                   "position, but only the chosen ones count in the loss. Unchosen positions show "
+                   "the token itself, so the model mostly just copies it. One exception: at the "
+                   "“it” of an “it” sentence on its own (no “it refers to …” after it), "
+                   f"{BERT} was also trained to name the noun “it” stands for (section 3), so "
+                   "there its guess is that noun.")
+        table([{"position": i, "typed": typed[i], "becomes": kinds[i], "model reads": reads[i],
+                "top guess": guess_tokens[i][0], "p(typed token)": round(float(g.target_probs[i]), 4)}
+               for i in drawn.chosen], hide_index=True)
+        st.markdown(f"Loss of this draw: the mean of −log p(typed token) over the chosen positions = "
+                    f"**{mlm.chosen_loss(g, drawn):.3f}** nats.")
+        if "masked_accuracy" in evaluation:
+            st.caption(f"On {evaluation['val_sentences']} held-out sentences, {BERT} guesses the hidden "
+                       f"token exactly at {evaluation['masked_accuracy']:.0%} of [MASK] positions "
+                       f"(its manifest).")
+        show_code(mlm.draw_masks, batches.mlm_draw, mlm.guesses, mlm.chosen_loss)
 
+    masked_lm()
 
-@safe_fragment
-def masked_lm() -> None:
-    c1, c2 = st.columns([2, 1])
-    seed = c1.number_input("Seed of the draw", 0, 1_000_000, step=1, key="bert_seed",
-                           help="The same seed draws the same positions and replacements.")
-    c2.button("Draw again", key="bert_draw", on_click=_draw_again, icon=":material/casino:")
-    drawn, g = masked_guesses(BERT, ids, int(seed))
-    typed, reads = bundle.token_strings(drawn.ids), bundle.token_strings(drawn.inputs)
-    kinds = [mlm.KIND_NAMES[k] for k in drawn.kinds]
-    guess_tokens = [bundle.token_strings(row) for row in g.ids]
-    first = drawn.chosen[0]
-    instant(ib.guesses_chart, reads, typed, kinds, guess_tokens, g.probs,
-            pos=view_value("pos", n - 1, first))
-    st.caption("Move the **Position** slider under the chart: the model guesses at every "
-               "position, but only the chosen ones count in the loss. Unchosen positions show "
-               "the token itself, so the model mostly just copies it. One exception: at the "
-               "“it” of an “it” sentence on its own (no “it refers to …” after it), "
-               f"{BERT} was also trained to name the noun “it” stands for (section 3), so "
-               "there its guess is that noun.")
-    st.dataframe([{"position": i, "typed": typed[i], "becomes": kinds[i], "model reads": reads[i],
-                   "top guess": guess_tokens[i][0], "p(typed token)": round(float(g.target_probs[i]), 4)}
-                  for i in drawn.chosen], hide_index=True)
-    st.markdown(f"Loss of this draw: the mean of −log p(typed token) over the chosen positions = "
-                f"**{mlm.chosen_loss(g, drawn):.3f}** nats.")
-    if "masked_accuracy" in evaluation:
-        st.caption(f"On {evaluation['val_sentences']} held-out sentences, {BERT} guesses the hidden "
-                   f"token exactly at {evaluation['masked_accuracy']:.0%} of [MASK] positions "
-                   f"(its manifest).")
-    show_code(mlm.draw_masks, batches.mlm_draw, mlm.guesses, mlm.chosen_loss)
+    @safe_fragment
+    def many_draws() -> None:
+        st.subheader("Draw it many times")
+        draws = st.select_slider("Number of draws", [10, 100, 1000, 5000, 20000], value=5000,
+                                 key="bert_draws")
+        shares = pt.running_shares(tally(n, int(draws), 0, cfg.vocab_size), n)
+        chart(ptv.masking_shares_figure, shares, pt.TARGETS)
+        k = pt.chosen_per_sentence(n)
+        table([{"share": name, "after all draws": round(float(v), 4), "target": t}
+               for name, v, t in zip(pt.SHARES, shares[-1], pt.TARGETS)], hide_index=True)
+        st.caption(f"The 80 / 10 / 10 split settles on its targets as draws accumulate (one coin per "
+                   f"chosen token). The chosen share does not vary at all: it is always {k} of {n} "
+                   f"= {k / n:.1%} for your sentence, because the rule rounds 15% to whole tokens. "
+                   "Over sentences of many lengths it averages out near 15% (in bert-tiny's "
+                   f"held-out draw: {evaluation.get('selected_share', 0.15):.1%}).")
+        show_code(mlm.masking_tally, pt.running_shares)
 
-
-masked_lm()
-
-
-@safe_fragment
-def many_draws() -> None:
-    st.subheader("Draw it many times")
-    draws = st.select_slider("Number of draws", [10, 100, 1000, 5000, 20000], value=5000,
-                             key="bert_draws")
-    shares = pt.running_shares(tally(n, int(draws), 0, cfg.vocab_size), n)
-    chart(ptv.masking_shares_figure, shares, pt.TARGETS)
-    k = pt.chosen_per_sentence(n)
-    st.dataframe([{"share": name, "after all draws": round(float(v), 4), "target": t}
-                  for name, v, t in zip(pt.SHARES, shares[-1], pt.TARGETS)], hide_index=True)
-    st.caption(f"The 80 / 10 / 10 split settles on its targets as draws accumulate (one coin per "
-               f"chosen token). The chosen share does not vary at all: it is always {k} of {n} "
-               f"= {k / n:.1%} for your sentence, because the rule rounds 15% to whole tokens. "
-               "Over sentences of many lengths it averages out near 15% (in bert-tiny's "
-               f"held-out draw: {evaluation.get('selected_share', 0.15):.1%}).")
-    show_code(mlm.masking_tally, pt.running_shares)
-
-
-many_draws()
+    many_draws()
 
 # --- 2 · [CLS] and [SEP] --------------------------------------------------------------------------
-st.header("2 · [CLS] and [SEP]: two sentences in one input")
-st.markdown(
-    "For tasks about a pair of sentences (does B answer A? does B follow A?), BERT reads both "
-    "at once. The input starts with **[CLS]**, whose final vector serves as a summary of the "
-    "whole pair, and each sentence ends with **[SEP]**. A **segment id** (0 for A, 1 for B) "
-    "says which sentence each token belongs to: BERT adds a learned segment vector to every "
-    "token, next to the token and position vectors. BERT's second pretraining task, "
-    "*next-sentence prediction*, used exactly this: half the time B really followed A, half "
-    "the time it was a random sentence, and a small classifier on [CLS] had to tell which."
-)
-first, second = pt.two_sentences(text)
-if second is None:
-    second = st.text_input("Sentence B (your text has one sentence; type a second)",
-                           "It was very tired.", key="bert_sentence_b", max_chars=300)
-else:
-    st.caption("Sentence A and B are the first two sentences of your text.")
-a_ids, b_ids = tok.encode(first), tok.encode(second)
-pair = pt.sentence_pair(bundle.token_strings(a_ids), bundle.token_strings(b_ids))
-pair_ids = [tok.cls_id, *a_ids, tok.sep_id, *b_ids, tok.sep_id]
-st.dataframe([{"": row, **{str(i): str(v) for i, v in enumerate(values)}}
-              for row, values in (("token", pair.tokens), ("id", pair_ids), ("segment", pair.segments))],
-             hide_index=True)
-st.caption("One column per position: the pair as BERT reads it, with each token's id and segment.")
-parts = pt.pretraining_parts(bundle.model.state_dict().keys(), cfg.tie_embeddings)
-st.markdown(f"**What {BERT} has of this.** Checked in its weights:")
-st.dataframe([{"part": p.name, f"in {BERT}": "yes" if p.present else "no", "what it is": p.detail}
-              for p in parts], hide_index=True)
-if not any(p.present for p in parts[:3]):
-    st.warning(
-        f"{BERT} has **no segment table and no next-sentence head**: it was pretrained with "
-        "masked LM (plus one labelled job on its “it” sentences, section 3), one sentence per "
-        "row, without [CLS] or [SEP] (its manifest: "
-        f"“{bundle.manifest.get('data', {}).get('row', 'sentence')}”). Its tokenizer reserves "
-        f"ids {tok.cls_id} and {tok.sep_id} for [CLS] and [SEP], so the input above is exactly "
-        "what BERT would read, but our model cannot say whether B follows A. Later models "
-        "(RoBERTa) dropped next-sentence prediction too, finding that it did not help.")
-show_code(pt.sentence_pair, pt.pretraining_parts)
+with step("2 · [CLS] and [SEP]: two sentences in one input"):
+    st.markdown(
+        "For tasks about a pair of sentences (does B answer A? does B follow A?), BERT reads both "
+        "at once. The input starts with **[CLS]**, whose final vector serves as a summary of the "
+        "whole pair, and each sentence ends with **[SEP]**. A **segment id** (0 for A, 1 for B) "
+        "says which sentence each token belongs to: BERT adds a learned segment vector to every "
+        "token, next to the token and position vectors. BERT's second pretraining task, "
+        "*next-sentence prediction*, used exactly this: half the time B really followed A, half "
+        "the time it was a random sentence, and a small classifier on [CLS] had to tell which."
+    )
+    first, second = pt.two_sentences(text)
+    if second is None:
+        second = st.text_input("Sentence B (your text has one sentence; type a second)",
+                               "It was very tired.", key="bert_sentence_b", max_chars=300)
+    else:
+        st.caption("Sentence A and B are the first two sentences of your text.")
+    a_ids, b_ids = tok.encode(first), tok.encode(second)
+    pair = pt.sentence_pair(bundle.token_strings(a_ids), bundle.token_strings(b_ids))
+    pair_ids = [tok.cls_id, *a_ids, tok.sep_id, *b_ids, tok.sep_id]
+    # Presenter view: 24 px text fits about 8 positions across 1280 px, so the pair comes in
+    # blocks of 8 (the normal page shows it in one table).
+    block = 8 if presenting() else len(pair_ids)
+    for start in range(0, len(pair_ids), block):
+        table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
+               for row, values in (("token", pair.tokens), ("id", pair_ids), ("segment", pair.segments))],
+              hide_index=True)
+    st.caption("One column per position: the pair as BERT reads it, with each token's id and segment.")
+    parts = pt.pretraining_parts(bundle.model.state_dict().keys(), cfg.tie_embeddings)
+    st.markdown(f"**What {BERT} has of this.** Checked in its weights:")
+    table([{"part": p.name, f"in {BERT}": "yes" if p.present else "no", "what it is": p.detail}
+           for p in parts], hide_index=True)
+    if not any(p.present for p in parts[:3]):
+        st.warning(
+            f"{BERT} has **no segment table and no next-sentence head**: it was pretrained with "
+            "masked LM (plus one labelled job on its “it” sentences, section 3), one sentence per "
+            "row, without [CLS] or [SEP] (its manifest: "
+            f"“{bundle.manifest.get('data', {}).get('row', 'sentence')}”). Its tokenizer reserves "
+            f"ids {tok.cls_id} and {tok.sep_id} for [CLS] and [SEP], so the input above is exactly "
+            "what BERT would read, but our model cannot say whether B follows A. Later models "
+            "(RoBERTa) dropped next-sentence prediction too, finding that it did not help.")
+    show_code(pt.sentence_pair, pt.pretraining_parts)
 
 # --- 3 · "it" in both directions -----------------------------------------------------------------
-st.header("3 · “it” looks both ways")
-st.markdown(
-    "The notes' picture: in *the animal didn't cross the street because it was too tired*, "
-    "“it” should attend to **animal**; with *too wide*, to **street**. The word that decides "
-    "comes *after* “it”. An encoder's “it” reads the whole sentence, so its attention can "
-    "depend on that word; a decoder's “it” cannot see it yet (lesson 8, masking)."
-)
-extra = bundle.manifest.get("data", {})
-statements, dropout = extra.get("coref_statements"), extra.get("head_dropout")
-if statements and dropout:
+with step("3 · “it” looks both ways"):
     st.markdown(
-        f"**How {BERT} learned it.** Masked LM alone did not teach this: nothing in it asks “it” "
-        "for its noun, and a bert-tiny trained by masked LM only had no head clearly better than "
-        f"a coin toss. So {BERT}'s training adds a second, labelled job on "
-        f"**{statements['rows']:,} extra “it” sentences** (made only of word combinations outside "
-        "the held-out ones below): at the position of “it”, the model must output the noun “it” "
-        f"stands for. In those sentences each head of layer {dropout['layer']} is also switched "
-        f"off at random with probability {dropout['p']:.0%} (*head dropout*), so that one head "
-        "learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
-        "had no such help: some of its heads link pronouns to their nouns after masked LM and "
-        "next-sentence prediction alone, on billions of words.")
-sentences = {"the “tired” sentence": EXAMPLES["Coreference (tired)"],
-             "the “wide” sentence": EXAMPLES["Coreference (wide)"]}
-if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:
-    sentences["your sentence"] = text
-found = {title: coref.probe_rows(get_trace(BERT, s)) for title, s in sentences.items()}
-found = {title: f for title, f in found.items() if f is not None}
-head_record = evaluation.get("coref_head")
-if len(found) < 2:
-    st.info("The two example sentences do not fit this model's tokens.")
-else:
-    L, H = cfg.n_layers, cfg.n_heads
-    start = (head_record["layer"], head_record["head"]) if head_record else (L - 1, 0)
-    rows, tokens, roles = [], [], []
-    for title, (row, (probe, agent, place)) in found.items():
-        toks = get_trace(BERT, sentences[title]).tokens
-        rows.append(row)
-        tokens.append(toks)
-        roles.append([ib.ROLES[0] if i in probe else ib.ROLES[1] if i in agent else
-                      ib.ROLES[2] if i in place else ib.ROLES[3] for i in range(len(toks))])
-    instant(ib.it_rows_chart, rows, tokens, roles, list(found),
-            layer=view_value("layer", L - 1, start[0]), head=view_value("head", H - 1, start[1]))
-    if head_record:
-        by_answer = evaluation.get("coref_head_by_answer", {})
+        "The notes' picture: in *the animal didn't cross the street because it was too tired*, "
+        "“it” should attend to **animal**; with *too wide*, to **street**. The word that decides "
+        "comes *after* “it”. An encoder's “it” reads the whole sentence, so its attention can "
+        "depend on that word; a decoder's “it” cannot see it yet (lesson 8, masking)."
+    )
+    extra = bundle.manifest.get("data", {})
+    statements, dropout = extra.get("coref_statements"), extra.get("head_dropout")
+    if statements and dropout:
         st.markdown(
-            f"**The head that switches: layer {head_record['layer']}, head {head_record['head']}.** "
-            f"It was picked on the {evaluation.get('coref_selection_items', 'training')} "
-            "combinations of our words that bert-tiny's corpus contained, then tested on the "
-            f"**{evaluation.get('coref_items')} held-out combinations** it never read (other "
-            "animals, places, verbs and adjectives put together): from “it”, it gives the right "
-            f"noun more weight than the other in **{head_record['share']:.0%}** of them "
-            f"({by_answer.get('agent', 0):.0%} when the answer is the first noun, "
-            f"{by_answer.get('place', 0):.0%} when it is the second). A head that always looked "
-            "at one noun would score 50%.")
-        shares = evaluation.get("coref_head_shares")
-        if shares:
-            st.dataframe([{"layer": layer, **{f"head {h}": v for h, v in enumerate(row)}}
-                          for layer, row in enumerate(shares)], hide_index=True)
-            st.caption("Share of held-out sentences where each head, from “it”, prefers the right "
-                       "noun (bert-tiny's manifest, re-measured by its tests).")
-    gpt = "gpt-tiny"
-    if gpt in model_names():
-        pair_rows = [coref.probe_rows(get_trace(gpt, s)) for s in list(sentences.values())[:2]]
-        pair_bert = [found[t][0] for t in list(found)[:2]]
-        if all(r is not None for r in pair_rows):
-            upto = pair_rows[0][1][0][-1]
-            change = coref.row_change(pair_rows[0][0], pair_rows[1][0], upto)
+            f"**How {BERT} learned it.** Masked LM alone did not teach this: nothing in it asks “it” "
+            "for its noun, and a bert-tiny trained by masked LM only had no head clearly better than "
+            f"a coin toss. So {BERT}'s training adds a second, labelled job on "
+            f"**{statements['rows']:,} extra “it” sentences** (made only of word combinations outside "
+            "the held-out ones below): at the position of “it”, the model must output the noun “it” "
+            f"stands for. In those sentences each head of layer {dropout['layer']} is also switched "
+            f"off at random with probability {dropout['p']:.0%} (*head dropout*), so that one head "
+            "learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
+            "had no such help: some of its heads link pronouns to their nouns after masked LM and "
+            "next-sentence prediction alone, on billions of words.")
+    sentences = {"the “tired” sentence": EXAMPLES["Coreference (tired)"],
+                 "the “wide” sentence": EXAMPLES["Coreference (wide)"]}
+    if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:
+        sentences["your sentence"] = text
+    found = {title: coref.probe_rows(get_trace(BERT, s)) for title, s in sentences.items()}
+    found = {title: f for title, f in found.items() if f is not None}
+    head_record = evaluation.get("coref_head")
+    if len(found) < 2:
+        st.info("The two example sentences do not fit this model's tokens.")
+    else:
+        L, H = cfg.n_layers, cfg.n_heads
+        start = (head_record["layer"], head_record["head"]) if head_record else (L - 1, 0)
+        rows, tokens, roles = [], [], []
+        for title, (row, (probe, agent, place)) in found.items():
+            toks = get_trace(BERT, sentences[title]).tokens
+            rows.append(row)
+            tokens.append(toks)
+            roles.append([ib.ROLES[0] if i in probe else ib.ROLES[1] if i in agent else
+                          ib.ROLES[2] if i in place else ib.ROLES[3] for i in range(len(toks))])
+        instant(ib.it_rows_chart, rows, tokens, roles, list(found),
+                layer=view_value("layer", L - 1, start[0]), head=view_value("head", H - 1, start[1]))
+        if head_record:
+            by_answer = evaluation.get("coref_head_by_answer", {})
             st.markdown(
-                f"**A decoder cannot.** Across every layer and head, gpt-tiny's “it” row changes by "
-                f"{'**nothing**' if change == 0 else f'at most **{change:.1e}**'} between "
-                "the two sentences: “tired” and “wide” come after “it”, and the causal mask hides "
-                "them. bert-tiny's rows change by up to "
-                f"**{coref.row_change(pair_bert[0], pair_bert[1], upto):.2f}**. (Lesson 7 finds the "
-                "head in gpt-tiny that decides later, at the end of the sentence.)")
-show_code(coref.prefers_right, coref.preference_share, coref.chosen_head, coref.row_change)
+                f"**The head that switches: layer {head_record['layer']}, head {head_record['head']}.** "
+                f"It was picked on the {evaluation.get('coref_selection_items', 'training')} "
+                "combinations of our words that bert-tiny's corpus contained, then tested on the "
+                f"**{evaluation.get('coref_items')} held-out combinations** it never read (other "
+                "animals, places, verbs and adjectives put together): from “it”, it gives the right "
+                f"noun more weight than the other in **{head_record['share']:.0%}** of them "
+                f"({by_answer.get('agent', 0):.0%} when the answer is the first noun, "
+                f"{by_answer.get('place', 0):.0%} when it is the second). A head that always looked "
+                "at one noun would score 50%.")
+            shares = evaluation.get("coref_head_shares")
+            if shares:
+                table([{"layer": layer, **{f"head {h}": v for h, v in enumerate(row)}}
+                       for layer, row in enumerate(shares)], hide_index=True)
+                st.caption("Share of held-out sentences where each head, from “it”, prefers the right "
+                           "noun (bert-tiny's manifest, re-measured by its tests).")
+        gpt = "gpt-tiny"
+        if gpt in model_names():
+            pair_rows = [coref.probe_rows(get_trace(gpt, s)) for s in list(sentences.values())[:2]]
+            pair_bert = [found[t][0] for t in list(found)[:2]]
+            if all(r is not None for r in pair_rows):
+                upto = pair_rows[0][1][0][-1]
+                change = coref.row_change(pair_rows[0][0], pair_rows[1][0], upto)
+                st.markdown(
+                    f"**A decoder cannot.** Across every layer and head, gpt-tiny's “it” row changes by "
+                    f"{'**nothing**' if change == 0 else f'at most **{change:.1e}**'} between "
+                    "the two sentences: “tired” and “wide” come after “it”, and the causal mask hides "
+                    "them. bert-tiny's rows change by up to "
+                    f"**{coref.row_change(pair_bert[0], pair_bert[1], upto):.2f}**. (Lesson 7 finds the "
+                    "head in gpt-tiny that decides later, at the end of the sentence.)")
+    show_code(coref.prefers_right, coref.preference_share, coref.chosen_head, coref.row_change)
 
 # --- 4 · fine-tuning counted ------------------------------------------------------------------
-st.header("4 · Pretrain, then fine-tune: what is trained")
-st.markdown(
-    "Fine-tuning everything updates every weight, and keeps a full copy of the model per task. "
-    "Lighter ways freeze the pretrained weights and train a few new numbers:\n"
-    "- **Low-rank update (LoRA).** Beside a frozen matrix W (d_in × d_out), train two thin ones, "
-    "A (d_in × k) and B (k × d_out). The layer computes x(W + AB); AB has rank at most k.\n"
-    "- **Prefix tuning.** In every attention layer, train p extra key and value vectors that "
-    "every token may attend to, as if p invisible tokens stood before the text.\n"
-    "- **Prompt tuning.** Train only p input vectors placed before the text's embeddings."
-)
-st.latex(r"W' = W + AB,\quad A\in\mathbb{R}^{d_{in}\times k},\ B\in\mathbb{R}^{k\times d_{out}}"
-         r"\qquad \text{trained: } k\,(d_{in}+d_{out}) \text{ per matrix}\ \ (2dk \text{ when } d_{in}=d_{out}=d)")
-st.caption("The LoRA paper names the two the other way round (B ∈ ℝ^{d×r}, A ∈ ℝ^{r×k}, update BA); "
-           "it is the same product. B starts at zero, so training starts from the pretrained model.")
+with step("4 · Pretrain, then fine-tune: what is trained"):
+    st.markdown(
+        "Fine-tuning everything updates every weight, and keeps a full copy of the model per task. "
+        "Lighter ways freeze the pretrained weights and train a few new numbers:\n"
+        "- **Low-rank update (LoRA).** Beside a frozen matrix W (d_in × d_out), train two thin ones, "
+        "A (d_in × k) and B (k × d_out). The layer computes x(W + AB); AB has rank at most k.\n"
+        "- **Prefix tuning.** In every attention layer, train p extra key and value vectors that "
+        "every token may attend to, as if p invisible tokens stood before the text.\n"
+        "- **Prompt tuning.** Train only p input vectors placed before the text's embeddings."
+    )
+    st.latex(r"\begin{gathered}W' = W + AB,\quad A\in\mathbb{R}^{d_{in}\times k},\ B\in\mathbb{R}^{k\times d_{out}}"
+             r"\\ \text{trained: } k\,(d_{in}+d_{out}) \text{ per matrix}\ \ (2dk \text{ when } d_{in}=d_{out}=d)"
+             r"\end{gathered}")
+    st.caption("The LoRA paper names the two the other way round (B ∈ ℝ^{d×r}, A ∈ ℝ^{r×k}, update BA); "
+               "it is the same product. B starts at zero, so training starts from the pretrained model.")
 
+    @safe_fragment
+    def finetuning() -> None:
+        c1, c2, c3 = st.columns(3)
+        rank = c1.slider("Rank k", 1, 64, 8, key="bert_rank")
+        chosen = c2.multiselect("Matrices with a low-rank update", list(ft.MATRICES), ["W_Q", "W_V"],
+                                key="bert_matrices") or ["W_Q"]
+        p = c3.slider("Prefix / prompt length p", 1, 100, 20, key="bert_prefix")
+        models = [(name, preset(name), {}) for name in ("gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec")]
+        models += [("BERT-base", BERT_BASE, BERT_CONVENTIONS), ("BERT-large", BERT_LARGE, BERT_CONVENTIONS),
+                   ("GPT-2 small", GPT2_SMALL, {"positions": "learned", "norm_place": "pre"})]
+        counts = []
+        for name, config, conventions in models:
+            full = count_parameters(config, **conventions).total
+            lora = ft.lora_params(config, rank, chosen).total
+            counts.append({"model": name, "full fine-tuning": full, f"LoRA k={rank}": lora,
+                          "LoRA share": f"{ft.share(lora, full):.3%}",
+                          f"prefix p={p}": ft.prefix_params(config, p), f"prompt p={p}": ft.prompt_params(config, p)})
+        table(counts, hide_index=True)
+        base = next(r for r in counts if r["model"] == "BERT-base")
+        chart(ptv.trainable_figure, ["full fine-tuning", f"LoRA, k = {rank}", f"prefix, p = {p}",
+                                     f"prompt, p = {p}"],
+              [base["full fine-tuning"], base[f"LoRA k={rank}"], base[f"prefix p={p}"], base[f"prompt p={p}"]],
+              title="BERT-base: numbers trained")
+        d_in, d_out = ft.matrix_shapes(BERT_BASE)["W_Q"]
+        st.caption(
+            f"By hand for BERT-base: a {d_in}×{d_out} W_Q gets A ({d_in}×{rank}) and B ({rank}×{d_out}), "
+            f"{rank}·({d_in}+{d_out}) = {rank * (d_in + d_out):,} numbers, instead of the {d_in * d_out:,} "
+            f"of W itself. A low-rank update saves only while k < d_in·d_out/(d_in+d_out) = "
+            f"{d_in * d_out // (d_in + d_out)}; past that (and for bert-tiny past k = "
+            f"{cfg.d_model // 2}) it trains more numbers than the matrix it adjusts.")
+        st.caption(f"Prefix tuning adds p = {p} keys and values to every attention layer, so every "
+                   f"query scores n + {p} keys; prompt tuning makes the input {p} tokens longer, and "
+                   "the pretrained layers do the rest. The prefix counted is the one used at run time; "
+                   "its authors train it through a small network that is dropped afterwards.")
+        show_code(ft.lora_params, ft.prefix_params, ft.prompt_params)
 
-@safe_fragment
-def finetuning() -> None:
-    c1, c2, c3 = st.columns(3)
-    rank = c1.slider("Rank k", 1, 64, 8, key="bert_rank")
-    chosen = c2.multiselect("Matrices with a low-rank update", list(ft.MATRICES), ["W_Q", "W_V"],
-                            key="bert_matrices") or ["W_Q"]
-    p = c3.slider("Prefix / prompt length p", 1, 100, 20, key="bert_prefix")
-    models = [(name, preset(name), {}) for name in ("gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec")]
-    models += [("BERT-base", BERT_BASE, BERT_CONVENTIONS), ("BERT-large", BERT_LARGE, BERT_CONVENTIONS),
-               ("GPT-2 small", GPT2_SMALL, {"positions": "learned", "norm_place": "pre"})]
-    table = []
-    for name, config, conventions in models:
-        full = count_parameters(config, **conventions).total
-        lora = ft.lora_params(config, rank, chosen).total
-        table.append({"model": name, "full fine-tuning": full, f"LoRA k={rank}": lora,
-                      "LoRA share": f"{ft.share(lora, full):.3%}",
-                      f"prefix p={p}": ft.prefix_params(config, p), f"prompt p={p}": ft.prompt_params(config, p)})
-    st.dataframe(table, hide_index=True)
-    base = next(r for r in table if r["model"] == "BERT-base")
-    chart(ptv.trainable_figure, ["full fine-tuning", f"LoRA, k = {rank}", f"prefix, p = {p}",
-                                 f"prompt, p = {p}"],
-          [base["full fine-tuning"], base[f"LoRA k={rank}"], base[f"prefix p={p}"], base[f"prompt p={p}"]],
-          title="BERT-base: numbers trained")
-    d_in, d_out = ft.matrix_shapes(BERT_BASE)["W_Q"]
-    st.caption(
-        f"By hand for BERT-base: a {d_in}×{d_out} W_Q gets A ({d_in}×{rank}) and B ({rank}×{d_out}), "
-        f"{rank}·({d_in}+{d_out}) = {rank * (d_in + d_out):,} numbers, instead of the {d_in * d_out:,} "
-        f"of W itself. A low-rank update saves only while k < d_in·d_out/(d_in+d_out) = "
-        f"{d_in * d_out // (d_in + d_out)}; past that (and for bert-tiny past k = "
-        f"{cfg.d_model // 2}) it trains more numbers than the matrix it adjusts.")
-    st.caption(f"Prefix tuning adds p = {p} keys and values to every attention layer, so every "
-               f"query scores n + {p} keys; prompt tuning makes the input {p} tokens longer, and "
-               "the pretrained layers do the rest. The prefix counted is the one used at run time; "
-               "its authors train it through a small network that is dropped afterwards.")
-    show_code(ft.lora_params, ft.prefix_params, ft.prompt_params)
-
-
-finetuning()
+    finetuning()
 
 # --- 5 · span corruption ------------------------------------------------------------------------
-st.header("5 · Span corruption (T5)")
-st.markdown(
-    "T5, an encoder-decoder, hides **runs** of tokens instead of single ones. Each hidden run "
-    "becomes one sentinel token in what the encoder reads; the decoder writes every sentinel "
-    "followed by the tokens it stood for. Here 15% of your tokens are hidden, in runs of about "
-    "3 (T5's settings)."
-)
+with step("5 · Span corruption (T5)"):
+    st.markdown(
+        "T5, an encoder-decoder, hides **runs** of tokens instead of single ones. Each hidden run "
+        "becomes one sentinel token in what the encoder reads; the decoder writes every sentinel "
+        "followed by the tokens it stood for. Here 15% of your tokens are hidden, in runs of about "
+        "3 (T5's settings)."
+    )
 
+    @safe_fragment
+    def span_corruption() -> None:
+        if n < 2:
+            st.info("Type at least two tokens of text to hide a span.")
+            return
+        seed = st.number_input("Seed of the spans", 0, 1_000_000, 0, key="bert_span_seed")
+        result = pt.span_corruption(trace.tokens, int(seed))
 
-@safe_fragment
-def span_corruption() -> None:
-    if n < 2:
-        st.info("Type at least two tokens of text to hide a span.")
-        return
-    seed = st.number_input("Seed of the spans", 0, 1_000_000, 0, key="bert_span_seed")
-    result = pt.span_corruption(trace.tokens, int(seed))
+        sentinels = {pt.sentinel(i) for i in range(n + 1)}
 
-    sentinels = {pt.sentinel(i) for i in range(n + 1)}
+        def joined(toks) -> str:  # the readable pieces glued back into text, sentinels spaced
+            return "".join(f" {t}" if t in sentinels else t.replace("␣", " ") for t in toks).strip()
 
-    def joined(toks) -> str:  # the readable pieces glued back into text, sentinels spaced
-        return "".join(f" {t}" if t in sentinels else t.replace("␣", " ") for t in toks).strip()
+        st.markdown("**The encoder reads:**")
+        st.code(joined(result.inputs), language=None, wrap_lines=True)
+        st.markdown("**The decoder writes:**")
+        st.code(joined(result.targets), language=None, wrap_lines=True)
+        hidden = sum(result.noise)
+        spans = sum(1 for i, x in enumerate(result.noise) if x and (i == 0 or not result.noise[i - 1]))
+        st.caption(f"{hidden} of {n} tokens hidden, in {spans} span{'s' if spans != 1 else ''}. "
+                   "T5's code starts with a run of kept tokens and ends with a hidden run, so the "
+                   "last token is always hidden.")
+        show_code(pt.noise_mask, pt.corrupt)
 
-    st.markdown("**The encoder reads:**")
-    st.code(joined(result.inputs), language=None, wrap_lines=True)
-    st.markdown("**The decoder writes:**")
-    st.code(joined(result.targets), language=None, wrap_lines=True)
-    hidden = sum(result.noise)
-    spans = sum(1 for i, x in enumerate(result.noise) if x and (i == 0 or not result.noise[i - 1]))
-    st.caption(f"{hidden} of {n} tokens hidden, in {spans} span{'s' if spans != 1 else ''}. "
-               "T5's code starts with a run of kept tokens and ends with a hidden run, so the "
-               "last token is always hidden.")
-    show_code(pt.noise_mask, pt.corrupt)
-
-
-span_corruption()
+    span_corruption()

@@ -7,8 +7,9 @@ from tfviz.decoding.memory import human_bytes
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
+from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant as iv
 
 sidebar_model, text, _, _ = lesson_context()  # the sidebar's text; this page reads its own three models
@@ -31,66 +32,66 @@ in_the_notes("gqa")
 
 bundles = {variant: get_bundle(model) for variant, model in gqa.VARIANTS}
 
-st.header("1 · The shapes: the queries stay, the keys and values shrink")
-trace = get_trace("gqa-tiny", text)
-n = len(trace.tokens)
-shapes = [gqa.kv_shapes(v, b.config, n) for v, b in bundles.items()]
-st.table({"variant": [s.variant for s in shapes],
-          "model": [bundles[s.variant].name for s in shapes],
-          "Q per layer (heads × tokens × d_head)": [" × ".join(map(str, s.q)) for s in shapes],
-          "K and V per layer (K/V heads × tokens × d_head)": [" × ".join(map(str, s.kv)) for s in shapes],
-          "query heads per K/V head": [s.group for s in shapes],
-          "KV cache per token (fp32, bytes)": [s.cache_bytes_per_token for s in shapes]})
-st.caption(f"Your text has {n} tokens in these models. Query head h reads K/V head "
-           "h ÷ (query heads per K/V head), rounded down: in GQA heads 0 and 1 share K/V head 0, "
-           "heads 2 and 3 share K/V head 1. The model copies each K/V head to its group "
-           "(repeat_interleave) and then runs ordinary attention.")
-show_code(gqa.kv_head_of, gqa.kv_shapes)
+with step("1 · The shapes: the queries stay, the keys and values shrink"):
+    trace = get_trace("gqa-tiny", text)
+    n = len(trace.tokens)
+    shapes = [gqa.kv_shapes(v, b.config, n) for v, b in bundles.items()]
+    st.table({"variant": [s.variant for s in shapes],
+              "model": [bundles[s.variant].name for s in shapes],
+              "Q per layer (heads × tokens × d_head)": [" × ".join(map(str, s.q)) for s in shapes],
+              "K and V per layer (K/V heads × tokens × d_head)": [" × ".join(map(str, s.kv)) for s in shapes],
+              "query heads per K/V head": [s.group for s in shapes],
+              "KV cache per token (fp32, bytes)": [s.cache_bytes_per_token for s in shapes]})
+    st.caption(f"Your text has {n} tokens in these models. Query head h reads K/V head "
+               "h ÷ (query heads per K/V head), rounded down: in GQA heads 0 and 1 share K/V head 0, "
+               "heads 2 and 3 share K/V head 1. The model copies each K/V head to its group "
+               "(repeat_interleave) and then runs ordinary attention.")
+    show_code(gqa.kv_head_of, gqa.kv_shapes)
 
-st.header("2 · One map per query head, two K/V heads")
-st.caption("Each map is one query head of gqa-tiny on your text; its title names the K/V head it "
-           "shares. Heads of one group compare their own queries with the same keys, so they may "
-           "still look at different tokens. Move the layer and head sliders under the chart: the "
-           "maps change in your browser at once.")
-cfg = bundles["GQA"].config
-patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])  # (layers, heads, n, n)
-instant(iv.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
-        layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1))
-if not bundles["GQA"].trained:
-    st.warning("gqa-tiny is not trained on this installation (no assets/gqa-tiny): these maps "
-               "come from freshly initialised weights. `python -m tfviz.train --preset gqa-tiny` "
-               "trains it.")
-show_code(gqa.head_names)
+with step("2 · One map per query head, two K/V heads"):
+    st.caption("Each map is one query head of gqa-tiny on your text; its title names the K/V head it "
+               "shares. Heads of one group compare their own queries with the same keys, so they may "
+               "still look at different tokens. Move the layer and head sliders under the chart: the "
+               "maps change in your browser at once.")
+    cfg = bundles["GQA"].config
+    patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])  # (layers, heads, n, n)
+    instant(iv.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
+            layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1))
+    if not bundles["GQA"].trained:
+        st.warning("gqa-tiny is not trained on this installation (no assets/gqa-tiny): these maps "
+                   "come from freshly initialised weights. `python -m tfviz.train --preset gqa-tiny` "
+                   "trains it.")
+    show_code(gqa.head_names)
 
-st.header("3 · The trade-off, measured")
-rows = [gqa.trade_off(v, b) for v, b in bundles.items()]
-st.dataframe({"variant": [r.variant for r in rows], "model": [r.model for r in rows],
-              "K/V heads": [r.kv_heads for r in rows],
-              "KV cache per token (bytes)": [r.cache_bytes_per_token for r in rows],
-              "validation loss": [r.val_loss for r in rows],
-              "parameters": [r.parameters for r in rows]},
-             hide_index=True,
-             column_config={"validation loss": st.column_config.NumberColumn(format="%.4f")})
-st.caption("Cache bytes: 2 (K and V) × 3 layers × K/V heads × 16 values × 4 bytes, per token. "
-           "Validation loss: cross-entropy per token on the same held-out story sentences for all "
-           "three, as each bundle's manifest records it (empty if the model is not trained). "
-           "Fewer K/V heads also means smaller W^K and W^V, hence fewer parameters.")
-losses = [r.val_loss for r in rows if r.val_loss is not None]
-if len(losses) == len(rows):
-    spread = max(losses) - min(losses)
-    st.markdown(
-        f"Here the three losses lie within **{spread:.4f}** nats per token of each other: one "
-        "training run each, too close to rank them. Our models are small and our sentences "
-        "simple, so even one K/V head holds what they need. Published large models report the "
-        "same direction with clearer gaps: GQA keeps nearly all of multi-head quality with a "
-        "fraction of the cache, MQA saves the most and loses a little more.")
-c1, c2 = st.columns(2)
-context = c1.number_input("Context length (tokens)", 1, 1_000_000, 2048, step=512, key="gqa_ctx")
-batch = c2.number_input("Sequences in the batch", 1, 1024, 1, key="gqa_batch")
-st.dataframe({"variant": [r.variant for r in rows],
-              "KV cache for this context and batch": [
-                  human_bytes(r.cache_bytes_per_token * int(context) * int(batch)) for r in rows]},
-             hide_index=True)
-st.caption("The cache grows with every token kept and every sequence in the batch; the weights "
-           "do not. Lesson 16 does the same sum for published models.")
-show_code(gqa.trade_off, human_bytes)
+with step("3 · The trade-off, measured"):
+    rows = [gqa.trade_off(v, b) for v, b in bundles.items()]
+    table({"variant": [r.variant for r in rows], "model": [r.model for r in rows],
+           "K/V heads": [r.kv_heads for r in rows],
+           "KV cache per token (bytes)": [r.cache_bytes_per_token for r in rows],
+           "validation loss": [r.val_loss for r in rows],
+           "parameters": [r.parameters for r in rows]},
+          hide_index=True,
+          column_config={"validation loss": st.column_config.NumberColumn(format="%.4f")})
+    st.caption("Cache bytes: 2 (K and V) × 3 layers × K/V heads × 16 values × 4 bytes, per token. "
+               "Validation loss: cross-entropy per token on the same held-out story sentences for all "
+               "three, as each bundle's manifest records it (empty if the model is not trained). "
+               "Fewer K/V heads also means smaller W^K and W^V, hence fewer parameters.")
+    losses = [r.val_loss for r in rows if r.val_loss is not None]
+    if len(losses) == len(rows):
+        spread = max(losses) - min(losses)
+        st.markdown(
+            f"Here the three losses lie within **{spread:.4f}** nats per token of each other: one "
+            "training run each, too close to rank them. Our models are small and our sentences "
+            "simple, so even one K/V head holds what they need. Published large models report the "
+            "same direction with clearer gaps: GQA keeps nearly all of multi-head quality with a "
+            "fraction of the cache, MQA saves the most and loses a little more.")
+    c1, c2 = st.columns(2)
+    context = c1.number_input("Context length (tokens)", 1, 1_000_000, 2048, step=512, key="gqa_ctx")
+    batch = c2.number_input("Sequences in the batch", 1, 1024, 1, key="gqa_batch")
+    table({"variant": [r.variant for r in rows],
+           "KV cache for this context and batch": [
+               human_bytes(r.cache_bytes_per_token * int(context) * int(batch)) for r in rows]},
+          hide_index=True)
+    st.caption("The cache grows with every token kept and every sequence in the batch; the weights "
+               "do not. Lesson 16 does the same sum for published models.")
+    show_code(gqa.trade_off, human_bytes)

@@ -17,4 +17,4 @@ def test_reach_strip_holds_every_layer_and_colours_both_kinds():
         assert reached == list(range(9 - 2 * layer, 10))
     scale = spec["encoding"]["color"]["scale"]
     assert set(scale["domain"]) == {d["reached"] for d in data} == {"yes", "no"}
-    assert spec["height"] == 22 * 3  # a row per number of layers
+    assert spec["height"] == {"step": 22}  # 22 px a row per number of layers, axes on top

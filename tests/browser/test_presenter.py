@@ -239,7 +239,7 @@ def lesson_tab(browser, server, request):
     tab = _AHEAD.pop(lesson.url, None) or _Tab(browser, _address(server, lesson))
     items = request.session.items
     later = [item for item in items[items.index(request.node) + 1:]
-             if item.originalname == request.node.originalname]
+             if getattr(item, "originalname", None) == request.node.originalname]
     if later:
         upcoming = later[0].callspec.params["lesson"]
         _AHEAD.setdefault(upcoming.url, _Tab(browser, _address(server, upcoming)))

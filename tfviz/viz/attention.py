@@ -181,6 +181,7 @@ def logit_change_figure(change: np.ndarray, tokens: Sequence[str], position: int
                            hovertemplate="%{customdata}<br>max |Δ logit| = %{y:.3g}<extra></extra>"))
     fig.update_xaxes(tickvals=list(range(len(labs))), ticktext=labs, title="position")
     fig.update_yaxes(title="largest change of a logit")
-    layout(fig, f"Logit change at every position after editing position {position} "
+    # two lines: on one, the title runs past a projector's screen in presenter view
+    layout(fig, f"Logit change at every position after editing position {position}<br>"
                 "(green: earlier positions, labelled with their change)", 420, plot_bgcolor="white")
-    return fixed_margins(fig)
+    return fixed_margins(fig, top=80)

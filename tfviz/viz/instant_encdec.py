@@ -29,7 +29,7 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 NEW_ROW = CATEGORICAL[5]  # vermillion: the row this step adds
 MASKED = "masked (weight 0)"
 MASK_CELL = 24  # five 4 × 4 masks side by side stay under 900 px
-NOTE_CHARS = 105  # a step's words wrap here: about 820 px of text
+NOTE_CHARS = 80  # a step's words wrap here: about 620 px of text, 1,000 px at presenter view's 24 px
 
 
 def _cell(rows: int, cols: int, room: int = 330) -> int:
@@ -143,15 +143,16 @@ def decoder_chart(self_maps: np.ndarray, cross_maps: np.ndarray, dec_tokens: Seq
                      before=[*keep, *unpack(T), {"filter": "datum.row < step && datum.col < step"}])
     own["layer"].insert(1, _masked_cells("query (decoder step)", "key (decoder tokens so far)"))
     own = _grown(own, y_hidden=True, x_hidden=True, y_labels="tokens", x_labels="tokens")
+    # Titles on two lines: side by side, the two maps fit a projector's width at 24 px text
     own.update(data={"name": "self"}, title={"text": {
-        "expr": "'Decoder self-attention (causal) · layer ' + layer + ', head ' + head"}})
+        "expr": "['Decoder self-attention (causal)', 'layer ' + layer + ', head ' + head]"}})
     cross = heat_layer(n, T, x_title="key = value (source, from the memory)",
                        y_title="query (decoder step)", value_title="weight",
                        before=[*keep, *unpack(n), *grow], x_labels="src", cell=cell, masked=False)
     cross = _grown(cross, y_hidden=True, x_hidden=False, y_labels="tokens", x_labels="src")
     cross.update(data={"name": "cross"}, title={"text": {
-        "expr": "'Cross-attention · layer ' + layer + ', head ' + head + "
-                "(layer == anti[0] && head == anti[1] ? ' · reads the source backwards' : '')"}})
+        "expr": "['Cross-attention · layer ' + layer + ', head ' + head, "
+                "layer == anti[0] && head == anti[1] ? 'reads the source backwards' : '']"}})
     words = {"data": {"name": "notes"}, "transform": [{"filter": "datum.step == step"}],
              "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
                           "x": {"value": 0}, "text": {"field": "text"}},
@@ -159,7 +160,7 @@ def decoder_chart(self_maps: np.ndarray, cross_maps: np.ndarray, dec_tokens: Seq
                         "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE - 1,
                                  "fontWeight": "bold" if bold else "normal"}}
                        for bold in (True, False)],
-             "width": 820, "height": {"step": 24}}
+             "width": 620, "height": {"step": 24}}
     bars = {"data": {"name": "next"}, "transform": [{"filter": "datum.step == step"}],
             "encoding": {"y": {"field": "rank", "type": "ordinal", "title": "next token", "axis": {
                              "labelExpr": "candidates[step - 1][datum.value]", "labelLimit": 120}},
@@ -225,7 +226,7 @@ def architectures_chart(panels: Sequence[tuple[str, Sequence[tuple[str, np.ndarr
                      "y": {"field": "row", "type": "ordinal", "title": "query",
                            "axis": {"labelExpr": f"{y}[datum.value]"}}}
             views.append({"data": {"name": name}, "width": MASK_CELL * k, "height": MASK_CELL * q,
-                          "title": {"text": textwrap.wrap(what, 24), "fontSize": FONT_SIZE - 3},
+                          "title": {"text": textwrap.wrap(what, 16), "fontSize": FONT_SIZE - 3},
                           "encoding": where, "layer": [
                               {"mark": {"type": "rect", "stroke": "white"},
                                "encoding": {"color": {"condition": {"test": "datum.allowed",

@@ -127,7 +127,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
         "transform": [{"filter": "datum.layer == layer && datum.head == head && datum.q == query"},
                       {"fold": ["min", "sum", "inside"], "as": ["what", "x"]},
                       {"calculate": "datum.what == 'min' ? 'smallest weight' : datum.what == 'sum' ? "
-                                    "'sum of weights' : 'z inside the values\\' range'", "as": "name"},
+                                    "'sum of weights' : 'z inside the range'", "as": "name"},
                       {"calculate": "datum.what == 'min' ? format(datum.x, '.4f') : datum.what == "
                                     "'sum' ? format(datum.x, '.6f') : (datum.x ? 'yes' : 'no')",
                        "as": "shown"}],
@@ -137,7 +137,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
                    "encoding": {"text": {"field": "name"}}},
                   {"mark": {"type": "text", "fontSize": FONT_SIZE + 12, "baseline": "top", "dy": 4},
                    "encoding": {"text": {"field": "shown"}}}],
-        "width": 600, "height": 70,
+        "width": 680, "height": 70,  # three names side by side, even at presenter view's 24 px
         "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ', query ' + tokens[query]"}},
     }
     row = [this, {"calculate": f"slice(split(datum.w, ','), query * {m}, query * {m} + {m})",

@@ -105,13 +105,15 @@ def _notes(step: Step) -> list[tuple[str, str]]:
 
 def _legend(kind: str) -> dict:
     """A colour legend shown only on steps drawn with that colour scale. Both legends sit at
-    the same place beside the map; the other one is transparent there."""
+    the same place beside the map; the other one is transparent there. Its font sizes are
+    plain numbers, not expressions: presenter view (``tfviz.viz.presenter``) can only enlarge
+    a number."""
     def when_shown(size: float) -> dict:
         return {"expr": f"kinds[step - 1] == '{kind}' ? {size} : 0"}
     return {"orient": "none", "legendX": WIDTH + 16, "legendY": 0, "aria": False,
             "gradientOpacity": when_shown(1), "labelOpacity": when_shown(1),
             "titleOpacity": when_shown(1), "gradientLength": when_shown(180),
-            "labelFontSize": when_shown(FONT_SIZE - 2), "titleFontSize": when_shown(FONT_SIZE - 2)}
+            "labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2}
 
 
 def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: int = 0) -> dict:

@@ -78,7 +78,7 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
         "encoding": {
             "x": {"field": "e", "type": "ordinal", "scale": {"domain": list(range(n_experts))},
                   "axis": {"title": "expert", "labelAngle": 0, "labelExpr": "'expert ' + datum.value",
-                           "orient": "top"}},
+                           "orient": "top", "labelFlush": False}},
             "y": {"field": "t", "type": "ordinal", "scale": {"domain": list(range(n))},
                   "axis": token_axis("token", n=n)},
         },
@@ -214,7 +214,7 @@ def class_chart(tables: Sequence[tuple[Sequence[str], Sequence[int], np.ndarray]
                        "as": "shown"}],
         "encoding": {
             "x": {"field": "expert", "type": "nominal", "title": "expert (first choice)",
-                  "sort": {"field": "ei", "op": "min"}, "axis": {"labelAngle": 0, "orient": "top"}},
+                  "sort": {"field": "ei", "op": "min"}, "axis": {"labelAngle": 0, "orient": "top", "labelFlush": False}},
             "y": {"field": "class", "type": "nominal", "title": "token class",
                   "sort": {"field": "ci", "op": "min"}},
         },

@@ -31,7 +31,9 @@ def reach_chart(rows: np.ndarray) -> alt.Chart:
         y=alt.Y("layers:O", title="after layers"),
         color=alt.Color("reached:N", scale=alt.Scale(domain=["no", "yes"], range=["#dddddd", "#c0392b"]),
                         legend=alt.Legend(title="reached")),
-        tooltip=["layers:Q", "position:Q", "reached:N"]).properties(width=600, height=22 * L)
+        # a fixed step per row, not a fixed height: the axes and their labels come on top of the
+        # rows instead of squeezing them (presenter view's 24 px labels left the rows no room)
+        tooltip=["layers:Q", "position:Q", "reached:N"]).properties(width=600, height=alt.Step(22))
 
 
 def cost_chart(ns: Sequence[int], full_ms: Sequence[float], window_ms: Sequence[float]) -> alt.Chart:

@@ -39,6 +39,7 @@ def trainable_figure(names: Sequence[str], counts: Sequence[int], *, title: str)
     fig = go.Figure(go.Bar(y=labels, x=list(counts), orientation="h",
                            marker_color=[CATEGORICAL[j % len(CATEGORICAL)] for j in range(len(labels))],
                            text=[f"{c:,}" for c in counts], textposition="outside", cliponaxis=False,
+                           constraintext="none",  # never shrink the numbers to fit (presenter view)
                            hovertemplate="%{y}: %{x:,}<extra></extra>"))
     fig.update_xaxes(title="trained numbers (log scale)", type="log")
     fig.update_yaxes(autorange="reversed")

@@ -3,6 +3,7 @@ probabilities. Pure functions of numpy arrays (the heatmaps of E and E_pos use
 ``tfviz.viz.heatmap.heatmap``)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,6 +63,7 @@ def probabilities_figure(classes: Sequence[str], probs: np.ndarray, truth: str |
     fig = go.Figure(go.Bar(x=[float(p) for p in probs], y=list(classes), orientation="h",
                            marker_color=colours, text=[f"{float(p):.3f}" for p in probs],
                            textposition="outside", cliponaxis=False,
+                           constraintext="none",  # never shrink the numbers to fit (presenter view)
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     layout(fig, "Class probabilities (green: the shape drawn)", 80 + 44 * len(classes))
     fig.update_xaxes(range=[0, 1.15], title="probability")
@@ -73,9 +75,19 @@ def matrix_figure(values: np.ndarray, *, title: str, y_labels: Sequence[str], y_
                   x_title: str = "dimension of D") -> go.Figure:
     """A weight matrix (E, E_pos) as a diverging heatmap, rows labelled."""
     rows, cols = np.shape(values)
-    return heatmap(values, title=title, y_labels=list(y_labels), y_title=y_title,
-                   x_labels=[str(i) for i in range(cols)], x_title=x_title, diverging=True,
-                   text=False, height=max(300, min(720, 70 + 18 * rows)))
+    height = max(300, min(720, 70 + 18 * rows))
+    fig = heatmap(values, title=title, y_labels=list(y_labels), y_title=y_title,
+                  x_labels=[str(i) for i in range(cols)], x_title=x_title, diverging=True,
+                  text=False, height=height)
+    # Labels far enough apart for presenter view's 24 px text (hovering a cell still names it):
+    # every 4th of many columns (these matrices sit in half-width columns), and rows at least
+    # 30 px apart (about 120 px of the height are title and axes).
+    x_step = 4 if cols > 16 else 1
+    y_step = max(1, math.ceil(30 * rows / max(height - 120, 1)))
+    xs, ys = list(range(0, cols, x_step)), list(range(0, rows, y_step))
+    fig.update_xaxes(tickvals=xs, ticktext=[str(i) for i in xs])
+    fig.update_yaxes(tickvals=ys, ticktext=[list(y_labels)[i] for i in ys])
+    return fig
 
 
 def similarity_figure(similarity: np.ndarray, patch: int) -> go.Figure:
