@@ -11,4 +11,7 @@ if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
 python3 -m pip install -q -r requirements-dev.txt
-python3 -m pytest tests tfviz "$@"
+# Two workers (pytest-xdist), one per core: the suite is mostly waiting on one process at a
+# time (a page run, a browser); work-stealing keeps both busy to the end. Each worker starts
+# its own servers for the browser tests (free ports, nothing shared on disk).
+python3 -m pytest -n 2 --dist worksteal tests tfviz "$@"
