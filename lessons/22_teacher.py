@@ -73,7 +73,9 @@ st.markdown(
     "to come back to you.\n\n"
     "While they work on *20 · Worked exercises*, each student's first try at every answer "
     "box comes back to the table below: how many answered, how many were right, and the "
-    "slips the checker recognised. No names are sent. Ending the class (or 4 hours without "
+    "slips the checker recognised. No names are sent. To go over a box the class got wrong, "
+    "pick it under *Show a worked step on the projector* (with the class code on their sheets): "
+    "the step that computes it appears, with its numbers. Ending the class (or 4 hours without "
     "you touching the app) deletes it all.\n\n"
     "The join code only lets students watch and send answers. What moves the class is a "
     "secret key that stays in this browser tab: keep this tab open while you teach. A class "
@@ -82,4 +84,5 @@ st.markdown(
     "replica.")
 live.teacher_panel()
 live.class_dashboard()
+ew.worked_step_panel()
 show_code(worksheet)

@@ -152,6 +152,26 @@ def test_first_tries_reach_the_dashboard_anonymously():
     table = teacher.dataframe[0].value
     assert table.iloc[0]["most common slips"] == "2 forgot to divide by √d_k"
 
+    # A click shows the worked step of that box on the projector: the box the class answered is
+    # offered first, and the step drawn is the one whose numbers are that box (Softmax, step 4).
+    pick = teacher.selectbox(key="_live_worked")
+    assert pick.options[0] == "Flying arrows: one attention head by hand · weights"
+    _ok(pick.set_value(("flying-arrows", "weights")).run())
+    shown = " ".join(m.value for m in teacher.markdown)
+    assert "**Step 4 · Softmax**" in shown and "Step 3 · Scale" not in shown
+    assert f"Answer: `{box.answer_text}`" in shown
+    # With the class code of the students' sheets, that variant's numbers.
+    _ok(teacher.text_input(key="_live_worked_code").set_value("7").run())
+    variant = make_instance("flying-arrows", 7).field("weights")
+    assert f"Answer: `{variant.answer_text}`" in " ".join(m.value for m in teacher.markdown)
+    assert variant.answer_text != box.answer_text
+    # A box read off the whole solution shows every step.
+    _ok(teacher.text_input(key="_live_worked_code").set_value("").run())
+    _ok(teacher.selectbox(key="_live_worked").set_value(("bpe-merges", "merges")).run())
+    bpe = make_instance("bpe-merges")
+    shown = " ".join(m.value for m in teacher.markdown)
+    assert all(f"**Step {i} · {s.title}**" in shown for i, s in enumerate(bpe.steps, start=1))
+
 
 def test_a_teachers_own_run_is_never_pushed_to_the_class(monkeypatch):
     """A training-lab run lives in the teacher's session only: the class keeps the shared model

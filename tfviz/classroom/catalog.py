@@ -109,3 +109,18 @@ def normal_slip(slip: object) -> str | None:
 def slip_label(slip: str) -> str:
     """The dashboard's phrase for a slip spelled by :func:`normal_slip`."""
     return ", or ".join(SLIP_LABELS[name] for name in slip.split("+"))
+
+
+def worked_steps(steps, box: str) -> tuple[int, ...]:
+    """Which worked steps (indices into an instance's ``steps``) compute the answer box
+    ``box``: those whose numbers are named after it. Empty when no step names it (the box is
+    read off the whole solution: a positional table's row, a BPE merge list); then the teacher's
+    "show the worked step" shows every step.
+
+    >>> from types import SimpleNamespace as S
+    >>> worked_steps([S(values={"q": 1}), S(values={"scores": 2}), S(values={"scaled": 3})], "scaled")
+    (2,)
+    >>> worked_steps([S(values={"pe": 1})], "pos0")
+    ()
+    """
+    return tuple(i for i, step in enumerate(steps) if box in step.values)

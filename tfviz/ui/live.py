@@ -330,6 +330,18 @@ def teacher_panel() -> None:
     st.button("End the live class", key="_live_end", on_click=_end)
 
 
+def dashboard_rows():
+    """The live class's summary rows for this teacher (an empty tuple before any answer), or
+    None when this browser teaches no class (or the class has ended)."""
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return None
+    try:
+        return live_store().summary(teaching["code"], teaching["key"])
+    except LiveError:
+        return None
+
+
 def class_dashboard() -> None:
     """What the class got wrong, live: per answer box, answered, right, the commonest slips.
     Refreshed every 2 s while this browser teaches a class; without one, nothing on a timer."""
