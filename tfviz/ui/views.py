@@ -59,6 +59,21 @@ VIEW_SCRIPT = """
   };
   w.history.pushState = (s, t, url) => { push(s, t, merged(url)); relink(); };
   w.history.replaceState = (s, t, url) => { replace(s, t, merged(url)); relink(); };
+  // Vega works a fill out before it paints it: a chart painting just after the address changed
+  // (a slide shown in presenter view, a chart following a move) writes the old address. So
+  // every gradient reference Vega writes is made same-document within a frame as well.
+  let relinking = false;
+  const absolute = (v) => typeof v === 'string' && REF.test(v);  // url(ADDRESS#id), not url(#id)
+  new MutationObserver((records) => {
+    if (relinking) return;
+    const wrote = records.some((r) => r.type === 'attributes'
+        ? absolute(r.target.getAttribute(r.attributeName))
+        : Array.from(r.addedNodes).some((n) => n.namespaceURI === 'http://www.w3.org/2000/svg'));
+    if (!wrote) return;
+    relinking = true;
+    requestAnimationFrame(() => { relinking = false; relink(); });
+  }).observe(document.body, {attributes: true, attributeFilter: ['fill', 'stroke'],
+                             childList: true, subtree: true});
   let applying = false;
   const inputs = (root, name) => Array.from(root.querySelectorAll(
       `.vega-bind input[name="${name}"], .vega-bind select[name="${name}"]`));
