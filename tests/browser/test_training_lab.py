@@ -1,6 +1,6 @@
 """The training lab in chromium: a tiny run trains to the end while the page polls on its own
-(no click between), its attention map appears with the slider over training time, and a long
-run can be stopped."""
+(no click between), its attention map appears with the slider over training time, a long
+run can be stopped, the two runs are compared by what differs, and a run opens in the lessons."""
 from __future__ import annotations
 
 import pytest
@@ -43,6 +43,14 @@ def test_train_watch_and_stop(server, page):
     page.get_by_text("(running)").first.wait_for(timeout=60_000)
     main.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("(stopped)").first.wait_for(timeout=60_000)
+    assert_no_exception(page)
+    # Compare: once the stopped run is collected, section 5 draws both runs' curves, each named
+    # by the one setting that differs (the legend), and says what differs.
+    page.wait_for_function(
+        "() => { const t = Array.from(document.querySelectorAll('[data-testid=\"stMain\"] .vega-embed svg text'))"
+        ".map(e => e.textContent); return t.includes('1: steps 10') && t.includes('2: steps 1500'); }",
+        timeout=120_000, polling=250)
+    assert "They differ in: steps." in page.inner_text('[data-testid="stMain"]')
     assert_no_exception(page)
 
 
