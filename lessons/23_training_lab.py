@@ -4,7 +4,7 @@ compare runs and the ready-made design choices. Training runs in the server's ba
 import numpy as np
 import streamlit as st
 
-from tfviz.lab.comparisons import COMPARISONS
+from tfviz.lab.comparisons import COMPARISONS, comparison_table
 from tfviz.lab.opened import lab_lesson_links
 from tfviz.lab.runs import LabBusy
 from tfviz.lab.settings import LAB_POSITIONALS, LabSettings, differing, label, value_text
@@ -229,13 +229,7 @@ else:
     vega(lv.curves_chart, tuple(names), tuple(tuple(r.losses) for r in runs),
          tuple(tuple(c.step for c in r.checkpoints) for r in runs),
          tuple(tuple(c.accuracy for c in r.checkpoints) for r in runs))
-    st.dataframe({"run": names,
-                  "held-out accuracy": [f"{r.accuracy:.1%}" for r in runs],
-                  "reached 95% after (s)": ["never" if r.seconds_to() is None else f"{r.seconds_to():.1f}"
-                                             for r in runs],
-                  "final loss": [f"{r.final_loss():.3f}" for r in runs],
-                  "settings": [f"{r.settings.spec.title}: {r.settings.describe()}" for r in runs]},
-                 hide_index=True)
+    st.dataframe(comparison_table(runs, names), hide_index=True)
     st.caption("They differ in: " + (", ".join(fields) or "nothing (the same setting twice)") + ".")
 if runs and st.button("Forget these runs", key="lab_clear"):
     st.session_state[ul.RUNS_KEY] = []

@@ -348,3 +348,21 @@ def test_job_progress_and_time_to_target():
     assert job.progress == (100 + 150) / 400 and job.current is half
     assert done.seconds_to(0.95) == 3.0 and done.seconds_to(0.995) is None
     assert done.accuracy == 0.99 and done.final_loss() == 1.0
+
+
+def test_the_comparison_table_says_when_a_run_was_stopped_before_its_first_step():
+    """Seen in CI: Stop pressed on a loaded server before the first step; the page failed on
+    formatting the missing loss. The table says so instead, and reports the other run's
+    numbers as measured (the mean of its last 20 losses, its last held-out check)."""
+    settings = LabSettings.default("copy", d_model=16, n_heads=1, steps=3)
+    done = train(settings, RunLog(settings))
+    stop = threading.Event()
+    stop.set()  # before the first step
+    early = train(settings, RunLog(settings), stop)
+    assert early.state == "stopped" and early.step == 0 and early.final_loss() is None
+    table = cmp.comparison_table([done, early], ["1: done", "2: stopped"])
+    assert table["run"] == ["1: done", "2: stopped"]
+    assert table["final loss"] == [f"{sum(done.losses) / len(done.losses):.3f}", "no step trained"]
+    assert table["held-out accuracy"][0] == f"{done.checkpoints[-1].accuracy:.1%}"
+    assert table["held-out accuracy"][1] in ("no check yet", f"{early.checkpoints[-1].accuracy:.1%}")
+    assert len({len(column) for column in table.values()}) == 1

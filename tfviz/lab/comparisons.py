@@ -44,6 +44,20 @@ def run_line(run: RunView, fields: list[str]) -> str:
     return f"{label(run.settings, fields)}: {_pct(run.accuracy)} held-out after {run.step} steps{tail}{stopped}"
 
 
+def comparison_table(runs: Sequence[RunView], names: Sequence[str]) -> dict[str, list[str]]:
+    """Section 5's table, one row per run. A run stopped before its first step has no loss
+    and may have no held-out check yet: its cells say so (seen in CI: the page failed on such
+    a run when it formatted None)."""
+    loss = [r.final_loss() for r in runs]
+    reached = [r.seconds_to() for r in runs]
+    return {"run": list(names),
+            "held-out accuracy": ["no check yet" if r.accuracy is None else f"{r.accuracy:.1%}"
+                                  for r in runs],
+            "reached 95% after (s)": ["never" if t is None else f"{t:.1f}" for t in reached],
+            "final loss": ["no step trained" if x is None else f"{x:.3f}" for x in loss],
+            "settings": [f"{r.settings.spec.title}: {r.settings.describe()}" for r in runs]}
+
+
 def expert_loads(run: RunView) -> str:
     """"layer 0: 31% 22% 25% 22%" per layer at the last checkpoint, or "" for a dense run."""
     if not run.checkpoints or run.checkpoints[-1].expert_load is None:
