@@ -14,7 +14,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import prompt_box, show_code, table
+from tfviz.ui.widgets import prompt_box, prompt_ids, show_code, table
 from tfviz.viz import instant_beam as ib
 from tfviz.viz import instant_decoding as idc
 
@@ -110,20 +110,9 @@ with step("2 · The model continues your prompt"):
                     top_k=int(top_k) if strategy == "top-k" else None,
                     top_p=float(top_p) if strategy == "top-p" else None)
 
-    ids = None
-    if not prompt:
-        st.info("Type a prompt above for the model to continue (any text at all). Sections 2 and 3 "
-                "wait for it; the LM head and the training loss below use the sidebar's text.")
-    else:
-        if prompt_note:
-            st.caption(prompt_note)
-        try:
-            ids, room_note = prompt_with_room(bundle, prompt, new_tokens)
-        except ValueError as err:
-            st.warning(f"The model cannot read this prompt: {err}.")
-        else:
-            if room_note:
-                st.caption(room_note)
+    ids = prompt_ids(bundle, prompt, prompt_note, new_tokens,
+                     "Sections 2 and 3 wait for it; the LM head and the training loss below "
+                     "use the sidebar's text.")
 
     if ids is not None:
         g = dc.generation(name, ids, "sample" if sampling else "greedy", new_tokens, seed=int(seed),

@@ -3,7 +3,7 @@ this CPU; the cache's tensors growing; the new token's 1 × t row; the cost over
 the formula; a memory calculator for published models."""
 import streamlit as st
 
-from tfviz.decoding import PUBLISHED_MODELS, config_kv_cache_bytes, prompt_with_room
+from tfviz.decoding import PUBLISHED_MODELS, config_kv_cache_bytes
 from tfviz.decoding.generate import continuation_text
 from tfviz.experiments import kv_cache as kc
 from tfviz.ui import kv_cache_runs as runs
@@ -13,7 +13,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import prompt_box, show_code, table
+from tfviz.ui.widgets import prompt_box, prompt_ids, show_code, table
 from tfviz.viz import instant_kv_cache as ikv
 
 FALLBACK = "gpt-tiny"  # the page needs a decoder; encoders and the encoder-decoder use this one
@@ -68,20 +68,9 @@ with step("2 · Your prompt, generated both ways"):
         st.session_state["_kv_run"] = st.session_state.get("_kv_run", 0) + 1
     run = st.session_state.get("_kv_run", 0)
 
-    ids = None
-    if not prompt:
-        st.info("Type a prompt above for the model to continue (any text at all). This section waits "
-                "for it; the cost over lengths and the memory calculator below work without it.")
-    else:
-        if prompt_note:
-            st.caption(prompt_note)
-        try:
-            ids, room_note = prompt_with_room(bundle, prompt, new_tokens)
-        except ValueError as err:
-            st.warning(f"The model cannot read this prompt: {err}.")
-        else:
-            if room_note:
-                st.caption(room_note)
+    ids = prompt_ids(bundle, prompt, prompt_note, new_tokens,
+                     "This section waits for it; the cost over lengths and the memory "
+                     "calculator below work without it.")
 
     if ids is not None:
         side = runs.side_by_side(name, ids, new_tokens, run)

@@ -301,3 +301,25 @@ def prompt_box(prefix: str, text: str) -> tuple[str, str | None]:
     raw = st.text_area("Prompt", key=key, max_chars=MAX_TYPED_CHARS, height=80, on_change=remember,
                        help="It starts as the sidebar's text; type anything. Press Ctrl+Enter to run.")
     return clean_text(raw)
+
+
+def prompt_ids(bundle, prompt: str, prompt_note: str | None, new_tokens: int,
+               waiting: str) -> tuple[int, ...] | None:
+    """The ids of a page's prompt (``prompt_box``'s text and note) with room for
+    ``new_tokens`` more, or None: ``waiting`` says what waits for an empty prompt, and a prompt
+    the model cannot read gets a warning. Notes about cleaning or cutting it go under the box."""
+    from tfviz.decoding import prompt_with_room
+
+    if not prompt:
+        st.info(f"Type a prompt above for the model to continue (any text at all). {waiting}")
+        return None
+    if prompt_note:
+        st.caption(prompt_note)
+    try:
+        ids, room_note = prompt_with_room(bundle, prompt, new_tokens)
+    except ValueError as err:
+        st.warning(f"The model cannot read this prompt: {err}.")
+        return None
+    if room_note:
+        st.caption(room_note)
+    return ids
