@@ -141,6 +141,37 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
     assert values.select_dtypes("number").max().max() == 8
 
 
+def test_the_server_runs_torch_on_one_thread_per_op(app_page):
+    """A tiny model's ops are too small to share between threads; the extra OpenMP threads
+    only spin and take the core the learner's browser draws on (BENCHMARKS.md)."""
+    import threading
+
+    import torch
+
+    import server
+
+    def in_a_new_thread() -> int:  # what a page's next run sees: Streamlit runs each in a new thread
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        return seen[0]
+
+    try:
+        torch.set_num_threads(2)
+        assert in_a_new_thread() == 2
+        app_page("05_self_attention.py")  # the frame, as `streamlit run app.py` serves it
+        assert in_a_new_thread() == 1
+        torch.set_num_threads(2)
+        server._warm_up()  # what `streamlit run server.py` does before any learner comes
+        assert in_a_new_thread() == 1
+    finally:
+        torch.set_num_threads(1)
+        import gc
+
+        gc.unfreeze()
+
+
 def test_run_log_times_a_run_only_when_asked(monkeypatch, caplog):
     import logging
 

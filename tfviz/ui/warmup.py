@@ -16,11 +16,27 @@ from tfviz.ui.background import quiet_context_warnings
 log = logging.getLogger("tfviz")
 
 
+def one_thread_per_op() -> None:
+    """Run every torch op of this server on one thread (process-wide; the lab's training runs
+    set their own count while they train and put it back).
+
+    Our models are tiny: an op has too little work to share, and torch's default, one thread
+    per core, only adds OpenMP threads that spin while they wait for the next op. On our two
+    cores that spinning took the core the learner's browser was drawing on: a new sentence on
+    self-attention cost the server 185 ms of CPU with two threads and 75 ms with one, and its
+    charts were up 25% sooner (BENCHMARKS.md, "Instant views"). Cheap to call again."""
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def warm_up() -> float:
     """Import, load and trace what the first page needs. Returns the seconds it took."""
     start = time.perf_counter()
     quiet_context_warnings()  # cached calls outside a page run are intended here
     try:
+        one_thread_per_op()
         from tfviz.ui.cache import get_bundle, get_trace, model_names
         from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
