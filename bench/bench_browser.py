@@ -5,27 +5,32 @@
 1. Server start to first lesson interactive: from launching the server to the tour page having
    finished its first script run in the browser. The browser is already open, as a learner's
    would be. Measured for `streamlit run server.py` (what scripts/run.sh starts: it warms up
-   in the background) and for a cold `streamlit run app.py`, three fresh servers each.
+   in the background) and for a cold `streamlit run app.py`, ``--starts`` fresh servers each
+   (3). tfviz's bytecode is compiled first, as scripts/run.sh does.
 2. View changes (layer, head, token, step) no longer reach the server: they are timed in the
    browser by bench/bench_views.py (issue #15's instant views).
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from playwright.async_api import async_playwright
 
 from bench.browser_common import launch, new_page, wait_idle
 from tests.support.serve import streamlit_server
 
-STARTS = 3
+ROOT = Path(__file__).resolve().parents[1]
 
 
-async def first_page(browser, entry: str) -> float:
+async def first_page(browser, entry: str, outside: list[str]) -> float:
     """Seconds from launching a fresh server to the tour being interactive."""
-    context, page = await new_page(browser, [])
+    context, page = await new_page(browser, outside)
     with streamlit_server(entry=entry) as (url, _, started):
         await page.goto(f"{url}/tour")
         await wait_idle(page)
@@ -34,18 +39,23 @@ async def first_page(browser, entry: str) -> float:
     return took
 
 
-async def measure() -> dict:
+async def measure(starts: int) -> dict:
+    # scripts/run.sh compiles tfviz before it starts the server (our machines set
+    # PYTHONDONTWRITEBYTECODE=1, so no import ever writes bytecode): so do we
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tfviz")], check=True)
     outside: list[str] = []
     async with async_playwright() as p:
         browser = await launch(p)
-        starts = {entry: [await first_page(browser, entry) for _ in range(STARTS)]
+        starts = {entry: [await first_page(browser, entry, outside) for _ in range(starts)]
                   for entry in ("server.py", "app.py")}
         await browser.close()
     return {"starts": starts, "outside": outside}
 
 
 def main() -> None:
-    result = asyncio.run(measure())
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--starts", type=int, default=3, help="fresh servers per entry point")
+    result = asyncio.run(measure(ap.parse_args().starts))
     print("| measure | value | target |")
     print("|---|---:|---:|")
     for entry, label in (("server.py", "warm-up"), ("app.py", "cold")):

@@ -9,10 +9,13 @@ from pathlib import Path
 
 from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local
 
+# The page's run is over and its title (or a message) is drawn. The app's script state is
+# read, not Streamlit's status widget: with the minimal toolbar (.streamlit/config.toml) that
+# widget is never drawn, and a wait on it returned as soon as the title appeared, mid-run.
 IDLE_JS = """() => {
-    const s = document.querySelector('[data-testid="stStatusWidget"]');
+    const app = document.querySelector('[data-testid="stApp"]');
     return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] [data-testid="stAlert"]') &&
-           (!s || !s.innerText.toLowerCase().includes('running'));
+           !!app && app.getAttribute('data-test-script-state') === 'notRunning';
 }"""
 
 
