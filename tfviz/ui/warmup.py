@@ -17,14 +17,16 @@ log = logging.getLogger("tfviz")
 
 
 def one_thread_per_op() -> None:
-    """Run every torch op of this server on one thread (process-wide; the lab's training runs
-    set their own count while they train and put it back).
+    """Run every torch op of this server on one thread. Torch hands the count to every thread
+    started afterwards, and Streamlit starts a thread for each page run; the frame calls this
+    on every run, so a run gets one thread even after a lab run trained with more meanwhile.
 
     Our models are tiny: an op has too little work to share, and torch's default, one thread
     per core, only adds OpenMP threads that spin while they wait for the next op. On our two
     cores that spinning took the core the learner's browser was drawing on: a new sentence on
-    self-attention cost the server 185 ms of CPU with two threads and 75 ms with one, and its
-    charts were up 25% sooner (BENCHMARKS.md, "Instant views"). Cheap to call again."""
+    self-attention cost the server 185 ms of CPU with two threads and 75-105 ms with one, and
+    the p95 until its charts were drawn went from 601 to 482 ms (BENCHMARKS.md, "Instant
+    views"). Cheap to call again."""
     import torch
 
     if torch.get_num_threads() != 1:
