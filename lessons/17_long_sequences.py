@@ -36,8 +36,8 @@ with step("1 · The quadratic cost, measured here"):
            "window (ms)": [round(c.window_ms, 2) for c in costs],
            "scores held, full (n²)": [c.full_cells for c in costs],
            "scores held, window (n·(w+1))": [c.window_cells for c in costs]}, hide_index=True)
-    st.caption("Measured on this server's CPU (kept for ten minutes), shared with other learners, "
-               "so the times jump around; the count of scores held is exact. bench/bench_attention_cost.py measures "
+    st.caption("Measured on this server's CPU, one thread per operation as the server runs every "
+               "model (kept for ten minutes), shared with other learners, so the times jump around; the count of scores held is exact. bench/bench_attention_cost.py measures "
                "it properly (BENCHMARKS.md).")
     show_code(ls.full_attention, ls.window_attention)
 
