@@ -12,7 +12,7 @@ import os
 
 import torch
 
-from tfviz.analysis.long_sequences import attention_cost
+from tfviz.experiments.long_sequences import attention_cost
 
 NS = (512, 1024, 2048, 4096)
 W = 64

@@ -3,7 +3,7 @@ the trained model, and Linformer's projection."""
 import numpy as np
 import streamlit as st
 
-from tfviz.analysis import long_sequences as ls
+from tfviz.experiments import long_sequences as ls
 from tfviz.analysis.coref import antecedent_gap
 from tfviz.model.masks import receptive_field, reach_by_layer, sparse_pattern
 from tfviz.trace import run_with_trace

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tfviz
-from tfviz.analysis import long_sequences as ls
+from tfviz.experiments import long_sequences as ls
 from tfviz.config import ModelConfig
 from tfviz.model.masks import receptive_field, sparse_pattern
 from tfviz.model.transformer import Transformer

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from tfviz.analysis import layernorm as lna
-from tfviz.analysis import long_sequences as ls
+from tfviz.experiments import long_sequences as ls
 from tfviz.analysis import moe as ma
 from tfviz.config import RunOptions
 from tfviz.data.lexicon import CLASSES, word_class
