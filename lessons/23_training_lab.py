@@ -13,7 +13,8 @@ from tfviz.ui import lab as ul
 from tfviz.ui import own_model
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
-from tfviz.ui.widgets import show_code, stable_select, vega
+from tfviz.ui.present import step
+from tfviz.ui.widgets import show_code, stable_select, table, vega
 from tfviz.viz import lab as lv
 
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 3e-3, 5e-3, 1e-2, 2e-2, 3e-2)
@@ -47,209 +48,206 @@ st.markdown(
     "side by side show what the √d_k scale, positions, LayerNorm's place, heads and experts "
     "are for. Each task's default setting reaches 95% held-out accuracy in well under a minute.")
 
-st.header("1 · The task")
-task_key = st.selectbox("Task", TASK_NAMES, key="lab_task", format_func=lambda k: TASKS[k].title,
-                        on_change=load_defaults)
-task = TASKS[task_key]
-st.markdown(task.blurb)
-example = task.examples(1, seed=7, split="heldout")[0]
-ids, targets = task.encode(example)
-st.caption("What the model reads: " + " ".join(task.vocab.decode(ids)) + " — scored on: "
-           + " ".join(task.vocab.tokens[t] for t in targets if t >= 0)
-           + f". Guessing would solve at most {task.chance:.2%} of the held-out examples.")
+with step("1 · The task"):
+    task_key = st.selectbox("Task", TASK_NAMES, key="lab_task", format_func=lambda k: TASKS[k].title,
+                            on_change=load_defaults)
+    task = TASKS[task_key]
+    st.markdown(task.blurb)
+    example = task.examples(1, seed=7, split="heldout")[0]
+    ids, targets = task.encode(example)
+    st.caption("What the model reads: " + " ".join(task.vocab.decode(ids)) + " — scored on: "
+               + " ".join(task.vocab.tokens[t] for t in targets if t >= 0)
+               + f". Guessing would solve at most {task.chance:.2%} of the held-out examples.")
 
-st.header("2 · The architecture")
-defaults = LabSettings.default(task_key)
+with step("2 · The architecture"):
+    defaults = LabSettings.default(task_key)
+
+    def whole(key: str, lo: int, hi: int, default: int) -> None:
+        """Keep a slider's or number box's stored value a whole number in range (a forged or stale
+        state would otherwise reach the widget)."""
+        v = st.session_state.get(key)
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            st.session_state[key] = default
 
 
-def whole(key: str, lo: int, hi: int, default: int) -> None:
-    """Keep a slider's or number box's stored value a whole number in range (a forged or stale
-    state would otherwise reach the widget)."""
-    v = st.session_state.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        st.session_state[key] = default
+    c1, c2, c3 = st.columns(3)
+    whole("lab_layers", 1, 4, defaults.n_layers)
+    c1.slider("Layers", 1, 4, key="lab_layers")
+    stable_select("Heads", [1, 2, 4], "lab_heads", default=defaults.n_heads, slider=True, where=c1)
+    stable_select("d_model (width)", [16, 32, 64, 128], "lab_d_model", default=defaults.d_model,
+                  slider=True, where=c1)
+    stable_select("Positions", LAB_POSITIONALS, "lab_pos", default=defaults.positional, where=c2,
+                  format_func=lambda p: value_text("positional", p),
+                  help="none adds nothing to the tokens: an encoder is then blind to order, while a "
+                       "decoder's causal mask still hints at it (a token sees how many came before).")
+    if not isinstance(st.session_state.get("lab_scale"), bool):
+        st.session_state["lab_scale"] = defaults.scale
+    c2.toggle("Divide scores by √d_k", key="lab_scale")
+    stable_select("LayerNorm", ["pre", "post"], "lab_norm", default=defaults.norm, where=c2,
+                  format_func=lambda n: f"{n}-LN")
+    experts = stable_select("Feed-forward", [0, 2, 4, 8], "lab_experts", default=0, where=c3,
+                            format_func=lambda e: value_text("n_experts", e) + (" (mixture)" if e else ""))
+    if experts:
+        whole("lab_topk", 1, experts, 1)
+        c3.slider("Experts per token (top-k)", 1, experts, key="lab_topk")
+    else:
+        st.session_state["lab_topk"] = 1
+    stable_select("Learning rate", LR_CHOICES, "lab_lr", default=defaults.lr, slider=True, where=c3,
+                  format_func=lambda x: f"{x:g}")
+    stable_select("Steps", STEP_CHOICES, "lab_steps", default=defaults.steps, slider=True, where=c3)
+    whole("lab_seed", 0, 10_000, 0)
+    c3.number_input("Seed", 0, 10_000, key="lab_seed")
+    st.button("Back to this task's default", key="lab_reset", on_click=load_defaults)
 
-
-c1, c2, c3 = st.columns(3)
-whole("lab_layers", 1, 4, defaults.n_layers)
-c1.slider("Layers", 1, 4, key="lab_layers")
-stable_select("Heads", [1, 2, 4], "lab_heads", default=defaults.n_heads, slider=True, where=c1)
-stable_select("d_model (width)", [16, 32, 64, 128], "lab_d_model", default=defaults.d_model,
-              slider=True, where=c1)
-stable_select("Positions", LAB_POSITIONALS, "lab_pos", default=defaults.positional, where=c2,
-              format_func=lambda p: value_text("positional", p),
-              help="none adds nothing to the tokens: an encoder is then blind to order, while a "
-                   "decoder's causal mask still hints at it (a token sees how many came before).")
-if not isinstance(st.session_state.get("lab_scale"), bool):
-    st.session_state["lab_scale"] = defaults.scale
-c2.toggle("Divide scores by √d_k", key="lab_scale")
-stable_select("LayerNorm", ["pre", "post"], "lab_norm", default=defaults.norm, where=c2,
-              format_func=lambda n: f"{n}-LN")
-experts = stable_select("Feed-forward", [0, 2, 4, 8], "lab_experts", default=0, where=c3,
-                        format_func=lambda e: value_text("n_experts", e) + (" (mixture)" if e else ""))
-if experts:
-    whole("lab_topk", 1, experts, 1)
-    c3.slider("Experts per token (top-k)", 1, experts, key="lab_topk")
-else:
-    st.session_state["lab_topk"] = 1
-stable_select("Learning rate", LR_CHOICES, "lab_lr", default=defaults.lr, slider=True, where=c3,
-              format_func=lambda x: f"{x:g}")
-stable_select("Steps", STEP_CHOICES, "lab_steps", default=defaults.steps, slider=True, where=c3)
-whole("lab_seed", 0, 10_000, 0)
-c3.number_input("Seed", 0, 10_000, key="lab_seed")
-st.button("Back to this task's default", key="lab_reset", on_click=load_defaults)
-
-settings = None
-try:
-    settings = LabSettings(task=task_key, **{f: st.session_state[k] for f, k in WIDGETS.items()})
-    st.caption(f"Will train: {settings.describe()}. Head size d_head = {settings.d_head}.")
-except ValueError as err:  # anything a widget or a stale state could hold
-    st.warning(str(err))
-
-st.header("3 · Train")
-job = runner.status(sid)
-busy = job is not None and not job.finished
-b1, b2, _ = st.columns([1, 1, 4])
-if b1.button("Train", key="lab_train", type="primary", disabled=settings is None or busy):
+    settings = None
     try:
-        job = runner.submit(sid, settings)
-        st.session_state.pop("lab_pending", None)
-        busy = True
-    except (LabBusy, ValueError) as err:
+        settings = LabSettings(task=task_key, **{f: st.session_state[k] for f, k in WIDGETS.items()})
+        st.caption(f"Will train: {settings.describe()}. Head size d_head = {settings.d_head}.")
+    except ValueError as err:  # anything a widget or a stale state could hold
         st.warning(str(err))
-if b2.button("Stop", key="lab_stop", disabled=not busy):
-    runner.stop(sid)
+
+with step("3 · Train"):
     job = runner.status(sid)
-
-
-def collect(done) -> None:
-    """A finished job's runs join the comparison; a ready-made one gets its sentence."""
-    if st.session_state.get(ul.COLLECTED_KEY) == done.id:
-        return
-    st.session_state[ul.COLLECTED_KEY] = done.id
-    ul.keep(list(done.runs))
-    pending = st.session_state.pop("lab_pending", None)
-    if pending in COMPARISONS:
-        st.session_state[ul.SUMMARY_KEY] = (COMPARISONS[pending].title,
-                                             COMPARISONS[pending].summarize(done.runs))
-
-
-@safe_fragment(run_every=1.0 if busy else None)
-def progress() -> None:
-    now = runner.status(sid)
-    running, queued = runner.counts()
-    st.caption(f"On this server now: {running} training, {queued} waiting.")
-    if now is None:
-        st.info("Nothing trained yet: press Train.")
-        return
-    if now.state == "queued":
-        st.info(f"Waiting for a free place: you are number {now.position} in the queue. "
-                "The server trains two models at a time.")
-    run = now.current
-    n = len(now.runs)
-    which = f"run {now.runs.index(run) + 1} of {n}: " if n > 1 else ""
-    acc = "" if run.accuracy is None else f", held-out accuracy {run.accuracy:.0%}"
-    st.progress(now.progress, text=f"{which}step {run.step} of {run.settings.steps}{acc} "
-                                   f"({now.state})")
-    for r in now.runs:
-        if r.state == "failed":
-            st.error(f"This run failed: {r.error}")
-    shown = [r for r in now.runs if r.checkpoints]
-    if shown:
-        fields = differing([r.settings for r in shown])
-        ul.live_chart(lv.curves_chart([label(r.settings, fields) for r in shown],
-                                      [r.losses for r in shown],
-                                      [[c.step for c in r.checkpoints] for r in shown],
-                                      [[c.accuracy for c in r.checkpoints] for r in shown],
-                                      chance=run.settings.spec.chance))
-    if now.finished:
-        collect(now)
-        if busy:  # the run ended since the page was drawn: redraw it all, and stop polling
-            st.rerun()
-
-
-progress()
-
-st.header("4 · Attention forming")
-runs = ul.kept_runs()
-if not runs:
-    st.info("Train a run (or a ready-made comparison below) to see its attention maps form.")
-else:
-    fields = differing([r.settings for r in runs])
-    # Options are the labels themselves, numbered so they are unique: a label kept by the
-    # browser from a run since forgotten is simply not found, and the newest run shows
-    run_labels = [f"{i + 1}: {r.settings.spec.title}, {label(r.settings, fields)}" for i, r in enumerate(runs)]
-    chosen = st.selectbox("Run", run_labels, index=len(runs) - 1, key="lab_map_run")
-    pick = run_labels.index(chosen) if chosen in run_labels else len(runs) - 1
-    run = runs[pick]
-    cfg = run.settings
-    m1, m2, m3 = st.columns(3)
-    ex_labels = [f"{i + 1}: {' '.join(tokens)}" for i, tokens in enumerate(run.shown_tokens)]
-    chosen = m1.selectbox("Held-out example", ex_labels, key="lab_map_ex")
-    ex = ex_labels.index(chosen) if chosen in ex_labels else 0
-    layer = m2.slider("Layer", 0, cfg.n_layers - 1, 0, key=f"lab_map_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
-    head = m3.slider("Head", 0, cfg.n_heads - 1, 0, key=f"lab_map_head{cfg.n_heads}") if cfg.n_heads > 1 else 0
-    layer, head, ex = min(layer, cfg.n_layers - 1), min(head, cfg.n_heads - 1), min(ex, len(run.shown_tokens) - 1)
-    maps = np.stack([c.patterns[ex][layer, head] for c in run.checkpoints])  # (checkpoints, T, T)
-    vega(lv.attention_over_time, maps, tuple(c.step for c in run.checkpoints),
-         tuple(run.shown_tokens[ex]), f"layer {layer}, head {head}")
-    st.caption("Move the slider under the map to go through training: each row is a query, and "
-               "its cells show how much it reads each key. Before training (checkpoint 0) the "
-               "weights are spread almost evenly; the pattern the task needs appears as the "
-               "accuracy climbs.")
-    loads = [c.expert_load for c in run.checkpoints]
-    if loads[-1] is not None:
-        el = st.slider("Expert load of layer", 0, cfg.n_layers - 1, 0,
-                       key=f"lab_load_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
-        vega(lv.expert_load_chart, tuple(c.step for c in run.checkpoints),
-             np.stack([ld[el] for ld in loads]), f"each expert's share of held-out tokens, layer {el}")
-    st.button("Open in the lessons", key="lab_open", on_click=own_model.open_run, args=(run,),
-              disabled=run.weights is None,
-              help="This run's model becomes a model of your own in the sidebar, for this browser "
-                   "session only: the lessons then show its numbers on its task's examples."
-                   if run.weights is not None else "This run failed, so it left no model to open.")
-    opened = own_model.chosen()
-    if opened is not None:
-        st.success(f"**{opened.name}** is the sidebar's model now. It reads its task's symbols, so "
-                   "the sidebar's text is one of its held-out examples. Only you see it, until "
-                   "you close this tab; choose a shared model in the sidebar to go back.")
-        links = st.columns(4)
-        for i, (url, label) in enumerate(lab_lesson_links(opened.bundle.config)):
-            lesson = by_url(url)
-            if lesson is not None:
-                links[i % 4].page_link(f"lessons/{lesson.file}", label=label)
-
-st.header("5 · Compare runs")
-if len(runs) < 2:
-    st.info(f"Train two or more runs (up to {ul.KEPT} are kept) and their curves appear here "
-            "side by side, named by the settings that differ.")
-else:
-    fields = differing([r.settings for r in runs])
-    names = [f"{i + 1}: {label(r.settings, fields)}" for i, r in enumerate(runs)]
-    vega(lv.curves_chart, tuple(names), tuple(tuple(r.losses) for r in runs),
-         tuple(tuple(c.step for c in r.checkpoints) for r in runs),
-         tuple(tuple(c.accuracy for c in r.checkpoints) for r in runs))
-    st.dataframe(comparison_table(runs, names), hide_index=True)
-    st.caption("They differ in: " + (", ".join(fields) or "nothing (the same setting twice)") + ".")
-if runs and st.button("Forget these runs", key="lab_clear"):
-    st.session_state[ul.RUNS_KEY] = []
-    st.session_state.pop(ul.SUMMARY_KEY, None)
-    st.rerun()
-
-st.header("6 · Ready-made comparisons")
-st.markdown("Each button trains two settings, one after the other, that differ in one choice. "
-            "When both are done, the sentence below says what happened, in the numbers of your runs.")
-cols = st.columns(len(COMPARISONS))
-for col, (key, comp) in zip(cols, COMPARISONS.items()):
-    if col.button(comp.title, key=f"lab_cmp_{key}", disabled=busy):
+    busy = job is not None and not job.finished
+    b1, b2, _ = st.columns([1, 1, 4])
+    if b1.button("Train", key="lab_train", type="primary", disabled=settings is None or busy):
         try:
-            runner.submit(sid, comp.settings)
-            st.session_state["lab_pending"] = key
-            st.rerun()
-        except LabBusy as err:
+            job = runner.submit(sid, settings)
+            st.session_state.pop("lab_pending", None)
+            busy = True
+        except (LabBusy, ValueError) as err:
             st.warning(str(err))
-if ul.SUMMARY_KEY in st.session_state:
-    title, summary = st.session_state[ul.SUMMARY_KEY]
-    st.success(f"**{title}.** {summary}")
+    if b2.button("Stop", key="lab_stop", disabled=not busy):
+        runner.stop(sid)
+        job = runner.status(sid)
 
-show_code(LabSettings.model_config, lv.binned)
+    def collect(done) -> None:
+        """A finished job's runs join the comparison; a ready-made one gets its sentence."""
+        if st.session_state.get(ul.COLLECTED_KEY) == done.id:
+            return
+        st.session_state[ul.COLLECTED_KEY] = done.id
+        ul.keep(list(done.runs))
+        pending = st.session_state.pop("lab_pending", None)
+        if pending in COMPARISONS:
+            st.session_state[ul.SUMMARY_KEY] = (COMPARISONS[pending].title,
+                                                 COMPARISONS[pending].summarize(done.runs))
+
+    @safe_fragment(run_every=1.0 if busy else None)
+    def progress() -> None:
+        now = runner.status(sid)
+        running, queued = runner.counts()
+        st.caption(f"On this server now: {running} training, {queued} waiting.")
+        if now is None:
+            st.info("Nothing trained yet: press Train.")
+            return
+        if now.state == "queued":
+            st.info(f"Waiting for a free place: you are number {now.position} in the queue. "
+                    "The server trains two models at a time.")
+        run = now.current
+        n = len(now.runs)
+        which = f"run {now.runs.index(run) + 1} of {n}: " if n > 1 else ""
+        acc = "" if run.accuracy is None else f", held-out accuracy {run.accuracy:.0%}"
+        st.progress(now.progress, text=f"{which}step {run.step} of {run.settings.steps}{acc} "
+                                       f"({now.state})")
+        for r in now.runs:
+            if r.state == "failed":
+                st.error(f"This run failed: {r.error}")
+        shown = [r for r in now.runs if r.checkpoints]
+        if shown:
+            fields = differing([r.settings for r in shown])
+            ul.live_chart(lv.curves_chart([label(r.settings, fields) for r in shown],
+                                          [r.losses for r in shown],
+                                          [[c.step for c in r.checkpoints] for r in shown],
+                                          [[c.accuracy for c in r.checkpoints] for r in shown],
+                                          chance=run.settings.spec.chance))
+        if now.finished:
+            collect(now)
+            if busy:  # the run ended since the page was drawn: redraw it all, and stop polling
+                st.rerun()
+
+
+    progress()
+
+with step("4 · Attention forming"):
+    runs = ul.kept_runs()
+    if not runs:
+        st.info("Train a run (or a ready-made comparison below) to see its attention maps form.")
+    else:
+        fields = differing([r.settings for r in runs])
+        # Options are the labels themselves, numbered so they are unique: a label kept by the
+        # browser from a run since forgotten is simply not found, and the newest run shows
+        run_labels = [f"{i + 1}: {r.settings.spec.title}, {label(r.settings, fields)}" for i, r in enumerate(runs)]
+        chosen = st.selectbox("Run", run_labels, index=len(runs) - 1, key="lab_map_run")
+        pick = run_labels.index(chosen) if chosen in run_labels else len(runs) - 1
+        run = runs[pick]
+        cfg = run.settings
+        m1, m2, m3 = st.columns(3)
+        ex_labels = [f"{i + 1}: {' '.join(tokens)}" for i, tokens in enumerate(run.shown_tokens)]
+        chosen = m1.selectbox("Held-out example", ex_labels, key="lab_map_ex")
+        ex = ex_labels.index(chosen) if chosen in ex_labels else 0
+        layer = m2.slider("Layer", 0, cfg.n_layers - 1, 0, key=f"lab_map_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
+        head = m3.slider("Head", 0, cfg.n_heads - 1, 0, key=f"lab_map_head{cfg.n_heads}") if cfg.n_heads > 1 else 0
+        layer, head, ex = min(layer, cfg.n_layers - 1), min(head, cfg.n_heads - 1), min(ex, len(run.shown_tokens) - 1)
+        maps = np.stack([c.patterns[ex][layer, head] for c in run.checkpoints])  # (checkpoints, T, T)
+        vega(lv.attention_over_time, maps, tuple(c.step for c in run.checkpoints),
+             tuple(run.shown_tokens[ex]), f"layer {layer}, head {head}")
+        st.caption("Move the slider under the map to go through training: each row is a query, and "
+                   "its cells show how much it reads each key. Before training (checkpoint 0) the "
+                   "weights are spread almost evenly; the pattern the task needs appears as the "
+                   "accuracy climbs.")
+        loads = [c.expert_load for c in run.checkpoints]
+        if loads[-1] is not None:
+            el = st.slider("Expert load of layer", 0, cfg.n_layers - 1, 0,
+                           key=f"lab_load_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
+            vega(lv.expert_load_chart, tuple(c.step for c in run.checkpoints),
+                 np.stack([ld[el] for ld in loads]), f"each expert's share of held-out tokens, layer {el}")
+        st.button("Open in the lessons", key="lab_open", on_click=own_model.open_run, args=(run,),
+                  disabled=run.weights is None,
+                  help="This run's model becomes a model of your own in the sidebar, for this browser "
+                       "session only: the lessons then show its numbers on its task's examples."
+                       if run.weights is not None else "This run failed, so it left no model to open.")
+        opened = own_model.chosen()
+        if opened is not None:
+            st.success(f"**{opened.name}** is the sidebar's model now. It reads its task's symbols, so "
+                       "the sidebar's text is one of its held-out examples. Only you see it, until "
+                       "you close this tab; choose a shared model in the sidebar to go back.")
+            links = st.columns(4)
+            for i, (url, label) in enumerate(lab_lesson_links(opened.bundle.config)):
+                lesson = by_url(url)
+                if lesson is not None:
+                    links[i % 4].page_link(f"lessons/{lesson.file}", label=label)
+
+with step("5 · Compare runs"):
+    if len(runs) < 2:
+        st.info(f"Train two or more runs (up to {ul.KEPT} are kept) and their curves appear here "
+                "side by side, named by the settings that differ.")
+    else:
+        fields = differing([r.settings for r in runs])
+        names = [f"{i + 1}: {label(r.settings, fields)}" for i, r in enumerate(runs)]
+        vega(lv.curves_chart, tuple(names), tuple(tuple(r.losses) for r in runs),
+             tuple(tuple(c.step for c in r.checkpoints) for r in runs),
+             tuple(tuple(c.accuracy for c in r.checkpoints) for r in runs))
+        table(comparison_table(runs, names), hide_index=True)
+        st.caption("They differ in: " + (", ".join(fields) or "nothing (the same setting twice)") + ".")
+    if runs and st.button("Forget these runs", key="lab_clear"):
+        st.session_state[ul.RUNS_KEY] = []
+        st.session_state.pop(ul.SUMMARY_KEY, None)
+        st.rerun()
+
+with step("6 · Ready-made comparisons"):
+    st.markdown("Each button trains two settings, one after the other, that differ in one choice. "
+                "When both are done, the sentence below says what happened, in the numbers of your runs.")
+    cols = st.columns(len(COMPARISONS))
+    for col, (key, comp) in zip(cols, COMPARISONS.items()):
+        if col.button(comp.title, key=f"lab_cmp_{key}", disabled=busy):
+            try:
+                runner.submit(sid, comp.settings)
+                st.session_state["lab_pending"] = key
+                st.rerun()
+            except LabBusy as err:
+                st.warning(str(err))
+    if ul.SUMMARY_KEY in st.session_state:
+        title, summary = st.session_state[ul.SUMMARY_KEY]
+        st.success(f"**{title}.** {summary}")
+
+    show_code(LabSettings.model_config, lv.binned)
