@@ -165,7 +165,7 @@ def make_order(n: int, seed: int, split: Split = "train", length: int = ORDER_LE
     return out[:n]
 
 
-# ----- key recall ------------------------------------------------------------------------------
+# ----- recall far back -------------------------------------------------------------------------
 def make_recall(n: int, seed: int, split: Split = "train", length: int = RECALL_LENGTH) -> list[Example]:
     """``length`` letters, one of them replaced by a digit in the first half; answer: the digit.
 
