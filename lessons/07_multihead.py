@@ -13,7 +13,7 @@ from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import chart, show_code, table
 from tfviz.viz import attention as attv
-from tfviz.viz import instant as iv
+from tfviz.viz import instant_attention_maps as iam
 from tfviz.viz.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
@@ -52,7 +52,7 @@ with step("2 · Every head of the layer at once"):
     layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
     patterns = np.stack([trace["pattern", layer] for layer in range(L)])  # (layers, heads, n, n)
     stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
-    instant(iv.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
+    instant(iam.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
             layer=layer0, head=head0)
 
     st.subheader("What kind of head is it?")
@@ -89,7 +89,7 @@ with step("3 · Joining the heads: concatenate, then W^O"):
     st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
     found = coref.find_coref_positions(trace.tokens)
     lengths, gap = hd.share_lengths(trace, bundle.weights())
-    instant(iv.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
+    instant(iam.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
             query=view_value("query", n - 1, found.probe if found else n - 1))
     st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "
                f"attention output to within {gap:.1e}.")

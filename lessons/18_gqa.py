@@ -10,7 +10,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table
-from tfviz.viz import instant as iv
+from tfviz.viz import instant_attention_maps as iam
 
 sidebar_model, text, _, _ = lesson_context()  # the sidebar's text; this page reads its own three models
 
@@ -55,7 +55,7 @@ with step("2 · One map per query head, two K/V heads"):
                "maps change in your browser at once.")
     cfg = bundles["GQA"].config
     patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])  # (layers, heads, n, n)
-    instant(iv.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
+    instant(iam.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
             layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1))
     if not bundles["GQA"].trained:
         st.warning("gqa-tiny is not trained on this installation (no assets/gqa-tiny): these maps "

@@ -11,6 +11,7 @@ from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import chart, show_code, table
 from tfviz.viz import instant_vision as iv
 from tfviz.viz import vision as vv
+from tfviz.viz.style import rgb
 from tfviz.vision import SHAPES, patchify, shapes_image
 
 bundle = get_vit()
@@ -57,7 +58,7 @@ with step("1 · Draw an image"):
     radius = c2.slider("Size (radius, pixels)", 1.0, S / 2, step=0.5, key="vi_radius")
     hex_colour = c3.color_picker("Colour", key="vi_colour")
     noise = c3.slider("Noise (standard deviation)", 0.0, 0.5, step=0.01, key="vi_noise")
-    colour = tuple(int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    colour = tuple(c / 255 for c in rgb(hex_colour))
     image, label = drawn_image(int(st.session_state.vi_seed), S, kind, (row, col), radius, colour, noise)
     st.caption(f"vit-tiny was trained on radii {S / 8:g}–{S / 4:g} pixels, shapes fully on the canvas, "
                "colours with every channel at least 0.35 and noise up to 0.15. Go beyond that to see "
@@ -167,9 +168,9 @@ with step("7 · What if the patches were another size?"):
     with c1:
         chart(vv.image_grid_figure, image, p2, title=f"{p2}×{p2} patches", numbers=g2.n <= 16)
     with c2:
+        rows, cols = patchify(image, p2).shape
         st.markdown(f"N = HW / P² = {S}·{S} / {p2}² = **{g2.n}** patches of P²·C = **{g2.patch_dim}** "
-                    f"numbers: patchify gives a **{patchify(image, p2).shape[0]} × "
-                    f"{patchify(image, p2).shape[1]}** matrix.")
+                    f"numbers: patchify gives a **{rows} × {cols}** matrix.")
         table(av.patch_size_table(S, S, C, [1, 2, 4, 8, 16]), hide_index=True, key="vi_sizes")
         st.caption("Smaller patches: more tokens, and attention's cost grows with their square. "
                    "Bigger patches: fewer, coarser tokens. The ViT paper used 16×16 patches of "

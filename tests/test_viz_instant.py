@@ -19,6 +19,7 @@ from tfviz.config import preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
+from tfviz.viz import instant_attention_maps as iam
 from tfviz.viz.style import token_labels
 
 SCHEMA = load_schema()
@@ -64,7 +65,7 @@ def test_attention_maps_spec_is_valid_and_carries_every_layer_and_head(gpt):
     cfg = b.config
     patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])
     names = [[s.label for s in hd.head_stats(p)] for p in patterns]
-    spec = iv.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
+    spec = iam.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
     validate_jsonschema(spec, SCHEMA)
     json.dumps(spec)  # plain JSON, nothing numpy left
     p = params(spec)
@@ -98,7 +99,7 @@ def test_head_shares_match_each_heads_block_of_W_O(gpt):
             assert np.allclose(lengths[layer, :, h], want, rtol=1e-9, atol=1e-12)
     # the shares add up to the model's float32 output: float32 rounding, not zero
     assert gap < 1e-4
-    spec = iv.head_shares(lengths, trace.tokens, layer=2, head=1, query=n - 1)
+    spec = iam.head_shares(lengths, trace.tokens, layer=2, head=1, query=n - 1)
     validate_jsonschema(spec, SCHEMA)
     rows = spec["datasets"]["shares"]
     assert len(rows) == cfg.n_layers * n * cfg.n_heads
@@ -119,7 +120,7 @@ def test_a_new_sentence_of_the_same_length_changes_only_the_data(gpt):
     def shares(trace):
         lengths = np.random.default_rng(0).random((b.config.n_layers, len(trace.tokens),
                                                    b.config.n_heads))
-        return iv.head_shares(lengths, trace.tokens, layer=1, query=2)
+        return iam.head_shares(lengths, trace.tokens, layer=1, query=2)
 
     a, c = shares(one), shares(two)
     assert {k: v for k, v in a.items() if k != "datasets"} == \
@@ -139,7 +140,7 @@ def test_token_labels_survive_separators_and_the_arrow_trip():
     from tfviz.ui.views import arrow_bytes
 
     tokens = ["a\x1fb", "<b>", "مرحبا", "👩‍💻", ""]
-    chart = iv.head_shares(np.ones((1, len(tokens), 2)), tokens)
+    chart = iam.head_shares(np.ones((1, len(tokens), 2)), tokens)
     assert iv.spec_tokens(chart) == [label.replace("\x1f", " ") for label in token_labels(tokens)]
     rows = chart["datasets"]["shares"]
     ours = pa.ipc.open_stream(arrow_bytes(rows)).read_all().to_pydict()

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, rgb
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
 VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos", "norm", "neurons")
@@ -227,9 +227,10 @@ PICTURE_CELLS = 576  # a map with more cells than this (a 25-token text) is sent
 
 
 def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0,
-            colours: Sequence[str] = CIVIDIS) -> str:
+            colours: Sequence[str] = CIVIDIS, masked: str | None = None) -> str:
     """A matrix as a PNG data URL, one pixel per cell, coloured like the cividis scale (or the
-    stops ``colours``) from ``low`` to ``high``. The browser switches between pictures of a
+    stops ``colours``) from ``low`` to ``high``; a masked (non-finite) cell takes the colour
+    ``masked``. The browser switches between pictures of a
     long text's maps at once, where thousands of cells as separate marks took it 0.3-1.5 s
     (BENCHMARKS.md)."""
     import base64
@@ -237,16 +238,20 @@ def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0,
 
     from PIL import Image
 
-    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in colours], dtype=float)
-    t = np.clip((np.asarray(matrix, dtype=float) - low) / (high - low), 0.0, 1.0)
+    stops = np.array([rgb(c) for c in colours], dtype=float)
+    values = np.asarray(matrix, dtype=float)
+    hidden = ~np.isfinite(values)
+    t = np.clip((np.where(hidden, low, values) - low) / (high - low), 0.0, 1.0)
     where = t * (len(stops) - 1)
     i = np.minimum(where.astype(int), len(stops) - 2)
     frac = (where - i)[..., None]
-    rgb = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)
+    pixels = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)
+    if masked is not None:
+        pixels[hidden] = rgb(masked)
     buffer = io.BytesIO()
     # compress_level 1: a map's few hundred pixels come out as small as with optimize=True,
     # in about half the time (lesson 5 encodes some 70 pictures per sentence).
-    Image.fromarray(rgb, mode="RGB").save(buffer, format="PNG", compress_level=1)
+    Image.fromarray(pixels, mode="RGB").save(buffer, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -327,79 +332,3 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
     if title:
         out["title"] = title
     return out
-
-
-# --- attention maps: every layer and head of a trace ------------------------------------
-
-
-def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequence[Sequence[str]],
-                   layer: int = 0, head: int = 0) -> dict:
-    """Multi-head's section 2: the chosen layer's heads side by side, and the chosen head large.
-
-    ``patterns`` is (layers, heads, query, key); ``names`` the role label of each (layer, head).
-    Layer and head are sliders; both maps follow them in the browser.
-    """
-    n_layers, n_heads, n, m = patterns.shape
-    labels = token_labels(tokens)
-    small = max(3, min(22, 190 // max(n, m, 1)))  # four small maps fit a wide page
-    pictures = n * m > PICTURE_CELLS
-    data = {"data": {"name": "maps"}}
-
-    def small_map(h: int) -> dict:  # always a picture: four maps of cells cost 0.2 s at 24 tokens
-        keep = [{"filter": f"datum.layer == layer && datum.head == {h}"}]
-        return picture_layer(m, n, x_title="key", y_title="query", value_title="weight",
-                             before=keep, cell=small, axes=False, legend=False)
-
-    grid = {"hconcat": [{**data, **small_map(h),
-                         "title": {"text": {"expr": f"'head {h} · ' + names[layer][{h}]"},
-                                   "fontSize": FONT_SIZE}} for h in range(n_heads)], "spacing": 12}
-    grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
-    keep = [{"filter": "datum.layer == layer && datum.head == head"}]
-    big = {
-        **data,
-        **(picture_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
-                         value_title="weight", before=keep) if pictures else
-           heat_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
-                      value_title="weight", masked=False, before=[*keep, *unpack(m)])),
-        "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + names[layer][head] + ')'"}},
-    }
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              constant("names", [list(map(str, r)) for r in names])]
-    rows = picture_rows(patterns, "layer", "head")
-    if not pictures:  # the large map's cells, with their values on hover
-        rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
-    return spec({"vconcat": [grid, big], "spacing": 30}, params=params,
-                marks=0 if pictures else n * m, datasets={"maps": rows}, tokens=labels,
-                description="Attention weights of every head; layer and head are chosen below.")
-
-
-def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
-                query: int = 0) -> dict:
-    """Multi-head's section 3: for each layer and token, the length ‖z_h W^O_h‖ of each head's
-    share of the attention output. ``lengths`` is (layers, tokens, heads); layer, head (the
-    highlighted bar) and the token are chosen below the chart."""
-    n_layers, n, n_heads = lengths.shape
-    labels = token_labels(tokens)
-    rows = [{"layer": int(lyr), "q": int(q), "head": int(h), "v": rounded(lengths[lyr, q, h])}
-            for lyr in range(n_layers) for q in range(n) for h in range(n_heads)]
-    base = {
-        "data": {"name": "shares"},
-        "transform": [{"filter": "datum.layer == layer && datum.q == query"},
-                      {"calculate": "datum.head == head ? 'chosen head' : 'other heads'", "as": "chosen"}],
-        "encoding": {
-            "x": {"field": "head", "type": "ordinal", "title": "head", "axis": {"labelAngle": 0}},
-            "y": {"field": "v", "type": "quantitative", "title": "length of z_h · W^O_h"},
-            "tooltip": [{"field": "head"}, {"field": "v", "title": "length", "format": ".4f"}],
-        },
-    }
-    bars = {"mark": {"type": "bar"}, "encoding": {"color": {
-        "field": "chosen", "type": "nominal", "title": None, "legend": {"orient": "top"},
-        "scale": {"domain": ["other heads", "chosen head"], "range": [CATEGORICAL[0], CATEGORICAL[5]]}}}}
-    values = {"mark": {"type": "text", "dy": -10, "fontSize": FONT_SIZE - 2},
-              "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"}}}
-    body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
-            "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[query] + ' (layer ' + layer + ')'"}}}
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              slider("query", n - 1, "Token", query)]
-    return spec(body, params=params, datasets={"shares": rows}, tokens=labels,
-                description="Each head's share of one token's attention output.")

@@ -1,4 +1,5 @@
-"""Instant charts of whole attention maps: lesson 5's matrices and flying arrows, lesson 4's
+"""Instant charts of whole attention maps: multi-head's maps of every layer and head and each
+head's share of the output (lessons 7 and 18), lesson 5's matrices and flying arrows, lesson 4's
 lookup bars. Layer, head and query switch in the browser (rows and controls from
 ``instant_queries``)."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ import numpy as np
 
 from tfviz.analysis.attention import AllQueries
 from tfviz.viz.instant import (PICTURE_CELLS, constant, heat_layer, picture_layer, picture_rows,
-                               rounded, spec, stack_rows, unpack)
+                               rounded, slider, spec, stack_rows, unpack)
 from tfviz.viz.instant_queries import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
                                          keyed, shown_weights, signed_picture_layer,
                                          signed_pictures, split_keys, title_expr, view_params)
@@ -17,6 +18,79 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.arrows)
 HEAD = "datum.layer == layer && datum.head == head"  # the rows of the chosen layer and head
+
+
+def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequence[Sequence[str]],
+                   layer: int = 0, head: int = 0) -> dict:
+    """Multi-head's section 2: the chosen layer's heads side by side, and the chosen head large.
+
+    ``patterns`` is (layers, heads, query, key); ``names`` the role label of each (layer, head).
+    Layer and head are sliders; both maps follow them in the browser.
+    """
+    n_layers, n_heads, n, m = patterns.shape
+    labels = token_labels(tokens)
+    small = max(3, min(22, 190 // max(n, m, 1)))  # four small maps fit a wide page
+    pictures = n * m > PICTURE_CELLS
+    data = {"data": {"name": "maps"}}
+
+    def small_map(h: int) -> dict:  # always a picture: four maps of cells cost 0.2 s at 24 tokens
+        keep = [{"filter": f"datum.layer == layer && datum.head == {h}"}]
+        return picture_layer(m, n, x_title="key", y_title="query", value_title="weight",
+                             before=keep, cell=small, axes=False, legend=False)
+
+    grid = {"hconcat": [{**data, **small_map(h),
+                         "title": {"text": {"expr": f"'head {h} · ' + names[layer][{h}]"},
+                                   "fontSize": FONT_SIZE}} for h in range(n_heads)], "spacing": 12}
+    grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
+    keep = [{"filter": "datum.layer == layer && datum.head == head"}]
+    big = {
+        **data,
+        **(picture_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
+                         value_title="weight", before=keep) if pictures else
+           heat_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
+                      value_title="weight", masked=False, before=[*keep, *unpack(m)])),
+        "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + names[layer][head] + ')'"}},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+              constant("names", [list(map(str, r)) for r in names])]
+    rows = picture_rows(patterns, "layer", "head")
+    if not pictures:  # the large map's cells, with their values on hover
+        rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
+    return spec({"vconcat": [grid, big], "spacing": 30}, params=params,
+                marks=0 if pictures else n * m, datasets={"maps": rows}, tokens=labels,
+                description="Attention weights of every head; layer and head are chosen below.")
+
+
+def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
+                query: int = 0) -> dict:
+    """Multi-head's section 3: for each layer and token, the length ‖z_h W^O_h‖ of each head's
+    share of the attention output. ``lengths`` is (layers, tokens, heads); layer, head (the
+    highlighted bar) and the token are chosen below the chart."""
+    n_layers, n, n_heads = lengths.shape
+    labels = token_labels(tokens)
+    rows = [{"layer": int(lyr), "q": int(q), "head": int(h), "v": rounded(lengths[lyr, q, h])}
+            for lyr in range(n_layers) for q in range(n) for h in range(n_heads)]
+    base = {
+        "data": {"name": "shares"},
+        "transform": [{"filter": "datum.layer == layer && datum.q == query"},
+                      {"calculate": "datum.head == head ? 'chosen head' : 'other heads'", "as": "chosen"}],
+        "encoding": {
+            "x": {"field": "head", "type": "ordinal", "title": "head", "axis": {"labelAngle": 0}},
+            "y": {"field": "v", "type": "quantitative", "title": "length of z_h · W^O_h"},
+            "tooltip": [{"field": "head"}, {"field": "v", "title": "length", "format": ".4f"}],
+        },
+    }
+    bars = {"mark": {"type": "bar"}, "encoding": {"color": {
+        "field": "chosen", "type": "nominal", "title": None, "legend": {"orient": "top"},
+        "scale": {"domain": ["other heads", "chosen head"], "range": [CATEGORICAL[0], CATEGORICAL[5]]}}}}
+    values = {"mark": {"type": "text", "dy": -10, "fontSize": FONT_SIZE - 2},
+              "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"}}}
+    body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
+            "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[query] + ' (layer ' + layer + ')'"}}}
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+              slider("query", n - 1, "Token", query)]
+    return spec(body, params=params, datasets={"shares": rows}, tokens=labels,
+                description="Each head's share of one token's attention output.")
 
 
 # --- all tokens as matrices, and the flying arrows -------------------------------------------

@@ -25,7 +25,8 @@ import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
 from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, RED_BLUE, constant, heat_layer,
-                               picture_layer, picture_rows, slider, spec, stack_rows, unpack)
+                               picture, picture_layer, picture_rows, slider, spec, stack_rows,
+                               unpack)
 from tfviz.viz.style import FONT_SIZE, token_labels
 
 MASKED = "masked (−∞)"
@@ -62,23 +63,7 @@ def abs_bound(scores: np.ndarray) -> float:
 def score_picture(matrix: np.ndarray, bound: float) -> str:
     """Scores as a PNG data URL, one pixel per cell: red-blue from −bound to +bound, masked
     (−∞) cells grey."""
-    import base64
-    import io
-
-    from PIL import Image
-
-    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in RED_BLUE], dtype=float)
-    m = np.asarray(matrix, dtype=float)
-    hidden = ~np.isfinite(m)
-    t = np.clip((np.where(hidden, 0.0, m) + bound) / (2 * bound), 0.0, 1.0)
-    where = t * (len(stops) - 1)
-    i = np.minimum(where.astype(int), len(stops) - 2)
-    frac = (where - i)[..., None]
-    rgb = stops[i] * (1 - frac) + stops[i + 1] * frac
-    rgb[hidden] = [int(MASKED_GREY[j:j + 2], 16) for j in (1, 3, 5)]
-    buffer = io.BytesIO()
-    Image.fromarray(rgb.round().astype(np.uint8), mode="RGB").save(buffer, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return picture(matrix, low=-bound, high=bound, colours=RED_BLUE, masked=MASKED_GREY)
 
 
 def map_rows(maps: np.ndarray, *names: str, scores: bool = False, bound: float = 1.0) -> list[dict]:

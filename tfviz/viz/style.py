@@ -13,6 +13,15 @@ FONT_SIZE = 16
 PLAIN_TEMPLATE = "none"
 
 
+def rgb(hex_colour: str) -> tuple[int, int, int]:
+    """A colour written "#rrggbb" as its red, green and blue, 0-255.
+
+    >>> rgb("#0072B2")
+    (0, 114, 178)
+    """
+    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
 def label_margin(labels, *, title: bool = True) -> int:
     """Pixels a column of tick labels (and an axis title) needs beside a plot.
 

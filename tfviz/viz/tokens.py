@@ -13,15 +13,14 @@ import html
 import zlib
 from collections.abc import Sequence
 
-from tfviz.viz.style import CATEGORICAL
+from tfviz.viz.style import CATEGORICAL, rgb
 
 # Light tints of the Okabe & Ito colours (black left out) so dark text stays readable.
 _TINT = 0.45
 
 
 def _tint(hex_colour: str, amount: float = _TINT) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
-    mix = [round(c * amount + 255 * (1 - amount)) for c in (r, g, b)]
+    mix = [round(c * amount + 255 * (1 - amount)) for c in rgb(hex_colour)]
     return "#" + "".join(f"{c:02x}" for c in mix)
 
 
