@@ -78,9 +78,15 @@ def test_students_follow_detach_and_catch_up():
     assert (live_store().state(code).layer, live_store().state(code).head) == (2, 1)
     _ok(linked.run())
     assert _view_moves(linked)[-1] == {"layer": "2", "head": "1", "step": "0"}
+    # A poll with nothing new draws the same script again (the browser runs a body once): a
+    # browser that missed it in one run still gets it (tfviz.ui.live._follower).
+    drawn = [el.proto.body for el in linked.get("html") if "Object.assign" in el.proto.body]
+    _ok(linked.run())
+    assert [el.proto.body for el in linked.get("html") if "Object.assign" in el.proto.body] == drawn
 
     # One student explores; the teacher moves on; only the other follows.
     _ok(typed.button(key="_live_explore").click().run())
+    assert _view_moves(typed) == []  # an explorer's view is their own
     _ok(teacher.switch_page("lessons/08_masking.py").run())
     _ok(typed.run())
     _ok(linked.run())

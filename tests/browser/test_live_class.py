@@ -65,6 +65,15 @@ FOLLOWED_JS = """(want) => {
     };
     tick();
 }""" % WHERE_JS
+# On a failed wait: the address, the view script's keys, how often the follower's view script
+# ran, and every chart's layer/head inputs (a catch-up once kept the old layer in CI).
+DIAGNOSE_JS = """() => ({href: location.href,
+    view: window.__tfvizViews ? JSON.stringify(window.__tfvizViews.view) : null,
+    viewMoves: window.__tfvizViewMoves || 0,
+    inputs: Array.from(document.querySelectorAll('[data-testid="stMain"] .vega-bind input'))
+        .filter((e) => e.name === 'layer' || e.name === 'head').map((e) => `${e.name}=${e.value}`).join(' '),
+    sidebar: document.querySelector('[data-testid="stSidebar"]').innerText.slice(-300)})"""
+VIEW_MOVES_JS = "() => window.__tfvizViewMoves || 0"  # how often the follower's script ran
 NOTICE_ENDED = "Your teacher has ended this live session."
 
 
@@ -121,7 +130,8 @@ def _arrived(b: Browser, what: str) -> float:
         b.page.wait_for_function("() => window.__followedAt !== null", timeout=FOLLOW_WAIT_MS,
                                  polling=100)
     except Exception as exc:
-        raise AssertionError(f"{b.name} did not get there ({what}): it is at {b.where()}") from exc
+        raise AssertionError(f"{b.name} did not get there ({what}): it is at {b.where()}; "
+                             f"{b.page.evaluate(DIAGNOSE_JS)}") from exc
     return b.page.evaluate("window.__followedAt")
 
 
@@ -243,10 +253,14 @@ def test_students_follow_the_teacher_detach_catch_up_and_cannot_drive(live_serve
     teacher.settle()
     teacher.page.wait_for_timeout(1000)
     runs = [len(b.runs) for b in (teacher, *students)]
+    moves = [s.page.evaluate(VIEW_MOVES_JS) for s in students]
     teacher.page.wait_for_timeout(3000)
     runs = [len(b.runs) - n for b, n in zip((teacher, *students), runs)]
     print(f"\nscript runs in 3 s, idle: teacher {runs[0]}, students {runs[1:]}")
     assert runs[0] == 0 and max(runs[1:]) <= 6, runs
+    # The follower draws its view script on every poll; the browser runs it once per teacher
+    # move, so a student's own slider is not pulled back every second.
+    assert moves[0] > 0 and [s.page.evaluate(VIEW_MOVES_JS) for s in students] == moves
 
     # -- one student explores; the teacher moves on; only the other follows --------------------
     typed.page.get_by_role("button", name="Explore on my own").click()

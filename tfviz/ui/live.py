@@ -194,6 +194,7 @@ VIEW_MOVE = """<script>
 (() => {  // follow the teacher's view (%(stamp)s): move the instant charts, keep the URL in step
   const v = window.__tfvizViews;
   if (!v) return;
+  window.__tfvizViewMoves = (window.__tfvizViewMoves || 0) + 1;  // the browser tests count them
   Object.assign(v.view, %(view)s);
   v.adopt();
   window.history.replaceState(window.history.state, '', window.location.href);
@@ -221,13 +222,12 @@ def _apply(state, url: str) -> None:
     if state.model in model_names() and state.model != st.session_state.get("model"):
         st.session_state["model"], moved = state.model, True
     # The browser keeps its own view keys across pages (tfviz.ui.views), so the view is moved
-    # there, by a script drawn once, after the page switch if there is one.
+    # there, by the script the follower draws (after the page switch if there is one).
     student["view"] = view
     page = by_url(state.lesson)
     # The server's copy of the URL gets the view too, so that charts drawn by this run or the
-    # next (a new sentence re-draws them) start at the teacher's view: the script above only
-    # moves charts already in the browser, and a chart drawn after it used to keep the old view
-    # (seen once in CI: a student catching up to a new sentence stayed on the old layer).
+    # next (a new sentence re-draws them) start at the teacher's view, whenever the follower's
+    # script runs in the browser.
     for k, v in view.items():
         if st.query_params.get(k) != v:
             st.query_params[k] = v
@@ -254,9 +254,14 @@ def _follower(url: str) -> None:
         st.caption(f"Following class **{format_code(student['code'])}**.")
         if state.version != student["applied"]:
             _apply(state, url)
-        view = student.pop("view", None)
-        if view:
-            st.html(VIEW_MOVE % {"stamp": student["applied"], "view": json.dumps(view)},
+        # Drawn on every run while following, the same until the teacher moves again: the
+        # browser runs it when it appears or changes, never twice for the same body. Drawn
+        # for one run only, it could be missed: under load the browser took a run and the
+        # next poll into one render, and an element that came and went between two renders
+        # never ran (CI, twice: a student who caught up kept the old layer, because the
+        # charts drawn anew took the view the browser still held).
+        if student.get("view"):
+            st.html(VIEW_MOVE % {"stamp": student["applied"], "view": json.dumps(student["view"])},
                     unsafe_allow_javascript=True)
     else:
         st.caption(f"Exploring on your own; class **{format_code(student['code'])}** goes on.")
