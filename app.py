@@ -6,7 +6,7 @@ import os
 import streamlit as st
 
 from tfviz.ui.cache import model_names
-from tfviz.ui.errors import report_failure
+from tfviz.ui.errors import remember_page, report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.live import live_sidebar
 from tfviz.ui.present import presenter_frame, presenter_toggle
@@ -20,13 +20,16 @@ one_thread_per_op()  # also when served cold by `streamlit run app.py`
 st.set_page_config(page_title="tfviz · see a transformer think", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
 
 sections: dict[str, list] = {}
+files: dict[str, str] = {}  # URL path -> the lesson's file, as st.switch_page takes it
 for lesson in available():
     is_home = lesson.file == HOME
     page = st.Page(str(ROOT / "lessons" / lesson.file), title=lesson.title,
                    url_path=None if is_home else lesson.url, icon=lesson.icon or None,
                    default=is_home)
     sections.setdefault(lesson.section, []).append(page)
+    files[page.url_path] = f"lessons/{lesson.file}"
 current = st.navigation(sections, expanded=True)  # every lesson visible, no 'view more'
+remember_page(files[current.url_path])  # a stale timed fragment's run comes back here
 
 for notice in init_state(model_names()):
     st.toast(notice)
@@ -47,3 +50,4 @@ with timed_run(current.url_path or "home"), report_failure("page %r failed", cur
         raise RuntimeError("forced failure for testing")
     current.run()
 sync_url()
+remember_page(files[current.url_path])  # with the query this run ended on
