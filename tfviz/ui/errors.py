@@ -75,12 +75,14 @@ def back_to_shown_page() -> None:
     another one.
 
     A browser asks for a timed fragment's run every second or two, naming the page it shows.
-    One such request sent just before a page switch (the learner's click, or a student
-    following the teacher) arrives after the new page's run, names the old page, and Streamlit
-    runs it as the old page's: the browser takes that run's page as the one shown and empties
-    the lesson, which no fragment run redraws. Seen in the live-class browser test: a student
-    switched to /multi-head, then a poll for the home page, then a blank lesson for good.
-    ``st.switch_page`` back to the page of the last full run redraws it at once."""
+    When the server switches the page (a student following the teacher), the browser goes on
+    naming the old page until it hears of the switch; such a request arrives after the new
+    page's run, and Streamlit runs it as the old page's: the browser takes that run's page as
+    the one shown and empties the lesson, which no fragment run redraws. Seen in the
+    live-class browser test under load: a student switched to /self-attention, then a poll for
+    the home page, then a blank lesson for good. (A learner's own click is safe: the browser
+    asks for the new page first.) ``st.switch_page`` back to the page of the last full run
+    redraws it at once."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
