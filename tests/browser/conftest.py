@@ -47,6 +47,23 @@ class OutboundGuard:
             route.abort()
 
 
+def on_messages(pg, handle) -> None:
+    """Calls ``handle(msg)`` with every Streamlit message (a ``ForwardMsg``) that page ``pg``
+    receives on its websocket, read from the socket itself rather than from the page."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    def frame(payload) -> None:
+        if isinstance(payload, (bytes, bytearray)):
+            msg = ForwardMsg()
+            try:
+                msg.ParseFromString(bytes(payload))
+            except Exception:  # not one of Streamlit's messages
+                return
+            handle(msg)
+
+    pg.on("websocket", lambda ws: ws.on("framereceived", frame))
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

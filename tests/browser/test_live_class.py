@@ -151,6 +151,16 @@ def _now_ms() -> float:
     return time.time() * 1000  # the browsers' Date.now() is the same wall clock
 
 
+def start_class(browser, url: str) -> tuple[Browser, str]:
+    """A teacher's browser that started a live class on /teacher, and the join code it shows."""
+    teacher = Browser(browser, "teacher").open(f"{url}/teacher")
+    teacher.page.get_by_role("button", name="Start a live class").click()
+    teacher.page.wait_for_function("(re) => new RegExp(re).test(document.querySelector("
+                                   "'[data-testid=\"stMain\"]').innerText)", arg=CODE_RE.pattern,
+                                   timeout=60_000)
+    return teacher, CODE_RE.search(teacher.page.inner_text('[data-testid="stMain"]')).group(1)
+
+
 def _type_text(b: Browser, text: str) -> None:
     box = b.page.locator('[data-testid="stSidebar"] textarea')
     box.fill(text)
@@ -200,12 +210,7 @@ def test_students_follow_the_teacher_detach_catch_up_and_cannot_drive(live_serve
     delays: list = []
 
     # -- the teacher starts a class; the code is read off the page -----------------------------
-    teacher = Browser(browser, "teacher").open(f"{url}/teacher")
-    teacher.page.get_by_role("button", name="Start a live class").click()
-    teacher.page.wait_for_function("(re) => new RegExp(re).test(document.querySelector("
-                                   "'[data-testid=\"stMain\"]').innerText)", arg=CODE_RE.pattern,
-                                   timeout=60_000)
-    code = CODE_RE.search(teacher.page.inner_text('[data-testid="stMain"]')).group(1)
+    teacher, code = start_class(browser, url)
 
     # -- two students: a ?join= link, and the code typed into the sidebar ----------------------
     linked = Browser(browser, "linked").open(f"{url}/?join={code.replace('-', '')}")
@@ -369,78 +374,3 @@ def test_a_page_without_a_class_runs_nothing_on_a_timer(live_server, browser):
         assert "Join a live class" in learner.sidebar()
     learner.close()
 
-
-# Keeps the page's websocket where the test can send on it (Streamlit's own connection).
-KEEP_SOCKET_JS = """(() => {
-    const send = WebSocket.prototype.send;
-    WebSocket.prototype.send = function (data) { window.__socket = this; return send.call(this, data); };
-})();"""
-
-
-def test_a_late_timed_run_for_the_page_just_left_does_not_blank_the_new_one(live_server, browser):
-    """A browser asks for its timed fragment's run (a student's poll) naming the page it shows.
-    A request sent just before a page switch can arrive after the new page's run; Streamlit
-    then runs it as the old page's, and the browser emptied the lesson it had just drawn (seen
-    under load: a student's lesson stayed blank). The test sends exactly that late request
-    and waits for the new lesson to be drawn again (``tfviz.ui.errors.back_to_shown_page``)."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    url, _ = live_server
-    teacher = Browser(browser, "teacher").open(f"{url}/teacher")
-    teacher.page.get_by_role("button", name="Start a live class").click()
-    teacher.page.wait_for_function("(re) => new RegExp(re).test(document.querySelector("
-                                   "'[data-testid=\"stMain\"]').innerText)", arg=CODE_RE.pattern,
-                                   timeout=60_000)
-    code = CODE_RE.search(teacher.page.inner_text('[data-testid="stMain"]')).group(1)
-
-    student = Browser(browser, "student")
-    seen = {"pages": [], "timers": []}  # page hashes of the runs, timed fragments' ids
-
-    def frame(payload) -> None:
-        msg = ForwardMsg()
-        try:
-            msg.ParseFromString(bytes(payload))
-        except Exception:  # not one of Streamlit's messages
-            return
-        if msg.WhichOneof("type") == "new_session":
-            seen["pages"].append(msg.new_session.page_script_hash)
-        elif msg.WhichOneof("type") == "auto_rerun":
-            seen["timers"].append(msg.auto_rerun.fragment_id)
-
-    student.page.on("websocket", lambda ws: ws.on("framereceived", frame))
-    student.page.add_init_script(KEEP_SOCKET_JS)
-    student.open(f"{url}/?join={code}")
-    student.page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]')"
-                                   ".innerText.includes('Following class')", timeout=60_000)
-    student.settle()
-    home, follower = seen["pages"][-1], seen["timers"][-1]
-
-    _nav(student, "Self-attention", "self-attention")  # a student may look around
-    student.page.wait_for_selector('[data-testid="stMain"] .vega-bind input[name="head"]',
-                                   timeout=90_000)
-    student.settle()
-    assert seen["pages"][-1] != home
-
-    late = BackMsg()
-    late.rerun_script.page_script_hash = home  # the poll, as sent from the page just left
-    late.rerun_script.fragment_id = follower
-    late.rerun_script.is_auto_rerun = True
-    late.rerun_script.query_string = f"join={code}"
-    before = len(seen["pages"])
-    student.page.evaluate("(bytes) => window.__socket.send(new Uint8Array(bytes))",
-                          list(late.SerializeToString()))
-    student.page.wait_for_timeout(3000)  # the late run, and whatever follows it
-    assert home in seen["pages"][before:], "the late request was not run as the old page's"
-    try:
-        student.page.wait_for_function(
-            "() => location.pathname === '/self-attention' && document.querySelector("
-            "'[data-testid=\"stMain\"]').innerText.includes('Self-attention, step by step') && "
-            "document.querySelector('[data-testid=\"stMain\"] .vega-bind input[name=\"head\"]')",
-            timeout=30_000)
-    except Exception as exc:
-        raise AssertionError(f"the lesson stayed blank: {student.page.evaluate(DIAGNOSE_JS)}") from exc
-    student.settle()
-    assert student.page.locator('[data-testid="stException"]').count() == 0
-    for b in (student, teacher):
-        b.close()

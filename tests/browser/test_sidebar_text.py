@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.browser.conftest import OutboundGuard
+from tests.browser.conftest import OutboundGuard, on_messages
 from tests.support.serve import streamlit_server
 from tfviz.ui.lessons import available
 
@@ -43,21 +43,13 @@ def _count_finished_runs(pg) -> list:
     Read from the websocket itself: the app root's run-state attribute misses a fast run
     (React can batch "running" and "notRunning" into one render, so the page never shows
     "running"; seen in CI as a run that "never ended")."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
     finished: list = []
 
-    def frame(payload) -> None:
-        if isinstance(payload, (bytes, bytearray)):
-            msg = ForwardMsg()
-            try:
-                msg.ParseFromString(bytes(payload))
-            except Exception:  # not one of Streamlit's messages
-                return
-            if msg.WhichOneof("type") == "script_finished":
-                finished.append(msg.script_finished)
+    def finish(msg) -> None:
+        if msg.WhichOneof("type") == "script_finished":
+            finished.append(msg.script_finished)
 
-    pg.on("websocket", lambda ws: ws.on("framereceived", frame))
+    on_messages(pg, finish)
     return finished
 
 
