@@ -20,12 +20,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfviz.reference import softmax  # noqa: F401 (lesson 5 shows it as att.softmax)
-from tfviz.trace import Trace
 from tfviz.viz.style import token_labels
+
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
 
 
 def kv_head(n_heads: int, n_kv_heads: int, head: int) -> int:

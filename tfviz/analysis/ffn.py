@@ -19,10 +19,13 @@ Such a mix can never leave the box spanned by the value vectors, coordinate by c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tfviz.trace import Trace
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
+
 
 ACTIVATIONS = {
     "relu": ("ReLU", r"\mathrm{ReLU}(u) = \max(0, u)"),

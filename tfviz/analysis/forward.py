@@ -19,14 +19,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TYPE_CHECKING
 
 import numpy as np
 
 from tfviz.exercises.params import count_parameters
 from tfviz.reference import softmax
-from tfviz.trace import Trace
 from tfviz.viz.style import token_labels  # plain text: data, escaped by a figure that shows it
+
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
 
 TokenStrings = Callable[[Sequence[int]], Sequence[str]]
 

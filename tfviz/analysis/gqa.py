@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tfviz.analysis.forward import model_param_count
 from tfviz.decoding.memory import config_kv_cache_bytes
 
 #: The three variants compared, as bundles: same data, seeds and steps; only kv_heads differs.
@@ -65,10 +66,10 @@ class TradeOff:
 def trade_off(variant: str, bundle) -> TradeOff:
     """One row of the lesson's table: cache bytes per token (from the config), validation loss
     (the manifest's, measured by ``python -m tfviz.train`` on the same validation sentences for
-    all three) and parameters (counted on the model)."""
+    all three) and parameters (the sizes of the exported numpy weights added up)."""
     cfg = bundle.config
     loss = bundle.manifest.get("eval", {}).get("val_loss") if bundle.trained else None
     return TradeOff(variant, bundle.name, cfg.kv_heads, config_kv_cache_bytes(cfg, 1),
                     None if loss is None else float(loss),
-                    sum(p.numel() for p in bundle.model.parameters()))
+                    model_param_count(bundle.weights()))
 

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfviz.analysis.scaling import entropy
-from tfviz.trace import Trace
+
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
 
 
 def split_heads(X: np.ndarray, n_heads: int) -> tuple[np.ndarray, np.ndarray]:

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfviz.reference import layer_norm
-from tfviz.trace import Trace
+
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
 
 # Where each norm's input comes from: (stream before the sublayer, sublayer output) hooks.
 _SUBLAYER = {"ln1": ("hook_resid_pre", "hook_attn_out"),

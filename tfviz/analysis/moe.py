@@ -15,11 +15,14 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tfviz.trace import Trace
 from tfviz.viz.style import token_labels
+
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
 
 # Sentences in the style of the training stories, for the class x expert table.
 SAMPLE_SENTENCES = (

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfviz.reference import softmax as probabilities  # softmax over the vocabulary
 from tfviz.tokenizer.base import Tokenizer
-from tfviz.trace import Trace
+
+if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
+    from tfviz.trace import Trace
 
 STEPS = "sequential steps"
 PATH = "longest path between two tokens"
