@@ -3,9 +3,12 @@ this CPU; the cache's tensors growing; the new token's 1 × t row; the cost over
 the formula; a memory calculator for published models."""
 import streamlit as st
 
+from tfviz.analysis import kv_cache_cost as kcost
 from tfviz.decoding import PUBLISHED_MODELS, config_kv_cache_bytes
+from tfviz.decoding.memory import human_bytes
 from tfviz.decoding.generate import continuation_text
 from tfviz.experiments import kv_cache as kc
+from tfviz.experiments import kv_cache_lengths as klen
 from tfviz.ui import kv_cache_runs as runs
 from tfviz.ui.cache import get_bundle
 from tfviz.lab.opened import is_run_name, prompt_part, room_after
@@ -140,11 +143,11 @@ with step("3 · How the cost grows with t"):
     st.latex(r"\text{with cache: } c + 2\,L\,H\,d_{head}\,t \;=\; O(t)\qquad\qquad"
              r"\text{without: } c\,t + 2\,L\,H\,d_{head}\,t^2 \;=\; O(t^2)")
     st.caption(f"c is the cost of one token outside attention in {name}: "
-               f"{kc.step_macs(cfg, 1, True)['rest']:,} multiply-adds (projections, feed-forward, LM "
+               f"{kcost.step_macs(cfg, 1, True)['rest']:,} multiply-adds (projections, feed-forward, LM "
                f"head over {cfg.vocab_size} tokens). With d_head = {dh}, the t² term passes c·t only "
-               f"past t ≈ {kc.step_macs(cfg, 1, True)['rest'] // (2 * L * H * dh):,} tokens, so a "
+               f"past t ≈ {kcost.step_macs(cfg, 1, True)['rest'] // (2 * L * H * dh):,} tokens, so a "
                "small model shows the quadratic late.")
-    choices = [cfg.max_seq_len] + [n for n in (256, 512, 1024) if n > cfg.max_seq_len and kc.can_stretch(cfg)]
+    choices = [cfg.max_seq_len] + [n for n in (256, 512, 1024) if n > cfg.max_seq_len and klen.can_stretch(cfg)]
     top = st.select_slider("Longest length timed", choices, value=choices[-2] if len(choices) > 2 else choices[0],
                            key="kv_top",
                            help=f"{name} reads {cfg.max_seq_len} tokens. Longer lengths time a copy "
@@ -168,7 +171,7 @@ with step("3 · How the cost grows with t"):
         "tokens they are changes nothing in the time. The clock gains less than the count because a one-token step is mostly "
         "fixed overhead here; a large model's step is all arithmetic and memory traffic. "
         "bench/bench_generate.py times whole generations (BENCHMARKS.md).")
-    show_code(kc.step_macs, kc.cost_over_lengths, kc.stretched)
+    show_code(kcost.step_macs, klen.cost_over_lengths, klen.stretched)
 
 # --- 4 · memory ------------------------------------------------------------------------------
 with step("4 · What the cache costs in memory"):
@@ -201,11 +204,11 @@ with step("4 · What the cache costs in memory"):
     c4, c5, c6 = st.columns(3)
     tokens = c4.number_input("Context (tokens)", 1, 10_000_000, key="kv_tokens")
     batch = c5.number_input("Batch (sequences)", 1, 4096, key="kv_batch")
-    dtype = c6.selectbox("Bytes per value", list(kc.BYTES_PER_VALUE), index=1, key="kv_dtype")
-    mem = kc.cache_memory(int(layers), int(kv_heads), int(d_head), int(tokens), int(batch),
-                          kc.BYTES_PER_VALUE[dtype])
-    st.metric("KV cache", kc.human_bytes(mem.total))
-    st.markdown(f"{mem.product} = **{mem.total:,} bytes** = {kc.human_bytes(mem.total)} "
+    dtype = c6.selectbox("Bytes per value", list(kcost.BYTES_PER_VALUE), index=1, key="kv_dtype")
+    mem = kcost.cache_memory(int(layers), int(kv_heads), int(d_head), int(tokens), int(batch),
+                             kcost.BYTES_PER_VALUE[dtype])
+    st.metric("KV cache", human_bytes(mem.total))
+    st.markdown(f"{mem.product} = **{mem.total:,} bytes** = {human_bytes(mem.total)} "
                 f"({mem.total / 1e9:,.3g} GB, decimal).")
     if pick in presets and presets[pick].n_kv_heads != presets[pick].n_heads:
         m = presets[pick]
@@ -214,12 +217,12 @@ with step("4 · What the cache costs in memory"):
     if pick.startswith("Mistral"):
         st.caption("Mistral-7B attends within a sliding window of 4096 tokens, so a rolling cache "
                    "needs to hold at most 4096 tokens' keys and values, however long the text.")
-    table(kc.published_table(), hide_index=True,
+    table(kcost.published_table(), hide_index=True,
           column_order=["model", "layers", "query heads", "K/V heads", "d_head", "context",
                         "per token", "at full context", "source"],
           column_config={"bytes per token": None, "bytes at full context": None})  # presenter view too
     st.caption(f"Sizes as the papers give them; fp16 (2 bytes per value), one sequence. For scale: "
                f"{name} holds {config_kv_cache_bytes(cfg, 1):,} bytes per token in fp32, "
-               f"{kc.human_bytes(config_kv_cache_bytes(cfg, cfg.max_seq_len))} at its full context "
+               f"{human_bytes(config_kv_cache_bytes(cfg, cfg.max_seq_len))} at its full context "
                f"of {cfg.max_seq_len}.")
-    show_code(kc.cache_memory, kc.published_table)
+    show_code(kcost.cache_memory, kcost.published_table)

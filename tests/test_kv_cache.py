@@ -13,7 +13,10 @@ from torch.utils.flop_counter import FlopCounterMode
 import tfviz
 from tfviz.config import ModelConfig, preset
 from tfviz.decoding import PUBLISHED_MODELS, generate, kv_cache_bytes
+from tfviz.decoding.memory import human_bytes
+from tfviz.analysis import kv_cache_cost as kcost
 from tfviz.experiments import kv_cache as kc
+from tfviz.experiments import kv_cache_lengths as klen
 from tfviz.model import Transformer
 from tfviz.model.hooks import recording
 from tfviz.reference import softmax
@@ -115,57 +118,57 @@ def test_new_query_rows_on_other_attention_kinds(kw):
 def test_step_macs_are_what_torch_counts(name, t, cached):
     """torch's FlopCounterMode counts the matrix products actually run (2 flops each)."""
     model = tfviz.load(name).model
-    ids = torch.tensor([kc.fill_ids([5, 6, 7], t)])
+    ids = torch.tensor([klen.fill_ids([5, 6, 7], t)])
     with torch.no_grad():
         cache = model.step(ids[:, :-1])[1] if cached and t > 1 else None
         with FlopCounterMode(display=False) as counter:
             model.step(ids[:, -1:], cache) if cached else model(ids)
-    assert sum(kc.step_macs(model.cfg, t, cached).values()) == counter.get_total_flops() // 2
+    assert sum(kcost.step_macs(model.cfg, t, cached).values()) == counter.get_total_flops() // 2
 
 
 def test_step_macs_and_cells_by_hand():
     cfg = preset("gpt-tiny")  # d 64, 4 heads of 16, d_ff 256, 3 layers, 600 tokens
     rest_one = 3 * (64 * 12 * 16 + 64 * 64 + 2 * 64 * 256) + 64 * 600
-    assert kc.step_macs(cfg, 100, True) == {"attention": 3 * 2 * 100 * 64, "rest": rest_one}
-    assert kc.step_macs(cfg, 100, False) == {"attention": 3 * 2 * 100 * 100 * 64, "rest": 100 * rest_one}
-    assert kc.score_cells(cfg, 100, True) == 3 * 4 * 100
-    assert kc.score_cells(cfg, 100, False) == 3 * 4 * 100 * 100
+    assert kcost.step_macs(cfg, 100, True) == {"attention": 3 * 2 * 100 * 64, "rest": rest_one}
+    assert kcost.step_macs(cfg, 100, False) == {"attention": 3 * 2 * 100 * 100 * 64, "rest": 100 * rest_one}
+    assert kcost.score_cells(cfg, 100, True) == 3 * 4 * 100
+    assert kcost.score_cells(cfg, 100, False) == 3 * 4 * 100 * 100
 
 
 def test_cost_over_lengths_and_a_stretched_copy(gpt):
     shared = gpt.model
     table_before, cfg_before = shared.pos_table.clone(), shared.cfg
-    long = kc.stretched(shared, 256)
+    long = klen.stretched(shared, 256)
     assert long is not shared and long.cfg.max_seq_len == 256
     assert shared.cfg is cfg_before and torch.equal(shared.pos_table, table_before)  # untouched
-    assert kc.stretched(shared, 128) is shared
-    ids = torch.tensor([kc.fill_ids(gpt.encode(PROMPT), 100)])
+    assert klen.stretched(shared, 128) is shared
+    ids = torch.tensor([klen.fill_ids(gpt.encode(PROMPT), 100)])
     with torch.no_grad():
         assert torch.equal(long(ids), shared(ids))  # the same model where both can read
-    rows = kc.cost_over_lengths(long, gpt.encode(PROMPT), kc.lengths_up_to(256), repeats=1)
+    rows = klen.cost_over_lengths(long, gpt.encode(PROMPT), klen.lengths_up_to(256), repeats=1)
     assert [r.t for r in rows] == [32, 64, 96, 128, 192, 256]
     for r in rows:
         assert r.ms_cached > 0 and r.ms_uncached > 0 and math.isfinite(r.ms_uncached)
-        assert r.macs_cached == sum(kc.step_macs(gpt.config, r.t, True).values())
+        assert r.macs_cached == sum(kcost.step_macs(gpt.config, r.t, True).values())
         assert r.attn_macs_uncached == 3 * 2 * r.t * r.t * 64
         assert r.cells_uncached == 12 * r.t ** 2 and r.cells_cached == 12 * r.t
     with pytest.raises(ValueError, match="cannot read more"):
-        kc.stretched(Transformer(ModelConfig(positional="learned")), 256)
+        klen.stretched(Transformer(ModelConfig(positional="learned")), 256)
 
 
 def test_memory_calculator_by_hand():
-    m = kc.cache_memory(32, 32, 128, 4096)  # Llama-2-7B, fp16, one sequence
+    m = kcost.cache_memory(32, 32, 128, 4096)  # Llama-2-7B, fp16, one sequence
     assert m.total == 32 * 2 * 32 * 128 * 4096 * 2 == 2 * 2**30
-    assert kc.human_bytes(m.total) == "2.00 GiB"
-    assert kc.cache_memory(80, 8, 128, 4096, 8, 4).total == 80 * 2 * 8 * 128 * 4096 * 8 * 4
+    assert human_bytes(m.total) == "2.00 GiB"
+    assert kcost.cache_memory(80, 8, 128, 4096, 8, 4).total == 80 * 2 * 8 * 128 * 4096 * 8 * 4
     assert math.prod(v for _, v in m.factors) == m.total
-    rows = {r["model"]: r for r in kc.published_table()}
+    rows = {r["model"]: r for r in kcost.published_table()}
     assert [m.name for m in PUBLISHED_MODELS] == list(rows)
     assert rows["GPT-2 small"]["bytes per token"] == 2 * 12 * 12 * 64 * 2 == 36 * 1024
     assert rows["Mistral-7B (GQA)"]["bytes per token"] == 2 * 32 * 8 * 128 * 2 == 128 * 1024
     assert rows["Mistral-7B (GQA)"]["bytes at full context"] == 128 * 1024 * 8192 == 2**30
     assert rows["Llama-2-70B (GQA)"]["at full context"] == "1.25 GiB"
-    assert kc.human_bytes(3 * 2**40 * 1000) == "3,000 TiB" and kc.human_bytes(1023) == "1023 bytes"
+    assert human_bytes(3 * 2**40 * 1000) == "3,000 TiB" and human_bytes(1023) == "1023 bytes"
 
 
 def test_moe_runs_each_match_generate():
@@ -181,5 +184,5 @@ def test_bad_inputs_say_what_is_wrong(gpt):
         kc.side_by_side(tfviz.load("bert-tiny"), [5, 6], 3)
     with pytest.raises(ValueError, match="empty"):
         kc.side_by_side(gpt, [], 3)
-    full = kc.side_by_side(gpt, kc.fill_ids(gpt.encode(PROMPT), 127), 5)
+    full = kc.side_by_side(gpt, klen.fill_ids(gpt.encode(PROMPT), 127), 5)
     assert full.stop_reason in ("context", "eos") and len(full.steps) == 1

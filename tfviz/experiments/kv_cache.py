@@ -8,19 +8,16 @@ bits of the logits).
 
     side_by_side(bundle, prompt_ids, 20)   -> per step: time with / without, cache shape,
                                               the new query's 1 × t row in every layer and head
-    cost_over_lengths(model, [16, 32, 64])  -> one step's time at each length, with the
-                                              multiply-adds the formula predicts
-    step_macs(cfg, t, cached)              -> that formula
+    new_query_rows(cfg, queries, cache)    -> that row, from the cache's keys
 
 Timings are wall-clock measurements on whatever CPU runs this: they move with the machine's
 load. Shapes, rows and counts are exact. This module runs the model (the timings *are* runs),
-so it lives with the other what-ifs; it only reads the shared model, and ``stretched`` returns
-a copy when a longer context is asked for.
+so it lives with the other what-ifs; it only reads the shared model. One step timed at growing
+lengths is :mod:`tfviz.experiments.kv_cache_lengths`; the formulas for its multiply-adds and for
+the cache's memory are :mod:`tfviz.analysis.kv_cache_cost`.
 """
 from __future__ import annotations
 
-import copy
-import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -28,9 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from tfviz.decoding.memory import PUBLISHED_MODELS, human_bytes, kv_cache_bytes
 from tfviz.model.hooks import recording
-from tfviz.model.positional import alibi_bias, sinusoidal_table
+from tfviz.model.positional import alibi_bias
 
 
 @dataclass(frozen=True)
@@ -202,182 +198,3 @@ def side_by_side(bundle, prompt_ids, new_tokens: int, repeats: int = 5) -> SideB
     n = len(prompt)
     return SideBySide(tuple(prompt), tuple(ids_c[n:]), tuple(ids_u[n:]), tuple(steps),
                       tuple(rows), tuple(scores), reason)
-
-
-# --- cost over lengths -------------------------------------------------------------------------
-
-
-def step_macs(cfg, t: int, cached: bool) -> dict[str, int]:
-    """Multiply-adds of the matrix products in one generation step at length t (the step that
-    writes token t + 1): ``{"attention": …, "rest": …}``.
-
-    With the cache the model reads 1 token whose query meets t keys; without it, it reads all t
-    tokens and every query meets every key (the causal mask only hides scores after they are
-    computed). Per layer, for n tokens read and t keys (d = d_model, H heads of d_head, H_kv
-    K/V heads, d_ff, E experts of which k are used, V the vocabulary):
-
-        projections  n·d·(H + 2·H_kv)·d_head  +  n·H·d_head·d      (W_q, W_k, W_v, W_o)
-        attention    2 · n·t·H·d_head                              (q·kᵀ and weights·v)
-        feed-forward 2 · n·d·d_ff  (dense);  n·d·E + E · 2·n·d·d_ff (our MoE runs every expert)
-    plus the LM head n·d·V. So the attention term is t·H·d_head per layer with the cache
-    (grows as t) and t²·H·d_head without (grows as t²); the rest is constant and grows as t.
-
-    >>> from tfviz.config import preset
-    >>> step_macs(preset("gpt-tiny"), 10, cached=True)
-    {'attention': 3840, 'rest': 185856}
-    """
-    n = 1 if cached else t
-    d, H, Hkv, dh = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.d_head
-    proj = n * d * (H + 2 * Hkv) * dh + n * H * dh * d
-    attn = 2 * n * t * H * dh
-    if cfg.n_experts:
-        ffn = n * d * cfg.n_experts + cfg.n_experts * 2 * n * d * cfg.d_ff
-    else:
-        ffn = 2 * n * d * cfg.d_ff
-    return {"attention": cfg.n_layers * attn, "rest": cfg.n_layers * (proj + ffn) + n * d * cfg.vocab_size}
-
-
-def score_cells(cfg, t: int, cached: bool) -> int:
-    """Attention scores computed in one step at length t: 1 × t per head and layer with the
-    cache, t × t without.
-
-    >>> from tfviz.config import preset
-    >>> score_cells(preset("gpt-tiny"), 10, True), score_cells(preset("gpt-tiny"), 10, False)
-    (120, 1200)
-    """
-    return cfg.n_layers * cfg.n_heads * t * (1 if cached else t)
-
-
-def can_stretch(cfg) -> bool:
-    """Whether :func:`stretched` can give this model a longer context (not learned positions,
-    nor a sparse pattern built for its own length)."""
-    return cfg.positional != "learned" and cfg.attn_pattern == "full"
-
-
-def stretched(model, max_len: int):
-    """``model`` itself if it reads ``max_len`` tokens, else a copy whose context is ``max_len``
-    (a longer sinusoidal table; RoPE, ALiBi and no positions need none). Only for timing: the
-    copy was never trained on positions past its model's context. Learned positions cannot be
-    stretched (ValueError). The shared model is never changed."""
-    cfg = model.cfg
-    if max_len <= cfg.max_seq_len:
-        return model
-    if not can_stretch(cfg):
-        raise ValueError(f"{cfg.name} cannot read more than its {cfg.max_seq_len} tokens")
-    new = copy.deepcopy(model)
-    new.cfg = dataclasses.replace(cfg, max_seq_len=max_len)
-    if cfg.positional == "sinusoidal":
-        new.register_buffer("pos_table", sinusoidal_table(max_len, cfg.d_model, cfg.pos_base),
-                            persistent=False)
-    return new
-
-
-@dataclass(frozen=True)
-class LengthCost:
-    t: int  # tokens read so far (the keys of this step)
-    ms_cached: float  # best of the repeats: one token in, t keys from the cache
-    ms_uncached: float  # best of the repeats: all t tokens in again
-    macs_cached: int  # step_macs, both parts
-    macs_uncached: int
-    attn_macs_cached: int  # the attention part alone
-    attn_macs_uncached: int
-    cells_cached: int  # score_cells
-    cells_uncached: int
-
-
-def fill_ids(prompt_ids, t: int) -> list[int]:
-    """``prompt_ids`` repeated (and cut) to exactly t ids: something to time at length t. The
-    time of a step does not depend on which tokens they are.
-
-    >>> fill_ids([5, 6, 7], 7)
-    [5, 6, 7, 5, 6, 7, 5]
-    """
-    ids = [int(i) for i in prompt_ids] or [0]
-    return (ids * (t // len(ids) + 1))[:t]
-
-
-def cost_over_lengths(model, prompt_ids, lengths, repeats: int = 5) -> list[LengthCost]:
-    """For each length t: the wall time of one step with the cache (its t - 1 earlier keys and
-    values already stored, the newest token in) and without (all t tokens in), next to
-    :func:`step_macs` and :func:`score_cells`. Every length is timed once per round, for
-    ``repeats`` rounds after an untimed one, and keeps its best time: a stall of a shared
-    machine hits one round, not the result. ``model`` must read max(lengths) tokens (see
-    :func:`stretched`)."""
-    cfg = model.cfg
-    work = []
-    with torch.no_grad():
-        for t in lengths:
-            ids = torch.tensor([fill_ids(prompt_ids, int(t))])  # (1, t)
-            cache = model.step(ids[:, :-1])[1] if t > 1 else None  # the t - 1 earlier tokens
-            work.append((ids, cache))
-        best = [[float("inf"), float("inf")] for _ in work]
-        for round_ in range(repeats + 1):  # round 0 is untimed: first calls pay for memory
-            for b, (ids, cache) in zip(best, work):
-                t0 = time.perf_counter()
-                model.step(ids[:, -1:], cache)  # (1, 1, V): the cache is not grown in place
-                t1 = time.perf_counter()
-                model(ids)  # (1, t, V)
-                t2 = time.perf_counter()
-                if round_:
-                    b[0], b[1] = min(b[0], t1 - t0), min(b[1], t2 - t1)
-    out = []
-    for t, (best_c, best_u) in zip(lengths, best):
-        mc, mu = step_macs(cfg, int(t), True), step_macs(cfg, int(t), False)
-        out.append(LengthCost(int(t), best_c * 1e3, best_u * 1e3, sum(mc.values()),
-                              sum(mu.values()), mc["attention"], mu["attention"],
-                              score_cells(cfg, int(t), True), score_cells(cfg, int(t), False)))
-    return out
-
-
-def lengths_up_to(top: int) -> list[int]:
-    """Six lengths up to ``top``: 1/8, 1/4, 3/8, 1/2, 3/4 and all of it (at least 2 tokens).
-
-    >>> lengths_up_to(128), lengths_up_to(1024)[-3:]
-    ([16, 32, 48, 64, 96, 128], [512, 768, 1024])
-    """
-    return sorted({max(2, top * a // b) for a, b in ((1, 8), (1, 4), (3, 8), (1, 2), (3, 4), (1, 1))})
-
-
-# --- memory ------------------------------------------------------------------------------------
-
-BYTES_PER_VALUE = {"fp32 (4 bytes)": 4, "fp16 / bf16 (2 bytes)": 2, "int8 (1 byte)": 1}
-
-
-@dataclass(frozen=True)
-class Memory:
-    factors: tuple[tuple[str, int], ...]  # ("layers", 32), ("K and V", 2), … in formula order
-    total: int  # bytes
-
-    @property
-    def product(self) -> str:
-        """The formula with its numbers: "2 × 32 × 32 × 128 × 4096 × 1 × 2"."""
-        return " × ".join(f"{v:,}" for _, v in self.factors)
-
-
-def cache_memory(n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, batch: int = 1,
-                 bytes_per_value: int = 2) -> Memory:
-    """``kv_cache_bytes`` with the factors it multiplies, for the calculator to show.
-
-    >>> m = cache_memory(32, 32, 128, 4096)     # Llama-2-7B, one 4096-token sequence, fp16
-    >>> m.product, human_bytes(m.total)
-    ('2 × 32 × 32 × 128 × 4,096 × 1 × 2', '2.00 GiB')
-    """
-    total = kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, batch, bytes_per_value)
-    return Memory((("K and V", 2), ("layers", n_layers), ("K/V heads", n_kv_heads),
-                   ("d_head", d_head), ("tokens", n_tokens), ("batch", batch),
-                   ("bytes per value", bytes_per_value)), total)
-
-
-def published_table(batch: int = 1, bytes_per_value: int = 2) -> list[dict]:
-    """One row per model of ``PUBLISHED_MODELS`` (sizes from their papers): the cache per token
-    and at the model's full context, for ``batch`` sequences of ``bytes_per_value`` numbers."""
-    rows = []
-    for m in PUBLISHED_MODELS:
-        per_token = kv_cache_bytes(m.n_layers, m.n_kv_heads, m.d_head, 1, batch, bytes_per_value)
-        full = kv_cache_bytes(m.n_layers, m.n_kv_heads, m.d_head, m.context, batch, bytes_per_value)
-        rows.append({"model": m.name, "layers": m.n_layers, "query heads": m.n_heads,
-                     "K/V heads": m.n_kv_heads, "d_head": m.d_head, "context": m.context,
-                     "per token": human_bytes(per_token), "bytes per token": per_token,
-                     "at full context": human_bytes(full), "bytes at full context": full,
-                     "source": m.source})
-    return rows

@@ -1,12 +1,13 @@
 """Cached runs for lesson 16 (the KV cache): the side-by-side generation and the cost over
 lengths, per model, prompt and settings. They are timed runs, so a class sharing a prompt shares
 one measurement (a second measurement is a new ``run`` number: the page's "Measure again"). The
-shared models are only read; a longer context is a copy (``kv_cache.stretched``)."""
+shared models are only read; a longer context is a copy (``kv_cache_lengths.stretched``)."""
 from __future__ import annotations
 
 import streamlit as st
 
 from tfviz.experiments import kv_cache as kc
+from tfviz.experiments import kv_cache_lengths as klen
 from tfviz.ui.cache import get_bundle, per_model
 
 
@@ -20,7 +21,7 @@ FILLER = "the dog didn't cross the bridge because it was too tired."  # what is 
 
 
 @per_model(st.cache_data(max_entries=32, show_spinner="Timing one step at each length…"))
-def cost(model: str, top: int, run: int = 0) -> list[kc.LengthCost]:
+def cost(model: str, top: int, run: int = 0) -> list[klen.LengthCost]:
     bundle = get_bundle(model)
-    timed = kc.stretched(bundle.model, top)
-    return kc.cost_over_lengths(timed, bundle.encode(FILLER), kc.lengths_up_to(top))
+    timed = klen.stretched(bundle.model, top)
+    return klen.cost_over_lengths(timed, bundle.encode(FILLER), klen.lengths_up_to(top))
