@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import on_messages
-from tests.browser.test_live_class import DIAGNOSE_JS, Browser, _nav, start_class
+from tests.browser.live_class_browsers import DIAGNOSE_JS, Browser, _nav, start_class
 
 pytestmark = pytest.mark.browser
 
