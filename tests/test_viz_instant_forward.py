@@ -17,6 +17,7 @@ from altair.vegalite.v6.schema.core import load_schema
 import tfviz
 from tfviz.analysis import forward as fw
 from tfviz.viz import instant as iv
+from tfviz.viz import instant_pictures as ipic
 from tfviz.viz import instant_forward as ifw
 
 SCHEMA = load_schema()
@@ -108,11 +109,11 @@ def test_walk_chart_carries_every_step_for_every_head(steps):
             want = np.asarray(steps[max(h, 0)][i].values, dtype=float)
             r = sent[i, h]
             assert r["c"] == want.shape[1]
-            assert r["pic"] == (want.size > iv.PICTURE_CELLS and r["kind"] in ("seq", "div"))
+            assert r["pic"] == (want.size > ipic.PICTURE_CELLS and r["kind"] in ("seq", "div"))
             if not r["pic"]:
                 np.testing.assert_allclose(decode(r["v"]).reshape(want.shape), want, atol=TOL)
             elif r["kind"] == "seq":  # weights: instant's own cividis picture of the values
-                assert r["img"] == iv.picture(want)
+                assert r["img"] == ipic.picture(want)
             else:
                 check_diverging(pixels(r["img"]), want, params(spec)["edge"]["value"][i])
     attention = [i for i, s in enumerate(steps[0]) if "attention (head" in s.title]
@@ -165,7 +166,7 @@ def test_a_long_text_travels_as_pictures():
     kinds = params(spec)["kinds"]["value"]
     pictured = {r["step"] for r in rows if r["pic"]}
     assert pictured == {i for i, k in enumerate(kinds) if k in ("seq", "div")
-                        and steps[0][i].values.size > iv.PICTURE_CELLS}
+                        and steps[0][i].values.size > ipic.PICTURE_CELLS}
     assert len(json.dumps(spec["datasets"])) < 400_000
     hidden = next(r for r in rows if r["step"] == 5)  # block 0's hidden units, 68 x 256
     check_diverging(pixels(hidden["img"]), steps[0][5].values, params(spec)["edge"]["value"][5])

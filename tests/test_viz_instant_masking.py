@@ -19,6 +19,7 @@ from tfviz.experiments.padding import padding_demo
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
+from tfviz.viz import instant_pictures as ipic
 from tfviz.viz import instant_masking as im
 from tfviz.viz.style import token_labels
 
@@ -194,4 +195,4 @@ def test_long_texts_travel_as_pictures(gpt):
     pair = im.two_masks(patterns, patterns, trace.tokens)
     validate_jsonschema(pair, SCHEMA)
     assert [r["img"] for r in pair["datasets"]["causal"]] == [
-        iv.picture(patterns[idx]) for idx in np.ndindex(3, 4)]
+        ipic.picture(patterns[idx]) for idx in np.ndindex(3, 4)]

@@ -14,6 +14,7 @@ from tfviz.config import RunOptions, preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
+from tfviz.viz import instant_pictures as ipic
 from tfviz.viz import instant_scaling as isc
 from tfviz.viz.scaling import WITH, WITHOUT
 from tfviz.viz.style import token_labels
@@ -95,5 +96,5 @@ def test_a_long_texts_maps_are_pictures():
                          ["pattern", lyr] for lyr in range(3)]) for s in (True, False))
     spec = isc.scale_on_off(on, off, sc.row_entropy(on), sc.row_entropy(off), tokens)
     validate_jsonschema(spec, SCHEMA)
-    assert [r["img"] for r in spec["datasets"]["off"]] == [iv.picture(off[i]) for i in np.ndindex(3, 4)]
+    assert [r["img"] for r in spec["datasets"]["off"]] == [ipic.picture(off[i]) for i in np.ndindex(3, 4)]
     assert len(spec["datasets"]["entropy"]) == 2 * 3 * 4 * len(tokens)  # still every row's value

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries
-from tfviz.viz.instant import (PICTURE_CELLS, constant, heat_layer, picture_layer, picture_rows,
-                               rounded, slider, spec, stack_rows, unpack)
+from tfviz.viz.instant import constant, heat_layer, rounded, slider, spec, stack_rows, unpack
+from tfviz.viz.instant_pictures import PICTURE_CELLS, picture_layer, picture_rows
 from tfviz.viz.instant_queries import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
                                          keyed, shown_weights, signed_picture_layer,
                                          signed_pictures, split_keys, title_expr, view_params)

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.forward import Step
-from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, RED_BLUE, SCHEME, constant, packed,
-                               picture, slider, spec)
+from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
+from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 # Maps of more cells than instant.PICTURE_CELLS travel as pictures: a 13-token residual step

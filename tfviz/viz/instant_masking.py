@@ -9,7 +9,7 @@ A masked score (−∞) travels as an empty entry of the packed row (``instant.p
 drawn as a grey cell that reads "−∞", with "masked (−∞)" as its value in the tooltip and the
 mark's ARIA label.
 
-A long text's maps (more than ``instant.PICTURE_CELLS`` cells) travel as pictures instead, as
+A long text's maps (more than ``instant_pictures.PICTURE_CELLS`` cells) travel as pictures instead, as
 multi-head's do: thousands of cells as separate marks took the browser up to a second and a
 half per view change. Weights use instant's cividis pictures; scores get ``score_picture``'s
 red-blue, with masked cells grey, on one colour range for every layer and head.
@@ -24,9 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
-from tfviz.viz.instant import (DIVERGING_SCHEME, PICTURE_CELLS, RED_BLUE, constant, heat_layer,
-                               picture, picture_layer, picture_rows, slider, spec, stack_rows,
-                               unpack)
+from tfviz.viz.instant import DIVERGING_SCHEME, constant, heat_layer, slider, spec, stack_rows, unpack
+from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
 from tfviz.viz.style import FONT_SIZE, token_labels
 
 MASKED = "masked (−∞)"

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries
-from tfviz.viz.instant import packed, picture, slider, token_axis
+from tfviz.viz.instant import packed, slider, token_axis
+from tfviz.viz.instant_pictures import picture
 from tfviz.viz.style import CATEGORICAL
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"

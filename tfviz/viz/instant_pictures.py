@@ -1,0 +1,90 @@
+"""Instant views of long texts: maps sent as PNG pictures instead of one mark per cell.
+
+A heatmap drawn as Vega-Lite marks costs the browser a few interpreted expressions per cell on
+every redraw, so a map with more than ``PICTURE_CELLS`` cells (a 25-token text) travels as a
+picture, one pixel per cell, coloured like the cells' scale, and the browser switches between
+pictures at once (BENCHMARKS.md). ``picture_rows`` is ``stack_rows`` for pictures and
+``picture_layer`` draws one with token axes and a legend, as ``heat_layer`` draws cells
+(:mod:`tfviz.viz.instant`, whose conventions these follow).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tfviz.viz.instant import SCHEME, token_axis
+from tfviz.viz.style import rgb
+
+# Cividis at ten stops (plotly's copy of it), for maps sent as pictures.
+CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74",
+           "#c3b369", "#e1cc55", "#fee838"]
+# Red-blue at eleven stops, negative (blue) to positive (red), as the cells' reversed "redblue"
+# scheme draws it: the colours of a diverging map sent as a picture.
+RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
+            "#f4a582", "#d6604d", "#b2182b", "#67001f"]
+PICTURE_CELLS = 576  # a map with more cells than this (a 25-token text) is sent as a picture
+
+
+def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0,
+            colours: Sequence[str] = CIVIDIS, masked: str | None = None) -> str:
+    """A matrix as a PNG data URL, one pixel per cell, coloured like the cividis scale (or the
+    stops ``colours``) from ``low`` to ``high``; a masked (non-finite) cell takes the colour
+    ``masked``. The browser switches between pictures of a
+    long text's maps at once, where thousands of cells as separate marks took it 0.3-1.5 s
+    (BENCHMARKS.md)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    stops = np.array([rgb(c) for c in colours], dtype=float)
+    values = np.asarray(matrix, dtype=float)
+    hidden = ~np.isfinite(values)
+    t = np.clip((np.where(hidden, low, values) - low) / (high - low), 0.0, 1.0)
+    where = t * (len(stops) - 1)
+    i = np.minimum(where.astype(int), len(stops) - 2)
+    frac = (where - i)[..., None]
+    pixels = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)
+    if masked is not None:
+        pixels[hidden] = rgb(masked)
+    buffer = io.BytesIO()
+    # compress_level 1: a map's few hundred pixels come out as small as with optimize=True,
+    # in about half the time (lesson 5 encodes some 70 pictures per sentence).
+    Image.fromarray(pixels, mode="RGB").save(buffer, format="PNG", compress_level=1)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def picture_rows(matrices: np.ndarray, *names: str) -> list[dict]:
+    """``stack_rows`` for pictures: one row per leading index with its map as ``img``."""
+    arr = np.asarray(matrices, dtype=float)
+    return [{**dict(zip(names, (int(i) for i in index))), "img": picture(arr[index])}
+            for index in np.ndindex(*arr.shape[:len(names)])]
+
+
+def picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title: str,
+                  before: Sequence[dict] = (), cell: int | None = None, x_labels: str = "tokens",
+                  y_labels: str = "tokens", axes: bool = True, legend: bool = True) -> dict:
+    """A heatmap drawn from a picture (``picture_rows``; the rows kept by ``before``), with
+    token axes and a cividis legend for 0..1, as ``heat_layer`` draws it for short texts.
+    Cells have no hover values: there are too many to point at."""
+    cell = cell or max(3, min(44, 520 // max(cols, rows, 1)))
+    width, height = cell * cols, cell * rows
+    image = {"transform": list(before),
+             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                      "baseline": "top", "aria": False, "width": width, "height": height},
+             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                          "y": {"value": 0}}}
+    axis = {"data": {"sequence": {"start": 0, "stop": max(cols, rows), "as": "i"}},
+            "mark": {"type": "point", "opacity": 0, "aria": False},
+            "encoding": {
+                "x": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(cols))},
+                      "axis": token_axis(x_title, labels=x_labels, n=cols) if axes else
+                      {"title": x_title or None, "labels": False, "ticks": False}},
+                "y": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(rows))},
+                      "axis": token_axis(y_title, labels=y_labels, n=rows) if axes else
+                      {"title": y_title or None, "labels": False, "ticks": False}},
+                "color": {"field": "i", "type": "quantitative", "title": value_title,
+                          "scale": {"domain": [0, 1], "scheme": SCHEME},
+                          **({} if legend else {"legend": None})}}}
+    return {"width": width, "height": height, "layer": [image, axis]}
