@@ -1,4 +1,4 @@
-"""Presenter view's chart settings (tfviz.viz.presenter), and the palette it keeps.
+"""Presenter view's chart settings (tfviz.viz.presenter, presenter_plotly), and the palette it keeps.
 
 The functions are pure: they return a new spec or figure and never write into the one they
 get, which is shared by every learner on the server (a cached spec, a shared figure).
@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tfviz.viz import presenter
+from tfviz.viz import presenter, presenter_plotly
 from tfviz.viz.style import CATEGORICAL
 
 FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize")
@@ -105,7 +105,7 @@ def test_plotly_heatmaps_keep_cell_numbers_only_where_they_fit():
 
     def cells(n):
         fig = heatmap(np.eye(n), title="", text=True)
-        return "texttemplate" in presenter.plotly_figure(fig.to_dict())["data"][0]
+        return "texttemplate" in presenter_plotly.plotly_figure(fig.to_dict())["data"][0]
 
     assert cells(8) and not cells(16)  # 16 columns of 24 px numbers need more than 1100 px
 
@@ -123,7 +123,7 @@ def test_plotly_figure_sizes_every_text_and_makes_room_for_its_rows():
     fig = _heatmap()
     before = fig.to_dict()
     kept = copy.deepcopy(before)
-    out = presenter.plotly_figure(before)
+    out = presenter_plotly.plotly_figure(before)
     assert before.keys() == kept.keys() and str(before) == str(kept)  # untouched
     layout = out["layout"]
     assert layout["font"]["size"] >= 24 and layout["title"]["font"]["size"] >= 28
@@ -131,10 +131,10 @@ def test_plotly_figure_sizes_every_text_and_makes_room_for_its_rows():
         assert layout[name]["tickfont"]["size"] >= 24 and layout[name]["title"]["font"]["size"] >= 24
     assert out["data"][0]["colorbar"]["tickfont"]["size"] >= 24
     margin = layout["margin"]
-    rows = 13 * presenter.ROW
+    rows = 13 * presenter_plotly.ROW
     assert layout["height"] - margin["t"] - margin["b"] >= rows  # 32 px per token row
     shown = layout["xaxis"]["ticktext"]  # 64 dimensions thinned to what fits side by side
-    assert len(shown) < 64 and len(shown) * (0.6 * 24 * 2 + 12) <= presenter.PLOT_WIDTH
+    assert len(shown) < 64 and len(shown) * (0.6 * 24 * 2 + 12) <= presenter_plotly.PLOT_WIDTH
     assert shown == [str(v) for v in layout["xaxis"]["tickvals"]] and shown[0] == "0"
     go.Figure(out)  # still a valid figure
 
@@ -144,7 +144,7 @@ def test_plotly_figure_keeps_log_axes_to_full_size_labels_and_thickens_lines():
 
     rows = [{"temperature": t, "weight on best key": 1 / (1 + t), "distance from hard answer": t}
             for t in (0.1, 1.0, 10.0)]
-    out = presenter.plotly_figure(sweep_chart(rows, current=1.0).to_dict())
+    out = presenter_plotly.plotly_figure(sweep_chart(rows, current=1.0).to_dict())
     assert out["layout"]["xaxis"]["dtick"] == 1  # plotly draws 2s and 5s at 0.75 size otherwise
     assert out["data"][0]["line"]["width"] >= presenter.MIN_STROKE
     assert all(a["font"]["size"] >= 24 for a in out["layout"].get("annotations", []))
@@ -210,7 +210,7 @@ def test_plotly_figure_thins_long_row_labels_instead_of_growing_past_the_screen(
     from tfviz.viz.positions import pe_heatmap
 
     table = np.sin(np.arange(64 * 16, dtype=float)).reshape(64, 16)
-    out = presenter.plotly_figure(pe_heatmap(table, title="PE").to_dict())
+    out = presenter_plotly.plotly_figure(pe_heatmap(table, title="PE").to_dict())
     rows = out["layout"]["yaxis"]["ticktext"]
-    assert len(rows) * presenter.ROW <= presenter.PLOT_HEIGHT < 64 * presenter.ROW
+    assert len(rows) * presenter_plotly.ROW <= presenter_plotly.PLOT_HEIGHT < 64 * presenter_plotly.ROW
     assert rows == [str(v) for v in out["layout"]["yaxis"]["tickvals"]]  # labels stay on their rows

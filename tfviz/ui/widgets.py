@@ -18,7 +18,7 @@ from tfviz.ui import own_model
 from tfviz.ui.cache import model_names, read_text, vocabulary_notice
 from tfviz.ui.present import presenting
 from tfviz.ui.state import DEFAULT_MODEL, EXAMPLES
-from tfviz.viz import presenter
+from tfviz.viz import presenter, presenter_plotly
 from tfviz.viz.style import token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
@@ -150,9 +150,9 @@ def token_select(label: str, tokens, key: str, *, default: int | None = None, fi
 
 def _draw_plotly(fig, **kwargs) -> None:
     """The one place a plotly figure is drawn. Presenter view draws a copy with its large type
-    and thick lines (``tfviz.viz.presenter``); ``fig`` itself is never changed."""
+    and thick lines (``tfviz.viz.presenter_plotly``); ``fig`` itself is never changed."""
     if presenting():
-        fig = presenter.plotly_figure(fig.to_dict())  # to_dict copies the figure
+        fig = presenter_plotly.plotly_figure(fig.to_dict())  # to_dict copies the figure
     st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
 
 
