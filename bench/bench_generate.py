@@ -72,8 +72,7 @@ def main() -> None:
             kwargs = full_run(bundle, prompt)
             cached, uncached, ids = timed(bundle, prompt, kwargs, args.repeats)
             how = f"T = {kwargs['temperature']:g}, seed {kwargs['seed']}"
-            same = "yes" if ids[True] == ids[False] else \
-                f"no: {len(ids[False])} tokens re-read (capacity drops, see generate.py)"
+            same = "yes" if ids[True] == ids[False] else f"NO: {len(ids[False])} tokens re-read"
             print(f"| {name} | {len(bundle.encode(prompt))} | {len(ids[True])} | {how} | "
                   f"{cached:.1f} ms | {uncached:.1f} ms | {uncached / cached:.2f}× | {same} |")
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")

@@ -74,9 +74,9 @@ with step("3 · Padding masks"):
     instant(im.padded_batch, np.stack([demo.trace["pattern", layer] for layer in range(L)]),
             np.stack([demo.trace["masked_scores", layer][1] for layer in range(L)]), demo.tokens,
             layer=layer0, head=head0)
-    note = (" This model mixes experts: pad tokens still pass through the router and use up "
-            "expert capacity, which can change which real tokens are dropped. That is not "
-            "attention leaking." if cfg.is_moe else "")
+    note = (" This model mixes experts: pad tokens pass through the router too, but they come "
+            "after the real tokens and each sentence's expert capacity is counted as it goes, so "
+            "they never take a real token's place." if cfg.is_moe else "")
     st.caption(f"Running each sentence alone gives the real tokens' logits to within "
                f"{demo.max_change:.1e} of the padded batch.{note}")
     show_code(mk.padding_mask, padding_demo)
@@ -110,16 +110,12 @@ with step("4 · Proof by experiment: a decoder cannot peek"):
         if result.verdict == "sealed":
             st.success(f"Every position before {labels[pos]} kept exactly the same logits "
                        "(largest change 0.0). Nothing flows backwards from a later token.")
-        elif result.verdict == "capacity":
-            st.info(f"Earlier positions moved by up to {earlier:.3g}, and not through attention: an "
-                    "expert was full, and the changed token took a place that an earlier token had "
-                    "in the other run, so that token lost its expert. Capacity limits are a real, "
-                    "if small, path from later tokens to earlier ones.")
         else:
             st.warning(f"Earlier positions moved by up to {earlier:.3g}: this run could see the future "
                        "(an encoder, or the mask switched off).")
         if cfg.is_moe:
-            st.caption("This model mixes experts. Each token's expert arithmetic is done so that it "
-                       "never depends on which other tokens chose the same expert, so the proof "
-                       "holds to the last bit here too.")
+            st.caption("This model mixes experts. Each token's expert arithmetic never depends on "
+                       "which other tokens chose the same expert, and an expert's capacity is "
+                       "counted as the sentence goes (lesson 11), so a later token can never take "
+                       "an earlier token's place: the proof holds to the last bit here too.")
         show_code(peek_experiment)

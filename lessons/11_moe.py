@@ -62,9 +62,15 @@ else:
         if cap is None:
             st.markdown("This model sets no capacity, so no token is ever dropped.")
         else:
-            st.markdown("To keep the work of every expert bounded, each expert takes at most "
-                        "*capacity* tokens per batch. First choices are served before second "
-                        "choices, earlier tokens first; whatever does not fit is **dropped**.")
+            st.markdown("To keep the work of every expert bounded, an expert serves at most "
+                        "*capacity* tokens. We count it as the sentence goes: once it has seen the "
+                        "first t tokens, an expert may have served at most ⌈factor · t · k / E⌉ "
+                        "of them, and a choice that does not fit is **dropped** (the token keeps "
+                        "only its residual). Switch Transformer counts over a whole batch instead; "
+                        "in a decoder that would let the number of *later* tokens decide whether "
+                        "an earlier one is served, a real leak from the future (lesson 8), and a "
+                        "KV-cached step would drop differently from a re-read (lesson 16). For "
+                        f"your {n} tokens the budget ends at:")
             st.latex(rf"\text{{capacity}} = \left\lceil \text{{factor}} \cdot \frac{{\text{{tokens}} "
                      rf"\cdot k}}{{E}} \right\rceil = \left\lceil {cfg.moe_capacity_factor:g} \cdot "
                      rf"\frac{{{n} \cdot {k}}}{{{E}}} \right\rceil = {cap}")

@@ -51,36 +51,24 @@ def test_cached_and_uncached_give_the_same_ids(gpt, settings):
             np.testing.assert_allclose(a.probs, b.probs, atol=1e-5)
 
 
-def dropped_any(bundle, ids):
-    """Whether a full pass over ``ids`` leaves a token out of a full expert (its capacity)."""
-    tr = run_with_trace(bundle.model, list(ids))
-    return any(tr[f"blocks.{l}.mlp.hook_dropped"].any() for l in range(bundle.config.n_layers))
-
-
 @pytest.mark.parametrize("settings", [dict(strategy="greedy"),
                                       dict(strategy="sample", seed=1, temperature=1.5, top_k=20)])
 @pytest.mark.parametrize("prompt", PROMPTS + ["the animal didn't cross the street because it was too "
                                               "tired. it refers to"])
-def test_moe_cached_and_uncached_differ_only_where_capacity_drops_a_token(settings, prompt):
-    """moe-tiny's experts take at most ceil(2 * tokens / 4) tokens per call. A full re-read of
-    3 tokens may drop the third from a full expert, while the cached step reads 1 token (room
-    for 1) and never drops it (and a prompt read at once has less room than re-read later): the
-    model itself, not generate(), makes the two differ then. Where nothing is dropped, the ids
-    are identical."""
+def test_moe_cached_and_uncached_give_the_same_ids(settings, prompt):
+    """moe-tiny's experts have a capacity. Counted per prefix, with the counts carried in the
+    cache, a one-token cached step drops exactly what a re-read of the whole text drops, so
+    the two give the same ids (ids, not bits: a step and a re-read may round the last bits
+    differently, and these prompts have no near-tie for that to flip)."""
     moe = tfviz.load("moe-tiny")
-    naive = naive_greedy(moe, prompt, 12)
     cached = generate(moe, prompt, max_new_tokens=12, **settings)
     uncached = generate(moe, prompt, max_new_tokens=12, use_cache=False, **settings)
     if settings["strategy"] == "greedy":
-        assert uncached.new_ids == naive
-    n = len(cached.prompt_ids)
-    pairs = enumerate(zip(cached.new_ids, uncached.new_ids))
-    first = next((i for i, (a, b) in pairs if a != b), None)
-    if first is None:
-        assert cached.new_ids == uncached.new_ids
-    else:  # a token was dropped: by the full pass that chose differently, or in the prompt
-        assert first > 0  # the first step reads the same prompt both ways
-        assert dropped_any(moe, uncached.ids[:n + first]) or dropped_any(moe, cached.prompt_ids)
+        assert uncached.new_ids == naive_greedy(moe, prompt, 12)
+    assert cached.new_ids == uncached.new_ids
+    for a, b in zip(cached.steps, uncached.steps):
+        assert a.candidates == b.candidates
+        np.testing.assert_allclose(a.probs, b.probs, atol=1e-5)
 
 
 def test_same_seed_same_text_other_seeds_other_texts(gpt):

@@ -2,7 +2,8 @@
 
     router logits  h(x) = W_r x,   gates p = softmax(h(x)),   T = top-k of p
     y = Σ_{i in T} p_i E_i(x)          (k = 1 is a Switch layer)
-    capacity = ceil(factor · tokens · k / n_experts)   slots per expert; the rest are dropped
+    capacity = ceil(factor · tokens · k / n_experts)   slots per expert for the first ``tokens``
+               tokens of a sentence (counted per prefix); a choice that does not fit is dropped
 
 >>> capacity_of(2.0, n_tokens=10, k=1, n_experts=4)
 5

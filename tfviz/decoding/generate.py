@@ -6,10 +6,9 @@
 
 With ``use_cache`` the model reads only the new token each step and keeps the keys and values
 of the earlier ones (``Transformer.step``, a KV cache); without it, it re-reads the whole
-sequence. Both give the same ids, with one exception that lies in the model: a mixture of
-experts with a capacity (moe-tiny) gives an expert room for ceil(factor * tokens / experts)
-tokens per call, so a full re-read may drop a token that a one-token cached step keeps, and
-the two can then differ (tests/test_decoding_generate.py pins this down).
+sequence. Both give the same ids, on moe-tiny too: its experts' capacity is counted per
+prefix of the sentence and the counts ride in the cache, so a cached step drops exactly what
+a re-read drops (tfviz/model/moe.py).
 
 The random draws come from a numpy generator made from ``seed`` for this call only, so the
 same seed gives the same text and nobody's global random state is touched.

@@ -15,6 +15,7 @@ hook_cross_attn_out and hook_mlp_out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from torch import Tensor, nn
 
@@ -33,6 +34,14 @@ class BlockContext:
     memory: Tensor | None = None  # (B, S, d) encoder output, for cross-attention
     moe_top_k: int | None = None
     cross_kv: tuple[Tensor, Tensor] | None = None  # this layer's K, V of the memory, if computed
+    offset: int = 0  # position of the first token of x in its sentence (MoE capacity counts it)
+
+
+class BlockOutput(NamedTuple):
+    x: Tensor  # (B, T, d)
+    kv: tuple[Tensor, Tensor]  # this layer's self-attention keys and values, for the KV cache
+    aux_loss: Tensor  # MoE load-balancing loss, a zero scalar for a dense feed-forward block
+    served: Tensor | None  # MoE: (B, E) tokens each expert has served so far; None if dense
 
 
 class Block(nn.Module):
@@ -54,12 +63,10 @@ class Block(nn.Module):
         self.hook_mlp_out = HookPoint()  # (B, T, d)
         self.hook_resid_post = HookPoint()  # (B, T, d)
 
-    def forward(self, x: Tensor, ctx: BlockContext, past: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor]:
-        """x: (B, T, d) -> (output (B, T, d), this layer's self-attention (k, v), MoE aux loss).
-
-        The aux loss is a scalar tensor, 0 for a dense feed-forward block.
-        """
+    def forward(self, x: Tensor, ctx: BlockContext, past: tuple[Tensor, Tensor] | None = None,
+                served: Tensor | None = None) -> BlockOutput:
+        """x: (B, T, d) -> BlockOutput. ``past``: this layer's cached (k, v) of earlier tokens;
+        ``served``: its MoE's counts from earlier tokens (both from the KV cache)."""
         x = self.hook_resid_pre(x)  # (B, T, d)
         if self.pre_ln:
             a, kv = self.attn(self.ln1(x), ctx.self_attn, past=past)
@@ -69,9 +76,9 @@ class Block(nn.Module):
                 c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory,
                                       kv=ctx.cross_kv)
                 x = self.hook_resid_mid_cross(x + self.hook_cross_attn_out(c))
-            f, aux = self._feed_forward(self.ln2(x), ctx.moe_top_k)
+            f, aux, served = self._feed_forward(self.ln2(x), ctx, served)
             y = self.hook_resid_post(x + self.hook_mlp_out(f))  # y = z + FFN(LN2(z))
-            return y, kv, aux
+            return BlockOutput(y, kv, aux, served)
 
         a, kv = self.attn(x, ctx.self_attn, past=past)
         x = self.hook_resid_mid(self.ln1(x + self.hook_attn_out(a)))  # z = LN1(x + SelfAttn(x))
@@ -79,12 +86,14 @@ class Block(nn.Module):
             # z' = LN_cross(z + CrossAttn(z, m))
             c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory, kv=ctx.cross_kv)
             x = self.hook_resid_mid_cross(self.ln_cross(x + self.hook_cross_attn_out(c)))
-        f, aux = self._feed_forward(x, ctx.moe_top_k)
+        f, aux, served = self._feed_forward(x, ctx, served)
         y = self.hook_resid_post(self.ln2(x + self.hook_mlp_out(f)))  # y = LN2(z + FFN(z))
-        return y, kv, aux
+        return BlockOutput(y, kv, aux, served)
 
-    def _feed_forward(self, h: Tensor, top_k: int | None) -> tuple[Tensor, Tensor]:
-        """FFN(h) (B, T, d) and the MoE load-balancing loss (a zero scalar for a dense FFN)."""
+    def _feed_forward(self, h: Tensor, ctx: BlockContext, served: Tensor | None
+                      ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """FFN(h) (B, T, d), the MoE load-balancing loss (a zero scalar for a dense FFN) and
+        the MoE's grown served counts (None for a dense FFN)."""
         if isinstance(self.mlp, MoE):
-            return self.mlp(h, top_k)
-        return self.mlp(h), h.new_zeros(())
+            return self.mlp(h, ctx.moe_top_k, served, ctx.offset)
+        return self.mlp(h), h.new_zeros(()), None

@@ -6,9 +6,20 @@
     output         y = sum over i in T of p_i E_i(x)   (weights in hook_expert_weights)
     expert         E_i(x) = act(x W_1^i + b_1^i) W_2^i + b_2^i   (an ``Expert``: one FFN each)
 
-k = 1 is a Switch layer. Each expert takes at most ``capacity`` tokens per call; the slots
-that do not fit are dropped (hook_dropped) and those tokens pass on through the residual
-connection only. First choices are served before second choices, earlier tokens first.
+k = 1 is a Switch layer.
+
+Capacity, counted as the sentence goes. With a capacity factor f, by the time an expert has
+seen the first t tokens of a sentence it may have served at most ceil(f · t · k / E) of
+them; a chosen expert that is already that full drops the token's slot (hook_dropped), and
+the token passes on through the residual connection only. Over a whole sentence of n tokens
+this is the usual ceil(f · n · k / E) slots per expert. Switch Transformer counts the
+capacity over a whole batch instead, and in a decoder that is a real leak: how many tokens
+come *after* a token would decide whether it is served (a 6-token prefix dropped three
+tokens that the 17-token sentence kept), and a KV-cached step, which reads one token, would
+disagree with a re-read of the whole text. Counted per sentence and per prefix, a token's
+fate depends only on itself and the tokens before it, and ``served`` (tokens each expert has
+served so far, carried in the KV cache) lets :meth:`MoE.forward` continue exactly where the
+earlier tokens left off.
 
 Batch-invariant by construction. Production MoE layers gather the tokens routed to each
 expert and run the expert on just those rows. We do not: a matmul's kernel (and so its
@@ -19,10 +30,6 @@ only on N, never on the routing; unchosen and dropped slots get weight exactly 0
 weighted outputs are added in a fixed expert order. A token's row is then the same to the
 bit whichever other tokens share its experts (tests/test_model_moe.py). It costs E times
 the FFN arithmetic, which is nothing at our sizes.
-
-One real leak remains possible, and it is information, not rounding: with k ≥ 2 and a
-tight capacity, a later token's *first* choice is queued before an earlier token's
-*second* choice and can push it out of the expert.
 """
 from __future__ import annotations
 
@@ -68,11 +75,19 @@ class MoE(nn.Module):
         self.hook_expert_counts = HookPoint()  # (B, E) tokens each expert processed
 
     def capacity(self, n_tokens: int, k: int) -> int | None:
+        """Slots per expert for the first ``n_tokens`` tokens of a sentence; None: no limit."""
         f = self.cfg.moe_capacity_factor
         return None if f is None else max(1, math.ceil(f * n_tokens * k / self.cfg.n_experts))
 
-    def forward(self, x: Tensor, top_k: int | None = None) -> tuple[Tensor, Tensor]:
-        """Returns the output (B, T, d) and the load-balancing auxiliary loss (a scalar)."""
+    def forward(self, x: Tensor, top_k: int | None = None, served: Tensor | None = None,
+                offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+        """x: (B, T, d), positions offset..offset+T-1 of B sentences. ``served`` (B, E): tokens
+        each expert has already served for the earlier positions (from the KV cache; None at
+        the start of a sentence).
+
+        Returns the output (B, T, d), the load-balancing auxiliary loss (a scalar) and the
+        grown ``served`` (B, E), for the next call of the same sentences.
+        """
         B, T, d = x.shape
         E, k = self.cfg.n_experts, top_k or self.cfg.moe_top_k
         flat = x.reshape(B * T, d)  # (N, d)
@@ -82,16 +97,18 @@ class MoE(nn.Module):
         if self.cfg.moe_renormalize:
             top_p = top_p / top_p.sum(-1, keepdim=True)
 
-        # Capacity: fill each expert slot-major (all first choices, then second choices).
-        slot_major = top_i.reshape(B * T, k).T.reshape(-1)  # (k*N,)
-        one_hot = F.one_hot(slot_major, E)  # (k*N, E)
-        cap = self.capacity(B * T, k)
-        if cap is None:
-            keep = torch.ones(B * T, k, dtype=torch.bool)
+        # Capacity: token by token in sentence order, each against the room its prefix allows.
+        served = torch.zeros(B, E, dtype=torch.long) if served is None else served.clone()
+        if self.cfg.moe_capacity_factor is None:
+            keep = torch.ones(B, T, k, dtype=torch.bool)
+            served += F.one_hot(top_i, E).sum((1, 2))
         else:
-            rank = (one_hot.cumsum(0) * one_hot).sum(-1) - 1  # (k*N,) place in its expert's queue
-            keep = (rank < cap).reshape(k, B * T).T  # (N, k)
-        keep = keep.reshape(B, T, k)
+            keep = torch.empty(B, T, k, dtype=torch.bool)
+            for t in range(T):
+                room = self.capacity(offset + t + 1, k)  # ceil(f * tokens so far * k / E)
+                fits = served.gather(1, top_i[:, t]) < room  # (B, k): the k experts are distinct
+                keep[:, t] = fits
+                served.scatter_add_(1, top_i[:, t], fits.long())
         weights = top_p * keep
         self.hook_expert_indices(top_i)
         self.hook_expert_weights(weights)
@@ -109,4 +126,4 @@ class MoE(nn.Module):
         # Switch-style balance loss: E * sum_e (share of tokens whose first choice is e) * (mean gate of e).
         share = F.one_hot(top_i[..., 0], E).float().mean((0, 1))  # (E,)
         aux = E * (share * probs.mean((0, 1))).sum()
-        return out.reshape(B, T, d), aux
+        return out.reshape(B, T, d), aux, served

@@ -47,6 +47,9 @@ class KVCache:
     # Cross-attention's (k, v) of the memory per decoder layer, each (B, S, Hkv, dh): computed
     # once per source. None: computed again from ``memory`` at the next step.
     cross: tuple[tuple[Tensor, Tensor], ...] | None = None
+    # Per decoder layer, an MoE's (B, E) count of tokens each expert has served so far (its
+    # capacity is counted as the sentence goes); None for a dense layer.
+    served: tuple[Tensor | None, ...] | None = None
 
 
 class ModelOutput(NamedTuple):
@@ -149,7 +152,7 @@ class Transformer(nn.Module):
                            moe_top_k=opts.moe_top_k)
         aux = x.new_zeros(())
         for block in self.enc_blocks:
-            x, _, a = block(x, ctx)
+            x, _, a, _ = block(x, ctx)
             aux = aux + a
         if self.cfg.final_norm:
             x = self.enc_ln_final(x)
@@ -184,20 +187,22 @@ class Transformer(nn.Module):
             mem_mask = enc_attention_mask.bool()[:, None, None, :] if enc_attention_mask is not None else None
             cross = AttnContext(allowed=mem_mask, scale=base.scale, temperature=opts.temperature)
         reuse = cache is not None and cache.cross is not None
-        layers, cross_kv = [], []
+        layers, cross_kv, served = [], [], []
         for i, block in enumerate(self.blocks):
             ablate = tuple(sorted(h for (layer, h) in opts.ablate_heads if layer == i))
             if memory is not None:  # K, V of the memory: from the cache, or computed now
                 cross_kv.append(cache.cross[i] if reuse else block.cross_attn.source_kv(memory))
             ctx = BlockContext(dataclasses.replace(base, ablate=ablate), cross, memory, opts.moe_top_k,
-                               cross_kv[i] if memory is not None else None)
-            x, kv, a = block(x, ctx, past=cache.layers[i] if cache is not None else None)
+                               cross_kv[i] if memory is not None else None, offset)
+            x, kv, a, s = block(x, ctx, past=cache.layers[i] if cache is not None else None,
+                                served=cache.served[i] if cache is not None and cache.served else None)
             layers.append(kv)
+            served.append(s)
             aux = aux + a
         if cfg.final_norm:
             x = self.ln_final(x)
         new_cache = KVCache(tuple(layers), offset + x.shape[1], memory,
-                            tuple(cross_kv) if memory is not None else None)
+                            tuple(cross_kv) if memory is not None else None, tuple(served))
         return ModelOutput(self._logits(x), aux, new_cache)
 
     def forward(self, ids: Tensor | None = None, *, enc_ids: Tensor | None = None,

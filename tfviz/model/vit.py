@@ -169,7 +169,7 @@ class VisionTransformer(nn.Module):
         x = self.embed(images)  # (B, N+1, D)
         ctx = BlockContext(AttnContext(allowed=None, scale=True))  # every token sees every token
         for block in self.blocks:
-            x, _, _ = block(x, ctx)  # (B, N+1, D)
+            x = block(x, ctx).x  # (B, N+1, D)
         if self.ln_final is not None:
             x = self.ln_final(x)
         return self.head(self.hook_cls(x[:, 0]))  # (B, classes)

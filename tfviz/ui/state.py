@@ -14,11 +14,22 @@ import streamlit as st
 from tfviz.lab.opened import RUN_LINK, is_run_name
 from tfviz.textinput import MAX_URL_TEXT, clean_text
 
-EXAMPLES = {  # the two "it" sentences as the lecture notes write them (seed 004; seed 001 has "wide")
+# The "it" sentences of the lecture notes, verbatim: seed 004 writes the animal one with a
+# full stop; seed 001 writes a chicken pair, "tired" and "wide", without one. The animal's
+# "wide" twin is ours: lessons 7 and 15 need the same nouns in both, one word apart.
+# tests/test_examples_from_seeds.py checks the verbatim ones against the seeds.
+NOTES_EXAMPLES = {
     "Coreference (tired)": "The animal didn't cross the street because it was too tired.",
+    "The notes' chicken (tired)": "The chicken didn't cross the road because it was too tired",
+    "The notes' chicken (wide)": "The chicken didn't cross the road because it was too wide",
+}
+EXAMPLES = {
+    "Coreference (tired)": NOTES_EXAMPLES["Coreference (tired)"],
     "Coreference (wide)": "The animal didn't cross the street because it was too wide.",
     "Coreference, with the probe": "The animal didn't cross the street because it was too wide. "
                                    "It refers to the",
+    "The notes' chicken (tired)": NOTES_EXAMPLES["The notes' chicken (tired)"],
+    "The notes' chicken (wide)": NOTES_EXAMPLES["The notes' chicken (wide)"],
     "A short story": "The cat rested near the lake. The dog jumped over the boat.",  # all known words
     "Flying arrows": "flying arrows",
     "How are you": "how are you",
