@@ -2,6 +2,7 @@
 import streamlit as st
 
 from tfviz.analysis import attention as att
+from tfviz.analysis import attention_matrix as atm
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.config import RunOptions
 from tfviz.ui.cache import get_trace
@@ -96,21 +97,21 @@ def one_query(every, view) -> None:
 
 
 def matrices(trace, view) -> None:
-    forms, error = att.matrix_forms(trace, bundle.weights())
+    forms, error = atm.matrix_forms(trace, bundle.weights())
     x_is = ("the block's input (post-LN: the residual stream before the block)"
             if cfg.norm == "post" else "LayerNorm of the block's input (pre-LN)")
     st.markdown("All queries are handled at once by stacking the token vectors as rows of a "
                 f"matrix X, {x_is}. Then three matrix products make Q, K and V:")
     st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V,\quad "
              r"Z = \mathrm{softmax}\!\left(\tfrac{QK^\top}{\sqrt{d_k}} + M\right)V")
-    shapes = att.matrix_shapes(len(trace.tokens), cfg.d_model, cfg.d_head)
+    shapes = atm.matrix_shapes(len(trace.tokens), cfg.d_model, cfg.d_head)
     st.table({"step": [r[0] for r in shapes], "shapes": [r[1] for r in shapes],
               "here": [r[2] for r in shapes]})
     if ("rot_q", 0) not in trace:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
                    f"within {error:.1e}, in every layer and head.")
     instant(iam.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"])
-    show_code(att.matrix_form)
+    show_code(atm.matrix_form)
 
 
 with step("1 · One query of your text, through one head"):

@@ -7,6 +7,7 @@ import torch
 
 import tfviz
 from tfviz.analysis import attention as att
+from tfviz.analysis import attention_matrix as atm
 from tfviz.config import ModelConfig, RunOptions
 from tfviz.model import Transformer
 from tfviz.reference import attention, causal_mask
@@ -102,7 +103,7 @@ def test_matrix_form_rebuilds_q_k_v_from_x_and_the_weights(norm):
             block.ln1.weight.uniform_(0.5, 1.5)
             block.ln1.bias.uniform_(-0.2, 0.2)
     tr = run_with_trace(model, [4, 9, 12, 7, 30, 2])
-    mf = att.matrix_form(tr, export_weights(model), 1, 2)
+    mf = atm.matrix_form(tr, export_weights(model), 1, 2)
     assert mf.max_error < 1e-4
     np.testing.assert_allclose(mf.S, tr["scores_raw", 1][2], atol=1e-4)
     np.testing.assert_allclose(mf.Z, tr["z", 1][:, 2], atol=1e-5)
@@ -116,7 +117,7 @@ def test_pre_ln_input_needs_the_weights():
     cfg = ModelConfig(d_model=16, n_heads=2, n_layers=1, vocab_size=30, norm="pre")
     tr = run_with_trace(Transformer(cfg).eval(), [1, 2, 3])
     with pytest.raises(ValueError):
-        att.attention_input(tr, 0)
+        atm.attention_input(tr, 0)
 
 
 def test_rows_and_strongest_keys():

@@ -15,6 +15,7 @@ from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema.core import load_schema
 
 from tfviz.analysis import attention as att
+from tfviz.analysis import attention_matrix as atm
 from tfviz.analysis.lookup import effective_count, effective_counts
 from tfviz.bundle import Bundle
 from tfviz.config import ModelConfig, RunOptions, preset
@@ -125,7 +126,7 @@ def test_all_queries_keeps_shared_key_value_heads_once():
 
 def test_matrix_forms_equal_torch_products(gpt):
     b, trace = gpt
-    forms, error = att.matrix_forms(trace, b.weights())
+    forms, error = atm.matrix_forms(trace, b.weights())
     w = {k: torch.tensor(v, dtype=torch.float64) for k, v in b.weights().items()}
     for layer in range(b.config.n_layers):
         X = torch.tensor(trace["resid_pre", layer], dtype=torch.float64)  # post-LN: the block input
@@ -138,7 +139,7 @@ def test_matrix_forms_equal_torch_products(gpt):
             np.testing.assert_array_equal(forms["A"][layer, h], A.numpy())
             np.testing.assert_allclose(forms["Z"][layer, h], (A @ V).numpy(), atol=1e-10)
     assert error < 1e-5
-    assert att.matrix_shapes(7, 64, 16)[0] == ("Q = X W^Q", "n×d · d×d_k = n×d_k",
+    assert atm.matrix_shapes(7, 64, 16)[0] == ("Q = X W^Q", "n×d · d×d_k = n×d_k",
                                                "7×64 · 64×16 = 7×16")
 
 
@@ -239,7 +240,7 @@ def test_weighted_sum_rebuilds_each_queries_z(gpt):
 
 def test_matrix_views_send_every_heads_matrices(gpt):
     b, trace = gpt
-    forms, _ = att.matrix_forms(trace, b.weights())
+    forms, _ = atm.matrix_forms(trace, b.weights())
     n = len(trace.tokens)
     spec = iam.matrix_views(forms, trace.tokens, layer=2, head=3)
     check_view_params(spec, b.config, n, layer=2, head=3)
@@ -252,7 +253,7 @@ def test_matrix_views_send_every_heads_matrices(gpt):
         np.testing.assert_allclose(got, forms["A"][r["layer"], r["head"]], atol=TOL)
     # a 40-token text: A (1,600 cells) is a picture too; with no cells left as marks, SVG
     long = b.trace("the cat sat on the mat and the dog ran.!")
-    forms, _ = att.matrix_forms(long, b.weights())
+    forms, _ = atm.matrix_forms(long, b.weights())
     spec = iam.matrix_views(forms, long.tokens)
     validate_jsonschema(spec, SCHEMA)
     assert spec["datasets"]["A"][0]["img"].startswith("data:image/png;base64,")

@@ -197,6 +197,7 @@ def test_self_attention_sends_every_view_once_and_opens_on_the_link(app_page):
     import tfviz
     from tests.app.specs import instant_charts, param_values, unpacked
     from tfviz.analysis import attention as att
+    from tfviz.analysis import attention_matrix as atm
     from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
     at = app_page("05_self_attention.py", layer="2", head="1", query="3")
@@ -220,7 +221,7 @@ def test_self_attention_sends_every_view_once_and_opens_on_the_link(app_page):
         np.testing.assert_allclose(np.nan_to_num(unpacked(row.w)), every.weights[view], atol=6e-5)
     chosen = wdata["weights"].query("layer == 2 and head == 1 and q == 3").iloc[0]  # step 3
     np.testing.assert_allclose(unpacked(chosen.z), trace["z", 2][3, 1], atol=6e-5)
-    forms, _ = att.matrix_forms(trace, bundle.weights())
+    forms, _ = atm.matrix_forms(trace, bundle.weights())
     for name in "QKVZ":  # pictures, each with its largest |value| for the legend
         picture = mdata[name].query("layer == 2 and head == 1").iloc[0]
         assert picture.img.startswith("data:image/png")

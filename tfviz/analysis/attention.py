@@ -14,11 +14,14 @@ The source's two-token example ("Thinking Machines"): scores 112 and 96, d_k = 6
 >>> ex = worked_example()
 >>> ex.scaled.tolist(), ex.weights.round(2).tolist()
 ([14.0, 12.0], [0.88, 0.12])
+
+Every query of every head at once (``all_queries``) is what lesson 5's instant charts send; the
+same head for all tokens as matrices (Q = X W^Q, S = Q Kᵀ, Z = A V) is
+:mod:`tfviz.analysis.attention_matrix`.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -114,103 +117,6 @@ def worked_example(scores=(112.0, 96.0), d_k: int = 64) -> WorkedExample:
     return WorkedExample(scores=s, d_k=d_k, scaled=scaled, weights=softmax(scaled))
 
 
-# ----- the same computation for all tokens at once, as matrices ------------------------------
-
-def attention_input(trace: Trace, layer: int, weights: Mapping[str, np.ndarray] | None = None
-                    ) -> np.ndarray:
-    """X, the (n, d) matrix the layer's W^Q, W^K, W^V multiply.
-
-    post-LN blocks feed the block input (resid_pre) straight to attention; pre-LN blocks feed
-    LN1(resid_pre) = normalized · γ + β, which needs LN1's γ and β from ``Bundle.weights()``.
-    """
-    if trace.config.norm == "post":
-        return trace["resid_pre", layer].astype(np.float64)
-    if weights is None:
-        raise ValueError("a pre-LN model's attention input needs the weights (for LN1's γ and β)")
-    gamma = weights["ln1.w"][layer].astype(np.float64)  # (d,)
-    beta = weights["ln1.b"][layer].astype(np.float64)
-    return trace["ln1.normalized", layer].astype(np.float64) * gamma + beta
-
-
-@dataclass(frozen=True)
-class HeadProjections:
-    """One head's slices of W^Q, W^K, W^V, stored as d × d_k so that Q = X W^Q + b^Q."""
-
-    W_q: np.ndarray  # (d, d_k)
-    W_k: np.ndarray
-    W_v: np.ndarray
-    b_q: np.ndarray  # (d_k,) zeros if the model has no biases
-    b_k: np.ndarray
-    b_v: np.ndarray
-
-
-def head_projections(weights: Mapping[str, np.ndarray], layer: int, head: int) -> HeadProjections:
-    """One head's projection weights, read from ``Bundle.weights()`` (float64 copies)."""
-    n_heads, n_kv = weights["W_Q"].shape[1], weights["W_K"].shape[1]
-    kvh = kv_head(n_heads, n_kv, head)
-
-    def cut(name: str, h: int) -> tuple[np.ndarray, np.ndarray]:
-        w = weights[f"W_{name}"][layer, h].astype(np.float64)  # (d, d_k)
-        b = weights.get(f"b_{name}")
-        return w, (b[layer, h].astype(np.float64) if b is not None else np.zeros(w.shape[1]))
-
-    (wq, bq), (wk, bk), (wv, bv) = cut("Q", head), cut("K", kvh), cut("V", kvh)
-    return HeadProjections(wq, wk, wv, bq, bk, bv)
-
-
-@dataclass(frozen=True)
-class MatrixForm:
-    """The whole head in matrix form, with the shapes a learner should check."""
-
-    X: np.ndarray  # (n, d)
-    Q: np.ndarray  # (n, d_k) = X W^Q + b
-    K: np.ndarray  # (n, d_k)
-    V: np.ndarray  # (n, d_k)
-    S: np.ndarray  # (n, n) = Q Kᵀ
-    A: np.ndarray  # (n, n) attention pattern from the trace
-    Z: np.ndarray  # (n, d_k) = A V
-    max_error: float  # largest |X W + b − trace value| over Q, K, V, and |A V − z|
-
-    def shapes(self, d_model: int, d_k: int) -> list[tuple[str, str, str]]:
-        """(formula, symbolic shapes, numeric shapes) rows for a table."""
-        return matrix_shapes(self.X.shape[0], d_model, d_k)
-
-
-def matrix_shapes(n: int, d_model: int, d_k: int) -> list[tuple[str, str, str]]:
-    """(formula, symbolic shapes, numeric shapes) of the matrix form, for n tokens.
-
-    >>> matrix_shapes(3, 8, 4)[3]
-    ('S = Q Kᵀ', 'n×d_k · d_k×n = n×n', '3×4 · 4×3 = 3×3')
-    """
-    return [
-        ("Q = X W^Q", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
-        ("K = X W^K", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
-        ("V = X W^V", "n×d · d×d_k = n×d_k", f"{n}×{d_model} · {d_model}×{d_k} = {n}×{d_k}"),
-        ("S = Q Kᵀ", "n×d_k · d_k×n = n×n", f"{n}×{d_k} · {d_k}×{n} = {n}×{n}"),
-        ("A = softmax(S/√d_k + M)", "n×n", f"{n}×{n}"),
-        ("Z = A V", "n×n · n×d_k = n×d_k", f"{n}×{n} · {n}×{d_k} = {n}×{d_k}"),
-    ]
-
-
-def matrix_form(trace: Trace, weights: Mapping[str, np.ndarray], layer: int, head: int) -> MatrixForm:
-    """Q, K, V recomputed from X and the weights (``Bundle.weights()``), checked against the
-    trace (RoPE excluded)."""
-    X = attention_input(trace, layer, weights)
-    w = head_projections(weights, layer, head)
-    Q = X @ w.W_q + w.b_q  # (n, d) @ (d, d_k) -> (n, d_k)
-    K = X @ w.W_k + w.b_k
-    V = X @ w.W_v + w.b_v
-    kvh = kv_head(trace.config.n_heads, trace.config.kv_heads, head)
-    A = trace["pattern", layer][head].astype(np.float64)  # (n, n)
-    Z = A @ V  # (n, n) @ (n, d_k) -> (n, d_k)
-    errors = [np.abs(Q - trace["q", layer][:, head]).max(),
-              np.abs(K - trace["k", layer][:, kvh]).max(),
-              np.abs(V - trace["v", layer][:, kvh]).max()]
-    if not trace.options.ablate_heads:
-        errors.append(np.abs(Z - trace["z", layer][:, head]).max())
-    return MatrixForm(X=X, Q=Q, K=K, V=V, S=Q @ K.T, A=A, Z=Z, max_error=float(max(errors)))
-
-
 def strongest_keys(weights: np.ndarray, k: int = 10) -> list[int]:
     """Positions of the k largest weights, in text order.
 
@@ -290,15 +196,3 @@ def all_queries(trace: Trace) -> AllQueries:
         q=stack(q_name, True), k=stack(k_name, True), v=stack("v", True),
         raw=stack("scores_raw"), scaled=stack("attn_scores"), masked=stack("masked_scores"),
         weights=stack("pattern"), z=stack("z", True))
-
-
-def matrix_forms(trace: Trace, weights: Mapping[str, np.ndarray]
-                 ) -> tuple[dict[str, np.ndarray], float]:
-    """``matrix_form`` of every layer and head: Q, K, V, Z (L, H, n, d_k) and A (L, H, n, n),
-    with the largest check error over all of them."""
-    cfg = trace.config
-    forms = [[matrix_form(trace, weights, layer, h) for h in range(cfg.n_heads)]
-             for layer in range(cfg.n_layers)]
-    stacked = {name: np.array([[getattr(f, name) for f in row] for row in forms])  # (L, H, ...)
-               for name in "QKVZA"}
-    return stacked, max(f.max_error for row in forms for f in row)

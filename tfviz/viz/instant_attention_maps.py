@@ -99,7 +99,7 @@ def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, h
 def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: int = 0,
                  head: int = 0) -> dict:
     """Q, K, V and Z = A V of the chosen layer and head as heatmaps (2 × 2), and A below.
-    ``forms`` is ``analysis.attention.matrix_forms``'s dictionary of (L, H, ...) arrays."""
+    ``forms`` is ``analysis.attention_matrix.matrix_forms``'s dictionary of (L, H, ...) arrays."""
     n_layers, n_heads, n, dk = forms["Q"].shape
 
     def panel(name: str, title: str) -> dict:
