@@ -8,7 +8,7 @@ from tfviz.decoding import (beam_search_tree, filter_distribution, generate,
                             is_tied, lm_loss_per_token, prompt_with_room)
 from tfviz.decoding.generate import continuation_text, step_contexts
 from tfviz.ui import decoding_cache as dc
-from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.cache import coref_gap_notice, get_bundle, get_trace
 from tfviz.lab.opened import is_run_name, prompt_part, room_after
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
@@ -91,6 +91,8 @@ with step("2 · The model continues your prompt"):
         "Generation stops when the model writes `<eos>`."
     )
     prompt, prompt_note = prompt_box("dec", prompt_part(text) if is_run_name(name) else text)
+    if gap_note := coref_gap_notice(name, prompt):  # why "the teacher ..." may get a wrong noun
+        st.info(gap_note)
     left, mid, right = st.columns(3)
     strategy = left.radio("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="dec_strategy")
     sampling = strategy != "greedy"

@@ -35,3 +35,17 @@ def test_coreference_lesson_says_when_a_known_word_is_new_to_the_pattern(app_pag
     assert not any("never read" in str(c.value) for c in at.sidebar.caption)  # teacher is a known word
     plain = app_page("07_multihead.py", text=EXAMPLES["Coreference, with the probe"])
     assert not any("was never" in str(i.value) for i in plain.info)
+
+
+def test_decoding_lesson_explains_a_noun_from_outside_the_pattern(app_page):
+    """gpt-tiny continues the teacher sentence with a noun it was trained on (not "teacher"):
+    the page where the continuation is shown says why, and says nothing for a known pattern."""
+    from tfviz.decoding import generate
+
+    gpt = tfviz.load("gpt-tiny")
+    assert generate(gpt, TEACHER, max_new_tokens=1).text.strip() != "teacher"
+    at = app_page("14_decoding.py", text=TEACHER)
+    infos = [str(i.value) for i in at.info]
+    assert any('"teacher" was never the first noun' in i for i in infos), infos
+    plain = app_page("14_decoding.py", text=EXAMPLES["Coreference, with the probe"])
+    assert not any("was never" in str(i.value) for i in plain.info)
