@@ -97,3 +97,8 @@ def test_bundled_variants_record_the_trade_off_on_gpt_tinys_data():
             {k: v for k, v in gpt["data"].items() if k != "heldout"}
         assert ev["val_sentences"] == gpt["eval"]["val_sentences"]
         assert b.model.blocks[0].attn.W_k.weight.shape[0] == n_kv * 16  # W^K shrinks with the K/V heads
+    # gpt-tiny is the MHA row of the comparison and records the same numbers for itself
+    mha = tfviz.load("gpt-tiny")
+    assert gpt["eval"]["kv_heads"] == 4 == mha.config.kv_heads
+    assert gpt["eval"]["kv_cache_bytes_per_token"] == 2 * 3 * 4 * 16 * 4
+    assert gpt["eval"]["parameters"] == sum(p.numel() for p in mha.model.parameters())

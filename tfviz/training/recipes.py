@@ -173,7 +173,8 @@ def _eval_reverse(model, tok) -> dict:
 
 
 def _eval_kv(model, tok) -> dict:
-    """gpt-tiny's measurements plus what lesson 18 compares: cache bytes per token, parameters."""
+    """gpt-tiny's measurements plus what lesson 18 compares: cache bytes per token, parameters.
+    gpt-tiny records them too, as the MHA row of that comparison."""
     from tfviz.decoding.memory import config_kv_cache_bytes
     cfg = model.cfg
     return _eval_gpt(model, tok) | {"kv_cache_bytes_per_token": config_kv_cache_bytes(cfg, 1),
@@ -195,7 +196,7 @@ _STORY_DATA = {"corpus": "tfviz.data.story_corpus(N, seed=0)", "tokenizer": STOR
 RECIPES: dict[str, Recipe] = {
     "gpt-tiny": Recipe(
         "gpt-tiny", steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
-        make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_gpt,
+        make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_kv,
         data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
                             "heldout": "coref_eval_items(seed=0): combinations never seen in training"}),
     # Lesson 18: gpt-tiny's data, seeds, steps and settings; only the number of K/V heads differs.
