@@ -1,11 +1,11 @@
 """Every "lesson N" the app can show is a page in the navigation.
 
-Lessons 13-19 are planned but not built yet; text that names them points nowhere. The scan
+Written while lessons 13-19 were planned and text already named them; a lesson added to
+the curriculum before its page would point nowhere again. The scan
 covers every string the app can show and the comments around them (app.py, server.py,
 lessons/, tfviz/), and the sentences built at run time from lesson numbers (exercise captions,
 quiz captions, the quiz summary). A lesson's number is the one its navigation title opens with
 ("5 · Self-attention step by step"); pages without one (home, teacher) are not numbered lessons.
-When lesson 13 arrives, "lesson 13" becomes valid by itself.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ lab (number 22 there): here it is an unnumbered page in "Practice", because 22 i
 ('Self-attention step by step', 'Attention', 'self-attention', '05_self_attention.py')
 >>> LESSONS[5].nav_title, LESSONS[6].topic
 ('5 · Self-attention step by step', 'Why ÷√d_k')
->>> LESSONS[17].url, LESSONS[17].file  # PLANNED keeps the URLs of lessons with no page yet
+>>> LESSONS[17].url, LESSONS[17].file
 ('long-sequences', '17_long_sequences.py')
 >>> SECTIONS[:3]
 ('Foundations', 'Attention', 'The block')
@@ -77,8 +77,6 @@ CURRICULUM: tuple[Entry, ...] = (
           ":material/call_split:"),
     Entry("Full forward walk", "The block", 12, "forward-walk", "12_forward.py",
           ":material/directions_walk:"),
-    # Planned. A URL is kept where errata of the notes already point there
-    # (tfviz/notes_errata.py), so the page shows its callout from the day it is built.
     Entry("Encoder, decoder, encoder-decoder", "Architectures and outputs", 13, "encoder-decoder",
           "13_encoder_decoder.py", ":material/translate:"),
     Entry("LM head and decoding", "Architectures and outputs", 14, "decoding", "14_decoding.py",
