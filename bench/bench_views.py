@@ -34,7 +34,8 @@ from bench.browser_common import launch, new_page, summary, wait_idle
 from tests.support.serve import streamlit_server
 
 PAGES = ["multi-head", "self-attention", "masking", "layernorm", "feed-forward",
-         "mixture-of-experts", "forward-walk", "attention-lookup", "scaling", "decoding"]
+         "mixture-of-experts", "forward-walk", "attention-lookup", "scaling", "encoder-decoder",
+         "decoding", "bert"]
 MODEL_FOR = {"mixture-of-experts": "moe-tiny"}
 VIEW_INPUTS = ".vega-bind input[type=range], .vega-bind select"
 SENTENCE_TOKENS = 12  # the "new sentence typed", 12 tokens
