@@ -1,22 +1,23 @@
 """Lesson 15: BERT. Masked LM on the learner's sentence, [CLS]/[SEP], "it" in both directions,
 fine-tuning counted, span corruption."""
-import numpy as np
 import streamlit as st
 
 from tfviz.analysis import coref
+from tfviz.analysis import coref_compare as cc
 from tfviz.analysis import finetune as ft
+from tfviz.analysis import finetune_compare as ftc
 from tfviz.analysis import pretraining as pt
-from tfviz.config import preset
-from tfviz.exercises.params import (BERT_BASE, BERT_CONVENTIONS, BERT_LARGE, GPT2_SMALL,
-                                    count_parameters)
+from tfviz.analysis import span_view as sv
+from tfviz.exercises.params import BERT_BASE
 from tfviz.experiments import mlm
 from tfviz.training import batches
 from tfviz.ui.cache import get_bundle, get_trace, model_names
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.present import presenting, step
+from tfviz.ui.present import step
 from tfviz.ui.pretraining_cache import masked_guesses, tally
+from tfviz.ui.pretraining_widgets import position_table, seed_with_redraw
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import chart, show_code, table
@@ -61,18 +62,12 @@ with step("1 · Masked LM on your sentence"):
     )
     st.latex(r"\begin{gathered}\mathcal{L} = -\frac{1}{|C|}\sum_{i \in C} \log p\big(x_i \,\big|\, \tilde x\big)"
              r"\\ C = \text{the chosen positions},\ \tilde x = \text{the sentence after masking}\end{gathered}")
-    st.session_state.setdefault("bert_seed", 0)
-
-    def _draw_again() -> None:
-        st.session_state["bert_seed"] = int(st.session_state.get("bert_seed", 0)) + 1
 
     @safe_fragment
     def masked_lm() -> None:
-        c1, c2 = st.columns([2, 1])
-        seed = c1.number_input("Seed of the draw", 0, 1_000_000, step=1, key="bert_seed",
-                               help="The same seed draws the same positions and replacements.")
-        c2.button("Draw again", key="bert_draw", on_click=_draw_again, icon=":material/casino:")
-        drawn, g = masked_guesses(BERT, ids, int(seed))
+        seed = seed_with_redraw("Seed of the draw", "bert_seed", "bert_draw",
+                                help="The same seed draws the same positions and replacements.")
+        drawn, g = masked_guesses(BERT, ids, seed)
         typed, reads = bundle.token_strings(drawn.ids), bundle.token_strings(drawn.inputs)
         kinds = [mlm.KIND_NAMES[k] for k in drawn.kinds]
         guess_tokens = [bundle.token_strings(row) for row in g.ids]
@@ -137,13 +132,7 @@ with step("2 · [CLS] and [SEP]: two sentences in one input"):
     a_ids, b_ids = tok.encode(first), tok.encode(second)
     pair = pt.sentence_pair(bundle.token_strings(a_ids), bundle.token_strings(b_ids))
     pair_ids = [tok.cls_id, *a_ids, tok.sep_id, *b_ids, tok.sep_id]
-    # Presenter view: 24 px text fits about 8 positions across 1280 px, so the pair comes in
-    # blocks of 8 (the normal page shows it in one table).
-    block = 8 if presenting() else len(pair_ids)
-    for start in range(0, len(pair_ids), block):
-        table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
-               for row, values in (("token", pair.tokens), ("id", pair_ids), ("segment", pair.segments))],
-              hide_index=True)
+    position_table((("token", pair.tokens), ("id", pair_ids), ("segment", pair.segments)))
     st.caption("One column per position: the pair as BERT reads it, with each token's id and segment.")
     parts = pt.pretraining_parts(bundle.model.state_dict().keys(), cfg.tie_embeddings)
     st.markdown(f"**What {BERT} has of this.** Checked in its weights:")
@@ -186,21 +175,15 @@ with step("3 · “it” looks both ways"):
                  "the “wide” sentence": EXAMPLES["Coreference (wide)"]}
     if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:
         sentences["your sentence"] = text
-    found = {title: coref.probe_rows(get_trace(BERT, s)) for title, s in sentences.items()}
-    found = {title: f for title, f in found.items() if f is not None}
+    found = cc.probed_sentences({title: get_trace(BERT, s) for title, s in sentences.items()})
     head_record = evaluation.get("coref_head")
     if len(found) < 2:
         st.info("The two example sentences do not fit this model's tokens.")
     else:
         L, H = cfg.n_layers, cfg.n_heads
         start = (head_record["layer"], head_record["head"]) if head_record else (L - 1, 0)
-        rows, tokens, roles = [], [], []
-        for title, (row, (probe, agent, place)) in found.items():
-            toks = get_trace(BERT, sentences[title]).tokens
-            rows.append(row)
-            tokens.append(toks)
-            roles.append([ib.ROLES[0] if i in probe else ib.ROLES[1] if i in agent else
-                          ib.ROLES[2] if i in place else ib.ROLES[3] for i in range(len(toks))])
+        rows, tokens = [s.rows for s in found.values()], [s.tokens for s in found.values()]
+        roles = [[ib.ROLES[r] for r in s.roles] for s in found.values()]
         instant(ib.it_rows_chart, rows, tokens, roles, list(found),
                 layer=view_value("layer", L - 1, start[0]), head=view_value("head", H - 1, start[1]))
         if head_record:
@@ -223,18 +206,16 @@ with step("3 · “it” looks both ways"):
                            "noun (bert-tiny's manifest, re-measured by its tests).")
         gpt = "gpt-tiny"
         if gpt in model_names():
-            pair_rows = [coref.probe_rows(get_trace(gpt, s)) for s in list(sentences.values())[:2]]
-            pair_bert = [found[t][0] for t in list(found)[:2]]
-            if all(r is not None for r in pair_rows):
-                upto = pair_rows[0][1][0][-1]
-                change = coref.row_change(pair_rows[0][0], pair_rows[1][0], upto)
+            changes = cc.row_changes([get_trace(gpt, s) for s in list(sentences.values())[:2]],
+                                     list(found.values())[:2])
+            if changes is not None:
+                change, bert_change = changes
                 st.markdown(
                     f"**A decoder cannot.** Across every layer and head, gpt-tiny's “it” row changes by "
                     f"{'**nothing**' if change == 0 else f'at most **{change:.1e}**'} between "
                     "the two sentences: “tired” and “wide” come after “it”, and the causal mask hides "
-                    "them. bert-tiny's rows change by up to "
-                    f"**{coref.row_change(pair_bert[0], pair_bert[1], upto):.2f}**. (Lesson 7 finds the "
-                    "head in gpt-tiny that decides later, at the end of the sentence.)")
+                    f"them. bert-tiny's rows change by up to **{bert_change:.2f}**. (Lesson 7 finds "
+                    "the head in gpt-tiny that decides later, at the end of the sentence.)")
     show_code(coref.prefers_right, coref.preference_share, coref.chosen_head, coref.row_change)
 
 # --- 4 · fine-tuning counted ------------------------------------------------------------------
@@ -261,16 +242,7 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
         chosen = c2.multiselect("Matrices with a low-rank update", list(ft.MATRICES), ["W_Q", "W_V"],
                                 key="bert_matrices") or ["W_Q"]
         p = c3.slider("Prefix / prompt length p", 1, 100, 20, key="bert_prefix")
-        models = [(name, preset(name), {}) for name in ("gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec")]
-        models += [("BERT-base", BERT_BASE, BERT_CONVENTIONS), ("BERT-large", BERT_LARGE, BERT_CONVENTIONS),
-                   ("GPT-2 small", GPT2_SMALL, {"positions": "learned", "norm_place": "pre"})]
-        counts = []
-        for name, config, conventions in models:
-            full = count_parameters(config, **conventions).total
-            lora = ft.lora_params(config, rank, chosen).total
-            counts.append({"model": name, "full fine-tuning": full, f"LoRA k={rank}": lora,
-                          "LoRA share": f"{ft.share(lora, full):.3%}",
-                          f"prefix p={p}": ft.prefix_params(config, p), f"prompt p={p}": ft.prompt_params(config, p)})
+        counts = ftc.trainable_rows(rank, chosen, p)
         table(counts, hide_index=True)
         base = next(r for r in counts if r["model"] == "BERT-base")
         chart(ptv.trainable_figure, ["full fine-tuning", f"LoRA, k = {rank}", f"prefix, p = {p}",
@@ -307,19 +279,12 @@ with step("5 · Span corruption (T5)"):
             st.info("Type at least two tokens of text to hide a span.")
             return
         seed = st.number_input("Seed of the spans", 0, 1_000_000, 0, key="bert_span_seed")
-        result = pt.span_corruption(trace.tokens, int(seed))
-
-        sentinels = {pt.sentinel(i) for i in range(n + 1)}
-
-        def joined(toks) -> str:  # the readable pieces glued back into text, sentinels spaced
-            return "".join(f" {t}" if t in sentinels else t.replace("␣", " ") for t in toks).strip()
-
+        view = sv.corruption_view(pt.span_corruption(trace.tokens, int(seed)))
         st.markdown("**The encoder reads:**")
-        st.code(joined(result.inputs), language=None, wrap_lines=True)
+        st.code(view.encoder, language=None, wrap_lines=True)
         st.markdown("**The decoder writes:**")
-        st.code(joined(result.targets), language=None, wrap_lines=True)
-        hidden = sum(result.noise)
-        spans = sum(1 for i, x in enumerate(result.noise) if x and (i == 0 or not result.noise[i - 1]))
+        st.code(view.decoder, language=None, wrap_lines=True)
+        hidden, spans = view.hidden, view.spans
         st.caption(f"{hidden} of {n} tokens hidden, in {spans} span{'s' if spans != 1 else ''}. "
                    "T5's code starts with a run of kept tokens and ends with a hidden run, so the "
                    "last token is always hidden.")

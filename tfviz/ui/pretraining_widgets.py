@@ -1,0 +1,40 @@
+"""Widgets of lesson 15 (BERT and pretraining): a draw's seed with a "Draw again" button, and
+the sentence pair as BERT reads it, one column per position.
+
+Presenter view's 24 px text fits about 8 positions across a 1280 px screen, so there the pair
+comes in blocks of 8 (the normal page shows it in one table).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from tfviz.ui.present import presenting
+from tfviz.ui.widgets import table
+
+PRESENTER_BLOCK = 8  # positions per table in presenter view
+
+
+def _add_one(key: str) -> None:
+    st.session_state[key] = int(st.session_state.get(key, 0)) + 1
+
+
+def seed_with_redraw(label: str, key: str, button_key: str, *, help: str) -> int:
+    """A seed (0 to 1,000,000, kept in ``key``, 0 at first) with a "Draw again" button beside
+    it that adds one: the same seed gives the same draw, the button a new one."""
+    st.session_state.setdefault(key, 0)
+    c1, c2 = st.columns([2, 1])
+    seed = c1.number_input(label, 0, 1_000_000, step=1, key=key, help=help)
+    c2.button("Draw again", key=button_key, on_click=_add_one, args=(key,), icon=":material/casino:")
+    return int(seed)
+
+
+def position_table(rows: Sequence[tuple[str, Sequence]]) -> None:
+    """(name, values by position) rows as a table with one column per position; in presenter
+    view, in blocks of ``PRESENTER_BLOCK`` positions."""
+    n = max(len(values) for _, values in rows)
+    block = PRESENTER_BLOCK if presenting() else n
+    for start in range(0, n, block):
+        table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
+               for row, values in rows], hide_index=True)
