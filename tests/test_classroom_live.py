@@ -8,8 +8,9 @@ import threading
 import pytest
 
 from tfviz.classroom import catalog, live
+from tfviz.classroom.codes import CODE_ALPHABET, format_code, parse_code
 from tfviz.classroom.live import (BadValue, LiveStore, ServerFull, SessionFull, SessionGone,
-                                  TooManyTries, UnknownCode, WrongKey, format_code, parse_code)
+                                  TooManyTries, UnknownCode, WrongKey)
 from tfviz.exercises.fmt import fmt_values
 from tfviz.exercises.registry import EXERCISES
 from tfviz.textinput import MAX_TEXT_CHARS
@@ -97,12 +98,12 @@ def test_the_code_neither_contains_nor_derives_the_key(store, monkeypatch):
     codes, keys = zip(*pairs)
     assert len(set(codes)) == len(set(keys)) == 40
     for code, key in pairs:
-        assert len(code) == 8 and set(code) <= set(live.CODE_ALPHABET)
+        assert len(code) == 8 and set(code) <= set(CODE_ALPHABET)
         assert len(key) >= 22  # token_urlsafe(16): 16 random bytes, 128 bits
         assert code not in key and code.lower() not in key.lower()
     # The same code drawn twice (forced here) still comes with unrelated keys: the key is
     # not a function of the code.
-    monkeypatch.setattr(live, "_new_code", lambda: "K7QM4XPD")
+    monkeypatch.setattr(live, "new_code", lambda: "K7QM4XPD")
     first = LiveStore().start()
     second = LiveStore().start()
     assert first[0] == second[0] == "K7QM4XPD" and first[1] != second[1]

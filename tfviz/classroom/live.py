@@ -20,19 +20,9 @@ tfviz.classroom.guard.WrongKey: Only the teacher who started this session can mo
 >>> store.summary(code, key)[0].lines()
 ['1 answered, 0 right', '1 forgot to divide by √d_k']
 
-Why 8 characters are enough. The code uses 32 symbols that cannot be misread off a projector
-(no 0/O, no 1/I), drawn with ``secrets``: 32**8 = 2**40, about 1.1 million million codes.
-A server holds at most ``MAX_SESSIONS`` (200) sessions, so a code typed wrong, or made up by a
-neighbouring class, lands in a live session with probability 200 / 2**40 < 2·10⁻¹⁰. Guessing on
-purpose is slowed too: a client (the UI passes its browser session) gets ``MAX_FAILED_JOINS``
-wrong codes per 10 minutes, 480 in a 4-hour lecture, a chance below 10⁻⁷. A script that opens
-a fresh session for every 20 guesses is bounded by the size of the code space alone: 100
-guesses a second for 4 hours (1.4 million) hit one of 200 live codes with probability
-2.6·10⁻⁴. (Per address would be stronger, but behind a proxy a whole class shares one address,
-and twenty typos would lock it out.) And a code found by guessing only reads: it shows where
-the class is, and lets someone add anonymous answers to the dashboard (bounded in number).
-It never leads to the key: the key is a separate ``secrets.token_urlsafe(16)``
-(128 bits), drawn independently of the code, and compared with ``hmac.compare_digest``.
+The join code and the teacher key, and why 8 characters are enough, are in
+``tfviz.classroom.codes``; what a session keeps of the teacher's place, and the checks on it, in
+``tfviz.classroom.state``.
 
 A session dies ``IDLE_HOURS`` after the teacher's last action (students polling do not keep
 it alive), or when the teacher ends it; its answers go with it. The state lives in this
@@ -44,56 +34,28 @@ from __future__ import annotations
 import collections
 import dataclasses
 import hmac
-import secrets
 import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from tfviz.classroom.catalog import STEPS, normal_slip, slip_label
+from tfviz.classroom.codes import CODE_LENGTH, format_code, new_code, new_key, parse_code
 from tfviz.classroom.guard import (BadValue, Budget, LiveError, ServerFull, SessionFull,  # noqa: F401
                                    SessionGone, TooManyTries, UnknownCode, WrongKey)
-from tfviz.config import PRESET_NAMES
-from tfviz.curriculum import CURRICULUM
-from tfviz.textinput import clean_text
+from tfviz.classroom.state import LiveState, validated
 
-CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # 32 symbols: no 0/O or 1/I to confuse
-CODE_LENGTH = 8  # 40 bits; see the module docstring
 IDLE_HOURS = 4.0  # a long lecture, with a break
 MAX_SESSIONS = 200  # per server process; far more classes than one server can teach at once
 EVICT_IDLE_MINUTES = 30  # when full, a session idle this long may give way to a new one
 MAX_ANSWERS = 10_000  # per session: 300 students × 33 answer boxes, first tries
 MAX_SLIP_KINDS = 24  # distinct slips counted per answer box (more: counted as undiagnosed)
-MAX_INDEX = 63  # step, layer and head are clamped to 0..63 (as the URL's layer and head)
 MAX_FAILED_JOINS = 20  # wrong codes a client may try per FAILED_WINDOW_S
 FAILED_WINDOW_S = 600.0
 MAX_STARTS = 10  # sessions a client may start per START_WINDOW_S
 START_WINDOW_S = 3600.0
 REMEMBER_GONE_S = 24 * 3600.0  # how long an ended code still says "ended" rather than "unknown"
 MAX_REMEMBERED = 10_000  # ended codes and clients remembered, at most
-
-#: lesson pages a class can be on (the curriculum's pages that exist).
-LESSON_URLS = frozenset(e.url for e in CURRICULUM if e.url and e.file)
-
-
-@dataclass(frozen=True)
-class LiveState:
-    """Where the teacher is. ``text`` and ``model`` are "" until the teacher sets them;
-    ``version`` grows by one with every change, ``updated`` is the store's clock then."""
-
-    code: str
-    lesson: str = "home"
-    step: int = 0
-    text: str = ""
-    model: str = ""
-    layer: int = 0
-    head: int = 0
-    version: int = 0
-    updated: float = 0.0
-
-
-FIELDS = ("lesson", "step", "text", "model", "layer", "head")  # what update() may set
-
 
 @dataclass(frozen=True)
 class SlipCount:
@@ -118,32 +80,6 @@ class StepSummary:
                 *(f"{s.count} {s.label}" for s in self.slips[:top])]
 
 
-def format_code(code: str) -> str:
-    """'K7QM4XPD' -> 'K7QM-4XPD', as the projector shows it."""
-    return f"{code[:4]}-{code[4:]}"
-
-
-def parse_code(text: object) -> str | None:
-    """What a student typed -> a code in canonical form, or None if it cannot be one.
-
-    >>> parse_code(" k7qm-4xpd "), parse_code("K7QM 4XPD"), parse_code("K7QM4XP0"), parse_code(7)
-    ('K7QM4XPD', 'K7QM4XPD', None, None)
-    """
-    if not isinstance(text, str) or len(text) > 40:
-        return None
-    code = "".join(text.split()).replace("-", "").upper()
-    ok = len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code)
-    return code if ok else None
-
-
-def _new_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def _new_key() -> str:
-    return secrets.token_urlsafe(16)  # 128 bits of its own: nothing shared with the code
-
-
 @dataclass
 class _Tally:
     answered: int = 0
@@ -160,42 +96,11 @@ class _Session:
     n_answers: int = 0
 
 
-def _clamped(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadValue(f"The {name} has to be a whole number.")
-    return min(max(value, 0), MAX_INDEX)
-
-
-def _validated(changes: dict) -> dict:
-    """Checked and bounded settings; raises BadValue with a friendly reason."""
-    out = {}
-    for name, value in changes.items():
-        if name not in FIELDS:
-            raise BadValue(f"A live session does not keep “{str(name)[:40]}”.")
-        if name == "lesson":
-            if value not in LESSON_URLS:
-                raise BadValue("That is not one of the app's lesson pages.")
-            out[name] = value
-        elif name == "model":
-            if value not in PRESET_NAMES:
-                raise BadValue("That is not one of the app's models.")
-            out[name] = value
-        elif name == "text":
-            if not isinstance(value, str):
-                raise BadValue("The sentence has to be text.")
-            text, _ = clean_text(value)  # control characters out, cut to MAX_TEXT_CHARS
-            if not text:
-                raise BadValue("The sentence is empty.")
-            out[name] = text
-        else:
-            out[name] = _clamped(name, value)
-    return out
-
-
 class LiveStore:
     """Every live session of this server process. Thread-safe: one lock guards it all (every
     call is a few dictionary operations). Shared by all browser sessions on purpose
-    (``tfviz.ui.live`` keeps one in ``st.cache_resource``); only these methods change it."""
+    (``tfviz.ui.live_session`` keeps one in ``st.cache_resource``); only these methods change
+    it."""
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic,
                  idle_hours: float = IDLE_HOURS, max_sessions: int = MAX_SESSIONS,
@@ -254,8 +159,8 @@ class LiveStore:
 
     # -- the teacher --
     def start(self, client: Hashable | None = None, **state) -> tuple[str, str]:
-        """A new session at ``state`` (see ``FIELDS``) -> (join code, teacher key)."""
-        settings = _validated(state)
+        """A new session at ``state`` (see ``validated``) -> (join code, teacher key)."""
+        settings = validated(state)
         with self._lock:
             now = self._clock()
             self._sweep(now)
@@ -269,16 +174,16 @@ class LiveStore:
                                      "Try again in a few minutes.")
                 self._forget(oldest, "expired", now)
             self._starts.spend(client, now)
-            code = _new_code()
+            code = new_code()
             while code in self._sessions or code in self._gone:
-                code = _new_code()
+                code = new_code()
             state = LiveState(code, version=1, updated=now, **settings)
-            self._sessions[code] = _Session(_new_key(), state, now)
+            self._sessions[code] = _Session(new_key(), state, now)
             return code, self._sessions[code].key
 
     def update(self, code: str, key: str, **changes) -> LiveState:
         """Move the class (teacher key only); the version grows only if something changed."""
-        settings = _validated(changes)
+        settings = validated(changes)
         with self._lock:
             now = self._clock()
             self._sweep(now)
