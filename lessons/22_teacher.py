@@ -4,7 +4,7 @@ import streamlit as st
 from tfviz.exercises.registry import EXERCISES
 from tfviz.exercises.worksheet import MAX_VARIANTS, worksheet
 from tfviz.ui import exercise_widgets as ew
-from tfviz.ui import live
+from tfviz.ui import live_teacher
 from tfviz.ui.widgets import show_code
 
 st.title("Teacher: printable class sheets")
@@ -82,7 +82,7 @@ st.markdown(
     "lives in one server process. With several replicas (scripts/serve-class.sh), the proxy pins "
     "each browser to a replica by cookie, not by join code, so run a live class on a single "
     "replica.")
-live.teacher_panel()
-live.class_dashboard()
-ew.worked_step_panel()
+live_teacher.teacher_panel()
+live_teacher.class_dashboard()
+live_teacher.worked_step_panel()
 show_code(worksheet)

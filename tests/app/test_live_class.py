@@ -9,7 +9,7 @@ import numpy as np
 
 from tfviz.exercises.registry import make_instance
 from tfviz.exercises.fmt import fmt_values
-from tfviz.ui.live import STUDENT, TEACHER, live_store
+from tfviz.ui.live_session import STUDENT, TEACHER, live_store
 
 from tests.app.conftest import APP
 
@@ -191,9 +191,9 @@ def test_a_teachers_own_run_is_never_pushed_to_the_class(monkeypatch):
 
         import streamlit as st
 
-        from tfviz.ui.live import _teacher_view
+        from tfviz.ui.live_push import teacher_view
         st.session_state["text"], st.session_state["model"] = "<bos> c g f <sep>", "my run 1: sort"
-        st.code(json.dumps(_teacher_view("self-attention")))
+        st.code(json.dumps(teacher_view("self-attention")))
 
     monkeypatch.setattr(own_model, "chosen", lambda: object())
     pushed = json.loads(AppTest.from_function(script).run().code[0].value)

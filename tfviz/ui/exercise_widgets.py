@@ -1,4 +1,6 @@
-"""Streamlit pieces for the practice pages: answer boxes, feedback, the step-by-step reveal.
+"""Streamlit pieces for the practice pages: answer boxes, feedback, the step-by-step reveal,
+and the quiz's questions. (The teacher's worked step for the projector, in a live class, is
+``tfviz.ui.live_teacher.worked_step_panel``.)
 
 State lives in ``st.session_state`` under keys that start with the page's prefix:
 
@@ -207,45 +209,6 @@ def show_answers(inst: Instance) -> None:
     st.table({"box": [f.label for f in inst.answer_fields],
               "answer": [f.answer_text for f in inst.answer_fields],
               "tolerance": [f.tolerance_text for f in inst.answer_fields]}, width="content")
-
-
-def worked_step_panel() -> None:
-    """The teacher's page, in a live class: pick an answer box (the dashboard's rows first) and
-    the worked step that computes it is drawn here, for the projector, with the numbers of the
-    class code the students' sheets use."""
-    from tfviz.classroom.catalog import STEPS, worked_steps
-
-    rows = live.dashboard_rows()
-    if rows is None:  # not teaching a live class
-        return
-    st.subheader("Show a worked step on the projector")
-    answered = [(r.exercise_id, r.step) for r in rows]
-    options = answered + [(e, b) for e, boxes in STEPS.items() for b in boxes if (e, b) not in answered]
-    c1, c2 = st.columns([3, 2])
-    choice = c1.selectbox("Answer box (the ones your class answered come first)", options, index=None,
-                          key="_live_worked", placeholder="Pick a box…",
-                          format_func=lambda o: f"{registry.EXERCISES[o[0]].title} · {o[1]}")
-    code = c2.text_input("Class code on the students' sheets", key="_live_worked_code",
-                         max_chars=40, placeholder="empty: the source's own numbers")
-    if choice is None:
-        return
-    seed = registry.parse_class_code(code) if code.strip() else None
-    if code.strip() and seed is None:
-        st.warning("A class code is a whole number (digits only, up to 12); showing the source's "
-                   "own numbers.")
-    exercise_id, box = choice
-    inst = cached_instance(exercise_id, seed)
-    names = [f.name for f in inst.answer_fields]
-    if box not in names:  # a variant may have fewer boxes (positional-table draws 3 or 4 rows)
-        st.info(f"This variant of *{inst.title}* has no box {box}; its boxes are {', '.join(names)}.")
-        return
-    shown = worked_steps(inst.steps, box) or tuple(range(len(inst.steps)))
-    st.markdown(f"**{inst.title}**, box **{inst.field(box).label}**: "
-                + ("the step that computes it." if len(shown) < len(inst.steps)
-                   else "it is read off the whole solution, so here is every step."))
-    for i in shown:
-        show_step(i + 1, inst.steps[i], inst.tokens, inst.focus)
-    st.markdown(f"Answer: `{inst.field(box).answer_text}`")
 
 
 # ----- quiz ---------------------------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""The teacher's side of following, in the sidebar: where the teacher is (page, sentence,
+model, and the charts' layer, head and step), pushed to the class's session.
+
+The frame calls ``tfviz.ui.live.live_sidebar`` on every run; for a teacher it draws
+:func:`teacher_beacon`, which pushes the page, sentence and model. The view's layer, head and
+step move in the browser without a run (``tfviz.ui.views``), and Streamlit's reruns carry the
+query string the page was opened with, not the one the view script rewrote: so a small
+component in the teacher's sidebar watches the charts' view and reports each change to the
+beacon, which pushes it (one short fragment run per move, nothing on a timer).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from tfviz.classroom.codes import format_code
+from tfviz.classroom.live import LiveError
+from tfviz.ui import own_model
+from tfviz.ui.errors import safe_fragment
+from tfviz.ui.live_session import (LIVE_VIEW_KEYS, NOTICE, TEACHER, TEACHER_PAGE, fragment_run,
+                                   live_store)
+from tfviz.ui.views import view_value
+
+
+def _as_index(raw: object) -> int | None:
+    text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
+    return min(int(text), 63) if text.isdigit() and len(text) <= 4 else None
+
+
+def teacher_view(url: str, seen: dict | None = None) -> dict:
+    """Where this teacher is: page, sentence, model, and the view keys: as the teacher's
+    browser last reported them (``seen``), else those of the URL this run started with."""
+    state = {k: view_value(k, 63) for k in LIVE_VIEW_KEYS}
+    for k, raw in (seen or {}).items():
+        if k in LIVE_VIEW_KEYS and _as_index(raw) is not None:
+            state[k] = _as_index(raw)
+    if url != TEACHER_PAGE:
+        state["lesson"] = url
+    # A run of the teacher's own (training lab) exists only in the teacher's session: the class
+    # keeps the last shared model and its sentence rather than the run's task text on gpt-tiny.
+    if own_model.chosen() is not None:
+        return state
+    if st.session_state.get("text"):
+        state["text"] = st.session_state["text"]
+    if st.session_state.get("model"):
+        state["model"] = st.session_state["model"]
+    return state
+
+
+def _push(url: str, seen: dict | None = None) -> None:
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return
+    try:
+        live_store().update(teaching["code"], teaching["key"], **teacher_view(url, seen))
+    except LiveError as err:
+        st.session_state[TEACHER] = None
+        st.session_state[NOTICE] = str(err)
+        if fragment_run():
+            st.rerun(scope="app")  # the sidebar shows why, and the join box again
+
+
+# The teacher's browser reports its charts' view: the view script's current keys (moved
+# inputs, the URL's), and for a key it never saw, the first chart input of that name on the
+# page (what the charts show). Reported when it differs from what the server knows: one run of
+# the teacher's fragment per move, none while the teacher does not move.
+VIEW_REPORT_JS = """
+export default function ({data, setStateValue}) {
+  const w = window;
+  const current = () => {
+    const view = (w.__tfvizViews && w.__tfvizViews.view) || {};
+    const out = {};
+    for (const k of data.keys) {
+      if (k in view) { out[k] = String(view[k]); continue; }
+      const el = document.querySelector(`.vega-bind input[name="${k}"], .vega-bind select[name="${k}"]`);
+      if (el) out[k] = String(el.value);
+    }
+    return out;
+  };
+  const check = () => {  // report a view the server does not know yet, once
+    const now = current();
+    const said = JSON.stringify(now);
+    if (Object.entries(now).some(([k, v]) => data.known[k] !== v) && said !== w.__tfvizViewSaid) {
+      w.__tfvizViewSaid = said;
+      setStateValue('view', now);
+    }
+  };
+  // A moved chart input is reported at once (the view script, listening since the page
+  // loaded, has already taken it); a slow check catches a view set any other way.
+  if (w.__tfvizViewReport) w.__tfvizViewReport();  // this function runs again when data changes
+  const onInput = () => setTimeout(check, 0);
+  document.addEventListener('input', onInput, true);
+  document.addEventListener('change', onInput, true);
+  const timer = setInterval(check, 500);
+  w.__tfvizViewReport = () => {
+    clearInterval(timer);
+    document.removeEventListener('input', onInput, true);
+    document.removeEventListener('change', onInput, true);
+  };
+  check();
+  return w.__tfvizViewReport;
+}
+"""
+_view_report = st.components.v2.component("tfviz_live_view_report", js=VIEW_REPORT_JS)
+
+
+@safe_fragment
+def teacher_beacon(url: str) -> None:
+    """Pushes on every full run (page, sentence, model) and on every view move the browser
+    reports (a run of this fragment alone)."""
+    seen = st.session_state.get("_live_view_seen")
+    _push(url, seen)
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return
+    known = {k: str(v) for k, v in teacher_view(url, seen).items() if k in LIVE_VIEW_KEYS}
+    _view_report(key="_live_view_report", data={"keys": list(LIVE_VIEW_KEYS), "known": known},
+                 on_view_change=_view_moved)  # _view_moved reads what it reports
+    st.caption(f"Live class **{format_code(teaching['code'])}**: your students follow this page.")
+
+
+def _view_moved() -> None:
+    state = st.session_state.get("_live_view_report") or {}
+    view = state.get("view") if hasattr(state, "get") else None
+    if isinstance(view, dict):
+        st.session_state["_live_view_seen"] = {k: v for k, v in view.items() if k in LIVE_VIEW_KEYS}
