@@ -11,10 +11,10 @@ from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.live import live_sidebar
 from tfviz.ui.present import presenter_frame, presenter_toggle
 from tfviz.ui.runlog import timed_run
+from tfviz.ui.sidebar import sidebar_controls
 from tfviz.ui.state import init_state, sync_url
 from tfviz.ui.views import view_sync
 from tfviz.ui.warmup import one_thread_per_op
-from tfviz.ui.widgets import sidebar_controls
 
 one_thread_per_op()  # also when served cold by `streamlit run app.py`
 st.set_page_config(page_title="tfviz · see a transformer think", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
