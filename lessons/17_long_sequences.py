@@ -1,15 +1,12 @@
 """Lesson 17: long sequences. Quadratic cost, sparse patterns and their reach, a what-if on
 the trained model, and Linformer's projection."""
-import numpy as np
 import streamlit as st
 
 from tfviz.experiments import long_sequences as ls
-from tfviz.analysis.coref import antecedent_gap
 from tfviz.model.masks import receptive_field, reach_by_layer, sparse_pattern
-from tfviz.trace import run_with_trace
-from tfviz.ui.cache import get_trace
+from tfviz.ui.cache import get_trace, read_text
 from tfviz.ui.context import lesson_context
-from tfviz.ui.experiments_cache import attention_timings
+from tfviz.ui.experiments_cache import attention_timings, pattern_whatifs
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.widgets import show_code, table, vega
@@ -30,15 +27,29 @@ with step("1 · The quadratic cost, measured here"):
     w = c2.slider("Window w", 4, 64, 16, key="ls_cost_w")
     ns = [top // 8, top // 4, top // 2, top]
     costs = attention_timings(tuple(ns), w)
-    vega(lv.cost_chart, tuple(c.n for c in costs), tuple(c.full_ms for c in costs),
-         tuple(c.window_ms for c in costs))
+    mb = {kind: tuple(getattr(c, f"{kind}_bytes") / 2**20 for c in costs) for kind in ("full", "window")}
+    c1, c2 = st.columns(2)
+    with c1:
+        vega(lv.cost_chart, tuple(ns), tuple(c.full_ms for c in costs),
+             tuple(c.window_ms for c in costs), "time (ms)")
+    with c2:
+        vega(lv.cost_chart, tuple(ns), mb["full"], mb["window"], "peak memory (MB)")
     table({"n": [c.n for c in costs], "full (ms)": [round(c.full_ms, 2) for c in costs],
            "window (ms)": [round(c.window_ms, 2) for c in costs],
+           "full memory (MB)": [round(m, 3) for m in mb["full"]],
+           "window memory (MB)": [round(m, 3) for m in mb["window"]],
            "scores held, full (n²)": [c.full_cells for c in costs],
            "scores held, window (n·(w+1))": [c.window_cells for c in costs]}, hide_index=True)
-    st.caption("Measured on this server's CPU, one thread per operation as the server runs every "
-               "model (kept for ten minutes), shared with other learners, so the times jump around; the count of scores held is exact. bench/bench_attention_cost.py measures "
-               "it properly (BENCHMARKS.md).")
+    st.caption(
+        "One head, 32 numbers per query, float32 (4 bytes a number). Solid lines are measured on "
+        "this server's CPU (kept for ten minutes); the dashed lines grow as n² and as n·w and are "
+        "scaled to pass through the measured point at the largest n, so a measured line that "
+        "follows its dashed one grows as that rule says. Times are shared with other learners and "
+        "jump around. Memory is measured by PyTorch's profiler: the most the call held at once. "
+        "Full attention holds two n × n matrices (the scores and their softmax), about 2·n²·4 "
+        "bytes; the window holds n × (w+1) scores plus copies of K and V padded by w rows, so it "
+        "grows in a straight line with n. The count of scores is exact. "
+        "bench/bench_attention_cost.py measures both at larger n (BENCHMARKS.md).")
     show_code(ls.full_attention, ls.window_attention)
 
 with step("2 · Pattern explorer"):
@@ -83,31 +94,50 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
         st.info("This model is an encoder-decoder; the what-if runs its decoder's self-attention only "
                 "on decoder-only models. Pick gpt-tiny in the sidebar.")
     else:
-        st.caption(f"{name} was trained with full attention. Here a copy runs with the pattern "
-                   "chosen above: nothing is retrained, so this shows what the mask alone breaks.")
-        base = get_trace(name, text)
-        ids = list(bundle.read(text).ids)
-        model = ls.with_pattern(bundle.model, kind, **pattern)
-        sparse = run_with_trace(model.eval(), ids, tokens=bundle.token_strings(ids))
-        L = cfg.n_layers - 1
+        st.caption(f"{name} was trained with full attention. Here copies of it read your text "
+                   "through each pattern, with the explorer's settings above: nothing is "
+                   "retrained, so this shows what the mask alone changes. The shared model is "
+                   "never touched.")
+        reading = read_text(name, text)
+        runs = pattern_whatifs(name, text, tuple(sorted(pattern.items())))
+        tokens = tuple(bundle.token_strings(reading.ids))
         c1, c2 = st.columns(2)
-        with c1:
-            vega(lv.mask_chart, np.round(base["pattern", L][0], 4) > 0.02, "full (weights > 0.02)")
-        with c2:
-            vega(lv.mask_chart, np.round(sparse["pattern", L][0], 4) > 0.02,
-                 f"{titles[kind]} (weights > 0.02)")
-        loss_full = ls.next_token_loss(base["logits"], ids)
-        loss_sparse = ls.next_token_loss(sparse["logits"], ids)
-        st.metric("Next-token loss on your sentence (nats)", f"{loss_sparse:.3f}",
-                  delta=f"{loss_sparse - loss_full:+.3f} vs full", delta_color="inverse")
-        g_full, g_sparse = antecedent_gap(base), antecedent_gap(sparse)
-        if g_full is None:
-            st.caption("Your sentence has no 'it' with two nouns before it, so the 'it' answer is not "
-                       "shown. Try: the animal didn't cross the street because it was too tired.")
+        layer = c1.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers - 1,
+                          key="ls_layer") if cfg.n_layers > 1 else 0
+        head = c2.slider("Head", 0, cfg.n_heads - 1, 0, key="ls_head") if cfg.n_heads > 1 else 0
+        for col, shown in zip(st.columns(2), ("full", kind)):
+            with col:
+                vega(lv.attention_map, runs[shown].patterns[layer, head], tokens,
+                     f"{titles[shown]}: layer {layer}, head {head}")
+        st.caption("Rows are queries, columns keys; a darker cell is more weight. Under a pattern "
+                   "a query's forbidden keys get weight 0 and its other weights grow so the row "
+                   "still adds up to 1. Pick the pattern in the explorer above.")
+        if cfg.arch == "encoder":
+            st.info(f"{name} is an encoder: it fills in hidden words instead of predicting the "
+                    "next one, so there is no next-token loss or answer to compare here. Pick "
+                    "gpt-tiny in the sidebar for those.")
         else:
-            st.write(f"Largest antecedent gap of any head for 'it': full {float(np.max(g_full)):.3f}, "
-                     f"{titles[kind]} {float(np.max(g_sparse)):.3f}.")
-        show_code(ls.with_pattern, ls.next_token_loss)
+            answers = ls.asks_for_it(text) and reading.notice is None
+            table(ls.whatif_table(runs, lambda i: bundle.token_strings([i])[0], answers),
+                  hide_index=True)
+            notes = ["Loss: the mean surprise (cross-entropy, in nats) of the model at each "
+                     "next word of your text; lower is better."]
+            if len(reading.ids) < 2:
+                notes.append("Your text is a single token, so there is no next token to "
+                             "predict and no loss (shown as None).")
+            if answers:
+                notes.append("Your text ends with \"refers to the\", so the model's most "
+                             "probable next word is its answer to what \"it\" refers to.")
+            elif reading.notice:
+                notes.append("Your text was cut to the model's context, so its last words are "
+                              "not read and the model's answer is not shown.")
+            else:
+                notes.append("To see the model's answer to what \"it\" refers to, end your "
+                             "text with \"It refers to the\" (the sidebar example "
+                             "\"Coreference, with the probe\" does): its most probable next "
+                             "word is then its answer.")
+            st.caption(" ".join(notes))
+        show_code(ls.with_pattern, ls.pattern_whatifs, ls.next_token_loss)
 
 with step("4 · Linformer: project keys and values to k rows"):
     st.markdown(
@@ -116,20 +146,34 @@ with step("4 · Linformer: project keys and values to k rows"):
         f"{name}'s real queries, keys and values of one layer, without the causal mask (Linformer "
         "is an encoder method). **This is not a trained Linformer**: the model never learned to "
         "work through a projection, so the error measures what the approximation itself costs.")
-    q, k, v = (base[nm, L] for nm in ("q", "k", "v")) if cfg.arch != "encoder-decoder" else \
-        (None, None, None)
-    if q is not None:
+    if cfg.arch == "encoder-decoder":
+        st.info("Pick a decoder or encoder model (gpt-tiny, bert-tiny) to run Linformer on its "
+                "self-attention.")
+    else:
+        base = get_trace(name, text)
+        q, k, v = (base[nm, layer] for nm in ("q", "k", "v"))
         n_tok = q.shape[0]
         rows_k = st.slider("Projected rows k", 1, max(2, n_tok), max(1, n_tok // 2), key="ls_k")
         lin = ls.linformer(q, k, v, rows_k)
-        vega(lv.linformer_chart, lin.maps[0], tuple(base.tokens))
+        vega(lv.linformer_chart, lin.maps[head], tokens)
         ks = list(range(1, n_tok + 1))
-        vega(lv.error_chart, tuple(ks), tuple(ls.linformer(q, k, v, kk).error for kk in ks))
-        st.caption(f"Head 0 of the last layer. Relative output error at k = {rows_k}: "
-                   f"{lin.error:.3f} (the size of the difference from full attention's output, "
-                   "divided by the size of that output). Even at k = n the error stays well above 0: "
-                   "a random projection mixes the keys instead of keeping them apart. Linformer "
-                   "learns its projections during training, so it does much better than this.")
-        show_code(ls.linformer, ls.projection)
+        best = ls.best_rank_errors(q, k, v)
+        vega(lv.error_chart, tuple(ks), tuple(ls.linformer(q, k, v, kk).error for kk in ks),
+             tuple(float(e) for e in best))
+        st.caption(
+            f"The map: layer {layer}, head {head} (the sliders above), each query's weights over "
+            f"the k = {rows_k} projected rows. The chart: relative output error over all heads "
+            "of the layer (the size of the difference from full attention's output, divided by "
+            f"the size of that output; 1 is as far off as an output of zeros). At k = {rows_k}: "
+            f"random projection (orange) {lin.error:.3f}, closest rank-k map (blue) "
+            f"{best[min(rows_k, n_tok) - 1]:.3f}. The random projection stays far from 0 even at "
+            "k = n: it mixes the keys instead of keeping them apart. The blue line is a "
+            "yardstick: each head's real attention matrix cut to its k largest singular values "
+            "(truncated SVD, the closest matrix of rank k), times V. A method that reads k "
+            "projected rows can only make maps of rank k or less, so this line shows roughly "
+            "what well-chosen projections could reach; it is 0 at k = n. Linformer learns its "
+            "projections, and the model learns to work through them, during training, so a "
+            "trained one does far better than the orange line.")
+        show_code(ls.linformer, ls.projection, ls.best_rank_errors)
 
 in_the_notes("long-sequences")

@@ -1,9 +1,10 @@
-"""Lesson 17's reach grid: one cell per (number of layers, position), coloured by whether the
-last token reaches it."""
+"""Lesson 17's charts: the reach grid (one cell per number of layers and position), the cost
+chart's reference curves, the attention maps and the two error lines."""
 import numpy as np
+import pytest
 
 from tfviz.model.masks import reach_by_layer
-from tfviz.viz.long_sequences import reach_chart
+from tfviz.viz.long_sequences import attention_map, cost_chart, error_chart, reach_chart
 
 
 def test_reach_strip_holds_every_layer_and_colours_both_kinds():
@@ -18,3 +19,36 @@ def test_reach_strip_holds_every_layer_and_colours_both_kinds():
     scale = spec["encoding"]["color"]["scale"]
     assert set(scale["domain"]) == {d["reached"] for d in data} == {"yes", "no"}
     assert spec["height"] == {"step": 22}  # 22 px a row per number of layers, axes on top
+
+
+def test_cost_chart_references_pass_through_the_last_measured_point():
+    ns, full, window = (100, 200, 400), (1.0, 3.0, 20.0), (0.5, 0.9, 2.0)
+    spec = cost_chart(ns, full, window, "time (ms)").to_dict()
+    data = [r for layer in spec["layer"] for r in layer["data"]["values"]]
+    measured = {(r["kind"], r["n"]): r["value"] for r in data if r["curve"] == "measured"}
+    assert measured[("full", 400)] == 20.0 and measured[("sliding window", 100)] == 0.5
+    for kind, curve, top, power in (("full", "reference ∝ n²", 20.0, 2),
+                                    ("sliding window", "reference ∝ n·w", 2.0, 1)):
+        ref = [r for r in data if r["curve"] == curve]
+        assert {r["kind"] for r in ref} == {kind}
+        for r in ref:  # by hand: top · (n / 400)^power
+            assert r["value"] == pytest.approx(top * (r["n"] / 400) ** power)
+        assert max(ref, key=lambda r: r["n"])["value"] == pytest.approx(top)
+    assert spec["layer"][0]["encoding"]["strokeDash"]["field"] == "curve"
+
+
+def test_attention_map_labels_tokens_and_keeps_the_weights():
+    w = np.array([[1.0, 0.0], [0.25, 0.75]])
+    spec = attention_map(w, ["the", "the"], "full").to_dict()
+    rows = spec["data"]["values"]
+    assert [(r["query"], r["key"], r["weight"]) for r in rows] == [
+        ("0 the", "0 the", 1.0), ("0 the", "1 the", 0.0), ("1 the", "0 the", 0.25),
+        ("1 the", "1 the", 0.75)]
+
+
+def test_error_chart_draws_both_methods():
+    spec = error_chart((1, 2), (1.5, 1.2), (0.3, 0.0)).to_dict()
+    rows = spec["data"]["values"]
+    methods = {r["method"] for r in rows}
+    assert len(methods) == 2 and any("SVD" in m for m in methods)
+    assert sorted(r["error"] for r in rows) == [0.0, 0.3, 1.2, 1.5]

@@ -1,5 +1,6 @@
-"""Lesson 17's numbers: what full attention costs as n grows, sparse patterns run on a trained
-model as a what-if, and Linformer's low-rank projection of keys and values.
+"""Lesson 17's numbers: what full attention costs as n grows (time and measured memory),
+sparse patterns run on a trained model as a what-if, and Linformer's low-rank projection of
+keys and values next to the best rank-k map.
 
 Nothing here changes a shared model: :func:`with_pattern` returns a copy.
 """
@@ -7,22 +8,27 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
+import re
 import time
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tfviz.model.masks import receptive_field, reach_by_layer, sparse_pattern
-
-PATTERNS = ("full", "sliding", "dilated", "global", "bigbird", "strided")
+from tfviz.analysis.coref import SPACE_MARKERS
+from tfviz.config import PATTERNS
+from tfviz.model.masks import receptive_field, sparse_pattern
+from tfviz.reference import causal_mask
+from tfviz.trace import run_with_trace
 
 
 def causal_pattern(kind: str, n: int, **pattern: int) -> np.ndarray:
     """(n, n) bool: the pattern with the causal triangle applied, as a decoder uses it."""
-    return sparse_pattern(kind, n, **pattern) & np.tri(n, dtype=bool)
+    return sparse_pattern(kind, n, **pattern) & causal_mask(n)
 
 
 def with_pattern(model, kind: str, **pattern: int):
@@ -51,6 +57,58 @@ def next_token_loss(logits: np.ndarray, ids) -> float:
     return float(F.cross_entropy(lg, torch.as_tensor(ids[1:])))
 
 
+_PROBE = re.compile(r"(?:^|\W)refers\s+to\s+the\s*$", re.IGNORECASE)
+
+
+def asks_for_it(text: str) -> bool:
+    """True if ``text`` ends with "refers to the" (any case): then the model's next token is
+    its answer to what "it" refers to.
+
+    >>> asks_for_it("... because it was too wide. It refers to the "), asks_for_it("it prefers to the")
+    (True, False)
+    """
+    return bool(_PROBE.search(text))
+
+
+class WhatIf(NamedTuple):
+    loss: float  # next-token loss on the text (nats); nan for one token
+    answer: int  # the most probable next token after the last position
+    prob: float  # its probability
+    patterns: np.ndarray  # (layers, heads, n, n) attention weights
+
+
+def pattern_whatifs(model, ids, kinds=PATTERNS, **pattern: int) -> dict[str, WhatIf]:
+    """Run a copy of ``model`` under each pattern of ``kinds`` on ``ids``: its loss, its
+    next-token answer at the last position and its attention maps. ``model`` is not changed."""
+    out = {}
+    for kind in kinds:
+        trace = run_with_trace(with_pattern(model, kind, **pattern).eval(), list(ids))
+        probs = torch.softmax(torch.as_tensor(trace.logits[-1], dtype=torch.float64), -1)
+        maps = np.stack([trace["pattern", layer] for layer in range(model.cfg.n_layers)])
+        out[kind] = WhatIf(next_token_loss(trace.logits, ids), int(probs.argmax()),
+                           float(probs.max()), maps)
+    return out
+
+
+def whatif_table(runs: Mapping[str, WhatIf], word: Callable[[int], str],
+                 answers: bool) -> dict[str, list]:
+    """The what-if's table, one row per pattern: loss, its change from full attention and,
+    with ``answers``, the model's next word (``word(id)``, space markers dropped) and its
+    probability."""
+    full = runs["full"].loss
+
+    def shown(x: float) -> float | None:  # one token: no loss (None, an empty cell)
+        return None if math.isnan(x) else round(x, 3)
+
+    table = {"pattern": list(runs), "next-token loss (nats)": [shown(r.loss) for r in runs.values()],
+             "change vs full": [shown(r.loss - full) for r in runs.values()]}
+    if answers:
+        table['"it" refers to the …'] = [word(r.answer).lstrip("".join(SPACE_MARKERS))
+                                         for r in runs.values()]
+        table["probability"] = [round(r.prob, 3) for r in runs.values()]
+    return table
+
+
 class Reach(NamedTuple):
     layers: np.ndarray  # (L,) 1..L
     composed: np.ndarray  # (L,) distance reached by composing masks
@@ -65,11 +123,6 @@ def reach_table(kind: str, n: int, n_layers: int, window: int, dilation: int = 1
     layers = np.arange(1, n_layers + 1)
     got = np.array([receptive_field(kind, L, window, dilation, n=n, **pattern) for L in layers])
     return Reach(layers, got, layers * window, layers * dilation * window)
-
-
-def reach_rows(kind: str, n: int, n_layers: int, **pattern: int) -> np.ndarray:
-    """(L, n) bool: which positions the last token reaches after 1..L layers."""
-    return reach_by_layer(kind, n, n_layers, **pattern)
 
 
 # --- cost -------------------------------------------------------------------------------------
@@ -95,31 +148,63 @@ def window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: int) 
     return (torch.softmax(s, -1)[:, None, :] @ vw)[:, 0]  # (n, d)
 
 
+def peak_bytes(calls: Mapping[str, Callable[[], object]]) -> dict[str, int]:
+    """Measured peak memory of each call (bytes): the most it held at once beyond its inputs.
+
+    PyTorch's profiler records every allocation and free of this thread (other threads, other
+    learners' runs, are not seen). The calls run one after another, each after an empty
+    labelled marker; the allocations and frees between one marker and the next are added up
+    in time order and the largest running total is that call's peak. (A range wrapped around
+    a call would swallow its frees, so the markers stay empty.)"""
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                  profile_memory=True)
+    with prof:
+        for label, fn in calls.items():
+            with torch.profiler.record_function(label):
+                pass
+            fn()  # its result is freed here, before the next marker
+    total, peak, current = {}, {}, None
+    for e in sorted(prof.events(), key=lambda e: e.time_range.start):
+        if e.name in calls:
+            current = e.name
+            total[current] = peak[current] = 0
+        elif current is not None:  # + allocated by an op, − freed ([memory] events)
+            total[current] += e.self_cpu_memory_usage
+            peak[current] = max(peak[current], total[current])
+    return {label: peak[label] for label in calls}
+
+
 class Cost(NamedTuple):
     n: int
     full_ms: float
     window_ms: float
     full_cells: int  # scores held at once: n²
     window_cells: int  # n·(w+1)
+    full_bytes: int  # measured peak memory (peak_bytes)
+    window_bytes: int
 
 
 def attention_cost(ns, window: int = 16, d: int = 32, repeats: int = 3, seed: int = 0) -> list[Cost]:
-    """Best-of-``repeats`` wall time (ms) of full and sliding-window attention on random q, k, v
-    for each n, with the number of score cells each holds. Timings depend on the machine."""
+    """Best-of-``repeats`` wall time (ms) and measured peak memory (bytes, one profiled run) of
+    full and sliding-window attention on random float32 q, k, v for each n, with the number of
+    score cells each holds. Timings depend on the machine; memory barely does."""
     g = torch.Generator().manual_seed(seed)
-    out = []
+    calls = {}
     for n in ns:
         q, k, v = (torch.randn(n, d, generator=g) for _ in range(3))
-        times = []
-        for fn in (lambda: full_attention(q, k, v), lambda: window_attention(q, k, v, window)):
-            best = float("inf")
-            for _ in range(repeats):
-                t0 = time.perf_counter()
-                fn()
-                best = min(best, time.perf_counter() - t0)
-            times.append(best * 1e3)
-        out.append(Cost(n, times[0], times[1], n * n, n * (window + 1)))
-    return out
+        calls[f"full n={n}"] = functools.partial(full_attention, q, k, v)
+        calls[f"window n={n}"] = functools.partial(window_attention, q, k, v, window)
+    ms = {}
+    for label, fn in calls.items():
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        ms[label] = best * 1e3
+    mem = peak_bytes(calls)  # one profiled run of each, after the timings
+    return [Cost(n, ms[f"full n={n}"], ms[f"window n={n}"], n * n, n * (window + 1),
+                 mem[f"full n={n}"], mem[f"window n={n}"]) for n in ns]
 
 
 # --- Linformer --------------------------------------------------------------------------------
@@ -154,3 +239,24 @@ def linformer(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: int, seed: int 
     approx = maps @ (Fm @ v)
     err = float((approx - exact).norm() / exact.norm().clamp_min(1e-12))
     return Linformer(maps.numpy(), err)
+
+
+def best_rank_errors(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(n,) relative output error of the closest rank-r map, r = 1..n: each head's exact
+    attention matrix A (bidirectional, as in :func:`linformer`) cut to its r largest singular
+    values (truncated SVD, the closest rank-r matrix to A), output A_r V, error over all heads
+    as in :func:`linformer`. A k-row method's map softmax(Q(EK)ᵀ/√d)·F has rank ≤ k, so this is
+    what an ideal k-row map could reach. 0 at r = n."""
+    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float64).transpose(0, 1)
+               for a in (q, k, v))  # (H, n, dh)
+    if k.shape[0] != q.shape[0]:
+        rep = q.shape[0] // k.shape[0]
+        k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
+    A = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]), -1)  # (H, n, n)
+    U, S, Vh = torch.linalg.svd(A)
+    # (A − A_r) V = Σ_{i>r} s_i u_i (v_iᵀ V); the u_i are orthonormal, so its squared size is
+    # Σ_{i>r} s_i² |v_iᵀ V|², summed over heads
+    parts = (S**2 * (Vh @ v).pow(2).sum(-1)).sum(0)  # (n,) one per singular value
+    left = parts.flip(0).cumsum(0).flip(0)  # left[i] = Σ_{j≥i} parts[j]
+    exact = (A @ v).norm().clamp_min(1e-12)
+    return (torch.cat([left[1:], left.new_zeros(1)]).clamp_min(0).sqrt() / exact).numpy()

@@ -19,7 +19,7 @@ from tfviz.experiments.order import positionless_model
 from tfviz.experiments.padding import PaddingDemo, padding_demo
 from tfviz.experiments.peeking import PeekResult, peek_experiment
 from tfviz.trace import Trace
-from tfviz.ui.cache import get_bundle, get_trace, per_model
+from tfviz.ui.cache import get_bundle, get_trace, per_model, read_text
 
 
 @per_model(st.cache_data(max_entries=64, show_spinner=False))
@@ -74,7 +74,15 @@ def class_table(model: str, layer: int, top_k: int):
 
 @st.cache_data(ttl=600, max_entries=16, show_spinner="Timing attention on this server…")
 def attention_timings(ns: tuple[int, ...], window: int) -> list[ls.Cost]:
-    """Lesson 17's live timings of full and windowed attention, measured on this server and
-    kept ten minutes: measuring costs about a second of CPU, and it ran on every rerun of the
-    page (every slider move of every learner on it)."""
+    """Lesson 17's live timings and measured peak memory of full and windowed attention, on
+    this server, kept ten minutes: measuring costs about a second of CPU (the profiler's first
+    start in a process about two more), and it ran on every rerun of the page (every slider
+    move of every learner on it)."""
     return ls.attention_cost(list(ns), window=window, repeats=2)
+
+
+@per_model(st.cache_data(max_entries=32, show_spinner="Running copies of the model under every pattern…"))
+def pattern_whatifs(model: str, text: str, pattern: tuple[tuple[str, int], ...]) -> dict:
+    """Lesson 17's what-if: copies of the model run ``text`` under every pattern (the keyword
+    settings in ``pattern``); {kind: WhatIf}. The shared model is only copied, never changed."""
+    return ls.pattern_whatifs(get_bundle(model).model, read_text(model, text).ids, **dict(pattern))

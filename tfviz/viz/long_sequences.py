@@ -1,11 +1,13 @@
-"""Lesson 17's charts: masks as grids, the receptive field after 1..L layers, cost curves and
-Linformer's k×n maps."""
+"""Lesson 17's charts: masks as grids, the receptive field after 1..L layers, cost curves with
+n² and n·w references, attention maps side by side, and Linformer's maps and errors."""
 from __future__ import annotations
 
 from typing import Sequence
 
 import altair as alt
 import numpy as np
+
+from tfviz.viz.style import token_labels
 
 
 def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> alt.Chart:
@@ -36,32 +38,69 @@ def reach_chart(rows: np.ndarray) -> alt.Chart:
         tooltip=["layers:Q", "position:Q", "reached:N"]).properties(width=600, height=alt.Step(22))
 
 
-def cost_chart(ns: Sequence[int], full_ms: Sequence[float], window_ms: Sequence[float]) -> alt.Chart:
-    rows = [{"n": int(n), "ms": float(t), "kind": kind}
-            for kind, ts in (("full (n²)", full_ms), ("sliding window (n·w)", window_ms))
-            for n, t in zip(ns, ts)]
-    return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
-        x=alt.X("n:Q", title="sequence length n"), y=alt.Y("ms:Q", title="time (ms)"),
-        color=alt.Color("kind:N", title=None), tooltip=["n:Q", "ms:Q", "kind:N"]
-    ).properties(width=500, height=260)
+def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float],
+               quantity: str = "time (ms)") -> alt.Chart:
+    """Measured ``quantity`` of full and window attention against n (solid, with points), and
+    dashed references ∝ n² and ∝ n·w (w fixed, so ∝ n), each scaled to pass through its own
+    measured point at the largest n."""
+    last = float(max(ns))
+    grid = np.linspace(min(ns), last, 24)
+    rows = [{"n": int(n), "value": float(t), "kind": kind, "curve": "measured"}
+            for kind, ts in (("full", full), ("sliding window", window)) for n, t in zip(ns, ts)]
+    for kind, ts, power, name in (("full", full, 2, "reference ∝ n²"),
+                                  ("sliding window", window, 1, "reference ∝ n·w")):
+        top = float(ts[list(ns).index(max(ns))])
+        rows += [{"n": float(n), "value": top * (n / last) ** power, "kind": kind, "curve": name}
+                 for n in grid]
+    curves = ["measured", "reference ∝ n²", "reference ∝ n·w"]
+    return alt.Chart(alt.Data(values=rows)).mark_line().encode(
+        x=alt.X("n:Q", title="sequence length n"), y=alt.Y("value:Q", title=quantity),
+        color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=["full", "sliding window"],
+                                                              range=["#D55E00", "#0072B2"])),
+        strokeDash=alt.StrokeDash("curve:N", title=None, sort=curves,
+                                  scale=alt.Scale(domain=curves, range=[[1, 0], [6, 4], [2, 3]])),
+        detail="curve:N", tooltip=["n:Q", alt.Tooltip("value:Q", format=".3f"), "kind:N", "curve:N"]
+    ).properties(width=420, height=260) + alt.Chart(alt.Data(values=[
+        r for r in rows if r["curve"] == "measured"])).mark_point(filled=True).encode(
+        x="n:Q", y="value:Q", color="kind:N")
+
+
+def attention_map(weights: np.ndarray, tokens: Sequence[str], title: str) -> alt.Chart:
+    """(n, n) attention weights, queries as rows and keys as columns, labelled "i token"; a
+    fixed step per row (20 px for a sentence, smaller for a long text); labels up to 40 tokens."""
+    labels = token_labels(tokens)
+    n = weights.shape[0]
+    rows = [{"query": labels[i], "key": labels[j], "weight": round(float(weights[i, j]), 4)}
+            for i in range(n) for j in range(n)]
+    axis = alt.Axis(labels=n <= 40, ticks=n <= 40, labelLimit=90, labelOverlap=False)
+    return alt.Chart(alt.Data(values=rows), title=title).mark_rect().encode(
+        x=alt.X("key:N", sort=labels, axis=axis, title="key"),
+        y=alt.Y("query:N", sort=labels, axis=axis, title="query"),
+        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1])),
+        tooltip=["query:N", "key:N", "weight:Q"]).properties(height=alt.Step(max(3, min(20, 520 // n))))
 
 
 def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
     """(n, k) weights of each query over the k projected rows."""
-    rows = [{"query": f"{i}:{tokens[i]}" if i < len(tokens) else str(i), "row": int(r),
-             "weight": round(float(maps[i, r]), 4)}
+    labels = token_labels(tokens)
+    rows = [{"query": labels[i], "row": int(r), "weight": round(float(maps[i, r]), 4)}
             for i in range(maps.shape[0]) for r in range(maps.shape[1])]
-    order = [r["query"] for r in rows[::maps.shape[1]]]
     return alt.Chart(alt.Data(values=rows)).mark_rect().encode(
         x=alt.X("row:O", title="projected row (k)"),
-        y=alt.Y("query:N", sort=order, title="query"),
+        y=alt.Y("query:N", sort=labels, title="query"),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues")),
         tooltip=["query:N", "row:Q", "weight:Q"]).properties(width=300)
 
 
-def error_chart(ks: Sequence[int], errors: Sequence[float]) -> alt.Chart:
-    rows = [{"k": int(k), "error": float(e)} for k, e in zip(ks, errors)]
+def error_chart(ks: Sequence[int], random: Sequence[float], best: Sequence[float]) -> alt.Chart:
+    """Relative output error against k: the random projections and the closest rank-k map."""
+    names = ["random projection (Linformer, untrained)", "closest rank-k map (truncated SVD)"]
+    rows = [{"k": int(k), "error": float(e), "method": name}
+            for name, errs in zip(names, (random, best)) for k, e in zip(ks, errs)]
     return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
         x=alt.X("k:Q", title="projected rows k", axis=alt.Axis(tickMinStep=1, format="d")),
         y=alt.Y("error:Q", title="relative error"),
-        tooltip=["k:Q", "error:Q"]).properties(width=400, height=220)
+        color=alt.Color("method:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400),
+                        scale=alt.Scale(domain=names, range=["#D55E00", "#0072B2"])),
+        tooltip=["k:Q", alt.Tooltip("error:Q", format=".3f"), "method:N"]
+    ).properties(width=420, height=340)
