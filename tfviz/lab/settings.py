@@ -19,14 +19,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from tfviz.config import ModelConfig
+from tfviz.config import NORMS, ModelConfig
 from tfviz.lab.tasks import TASKS, LabTask
 
 # The lab's choices of position information. "none" adds nothing to the token vectors: an
 # encoder is then blind to order; a decoder's causal mask still lets a token count how many
 # came before it, so it is not fully blind (the order task uses an encoder for that reason).
 LAB_POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
-NORMS = ("pre", "post")
 LIMITS = dict(n_layers=(1, 4), n_heads=(1, 4), d_model=(16, 128), n_experts=(2, 8),
               steps=(1, 3000), batch_size=(8, 128), seed=(0, 10_000))
 LR_RANGE = (1e-4, 3e-2)

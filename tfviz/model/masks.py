@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tfviz.reference import causal_mask
+
 
 def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_global: int = 1,
                    n_random: int = 2, stride: int = 4, seed: int = 0) -> np.ndarray:
@@ -71,7 +73,7 @@ def _reach_rows(kind: str, n: int, n_layers: int, query: int, pattern: dict) -> 
     _check(n, n_layers, **pattern)
     if not 0 <= query < n:
         raise ValueError(f"query {query} is not a position of a {n}-token sequence")
-    allowed = sparse_pattern(kind, n, **pattern) & np.tri(n, dtype=bool)  # (n, n): j <= i
+    allowed = sparse_pattern(kind, n, **pattern) & causal_mask(n)  # (n, n): j <= i
     weights = allowed.astype(np.float32)  # (n, n): float so one layer is one BLAS product
     row = np.zeros(len(allowed), dtype=bool)  # (n,)
     row[query] = True  # after 0 layers a token holds only itself

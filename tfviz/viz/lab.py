@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import altair as alt
 import numpy as np
 
-from tfviz.viz.style import CATEGORICAL
+from tfviz.viz.style import CATEGORICAL, token_labels
 
 MAX_POINTS = 300  # loss points per run on the chart: longer runs are averaged in bins
 
@@ -68,7 +68,7 @@ def attention_over_time(maps: np.ndarray, steps: Sequence[int], tokens: Sequence
     """maps: (checkpoints, T, T) one head's weights at each checkpoint; a slider picks the
     checkpoint in the browser. Rows are queries, columns keys."""
     C, T, _ = maps.shape
-    names = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    names = token_labels(tokens)
     rows = [{"c": c, "query": names[q], "key": names[k], "weight": round(float(maps[c, q, k]), 3)}
             for c in range(C) for q in range(T) for k in range(T)]
     pick = alt.param(name="checkpoint", value=C - 1,
