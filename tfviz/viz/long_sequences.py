@@ -67,17 +67,20 @@ def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float]
 
 def attention_map(weights: np.ndarray, tokens: Sequence[str], title: str) -> alt.Chart:
     """(n, n) attention weights, queries as rows and keys as columns, labelled "i token"; a
-    fixed step per row (20 px for a sentence, smaller for a long text); labels up to 40 tokens."""
+    fixed step per row (24 px for a sentence, smaller for a long text); labels up to 40 tokens."""
     labels = token_labels(tokens)
     n = weights.shape[0]
     rows = [{"query": labels[i], "key": labels[j], "weight": round(float(weights[i, j]), 4)}
             for i in range(n) for j in range(n)]
     axis = alt.Axis(labels=n <= 40, ticks=n <= 40, labelLimit=90, labelOverlap=False)
+    # a fixed step per column too, not the container's width, and 24 px per row: presenter
+    # view's 24 px labels then get 36 px each instead of running into each other
+    step = alt.Step(max(3, min(24, 560 // n)))
     return alt.Chart(alt.Data(values=rows), title=title).mark_rect().encode(
         x=alt.X("key:N", sort=labels, axis=axis, title="key"),
         y=alt.Y("query:N", sort=labels, axis=axis, title="query"),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1])),
-        tooltip=["query:N", "key:N", "weight:Q"]).properties(height=alt.Step(max(3, min(20, 520 // n))))
+        tooltip=["query:N", "key:N", "weight:Q"]).properties(width=step, height=step)
 
 
 def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
