@@ -7,6 +7,7 @@
     wiring.py     fresh post-LN and pre-LN twins of a model, to compare their residual streams
     masked.py     a BERT-style model reads [MASK] in place of one token
     kv_cache.py   generate with and without the KV cache: ids, rows and per-step times compared
+    kv_cache_lengths.py  one cached and one uncached step timed at growing lengths (lesson 16)
     long_sequences.py  attention's cost as n grows, sparse patterns on a trained model, Linformer
 
 Everything that only reads a finished trace or the exported weights lives in
