@@ -34,13 +34,18 @@ LONG = ("the cat rested near the lake. the dog jumped over the boat. the animal 
 
 def full_run(bundle, prompt: str, limit: int = 200) -> dict:
     """Sampling settings whose run writes all NEW tokens (no early <eos>) for this prompt: our
-    models write short sentences, so a warmer temperature is tried when T = 1 always ends."""
+    models write short sentences, so a warmer temperature is tried when T = 1 always ends. If
+    none does (moe-tiny after the long prompt: its rows were single sentences), the longest
+    run found; both variants then write the same tokens, and the table prints how many."""
+    best = (-1, {})
     for temperature in (1.0, 1.5, 2.0):
         for seed in range(limit):
             kwargs = dict(strategy="sample", temperature=temperature, seed=seed, max_new_tokens=NEW)
-            if len(generate(bundle, prompt, **kwargs).new_ids) == NEW:
+            n = len(generate(bundle, prompt, **kwargs).new_ids)
+            if n == NEW:
                 return kwargs
-    raise RuntimeError(f"no seed below {limit} writes {NEW} tokens after {prompt[:30]!r}")
+            best = max(best, (n, kwargs), key=lambda b: b[0])
+    return best[1]
 
 
 def timed(bundle, prompt: str, kwargs: dict, repeats: int) -> tuple[float, float, dict]:
