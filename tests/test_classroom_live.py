@@ -8,22 +8,12 @@ import dataclasses
 
 import pytest
 
-from tests.support.fake_clock import Clock
+from tests.support.live_store import clock, store  # noqa: F401 (fixtures)
 from tfviz.classroom import catalog, live
 from tfviz.classroom.codes import CODE_ALPHABET, format_code, parse_code
 from tfviz.classroom.live import LiveStore, SessionGone, UnknownCode, WrongKey
 from tfviz.exercises.fmt import fmt_values
 from tfviz.exercises.registry import EXERCISES
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def store(clock):
-    return LiveStore(clock=clock)
 
 
 # -- the catalogue agrees with the exercises ------------------------------------------------

@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.fake_clock import Clock
+from tests.support.live_store import clock, store  # noqa: F401 (fixtures)
 from tfviz.classroom import live
 from tfviz.classroom.live import (BadValue, LiveStore, ServerFull, SessionFull, SessionGone,
                                   TooManyTries, UnknownCode)
 from tfviz.textinput import MAX_TEXT_CHARS
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def store(clock):
-    return LiveStore(clock=clock)
 
 
 # -- caps -----------------------------------------------------------------------------------

@@ -7,18 +7,8 @@ import threading
 
 import pytest
 
-from tests.support.fake_clock import Clock
+from tests.support.live_store import clock, store  # noqa: F401 (fixtures)
 from tfviz.classroom.live import BadValue, LiveStore
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def store(clock):
-    return LiveStore(clock=clock)
 
 
 # -- the slip dashboard ---------------------------------------------------------------------
