@@ -102,13 +102,16 @@ class MoE(nn.Module):
         if self.cfg.moe_capacity_factor is None:
             keep = torch.ones(B, T, k, dtype=torch.bool)
             served += F.one_hot(top_i, E).sum((1, 2))
-        else:
-            keep = torch.empty(B, T, k, dtype=torch.bool)
-            for t in range(T):
-                room = self.capacity(offset + t + 1, k)  # ceil(f * tokens so far * k / E)
-                fits = served.gather(1, top_i[:, t]) < room  # (B, k): the k experts are distinct
-                keep[:, t] = fits
-                served.scatter_add_(1, top_i[:, t], fits.long())
+        else:  # plain Python on small ints: a torch op per token cost 3x the layer's matmuls
+            rooms = [self.capacity(offset + t + 1, k) for t in range(T)]  # ceil(f*tokens so far*k/E)
+            counts, fits = served.tolist(), []
+            for row, chosen in zip(counts, top_i.tolist()):  # row: (E,), chosen: (T, k)
+                for t, experts in enumerate(chosen):  # the k experts of a token are distinct
+                    for e in experts:
+                        fits.append(row[e] < rooms[t])
+                        row[e] += fits[-1]
+            keep = torch.tensor(fits, dtype=torch.bool).reshape(B, T, k)
+            served = torch.tensor(counts, dtype=torch.long)
         weights = top_p * keep
         self.hook_expert_indices(top_i)
         self.hook_expert_weights(weights)
