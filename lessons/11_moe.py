@@ -76,10 +76,15 @@ else:
                      rf"\frac{{{n} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
         instant(ivm.load_chart, routes, cap, layer=layer0)
         drops = [{"layer": layer, **row} for layer, r in enumerate(routes)
-                 for row in ma.dropped_tokens(r, trace.tokens)]
+                 for row in ma.dropped_tokens(r, trace.tokens, cfg.moe_capacity_factor)]
         if drops:
             st.markdown(f"**{len(drops)} choice(s) dropped**, over all {L} layers:")
             table(drops, hide_index=True)
+            st.caption("Each was dropped because its expert had already served as many of the "
+                       "tokens before it as the budget by then allows. Early in a sentence that "
+                       "budget is small, so an expert can turn a token away while its bar stays "
+                       "far below the dashed line, which is the budget at the end of the "
+                       "sentence.")
         else:
             st.success(f"No token was dropped in any of the {L} layers: every expert had room for "
                        "everyone who chose it.")

@@ -51,6 +51,12 @@ def test_dropped_tokens_are_accounted_for():
     first = rows[0]
     t = int(first["token"].split()[0])
     assert r.dropped[t, first["choice"] - 1] and r.indices[t, first["choice"] - 1] == first["expert"]
+    # with the factor, each row says why: the expert had served its budget by then
+    for row in ma.dropped_tokens(r, tr.tokens, 0.3):
+        t = int(row["token"].split()[0])
+        served = sum(1 for u in range(t) for s in range(2)
+                     if r.indices[u, s] == row["expert"] and not r.dropped[u, s])
+        assert row["served before"] == served >= row["budget by then"] == math.ceil(0.3 * (t + 1) * 2 / 4)
 
 
 def test_token_words_and_classes():

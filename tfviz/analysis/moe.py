@@ -96,12 +96,21 @@ def capacity_of(factor: float | None, n_tokens: int, k: int, n_experts: int) -> 
     return None if factor is None else max(1, math.ceil(factor * n_tokens * k / n_experts))
 
 
-def dropped_tokens(r: Routing, tokens: Sequence[str]) -> list[dict]:
-    """One row per dropped choice: which token, its 1st/2nd/... choice, the expert, the gate."""
+def dropped_tokens(r: Routing, tokens: Sequence[str], factor: float | None = None) -> list[dict]:
+    """One row per dropped choice: which token, its 1st/2nd/... choice, the expert, the gate;
+    with the capacity ``factor``, also how many tokens the expert had served before it and
+    its budget by then, ceil(factor · (t + 1) · k / E) for the token at position t."""
     rows, labels = [], token_labels(tokens)
+    k, E = r.indices.shape[1], r.probs.shape[1]
     for t, slot in zip(*np.nonzero(r.dropped)):
-        rows.append({"token": labels[t], "choice": int(slot) + 1,
-                     "expert": int(r.indices[t, slot]), "gate p": float(r.probs[t, r.indices[t, slot]])})
+        e = int(r.indices[t, slot])
+        row = {"token": labels[t], "choice": int(slot) + 1, "expert": e,
+               "gate p": float(r.probs[t, e])}
+        if factor is not None:
+            earlier = (r.indices[:t] == e) & ~r.dropped[:t]  # its earlier tokens it served
+            row |= {"served before": int(earlier.sum()),
+                    "budget by then": capacity_of(factor, t + 1, k, E)}
+        rows.append(row)
     return rows
 
 
