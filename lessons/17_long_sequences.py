@@ -4,7 +4,7 @@ import streamlit as st
 
 from tfviz.experiments import long_sequences as ls
 from tfviz.model.masks import receptive_field, reach_by_layer, sparse_pattern
-from tfviz.ui.cache import get_trace, read_text
+from tfviz.ui.cache import coref_gap_notice, get_trace, read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import attention_timings, pattern_whatifs
 from tfviz.ui.notes import in_the_notes
@@ -117,7 +117,9 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
                     "next one, so there is no next-token loss or answer to compare here. Pick "
                     "gpt-tiny in the sidebar for those.")
         else:
-            answers = ls.asks_for_it(text) and reading.notice is None
+            answers = ls.asks_for_it(text, tokens) and reading.notice is None
+            if answers and (gap_note := coref_gap_notice(name, text)):
+                st.info(gap_note)  # why "the teacher ..." gets a noun it was trained on
             table(ls.whatif_table(runs, lambda i: bundle.token_strings([i])[0], answers),
                   hide_index=True)
             notes = ["Loss: the mean surprise (cross-entropy, in nats) of the model at each "
@@ -132,8 +134,9 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
                 notes.append("Your text was cut to the model's context, so its last words are "
                               "not read and the model's answer is not shown.")
             else:
-                notes.append("To see the model's answer to what \"it\" refers to, end your "
-                             "text with \"It refers to the\" (the sidebar example "
+                notes.append("To see the model's answer to what \"it\" refers to, write an "
+                             "\"it\" sentence with two nouns and end it with \"It refers to "
+                             "the\" (the sidebar example "
                              "\"Coreference, with the probe\" does): its most probable next "
                              "word is then its answer.")
             st.caption(" ".join(notes))

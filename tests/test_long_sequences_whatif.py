@@ -62,17 +62,23 @@ def test_best_rank_errors_against_numpy_svd():
     assert np.all(np.diff(got) <= 1e-12)  # never worse with more rows
 
 
-def test_asks_for_it():
-    assert ls.asks_for_it(PROBE) and ls.asks_for_it("it REFERS to   the  ")
-    assert not ls.asks_for_it("The animal was tired.")
-    assert not ls.asks_for_it("she prefers to the")
-    assert not ls.asks_for_it("")
+def test_asks_for_it(gpt):
+    def asks(text):
+        return ls.asks_for_it(text, gpt.token_strings(gpt.read(text).ids))
+
+    assert asks(PROBE) and asks("the dog saw the road because it was wide. it REFERS to   the  ")
+    assert not asks("The animal was tired.")
+    assert not asks("the dog saw the road because it was wide. she prefers to the")
+    assert not asks("flying arrows. It refers to the")  # no "it" with two nouns before it
+    assert not asks("")
 
 
 def _direct(bundle, ids, kind):
-    """Logits of a model built with ``kind`` and the shared weights, by plain torch."""
+    """Logits of a model built with ``kind`` and the shared weights, by plain torch. Its context
+    is the text's length, so the model draws its own pattern over exactly those positions, as
+    the explorer does (gpt-tiny's sine positions do not depend on the context length)."""
     keys = {"seed": "pattern_seed"}
-    cfg = dataclasses.replace(bundle.config, attn_pattern=kind,
+    cfg = dataclasses.replace(bundle.config, attn_pattern=kind, max_seq_len=len(ids),
                               **{keys.get(k, k): v for k, v in PATTERN.items()})
     model = Transformer(cfg).eval()
     model.load_state_dict(bundle.model.state_dict())
@@ -106,14 +112,18 @@ def test_whatif_loss_and_answer_are_the_model_run_directly(gpt):
         torch.testing.assert_close(v, before[k], atol=0, rtol=0)
 
 
-def test_whatif_maps_obey_the_pattern(gpt):
+@pytest.mark.parametrize("kind", ["sliding", "dilated", "global", "bigbird", "strided"])
+def test_whatif_maps_obey_the_mask_the_explorer_draws(gpt, kind):
+    """The what-if reads through exactly the explorer's mask for this text: BigBird's random
+    keys too (drawn over the text's n positions, not over the model's whole context)."""
     ids = gpt.read(PROBE).ids
     n = len(ids)
-    runs = ls.pattern_whatifs(gpt.model, ids, kinds=("sliding",), **PATTERN)
-    allowed = ls.causal_pattern("sliding", n, **PATTERN)
-    maps = runs["sliding"].patterns  # (L, H, n, n)
+    runs = ls.pattern_whatifs(gpt.model, ids, kinds=(kind,), **PATTERN)
+    allowed = ls.causal_pattern(kind, n, **PATTERN)
+    maps = runs[kind].patterns  # (L, H, n, n)
     assert maps.shape[-2:] == (n, n)
     assert np.all(maps[..., ~allowed] == 0)
+    assert np.all((maps > 0).any((0, 1)) == allowed)  # every allowed key is read by some head
     np.testing.assert_allclose(maps.sum(-1), 1, atol=1e-5)
 
 

@@ -57,11 +57,14 @@ def _frame(at, column):
 
 
 def _direct(kind, text):
-    """(loss, answer word, probability) of gpt-tiny built with ``kind``, run by plain torch."""
+    """(loss, answer word, probability) of gpt-tiny built with ``kind``, run by plain torch; its
+    context is the text's length, so it draws its pattern over the text's positions as the
+    explorer does (sine positions do not depend on the context length)."""
     b = tfviz.load("gpt-tiny")
-    model = Transformer(dataclasses.replace(b.config, attn_pattern=kind, **DEFAULTS)).eval()
-    model.load_state_dict(b.model.state_dict())
     ids = b.encode(text)
+    model = Transformer(dataclasses.replace(b.config, attn_pattern=kind, max_seq_len=len(ids),
+                                            **DEFAULTS)).eval()
+    model.load_state_dict(b.model.state_dict())
     with torch.no_grad():
         logits = model(torch.tensor([ids]))[0].double()
     p = torch.softmax(logits[-1], -1)
@@ -90,7 +93,7 @@ def test_default_text_says_how_to_get_the_answer(app_page):
     assert '"it" refers to the …' not in table.columns
     text = at.session_state["text"]
     assert table["next-token loss (nats)"][0] == pytest.approx(_direct("full", text)[0], abs=1e-3)
-    assert any('end your text with "It refers to the"' in c.value for c in at.caption)
+    assert any('end it with "It refers to the"' in c.value for c in at.caption)
 
 
 def test_one_token_has_no_loss(app_page):

@@ -1,5 +1,7 @@
 """Text as learners type it: the tokenizer lesson shows what the model reads, and the sidebar
 and the coreference lesson name the words the model never learned."""
+import pytest
+
 import tfviz
 from tfviz.ui.state import EXAMPLES
 
@@ -37,15 +39,17 @@ def test_coreference_lesson_says_when_a_known_word_is_new_to_the_pattern(app_pag
     assert not any("was never" in str(i.value) for i in plain.info)
 
 
-def test_decoding_lesson_explains_a_noun_from_outside_the_pattern(app_page):
+@pytest.mark.parametrize("page", ["14_decoding.py", "17_long_sequences.py"])
+def test_pages_that_show_the_answer_explain_a_noun_from_outside_the_pattern(app_page, page):
     """gpt-tiny continues the teacher sentence with a noun it was trained on (not "teacher"):
-    the page where the continuation is shown says why, and says nothing for a known pattern."""
+    the pages that show its answer (the continuation, the what-if table) say why, and say
+    nothing for a known pattern."""
     from tfviz.decoding import generate
 
     gpt = tfviz.load("gpt-tiny")
     assert generate(gpt, TEACHER, max_new_tokens=1).text.strip() != "teacher"
-    at = app_page("14_decoding.py", text=TEACHER)
+    at = app_page(page, text=TEACHER)
     infos = [str(i.value) for i in at.info]
     assert any('"teacher" was never the first noun' in i for i in infos), infos
-    plain = app_page("14_decoding.py", text=EXAMPLES["Coreference, with the probe"])
+    plain = app_page(page, text=EXAMPLES["Coreference, with the probe"])
     assert not any("was never" in str(i.value) for i in plain.info)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tfviz.analysis.coref import SPACE_MARKERS
+from tfviz.analysis.coref import SPACE_MARKERS, coref_spans
 from tfviz.config import PATTERNS
 from tfviz.model.masks import receptive_field, sparse_pattern
 from tfviz.reference import causal_mask
@@ -31,9 +31,13 @@ def causal_pattern(kind: str, n: int, **pattern: int) -> np.ndarray:
     return sparse_pattern(kind, n, **pattern) & causal_mask(n)
 
 
-def with_pattern(model, kind: str, **pattern: int):
+def with_pattern(model, kind: str, n: int | None = None, **pattern: int):
     """A copy of ``model`` whose self-attention uses ``kind`` (sparse_pattern's keywords).
-    The shared model is never touched; the copy is small (the lesson's models are tiny)."""
+    The shared model is never touched; the copy is small (the lesson's models are tiny).
+
+    With ``n``, the first n positions use exactly the mask the pattern explorer draws for n
+    tokens: BigBird's random keys are drawn over the positions there are, so a pattern drawn
+    for the whole context would pick other keys for a short text."""
     cfg = model.cfg
     keys = dict(window=cfg.window, dilation=cfg.dilation, n_global=cfg.n_global,
                 n_random=cfg.n_random, stride=cfg.stride, seed=cfg.pattern_seed) | pattern
@@ -44,6 +48,8 @@ def with_pattern(model, kind: str, **pattern: int):
                                   pattern_seed=keys["seed"])
     if kind != "full":
         allowed = sparse_pattern(kind, cfg.max_seq_len, **keys)
+        if n is not None:
+            allowed[:n, :n] = sparse_pattern(kind, n, **keys)
         new.register_buffer("pattern_allowed", torch.from_numpy(allowed), persistent=False)
     return new
 
@@ -60,14 +66,18 @@ def next_token_loss(logits: np.ndarray, ids) -> float:
 _PROBE = re.compile(r"(?:^|\W)refers\s+to\s+the\s*$", re.IGNORECASE)
 
 
-def asks_for_it(text: str) -> bool:
-    """True if ``text`` ends with "refers to the" (any case): then the model's next token is
-    its answer to what "it" refers to.
+def asks_for_it(text: str, tokens) -> bool:
+    """True if ``text`` ends with "refers to the" (any case) and its ``tokens`` hold an "it"
+    with two nouns before it: then the model's next token is its answer to what "it" refers to.
 
-    >>> asks_for_it("... because it was too wide. It refers to the "), asks_for_it("it prefers to the")
+    >>> toks = lambda t: ["␣" + w for w in t.replace(".", " .").split()]
+    >>> probe = "the dog didn't cross the road because it was too wide. It refers to the "
+    >>> asks_for_it(probe, toks(probe)), asks_for_it("it prefers to the", toks("it prefers to the"))
     (True, False)
+    >>> asks_for_it("flying arrows. It refers to the", toks("flying arrows. It refers to the"))
+    False
     """
-    return bool(_PROBE.search(text))
+    return bool(_PROBE.search(text)) and coref_spans(tokens) is not None
 
 
 class WhatIf(NamedTuple):
@@ -82,7 +92,7 @@ def pattern_whatifs(model, ids, kinds=PATTERNS, **pattern: int) -> dict[str, Wha
     next-token answer at the last position and its attention maps. ``model`` is not changed."""
     out = {}
     for kind in kinds:
-        trace = run_with_trace(with_pattern(model, kind, **pattern).eval(), list(ids))
+        trace = run_with_trace(with_pattern(model, kind, n=len(ids), **pattern).eval(), list(ids))
         probs = torch.softmax(torch.as_tensor(trace.logits[-1], dtype=torch.float64), -1)
         maps = np.stack([trace["pattern", layer] for layer in range(model.cfg.n_layers)])
         out[kind] = WhatIf(next_token_loss(trace.logits, ids), int(probs.argmax()),
@@ -98,7 +108,7 @@ def whatif_table(runs: Mapping[str, WhatIf], word: Callable[[int], str],
     full = runs["full"].loss
 
     def shown(x: float) -> float | None:  # one token: no loss (None, an empty cell)
-        return None if math.isnan(x) else round(x, 3)
+        return None if math.isnan(x) else round(x, 3) + 0.0  # + 0.0: never "-0.0"
 
     table = {"pattern": list(runs), "next-token loss (nats)": [shown(r.loss) for r in runs.values()],
              "change vs full": [shown(r.loss - full) for r in runs.values()]}

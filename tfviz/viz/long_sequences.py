@@ -67,14 +67,16 @@ def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float]
 
 def attention_map(weights: np.ndarray, tokens: Sequence[str], title: str) -> alt.Chart:
     """(n, n) attention weights, queries as rows and keys as columns, labelled "i token"; a
-    fixed step per row (24 px for a sentence, smaller for a long text); labels up to 40 tokens."""
+    fixed step per row (24 px for a sentence, smaller for a long text); labels up to 23 tokens."""
     labels = token_labels(tokens)
     n = weights.shape[0]
     rows = [{"query": labels[i], "key": labels[j], "weight": round(float(weights[i, j]), 4)}
             for i in range(n) for j in range(n)]
-    axis = alt.Axis(labels=n <= 40, ticks=n <= 40, labelLimit=90, labelOverlap=False)
-    # a fixed step per column too, not the container's width, and 24 px per row: presenter
-    # view's 24 px labels then get 36 px each instead of running into each other
+    # a fixed step per row and column, not the container's width, and 24 px while there are
+    # labels: presenter view's 24 px labels then get 36 px each instead of running into each
+    # other. From 24 tokens on the cells shrink, and the tooltips name the tokens instead.
+    labelled = n <= 23
+    axis = alt.Axis(labels=labelled, ticks=labelled, labelLimit=90, labelOverlap=False)
     step = alt.Step(max(3, min(24, 560 // n)))
     return alt.Chart(alt.Data(values=rows), title=title).mark_rect().encode(
         x=alt.X("key:N", sort=labels, axis=axis, title="key"),
