@@ -160,8 +160,8 @@ def picture_pixels(url: str) -> np.ndarray:
 
 
 def test_long_texts_travel_as_pictures(gpt):
-    """Past instant.PICTURE_CELLS cells a map is one picture: scores red-blue on one range for
-    every layer and head with masked cells grey, weights as instant's cividis pictures."""
+    """Past instant_pictures.PICTURE_CELLS cells a map is one picture: scores red-blue on one range for
+    every layer and head with masked cells grey, weights as instant_pictures' cividis pictures."""
     trace = gpt.trace("the cat sat on the mat by the door")  # 33 byte tokens
     n = len(trace.tokens)
     assert im.pictured(n) and not im.pictured(13)

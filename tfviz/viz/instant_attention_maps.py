@@ -113,7 +113,7 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
                         {"hconcat": [panel("V", "V"), panel("Z", "Z = A V")], "spacing": 24,
                          "resolve": apart}],
             "resolve": apart, "spacing": 24}
-    pictures = n * n > PICTURE_CELLS  # a long text's A is a picture (see instant.picture)
+    pictures = n * n > PICTURE_CELLS  # a long text's A is a picture (see instant_pictures.picture)
     titles = {"x_title": "key", "y_title": "query", "value_title": "weight"}
     big = {"data": {"name": "A"},
            **(picture_layer(n, n, **titles, before=[{"filter": HEAD}]) if pictures else

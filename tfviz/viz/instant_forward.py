@@ -9,7 +9,7 @@ to show for the step has no rows and folds away (its sizes follow its rows):
 
 - the step's words: what happens, the formula written in plain text, the tensor's shape;
 - a heatmap (tokens × dimensions, attention weights, gates, logits) or the strip of token ids;
-  a map of more than ``instant.PICTURE_CELLS`` cells travels as one picture (cividis for
+  a map of more than ``instant_pictures.PICTURE_CELLS`` cells travels as one picture (cividis for
   weights, red-blue about 0 otherwise), which the browser swaps at once, with no hover values;
 - horizontal bars for the final top-k prediction.
 
@@ -30,7 +30,7 @@ from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider
 from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
-# Maps of more cells than instant.PICTURE_CELLS travel as pictures: a 13-token residual step
+# Maps of more cells than instant_pictures.PICTURE_CELLS travel as pictures: a 13-token residual step
 # (832 cells) took 120 ms to redraw as cells on a loaded machine, its picture a few ms.
 WIDTH = 720  # the heatmap's width: 256 hidden units still get about 3 px each
 _SYMBOLS = {r"\alpha": "α", r"\sum": "Σ", r"\to": "→", r"\leftarrow": "←", r"\dots": "…",
@@ -75,7 +75,7 @@ def plain_formula(latex: str) -> str:
 
 
 def diverging_picture(matrix: np.ndarray, bound: float) -> str:
-    """A matrix as a PNG data URL, red-blue from -bound to bound (``instant.picture``)."""
+    """A matrix as a PNG data URL, red-blue from -bound to bound (``instant_pictures.picture``)."""
     bound = bound or 1.0
     return picture(matrix, low=-bound, high=bound, colours=RED_BLUE)
 
