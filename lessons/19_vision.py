@@ -11,8 +11,9 @@ from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import chart, show_code, table
 from tfviz.viz import instant_vision as iv
 from tfviz.viz import vision as vv
-from tfviz.viz.style import rgb
-from tfviz.vision import SHAPES, patchify, shapes_image
+from tfviz.data.shapes import MAX_NOISE
+from tfviz.viz.style import unit_rgb
+from tfviz.vision import MIN_CHANNEL, SHAPES, patchify, radius_range, shapes_image
 
 bundle = get_vit()
 cfg = bundle.config
@@ -23,9 +24,7 @@ W = bundle.weights()
 def _settings(seed: int) -> None:
     """Put the shape, place, size and colour that ``seed`` draws into the controls."""
     _, label = shapes_image(seed, S)
-    st.session_state.update(vi_seed=seed, vi_kind=label.kind, vi_row=round(label.centre[0] * 2) / 2,
-                            vi_col=round(label.centre[1] * 2) / 2, vi_radius=round(label.radius * 2) / 2,
-                            vi_colour="#%02x%02x%02x" % tuple(round(c * 255) for c in label.colour))
+    st.session_state.update(vi_seed=seed, **{f"vi_{k}": v for k, v in av.label_settings(label).items()})
 
 
 def _randomise() -> None:
@@ -58,11 +57,12 @@ with step("1 · Draw an image"):
     radius = c2.slider("Size (radius, pixels)", 1.0, S / 2, step=0.5, key="vi_radius")
     hex_colour = c3.color_picker("Colour", key="vi_colour")
     noise = c3.slider("Noise (standard deviation)", 0.0, 0.5, step=0.01, key="vi_noise")
-    colour = tuple(c / 255 for c in rgb(hex_colour))
-    image, label = drawn_image(int(st.session_state.vi_seed), S, kind, (row, col), radius, colour, noise)
-    st.caption(f"vit-tiny was trained on radii {S / 8:g}–{S / 4:g} pixels, shapes fully on the canvas, "
-               "colours with every channel at least 0.35 and noise up to 0.15. Go beyond that to see "
-               "where it stops knowing.")
+    image, label = drawn_image(int(st.session_state.vi_seed), S, kind, (row, col), radius,
+                               unit_rgb(hex_colour), noise)
+    low, high = radius_range(S)
+    st.caption(f"vit-tiny was trained on radii {low:g}–{high:g} pixels, shapes fully on the canvas, "
+               f"colours with every channel at least {MIN_CHANNEL:g} and noise up to {MAX_NOISE:g}. "
+               "Go beyond that to see where it stops knowing.")
 
     grid = av.patch_grid(S, S, C, P)
     left, right = st.columns([1, 1])
@@ -134,8 +134,7 @@ with step("4 · The class token and the positions"):
 
 with step("5 · What vit-tiny says"):
     tr = vit_trace(image)
-    probs = av.softmax(tr.logits)
-    guess = cfg.classes[int(np.argmax(probs))]
+    probs, guess = av.prediction(tr.logits, cfg.classes)
     c1, c2 = st.columns([1, 2])
     c1.metric("Prediction", guess, help="The class with the highest probability.")
     c1.markdown(f"Drawn: **{label.kind}**. " + ("Right." if guess == label.kind else "Wrong."))

@@ -112,6 +112,14 @@ def shape_mask(label: ShapeLabel, size: int) -> np.ndarray:
     raise ValueError(f"unknown shape {label.kind!r}; choose one of {SHAPES}")
 
 
+MIN_CHANNEL = 0.35  # a drawn colour's every channel is at least this bright
+
+
+def radius_range(size: int) -> tuple[float, float]:
+    """The radii the generator draws from on a size×size canvas: size/8 to size/4."""
+    return size / 8, size / 4
+
+
 def shapes_image(seed: int, size: int = 32, *, kind: str | None = None,
                  centre: tuple[float, float] | None = None, radius: float | None = None,
                  colour: tuple[float, float, float] | None = None,
@@ -146,10 +154,10 @@ def shapes_image(seed: int, size: int = 32, *, kind: str | None = None,
         raise ValueError(f"the radius must be above 0 and at most {size / 2}, got {radius}")
     rng = np.random.default_rng(seed)
     drawn_kind = SHAPES[int(rng.integers(len(SHAPES)))]
-    drawn_radius = float(rng.uniform(size / 8, size / 4))
+    drawn_radius = float(rng.uniform(*radius_range(size)))
     r = drawn_radius if radius is None else float(radius)
     drawn_centre = tuple(float(c) for c in rng.uniform(r, size - r, 2))
-    drawn_colour = tuple(float(c) for c in rng.uniform(0.35, 1.0, 3))
+    drawn_colour = tuple(float(c) for c in rng.uniform(MIN_CHANNEL, 1.0, 3))
     label = ShapeLabel(kind=drawn_kind if kind is None else kind,
                        centre=drawn_centre if centre is None else tuple(map(float, centre)),
                        radius=r,

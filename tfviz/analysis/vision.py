@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfviz.reference import softmax  # noqa: F401 (class probabilities: the one numpy softmax)
-from tfviz.vision import patchify
+from tfviz.reference import softmax
+from tfviz.vision import ShapeLabel, patchify
+from tfviz.viz.style import hex_colour
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,31 @@ def position_similarity(E_pos: np.ndarray, patch: int, rows: int, cols: int) -> 
     pos = np.asarray(E_pos, dtype=np.float64)[1:]  # (N, D): the patches' rows
     unit = pos / np.linalg.norm(pos, axis=1, keepdims=True)
     return (unit @ unit[patch]).reshape(rows, cols)  # (rows, cols)
+
+
+def label_settings(label: ShapeLabel, step: float = 0.5) -> dict:
+    """What the lesson's controls show for a drawn ``label``: the kind, the centre's row and
+    column and the radius on the sliders' grid of ``step`` pixels, the colour as "#rrggbb".
+
+    >>> label_settings(ShapeLabel("circle", (3.3, 7.8), 2.2, (1.0, 0.0, 0.2)))
+    {'kind': 'circle', 'row': 3.5, 'col': 8.0, 'radius': 2.0, 'colour': '#ff0033'}
+    """
+    def on_grid(x: float) -> float:
+        return round(x / step) * step
+
+    return {"kind": label.kind, "row": on_grid(label.centre[0]), "col": on_grid(label.centre[1]),
+            "radius": on_grid(label.radius), "colour": hex_colour(label.colour)}
+
+
+def prediction(logits: np.ndarray, classes: Sequence[str]) -> tuple[np.ndarray, str]:
+    """The class probabilities (softmax of the logits) and the most probable class.
+
+    >>> probs, guess = prediction(np.array([0.0, 2.0, 0.0]), ["circle", "square", "triangle"])
+    >>> guess, round(float(probs[1]), 3)
+    ('square', 0.787)
+    """
+    probs = softmax(logits)
+    return probs, classes[int(np.argmax(probs))]
 
 
 def shape_table(cfg) -> list[dict]:

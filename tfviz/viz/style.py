@@ -22,6 +22,24 @@ def rgb(hex_colour: str) -> tuple[int, int, int]:
     return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
 
 
+def unit_rgb(hex_colour: str) -> tuple[float, float, float]:
+    """"#rrggbb" as red, green and blue in 0-1, as images hold them.
+
+    >>> unit_rgb("#ff0033")
+    (1.0, 0.0, 0.2)
+    """
+    return tuple(c / 255 for c in rgb(hex_colour))
+
+
+def hex_colour(unit: tuple[float, float, float]) -> str:
+    """Red, green and blue in 0-1 as "#rrggbb", each rounded to the nearest of 256 steps.
+
+    >>> hex_colour((1.0, 0.0, 0.2))
+    '#ff0033'
+    """
+    return "#%02x%02x%02x" % tuple(round(c * 255) for c in unit)
+
+
 def label_margin(labels, *, title: bool = True) -> int:
     """Pixels a column of tick labels (and an axis title) needs beside a plot.
 
