@@ -27,19 +27,14 @@ with step("1 · The quadratic cost, measured here"):
     w = c2.slider("Window w", 4, 64, 16, key="ls_cost_w")
     ns = [top // 8, top // 4, top // 2, top]
     costs = attention_timings(tuple(ns), w)
-    mb = {kind: tuple(getattr(c, f"{kind}_bytes") / 2**20 for c in costs) for kind in ("full", "window")}
     c1, c2 = st.columns(2)
     with c1:
         vega(lv.cost_chart, tuple(ns), tuple(c.full_ms for c in costs),
              tuple(c.window_ms for c in costs), "time (ms)")
     with c2:
-        vega(lv.cost_chart, tuple(ns), mb["full"], mb["window"], "peak memory (MB)")
-    table({"n": [c.n for c in costs], "full (ms)": [round(c.full_ms, 2) for c in costs],
-           "window (ms)": [round(c.window_ms, 2) for c in costs],
-           "full memory (MB)": [round(m, 3) for m in mb["full"]],
-           "window memory (MB)": [round(m, 3) for m in mb["window"]],
-           "scores held, full (n²)": [c.full_cells for c in costs],
-           "scores held, window (n·(w+1))": [c.window_cells for c in costs]}, hide_index=True)
+        vega(lv.cost_chart, tuple(ns), tuple(c.full_mb for c in costs),
+             tuple(c.window_mb for c in costs), "peak memory (MB)")
+    table(ls.cost_table(costs), hide_index=True)
     st.caption(
         "One head, 32 numbers per query, float32 (4 bytes a number). Solid lines are measured on "
         "this server's CPU (kept for ten minutes); the dashed lines grow as n² and as n·w and are "

@@ -12,7 +12,7 @@ import functools
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -192,6 +192,24 @@ class Cost(NamedTuple):
     window_cells: int  # n·(w+1)
     full_bytes: int  # measured peak memory (peak_bytes)
     window_bytes: int
+
+    @property
+    def full_mb(self) -> float:
+        return self.full_bytes / 2**20
+
+    @property
+    def window_mb(self) -> float:
+        return self.window_bytes / 2**20
+
+
+def cost_table(costs: Sequence[Cost]) -> dict[str, list]:
+    """Lesson 17's table of the measured costs: times (ms), peak memory (MB), scores held."""
+    return {"n": [c.n for c in costs], "full (ms)": [round(c.full_ms, 2) for c in costs],
+            "window (ms)": [round(c.window_ms, 2) for c in costs],
+            "full memory (MB)": [round(c.full_mb, 3) for c in costs],
+            "window memory (MB)": [round(c.window_mb, 3) for c in costs],
+            "scores held, full (n²)": [c.full_cells for c in costs],
+            "scores held, window (n·(w+1))": [c.window_cells for c in costs]}
 
 
 def attention_cost(ns, window: int = 16, d: int = 32, repeats: int = 3, seed: int = 0) -> list[Cost]:
