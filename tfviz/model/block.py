@@ -41,7 +41,7 @@ class BlockOutput(NamedTuple):
     x: Tensor  # (B, T, d)
     kv: tuple[Tensor, Tensor]  # this layer's self-attention keys and values, for the KV cache
     aux_loss: Tensor  # MoE load-balancing loss, a zero scalar for a dense feed-forward block
-    served: Tensor | None  # MoE: (B, E) tokens each expert has served so far; None if dense
+    served: Tensor | None  # MoE: (B, E) tokens each expert has served so far; None if dense or uncapped
 
 
 class Block(nn.Module):
@@ -93,7 +93,7 @@ class Block(nn.Module):
     def _feed_forward(self, h: Tensor, ctx: BlockContext, served: Tensor | None
                       ) -> tuple[Tensor, Tensor, Tensor | None]:
         """FFN(h) (B, T, d), the MoE load-balancing loss (a zero scalar for a dense FFN) and
-        the MoE's grown served counts (None for a dense FFN)."""
+        the MoE's grown served counts (None for a dense FFN or an MoE without a capacity)."""
         if isinstance(self.mlp, MoE):
             return self.mlp(h, ctx.moe_top_k, served, ctx.offset)
         return self.mlp(h), h.new_zeros(()), None

@@ -80,13 +80,14 @@ class MoE(nn.Module):
         return None if f is None else max(1, math.ceil(f * n_tokens * k / self.cfg.n_experts))
 
     def forward(self, x: Tensor, top_k: int | None = None, served: Tensor | None = None,
-                offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+                offset: int = 0) -> tuple[Tensor, Tensor, Tensor | None]:
         """x: (B, T, d), positions offset..offset+T-1 of B sentences. ``served`` (B, E): tokens
         each expert has already served for the earlier positions (from the KV cache; None at
         the start of a sentence).
 
         Returns the output (B, T, d), the load-balancing auxiliary loss (a scalar) and the
-        grown ``served`` (B, E), for the next call of the same sentences.
+        grown ``served`` (B, E), for the next call of the same sentences (None without a
+        capacity: then nothing is counted).
         """
         B, T, d = x.shape
         E, k = self.cfg.n_experts, top_k or self.cfg.moe_top_k
@@ -98,13 +99,12 @@ class MoE(nn.Module):
             top_p = top_p / top_p.sum(-1, keepdim=True)
 
         # Capacity: token by token in sentence order, each against the room its prefix allows.
-        served = torch.zeros(B, E, dtype=torch.long) if served is None else served.clone()
-        if self.cfg.moe_capacity_factor is None:
+        if self.cfg.moe_capacity_factor is None:  # no limit: nothing to count
             keep = torch.ones(B, T, k, dtype=torch.bool)
-            served += F.one_hot(top_i, E).sum((1, 2))
         else:  # plain Python on small ints: a torch op per token cost 3x the layer's matmuls
             rooms = [self.capacity(offset + t + 1, k) for t in range(T)]  # ceil(f*tokens so far*k/E)
-            counts, fits = served.tolist(), []
+            counts = [[0] * E for _ in range(B)] if served is None else served.tolist()
+            fits = []
             for row, chosen in zip(counts, top_i.tolist()):  # row: (E,), chosen: (T, k)
                 for t, experts in enumerate(chosen):  # the k experts of a token are distinct
                     for e in experts:

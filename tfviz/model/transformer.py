@@ -48,7 +48,7 @@ class KVCache:
     # once per source. None: computed again from ``memory`` at the next step.
     cross: tuple[tuple[Tensor, Tensor], ...] | None = None
     # Per decoder layer, an MoE's (B, E) count of tokens each expert has served so far (its
-    # capacity is counted as the sentence goes); None for a dense layer.
+    # capacity is counted as the sentence goes); None for a dense or uncapped layer.
     served: tuple[Tensor | None, ...] | None = None
 
 
