@@ -10,7 +10,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code
 from tfviz.viz import instant_attention as ia
 from tfviz.viz import instant_attention_maps as iam
@@ -47,9 +47,12 @@ def walkthrough() -> None:
     trace = get_trace(name, text, RunOptions(scale=scale, causal=causal, temperature=temperature))
     n = len(trace.tokens)
     found = find_coref_positions(trace.tokens)
-    view = {"layer": view_value("layer", cfg.n_layers - 1),  # where the charts open: a shared
-            "head": view_value("head", cfg.n_heads - 1),  # link's view, else the model's "it"
-            "query": view_value("query", n - 1, found.probe if found else n - 1)}
+    # Where the charts open: a shared link's view, else layer 0, head 0 and the sentence's
+    # own query (its "it", else its last token), which travels in the data
+    # (tfviz.viz.instant_length): the charts' specs then hold nothing of the sentence.
+    view = {"layer": view_value("layer", cfg.n_layers - 1),
+            "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query")}
+    opens_on = found.probe if found else n - 1
     every = att.all_queries(trace)  # every layer, head and query: the browser picks the view
     if cfg.arch == "encoder-decoder":
         st.caption("This model has an encoder and a decoder; you are looking at the decoder's "
@@ -58,16 +61,17 @@ def walkthrough() -> None:
                    "(Full forward walk).")
     st.caption("Choose the layer, head and query token under any chart (the arrow keys move "
                "them too): every chart on this page follows at once, in your browser.")
+    length_marker(n, opens_on)  # fits the query sliders to this sentence
     # All three views are sent once; switching tabs, like moving a view control, runs nothing.
     tab_one, tab_matrix, tab_arrows = st.tabs(VIEWS)
     with tab_one:
-        one_query(every, view)
+        one_query(every, {**view, "default_query": opens_on})
     with tab_matrix:
         matrices(trace, view)
     with tab_arrows:
         st.markdown("Each line leaves the query on the left and lands on a key on the right; "
                     "the thicker and darker it is, the more attention that key receives.")
-        instant(iam.flying_arrows, every, **view)
+        instant(iam.flying_arrows, every, **view, default_query=opens_on)
 
 
 def one_query(every, view) -> None:

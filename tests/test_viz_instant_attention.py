@@ -25,6 +25,7 @@ from tfviz.viz import instant as iv
 from tfviz.viz import instant_attention as ia
 from tfviz.viz import instant_attention_maps as iam
 from tfviz.viz import instant_queries as iq
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.style import token_labels
 
 SCHEMA = load_schema()
@@ -52,9 +53,11 @@ def params(spec) -> dict:
     return {p["name"]: p for p in spec["params"]}
 
 
-def check_view_params(spec, cfg, n, *, layer, head, query=None):
-    """Layer and head sliders over the model's range, the query's select box over every token,
-    each starting where it was asked to."""
+def check_view_params(spec, cfg, n, *, layer, head, query=None, free=False):
+    """Layer and head sliders over the model's range, the query's slider over every token,
+    each starting where it was asked to. ``free`` (lesson 5's length-free charts): the query
+    slider spans the layout's length (the page's script narrows it) and -1 stands for the
+    sentence's default query, which rides in the data."""
     validate_jsonschema(spec, SCHEMA)
     json.dumps(spec, allow_nan=False)  # plain JSON: no numpy, no NaN
     p = params(spec)
@@ -66,8 +69,11 @@ def check_view_params(spec, cfg, n, *, layer, head, query=None):
         assert "query" not in p
     else:
         bind = p["query"]["bind"]
-        assert bind["input"] == "range" and (bind["min"], bind["max"]) == (0, n - 1)
+        upper = length_cap(n) - 1 if free else n - 1
+        assert bind["input"] == "range" and (bind["min"], bind["max"]) == (0, upper)
         assert p["query"]["value"] == query and bind["name"] == "Query token "
+    if free:
+        assert p["ntok"]["expr"] == "length(tokens)"
     return p
 
 
@@ -166,7 +172,7 @@ def test_query_vectors_carry_every_q_k_and_v(gpt):
     b, trace = gpt
     every, n = att.all_queries(trace), len(trace.tokens)
     spec = ia.query_vectors(every, layer=2, head=1, query=5)
-    p = check_view_params(spec, b.config, n, layer=2, head=1, query=5)
+    p = check_view_params(spec, b.config, n, layer=2, head=1, query=5, free=True)
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)  # "<b>" stays text: no escaping
     assert iv.spec_tokens(spec)[4] == "4 <" and p["kv"]["value"] == [0, 1, 2, 3]
     rows = spec["datasets"]["q"]  # the query's q: numbers, shown in its cells
@@ -187,7 +193,7 @@ def test_score_steps_carry_raw_scores_weights_mask_and_best_key(gpt):
     b, trace = gpt
     every, n = att.all_queries(trace), len(trace.tokens)
     spec = ia.score_steps(every, layer=1, head=3, query=n - 1)
-    check_view_params(spec, b.config, n, layer=1, head=3, query=n - 1)
+    check_view_params(spec, b.config, n, layer=1, head=3, query=n - 1, free=True)
     rows = spec["datasets"]["steps"]
     assert len(rows) == 3 * 4 * n and "s" not in rows[0]  # scaled = raw ÷ 4: the browser divides
     assert "datum.raw / 4.0" in json.dumps(spec["transform"])
@@ -222,7 +228,7 @@ def test_weighted_sum_rebuilds_each_queries_z(gpt):
     b, trace = gpt
     every, n = att.all_queries(trace), len(trace.tokens)
     spec = ia.weighted_sum(every, layer=0, head=2, query=4)
-    check_view_params(spec, b.config, n, layer=0, head=2, query=4)
+    check_view_params(spec, b.config, n, layer=0, head=2, query=4, free=True)
     values = {r["id"]: decode(r["v"]).reshape(n, -1) for r in spec["datasets"]["values"]}
     assert sorted(values) == [f"{lyr}-{h}" for lyr in range(3) for h in range(4)]
     for r in spec["datasets"]["weights"]:
@@ -243,7 +249,7 @@ def test_matrix_views_send_every_heads_matrices(gpt):
     forms, _ = atm.matrix_forms(trace, b.weights())
     n = len(trace.tokens)
     spec = iam.matrix_views(forms, trace.tokens, layer=2, head=3)
-    check_view_params(spec, b.config, n, layer=2, head=3)
+    check_view_params(spec, b.config, n, layer=2, head=3, free=True)
     for name in "QKVZ":  # pictures of every head's matrices
         for r in spec["datasets"][name]:
             want = forms[name][r["layer"], r["head"]]
@@ -265,7 +271,7 @@ def test_flying_arrows_carry_every_row_of_weights(gpt):
     b, trace = gpt
     every, n = att.all_queries(trace), len(trace.tokens)
     spec = iam.flying_arrows(every, layer=1, head=0, query=2)
-    check_view_params(spec, b.config, n, layer=1, head=0, query=2)
+    check_view_params(spec, b.config, n, layer=1, head=0, query=2, free=True)
     rows = spec["datasets"]["weights"]
     assert len(rows) == 3 * 4 * n
     for r in rows:
@@ -293,3 +299,43 @@ def test_lookup_weights_name_the_best_key_and_the_mix(gpt):
         assert r["mix"] == pytest.approx(effective_count(row), abs=TOL)
     assert r["q"] == n - 1 and counts[2, 3, 0] == pytest.approx(1.0)  # token 0 sees only itself
     assert iam.HARD in json.dumps(spec) and "1 / Σα²" in json.dumps(spec, ensure_ascii=False)
+
+
+def _lesson5_specs(bundle, text: str, **view) -> dict:
+    """Lesson 5's five charts of ``text``, as the page builds them."""
+    trace = bundle.trace(text)
+    every = att.all_queries(trace)
+    forms, _ = atm.matrix_forms(trace, bundle.weights())
+    query = {k: v for k, v in view.items() if k != "query"}
+    return {"vectors": ia.query_vectors(every, **view, default_query=2),
+            "steps": ia.score_steps(every, **view, default_query=2),
+            "sum": ia.weighted_sum(every, **view, default_query=2),
+            "matrices": iam.matrix_views(forms, trace.tokens, **query),
+            "arrows": iam.flying_arrows(every, **view, default_query=2)}
+
+
+def test_lesson5_specs_hold_nothing_of_the_sentences_length():
+    """Streamlit swaps a chart's data when its spec is unchanged and draws it anew otherwise,
+    so every sentence of 1-16 tokens must give the same five specs (tfviz.viz.instant_length);
+    what differs is the data: the tokens, and the default query (here 2) in the first row."""
+    b = _bundle(preset("gpt-tiny"))
+    texts = {n: "abcdefghijklmnopqrstuvwxyz"[:n] for n in (3, 8, 13, 16, 17)}  # a byte each
+    built = {n: _lesson5_specs(b, t, layer=1, head=2, query=None) for n, t in texts.items()}
+    assert {n: len(b.trace(t).tokens) for n, t in texts.items()} == {n: n for n in texts}
+
+    def without_data(chart):
+        return json.dumps({k: v for k, v in chart.items() if k != "datasets"}, sort_keys=True)
+
+    for name, chart in built[13].items():
+        validate_jsonschema(chart, SCHEMA)
+        same = {n: without_data(built[n][name]) == without_data(chart) for n in texts}
+        assert same == {3: True, 8: True, 13: True, 16: True, 17: False}, name
+        first = next(iter(chart["datasets"].values()))[0]
+        assert first["tokens"].split(iv.SEPARATOR) == token_labels(b.trace(texts[13]).tokens)
+        assert first.get("dq", 2) == 2
+    for name in ("vectors", "steps", "sum", "arrows"):
+        assert params(built[13][name])["query"]["value"] == -1  # the sentence's own query
+        assert params(built[13][name])["qi"]["expr"] == "query < 0 ? dq : min(query, ntok - 1)"
+    # a shared link's token is held as it is; the browser keeps it below the length
+    linked = ia.score_steps(att.all_queries(b.trace(texts[8])), query=11)
+    assert params(linked)["query"]["value"] == 11 and params(linked)["query"]["bind"]["max"] == 15

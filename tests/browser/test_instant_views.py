@@ -249,3 +249,55 @@ def test_later_lessons_offer_a_png_of_every_chart(server, browser, tmp_path, url
     assert pg.evaluate("window.__runs") == 0
     context.close()
     assert not guard.outside, guard.outside[:5]
+
+
+OTHER_LENGTHS = ("The cat sat on the mat.", "A bird saw the dog because it was very loud today.")
+SLIDERS_JS = """() => Array.from(document.querySelectorAll('.vega-bind input[name=query]'))
+    .map(e => [e.min, e.max, e.value, e.nextElementSibling.textContent])"""
+
+
+def test_a_sentence_of_another_length_keeps_lesson_5s_charts_and_fits_the_token_slider(server, browser):
+    """Lesson 5's charts are laid out for 1-16 tokens (tfviz.viz.instant_length): a sentence of
+    another length swaps their data too. The query sliders take the new sentence's range; with
+    no token chosen the charts show the sentence's own "it" (else its last token), and a
+    chosen token is kept, or the last one when the sentence is shorter."""
+    bundle = tfviz.load(DEFAULT_MODEL)
+    short, longer = (bundle.trace(t) for t in OTHER_LENGTHS)
+    n, m = len(short.tokens), len(longer.tokens)
+    assert n < m <= 16 and find_coref_positions(short.tokens) is None
+    probe = find_coref_positions(longer.tokens).probe
+    context, guard, pg = _open(browser, f"{server}/self-attention?text=" + OTHER_LENGTHS[0].replace(" ", "+")
+                               + "&layer=1&head=2")
+    last = token_labels(short.tokens)[n - 1]
+    _wait_title(pg, f"q for {last} (layer 1, head 2)")  # no "it": the last token
+    assert {tuple(s) for s in pg.evaluate(SLIDERS_JS)} == {("0", str(n - 1), str(n - 1), str(n - 1))}
+    pg.evaluate("() => { window.__svgs = Array.from(document.querySelectorAll('.vega-embed svg')); }")
+
+    box = pg.locator('[data-testid="stSidebar"] textarea')
+    box.fill(OTHER_LENGTHS[1])
+    box.press("Control+Enter")
+    _wait_title(pg, f"q for {token_labels(longer.tokens)[probe]} (layer 1, head 2)")  # its "it"
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    kept = pg.evaluate("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
+                       ".filter(s => window.__svgs.includes(s)).length")
+    assert kept == len(pg.query_selector_all(".vega-embed svg")) == 5  # no chart drawn anew
+    assert {tuple(s) for s in pg.evaluate(SLIDERS_JS)} == {("0", str(m - 1), str(probe), str(probe))}
+    q = {int(c["col"]): float(c["q"].replace("−", "-"))
+         for c in _labels(pg, ".vega-embed g.concat_0_layer_0_marks path") if "q" in c}
+    np.testing.assert_allclose([q[i] for i in range(len(q))],
+                               longer["blocks.1.attn.hook_q"][probe, 2], atol=TOL)
+    bars = [b for b in _labels(pg, ".vega-embed g.concat_5_layer_0_marks path") if "key" in b]
+    assert len(bars) == m  # one bar per key of the new sentence
+
+    # The learner picks the last token, then types the shorter sentence: its last token.
+    slider = pg.locator('.vega-bind input[name="query"]').first
+    slider.focus()
+    pg.keyboard.press("End")
+    pg.wait_for_function(f"() => location.search.includes('query={m - 1}')", timeout=10_000)
+    box.fill(OTHER_LENGTHS[0])
+    box.press("Control+Enter")
+    _wait_title(pg, f"q for {last} (layer 1, head 2)")
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    assert {tuple(s) for s in pg.evaluate(SLIDERS_JS)} == {("0", str(n - 1), str(n - 1), str(n - 1))}
+    context.close()
+    assert not guard.outside, guard.outside[:5]

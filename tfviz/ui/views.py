@@ -185,15 +185,36 @@ VIEW_SCRIPT = """
     b.addEventListener('click', () => savePng(chart));
     chart.appendChild(b);
   };
+  // Length-free charts (tfviz.viz.instant_length) are laid out for a range of lengths. The
+  // page's marker (length_marker) says how long its sentence is and which token it opens on:
+  // the query sliders beside it take the sentence's range and show the query the charts draw
+  // (the learner's, kept below the length, else the sentence's own). No event is sent: the
+  // charts already draw it.
+  const fitQueries = () => {
+    for (const m of document.querySelectorAll('.tfviz-length')) {
+      const n = +m.dataset.ntok, dq = +m.dataset.dq;
+      const root = m.closest('[data-testid="stVerticalBlock"]') || document;
+      for (const el of inputs(root, 'query')) {
+        const shown = 'query' in view ? Math.min(+view.query, n - 1) : dq;
+        el.min = 0; el.max = n - 1; el.value = shown;
+        const label = el.nextElementSibling;
+        if (label && label.tagName === 'SPAN') label.textContent = shown;
+      }
+    }
+  };
   const adopt = () => {  // a chart drawn anew: show the view, offer its PNG
-    watch(); show(document); relink();
+    watch(); fitQueries(); show(document); relink();
     for (const c of document.querySelectorAll('.vega-embed')) addSave(c);
   };
   const SVG = 'http://www.w3.org/2000/svg';  // a chart's own drawing: never holds its inputs
   const bindsInputs = (n) => n.nodeType === 1 && n.namespaceURI !== SVG &&
       (n.matches('.vega-bind, .vega-bindings') || n.querySelector('.vega-bind') !== null);
+  const marks = (n) => n.nodeType === 1 && n.namespaceURI !== SVG &&
+      (n.matches('.tfviz-length') || n.querySelector('.tfviz-length') !== null);
   new MutationObserver((records) => {
-    if (records.some((r) => Array.from(r.addedNodes).some(bindsInputs))) adopt();
+    const added = records.flatMap((r) => Array.from(r.addedNodes));
+    if (added.some(bindsInputs)) adopt();
+    else if (added.some(marks)) fitQueries();  // a new sentence: same charts, new data
   }).observe(document.body, {childList: true, subtree: true});
   w.__tfvizViews = {view, changes: 0, adopt, stale};
   adopt();
@@ -206,6 +227,22 @@ def view_sync() -> None:
     """The page's view-keeping script (see the module docstring). The frame draws it on every
     page; the browser runs it once per page load."""
     st.html(VIEW_SCRIPT % {"keys": json.dumps(list(VIEW_KEYS))}, unsafe_allow_javascript=True)
+
+
+def length_marker(n: int, default_query: int) -> None:
+    """The length and default query of the sentence that the length-free charts beside it
+    draw (``tfviz.viz.instant_length``): ``VIEW_SCRIPT`` fits their query sliders to it."""
+    st.html(f'<div hidden class="tfviz-length" data-ntok="{int(n)}" '
+            f'data-dq="{int(default_query)}"></div>')
+
+
+def linked_value(key: str) -> int | None:
+    """The view key ``key`` from the URL this run was started with, or None when the link
+    names none (or nothing a whole number)."""
+    raw = st.query_params.get(key)
+    if raw is None or not raw.strip().isdigit() or len(raw.strip()) > 4:
+        return None
+    return int(raw)
 
 
 def view_value(key: str, upper: int, default: int = 0) -> int:

@@ -25,6 +25,8 @@ The conventions every instant chart shares:
   does not, so a new sentence of the same length costs a data swap, not a new chart
   (BENCHMARKS.md, "Instant views"). For the same reason a token is chosen with a slider, and
   the chart's title names it: a select box would carry the words in its options.
+- Lesson 5's charts go further and hold nothing of the sentence's length either
+  (``tfviz.viz.instant_length``), so a sentence of another length swaps data too.
 
 Everything here returns plain dicts (JSON); ``tests/test_viz_instant.py`` validates them
 against altair's Vega-Lite schema and checks the values against the trace.
@@ -35,6 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_params
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
@@ -130,10 +133,10 @@ def stack_rows(matrices: np.ndarray, *names: str) -> list[dict]:
     return rows
 
 
-def unpack(cols: int, *, group: Sequence[str] = ()) -> list[dict]:
+def unpack(cols: int | str, *, group: Sequence[str] = ()) -> list[dict]:
     """Transforms that turn the rows of ``stack_rows`` back into one datum per cell, with
     ``row``, ``col`` and the number ``v`` (None where masked), after a filter has kept the
-    rows of the view."""
+    rows of the view. ``cols`` may be an expression ("ntok")."""
     return [{"calculate": "split(datum.v, ',')", "as": "v"},
             {"flatten": ["v"]},
             {"window": [{"op": "row_number", "as": "cell"}], "groupby": list(group)},
@@ -142,11 +145,17 @@ def unpack(cols: int, *, group: Sequence[str] = ()) -> list[dict]:
             {"calculate": f"(datum.cell - 1) % {cols}", "as": "col"}]
 
 
-def token_axis(title: str, *, labels: str = "tokens", n: int | None = None) -> dict:
-    """An axis whose ticks are positions and whose labels are ``labels[position]``."""
+def token_axis(title: str, *, labels: str = "tokens", n: int | None = None,
+               free: bool = False) -> dict:
+    """An axis whose ticks are positions and whose labels are ``labels[position]``. Past 40
+    positions only every k-th is labelled (as tfviz.viz.heatmap.MAX_TICKS); ``free`` (a
+    length-free chart, ``n`` its ``length_cap``) works k out from ``ntok`` in the browser."""
     axis = {"title": title, "labelExpr": f"{labels}[datum.value]", "labelLimit": 160,
             "labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE}
-    if n is not None and n > 40:  # as tfviz.viz.heatmap.MAX_TICKS: every k-th label
+    if n is not None and n > 40 and free:
+        axis["labelExpr"] = f"datum.value % ceil(ntok / 40) ? '' : {labels}[datum.value]"
+        axis["ticks"] = False
+    elif n is not None and n > 40:
         step = -(-n // 40)
         axis["values"] = list(range(0, n, step))
     return axis
@@ -157,10 +166,12 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
                x_labels: str = "tokens", y_labels: str = "tokens", domain=(0.0, 1.0),
                diverging: bool = False, text: bool | None = None, cell: int | None = None,
                legend: bool = True, x_axis: bool = True, y_axis: bool = True,
-               aria: bool = True, masked: bool = True) -> dict:
+               aria: bool = True, masked: bool = True, free: bool = False) -> dict:
     """A heatmap of the cells that the transforms ``before`` produce (fields row, col, v).
     Rows are drawn top to bottom, like a matrix on paper; with ``masked``, empty (None) cells
-    (a masked score) are left blank.
+    (a masked score) are left blank. ``free``: a token × token map of a length-free chart,
+    ``cols`` and ``rows`` being its ``length_cap``: the cells keep their size, the map has
+    ``ntok`` of them a side, and numbers are written in them up to 12 tokens.
 
     Every cell costs the browser a few interpreted expressions per redraw (Streamlit runs Vega
     with its CSP-safe expression interpreter), so long texts get plainer cells: no token names
@@ -178,13 +189,13 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
         "mark": {"type": "rect", "aria": aria},  # aria: each cell's values as an ARIA label
         "encoding": {
             "x": {"field": "col", "type": "ordinal",
-                  "axis": token_axis(x_title, labels=x_labels, n=cols) if x_axis else
-                  {"title": x_title or None, "labels": False, "ticks": False},
-                  "scale": {"domain": list(range(cols))}},
+                  "axis": token_axis(x_title, labels=x_labels, n=cols, free=free) if x_axis
+                  else {"title": x_title or None, "labels": False, "ticks": False},
+                  "scale": {"domain": TOKENS_DOMAIN if free else list(range(cols))}},
             "y": {"field": "row", "type": "ordinal",
-                  "axis": token_axis(y_title, labels=y_labels, n=rows) if y_axis else
-                  {"title": y_title or None, "labels": False, "ticks": False},
-                  "scale": {"domain": list(range(rows))}},
+                  "axis": token_axis(y_title, labels=y_labels, n=rows, free=free) if y_axis
+                  else {"title": y_title or None, "labels": False, "ticks": False},
+                  "scale": {"domain": TOKENS_DOMAIN if free else list(range(rows))}},
             "color": colour,
             "tooltip": [{"field": "rowlabel", "title": y_title},
                         {"field": "collabel", "title": x_title},
@@ -197,11 +208,12 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
                                        {"field": "v", "title": value_title, "format": ".4f"}]
     layers = [{"transform": [{"filter": "isValid(datum.v)"}], **rect} if masked else rect]
     if text is None:
-        text = cols * rows <= 144
+        text = cols * rows <= (256 if free else 144)
     if text:
         middle = "0.5" if not diverging else "0"
+        shown = [*(["isValid(datum.v)"] if masked else []), *(["ntok <= 12"] if free else [])]
         layers.append({
-            **({"transform": [{"filter": "isValid(datum.v)"}]} if masked else {}),
+            **({"transform": [{"filter": " && ".join(shown)}]} if shown else {}),
             "mark": {"type": "text", "fontSize": FONT_SIZE - 4},
             "encoding": {
                 "x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
@@ -210,7 +222,9 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
                                         "value": "black"}, "value": "white"} if not diverging else
                 {"value": "black"},
             }})
-    return {"width": cell * cols, "height": cell * rows,
+    size = ({"width": {"step": cell}, "height": {"step": cell}} if free else
+            {"width": cell * cols, "height": cell * rows})
+    return {**size,
             "transform": [*before, *([{"calculate": f"{y_labels}[datum.row]", "as": "rowlabel"},
                                       {"calculate": f"{x_labels}[datum.col]", "as": "collabel"}]
                                      if labelled else [])],
@@ -232,20 +246,29 @@ def renderer(marks: int) -> str:
 
 
 def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
-         description: str = "", marks: int = 0, tokens: Sequence[str] | None = None) -> dict:
+         description: str = "", marks: int = 0, tokens: Sequence[str] | None = None,
+         free: bool = False, default_query: int | None = None) -> dict:
     """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
     datasets, projector-sized text, and the renderer for its number of ``marks``.
 
     ``tokens`` (labels such as "3 ␣sat") ride in the first row of the first dataset, and the
     expression ``tokens`` reads them there: the spec itself then holds nothing of the sentence
-    but its length, and a new sentence only swaps the data (module docstring)."""
+    but its length, and a new sentence only swaps the data (module docstring).
+
+    ``free`` (a length-free chart, laid out for ``length_cap``) adds the expression ``ntok``;
+    ``default_query`` too rides in the first row, for the expressions ``dq`` and ``qi``
+    (``length_params``): the spec then holds nothing of the sentence at all."""
     if tokens is not None:
         first = next(iter(datasets))
         rows = list(datasets[first])
         rows[0] = {**rows[0], "tokens": SEPARATOR.join(str(t).replace(SEPARATOR, " ")
                                                        for t in tokens)}
+        if default_query is not None:
+            rows[0]["dq"] = int(default_query)
         datasets = {**datasets, first: rows}
         params = [*params, tokens_param(first)]
+        if free or default_query is not None:
+            params += length_params(first, default_query is not None)
     out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
            "description": description, "params": list(params), "datasets": datasets,
            "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},

@@ -6,6 +6,11 @@ section needs and lets the browser choose the layer, head and query (parameters 
 ``head``, ``query``, bound to labelled inputs under the chart). Only a what-if (scale, causal
 mask, temperature) or a new text reruns the page.
 
+They are length-free (``tfviz.viz.instant.length_cap``): a sentence of 1-16 tokens gets the
+same spec as any other, so a new sentence swaps the charts' data instead of drawing them anew.
+``query`` is the slider's start (-1 or None: the sentence's ``default_query``, else its last
+token), and the expressions read the query shown as ``qi``.
+
 The rows and view controls are ``instant_queries``'s. Every builder returns plain JSON. The
 matrices, the flying arrows and lesson 4's lookup bars are in ``instant_attention_maps``.
 """
@@ -15,34 +20,38 @@ import numpy as np
 
 from tfviz.analysis.attention import AllQueries, strongest_keys
 from tfviz.viz.instant import constant, heat_layer, spec, stack_rows, token_axis, unpack
-from tfviz.viz.instant_queries import (BLUE, GREY, ROW, WHERE, keyed, query_rows, shown_weights,
-                                       signed_picture_layer, signed_pictures, split_keys,
-                                       title_expr, view_params)
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.instant_queries import (BLUE, FREE_ROW, GREY, WHERE, keyed, query_rows,
+                                       shown_weights, signed_picture_layer, signed_pictures,
+                                       split_keys, title_expr, view_params)
 from tfviz.viz.style import FONT_SIZE, token_labels
 
 
 # --- step 1: the query's q, every key's k and v ---------------------------------------------
 
 
-def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | None = None,
+                  default_query: int | None = None) -> dict:
     """q of the chosen query (one row of d_k numbers), and k and v of every token for the
     chosen layer's key/value head."""
     n_layers, n_heads, n, dk = aq.q.shape
+    cap = length_cap(n)
     q_view = {
         "data": {"name": "q"},
         **keyed(heat_layer(dk, 1, x_title="dimension", y_title="", value_title="q", diverging=True,
-                     domain=None, cell=30, x_labels="dims", y_labels="[tokens[query]]",
+                     domain=None, cell=30, x_labels="dims", y_labels="[tokens[qi]]",
                      text=dk <= 16,
                      before=[{"filter": "datum.layer == layer && datum.head == head"},
-                             *unpack(dk), {"filter": "datum.row == query"},
+                             *unpack(dk), {"filter": "datum.row == qi"},
                              {"calculate": "0", "as": "row"}]), "col"),
-        "title": title_expr("'q for ' + tokens[query] + " + WHERE),
+        "title": title_expr("'q for ' + tokens[qi] + " + WHERE),
     }
     gqa = any(kv != h for h, kv in enumerate(aq.kv_heads))
     shared = " + (kv[head] == head ? '' : ', shared key/value head ' + kv[head])" if gqa else ""
 
     def panel(name: str, title: str) -> dict:
-        view = signed_picture_layer(dk, n, x_title="dimension", y_title=title, value_title=name,
+        view = signed_picture_layer(dk, cap, x_title="dimension", y_title=title,
+                                    value_title=name, free=True,
                                     before=[{"filter": "datum.layer == layer && "
                                                        "datum.head == kv[head]"}])
         return {"data": {"name": name}, **view,
@@ -51,13 +60,14 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
     apart = {"scale": {"color": "independent"}}  # each its own colour scale, legend beside it
     pair = {"hconcat": [panel("k", "key token"), panel("v", "value token")], "spacing": 24,
             "resolve": apart}
-    params = [*view_params((n_layers, n_heads, n), layer, head, query),
+    params = [*view_params((n_layers, n_heads, cap), layer, head, query, free=True),
               constant("dims", [str(i) for i in range(dk)]), constant("kv", list(aq.kv_heads))]
     return spec({"vconcat": [q_view, pair], "spacing": 24, "resolve": apart}, params=params,
                 datasets={"q": stack_rows(aq.q, "layer", "head"),
                           **{name: signed_pictures(getattr(aq, name), "layer", "head")
                              for name in "kv"}},
-                marks=2 * dk + 2 * n, tokens=token_labels(aq.tokens),
+                marks=2 * dk + 2 * cap, tokens=token_labels(aq.tokens),
+                default_query=n - 1 if default_query is None else default_query,
                 description="The chosen query's q, and every token's k and v, for the chosen "
                             "layer and head.")
 
@@ -65,7 +75,8 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
 # --- step 2: scores, scale, mask, softmax ----------------------------------------------------
 
 
-def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | None = None,
+                default_query: int | None = None) -> dict:
     """Four bar rows over the keys (q·k, ÷ divisor, masked, softmax α), a sentence about the
     key with the most weight, and the table of those numbers, for the chosen view.
 
@@ -73,13 +84,14 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
     only the raw ones travel and the browser divides: the table then shows 17.1065 ÷ 4 =
     4.2766 as a learner would check it, and a 64-token text's data stays under 1 MB."""
     n_layers, n_heads, n, _ = aq.raw.shape
+    cap = length_cap(n)
     div = f"{aq.divisor:.4g}"
-    width = max(320, min(820, 26 * n))
+    width = max(320, min(820, 26 * cap))  # the bars share it out among the sentence's keys
     divided = np.allclose(aq.scaled, aq.raw / aq.divisor, rtol=1e-6, atol=1e-6)
     rows = query_rows(raw=aq.raw, w=shown_weights(aq), **({} if divided else {"s": aq.scaled}))
     for row, top in zip(rows, aq.weights.argmax(-1).ravel()):
         row["top"] = int(top)
-    base = [{"filter": ROW}, *split_keys("raw", "w", *(() if divided else ("s",))),
+    base = [{"filter": FREE_ROW}, *split_keys("raw", "w", *(() if divided else ("s",))),
             {"calculate": "datum.w !== ''", "as": "allowed"},
             {"calculate": "toNumber(datum.raw)", "as": "raw"},
             {"calculate": f"datum.raw / {aq.divisor!r}" if divided else "toNumber(datum.s)",
@@ -92,12 +104,12 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
              ("w", "softmax α", "w")]
 
     def bars(field: str, name: str, shown: str, last: bool) -> dict:
-        x_axis = (token_axis("key token", n=n) if last else
+        x_axis = (token_axis("key token", n=cap, free=True) if last else
                   {"title": None, "labels": False, "ticks": False})
         tip = ({"field": shown, "title": name} if shown == "mtext" else
                {"field": shown, "title": name, "format": ".4f"})
         layers = [{"mark": {"type": "bar"}, "encoding": {
-            "x": {"field": "key", "type": "ordinal", "scale": {"domain": list(range(n))},
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
                   "axis": x_axis},
             "y": {"field": field, "type": "quantitative", "title": None},
             "color": {"condition": {"test": "datum.allowed", "value": BLUE}, "value": GREY},
@@ -133,7 +145,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
     col_w = 130
     names = [f"c{i}" for i in range(len(columns))]  # the table's columns, as fields
     table = {
-        "width": col_w * len(columns), "height": 20 * n,
+        "width": col_w * len(columns), "height": {"step": 20},
         "transform": [*({"calculate": expr, "as": f"c{i}"} for i, (_, expr) in enumerate(columns)),
                       {"fold": names, "as": ["column", "cell"]},
                       {"calculate": "datum.column + datum.key", "as": "id"}],
@@ -152,10 +164,11 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
     }
     rows_shown = [best, hidden, *(bars(*s, last=i == 3) for i, s in enumerate(steps)), table]
     body = {"data": {"name": "steps"}, "transform": base, "vconcat": rows_shown, "spacing": 16,
-            "title": title_expr("'Scores of query ' + tokens[query] + ' with every key' + "
+            "title": title_expr("'Scores of query ' + tokens[qi] + ' with every key' + "
                                 + WHERE)}
-    return spec(body, params=view_params((n_layers, n_heads, n), layer, head, query),
-                datasets={"steps": rows}, marks=10 * n, tokens=token_labels(aq.tokens),
+    return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                datasets={"steps": rows}, marks=10 * cap, tokens=token_labels(aq.tokens),
+                default_query=n - 1 if default_query is None else default_query,
                 description="One query's scores with every key: raw, scaled, masked and after "
                             "the softmax.")
 
@@ -164,12 +177,13 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0
 
 
 def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 0,
-                 query: int = 0) -> dict:
+                 query: int | None = None, default_query: int | None = None) -> dict:
     """Rows α_j v_j for the ``keep`` keys with the most weight (in text order), the other keys
     summed in one row, then z = Σ_j α_j v_j as the model recorded it. The browser multiplies
     each α_j (sent per query) by v_j (sent per key/value head)."""
     n_layers, n_heads, n, dk = aq.z.shape
-    kept = min(n, keep)
+    cap = length_cap(n)
+    kept = f"min(ntok, {keep})"  # rows: the kept keys, the others (if any), z
     rows = query_rows(w=aq.weights, z=aq.z)
     for row in rows:
         weights = aq.weights[row["layer"], row["head"], row["q"]]
@@ -178,7 +192,7 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
               for r in stack_rows(aq.v, "layer", "head")]
     # One chain for every layer: the chosen row, its values v_j, each cell's α_j v_j and the
     # row it is drawn in (its place among the kept keys, or -1 for the others).
-    cells = [{"filter": ROW}, {"calculate": "datum.layer + '-' + kv[datum.head]", "as": "id"},
+    cells = [{"filter": FREE_ROW}, {"calculate": "datum.layer + '-' + kv[datum.head]", "as": "id"},
              {"lookup": "id", "from": {"data": {"name": "values"}, "key": "id", "fields": ["v"]}},
              {"calculate": "split(datum.w, ',')", "as": "alphas"},
              {"calculate": "split(datum.best, ',')", "as": "best"},
@@ -188,7 +202,7 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
              {"calculate": "toNumber(datum.alphas[datum.j])", "as": "alpha"},
              {"calculate": "datum.alpha * toNumber(datum.v)", "as": "v"},
              {"calculate": "indexof(datum.best, '' + datum.j)", "as": "row"}]
-    n_rows = kept + (n > kept) + 1  # the kept keys, the others (if any), z
+    n_rows = f"{kept} + (ntok > {keep} ? 1 : 0) + 1"
     top = [{"filter": "datum.row >= 0"},
            {"calculate": "tokens[datum.j] + '  α=' + format(datum.alpha, '.3f')",
             "as": "rowlabel"}]
@@ -196,12 +210,12 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
             {"aggregate": [{"op": "sum", "field": "v", "as": "v"},
                            {"op": "sum", "field": "alpha", "as": "alpha"},
                            {"op": "count", "as": "count"}], "groupby": ["col"]},
-            {"calculate": str(kept), "as": "row"},
+            {"calculate": kept, "as": "row"},
             {"calculate": "datum.count + ' other keys  α=' + format(datum.alpha, '.3f')",
              "as": "rowlabel"}]
     total = [{"filter": "datum.j == 0"},  # one cell per dimension carries z's string
              {"calculate": "toNumber(split(datum.z, ',')[datum.col])", "as": "v"},
-             {"calculate": str(n_rows - 1), "as": "row"},
+             {"calculate": f"{n_rows} - 1", "as": "row"},
              {"calculate": "'z = Σ α_j v_j'", "as": "rowlabel"}]
     colour = {"field": "v", "type": "quantitative", "title": "value",
               "scale": {"scheme": "redblue", "reverse": True, "domainMid": 0}}
@@ -210,8 +224,8 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
         rect = {"transform": transform, "mark": {"type": "rect"}, "encoding": {
             "x": {"field": "col", "type": "ordinal", "scale": {"domain": list(range(dk))},
                   "axis": {"title": "dimension of the head", "labelAngle": 0}},
-            "y": {"field": "row", "type": "ordinal", "scale": {"domain": list(range(n_rows))},
-                  "axis": None},
+            "y": {"field": "row", "type": "ordinal",
+                  "scale": {"domain": {"expr": f"sequence(0, {n_rows})"}}, "axis": None},
             "color": colour, "key": {"field": "col"},  # marks kept, not redrawn, on a change
             "tooltip": [{"field": "rowlabel", "title": "row"},
                         {"field": "col", "title": "dimension"},
@@ -228,12 +242,13 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
 
     cell = 24
     body = {"data": {"name": "weights"}, "transform": cells, "width": cell * dk,
-            "height": cell * n_rows,
-            "layer": [*part(top), *(part(rest) if n > kept else []), *part(total)],
-            "title": title_expr("'Weighted values α_j v_j and their sum z for ' + tokens[query]"
+            "height": {"step": cell},
+            "layer": [*part(top), *(part(rest) if cap > keep else []), *part(total)],
+            "title": title_expr("'Weighted values α_j v_j and their sum z for ' + tokens[qi]"
                                 " + " + WHERE)}
-    params = [*view_params((n_layers, n_heads, n), layer, head, query),
+    params = [*view_params((n_layers, n_heads, cap), layer, head, query, free=True),
               constant("kv", list(aq.kv_heads))]
     return spec(body, params=params, datasets={"weights": rows, "values": values},
-                marks=n_rows * (dk + 1), tokens=token_labels(aq.tokens),
+                marks=(min(cap, keep) + 2) * (dk + 1), tokens=token_labels(aq.tokens),
+                default_query=n - 1 if default_query is None else default_query,
                 description="The chosen query's weighted values, the rest summed, and their sum z.")

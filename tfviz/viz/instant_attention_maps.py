@@ -10,8 +10,9 @@ import numpy as np
 
 from tfviz.analysis.attention import AllQueries
 from tfviz.viz.instant import constant, heat_layer, rounded, slider, spec, stack_rows, unpack
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.instant_pictures import PICTURE_CELLS, picture_layer, picture_rows
-from tfviz.viz.instant_queries import (BLUE, GREY, ROW, VERMILLION, WHERE, query_rows,
+from tfviz.viz.instant_queries import (BLUE, FREE_ROW, GREY, ROW, VERMILLION, WHERE, query_rows,
                                          keyed, shown_weights, signed_picture_layer,
                                          signed_pictures, split_keys, title_expr, view_params)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
@@ -99,13 +100,16 @@ def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, h
 def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: int = 0,
                  head: int = 0) -> dict:
     """Q, K, V and Z = A V of the chosen layer and head as heatmaps (2 × 2), and A below.
-    ``forms`` is ``analysis.attention_matrix.matrix_forms``'s dictionary of (L, H, ...) arrays."""
+    ``forms`` is ``analysis.attention_matrix.matrix_forms``'s dictionary of (L, H, ...) arrays.
+    Length-free, as lesson 5's other charts (``tfviz.viz.instant_attention``)."""
     n_layers, n_heads, n, dk = forms["Q"].shape
+    cap = length_cap(n)
 
     def panel(name: str, title: str) -> dict:
-        view = signed_picture_layer(dk, n, x_title="dimension", y_title="token",
-                                    value_title=name, before=[{"filter": HEAD}])
-        return {"data": {"name": name}, **view, "title": f"{title}  ({n}×{dk})"}
+        view = signed_picture_layer(dk, cap, x_title="dimension", y_title="token",
+                                    value_title=name, before=[{"filter": HEAD}], free=True)
+        return {"data": {"name": name}, **view,
+                "title": title_expr(f"'{title}  (' + ntok + '×{dk})'")}
 
     apart = {"scale": {"color": "independent"}}  # each matrix its own colour scale
     grid = {"vconcat": [{"hconcat": [panel("Q", "Q"), panel("K", "K")], "spacing": 24,
@@ -113,39 +117,44 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
                         {"hconcat": [panel("V", "V"), panel("Z", "Z = A V")], "spacing": 24,
                          "resolve": apart}],
             "resolve": apart, "spacing": 24}
-    pictures = n * n > PICTURE_CELLS  # a long text's A is a picture (see instant_pictures.picture)
+    pictures = cap * cap > PICTURE_CELLS  # a long text's A is a picture (instant_pictures.picture)
     titles = {"x_title": "key", "y_title": "query", "value_title": "weight"}
     big = {"data": {"name": "A"},
-           **(picture_layer(n, n, **titles, before=[{"filter": HEAD}]) if pictures else
-              keyed(heat_layer(n, n, **titles, before=[{"filter": HEAD}, *unpack(n)]))),
-           "title": title_expr(f"'A = attention weights ({n}×{n})' + " + WHERE)}
-    params = [*view_params((n_layers, n_heads, n), layer, head, None),
+           **(picture_layer(cap, cap, **titles, before=[{"filter": HEAD}], free=True) if pictures
+              else keyed(heat_layer(cap, cap, **titles, free=True,
+                                    before=[{"filter": HEAD}, *unpack("ntok")]))),
+           "title": title_expr("'A = attention weights (' + ntok + '×' + ntok + ')' + " + WHERE)}
+    params = [*view_params((n_layers, n_heads, cap), layer, head, None),
               constant("dims", [str(i) for i in range(dk)])]
     datasets = {name: signed_pictures(forms[name], "layer", "head") for name in "QKVZ"}
     datasets["A"] = (picture_rows if pictures else stack_rows)(forms["A"], "layer", "head")
     return spec({"vconcat": [grid, big], "spacing": 30, "resolve": apart,
                  "title": title_expr("'Layer ' + layer + ', head ' + head + ' as matrices'")},
-                params=params, datasets=datasets, marks=4 * n + (0 if pictures else n * n),
-                tokens=token_labels(tokens),
+                params=params, datasets=datasets, marks=4 * cap + (0 if pictures else cap * cap),
+                tokens=token_labels(tokens), free=True,
                 description="Q, K, V, Z and A of the chosen layer and head.")
 
 
-def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | None = None,
+                  default_query: int | None = None) -> dict:
     """Tokens in two columns; from the chosen query on the left a line runs to every key it
     may see on the right, as wide as its weight (1 would be MAX_WIDTH px) and darker for the
-    keys it prefers, with the weight written beside the key."""
+    keys it prefers, with the weight written beside the key. Length-free, as lesson 5's other
+    charts (``tfviz.viz.instant_attention``): the columns share out the same height."""
     n_layers, n_heads, n, _ = aq.weights.shape
+    cap = length_cap(n)
     left, right, width = 200, 420, 640
-    height = max(300, min(1400, 26 * n))
+    height = max(300, min(1400, 26 * cap))
     y = {"field": "key", "type": "quantitative", "axis": None,
-         "scale": {"domain": [-0.5, n - 0.5], "reverse": True, "nice": False, "zero": False}}
+         "scale": {"domain": {"expr": "[-0.5, ntok - 0.5]"}, "reverse": True, "nice": False,
+                   "zero": False}}
     weight_tip = [{"field": "label", "title": "key"},
                   {"field": "w", "title": "weight", "format": ".4f"}]
-    base = [{"filter": ROW}, *split_keys("w"),
+    base = [{"filter": FREE_ROW}, *split_keys("w"),
             {"calculate": "datum.w === '' ? null : toNumber(datum.w)", "as": "w"},
             {"joinaggregate": [{"op": "max", "field": "w", "as": "top"}]},
             {"calculate": "tokens[datum.key]", "as": "label"},
-            {"calculate": "query", "as": "from"}]
+            {"calculate": "qi", "as": "from"}]
     lines = {"transform": [{"filter": "isValid(datum.w)"},
                            {"calculate": "0.25 + 0.75 * datum.w / (datum.top > 0 ? datum.top : 1)",
                             "as": "dark"}],  # darkest for the key it likes most
@@ -165,7 +174,7 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
                 "mark": {"type": "text", "align": "left", "dx": 12, "fontSize": FONT_SIZE - 3,
                          "limit": 200},
                 "encoding": {"x": {"value": right}, "y": y, "text": {"field": "text"}}}
-    chosen = {"test": "datum.key == query", "value": VERMILLION}
+    chosen = {"test": "datum.key == qi", "value": VERMILLION}
     queries = {"mark": dot, "encoding": {
         "x": {"value": left}, "y": y, "color": {"condition": chosen, "value": GREY},
         "tooltip": [{"field": "label", "title": "query"}]}}
@@ -175,10 +184,11 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int =
                                "color": {"condition": chosen, "value": "black"}}}
     body = {"data": {"name": "weights"}, "transform": base, "width": width, "height": height,
             "layer": [keyed(mark, "key") for mark in (lines, keys, key_text, queries, query_text)],
-            "title": title_expr("'Where ' + tokens[query] + ' looks' + " + WHERE)}
-    return spec(body, params=view_params((n_layers, n_heads, n), layer, head, query),
-                datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * n,
+            "title": title_expr("'Where ' + tokens[qi] + ' looks' + " + WHERE)}
+    return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * cap,
                 tokens=token_labels(aq.tokens),
+                default_query=n - 1 if default_query is None else default_query,
                 description="Lines from the chosen query to every key, as wide as the attention "
                             "weight.")
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.instant import SCHEME, token_axis
+from tfviz.viz.instant_length import TOKENS_DOMAIN
 from tfviz.viz.style import rgb
 
 # Cividis at ten stops (plotly's copy of it), for maps sent as pictures.
@@ -62,12 +63,32 @@ def picture_rows(matrices: np.ndarray, *names: str) -> list[dict]:
             for index in np.ndindex(*arr.shape[:len(names)])]
 
 
+def index_layer(channel: str, size: int, *, title: str, labels: str = "tokens",
+                free: bool = False, axis: bool = True, overlap: bool | None = None) -> dict:
+    """An invisible layer that gives a picture its ordinal ``channel`` ("x" or "y") scale over
+    positions 0..size-1 and an axis labelled by ``labels``; ``free``: over the sentence's
+    positions 0..ntok-1, ``size`` being its ``length_cap`` (``tfviz.viz.instant_length``)."""
+    shown = (token_axis(title, labels=labels, n=size, free=free) if axis else
+             {"title": title or None, "labels": False, "ticks": False})
+    if overlap is not None and axis:
+        shown["labelOverlap"] = overlap
+    return {"data": {"sequence": {"start": 0, "stop": size, "as": "i"}},
+            **({"transform": [{"filter": "datum.i < ntok"}]} if free else {}),
+            "mark": {"type": "point", "opacity": 0, "aria": False},
+            "encoding": {channel: {"field": "i", "type": "ordinal", "axis": shown,
+                                   "scale": {"domain": TOKENS_DOMAIN if free else
+                                             list(range(size))}}}}
+
+
 def picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title: str,
                   before: Sequence[dict] = (), cell: int | None = None, x_labels: str = "tokens",
-                  y_labels: str = "tokens", axes: bool = True, legend: bool = True) -> dict:
+                  y_labels: str = "tokens", axes: bool = True, legend: bool = True,
+                  free: bool = False) -> dict:
     """A heatmap drawn from a picture (``picture_rows``; the rows kept by ``before``), with
     token axes and a cividis legend for 0..1, as ``heat_layer`` draws it for short texts.
-    Cells have no hover values: there are too many to point at."""
+    Cells have no hover values: there are too many to point at. ``free``: a token × token
+    map of a length-free chart (``cols`` and ``rows`` its ``length_cap``): the picture fills
+    the same square whatever the sentence's length, and the axes name its ``ntok`` tokens."""
     cell = cell or max(3, min(44, 520 // max(cols, rows, 1)))
     width, height = cell * cols, cell * rows
     image = {"transform": list(before),
@@ -75,16 +96,9 @@ def picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_tit
                       "baseline": "top", "aria": False, "width": width, "height": height},
              "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
                           "y": {"value": 0}}}
-    axis = {"data": {"sequence": {"start": 0, "stop": max(cols, rows), "as": "i"}},
-            "mark": {"type": "point", "opacity": 0, "aria": False},
-            "encoding": {
-                "x": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(cols))},
-                      "axis": token_axis(x_title, labels=x_labels, n=cols) if axes else
-                      {"title": x_title or None, "labels": False, "ticks": False}},
-                "y": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(rows))},
-                      "axis": token_axis(y_title, labels=y_labels, n=rows) if axes else
-                      {"title": y_title or None, "labels": False, "ticks": False}},
-                "color": {"field": "i", "type": "quantitative", "title": value_title,
-                          "scale": {"domain": [0, 1], "scheme": SCHEME},
-                          **({} if legend else {"legend": None})}}}
-    return {"width": width, "height": height, "layer": [image, axis]}
+    x = index_layer("x", cols, title=x_title, labels=x_labels, free=free, axis=axes)
+    y = index_layer("y", rows, title=y_title, labels=y_labels, free=free, axis=axes)
+    x["encoding"]["color"] = {"field": "i", "type": "quantitative", "title": value_title,
+                              "scale": {"domain": [0, 1], "scheme": SCHEME},
+                              **({} if legend else {"legend": None})}
+    return {"width": width, "height": height, "layer": [image, x, y]}

@@ -13,24 +13,30 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries
-from tfviz.viz.instant import packed, slider, token_axis
-from tfviz.viz.instant_pictures import picture
+from tfviz.viz.instant import packed, slider
+from tfviz.viz.instant_length import token_slider
+from tfviz.viz.instant_pictures import index_layer, picture
 from tfviz.viz.style import CATEGORICAL
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"
+FREE_ROW = "datum.layer == layer && datum.head == head && datum.q == qi"  # length-free charts
 BLUE, VERMILLION, GREY = CATEGORICAL[0], CATEGORICAL[5], "#bdbdbd"  # allowed, query, masked
 NAMES = "Layer", "Head", "Query token"
 
 
 def view_params(shape: tuple[int, int, int], layer: int, head: int,
-                query: int | None) -> list[dict]:
+                query: int | None, *, free: bool = False) -> list[dict]:
     """Layer, head and query-token sliders (no query slider when ``query`` is None). The
     token labels the expressions read travel with the data: pass ``tokens=token_labels(...)``
-    to ``spec`` (``tfviz.viz.instant``'s docstring says why)."""
+    to ``spec`` (``tfviz.viz.instant``'s docstring says why). ``free``: ``shape``'s length
+    is the layout's ``length_cap`` and the query slider a ``token_slider`` (-1: the
+    sentence's default query)."""
     n_layers, n_heads, n = shape
     params = [slider("layer", n_layers - 1, NAMES[0], layer),
               slider("head", n_heads - 1, NAMES[1], head)]
-    if query is not None:
+    if free:
+        params.append(token_slider(n - 1, NAMES[2], query))
+    elif query is not None:
         params.append(slider("query", n - 1, NAMES[2], query))
     return params
 
@@ -102,32 +108,26 @@ def signed_pictures(matrices: np.ndarray, *names: str) -> list[dict]:
 
 
 def signed_picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title: str,
-                         before: Sequence[dict], cell: int = 14, x_labels: str = "dims") -> dict:
+                         before: Sequence[dict], cell: int = 14, x_labels: str = "dims",
+                         free: bool = False) -> dict:
     """A heatmap of token vectors (rows) drawn from a ``signed_pictures`` row that ``before``
     keeps: one image instead of rows × cols marks, so a view change swaps one picture (the
     matrices tab changed in ~70 ms as 1,000 cells). The axes name the tokens and dimensions;
     the legend runs from −m to +m of the picture shown. No hover values: step 2's table and
-    the q row carry the numbers a learner checks."""
+    the q row carry the numbers a learner checks. ``free``: ``rows`` is the layout's
+    ``length_cap`` and the picture's ``ntok`` rows fill its height."""
     height = min(20 * rows, 720)
     image = {"transform": list(before),
              "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
                       "baseline": "top", "aria": False, "width": cell * cols, "height": height},
              "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
                           "y": {"value": 0}}}
-    y_axis = token_axis(y_title, n=rows)
-    if rows <= 40:
-        y_axis["labelOverlap"] = False
-    axes = {"data": {"sequence": {"start": 0, "stop": max(cols, rows), "as": "i"}},
-            "mark": {"type": "point", "opacity": 0, "aria": False},
-            "encoding": {
-                "x": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(cols))},
-                      "axis": token_axis(x_title, labels=x_labels, n=cols)},
-                "y": {"field": "i", "type": "ordinal", "scale": {"domain": list(range(rows))},
-                      "axis": y_axis}}}
+    x = index_layer("x", cols, title=x_title, labels=x_labels)
+    y = index_layer("y", rows, title=y_title, free=free, overlap=False if rows <= 40 else None)
     legend = {"transform": [*before, {"calculate": "-datum.m", "as": "low"},
                             {"fold": ["low", "m"], "as": ["end", "v"]}],
               "mark": {"type": "point", "opacity": 0, "aria": False},
               "encoding": {"color": {"field": "v", "type": "quantitative", "title": value_title,
                                      "scale": {"scheme": "redblue", "reverse": True,
                                                "domainMid": 0}}}}
-    return {"width": cell * cols, "height": height, "layer": [image, axes, legend]}
+    return {"width": cell * cols, "height": height, "layer": [image, x, y, legend]}

@@ -1,0 +1,59 @@
+"""Length-free instant charts: one spec for every sentence of a range of lengths.
+
+Issue #15. Streamlit draws a Vega-Lite chart anew when its spec changes and only swaps its data
+when it does not. A chart whose spec holds the sentence's length (axis domains, sizes, the
+query slider's range, where the query starts) is therefore drawn anew for every sentence of
+another length, which cost the browser about 250 ms more than a data swap on lesson 5
+(BENCHMARKS.md, "Instant views"). A length-free chart instead:
+
+- is laid out for ``length_cap(n)``, the smallest of ``LENGTH_CAPS`` that holds the sentence:
+  cell sizes, the renderer and the query slider's range follow the cap, not n;
+- reads the sentence's own length in the browser as the expression ``ntok`` (the number of
+  token labels in its data) and draws its token axes over ``TOKENS_DOMAIN``;
+- starts its query slider at -1 unless a shared link names a token (``token_slider``): the
+  chart then shows the sentence's default query ``dq``, which travels in its data, and the
+  expression ``qi`` is the query shown. The page's view script narrows the slider to the
+  sentence's tokens and shows the query drawn (``tfviz.ui.views.length_marker``).
+"""
+from __future__ import annotations
+
+# Sentences are laid out for the smallest of these lengths that holds them (``length_cap``):
+# a new sentence of 8-16 tokens keeps the charts of the last one and swaps their data.
+LENGTH_CAPS = (16, 24, 32, 48, 64, 96, 128)
+TOKENS_DOMAIN = {"expr": "sequence(0, ntok)"}  # an ordinal scale over the sentence's positions
+
+
+def length_cap(n: int) -> int:
+    """The length a length-free chart of an ``n``-token sentence is laid out for: sizes,
+    renderer and slider range follow it, and the sentence's own length ``ntok`` is read from
+    the data in the browser. Streamlit draws a chart anew when its spec changes and only swaps
+    its data otherwise, so every sentence of 1-16 tokens shares one spec (BENCHMARKS.md,
+    "Instant views").
+
+    >>> [length_cap(n) for n in (1, 13, 16, 17, 100, 300)]
+    [16, 16, 16, 24, 128, 300]
+    """
+    return next((cap for cap in LENGTH_CAPS if n <= cap), n)
+
+
+def length_params(dataset: str, query: bool) -> list[dict]:
+    """Expressions of a length-free chart: ``ntok``, the sentence's length; with ``query``,
+    ``dq`` (the sentence's default query, sent in the first row of ``dataset``) and ``qi``,
+    the query shown: the slider's, kept below ``ntok``, or ``dq`` while the slider says -1."""
+    out = [{"name": "ntok", "expr": "length(tokens)"}]
+    if query:
+        rows = f"data('{dataset}')"
+        out += [{"name": "dq", "expr": f"length({rows}) ? {rows}[0].dq : 0"},
+                {"name": "qi", "expr": "query < 0 ? dq : min(query, ntok - 1)"}]
+    return out
+
+
+def token_slider(upper: int, label: str, value: int | None) -> dict:
+    """The query-token slider of a length-free chart (``length_cap``): its range is the
+    layout's, 0..upper, and the page's view script narrows it to the sentence's own tokens
+    (``tfviz.ui.views.length_marker``). ``value`` None or below 0 means "the sentence's own
+    default query" (``qi``), which the chart reads from its data; the spec then holds nothing
+    of the sentence."""
+    value = -1 if value is None or value < 0 else int(min(value, upper))
+    return {"name": "query", "value": value,
+            "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}
