@@ -14,7 +14,7 @@ from tfviz.ui.runlog import timed_run
 from tfviz.ui.sidebar import sidebar_controls
 from tfviz.ui.state import init_state, sync_url
 from tfviz.ui.views import view_sync
-from tfviz.ui.warmup import one_thread_per_op
+from tfviz.ui.warmup import one_thread_per_op, page_ran
 
 one_thread_per_op()  # also when served cold by `streamlit run app.py`
 st.set_page_config(page_title="tfviz · see a transformer think", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
@@ -51,3 +51,4 @@ with timed_run(current.url_path or "home"), report_failure("page %r failed", cur
     current.run()
 sync_url()
 remember_page(files[current.url_path])  # with the query this run ended on
+page_ran()  # the server's warm-up does the rest of its work now (tfviz.ui.warmup)

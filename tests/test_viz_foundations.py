@@ -1,4 +1,6 @@
 """Lessons 1-4 figures: right data, titles, axis labels with token strings, safe HTML."""
+import json
+
 import numpy as np
 import pytest
 
@@ -64,23 +66,40 @@ def test_segmentation_and_bpe_tables_follow_the_history():
 
 # ----- tour charts -----------------------------------------------------------------------------
 
+def _tour_spec(spec: dict) -> dict:
+    """A tour chart (a plain dict): valid Vega-Lite, JSON as it is, and no top-level data,
+    which Streamlit would turn into Arrow through pyarrow, importing pandas (tfviz.viz.pipeline)."""
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema.core import load_schema
+
+    validate_jsonschema(spec, load_schema())
+    json.dumps(spec, allow_nan=False)
+    assert "data" not in spec and "datasets" not in spec
+    return spec
+
+
 def test_predictions_chart_data_and_title(trace):
     preds = pipeline.top_predictions(trace.logits[-1], 5, str)
-    spec, rows = _records(vpipeline.predictions_chart(preds, title="next?"))
+    spec = _tour_spec(vpipeline.predictions_chart(preds, title="next?"))
     assert spec["title"] == "next?"
-    assert [r["probability"] for r in rows] == [p for _, _, p in preds]
-    assert [r["id"] for r in rows] == [i for i, _, _ in preds]
+    for layer in spec["layer"]:  # the bars and their numbers, each with the rows
+        rows = layer["data"]["values"]
+        assert [r["probability"] for r in rows] == [p for _, _, p in preds]
+        assert [r["id"] for r in rows] == [i for i, _, _ in preds]
+        assert layer["encoding"]["y"]["sort"] == [f"{t}  (id {i})" for i, t, _ in preds]
     bars = spec["layer"][0]["encoding"]
     assert bars["x"]["title"] == "probability" and bars["y"]["title"] == "next token"
+    assert spec["layer"][1]["encoding"]["text"]["format"] == ".3f"
 
 
 def test_rnn_chart_has_both_panels():
     rows = pipeline.rnn_vs_transformer(range(2, 6))
-    spec, data = _records(vpipeline.rnn_vs_transformer_chart(rows))
-    assert spec["facet"]["column"]["field"] == "measure"
-    assert {r["measure"] for r in data} == {pipeline.STEPS, pipeline.PATH}
-    assert spec["spec"]["encoding"]["x"]["title"] == "sentence length n (tokens)"
-    assert len(data) == len(rows)
+    spec = _tour_spec(vpipeline.rnn_vs_transformer_chart(rows))
+    (panels,) = spec["hconcat"]
+    assert panels["facet"]["column"]["field"] == "measure"
+    assert panels["data"]["values"] == rows
+    assert {r["measure"] for r in rows} == {pipeline.STEPS, pipeline.PATH}
+    assert panels["spec"]["encoding"]["x"]["title"] == "sentence length n (tokens)"
 
 
 # ----- positions figures -----------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """Lessons 1-4 in the real app frame: every widget changed once, every kind of model."""
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
@@ -14,9 +17,14 @@ def _text(at) -> str:
 
 
 def _chart_rows(at, index=0):
-    """The data behind the index-th altair chart on the page, as a DataFrame."""
+    """The data behind the index-th Vega-Lite chart on the page, as a DataFrame: its Arrow
+    dataset, or the rows inside its views (the tour's charts: tfviz.viz.pipeline), once each."""
     proto = at.get("vega_lite_chart")[index].proto
-    return convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
+    if proto.datasets:
+        return convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
+    spec = json.loads(proto.spec)
+    views = spec["layer"][:1] if "layer" in spec else spec["hconcat"]  # layers share their rows
+    return pd.DataFrame([row for view in views for row in view["data"]["values"]])
 
 
 def _ok(at):

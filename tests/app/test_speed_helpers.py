@@ -115,6 +115,12 @@ def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
 
 
 def test_vega_spec_is_the_charts_own_spec_computed_once():
+    """An altair chart's spec is built (and validated) once per input, its datasets sent as
+    Arrow bytes; a chart written as a dict (the tour's) is drawn as it is."""
+    import altair as alt
+    import pandas as pd
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
     from tfviz.analysis.pipeline import rnn_vs_transformer
     from tfviz.ui.widgets import _vega_spec
     from tfviz.viz.pipeline import rnn_vs_transformer_chart
@@ -123,15 +129,14 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
 
     def builder(rows):
         calls.append(len(rows))
-        return rnn_vs_transformer_chart(rows)
+        return alt.Chart(pd.DataFrame(rows)).mark_line().encode(x="n:Q", y="value:Q",
+                                                                  color="model:N")
 
     rows = rnn_vs_transformer(range(2, 9))
     spec = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
     again = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
     assert calls == [len(rows)] and spec == again and spec is not again  # each caller a copy
-    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-
-    direct = rnn_vs_transformer_chart(rows).to_dict()
+    direct = builder(rows).to_dict()
     assert spec["datasets"].keys() == direct["datasets"].keys()
     for name, arrow in spec["datasets"].items():  # Arrow bytes, sent as they are: same numbers
         shown = convert_arrow_bytes_to_pandas_df(arrow)
@@ -139,6 +144,8 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
     assert "continuousWidth" not in spec.get("config", {}).get("view", {})
     values = convert_arrow_bytes_to_pandas_df(next(iter(spec["datasets"].values())))
     assert values.select_dtypes("number").max().max() == 8
+    tour = _vega_spec("test.tour", (rows,), {}, _builder=rnn_vs_transformer_chart)
+    assert tour == rnn_vs_transformer_chart(rows) and "datasets" not in tour
 
 
 def test_the_server_runs_torch_on_one_thread_per_op(app_page):

@@ -2,18 +2,40 @@
 
 `server.py` runs :func:`warm_up` in a background thread when the server starts, so the
 first learner does not wait for torch to import (about 2.5 s here) or the first models to load.
-The order follows what the first page needs: torch and tfviz, the default model and its trace
-of the default text, the chart libraries, then the other models. server.py also keeps the
-garbage collector off while this runs and freezes what it loaded (see ``server._warm_up``).
+server.py also keeps the garbage collector off while this runs and freezes what it loaded (see
+``server._warm_up``).
+
+It runs in two parts. First what the first page (the tour) needs: torch and tfviz, the
+default model and its trace of the default text, pyarrow for its charts' data. Then it waits
+until a page run has ended (``page_ran``, called by the frame; at most ``FIRST_PAGE_WAIT``
+seconds) before the rest: pandas, altair and plotly, which other pages need, and the other
+models. All of it is Python work under one GIL, so whatever the warm-up did while the first
+page ran was added to that run: pandas and altair alone made it 0.7 s longer, on a start-up
+target of 3 s (BENCHMARKS.md, "first lesson").
+
+pandas is imported before altair, here and in every module that imports altair: altair looks
+pandas up in ``sys.modules`` without importing it, so a page building a chart while this
+thread was half-way through importing pandas failed ("partially initialized module 'pandas'
+has no attribute 'Timestamp'"). An import statement waits until the other thread has finished.
 """
 from __future__ import annotations
 
+import importlib
 import logging
+import threading
 import time
 
 from tfviz.ui.background import quiet_context_warnings
 
 log = logging.getLogger("tfviz")
+FIRST_PAGE = threading.Event()  # set once a page run has ended
+FIRST_PAGE_WAIT = 20.0  # seconds the second part waits for it at most (nobody may come)
+LATER = ("pandas", "altair", "plotly.graph_objects")  # in this order (module docstring)
+
+
+def page_ran() -> None:
+    """Tell the warm-up that a page run has ended; the frame calls it after every run."""
+    FIRST_PAGE.set()
 
 
 def one_thread_per_op() -> None:
@@ -43,10 +65,11 @@ def warm_up() -> float:
         from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
         get_trace(DEFAULT_MODEL, DEFAULT_TEXT)
-        import altair  # noqa: F401  (the tour's charts; 0.3-1 s each the first time)
-        import pandas  # noqa: F401
-        import plotly.graph_objects  # noqa: F401
+        import pyarrow  # noqa: F401  (the tour's charts travel as Arrow tables)
 
+        FIRST_PAGE.wait(FIRST_PAGE_WAIT)
+        for module in LATER:
+            importlib.import_module(module)
         for name in model_names():
             get_bundle(name)
     except Exception:  # a failed warm-up only means a slower first page

@@ -7,12 +7,6 @@ import functools
 import inspect
 import re
 
-# pandas is imported here, by an import statement, before any chart is built: server.py's
-# warm-up thread imports it at the same moment, and altair looks pandas up in sys.modules
-# without importing it, so the first page of a fresh server could get a half-initialised pandas
-# ("partially initialized module 'pandas' has no attribute 'Timestamp"). An import statement
-# waits until the other thread has finished initialising the module.
-import pandas  # noqa: F401
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
@@ -135,7 +129,10 @@ def chart(builder, *args, **kwargs) -> None:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
-    spec = _builder(*args, **kwargs).to_dict()  # altair validates the chart here, once
+    chart = _builder(*args, **kwargs)
+    if isinstance(chart, dict):  # a spec written as a dict, data inside it (tfviz.viz.pipeline)
+        return chart
+    spec = chart.to_dict()  # altair validates the chart here, once
     view = spec.get("config", {}).get("view", {})
     for default in ("continuousWidth", "continuousHeight"):  # altair's default theme; Streamlit
         view.pop(default, None)  # sizes charts itself (it draws altair charts theme-less too)
@@ -147,7 +144,8 @@ def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
 
 
 def vega(builder, *args, **kwargs) -> None:
-    """Draw the altair chart ``builder(*args, **kwargs)`` from its cached Vega-Lite spec.
+    """Draw the chart ``builder(*args, **kwargs)`` (altair, or a Vega-Lite dict) from its cached
+    Vega-Lite spec.
 
     ``st.altair_chart`` validates the chart against the Vega-Lite schema on every rerun
     (30-100 ms each), under a lock that every session on the server shares. The spec is
@@ -196,6 +194,8 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
     if not presenting():
         st.dataframe(data, column_config=column_config, hide_index=hide_index, **kwargs)
         return
+    import pandas  # only here: the first page (the tour) needs no pandas (tfviz.viz.pipeline)
+
     frame = data if isinstance(data, pandas.DataFrame) else pandas.DataFrame(data)
     config = {k: ({"label": v} if isinstance(v, str) else v)
               for k, v in (column_config or {}).items()}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import altair as alt
 import pandas as pd
+import altair as alt
 
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, readable
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pandas  # noqa: F401  (before altair: see tfviz.ui.warmup)
 import altair as alt
 import numpy as np
 

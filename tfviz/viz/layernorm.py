@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import pandas as pd
 import altair as alt
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 
 from tfviz.viz.heatmap import heatmap

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import pandas  # noqa: F401  (before altair: see tfviz.ui.warmup)
 import altair as alt
 import numpy as np
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pandas as pd
 import altair as alt
 import numpy as np
-import pandas as pd
 
 from tfviz.analysis.scaling import SaturationRow, VarianceRow
 from tfviz.viz.style import CATEGORICAL, readable, token_labels

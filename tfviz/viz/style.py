@@ -163,10 +163,22 @@ def readable(chart, *, legend_title_size: int = FONT_SIZE, legend_label_limit: i
     >>> config["axis"], config["title"]
     ({'labelFontSize': 14, 'titleFontSize': 16}, {'fontSize': 18})
     """
-    return (chart.configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
-            .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=legend_title_size,
-                              labelLimit=legend_label_limit)
-            .configure_title(fontSize=FONT_SIZE + 2))
+    config = readable_config(legend_title_size=legend_title_size,
+                             legend_label_limit=legend_label_limit)
+    return (chart.configure_axis(**config["axis"]).configure_legend(**config["legend"])
+            .configure_title(**config["title"]))
+
+
+def readable_config(*, legend_title_size: int = FONT_SIZE, legend_label_limit: int = 400) -> dict:
+    """``readable``'s settings as a Vega-Lite ``config`` for a chart written as a dict.
+
+    >>> readable_config()["legend"]
+    {'labelFontSize': 14, 'titleFontSize': 16, 'labelLimit': 400}
+    """
+    return {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},
+            "legend": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": legend_title_size,
+                       "labelLimit": legend_label_limit},
+            "title": {"fontSize": FONT_SIZE + 2}}
 
 
 #: ``readable(chart, **SMALL_LEGEND)``: smaller legend titles, labels cut at Vega-Lite's 160 px.

@@ -1,0 +1,60 @@
+"""The first page a learner opens (the tour) must not need pandas, altair or pyarrow's pandas:
+on a fresh server every import shares one GIL with the warm-up, and these made the first page
+0.7 s slower (tfviz.ui.warmup, BENCHMARKS.md "first lesson"). And the race that deferring them
+could open stays closed: every module that imports altair imports pandas first."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_frame_and_the_tour_import_no_pandas_and_no_altair():
+    imports = set()
+    for path in (ROOT / "app.py", ROOT / "lessons" / "01_tour.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tfviz"):
+                imports.add(node.module)
+            elif isinstance(node, ast.Import):
+                imports.update(a.name for a in node.names if a.name.startswith("tfviz"))
+    assert "tfviz.viz.pipeline" in imports and "tfviz.ui.widgets" in imports
+    code = ("import sys, streamlit\n" + "".join(f"import {m}\n" for m in sorted(imports)) +
+            "print(sorted(m for m in ('pandas', 'altair', 'pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_tours_charts_keep_their_rows_out_of_arrow():
+    """Streamlit turns top-level chart data into Arrow, and pyarrow imports pandas for it."""
+    code = ("import sys\n"
+            "from tfviz.analysis.pipeline import rnn_vs_transformer\n"
+            "from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart\n"
+            "import streamlit.elements.vega_charts as vc\n"
+            "from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart\n"
+            "for spec in (predictions_chart([(1, 'a', 0.5)], title='t'),\n"
+            "             rnn_vs_transformer_chart(rnn_vs_transformer(range(2, 5)))):\n"
+            "    proto = VegaLiteChart()\n"
+            "    vc._marshall_chart_data(proto, dict(spec))\n"
+            "    assert not proto.datasets and not proto.HasField('data'), spec\n"
+            "print(sorted(m for m in ('pandas', 'altair') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_every_module_that_imports_altair_imports_pandas_before_it():
+    for path in sorted((ROOT / "tfviz").rglob("*.py")):
+        names = []
+        for node in ast.parse(path.read_text()).body:  # module-level imports, in order
+            if isinstance(node, ast.Import):
+                names += [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module.split(".")[0])
+        if "altair" in names:
+            assert "pandas" in names[:names.index("altair")], path
