@@ -61,7 +61,6 @@ def walkthrough() -> None:
                    "(Full forward walk).")
     st.caption("Choose the layer, head and query token under any chart (the arrow keys move "
                "them too): every chart on this page follows at once, in your browser.")
-    length_marker(n, opens_on)  # fits the query sliders to this sentence
     # All three views are sent once; switching tabs, like moving a view control, runs nothing.
     tab_one, tab_matrix, tab_arrows = st.tabs(VIEWS)
     with tab_one:
@@ -72,6 +71,7 @@ def walkthrough() -> None:
         st.markdown("Each line leaves the query on the left and lands on a key on the right; "
                     "the thicker and darker it is, the more attention that key receives.")
         instant(iam.flying_arrows, every, **view, default_query=opens_on)
+    length_marker(n, opens_on)  # fits the query sliders to this sentence (drawn last: no gap)
 
 
 def one_query(every, view) -> None:
