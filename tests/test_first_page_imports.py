@@ -12,6 +12,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _loaded_after(code: str) -> str:
+    """Which of pandas, altair and pyarrow a fresh interpreter holds after running ``code``."""
+    code += "\nprint(sorted(m for m in ('pandas', 'altair', 'pyarrow') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", "import sys\n" + code], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_the_frame_and_the_tour_import_no_pandas_and_no_altair():
     imports = set()
     for path in (ROOT / "app.py", ROOT / "lessons" / "01_tour.py"):
@@ -21,18 +30,12 @@ def test_the_frame_and_the_tour_import_no_pandas_and_no_altair():
             elif isinstance(node, ast.Import):
                 imports.update(a.name for a in node.names if a.name.startswith("tfviz"))
     assert "tfviz.viz.pipeline" in imports and "tfviz.ui.widgets" in imports
-    code = ("import sys, streamlit\n" + "".join(f"import {m}\n" for m in sorted(imports)) +
-            "print(sorted(m for m in ('pandas', 'altair', 'pyarrow') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert _loaded_after("import streamlit\n" + "".join(f"import {m}\n" for m in sorted(imports))) == "[]"
 
 
 def test_the_tours_charts_keep_their_rows_out_of_arrow():
     """Streamlit turns top-level chart data into Arrow, and pyarrow imports pandas for it."""
-    code = ("import sys\n"
-            "from tfviz.analysis.pipeline import rnn_vs_transformer\n"
+    code = ("from tfviz.analysis.pipeline import rnn_vs_transformer\n"
             "from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart\n"
             "import streamlit.elements.vega_charts as vc\n"
             "from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart\n"
@@ -40,12 +43,8 @@ def test_the_tours_charts_keep_their_rows_out_of_arrow():
             "             rnn_vs_transformer_chart(rnn_vs_transformer(range(2, 5)))):\n"
             "    proto = VegaLiteChart()\n"
             "    vc._marshall_chart_data(proto, dict(spec))\n"
-            "    assert not proto.datasets and not proto.HasField('data'), spec\n"
-            "print(sorted(m for m in ('pandas', 'altair') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+            "    assert not proto.datasets and not proto.HasField('data'), spec")
+    assert _loaded_after(code) == "[]"
 
 
 def test_every_module_that_imports_altair_imports_pandas_before_it():
