@@ -195,7 +195,8 @@ VIEW_SCRIPT = """
       const n = +m.dataset.ntok, dq = +m.dataset.dq;
       const root = m.closest('[data-testid="stVerticalBlock"]') || document;
       for (const el of inputs(root, 'query')) {
-        const shown = 'query' in view ? Math.min(+view.query, n - 1) : dq;
+        const chosen = /^\\d{1,4}$/.test(view.query || '');  // as linked_value reads a link
+        const shown = chosen ? Math.min(+view.query, n - 1) : dq;
         el.min = 0; el.max = n - 1; el.value = shown;
         const label = el.nextElementSibling;
         if (label && label.tagName === 'SPAN') label.textContent = shown;
@@ -248,10 +249,8 @@ def linked_value(key: str) -> int | None:
 def view_value(key: str, upper: int, default: int = 0) -> int:
     """The view key ``key`` from the URL this run was started with, as a whole number in
     0..upper, else ``default``: where an instant chart starts (a shared link's view)."""
-    raw = st.query_params.get(key)
-    if raw is None or not raw.strip().isdigit() or len(raw.strip()) > 4:
-        return min(max(default, 0), upper)
-    return min(int(raw), upper)
+    linked = linked_value(key)
+    return min(max(default, 0), upper) if linked is None else min(linked, upper)
 
 
 def arrow_bytes(rows: list[dict]) -> bytes:

@@ -6,7 +6,7 @@ server.py also keeps the garbage collector off while this runs and freezes what 
 ``server._warm_up``).
 
 It runs in two parts. First what the first page (the tour) needs: torch and tfviz, the
-default model and its trace of the default text, pyarrow for its charts' data. Then it waits
+default model and its trace of the default text. Then it waits
 until a page run has ended (``page_ran``, called by the frame; at most ``FIRST_PAGE_WAIT``
 seconds) before the rest: pandas, altair and plotly, which other pages need, and the other
 models. All of it is Python work under one GIL, so whatever the warm-up did while the first
@@ -30,7 +30,8 @@ from tfviz.ui.background import quiet_context_warnings
 log = logging.getLogger("tfviz")
 FIRST_PAGE = threading.Event()  # set once a page run has ended
 FIRST_PAGE_WAIT = 20.0  # seconds the second part waits for it at most (nobody may come)
-LATER = ("pandas", "altair", "plotly.graph_objects")  # in this order (module docstring)
+LATER = ("pandas", "altair", "plotly.graph_objects")  # in this order (module docstring);
+# pandas brings pyarrow, which the instant charts' data needs (tfviz.ui.views.arrow_bytes)
 
 
 def page_ran() -> None:
@@ -65,8 +66,6 @@ def warm_up() -> float:
         from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
         get_trace(DEFAULT_MODEL, DEFAULT_TEXT)
-        import pyarrow  # noqa: F401  (the tour's charts travel as Arrow tables)
-
         FIRST_PAGE.wait(FIRST_PAGE_WAIT)
         for module in LATER:
             importlib.import_module(module)
