@@ -256,19 +256,21 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
     but its length, and a new sentence only swaps the data (module docstring).
 
     ``free`` (a length-free chart, laid out for ``length_cap``) adds the expression ``ntok``;
-    ``default_query`` too rides in the first row, for the expressions ``dq`` and ``qi``
+    with a query slider among ``params``, the sentence's ``default_query`` (else its last
+    token) rides in the first row too, for the expressions ``dq`` and ``qi``
     (``length_params``): the spec then holds nothing of the sentence at all."""
     if tokens is not None:
         first = next(iter(datasets))
         rows = list(datasets[first])
         rows[0] = {**rows[0], "tokens": SEPARATOR.join(str(t).replace(SEPARATOR, " ")
                                                        for t in tokens)}
-        if default_query is not None:
-            rows[0]["dq"] = int(default_query)
+        query = free and any(p["name"] == "query" for p in params)
+        if query:
+            rows[0]["dq"] = int(len(tokens) - 1 if default_query is None else default_query)
         datasets = {**datasets, first: rows}
         params = [*params, tokens_param(first)]
-        if free or default_query is not None:
-            params += length_params(first, default_query is not None)
+        if free:
+            params += length_params(first, query)
     out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
            "description": description, "params": list(params), "datasets": datasets,
            "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},

@@ -6,7 +6,7 @@ section needs and lets the browser choose the layer, head and query (parameters 
 ``head``, ``query``, bound to labelled inputs under the chart). Only a what-if (scale, causal
 mask, temperature) or a new text reruns the page.
 
-They are length-free (``tfviz.viz.instant.length_cap``): a sentence of 1-16 tokens gets the
+They are length-free (``tfviz.viz.instant_length``): a sentence of 1-16 tokens gets the
 same spec as any other, so a new sentence swaps the charts' data instead of drawing them anew.
 ``query`` is the slider's start (-1 or None: the sentence's ``default_query``, else its last
 token), and the expressions read the query shown as ``qi``.
@@ -67,7 +67,7 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
                           **{name: signed_pictures(getattr(aq, name), "layer", "head")
                              for name in "kv"}},
                 marks=2 * dk + 2 * cap, tokens=token_labels(aq.tokens),
-                default_query=n - 1 if default_query is None else default_query,
+                free=True, default_query=default_query,
                 description="The chosen query's q, and every token's k and v, for the chosen "
                             "layer and head.")
 
@@ -168,7 +168,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | N
                                 + WHERE)}
     return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
                 datasets={"steps": rows}, marks=10 * cap, tokens=token_labels(aq.tokens),
-                default_query=n - 1 if default_query is None else default_query,
+                free=True, default_query=default_query,
                 description="One query's scores with every key: raw, scaled, masked and after "
                             "the softmax.")
 
@@ -250,5 +250,5 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
               constant("kv", list(aq.kv_heads))]
     return spec(body, params=params, datasets={"weights": rows, "values": values},
                 marks=(min(cap, keep) + 2) * (dk + 1), tokens=token_labels(aq.tokens),
-                default_query=n - 1 if default_query is None else default_query,
+                free=True, default_query=default_query,
                 description="The chosen query's weighted values, the rest summed, and their sum z.")

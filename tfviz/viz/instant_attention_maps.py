@@ -188,7 +188,7 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
     return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
                 datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * cap,
                 tokens=token_labels(aq.tokens),
-                default_query=n - 1 if default_query is None else default_query,
+                free=True, default_query=default_query,
                 description="Lines from the chosen query to every key, as wide as the attention "
                             "weight.")
 
