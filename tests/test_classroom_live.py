@@ -8,7 +8,6 @@ import dataclasses
 
 import pytest
 
-from tests.support.live_store import clock, store  # noqa: F401 (fixtures)
 from tfviz.classroom import catalog, live
 from tfviz.classroom.codes import CODE_ALPHABET, format_code, parse_code
 from tfviz.classroom.live import LiveStore, SessionGone, UnknownCode, WrongKey

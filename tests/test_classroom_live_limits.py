@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.live_store import clock, store  # noqa: F401 (fixtures)
 from tfviz.classroom import live
 from tfviz.classroom.live import (BadValue, LiveStore, ServerFull, SessionFull, SessionGone,
                                   TooManyTries, UnknownCode)

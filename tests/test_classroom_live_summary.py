@@ -7,8 +7,7 @@ import threading
 
 import pytest
 
-from tests.support.live_store import clock, store  # noqa: F401 (fixtures)
-from tfviz.classroom.live import BadValue, LiveStore
+from tfviz.classroom.live import BadValue
 
 
 # -- the slip dashboard ---------------------------------------------------------------------

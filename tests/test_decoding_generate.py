@@ -8,7 +8,6 @@ import tfviz
 from tests.support.tiny_lm import tiny_bundle
 from tfviz.decoding import generate, next_token_distribution
 from tfviz.decoding.distribution import sample
-from tfviz.trace import run_with_trace
 
 PROMPTS = ["the dog", "the animal didn't cross the street because it was too",
            "once upon a time the cat"]

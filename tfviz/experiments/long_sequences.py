@@ -21,14 +21,8 @@ import torch.nn.functional as F
 
 from tfviz.analysis.coref import SPACE_MARKERS, coref_spans
 from tfviz.config import PATTERNS
-from tfviz.model.masks import receptive_field, sparse_pattern
-from tfviz.reference import causal_mask
+from tfviz.model.masks import causal_pattern, receptive_field, sparse_pattern
 from tfviz.trace import run_with_trace
-
-
-def causal_pattern(kind: str, n: int, **pattern: int) -> np.ndarray:
-    """(n, n) bool: the pattern with the causal triangle applied, as a decoder uses it."""
-    return sparse_pattern(kind, n, **pattern) & causal_mask(n)
 
 
 def with_pattern(model, kind: str, n: int | None = None, **pattern: int):
@@ -249,16 +243,23 @@ class Linformer(NamedTuple):
     error: float  # ||out_approx - out_exact|| / ||out_exact||, all heads
 
 
+def _heads(q, k, v) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v of one layer ((n, H, dh) arrays) as float64 tensors (H, n, dh), grouped keys
+    and values repeated for the query heads they serve."""
+    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float64).transpose(0, 1)
+               for a in (q, k, v))
+    if k.shape[0] != q.shape[0]:
+        rep = q.shape[0] // k.shape[0]
+        k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
+    return q, k, v
+
+
 def linformer(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: int, seed: int = 0) -> Linformer:
     """Bidirectional attention of one layer (q, k, v as (n, H, dh)) against its Linformer
     approximation: K and V projected from n to ``rows`` rows by fixed seeded matrices E, F.
     Exact: softmax(QKᵀ/√d) V. Approximate: softmax(Q(EK)ᵀ/√d) (FV). The model was not trained
     for this, so the error is what the projection alone costs."""
-    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float64).transpose(0, 1)
-               for a in (q, k, v))  # (H, n, dh)
-    if k.shape[0] != q.shape[0]:  # grouped keys: repeat for the query heads they serve
-        rep = q.shape[0] // k.shape[0]
-        k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
+    q, k, v = _heads(q, k, v)
     n, dh = q.shape[1], q.shape[2]
     E = projection(n, rows, seed).double()  # (rows, n)
     Fm = projection(n, rows, seed + 1).double()
@@ -275,11 +276,7 @@ def best_rank_errors(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     values (truncated SVD, the closest rank-r matrix to A), output A_r V, error over all heads
     as in :func:`linformer`. A k-row method's map softmax(Q(EK)ᵀ/√d)·F has rank ≤ k, so this is
     what an ideal k-row map could reach. 0 at r = n."""
-    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float64).transpose(0, 1)
-               for a in (q, k, v))  # (H, n, dh)
-    if k.shape[0] != q.shape[0]:
-        rep = q.shape[0] // k.shape[0]
-        k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
+    q, k, v = _heads(q, k, v)
     A = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]), -1)  # (H, n, n)
     U, S, Vh = torch.linalg.svd(A)
     # (A − A_r) V = Σ_{i>r} s_i u_i (v_iᵀ V); the u_i are orthonormal, so its squared size is

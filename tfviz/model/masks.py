@@ -68,12 +68,17 @@ def _check(n: int, n_layers: int, window: int = 0, dilation: int = 1, stride: in
                          f"got {n}")
 
 
+def causal_pattern(kind: str, n: int, **pattern: int) -> np.ndarray:
+    """(n, n) bool: the pattern with the causal triangle applied, as a decoder uses it."""
+    return sparse_pattern(kind, n, **pattern) & causal_mask(n)
+
+
 def _reach_rows(kind: str, n: int, n_layers: int, query: int, pattern: dict) -> list[np.ndarray]:
     """Row ``query`` of M¹, M², … (M the causal pattern), stopping once a power repeats itself."""
     _check(n, n_layers, **pattern)
     if not 0 <= query < n:
         raise ValueError(f"query {query} is not a position of a {n}-token sequence")
-    allowed = sparse_pattern(kind, n, **pattern) & causal_mask(n)  # (n, n): j <= i
+    allowed = causal_pattern(kind, n, **pattern)  # (n, n): j <= i
     weights = allowed.astype(np.float32)  # (n, n): float so one layer is one BLAS product
     row = np.zeros(len(allowed), dtype=bool)  # (n,)
     row[query] = True  # after 0 layers a token holds only itself

@@ -88,8 +88,7 @@ def _dashboard() -> None:
         st.caption("No answers yet. Students' first try at each box of *20 · Worked "
                    "exercises* arrives here, without names.")
         return
-    from tfviz.exercises.registry import EXERCISES
-    st.dataframe([{"exercise": EXERCISES[r.exercise_id].title, "box": r.step,
+    st.dataframe([{"exercise": registry.EXERCISES[r.exercise_id].title, "box": r.step,
                    "answered": r.answered, "right": r.right,
                    "most common slips": "; ".join(f"{s.count} {s.label}" for s in r.slips[:3])}
                   for r in rows], hide_index=True, key="_live_dashboard")

@@ -13,14 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from tfviz.viz.instant import SCHEME, rounded, slider, spec
-from tfviz.viz.style import FONT_SIZE
+from tfviz.viz.style import FONT_SIZE, hex_colour
 
 FRAME = "#F0E442"
-
-
-def _hex(rgb) -> str:
-    r, g, b = (int(round(float(np.clip(v, 0.0, 1.0)) * 255)) for v in rgb)
-    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray, patch: int, *,
@@ -33,7 +28,8 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
     rows, cols = H // patch, W // patch
     if rows * cols != n or np.shape(kept) != (n_layers, n_heads):
         raise ValueError("one weight per patch, and one kept weight per layer and head")
-    pixels = [{"x": j, "y": i, "rgb": _hex(image[i, j])} for i in range(H) for j in range(W)]
+    unit = np.clip(image, 0.0, 1.0).tolist()
+    pixels = [{"x": j, "y": i, "rgb": hex_colour(unit[i][j])} for i in range(H) for j in range(W)]
     values = rounded(weights)
     own = rounded(kept)
     cls = [{"layer": lyr, "head": h, "patch": p, "r": p // cols, "c": p % cols, "v": values[lyr][h][p],

@@ -8,7 +8,9 @@ import pandas  # noqa: F401  (before altair: see tfviz.ui.warmup)
 import altair as alt
 import numpy as np
 
-from tfviz.viz.style import token_labels
+from tfviz.viz.style import CATEGORICAL, token_labels
+
+PAIR = [CATEGORICAL[5], CATEGORICAL[0]]  # vermillion, then blue: the two lines of a cost or error chart
 
 
 def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> alt.Chart:
@@ -57,7 +59,7 @@ def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float]
     return alt.Chart(alt.Data(values=rows)).mark_line().encode(
         x=alt.X("n:Q", title="sequence length n"), y=alt.Y("value:Q", title=quantity),
         color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=["full", "sliding window"],
-                                                              range=["#D55E00", "#0072B2"])),
+                                                              range=PAIR)),
         strokeDash=alt.StrokeDash("curve:N", title=None, sort=curves,
                                   scale=alt.Scale(domain=curves, range=[[1, 0], [6, 4], [2, 3]])),
         detail="curve:N", tooltip=["n:Q", alt.Tooltip("value:Q", format=".3f"), "kind:N", "curve:N"]
@@ -107,6 +109,6 @@ def error_chart(ks: Sequence[int], random: Sequence[float], best: Sequence[float
         x=alt.X("k:Q", title="projected rows k", axis=alt.Axis(tickMinStep=1, format="d")),
         y=alt.Y("error:Q", title="relative error"),
         color=alt.Color("method:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400),
-                        scale=alt.Scale(domain=names, range=["#D55E00", "#0072B2"])),
+                        scale=alt.Scale(domain=names, range=PAIR)),
         tooltip=["k:Q", alt.Tooltip("error:Q", format=".3f"), "method:N"]
     ).properties(width=420, height=340)
