@@ -160,17 +160,18 @@ with step("3 · “it” looks both ways"):
     extra = bundle.manifest.get("data", {})
     statements, dropout = extra.get("coref_statements"), extra.get("head_dropout")
     if statements and dropout:
-        st.markdown(
-            f"**How {BERT} learned it.** Masked LM alone did not teach this: nothing in it asks “it” "
-            "for its noun, and a bert-tiny trained by masked LM only had no head clearly better than "
-            f"a coin toss. So {BERT}'s training adds a second, labelled job on "
-            f"**{statements['rows']:,} extra “it” sentences** (made only of word combinations outside "
-            "the held-out ones below): at the position of “it”, the model must output the noun “it” "
-            f"stands for. In those sentences each head of layer {dropout['layer']} is also switched "
-            f"off at random with probability {dropout['p']:.0%} (*head dropout*), so that one head "
-            "learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
-            "had no such help: some of its heads link pronouns to their nouns after masked LM and "
-            "next-sentence prediction alone, on billions of words.")
+        with st.expander(f"How {BERT} learned it: the extra training it needed"):
+            st.markdown(
+                "Masked LM alone did not teach this: nothing in it asks “it” "
+                "for its noun, and a bert-tiny trained by masked LM only had no head clearly better than "
+                f"a coin toss. So {BERT}'s training adds a second, labelled job on "
+                f"**{statements['rows']:,} extra “it” sentences** (made only of word combinations outside "
+                "the held-out ones below): at the position of “it”, the model must output the noun “it” "
+                f"stands for. In those sentences each head of layer {dropout['layer']} is also switched "
+                f"off at random with probability {dropout['p']:.0%} (*head dropout*), so that one head "
+                "learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
+                "had no such help: some of its heads link pronouns to their nouns after masked LM and "
+                "next-sentence prediction alone, on billions of words.")
     sentences = {"the “tired” sentence": EXAMPLES["Coreference (tired)"],
                  "the “wide” sentence": EXAMPLES["Coreference (wide)"]}
     if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:
@@ -224,37 +225,40 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
         "Fine-tuning everything updates every weight, and keeps a full copy of the model per task. "
         "Lighter ways freeze the pretrained weights and train a few new numbers:\n"
         "- **Low-rank update (LoRA).** Beside a frozen matrix W (d_in × d_out), train two thin ones, "
-        "A (d_in × k) and B (k × d_out). The layer computes x(W + AB); AB has rank at most k.\n"
+        "A (d_in × r) and B (r × d_out). The layer computes x(W + AB); AB has rank at most r.\n"
         "- **Prefix tuning.** In every attention layer, train p extra key and value vectors that "
         "every token may attend to, as if p invisible tokens stood before the text.\n"
         "- **Prompt tuning.** Train only p input vectors placed before the text's embeddings."
     )
-    st.latex(r"\begin{gathered}W' = W + AB,\quad A\in\mathbb{R}^{d_{in}\times k},\ B\in\mathbb{R}^{k\times d_{out}}"
-             r"\\ \text{trained: } k\,(d_{in}+d_{out}) \text{ per matrix}\ \ (2dk \text{ when } d_{in}=d_{out}=d)"
+    st.latex(r"\begin{gathered}W' = W + AB,\quad A\in\mathbb{R}^{d_{in}\times r},\ B\in\mathbb{R}^{r\times d_{out}}"
+             r"\\ \text{trained: } r\,(d_{in}+d_{out}) \text{ per matrix}\ \ (2dr \text{ when } d_{in}=d_{out}=d)"
              r"\end{gathered}")
-    st.caption("The LoRA paper names the two the other way round (B ∈ ℝ^{d×r}, A ∈ ℝ^{r×k}, update BA); "
-               "it is the same product. B starts at zero, so training starts from the pretrained model.")
+    st.caption("Here x is a row vector, multiplied from the left: x·A·B. The LoRA paper writes the "
+               "same update for a column vector, h = W₀x + BAx, with A of shape r × d_in and B of "
+               "shape d_out × r. The roles match: in both, A meets the input first and B starts at "
+               "zero, so training starts from the pretrained model. Only the convention differs, "
+               "which transposes both matrices.")
 
     @safe_fragment
     def finetuning() -> None:
         c1, c2, c3 = st.columns(3)
-        rank = c1.slider("Rank k", 1, 64, 8, key="bert_rank")
+        rank = c1.slider("Rank r", 1, 64, 8, key="bert_rank")
         chosen = c2.multiselect("Matrices with a low-rank update", list(ft.MATRICES), ["W_Q", "W_V"],
                                 key="bert_matrices") or ["W_Q"]
         p = c3.slider("Prefix / prompt length p", 1, 100, 20, key="bert_prefix")
         counts = ftc.trainable_rows(rank, chosen, p)
         table(counts, hide_index=True)
         base = next(r for r in counts if r["model"] == "BERT-base")
-        chart(ptv.trainable_figure, ["full fine-tuning", f"LoRA, k = {rank}", f"prefix, p = {p}",
+        chart(ptv.trainable_figure, ["full fine-tuning", f"LoRA, r = {rank}", f"prefix, p = {p}",
                                      f"prompt, p = {p}"],
-              [base["full fine-tuning"], base[f"LoRA k={rank}"], base[f"prefix p={p}"], base[f"prompt p={p}"]],
+              [base["full fine-tuning"], base[f"LoRA r={rank}"], base[f"prefix p={p}"], base[f"prompt p={p}"]],
               title="BERT-base: numbers trained")
         d_in, d_out = ft.matrix_shapes(BERT_BASE)["W_Q"]
         st.caption(
             f"By hand for BERT-base: a {d_in}×{d_out} W_Q gets A ({d_in}×{rank}) and B ({rank}×{d_out}), "
             f"{rank}·({d_in}+{d_out}) = {rank * (d_in + d_out):,} numbers, instead of the {d_in * d_out:,} "
-            f"of W itself. A low-rank update saves only while k < d_in·d_out/(d_in+d_out) = "
-            f"{d_in * d_out // (d_in + d_out)}; past that (and for bert-tiny past k = "
+            f"of W itself. A low-rank update saves only while r < d_in·d_out/(d_in+d_out) = "
+            f"{d_in * d_out // (d_in + d_out)}; past that (and for bert-tiny past r = "
             f"{cfg.d_model // 2}) it trains more numbers than the matrix it adjusts.")
         st.caption(f"Prefix tuning adds p = {p} keys and values to every attention layer, so every "
                    f"query scores n + {p} keys; prompt tuning makes the input {p} tokens longer, and "

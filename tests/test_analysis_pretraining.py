@@ -220,3 +220,21 @@ def test_lora_count_equals_real_adapter_tensors(name):
 def test_lora_breaks_even_at_half_the_width():
     spec = ParamSpec(64, 4, 256, 1, 100, arch="encoder")
     assert ft.lora_params(spec, 32, ["W_Q"]).total == 64 * 64  # k = d/2: as many as W itself
+
+
+def test_lora_row_and_column_conventions_give_a_and_b_the_same_roles():
+    """The lesson writes x·(W + AB) for a row vector x, A (d_in × r), B (r × d_out); the LoRA
+    paper writes h = W0·x + B·A·x for a column vector, its A (r × d_in), its B (d_out × r).
+    The paper's matrices are ours transposed: the same update, A meeting the input first, and
+    with B at zero (both start there) the layer is the pretrained one."""
+    g = torch.Generator().manual_seed(0)
+    d_in, d_out, r = 6, 5, 2
+    w, x = torch.randn(d_in, d_out, generator=g), torch.randn(d_in, generator=g)
+    a, b = torch.randn(d_in, r, generator=g), torch.randn(r, d_out, generator=g)
+    ours = x @ (w + a @ b)
+    paper_a, paper_b, w0 = a.T, b.T, w.T  # (r, d_in), (d_out, r), (d_out, d_in)
+    assert paper_a.shape == (r, d_in) and paper_b.shape == (d_out, r)
+    torch.testing.assert_close(ours, w0 @ x + paper_b @ (paper_a @ x))
+    assert (x @ a).shape == (paper_a @ x).shape == (r,)  # A reads x, in both
+    zero_b = torch.zeros(r, d_out)
+    torch.testing.assert_close(x @ (w + a @ zero_b), x @ w)

@@ -93,7 +93,8 @@ def test_how_bert_tiny_learned_it_is_told_from_its_manifest(app_page, bert):
     from tfviz.ui.state import EXAMPLES
 
     at = app_page(PAGE)
-    text = "".join(m.value for m in at.markdown)
+    box = next(e for e in at.expander if e.label.startswith("How bert-tiny learned it"))
+    text = "".join(m.value for m in box.markdown)  # in an expander: it would interrupt the lesson
     data = bert.manifest["data"]
     rows, layer, p = data["coref_statements"]["rows"], data["head_dropout"]["layer"], data["head_dropout"]["p"]
     assert f"**{rows:,} extra “it” sentences**" in text
@@ -119,9 +120,9 @@ def test_finetuning_table_by_hand(app_page):
     at.slider(key="bert_prefix").set_value(20).run()
     rows = {r["model"]: r for r in at.dataframe[-1].value.to_dict("records")}
     base = rows["BERT-base"]
-    assert base["full fine-tuning"] == 109_482_240 and base["LoRA k=8"] == 294_912
+    assert base["full fine-tuning"] == 109_482_240 and base["LoRA r=8"] == 294_912
     assert base["prefix p=20"] == 368_640 and base["prompt p=20"] == 15_360
-    assert rows["bert-tiny"]["LoRA k=8"] == 8 * 128 * 2 * 2
+    assert rows["bert-tiny"]["LoRA r=8"] == 8 * 128 * 2 * 2
     at.multiselect(key="bert_matrices").set_value([]).run()  # nothing chosen: W_Q alone
     assert not at.exception
 

@@ -2,12 +2,15 @@
 
 Full fine-tuning trains every parameter (``tfviz.exercises.params.count_parameters``).
 A low-rank update (LoRA) freezes a weight matrix W (d_in × d_out) and trains two thin ones
-beside it, A (d_in × k) and B (k × d_out), so the layer computes x (W + A B):
+beside it, A (d_in × r) and B (r × d_out), so the layer computes x (W + A B) for a row
+vector x; the update A B has rank at most r:
 
-    trainable per matrix = d_in·k + k·d_out = k (d_in + d_out)      (2dk for a d × d matrix)
+    trainable per matrix = d_in·r + r·d_out = r (d_in + d_out)      (2dr for a d × d matrix)
 
-The LoRA paper names them the other way round (B ∈ R^{d×r}, A ∈ R^{r×k}, update BA); the
-product, a d_in × d_out matrix of rank at most k, is the same. Worked for BERT-base
+The LoRA paper (Hu et al. 2021) writes the same thing for column vectors, h = W0 x + B A x,
+with A of shape r × d_in and B of shape d_out × r. The roles are the same: A is the one that
+meets the input first and B starts at zero, so training starts from the pretrained model.
+Its A and B are ours transposed, because x A B = (Bᵀ Aᵀ xᵀ)ᵀ. Worked for BERT-base
 (d = 768, 12 layers), rank 8 on W_Q and W_V: 8 · (768 + 768) · 2 · 12 = 294,912:
 
 >>> from tfviz.exercises.params import BERT_BASE

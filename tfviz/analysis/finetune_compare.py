@@ -1,7 +1,7 @@
 """Fine-tuning counted across models (lesson 15): what each way of fine-tuning trains, for our
 small models and for published ones, as rows of one table.
 
-For every model: all its parameters (full fine-tuning, ``count_parameters``), a rank-k
+For every model: all its parameters (full fine-tuning, ``count_parameters``), a rank-r
 low-rank update on the chosen matrices (``finetune.lora_params``) and that as a share of the
 whole, and p prefix or p prompt vectors (``finetune.prefix_params``, ``prompt_params``).
 Published models are counted with their own conventions (BERT's segment table and pooler,
@@ -9,7 +9,7 @@ GPT-2's learned positions): ``tfviz.exercises.params``.
 
 >>> rows = trainable_rows(8, ["W_Q", "W_V"], 20)
 >>> base = next(r for r in rows if r["model"] == "BERT-base")
->>> base["LoRA k=8"], base["prefix p=20"], base["prompt p=20"]
+>>> base["LoRA r=8"], base["prefix p=20"], base["prompt p=20"]
 (294912, 368640, 15360)
 """
 from __future__ import annotations
@@ -35,12 +35,12 @@ def compared_models() -> list[tuple[str, object, dict]]:
 def trainable_rows(rank: int, matrices: Sequence[str], p: int) -> list[dict]:
     """One row per model: numbers trained by full fine-tuning, by a rank-``rank`` update of
     ``matrices`` (and its share of the whole), by a prefix and by a prompt of ``p`` vectors.
-    The column names carry k and p, as the lesson's table shows them."""
+    The column names carry r and p, as the lesson's table shows them."""
     counts = []
     for name, config, conventions in compared_models():
         full = count_parameters(config, **conventions).total
         lora = lora_params(config, rank, matrices).total
-        counts.append({"model": name, "full fine-tuning": full, f"LoRA k={rank}": lora,
+        counts.append({"model": name, "full fine-tuning": full, f"LoRA r={rank}": lora,
                        "LoRA share": f"{share(lora, full):.3%}",
                        f"prefix p={p}": prefix_params(config, p), f"prompt p={p}": prompt_params(config, p)})
     return counts
