@@ -5,7 +5,7 @@ import torch
 
 from tfviz.config import ModelConfig, RunOptions
 from tfviz.model import Transformer
-from tfviz.model.masks import sparse_pattern
+from tfviz.model.masks import pattern_mask, sparse_pattern, strided_halves
 from tfviz.model.positional import alibi_bias, apply_rope, rope_angles
 from tfviz.trace import run_with_trace
 
@@ -53,6 +53,26 @@ def test_sparse_patterns_match_hand_drawn_examples():
     base = sparse_pattern("global", 16, window=1, n_global=1)
     assert (big >= base).all() and (big.sum(1) <= base.sum(1) + 2).all() and (big != base).any()
     np.testing.assert_array_equal(big, sparse_pattern("bigbird", 16, window=1, n_random=2, seed=3))
+
+
+def test_pattern_read_by_an_encoder_and_by_a_decoder():
+    # an encoder reads the pattern as drawn (symmetric, as in the papers' figures); a decoder
+    # keeps only keys at or before the query
+    for kind in ("full", "sliding", "dilated", "global", "strided"):
+        enc = pattern_mask(kind, 9, causal=False, window=1, dilation=2, n_global=1, stride=3)
+        dec = pattern_mask(kind, 9, causal=True, window=1, dilation=2, n_global=1, stride=3)
+        assert (enc == enc.T).all()
+        assert _as_int(dec) == [[int(enc[i, j] and j <= i) for j in range(9)] for i in range(9)]
+    # Longformer's global token reads every position in an encoder, only itself in a decoder
+    assert pattern_mask("global", 6, causal=False, window=1)[0].all()
+    assert _as_int(pattern_mask("global", 6, causal=True, window=1)[0]) == [1, 0, 0, 0, 0, 0]
+
+
+def test_sparse_transformer_halves_by_hand():
+    local, step = strided_halves(7, 3)
+    assert _as_int(local[6]) == [0, 0, 0, 0, 1, 1, 1]  # the last token's local half: 2 back
+    assert _as_int(step[6]) == [1, 0, 0, 1, 0, 0, 1]  # its strided half: every 3rd back
+    np.testing.assert_array_equal(local | step, sparse_pattern("strided", 7, stride=3))
 
 
 @pytest.mark.parametrize("pattern", ["sliding", "dilated", "global", "bigbird", "strided"])

@@ -13,13 +13,17 @@ import torch
 
 from tfviz.config import ModelConfig
 from tfviz.model import Transformer
-from tfviz.model.masks import MAX_POSITIONS, reach_by_layer, receptive_field, sparse_pattern
+from tfviz.model.masks import (MAX_POSITIONS, reach_by_layer, reach_matrix, receptive_field,
+                                sparse_pattern)
 from tfviz.trace import run_with_trace
 
 
-def _edge(kind, i, j, window, dilation, n_global, stride):
-    """May query i read key j (j <= i)? Each pattern's definition, in words turned into code."""
-    back = i - j
+def _edge(kind, i, j, window, dilation, n_global, stride, causal=True):
+    """May query i read key j? Each pattern's definition, in words turned into code; a decoder
+    (``causal``) reads only j <= i, an encoder both ways."""
+    if causal and j > i:
+        return False
+    back = abs(i - j)
     if kind == "sliding":
         return back <= window
     if kind == "dilated":
@@ -64,43 +68,87 @@ def test_dilated_reaches_layers_times_dilation_times_window(n_layers, window, di
     assert receptive_field("dilated", n_layers, window, dilation) == n_layers * dilation * window
 
 
+@pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "strided"])
 @pytest.mark.parametrize("n", [1, 2, 7, 20])
 @pytest.mark.parametrize("window,dilation,n_global,stride", [
     (0, 1, 0, 1), (1, 2, 1, 2), (2, 3, 2, 3), (3, 2, 0, 5)])
-def test_composition_matches_breadth_first_search(kind, n, window, dilation, n_global, stride):
+def test_composition_matches_breadth_first_search(kind, n, window, dilation, n_global, stride,
+                                                  causal):
     n_layers = 4
     kw = dict(window=window, dilation=dilation, n_global=n_global, stride=stride)
 
     def reads(i):
-        return [j for j in range(i + 1) if _edge(kind, i, j, window, dilation, n_global, stride)]
+        return [j for j in range(n)
+                if _edge(kind, i, j, window, dilation, n_global, stride, causal)]
 
-    for query in sorted({0, n // 2, n - 1}):
+    every = reach_matrix(kind, n, n_layers, causal=causal, **kw)  # (L, n, n)
+    for query in range(n):
         expected = _bfs_reach(n, query, n_layers, reads)
-        np.testing.assert_array_equal(reach_by_layer(kind, n, n_layers, query=query, **kw),
-                                      expected)
+        if query in (0, n // 2, n - 1):
+            np.testing.assert_array_equal(
+                reach_by_layer(kind, n, n_layers, query=query, causal=causal, **kw), expected)
+        np.testing.assert_array_equal(every[:, query], expected)
     for layers in range(n_layers + 1):
         depth = _bfs_depths(n, n - 1, reads)
         farthest = max(n - 1 - j for j, d in depth.items() if d <= layers)
         assert receptive_field(kind, layers, window, dilation, n=n, n_global=n_global,
-                               stride=stride) == farthest
+                               stride=stride, causal=causal) == farthest
 
 
+def _powers(allowed, n_layers):
+    """(L, n, n) bool by integer matrix powers in numpy: a path of l allowed steps from i to j
+    (every pattern holds the diagonal, so l steps include every shorter path)."""
+    m = allowed.astype(np.int64)
+    return np.stack([np.linalg.matrix_power(m, layer) > 0 for layer in range(1, n_layers + 1)])
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided"])
+def test_reach_counts_are_matrix_powers_of_the_mask(kind, causal):
+    n, kw = 32, dict(window=2, dilation=2, n_global=1, n_random=2, stride=4, seed=0)
+    allowed = sparse_pattern(kind, n, **kw)
+    if causal:
+        allowed = allowed & np.tril(np.ones((n, n), bool))
+    want = _powers(allowed, 6)
+    np.testing.assert_array_equal(reach_matrix(kind, n, 6, causal=causal, **kw), want)
+    for query in (0, 13, n - 1):
+        np.testing.assert_array_equal(
+            reach_by_layer(kind, n, 6, query=query, causal=causal, **kw).sum(1),
+            want[:, query].sum(1))
+
+
+def test_global_token_reach_read_both_ways_by_hand():
+    # The page's defaults: 32 tokens, window 2, position 0 global. A decoder's last token reads
+    # 2 more positions a layer, plus itself and position 0, which has read only itself: 4..14.
+    kw = dict(window=2, n_global=1)
+    assert reach_by_layer("global", 32, 6, **kw).sum(1).tolist() == [4, 6, 8, 10, 12, 14]
+    # An encoder's global token reads everyone in layer 1, so in layer 2 everyone has read all
+    assert reach_by_layer("global", 32, 6, causal=False, **kw).sum(1).tolist() == [4] + [32] * 5
+    every = reach_matrix("global", 32, 2, causal=False, **kw)
+    assert every[0, 0].all() and not every[0].all() and every[1].all()
+    assert not reach_matrix("global", 32, 6, causal=True, **kw)[-1].all()
+    # a dilated window reaches L·d·w back but has read only L·w + 1 positions
+    assert reach_by_layer("dilated", 32, 3, window=2, dilation=2).sum(1).tolist() == [3, 5, 7]
+    assert receptive_field("dilated", 3, 2, 2, n=32) == 12
+
+
+@pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("seed", [0, 3])
 @pytest.mark.parametrize("n_global", [0, 1])
-def test_bigbird_composition_matches_breadth_first_search(seed, n_global):
+def test_bigbird_composition_matches_breadth_first_search(seed, n_global, causal):
     # random keys cannot be written out by hand, so the BFS reads sparse_pattern's own draw
     n, kw = 24, dict(window=1, n_global=n_global, n_random=2, seed=seed)
     drawn = sparse_pattern("bigbird", n, **kw)
 
     def reads(i):
-        return [j for j in range(i + 1) if drawn[i, j]]
+        return [j for j in range(i + 1 if causal else n) if drawn[i, j]]
 
-    np.testing.assert_array_equal(reach_by_layer("bigbird", n, 5, **kw),
+    np.testing.assert_array_equal(reach_by_layer("bigbird", n, 5, causal=causal, **kw),
                                   _bfs_reach(n, n - 1, 5, reads))
     depth = _bfs_depths(n, n - 1, reads)
-    assert receptive_field("bigbird", 5, 1, n=n, n_global=n_global, n_random=2, seed=seed) == max(
-        n - 1 - j for j, d in depth.items() if d <= 5)
+    assert receptive_field("bigbird", 5, 1, n=n, n_global=n_global, n_random=2, seed=seed,
+                           causal=causal) == max(n - 1 - j for j, d in depth.items() if d <= 5)
 
 
 def test_window_one_by_hand():
@@ -183,6 +231,6 @@ def test_blocked_pairs_score_minus_infinity_not_zero(pattern):
     cfg = ModelConfig(attn_pattern=pattern, window=1, n_layers=1, max_seq_len=16)
     tr = run_with_trace(Transformer(cfg).eval(), list(range(1, 11)))
     allowed = sparse_pattern(pattern, 16, window=1)[:10, :10] & np.tri(10, dtype=bool)
-    masked = tr["masked_scores", 0]  # (H, 10, 10)
+    masked = tr["attn_scores", 0]  # (H, 10, 10)
     assert np.isneginf(masked[:, ~allowed]).all() and np.isfinite(masked[:, allowed]).all()
     assert (tr["pattern", 0][:, ~allowed] == 0).all()

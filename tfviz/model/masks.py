@@ -1,11 +1,11 @@
 """Which key positions each query position may attend to.
 
-``sparse_pattern`` draws the non-causal part of a pattern as a boolean (n, n) array, True
-where attention is allowed; causality is applied on top by the model, so one pattern serves
-an encoder (bidirectional) and a decoder (causal) alike. (The numpy causal mask is
-:func:`tfviz.reference.causal_mask`; the model builds its own in torch, in transformer.py.)
-``reach_by_layer`` and ``receptive_field`` compose the causal pattern over layers: how far back
-a token reaches after L layers.
+``sparse_pattern`` draws a pattern as an encoder reads it: a boolean (n, n) array, True where
+attention is allowed in both directions, as the papers draw them. A decoder applies the causal
+triangle on top (:func:`pattern_mask` with ``causal=True``), so one pattern serves both. (The
+numpy causal mask is :func:`tfviz.reference.causal_mask`; the model builds its own in torch, in
+transformer.py.) ``reach_by_layer``, ``reach_matrix`` and ``receptive_field`` compose a pattern
+over layers: which positions a token has read after L layers, read either way.
 
 >>> sparse_pattern("sliding", 5, window=1).astype(int)
 array([[1, 1, 0, 0, 0],
@@ -26,11 +26,14 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     """Allowed (query i, key j) pairs for one of the long-sequence attention patterns.
 
     full:    every pair.
-    sliding: |i - j| <= window (receptive field grows by window per layer).
+    sliding: |i - j| <= window. Our window is one-sided: 2·window + 1 keys both ways, where
+             Longformer's w and BigBird's w count the whole window (w/2 a side).
     dilated: |i - j| <= window * dilation and (i - j) divisible by dilation.
-    global:  sliding, plus the first n_global tokens see and are seen by everyone (Longformer).
+    global:  sliding, plus the first n_global tokens see and are seen by everyone (Longformer;
+             BigBird-ITC, where existing tokens are made global).
     bigbird: global, plus n_random keys per query drawn with a fixed seed.
-    strided: |i - j| < stride, or (i - j) divisible by stride (Sparse Transformer).
+    strided: |i - j| < stride, or (i - j) divisible by stride: the union of Sparse
+             Transformer's two halves of heads (:func:`strided_halves`), all one layer reads.
     """
     i = np.arange(n)[:, None]  # (n, 1)
     j = np.arange(n)[None, :]  # (1, n)
@@ -53,6 +56,19 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     raise ValueError(f"unknown attention pattern {kind!r}")
 
 
+def strided_halves(n: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse Transformer's two kinds of head, as encoder masks (n, n): half the heads read a
+    local window (|i - j| < stride), the other half every stride-th position ((i - j) divisible
+    by stride). A layer has both, so together its heads read ``sparse_pattern("strided", …)``.
+
+    >>> local, step = strided_halves(5, 2)
+    >>> local[4].astype(int), step[4].astype(int)  # what the last token reads in each half
+    (array([0, 0, 0, 1, 1]), array([1, 0, 1, 0, 1]))
+    """
+    dist = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])  # (n, n)
+    return dist < stride, dist % stride == 0
+
+
 # Composing masks costs n² booleans per layer; past this the lesson's picture is unreadable anyway.
 MAX_POSITIONS = 2048
 
@@ -68,17 +84,37 @@ def _check(n: int, n_layers: int, window: int = 0, dilation: int = 1, stride: in
                          f"got {n}")
 
 
+def pattern_mask(kind: str, n: int, *, causal: bool, **pattern: int) -> np.ndarray:
+    """(n, n) bool: the pattern as an encoder reads it (``causal=False``, both directions) or
+    as a decoder reads it (``causal=True``, only keys j <= i).
+
+    >>> pattern_mask("global", 4, causal=False, window=0).astype(int)  # position 0 is global
+    array([[1, 1, 1, 1],
+           [1, 1, 0, 0],
+           [1, 0, 1, 0],
+           [1, 0, 0, 1]])
+    >>> pattern_mask("global", 4, causal=True, window=0).astype(int)  # it now reads only itself
+    array([[1, 0, 0, 0],
+           [1, 1, 0, 0],
+           [1, 0, 1, 0],
+           [1, 0, 0, 1]])
+    """
+    allowed = sparse_pattern(kind, n, **pattern)  # (n, n)
+    return allowed & causal_mask(n) if causal else allowed
+
+
 def causal_pattern(kind: str, n: int, **pattern: int) -> np.ndarray:
     """(n, n) bool: the pattern with the causal triangle applied, as a decoder uses it."""
-    return sparse_pattern(kind, n, **pattern) & causal_mask(n)
+    return pattern_mask(kind, n, causal=True, **pattern)
 
 
-def _reach_rows(kind: str, n: int, n_layers: int, query: int, pattern: dict) -> list[np.ndarray]:
-    """Row ``query`` of M¹, M², … (M the causal pattern), stopping once a power repeats itself."""
+def _reach_rows(kind: str, n: int, n_layers: int, query: int, pattern: dict,
+                causal: bool = True) -> list[np.ndarray]:
+    """Row ``query`` of M¹, M², … (M the pattern), stopping once a power repeats itself."""
     _check(n, n_layers, **pattern)
     if not 0 <= query < n:
         raise ValueError(f"query {query} is not a position of a {n}-token sequence")
-    allowed = causal_pattern(kind, n, **pattern)  # (n, n): j <= i
+    allowed = pattern_mask(kind, n, causal=causal, **pattern)  # (n, n)
     weights = allowed.astype(np.float32)  # (n, n): float so one layer is one BLAS product
     row = np.zeros(len(allowed), dtype=bool)  # (n,)
     row[query] = True  # after 0 layers a token holds only itself
@@ -93,22 +129,27 @@ def _reach_rows(kind: str, n: int, n_layers: int, query: int, pattern: dict) -> 
 
 
 def reach_by_layer(kind: str, n: int, n_layers: int, *, query: int | None = None,
-                   **pattern: int) -> np.ndarray:
+                   causal: bool = True, **pattern: int) -> np.ndarray:
     """Which positions token ``query`` (default: the last) reaches after 1, 2, …, n_layers layers.
 
-    One causal layer lets position i read the keys its mask allows, M = pattern & (j <= i). The
-    next layer reads those positions, which have already read theirs, so after l layers a token
-    holds every j joined to it by l allowed steps: row i of the boolean matrix power Mˡ. Every
-    pattern lets a token see itself, so row l also holds all it reached sooner.
-    ``pattern`` takes :func:`sparse_pattern`'s keywords (window, dilation, n_global, …).
+    One layer lets position i read the keys its mask M allows (with ``causal``, as a decoder
+    reads the pattern: only j <= i; without, as an encoder: both ways). The next layer reads
+    those positions, which have already read theirs, so after l layers a token holds every j
+    joined to it by l allowed steps: row i of the boolean matrix power Mˡ. Every pattern lets a
+    token see itself, so row l also holds all it reached sooner. ``pattern`` takes
+    :func:`sparse_pattern`'s keywords (window, dilation, n_global, …).
     Returns a bool array of shape (n_layers, n).
 
     >>> reach_by_layer("sliding", 6, 2, window=2).astype(int)  # the last token: 2 back a layer
     array([[0, 0, 0, 1, 1, 1],
            [0, 1, 1, 1, 1, 1]])
+    >>> reach_by_layer("global", 6, 2, window=0, causal=False).sum(1)  # via the global token 0
+    array([2, 6])
+    >>> reach_by_layer("global", 6, 2, window=0).sum(1)  # causal: token 0 has read only itself
+    array([2, 2])
     """
     query = n - 1 if query is None else query
-    rows = _reach_rows(kind, n, n_layers, query, pattern)
+    rows = _reach_rows(kind, n, n_layers, query, pattern, causal)
     out = np.zeros((n_layers, n), dtype=bool)  # (L, n)
     if rows:
         out[:len(rows)] = np.stack(rows)  # (len(rows), n)
@@ -116,9 +157,38 @@ def reach_by_layer(kind: str, n: int, n_layers: int, *, query: int | None = None
     return out
 
 
+def reach_matrix(kind: str, n: int, n_layers: int, *, causal: bool = True,
+                 **pattern: int) -> np.ndarray:
+    """(n_layers, n, n) bool: entry [l-1, i, j] says whether query i has read position j,
+    directly or through others, after l layers: the boolean powers M¹ … Mᴸ of the pattern
+    (with ``causal``, as a decoder reads it). :func:`reach_by_layer` is one row of this.
+
+    >>> reach_matrix("global", 4, 2, window=0, causal=False).sum((1, 2))  # 16: all pairs
+    array([10, 16])
+    """
+    _check(n, n_layers, **pattern)
+    allowed = pattern_mask(kind, n, causal=causal, **pattern)  # (n, n)
+    weights = allowed.astype(np.float32)  # (n, n)
+    out = np.zeros((n_layers, n, n), dtype=bool)  # (L, n, n)
+    held = allowed
+    for layer in range(n_layers):
+        out[layer] = held
+        if layer + 1 < n_layers:
+            nxt = (held.astype(np.float32) @ weights) > 0  # (n, n): i read k, and k read j
+            if np.array_equal(nxt, held):  # a fixed point: every later layer is the same
+                out[layer + 1:] = held
+                break
+            held = nxt
+    return out
+
+
 def receptive_field(kind: str, n_layers: int, window: int, dilation: int = 1, *,
-                    n: int | None = None, **pattern: int) -> int:
-    """How far back (in positions) the last token reaches after ``n_layers`` causal layers.
+                    n: int | None = None, causal: bool = True, **pattern: int) -> int:
+    """How far back (in positions) the last token reaches after ``n_layers`` layers (causal
+    ones by default; ``causal=False`` reads the pattern both ways, as an encoder does).
+
+    This is a distance, the notes' receptive field, not a count: a dilated window reaches
+    L·d·w back but has read only L·w + 1 positions on the way (``reach_by_layer(...).sum(1)``).
 
     Computed by composing the masks (:func:`reach_by_layer`), not by a formula; the tests
     compare it with L·w (sliding), L·d·w (dilated) and a breadth-first search of the graph.
@@ -149,7 +219,8 @@ def receptive_field(kind: str, n_layers: int, window: int, dilation: int = 1, *,
             raise ValueError(f"{n_layers} layers of {kind!r} with window {window} and dilation "
                              f"{dilation} may reach {n - 2} positions back, more than "
                              f"{MAX_POSITIONS - 2}; pass n to bound it by a sequence length")
-    rows = _reach_rows(kind, n, n_layers, n - 1, dict(pattern, window=window, dilation=dilation))
+    rows = _reach_rows(kind, n, n_layers, n - 1, dict(pattern, window=window, dilation=dilation),
+                       causal)
     if not rows:  # no layers: a token holds only itself
         return 0
     return int(n - 1 - np.flatnonzero(rows[-1]).min())  # the last token minus its farthest key
