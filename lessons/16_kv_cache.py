@@ -188,11 +188,11 @@ with step("4 · What the cache costs in memory"):
         m = presets.get(st.session_state.get("kv_model"))
         if m is not None:
             st.session_state.update(kv_layers=m.n_layers, kv_heads=m.n_kv_heads, kv_dhead=m.d_head,
-                                    kv_tokens=m.context)
+                                    kv_tokens=m.cached_tokens)
 
     first = PUBLISHED_MODELS[2]  # Llama-2-7B: the worked example below
     for key, value in (("kv_layers", first.n_layers), ("kv_heads", first.n_kv_heads),
-                       ("kv_dhead", first.d_head), ("kv_tokens", first.context), ("kv_batch", 1)):
+                       ("kv_dhead", first.d_head), ("kv_tokens", first.cached_tokens), ("kv_batch", 1)):
         st.session_state.setdefault(key, value)
     pick = st.selectbox("Model", [*presets, OWN], index=2, key="kv_model", on_change=_fill_from_model,
                         help="Picking a model fills in its sizes, as its paper gives them; then change any.")
@@ -213,14 +213,20 @@ with step("4 · What the cache costs in memory"):
         m = presets[pick]
         st.caption(f"{m.name} has {m.n_heads} query heads sharing {m.n_kv_heads} K/V heads: with one "
                    f"K/V head per query head its cache would be {m.n_heads // m.n_kv_heads}× larger.")
-    if pick.startswith("Mistral"):
-        st.caption("Mistral-7B attends within a sliding window of 4096 tokens, so a rolling cache "
-                   "needs to hold at most 4096 tokens' keys and values, however long the text.")
+    if pick in presets and presets[pick].window is not None:
+        m = presets[pick]
+        st.caption(f"{m.name} reads up to {m.context:,} tokens, but each token attends only to the "
+                   f"last {m.window:,} (a sliding window). Older keys and values are never read "
+                   f"again, so a rolling cache holds at most {m.cached_tokens:,} tokens' worth, "
+                   "however long the text: the calculator starts from that, and so does its row "
+                   "below.")
     table(kcost.published_table(), hide_index=True,
           column_order=["model", "layers", "query heads", "K/V heads", "d_head", "context",
-                        "per token", "at full context", "source"],
+                        "tokens cached", "per token", "at full context", "source"],
           column_config={"bytes per token": None, "bytes at full context": None})  # presenter view too
-    st.caption(f"Sizes as the papers give them; fp16 (2 bytes per value), one sequence. For scale: "
+    st.caption(f"Sizes as the papers give them; fp16 (2 bytes per value), one sequence. “At full "
+               "context” is the cache for the tokens cached: the whole context, or the sliding "
+               "window where a model has one. For scale: "
                f"{name} holds {config_kv_cache_bytes(cfg, 1):,} bytes per token in fp32, "
                f"{human_bytes(config_kv_cache_bytes(cfg, cfg.max_seq_len))} at its full context "
                f"of {cfg.max_seq_len}.")

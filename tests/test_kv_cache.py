@@ -166,7 +166,13 @@ def test_memory_calculator_by_hand():
     assert [m.name for m in PUBLISHED_MODELS] == list(rows)
     assert rows["GPT-2 small"]["bytes per token"] == 2 * 12 * 12 * 64 * 2 == 36 * 1024
     assert rows["Mistral-7B (GQA)"]["bytes per token"] == 2 * 32 * 8 * 128 * 2 == 128 * 1024
-    assert rows["Mistral-7B (GQA)"]["bytes at full context"] == 128 * 1024 * 8192 == 2**30
+    # Mistral-7B reads 8192 tokens but attends within a window of 4096 (Jiang et al. 2023,
+    # table 1): its rolling cache, and so its row, holds 4096 tokens, not 8192
+    mistral = rows["Mistral-7B (GQA)"]
+    assert (mistral["context"], mistral["tokens cached"]) == (8192, 4096)
+    assert mistral["bytes at full context"] == 128 * 1024 * 4096 == 2**29
+    assert mistral["at full context"] == "512 MiB"
+    assert rows["Llama-2-7B"]["tokens cached"] == rows["Llama-2-7B"]["context"] == 4096
     assert rows["Llama-2-70B (GQA)"]["at full context"] == "1.25 GiB"
     assert human_bytes(3 * 2**40 * 1000) == "3,000 TiB" and human_bytes(1023) == "1023 bytes"
 
@@ -186,3 +192,19 @@ def test_bad_inputs_say_what_is_wrong(gpt):
         kc.side_by_side(gpt, [], 3)
     full = kc.side_by_side(gpt, klen.fill_ids(gpt.encode(PROMPT), 127), 5)
     assert full.stop_reason in ("context", "eos") and len(full.steps) == 1
+
+
+def test_a_rolling_cache_holds_the_window():
+    """cached_tokens against the mask itself: with a sliding window of w over n tokens, the keys
+    any query still reads (and later queries will read) are at most the last w."""
+    import numpy as np
+
+    from tfviz.decoding.memory import PublishedModel
+
+    for n, w in ((12, 4), (5, 8), (9, 9)):
+        i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+        reads = (j <= i) & (j > i - w)  # causal, within the last w tokens, itself included
+        needed = max(int(reads[q:, :q + 1].any(axis=0).sum()) for q in range(n))  # live at step q
+        m = PublishedModel("m", 1, 1, 1, 1, n, "test", w)
+        assert m.cached_tokens == needed == min(n, w)
+    assert PublishedModel("m", 1, 1, 1, 1, 7, "test").cached_tokens == 7

@@ -136,9 +136,14 @@ def test_the_calculator_is_kv_cache_bytes_by_hand(app_page):
     want = 80 * 2 * 8 * 128 * 4096 * 8 * 4
     assert any(f"= **{want:,} bytes**" in m.value for m in at.markdown)
     assert at.metric[-1].value == "20.0 GiB"
-    at = _set(at, kv_model="Mistral-7B (GQA)")
-    assert any(f"= **{32 * 2 * 8 * 128 * 8192 * 8 * 4:,} bytes**" in m.value for m in at.markdown)
+    at = _set(at, kv_model="Mistral-7B (GQA)")  # its rolling cache: the window, 4096 tokens
+    assert at.number_input(key="kv_tokens").value == 4096
+    assert any(f"= **{32 * 2 * 8 * 128 * 4096 * 8 * 4:,} bytes**" in m.value for m in at.markdown)
+    assert any("reads up to 8,192 tokens" in c.value and "at most 4,096 tokens" in c.value
+               for c in at.caption)
     table = _table(at, "at full context")
+    mistral = table[table["model"] == "Mistral-7B (GQA)"].iloc[0]  # the row says what it caches
+    assert (mistral["context"], mistral["tokens cached"], mistral["at full context"]) == (8192, 4096, "512 MiB")
     assert dict(zip(table["model"], table["per token"]))["GPT-2 small"] == "36.0 KiB"  # 2·12·12·64·2
 
 

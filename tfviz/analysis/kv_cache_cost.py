@@ -89,13 +89,22 @@ def cache_memory(n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, bat
 
 def published_table(batch: int = 1, bytes_per_value: int = 2) -> list[dict]:
     """One row per model of ``PUBLISHED_MODELS`` (sizes from their papers): the cache per token
-    and at the model's full context, for ``batch`` sequences of ``bytes_per_value`` numbers."""
+    and at the model's full context, for ``batch`` sequences of ``bytes_per_value`` numbers.
+    A model with a sliding window (Mistral-7B) caches only the window's tokens at full context
+    (a rolling cache), and its row says so in "tokens cached".
+
+    >>> row = published_table()[-1]
+    >>> row["model"], row["context"], row["tokens cached"], row["at full context"]
+    ('Mistral-7B (GQA)', 8192, 4096, '512 MiB')
+    """
     rows = []
     for m in PUBLISHED_MODELS:
         per_token = kv_cache_bytes(m.n_layers, m.n_kv_heads, m.d_head, 1, batch, bytes_per_value)
-        full = kv_cache_bytes(m.n_layers, m.n_kv_heads, m.d_head, m.context, batch, bytes_per_value)
+        full = kv_cache_bytes(m.n_layers, m.n_kv_heads, m.d_head, m.cached_tokens, batch,
+                              bytes_per_value)
         rows.append({"model": m.name, "layers": m.n_layers, "query heads": m.n_heads,
                      "K/V heads": m.n_kv_heads, "d_head": m.d_head, "context": m.context,
+                     "tokens cached": m.cached_tokens,
                      "per token": human_bytes(per_token), "bytes per token": per_token,
                      "at full context": human_bytes(full), "bytes at full context": full,
                      "source": m.source})

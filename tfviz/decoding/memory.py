@@ -51,6 +51,17 @@ class PublishedModel(NamedTuple):
     d_head: int
     context: int  # tokens
     source: str
+    window: int | None = None  # sliding-window attention: each token reads at most this many
+
+    @property
+    def cached_tokens(self) -> int:
+        """Tokens whose keys and values a cache must hold at full context. With a sliding
+        window of w, a rolling cache keeps only the last w (older ones are never read again).
+
+        >>> PUBLISHED_MODELS[-1].context, PUBLISHED_MODELS[-1].cached_tokens   # Mistral-7B
+        (8192, 4096)
+        """
+        return self.context if self.window is None else min(self.context, self.window)
 
 
 # Read-only reference numbers for a calculator: each from the paper named beside it.
@@ -59,8 +70,8 @@ PUBLISHED_MODELS: tuple[PublishedModel, ...] = (
     PublishedModel("GPT-3 175B", 96, 96, 96, 128, 2048, "Brown et al. 2020, table 2.1"),
     PublishedModel("Llama-2-7B", 32, 32, 32, 128, 4096, "Touvron et al. 2023"),
     PublishedModel("Llama-2-70B (GQA)", 80, 64, 8, 128, 4096, "Touvron et al. 2023"),
-    # Its sliding window (4096) lets a rolling cache keep only the last 4096 tokens' K and V.
-    PublishedModel("Mistral-7B (GQA)", 32, 32, 8, 128, 8192, "Jiang et al. 2023, table 1"),
+    # Reads 8192 tokens, but attends within a sliding window of 4096 (both in its table 1).
+    PublishedModel("Mistral-7B (GQA)", 32, 32, 8, 128, 8192, "Jiang et al. 2023, table 1", 4096),
 )
 
 
