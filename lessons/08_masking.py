@@ -42,7 +42,7 @@ with step("1 · The triangle of −∞"):
     if not cfg.causal:
         st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                    "causal mask switched on, so you can see the triangle.")
-    scores = np.stack([causal["masked_scores", layer] for layer in range(L)])  # (layers, heads, n, n)
+    scores = np.stack([causal["attn_scores", layer] for layer in range(L)])  # (layers, heads, n, n)
     instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0)
     hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
     st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
@@ -72,7 +72,7 @@ with step("3 · Padding masks"):
                       str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
           hide_index=True)
     instant(im.padded_batch, np.stack([demo.trace["pattern", layer] for layer in range(L)]),
-            np.stack([demo.trace["masked_scores", layer][1] for layer in range(L)]), demo.tokens,
+            np.stack([demo.trace["attn_scores", layer][1] for layer in range(L)]), demo.tokens,
             layer=layer0, head=head0)
     note = (" This model mixes experts: pad tokens pass through the router too, but they come "
             "after the real tokens and each sentence's expert capacity is counted as it goes, so "

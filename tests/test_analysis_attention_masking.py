@@ -20,9 +20,9 @@ def test_causal_mask_matches_the_models_masked_scores(bundles):
     mask = mk.causal_mask(n)
     assert mask[0].tolist()[:3] == [True, False, False]
     for layer in range(3):
-        hidden = mk.masked_cells(tr["masked_scores", layer])  # (heads, n, n)
+        hidden = mk.masked_cells(tr["attn_scores", layer])  # (heads, n, n)
         assert (hidden == ~mask[None]).all()
-    assert not mk.masked_cells(bundles["bert-tiny"].trace("hello there")["masked_scores", 0]).any()
+    assert not mk.masked_cells(bundles["bert-tiny"].trace("hello there")["attn_scores", 0]).any()
 
 
 def test_padding_mask_pads_on_the_right():
@@ -42,7 +42,7 @@ def test_padding_demo_hides_pad_keys_and_leaves_real_tokens_alone(bundles, name)
     for layer in range(b.config.n_layers):
         pattern = demo.trace["pattern", layer]  # (2, heads, T, T)
         assert (pattern[1, :, :, short:] == 0).all()  # nobody attends to padding
-        assert np.isneginf(demo.trace["masked_scores", layer][1, :, :, short:]).all()
+        assert np.isneginf(demo.trace["attn_scores", layer][1, :, :, short:]).all()
     assert demo.max_change < 1e-4
 
 

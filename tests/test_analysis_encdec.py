@@ -106,14 +106,14 @@ def test_the_masks_drawn_are_the_masks_each_model_applies(name):
         tr = b.trace("abcd")  # source of 4, decoder reads <bos> d c b a: t = 5
         n, t = 4, 5
         drawn = dict(ed.attention_masks(b.config, n, t))
-        scores = {"encoder self-attention (bidirectional)": tr["masked_scores", 0, "enc"],
-                  "decoder self-attention (causal)": tr["masked_scores", 0],
-                  "cross-attention (decoder reads encoder)": tr["cross_attn.masked_scores", 0]}
+        scores = {"encoder self-attention (bidirectional)": tr["attn_scores", 0, "enc"],
+                  "decoder self-attention (causal)": tr["attn_scores", 0],
+                  "cross-attention (decoder reads encoder)": tr["cross_attn.attn_scores", 0]}
     else:
         tr = b.trace("the cat sat near the lake")
         n = len(tr.tokens)
         drawn = dict(ed.attention_masks(b.config, n, n))
-        scores = {next(iter(drawn)): tr["masked_scores", 0]}
+        scores = {next(iter(drawn)): tr["attn_scores", 0]}
     assert drawn.keys() == scores.keys()
     for what, allowed in drawn.items():
         for head in scores[what]:  # (H, queries, keys): every head, the same mask

@@ -89,11 +89,12 @@ def test_scale_switch_changes_scores_by_sqrt_dk():
     ids = [3, 4, 5, 6]
     on = run_with_trace(model, ids)
     off = run_with_trace(model, ids, options=RunOptions(scale=False))
-    np.testing.assert_allclose(off["attn_scores", 0] / math.sqrt(16), on["attn_scores", 0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(off["attn_scores_unmasked", 0] / math.sqrt(16),
+                               on["attn_scores_unmasked", 0], rtol=1e-5, atol=1e-6)
 
 
 def test_temperature_divides_masked_scores():
     model = Transformer(ModelConfig(d_model=32, n_heads=2, n_layers=1)).eval()
     tr = run_with_trace(model, [3, 4, 5, 6], options=RunOptions(temperature=2.0))
-    ref = torch.softmax(torch.from_numpy(tr["masked_scores", 0]) / 2.0, dim=-1).numpy()
+    ref = torch.softmax(torch.from_numpy(tr["attn_scores", 0]) / 2.0, dim=-1).numpy()
     np.testing.assert_allclose(tr["pattern", 0], ref, atol=1e-6)

@@ -36,7 +36,7 @@ def test_causal_mask_matches_torch_tril_and_the_models_own_mask():
     assert causal_mask(4).tolist() == torch.ones(4, 4).tril().bool().tolist()
     assert causal_mask(2, 5, q_offset=3).tolist() == [[True] * 4 + [False], [True] * 5]
     tr = run_with_trace(Transformer(ModelConfig(n_layers=1, vocab_size=20)).eval(), [3, 1, 4, 1, 5])
-    hidden = np.isneginf(tr["masked_scores", 0])  # (heads, 5, 5): what the model set to -inf
+    hidden = np.isneginf(tr["attn_scores", 0])  # (heads, 5, 5): what the model set to -inf
     assert (hidden == ~causal_mask(5)[None]).all()
 
 

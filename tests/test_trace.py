@@ -24,7 +24,7 @@ def test_pattern_is_softmax_of_masked_scores_and_mixes_values(traced):
     model, tr = traced
     cfg = model.cfg
     for layer in range(cfg.n_layers):
-        masked, pattern = tr["masked_scores", layer], tr["pattern", layer]
+        masked, pattern = tr["attn_scores", layer], tr["pattern", layer]
         np.testing.assert_allclose(softmax(masked), pattern, atol=1e-6)
         np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-6)
         assert (pattern[np.isneginf(masked)] == 0.0).all()  # masked entries exactly zero
@@ -39,10 +39,38 @@ def test_pattern_is_softmax_of_masked_scores_and_mixes_values(traced):
 
 def test_causal_mask_is_minus_inf_above_diagonal():
     tr = run_with_trace(Transformer(preset("gpt-tiny")).eval(), IDS)
-    masked = tr["masked_scores", 0]
+    masked = tr["attn_scores", 0]
     upper = np.triu(np.ones((7, 7), bool), k=1)
     assert np.isneginf(masked[:, upper]).all() and np.isfinite(masked[:, ~upper]).all()
-    np.testing.assert_array_equal(tr["attn_scores", 0][:, ~upper], masked[:, ~upper])  # copied by masked_fill
+    unmasked = tr["attn_scores_unmasked", 0]
+    np.testing.assert_array_equal(unmasked[:, ~upper], masked[:, ~upper])  # copied by masked_fill
+
+
+@pytest.mark.parametrize("name, causal", [("gpt-tiny", True), ("bert-tiny", False)])
+def test_attn_scores_are_scaled_and_masked_as_in_transformer_lens(name, causal):
+    """TransformerLens records ``hook_attn_scores`` after the scale and the mask. Rebuilt here
+    from the trace's own q and k with torch's einsum, masked_fill and softmax: the unmasked
+    scores are q·kᵀ/√d_head, the masked ones add −∞ above the diagonal (decoder only), and the
+    softmax of those is the pattern."""
+    tr = run_with_trace(Transformer(preset(name)).eval(), IDS)
+    n = len(IDS)
+    hidden = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1) if causal else \
+        torch.zeros(n, n, dtype=torch.bool)
+    for layer in range(tr.config.n_layers):
+        q = torch.from_numpy(tr["q", layer]).double()  # (T, H, dh)
+        k = torch.from_numpy(tr["k", layer]).double()  # (T, Hkv, dh); Hkv = H here
+        scaled = torch.einsum("qhd,khd->hqk", q, k) / tr.config.d_head ** 0.5  # (H, T, T)
+        masked = scaled.masked_fill(hidden, float("-inf"))
+        np.testing.assert_allclose(tr["attn_scores_unmasked", layer], scaled.numpy(), atol=1e-4)
+        np.testing.assert_allclose(tr["attn_scores", layer], masked.numpy(), atol=1e-4)
+        assert np.array_equal(np.isneginf(tr["attn_scores", layer]), np.broadcast_to(
+            hidden.numpy(), masked.shape))
+        np.testing.assert_allclose(tr["pattern", layer], torch.softmax(masked, -1).numpy(),
+                                   atol=1e-6)
+    names = [n.split(".")[-1] for n in tr.names() if n.startswith("blocks.0.attn.hook_")]
+    assert names[names.index("hook_scores_raw"):][:4] == [
+        "hook_scores_raw", "hook_attn_scores_unmasked", "hook_attn_scores", "hook_pattern"]
+    assert "blocks.0.attn.hook_masked_scores" not in tr.names()
 
 
 def test_layernorm_statistics_in_trace():

@@ -114,7 +114,7 @@ def test_coref_figure_shows_both_nouns():
 
 def test_masked_scores_figure_blanks_minus_infinity(gpt):
     _, tr = gpt
-    masked = tr["masked_scores", 0][0]
+    masked = tr["attn_scores", 0][0]
     fig = attv.masked_scores_figure(masked, tr.tokens, title="M")
     shown, overlay = np.asarray(fig.data[0].z, dtype=float), np.asarray(fig.data[1].z, dtype=float)
     assert np.isnan(shown[0, 1]) and overlay[0, 1] == 1.0

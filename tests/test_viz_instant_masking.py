@@ -68,7 +68,7 @@ def check_sliders(spec, n_layers: int, n_heads: int, layer: int, head: int) -> N
 
 def test_triangle_sends_every_layers_masked_scores(gpt):
     trace = gpt.trace("the cat sat")
-    scores = stacked(trace, "masked_scores")  # (layers, heads, n, n), −∞ above the diagonal
+    scores = stacked(trace, "attn_scores")  # (layers, heads, n, n), −∞ above the diagonal
     spec = im.triangle(scores, trace.tokens, layer=2, head=3)
     validate_jsonschema(spec, SCHEMA)
     json.dumps(spec, allow_nan=False)  # plain JSON: no NaN or inf leaks into the spec
@@ -87,7 +87,7 @@ def test_triangle_sends_every_layers_masked_scores(gpt):
 
 def test_out_of_range_views_are_clamped(gpt):
     trace = gpt.trace("ab")
-    spec = im.triangle(stacked(trace, "masked_scores"), trace.tokens, layer=99, head=7)
+    spec = im.triangle(stacked(trace, "attn_scores"), trace.tokens, layer=99, head=7)
     assert (params(spec)["layer"]["value"], params(spec)["head"]["value"]) == (2, 3)
 
 
@@ -111,7 +111,7 @@ def test_padded_batch_keeps_each_sentence_and_pad_scores(gpt):
     ids = [gpt.encode("the cat sat"), gpt.encode("a dog")]
     demo = padding_demo(gpt.model, ids, [gpt.token_strings(i) for i in ids])
     patterns = stacked(demo.trace, "pattern")  # (layers, 2, heads, T, T)
-    scores = np.stack([demo.trace["masked_scores", layer][1] for layer in range(3)])
+    scores = np.stack([demo.trace["attn_scores", layer][1] for layer in range(3)])
     spec = im.padded_batch(patterns, scores, demo.tokens, layer=0, head=1)
     validate_jsonschema(spec, SCHEMA)
     data = spec["datasets"]
@@ -128,7 +128,7 @@ def test_padded_batch_keeps_each_sentence_and_pad_scores(gpt):
 
 def test_learner_text_stays_text_in_the_spec(gpt):
     trace = gpt.trace('<script>"\\')
-    spec = im.triangle(stacked(trace, "masked_scores"), trace.tokens)
+    spec = im.triangle(stacked(trace, "attn_scores"), trace.tokens)
     back = json.loads(json.dumps(spec))
     assert iv.spec_tokens(back) == token_labels(trace.tokens)  # as typed, not escaped
     assert any("<" in label for label in iv.spec_tokens(back))
@@ -137,11 +137,11 @@ def test_learner_text_stays_text_in_the_spec(gpt):
 def test_hidden_per_map_counts_the_triangle_in_every_head(gpt):
     trace = gpt.trace("the cat sat")
     n = len(trace.tokens)
-    counts = mk.hidden_per_map(stacked(trace, "masked_scores"))
+    counts = mk.hidden_per_map(stacked(trace, "attn_scores"))
     want = int(torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1).sum())
     assert counts.shape == (3, 4) and (counts == want).all()
     bidirectional = gpt.trace("the cat sat", options=RunOptions(causal=False))
-    assert (mk.hidden_per_map(stacked(bidirectional, "masked_scores")) == 0).all()
+    assert (mk.hidden_per_map(stacked(bidirectional, "attn_scores")) == 0).all()
 
 
 def test_cells_fit_the_page():
@@ -165,7 +165,7 @@ def test_long_texts_travel_as_pictures(gpt):
     trace = gpt.trace("the cat sat on the mat by the door")  # 33 byte tokens
     n = len(trace.tokens)
     assert im.pictured(n) and not im.pictured(13)
-    scores = stacked(trace, "masked_scores")
+    scores = stacked(trace, "attn_scores")
     spec = im.triangle(scores, trace.tokens, layer=1, head=1)
     validate_jsonschema(spec, SCHEMA)
     assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # a picture is one mark

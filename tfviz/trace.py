@@ -10,11 +10,15 @@
 [1.0, 1.0, 1.0]
 
 Names come from the module tree: ``hook_embed``, ``hook_pos_embed``,
-``blocks.{i}.hook_resid_pre|mid|post``, ``blocks.{i}.attn.hook_q|k|v|scores_raw|attn_scores|
-masked_scores|pattern|z``, ``blocks.{i}.hook_attn_out``, ``blocks.{i}.ln1.hook_mean|scale|
-normalized``, ``blocks.{i}.mlp.hook_pre|post`` (dense) or ``blocks.{i}.mlp.hook_router_logits|
-gate_probs|expert_indices|expert_weights|dropped|expert_counts`` (MoE), ``blocks.{i}.cross_attn.*``
-and ``enc_blocks.{i}.*`` for encoder-decoder models, and ``logits``.
+``blocks.{i}.hook_resid_pre|mid|post``, ``blocks.{i}.attn.hook_q|k|v|scores_raw|
+attn_scores_unmasked|attn_scores|pattern|z``, ``blocks.{i}.hook_attn_out``,
+``blocks.{i}.ln1.hook_mean|scale|normalized``, ``blocks.{i}.mlp.hook_pre|post`` (dense) or
+``blocks.{i}.mlp.hook_router_logits|gate_probs|expert_indices|expert_weights|dropped|
+expert_counts`` (MoE), ``blocks.{i}.cross_attn.*`` and ``enc_blocks.{i}.*`` for
+encoder-decoder models, and ``logits``. As in TransformerLens, ``attn_scores`` are the scores
+after the scale and the mask (−∞ where a key is hidden), the softmax's input;
+``scores_raw`` (q·k) and ``attn_scores_unmasked`` (scaled, before the mask) are the steps
+before it.
 
 A single sequence (1-D ids) is stored without the batch axis; a batch (2-D ids) keeps it.
 Recording is switched on for this one call, in this thread only, and switched off in

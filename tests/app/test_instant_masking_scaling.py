@@ -41,7 +41,7 @@ def test_masking_charts_carry_every_view_and_open_on_the_link(app_page):
     for spec, _ in charts:  # every chart opens on the link's view
         assert (param_values(spec)["layer"], param_values(spec)["head"]) == (1, 2)
     (_, triangle), (_, masks), (_, padded) = charts
-    scores = _stacked(runs[True], "masked_scores")
+    scores = _stacked(runs[True], "attn_scores")
     _check(triangle["scores"], scores, "layer", "head")
     _check(masks["bidirectional"], _stacked(runs[False], "pattern"), "layer", "head")
     _check(masks["causal"], _stacked(runs[True], "pattern"), "layer", "head")
@@ -55,7 +55,7 @@ def test_masking_charts_carry_every_view_and_open_on_the_link(app_page):
     patterns = _stacked(demo.trace, "pattern")  # (layers, 2, heads, T, T)
     _check(padded["s1"], patterns[:, 0], "layer", "head")
     _check(padded["s2"], patterns[:, 1], "layer", "head")
-    _check(padded["s2_scores"], _stacked(demo.trace, "masked_scores", lambda a: a[1]), "layer", "head")
+    _check(padded["s2_scores"], _stacked(demo.trace, "attn_scores", lambda a: a[1]), "layer", "head")
 
 
 def test_masking_with_a_long_text_sends_pictures(app_page):

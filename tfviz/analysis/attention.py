@@ -3,8 +3,8 @@
 For the query token at position i of one head (d_k = size of that head):
 
     s_j = q_i · k_j                      raw score with every key j       (trace "scores_raw")
-    s_j / √d_k                           scaled score                      (trace "attn_scores")
-    −∞ where key j is hidden             masked score                      (trace "masked_scores")
+    s_j / √d_k                           scaled score             (trace "attn_scores_unmasked")
+    −∞ where key j is hidden             masked score                      (trace "attn_scores")
     α_j = softmax(masked / T)_j          attention weight, Σ_j α_j = 1     (trace "pattern")
     z_i = Σ_j α_j v_j                    the head's output for token i     (trace "z")
 
@@ -88,8 +88,8 @@ def query_walkthrough(trace: Trace, layer: int, head: int, query_pos: int) -> Qu
     k = trace[k_name, layer][:, kvh].astype(np.float64)  # (n, d_k)
     v = trace["v", layer][:, kvh].astype(np.float64)  # (n, d_k)
     raw = trace["scores_raw", layer][head, query_pos].astype(np.float64)  # (n,)
-    scaled = trace["attn_scores", layer][head, query_pos].astype(np.float64)
-    masked = trace["masked_scores", layer][head, query_pos].astype(np.float64)
+    scaled = trace["attn_scores_unmasked", layer][head, query_pos].astype(np.float64)
+    masked = trace["attn_scores", layer][head, query_pos].astype(np.float64)
     weights = trace["pattern", layer][head, query_pos].astype(np.float64)
     z = trace["z", layer][query_pos, head].astype(np.float64)  # (d_k,)
     scale = cfg.scale_attn if trace.options.scale is None else trace.options.scale
@@ -194,5 +194,5 @@ def all_queries(trace: Trace) -> AllQueries:
         divisor=math.sqrt(cfg.d_head) if scale else 1.0, temperature=trace.options.temperature,
         kv_heads=tuple(kv_head(cfg.n_heads, cfg.kv_heads, h) for h in range(cfg.n_heads)),
         q=stack(q_name, True), k=stack(k_name, True), v=stack("v", True),
-        raw=stack("scores_raw"), scaled=stack("attn_scores"), masked=stack("masked_scores"),
+        raw=stack("scores_raw"), scaled=stack("attn_scores_unmasked"), masked=stack("attn_scores"),
         weights=stack("pattern"), z=stack("z", True))

@@ -3,11 +3,15 @@
 For one head with d_k = d_head:
     q = x W_q,  k = x W_k,  v = x W_v
     scores  = q k^T            (hook_scores_raw)
-    scaled  = scores / sqrt(d_k) (+ ALiBi bias)     (hook_attn_scores)
-    masked  = scaled, with -inf where attention is not allowed   (hook_masked_scores)
+    scaled  = scores / sqrt(d_k) (+ ALiBi bias)     (hook_attn_scores_unmasked)
+    masked  = scaled, with -inf where attention is not allowed   (hook_attn_scores)
     pattern = softmax(masked / temperature) over keys            (hook_pattern)
     z       = pattern v        (hook_z, one vector per head)
     out     = concat(z_1..z_h) W_o
+
+``hook_attn_scores`` is what TransformerLens records under that name: the scores after the
+scale and the mask, the softmax's input. ``hook_scores_raw`` and ``hook_attn_scores_unmasked``
+are ours, the two steps before it, so a lesson can show what the scale and the mask each did.
 
 Grouped-query attention keeps n_kv_heads key/value heads; each serves n_heads / n_kv_heads
 query heads. n_kv_heads = 1 is multi-query attention.
@@ -54,8 +58,8 @@ class Attention(nn.Module):
             self.hook_rot_q = HookPoint()  # (B, Tq, H, dh): q after rotation
             self.hook_rot_k = HookPoint()
         self.hook_scores_raw = HookPoint()  # (B, H, Tq, Tk): q . k
-        self.hook_attn_scores = HookPoint()  # (B, H, Tq, Tk): scaled, before the mask
-        self.hook_masked_scores = HookPoint()  # (B, H, Tq, Tk): -inf where not allowed
+        self.hook_attn_scores_unmasked = HookPoint()  # (B, H, Tq, Tk): scaled, before the mask
+        self.hook_attn_scores = HookPoint()  # (B, H, Tq, Tk): scaled and masked (-inf: hidden)
         self.hook_pattern = HookPoint()  # (B, H, Tq, Tk): rows sum to 1
         self.hook_z = HookPoint()  # (B, Tq, H, dh): each head's weighted sum of values
 
@@ -97,12 +101,12 @@ class Attention(nn.Module):
         scaled = scores / math.sqrt(dh) if ctx.scale else scores
         if ctx.alibi is not None:
             scaled = scaled + ctx.alibi[None]
-        scaled = self.hook_attn_scores(scaled)
+        scaled = self.hook_attn_scores_unmasked(scaled)
         if ctx.allowed is not None:
             masked = scaled.masked_fill(~ctx.allowed, float("-inf"))
         else:
             masked = scaled
-        masked = self.hook_masked_scores(masked)
+        masked = self.hook_attn_scores(masked)
         logits = masked / ctx.temperature if ctx.temperature != 1.0 else masked
         pattern = torch.softmax(logits, dim=-1)  # (B, H, Tq, Tk)
         if ctx.allowed is not None:
