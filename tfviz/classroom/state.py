@@ -23,7 +23,7 @@ LESSON_URLS = frozenset(e.url for e in CURRICULUM if e.url and e.file)
 @dataclass(frozen=True)
 class LiveState:
     """Where the teacher is. ``text`` and ``model`` are "" until the teacher sets them;
-    ``version`` grows by one with every change, ``updated`` is the store's clock then."""
+    ``version`` grows by one with every change, ``updated`` is the store's clock then (wall-clock seconds)."""
 
     code: str
     lesson: str = "home"
@@ -34,6 +34,16 @@ class LiveState:
     head: int = 0
     version: int = 0
     updated: float = 0.0
+    checkin: tuple[str, ...] = ()  # the quiz questions of the teacher's check-in
+    checkin_phase: str = ""  # "before" or "after" while a check-in is open, else ""
+
+    @classmethod
+    def of(cls, data: dict) -> "LiveState":
+        """From a store's record (lists come back as tuples; unknown keys are ignored)."""
+        known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
+        if "checkin" in known:
+            known["checkin"] = tuple(known["checkin"])
+        return cls(**known)
 
 
 FIELDS = ("lesson", "step", "text", "model", "layer", "head")  # what update() may set

@@ -1,5 +1,5 @@
-"""What every part of a live class on the pages shares: the server's one store of sessions
-(``tfviz.classroom.live``), the keys under which this browser remembers its class in
+"""What every part of a live class on the pages shares: the store of sessions that every server
+process opens at the same URL (``tfviz.classroom.store``: ``TFVIZ_STORE``, else a SQLite file), the keys under which this browser remembers its class in
 ``st.session_state``, and who is asking (for the store's rate limits).
 
 Used by the sidebar (``tfviz.ui.live``), the teacher's push (``tfviz.ui.live_push``) and the
@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from tfviz.classroom.live import LiveStore
+from tfviz.classroom.store import open_store
 
 STUDENT = "_live_student"  # {"code", "following", "applied"}: the class this browser follows
 TEACHER = "_live_teacher"  # {"code", "key"}: the session this browser drives
@@ -20,9 +21,10 @@ LIVE_VIEW_KEYS = ("layer", "head", "step")  # the view keys a class follows (Liv
 
 @st.cache_resource(show_spinner=False)
 def live_store() -> LiveStore:
-    """The server's one store of live sessions. Shared by every browser on purpose; it is
-    thread-safe and only changes through its own methods."""
-    return LiveStore()
+    """This process's handle on the live-class store. Shared by every browser on purpose; it is
+    thread-safe, holds no state of its own (the classes live in the store, which every replica
+    shares) and only changes the store through its own methods."""
+    return open_store()
 
 
 def client() -> str:
