@@ -17,7 +17,9 @@ sidebar_model, text, _, _ = lesson_context()  # the sidebar's text; this page re
 st.title("MQA and GQA")
 st.markdown(
     "When a decoder writes one token at a time it keeps every earlier token's keys and values "
-    "(the KV cache). For long texts that cache, not the weights, fills the memory. Multi-query "
+    "(the KV cache, lesson 16). The weights stay the same size, but the cache grows with every "
+    "token and every sequence in the batch, and with long texts or large batches it can outgrow "
+    "them (step 3 finds where). Multi-query "
     "attention (MQA) keeps all the query heads but gives them one shared key head and one shared "
     "value head. Grouped-query attention (GQA) sits in between: the query heads are split into "
     "groups and each group shares one K/V head. Below, gpt-tiny (ordinary multi-head attention, "
@@ -82,9 +84,12 @@ with step("3 · The trade-off, measured"):
         st.markdown(
             f"Here the three losses lie within **{spread:.4f}** nats per token of each other: one "
             "training run each, too close to rank them. Our models are small and our sentences "
-            "simple, so even one K/V head holds what they need. Published large models report the "
-            "same direction with clearer gaps: GQA keeps nearly all of multi-head quality with a "
-            "fraction of the cache, MQA saves the most and loses a little more.")
+            "simple, so even one K/V head holds what they need.")
+    st.markdown(
+        "On large models the gap is real. Ainslie et al. (2023), who introduced GQA, converted "
+        "trained multi-head T5 models to fewer K/V heads and trained them a little longer: with "
+        "one K/V head (MQA) quality dropped, while GQA with a few K/V heads came close to the "
+        "multi-head model's quality and decoded almost as fast as MQA.")
     c1, c2 = st.columns(2)
     context = c1.number_input("Context length (tokens)", 1, 1_000_000, 2048, step=512, key="gqa_ctx")
     batch = c2.number_input("Sequences in the batch", 1, 1024, 1, key="gqa_batch")
@@ -94,4 +99,22 @@ with step("3 · The trade-off, measured"):
           hide_index=True)
     st.caption("The cache grows with every token kept and every sequence in the batch; the weights "
                "do not. Lesson 16 does the same sum for published models.")
-    show_code(gqa.trade_off, human_bytes)
+    st.subheader("Where the cache outgrows the weights")
+    crossings = [gqa.config_crossing(b.config) for b in bundles.values()]
+    crossings += [gqa.llama_crossing(s) for s in gqa.LLAMA_2]
+    table({"model": [c.model for c in crossings], "K/V heads": [c.kv_heads for c in crossings],
+           "weights": [human_bytes(c.weight_bytes) for c in crossings],
+           "KV cache per token": [human_bytes(c.cache_bytes_per_token) for c in crossings],
+           "cache = weights at (tokens)": [round(c.tokens) for c in crossings],
+           "= sequences at full context": [round(c.full_sequences, 1) for c in crossings]},
+          hide_index=True)
+    seven = crossings[-2]
+    st.caption(
+        f"The tokens are counted over the whole batch: one long sequence or many short ones. Our "
+        "models count in fp32, the Llama 2 models (Touvron et al. 2023; parameters counted from "
+        f"their published sizes) in fp16. {seven.model} at its full context of {seven.context:,} "
+        f"tokens holds {human_bytes(seven.full_context_bytes)} of cache against "
+        f"{human_bytes(seven.weight_bytes)} of weights; only past about "
+        f"{round(seven.tokens):,} cached tokens, more than {int(seven.full_sequences)} full "
+        "sequences at once, is the cache the larger. Fewer K/V heads push that point further out.")
+    show_code(gqa.trade_off, human_bytes, gqa.llama_params, gqa.llama_crossing, gqa.config_crossing)

@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from tfviz.config import KV_PRESET_NAMES, PRESET_NAMES, ModelConfig, preset
-from tfviz.decoding.memory import config_kv_cache_bytes
+from tfviz.analysis import gqa
+from tfviz.decoding.memory import config_kv_cache_bytes, kv_cache_bytes
 from tfviz.model.attention import Attention, AttnContext
 from tfviz.training.recipes import RECIPES
 
@@ -102,3 +103,52 @@ def test_bundled_variants_record_the_trade_off_on_gpt_tinys_data():
     assert gpt["eval"]["kv_heads"] == 4 == mha.config.kv_heads
     assert gpt["eval"]["kv_cache_bytes_per_token"] == 2 * 3 * 4 * 16 * 4
     assert gpt["eval"]["parameters"] == sum(p.numel() for p in mha.model.parameters())
+
+
+class _LlamaLayer(torch.nn.Module):
+    """One Llama block's parameters, built as torch modules on the meta device (no memory)."""
+
+    def __init__(self, s):
+        super().__init__()
+        kv = s.n_kv_heads * s.d_head
+        lin = lambda i, o: torch.nn.Linear(i, o, bias=False, device="meta")  # noqa: E731
+        self.q, self.k, self.v, self.o = lin(s.d_model, s.d_model), lin(s.d_model, kv), \
+            lin(s.d_model, kv), lin(s.d_model, s.d_model)
+        self.gate, self.up, self.down = lin(s.d_model, s.d_ff), lin(s.d_model, s.d_ff), lin(s.d_ff, s.d_model)
+        self.norms = torch.nn.ModuleList(torch.nn.RMSNorm(s.d_model, device="meta") for _ in range(2))
+
+
+@pytest.mark.parametrize("sizes, published", zip(gqa.LLAMA_2, (6_738_415_616, 68_976_648_192)))
+def test_llama_params_count_the_real_modules(sizes, published):
+    """Second count: Llama's modules built in torch (meta device) and their elements added up;
+    third: the parameter counts the released checkpoints report."""
+    one = sum(p.numel() for p in _LlamaLayer(sizes).parameters())
+    ends = 2 * sum(p.numel() for p in torch.nn.Embedding(sizes.vocab_size, sizes.d_model, device="meta")
+                   .parameters()) + sizes.d_model  # embedding, output matrix, final RMSNorm
+    assert gqa.llama_params(sizes) == sizes.n_layers * one + ends == published
+
+
+@pytest.mark.parametrize("name", ["gpt-tiny", "gqa-tiny", "mqa-tiny"])
+def test_our_crossing_point_is_where_cache_bytes_reach_the_real_weights(name):
+    import tfviz
+
+    bundle = tfviz.load(name)
+    real = sum(p.numel() * p.element_size() for p in bundle.model.parameters())  # fp32 tensors
+    c = gqa.config_crossing(bundle.config)
+    assert c.weight_bytes == real
+    cfg = bundle.config
+    below, above = (kv_cache_bytes(cfg.n_layers, cfg.kv_heads, cfg.d_head, int(t), bytes_per_value=4)
+                    for t in (c.tokens // 1, -(-c.tokens // 1)))
+    assert below <= real <= above and above - below <= c.cache_bytes_per_token
+    assert c.full_sequences == pytest.approx(c.tokens / 128)
+
+
+def test_llama_2_7b_cache_stays_below_its_weights_at_full_context():
+    """The issue's numbers: at 4096 tokens a 2 GiB cache against about 13 GB of fp16 weights; the
+    cache catches up only after ~25.7k tokens, and GQA's 70B much later (8 K/V heads of 64)."""
+    seven, seventy = (gqa.llama_crossing(s) for s in gqa.LLAMA_2)
+    assert seven.full_context_bytes == kv_cache_bytes(32, 32, 128, 4096) == 2 * 2**30
+    assert seven.weight_bytes == 2 * 6_738_415_616
+    assert seven.full_context_bytes < seven.weight_bytes
+    assert int(seven.tokens) == 25_705 and kv_cache_bytes(32, 32, 128, 25_706) > seven.weight_bytes
+    assert int(seventy.tokens) == 421_000 and seventy.full_sequences > 100

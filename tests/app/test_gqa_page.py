@@ -86,3 +86,25 @@ def test_cache_at_a_context_is_bytes_per_token_times_tokens_times_batch(app_page
     assert dict(zip(table["variant"], table["KV cache for this context and batch"])) == \
         {v: f"{m:.1f} MiB" for v, m in want.items()} == {"MHA": "48.0 MiB", "GQA": "24.0 MiB", "MQA": "12.0 MiB"}
     assert "lie within" in " ".join(m.value for m in at.markdown)
+
+
+def test_the_crossing_point_table_and_its_sources(app_page):
+    """Where the cache weighs as much as the weights: our three models from their real tensors,
+    Llama 2 from its published parameter counts; the intro no longer says the cache always wins."""
+    from tfviz.decoding.memory import human_bytes
+
+    at = app_page(PAGE, text="the cat sat")
+    table = next(d.value for d in at.dataframe if "cache = weights at (tokens)" in d.value.columns)
+    rows = {r["model"]: r for r in table.to_dict("records")}
+    for model in ("gpt-tiny", "gqa-tiny", "mqa-tiny"):
+        real = sum(p.numel() * 4 for p in tfviz.load(model).model.parameters())
+        per_token = config_kv_cache_bytes(preset(model), 1)
+        assert rows[model]["cache = weights at (tokens)"] == round(real / per_token)
+        assert rows[model]["weights"] == human_bytes(real)
+    # Llama-2-7B: 6,738,415,616 parameters, 2·32·32·128·2 bytes of cache per token, both fp16
+    assert rows["Llama-2-7B"]["cache = weights at (tokens)"] == round(6_738_415_616 * 2 / (2 * 32 * 32 * 128 * 2))
+    assert rows["Llama-2-7B"]["= sequences at full context"] == 6.3
+    assert rows["Llama-2-70B"]["cache = weights at (tokens)"] == round(68_976_648_192 * 2 / (2 * 80 * 8 * 128 * 2))
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "not the weights, fills the memory" not in text and "Ainslie et al. (2023)" in text
+    assert "holds 2.00 GiB of cache against 12.6 GiB of weights" in text and "about 25,705 cached" in text

@@ -4,13 +4,17 @@ MHA gives every query head its own key and value head. GQA lets ``group = n_head
 query heads share one K/V head (query head h reads K/V head h // group); MQA is one K/V head
 for all. Only the K/V heads go into the KV cache, so the cache shrinks by ``group`` while the
 query heads, and so the number of attention maps, stay the same.
+
+The cache grows with every token kept; the weights do not. ``llama_crossing`` and
+``config_crossing`` find the number of cached tokens at which the two weigh the same.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from tfviz.analysis.forward import model_param_count
-from tfviz.decoding.memory import config_kv_cache_bytes
+from tfviz.decoding.memory import config_kv_cache_bytes, kv_cache_bytes
+from tfviz.exercises.params import count_parameters
 
 #: The three variants compared, as bundles: same data, seeds and steps; only kv_heads differs.
 VARIANTS = (("MHA", "gpt-tiny"), ("GQA", "gqa-tiny"), ("MQA", "mqa-tiny"))
@@ -73,3 +77,103 @@ def trade_off(variant: str, bundle) -> TradeOff:
                     None if loss is None else float(loss),
                     model_param_count(bundle.weights()))
 
+
+
+# --- where the cache outgrows the weights --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LlamaSizes:
+    """A Llama-style decoder as its paper gives it: RMSNorm, a SwiGLU feed-forward block (three
+    d × d_ff matrices), no biases, rotary positions (no table), separate output matrix."""
+
+    name: str
+    d_model: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_ff: int
+    vocab_size: int
+    context: int
+    source: str
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+
+#: Llama 2 (Touvron et al. 2023): 7B has one K/V head per query head, 70B shares 8 among 64.
+LLAMA_2 = (LlamaSizes("Llama-2-7B", 4096, 32, 32, 32, 11008, 32000, 4096, "Touvron et al. 2023"),
+           LlamaSizes("Llama-2-70B", 8192, 80, 64, 8, 28672, 32000, 4096, "Touvron et al. 2023"))
+
+
+def llama_params(s: LlamaSizes) -> int:
+    """Parameters of a Llama-style decoder, from its sizes:
+
+        embedding and output: 2 · vocab · d
+        per layer: W_Q, W_O (d · d each), W_K, W_V (d · kv_heads · d_head each),
+                   SwiGLU 3 · d · d_ff, two RMSNorm γ (2 · d);  plus one final RMSNorm (d)
+
+    >>> f"{llama_params(LLAMA_2[0]):,}"     # Llama-2-7B: the "7B" is 6.74 billion
+    '6,738,415,616'
+    """
+    d, kv = s.d_model, s.n_kv_heads * s.d_head
+    per_layer = 2 * d * d + 2 * d * kv + 3 * d * s.d_ff + 2 * d
+    return 2 * s.vocab_size * d + s.n_layers * per_layer + d
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Where a model's KV cache grows as large as its weights."""
+
+    model: str
+    kv_heads: int
+    weight_bytes: int
+    cache_bytes_per_token: int  # every layer, K and V, at the same bytes per value as the weights
+    context: int  # the most tokens one sequence may hold
+
+    @property
+    def tokens(self) -> float:
+        """Tokens held in the cache, summed over every sequence of the batch, at which the
+        cache's bytes equal the weights'. One long sequence or many short ones: the same sum."""
+        return self.weight_bytes / self.cache_bytes_per_token
+
+    @property
+    def full_context_bytes(self) -> int:
+        """The cache of one sequence filled to the model's whole context."""
+        return self.cache_bytes_per_token * self.context
+
+    @property
+    def full_sequences(self) -> float:
+        """The same point in sequences filled to the model's whole context."""
+        return self.tokens / self.context
+
+
+def llama_crossing(s: LlamaSizes, bytes_per_value: int = 2) -> Crossing:
+    """The crossing point of a published Llama-style model, weights and cache both in fp16.
+
+    Llama-2-7B: 13.5 GB of weights against 0.5 MiB of cache per token. At its full context of
+    4,096 tokens the cache is 2 GiB, so it takes about 25,700 tokens (over six full sequences
+    in one batch) before the cache weighs as much as the weights:
+
+    >>> c = llama_crossing(LLAMA_2[0])
+    >>> c.weight_bytes, c.cache_bytes_per_token, round(c.tokens), round(c.full_sequences, 1)
+    (13476831232, 524288, 25705, 6.3)
+    """
+    return Crossing(s.name, s.n_kv_heads, llama_params(s) * bytes_per_value,
+                    kv_cache_bytes(s.n_layers, s.n_kv_heads, s.d_head, 1, 1, bytes_per_value),
+                    s.context)
+
+
+def config_crossing(cfg) -> Crossing:
+    """The crossing point of one of our models, weights and cache both in fp32 (as they run).
+    Its parameters are counted from the config's sizes (``count_parameters``), as the engine
+    builds them.
+
+    >>> from tfviz.config import preset
+    >>> c = config_crossing(preset("gpt-tiny"))
+    >>> c.weight_bytes, c.cache_bytes_per_token, c.tokens
+    (753408, 1536, 490.5)
+    """
+    return Crossing(cfg.name, cfg.kv_heads, count_parameters(cfg).total * 4,
+                    config_kv_cache_bytes(cfg, 1), cfg.max_seq_len)
