@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from tfviz.analysis import vision as av
+from tfviz.config import preset
 from tfviz.model.vit import VisionTransformer, patches_of
 from tfviz.ui.present import step
 from tfviz.ui.vision_cache import drawn_image, get_vit, vit_trace
@@ -17,6 +18,7 @@ from tfviz.vision import MIN_CHANNEL, SHAPES, patchify, radius_range, shapes_ima
 
 bundle = get_vit()
 cfg = bundle.config
+TEXT_MODEL = preset("gpt-tiny")  # the text model vit-tiny's blocks are compared with
 S, P, C = cfg.image_size, cfg.patch, cfg.channels
 W = bundle.weights()
 
@@ -41,7 +43,8 @@ st.markdown(
     "cuts it into square patches of P×P pixels, lays each patch's numbers out in one row, and "
     "treats every row as a token. A matrix E turns each row into a D-wide vector, one extra "
     "learned vector (the class token) goes in front, learned position vectors E_pos are added, "
-    "and from there on the encoder blocks are the same as a text model's. The class token's "
+    "and from there on the tokens pass through encoder blocks built by the same code as our text "
+    "models' blocks, with a few settings changed (step 5 lists them). The class token's "
     f"vector after the last block decides the answer. Here the model is **vit-tiny**, trained by "
     f"us to say which shape ({', '.join(cfg.classes)}) a {S}×{S} picture holds; the pictures come "
     "from our own generator, nothing is downloaded.")
@@ -133,6 +136,18 @@ with step("4 · The class token and the positions"):
     show_code(av.embedding_steps, VisionTransformer.embed, patches_of)
 
 with step("5 · What vit-tiny says"):
+    rows = av.block_comparison(cfg, TEXT_MODEL)
+    same = [r.part for r in rows if r.same]
+    differ = [r.part for r in rows if not r.same]
+    st.markdown(
+        f"x₀ now passes through vit-tiny's {cfg.n_layers} encoder blocks. They are built by the same "
+        f"code as {TEXT_MODEL.name}'s, from a different set of settings. The same: "
+        f"{', '.join(same)}. Different: {', '.join(differ)}.")
+    table([{"": r.part, "vit-tiny": r.vit, TEXT_MODEL.name: r.text, "same?": "yes" if r.same else "no"}
+           for r in rows], hide_index=True, key="vi_blocks")
+    st.caption("Read from the two models' configs. Pre-LN with GELU is what the ViT paper used; "
+               f"{TEXT_MODEL.name} keeps the original transformer's post-LN and ReLU. There is no "
+               "mask in vit-tiny because it reads a whole image at once and writes nothing.")
     tr = vit_trace(image)
     probs, guess = av.prediction(tr.logits, cfg.classes)
     c1, c2 = st.columns([1, 2])

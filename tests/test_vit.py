@@ -228,3 +228,33 @@ def test_twenty_steps_twice_give_identical_files(tmp_path):
     a["train"].pop("wall_seconds"), b["train"].pop("wall_seconds")
     assert a == b and a["command"].endswith("--steps 20")
     assert isinstance(tfviz.load(tmp_path / "a"), VisionBundle)
+
+
+def test_block_comparison_is_what_the_two_models_compute(vit):
+    """Each row the lesson shows, checked on the models' own activations instead of their configs:
+    the same Block code; LayerNorm before the sublayer (pre-LN: resid_mid = resid_pre + attn_out)
+    or after the sum (post-LN: resid_mid = LN(resid_pre + attn_out)); the activation between
+    mlp.hook_pre and mlp.hook_post; the mask in the attention pattern; a final LayerNorm."""
+    gpt = tfviz.load("gpt-tiny")
+    rows = {r.part: r for r in av.block_comparison(vit.config, gpt.config)}
+    assert type(vit.model.blocks[0]) is type(gpt.model.blocks[0])
+    traces = {"vit": vit.trace(_images(1)[0]), "text": gpt.trace("the cat sat on the mat")}
+    names = {"vit": vit, "text": gpt}
+    for side, tr in traces.items():
+        row = lambda part: getattr(rows[part], side)  # noqa: E731
+        pre = tr["blocks.0.hook_resid_pre"] + tr["blocks.0.hook_attn_out"]
+        mid = tr["blocks.0.hook_resid_mid"]
+        if row("LayerNorm").startswith("pre-LN"):
+            np.testing.assert_allclose(mid, pre, atol=1e-5)
+        else:
+            w = names[side].weights()
+            np.testing.assert_allclose(mid, layer_norm(pre, w["ln1.w"][0], w["ln1.b"][0]).output, atol=1e-4)
+        h_pre = torch.as_tensor(np.asarray(tr["blocks.0.mlp.hook_pre"]))
+        want = {"GELU": torch.nn.functional.gelu, "ReLU": torch.relu}[row("feed-forward activation")]
+        np.testing.assert_allclose(tr["blocks.0.mlp.hook_post"], want(h_pre).numpy(), atol=1e-6)
+        upper = np.triu(np.asarray(tr["pattern", 0]), k=1)  # (heads, T, T): weights on later tokens
+        assert (upper.max() > 0) == row("mask").startswith("none")
+        assert ("ln_final.w" in names[side].weights()) == (row("LayerNorm after the last block") == "yes")
+    differ = {p for p, r in rows.items() if not r.same}
+    assert differ == {"mask", "LayerNorm", "LayerNorm after the last block", "feed-forward activation",
+                      "sizes"}

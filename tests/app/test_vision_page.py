@@ -115,3 +115,22 @@ def test_the_shared_model_is_untouched(app_page):
     _ok(at.run())
     assert all(torch.equal(before[k], v) for k, v in shared.model.state_dict().items())
     assert all(not p.requires_grad for p in shared.model.parameters())
+
+
+def test_the_blocks_beside_gpt_tiny_say_what_differs(app_page):
+    """The page no longer says the blocks are the same as a text model's: its table is
+    block_comparison of the two models' own configs, and its sentence names what differs."""
+    from tfviz.analysis.vision import block_comparison
+
+    at = _ok(app_page(PAGE))
+    table = next(d.value for d in at.dataframe if "vit-tiny" in d.value.columns)
+    rows = {r[""]: r for r in table.to_dict("records")}
+    gpt = tfviz.load("gpt-tiny").config
+    assert rows["LayerNorm"]["vit-tiny"].startswith("pre-LN") and rows["LayerNorm"]["gpt-tiny"].startswith("post-LN")
+    assert (rows["feed-forward activation"]["vit-tiny"], rows["feed-forward activation"]["gpt-tiny"]) == ("GELU", "ReLU")
+    want = block_comparison(tfviz.load("vit-tiny").config, gpt)  # the trained bundles' configs
+    assert [(r.part, r.vit, r.text) for r in want] == [(k, v["vit-tiny"], v["gpt-tiny"]) for k, v in rows.items()]
+    text = _numbers(at)
+    assert "the same as a text model's" not in text
+    assert ("Different: mask, LayerNorm, LayerNorm after the last block, feed-forward activation, "
+            "sizes.") in text

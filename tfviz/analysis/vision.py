@@ -5,6 +5,7 @@
     x_p = patches E + b_E          (N, D)         embedding_steps
     x_0 = [class token; x_p] + E_pos   (N+1, D)
     the class token's attention row in each layer and head: pattern[l, h, 0, 1:]   cls_attention
+    its blocks beside a text model's, setting by setting         block_comparison
 
 Nothing here runs a model or imports torch: the steps are recomputed from ``VisionBundle.weights()``
 and checked against the model's own trace in tests/test_vit.py.
@@ -175,3 +176,47 @@ def shape_table(cfg) -> list[dict]:
         {"step": "classifier head", "formula": "D × classes", "shape": f"{D} × {K}"},
         {"step": "class scores (logits)", "formula": "classes", "shape": f"{K}"},
     ]
+
+
+@dataclass(frozen=True)
+class BlockRow:
+    part: str
+    vit: str  # what the vision model's blocks do
+    text: str  # what the text model's blocks do
+
+    @property
+    def same(self) -> bool:
+        return self.vit == self.text
+
+
+def _block_settings(cfg) -> dict[str, str]:
+    """What one block of a ModelConfig does, part by part, in words."""
+    return {
+        "layout": "self-attention, then a feed-forward network, each added to the residual",
+        "attention heads per layer": str(cfg.n_heads),
+        "scores": "scaled by 1/√d_head" if cfg.scale_attn else "not scaled",
+        "mask": ("causal: each token sees itself and earlier tokens" if cfg.arch == "decoder"
+                 else "none: every token sees every token"),
+        "LayerNorm": ("pre-LN: before each sublayer, inside the residual branch" if cfg.norm == "pre"
+                      else "post-LN: after each sublayer's residual sum"),
+        "LayerNorm after the last block": "yes" if cfg.final_norm else "no",
+        "feed-forward activation": {"relu": "ReLU", "gelu": "GELU"}[cfg.activation],
+        "biases in the linear layers": "yes" if cfg.bias else "no",
+        "sizes": f"d = {cfg.d_model}, d_head = {cfg.d_head}, d_ff = {cfg.d_ff}, {cfg.n_layers} layers",
+    }
+
+
+def block_comparison(vit_cfg, text_cfg) -> list[BlockRow]:
+    """The blocks of a ViTConfig beside a text ModelConfig's, read from the two configs (the
+    blocks of both are built by the same ``Block`` code, from these settings).
+
+    >>> from tfviz.config import preset
+    >>> from tfviz.model.vit import ViTConfig
+    >>> rows = {r.part: r for r in block_comparison(ViTConfig(), preset("gpt-tiny"))}
+    >>> rows["LayerNorm"].vit[:6], rows["LayerNorm"].text[:7], rows["layout"].same
+    ('pre-LN', 'post-LN', True)
+    >>> rows["feed-forward activation"].vit, rows["feed-forward activation"].text
+    ('GELU', 'ReLU')
+    """
+    vit, text = _block_settings(vit_cfg.block_config), _block_settings(text_cfg)
+    return [BlockRow(part, vit[part], text[part]) for part in vit]

@@ -3,7 +3,7 @@
     image (H, W, C) -> patches (N, P·P·C), N = HW/P²     (as tfviz.vision.patchify)
     x_p  = patches E + b_E                   E ∈ R^{(P²·C)×D}             -> hook_embed
     x_0  = [class token; x_p] + E_pos        E_pos ∈ R^{(N+1)×D}          -> hook_pos_embed
-    blocks: the same encoder blocks as bert-tiny's (bidirectional, no mask)
+    blocks: the text models' Block code, bidirectional (no mask), pre-LN with GELU by default
     logits = head(LN(x_L[class token]))      one score per shape class    -> hook_cls, logits
 
 The config is its own small frozen dataclass, not a ModelConfig: an image model has no
