@@ -17,6 +17,13 @@ dashes count as minus; NaN is refused; a percentage is divided by 100.
 'Expected 3 numbers but found 2.'
 
 When exactly one number is expected, digit groups are allowed: "37,858,304" is one number.
+A single comma is another matter (see :func:`comma_problem`): "0,88" is a decimal comma, and
+"-1,342" could be either, so the learner is asked which they meant:
+
+>>> parse_number("-1,342").error
+'“-1,342” could be -1.342 (a decimal comma) or -1342 (a thousands separator): write -1.342 or -1342.'
+>>> parse_number("-1,342", whole=True).value   # only a whole number is wanted: it is -1342
+-1342.0
 """
 from __future__ import annotations
 
@@ -37,6 +44,8 @@ _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d{1,3})?")  # short exponen
 _INFINITY = re.compile(r"([+-]?)(inf|infinity|∞)")
 # 37,858,304 or 37 858 304 or 37'858'304: one number with digit groups (single-number boxes).
 _GROUPED = re.compile(r"\s*([+-]?)(\d{1,3})((?:[,' _\u2009\u202f]\d{3})+)\s*")
+# One comma between digits: "0,88", "12,5%", "-1,342".
+_ONE_COMMA = re.compile(r"\s*([+-]?)(\d+),(\d+)\s*(%?)\s*")
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,38 @@ class ParseResult:
     def value(self) -> float | None:
         """The single number, when exactly one was read."""
         return self.values[0] if self.values is not None and len(self.values) == 1 else None
+
+
+def _clean(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).translate(_MINUS).lower()
+
+
+def comma_problem(text: str, whole: bool = False) -> str | None:
+    """Why one number written with a single comma is not read as it stands, or None.
+
+    Much of Europe writes decimals with a comma, English separates thousands with one. "0,88"
+    and "12,5" can only be decimals, so the learner is asked for a dot. "-1,342" can be read
+    both ways, -1.342 or -1342, and is never guessed, unless ``whole`` says only a whole number
+    is wanted (then 1342 is the only reading that fits). Two or more groups ("3,145,728")
+    cannot be a decimal and are never a problem.
+
+    >>> comma_problem("0,88")
+    'Write decimals with a dot: 0.88, not 0,88.'
+    >>> comma_problem("16,384", whole=True) is None, comma_problem("3,145,728") is None
+    (True, True)
+    """
+    m = _ONE_COMMA.fullmatch(_clean(text))
+    if m is None:
+        return None
+    sign, head, tail, percent = m.groups()
+    typed, dotted = f"{sign}{head},{tail}{percent}", f"{sign}{head}.{tail}{percent}"
+    if len(tail) == 3 and len(head) <= 3 and head[0] != "0":  # a thousands group, or decimals
+        if whole:
+            return None
+        joined = f"{sign}{head}{tail}{percent}"
+        return (f"“{typed}” could be {dotted} (a decimal comma) or {joined} (a thousands "
+                f"separator): write {dotted} or {joined}.")
+    return f"Write decimals with a dot: {dotted}, not {typed}."
 
 
 def _shorten(piece: str, limit: int = 20) -> str:
@@ -97,8 +138,10 @@ def _pieces(text: str) -> list[str]:
     return joined
 
 
-def parse_numbers(text: object, expected_count: int | None = None) -> ParseResult:
-    """All numbers in ``text``; never raises, whatever arrives.
+def parse_numbers(text: object, expected_count: int | None = None, *,
+                  whole: bool = False) -> ParseResult:
+    """All numbers in ``text``; never raises, whatever arrives. ``whole``: the one number
+    expected is a whole number, so "1,342" can only mean 1342 (see :func:`comma_problem`).
 
     >>> parse_numbers("0.61 0.2").values
     (0.61, 0.2)
@@ -111,7 +154,9 @@ def parse_numbers(text: object, expected_count: int | None = None) -> ParseResul
         return ParseResult(error=f"That is too long to be an answer ({len(text)} characters).")
     if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text):
         return ParseResult(error="The answer contains control characters; type plain numbers.")
-    cleaned = unicodedata.normalize("NFKC", text).translate(_MINUS).lower()
+    cleaned = _clean(text)
+    if expected_count == 1 and (problem := comma_problem(cleaned, whole)):
+        return ParseResult(error=problem)
     grouped = _GROUPED.fullmatch(cleaned) if expected_count == 1 else None
     if grouped:
         cleaned = re.sub(r"[,' _\u2009\u202f]", "", cleaned)
@@ -126,17 +171,20 @@ def parse_numbers(text: object, expected_count: int | None = None) -> ParseResul
         values.append(read)
     if expected_count is not None and len(values) != expected_count:
         noun = "number" if expected_count == 1 else "numbers"
-        return ParseResult(error=f"Expected {expected_count} {noun} but found {len(values)}.")
+        error = f"Expected {expected_count} {noun} but found {len(values)}."
+        if len(values) > expected_count and re.search(r"\d,\d", cleaned):
+            error += " A comma separates numbers here; write decimals with a dot (0.5, not 0,5)."
+        return ParseResult(error=error)
     return ParseResult(values=tuple(values))
 
 
-def parse_number(text: object) -> ParseResult:
+def parse_number(text: object, whole: bool = False) -> ParseResult:
     """Exactly one number; read it from ``.value``.
 
     >>> parse_number(" −3/4 ").value
     -0.75
     """
-    return parse_numbers(text, expected_count=1)
+    return parse_numbers(text, expected_count=1, whole=whole)
 
 
 def close(got, expected, tol: float = DEFAULT_TOLERANCE) -> bool:

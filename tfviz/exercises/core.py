@@ -66,6 +66,14 @@ class AnswerField:
         return fmt_values(self.expected)
 
     @property
+    def whole(self) -> bool:
+        """Only whole numbers are right (a count, a parameter total): "1,342" is then 1342."""
+        if self.kind == "words" or self.tol >= 1:
+            return False
+        exp = np.ravel(self.expected)
+        return bool(np.isfinite(exp).all() and (exp == np.round(exp)).all())
+
+    @property
     def format_hint(self) -> str:
         if self.kind == "words":
             return f"{self.count} word(s) or symbol(s), separated by spaces or commas"
@@ -195,7 +203,7 @@ class Instance:
                 text = re.sub(r"[\s,]+", "", text)  # "B B A" is the one token sequence "bba"
             parsed = parse_words(text, expected_count=f.count)
         else:
-            parsed = parse_numbers(text, expected_count=f.count)
+            parsed = parse_numbers(text, expected_count=f.count, whole=f.whole)
         if not parsed.ok:
             return Feedback(False, f"{parsed.error} This box wants {f.format_hint}.", valid=False,
                             expected_shape=f.shape)

@@ -3,7 +3,9 @@
 Numbers are read by the shared lenient parser, ``tfviz.exercises.answers.parse_number`` (a
 hand-written scanner, never ``eval``). It accepts "0.88", " 0.88 ", "3/5", "-2", "−2",
 "1e-3" and "88%"; the quiz adds thousands separators ("3,145,728") and a space before the
-percent sign ("12 %"). What a percent sign means:
+percent sign ("12 %"). A single comma is read as the shared ``comma_problem`` says: "0,88" asks
+for a dot, and "-1,342" (-1.342 or -1342?) is read as -1342 only where the answer is a whole
+number, and otherwise asked about. What a percent sign means:
 
 * on an ordinary question "88%" is the number 0.88, so "88%" and "0.88" are the same answer;
 * on a question whose answer is itself a percentage (``percent=True``), "1.5" and "1.5%" both
@@ -30,13 +32,12 @@ import operator
 import re
 from collections.abc import Container, Sequence
 
-from tfviz.exercises.answers import parse_number
+from tfviz.exercises.answers import comma_problem, parse_number
 from tfviz.exercises.feedback import Feedback
 
 from .spec import LESSONS, ChoiceQuestion, NumericQuestion, Question
 
 _THOUSANDS = re.compile(r"\s*[+\-\u2212]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?\s*%?\s*")
-_DECIMAL_COMMA = re.compile(r"\s*[+\-\u2212]?\d+,\d+\s*%?\s*")
 _SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d)[ \t]+(?=%)")
 _PERCENT_SIGNS = ("%", "\uff05", "\ufe6a")  # ASCII, full-width and small percent signs
 
@@ -95,7 +96,7 @@ def grade_choice(question: Question, chosen_index: object) -> Feedback:
                     diagnosis=diagnosis, expected=expected)
 
 
-def _read(text: object) -> tuple[float, bool] | str:
+def _read(text: object, whole: bool = False) -> tuple[float, bool] | str:
     """(value, percent sign typed) or a sentence saying why the text is not one number."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         text = repr(float(text))  # a number widget's value, not typed text
@@ -103,10 +104,10 @@ def _read(text: object) -> tuple[float, bool] | str:
         return "Type your answer as a number."
     if not text.strip():
         return "Type a number first."
+    if problem := comma_problem(text, whole):
+        return problem
     if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
-    elif _DECIMAL_COMMA.fullmatch(text):
-        return "Write decimals with a dot, e.g. 0.88 rather than 0,88."
     text = _SPACE_BEFORE_PERCENT.sub("", text)
     result = parse_number(text)
     if not result.ok or result.value is None:
@@ -117,17 +118,27 @@ def _read(text: object) -> tuple[float, bool] | str:
 
 
 def _hint(question: NumericQuestion, value: float) -> str | None:
-    """A generic slip the bank did not list: percent vs fraction, sign, too few decimals."""
+    """A generic slip the bank did not list: percent vs fraction, sign, a near miss.
+
+    A percentage is suspected only where the answer is a fraction between 0 and 1 (a
+    probability, a share): "19600" for a count of 196 is not one. A near miss on a whole-number
+    answer is never a matter of decimals: a count is miscounted, a calculation has a slip.
+    """
     target, tol = question.answer, question.tolerance
     if question.percent and abs(value * 100 - target) <= tol:
         return (f"You wrote a fraction; the question asks for a percentage "
                 f"({format_value(value, tol / 100)} = {format_value(value * 100, tol)}%).")
-    if not question.percent and abs(value / 100 - target) <= tol:
+    if not question.percent and 0 < target < 1 and abs(value / 100 - target) <= tol:
         return (f"That looks like a percentage; write it as a plain number "
                 f"({format_value(value / 100, tol)}) or with a % sign.")
     if target != 0 and abs(-value - target) <= tol:
         return "The size is right but the sign is not."
     if abs(value - target) <= 10 * tol:
+        if question.count:
+            return "Close, but a count has to be exact: check your count."
+        if question.whole:
+            return ("Close, but the answer is a whole number, so rounding is not the reason: "
+                    "check each step of the calculation.")
         return f"Close, but not within ±{format_value(tol, tol / 10)}: keep more decimals."
     return None
 
@@ -136,7 +147,7 @@ def grade_numeric(question: Question, text: object) -> Feedback:
     """Grade a typed number against the question's value and tolerance."""
     if not isinstance(question, NumericQuestion):
         return _invalid("This question is answered by picking an option.", question)
-    read = _read(text)
+    read = _read(text, question.whole)
     if isinstance(read, str):
         return _invalid(f"{read} This question wants a single number: {question.unit}.",
                         question)

@@ -153,6 +153,17 @@ class NumericQuestion:
             if abs(m.value - self.answer) <= self.tolerance:
                 raise ValueError(f"{self.id}: known mistake {m.value} is within tolerance")
 
+    @property
+    def whole(self) -> bool:
+        """Only one whole number is right (196 ± 0.5): a near miss is never a rounding slip,
+        and "16,384" can only mean 16384."""
+        return self.answer.is_integer() and self.tolerance < 1 and not self.percent
+
+    @property
+    def count(self) -> bool:
+        """A whole number that counts things, as the box tells the learner ("a whole number")."""
+        return self.whole and "whole number" in self.unit
+
 
 Question = Union[ChoiceQuestion, NumericQuestion]
 
