@@ -102,3 +102,60 @@ def test_decimal_commas_in_a_box_of_several_numbers_are_named():
     assert "found 4" in error and "dot" in error
     assert parse_numbers("0.5,0.5", expected_count=2).values == (0.5, 0.5)  # still a separator
     assert "dot" not in parse_numbers("1 2 3", expected_count=2).error
+
+
+# ------------------------------------------------------------------------ choice wordings
+
+
+def test_kv_cache_score_shape_names_the_newest_input():
+    """Feed t - 1 tokens, then token t alone with the cache: the recorded scores of the new
+    step are one row (the newest input's query) against t keys, the answer 1 × t."""
+    model = Transformer(preset("gpt-tiny")).eval()
+    t = 6
+    with torch.no_grad():
+        _, cache = model.step(torch.tensor([[5, 9, 2, 7, 3]]))
+        with recording(lambda n: n == "blocks.0.attn.hook_attn_scores") as store:
+            model.step(torch.tensor([[11]]), cache)
+    heads = model.cfg.n_heads
+    assert tuple(store["blocks.0.attn.hook_attn_scores"].shape) == (1, heads, 1, t)
+    q = question_by_id("kv-cache-score-shape")
+    assert "while processing token t (the newest input" in q.prompt
+    assert q.options[q.answer] == "1 × t"
+
+
+def test_bigbird_feedback_names_both_missing_parts():
+    """What BigBird has beyond sliding and dilated windows: a global row and column, and
+    random keys; the feedback for that option must name both."""
+    n = 32
+    local = sparse_pattern("sliding", n) | sparse_pattern("dilated", n)
+    extra = sparse_pattern("bigbird", n) & ~local
+    far = 7  # beyond both windows (|i - j| <= 3, and <= 6 in steps of 2)
+    assert extra[0, far:].all()  # the global token sees everyone ...
+    assert extra[far:, 0].all()  # ... and is seen by everyone
+    assert extra[1:, 1:].any()  # random keys away from the global token
+    q = question_by_id("bigbird-components")
+    why = grade_choice(q, q.options.index("Sliding window + dilated window only")).diagnosis
+    assert "global" in why and "random" in why
+
+
+def test_strided_local_rule_says_local_window_and_matches_the_notes_blocks():
+    q = question_by_id("strided-pattern")
+    assert "a local window" in q.explanation
+    # the notes' local heads: j in the same block of 4 as i, ⌊j/4⌋ = ⌊i/4⌋ (and j ≤ i here)
+    block = [j for j in range(14) if j // 4 == 13 // 4]
+    assert "⌊j/4⌋ = ⌊i/4⌋" in q.explanation
+    assert f"reads only {block[0]} and {block[1]}" in q.explanation and block == [12, 13]
+    # the sliding window of 4 with the stride reaches every earlier token in two layers
+    m = causal_pattern("strided", 14, stride=4).astype(int)
+    assert ((m @ m)[13] > 0).all() and not m[13].all()
+
+
+def test_bpe_unknown_word_only_byte_level_never_meets_the_unknown():
+    q = question_by_id("bpe-unknown-word")
+    chars = TeachingTokenizer(train_bpe("low low lower newest widest", num_merges=5))
+    assert chars.encode("lowж").unknown == (False, True, False)  # a character never seen
+    served = train_served_tokenizer(["low low lower newest widest"] * 3, vocab_size=270)
+    ids = served.encode("transformerify ж 🙂")
+    assert served.unk_id not in ids and served.decode(ids) == "transformerify ж 🙂"
+    assert "Byte-level" in q.explanation and "character never seen" in q.explanation
+    assert not q.explanation.endswith("Nothing is ever unknown.")

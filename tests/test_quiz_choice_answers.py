@@ -37,10 +37,10 @@ def test_strided_pattern_positions():
     allowed = [j for j in range(13, -1, -1) if (13 - j) % 4 == 0]
     q = question_by_id("strided-pattern")
     assert q.options[q.answer] == ", ".join(map(str, allowed))
-    # the option 13, 12, 11, 10 is the sliding window of the last 4 positions, and says so
+    # the option 13, 12, 11, 10 is a local window of the last 4 positions, and says so
     window = [j for j in range(13, -1, -1) if 0 <= 13 - j < 4]
     text = ", ".join(map(str, window))
-    assert "sliding window" in grade_choice(q, _option(q, text)).diagnosis
+    assert "a local window" in grade_choice(q, _option(q, text)).diagnosis
     assert "block" not in grade_choice(q, _option(q, text)).diagnosis
     # the explanation's claim: window then stride reaches every earlier token in two layers
     reach = {j for k in window for j in range(k + 1) if (k - j) % 4 == 0}

@@ -49,9 +49,9 @@ EFFICIENCY: tuple[Question, ...] = (
     choice(
         id="kv-cache-score-shape",
         lesson=16,
-        prompt="With a KV cache, while generating token number t of the sequence, what is the "
-               "shape of one head's new score matrix? Shapes are rows × columns, with one row "
-               "per query and one column per key.",
+        prompt="With a KV cache, while processing token t (the newest input, the t-th token of "
+               "the sequence), what is the shape of one head's new score matrix? Shapes are "
+               "rows × columns, with one row per query and one column per key.",
         right="1 × t",
         explanation="Only the new token needs a query. Its 1 × d_k query times Kᵀ "
                     "(d_k × t: the t - 1 cached keys plus its own new one) gives a 1 × t row, "
@@ -94,8 +94,9 @@ EFFICIENCY: tuple[Question, ...] = (
                     "in the sequence length.",
         wrong={
             "Sliding window + dilated window only":
-                "Window and dilated windows are Longformer's local patterns; BigBird's extra "
-                "ingredient is random attention.",
+                "Sliding and dilated windows are Longformer's local patterns. BigBird keeps the "
+                "sliding window but adds two things this option lacks: a few random keys per "
+                "query and global tokens that see, and are seen by, every position.",
             "Full attention in every other layer":
                 "Any full-attention layer would bring back the n² cost that BigBird is built to "
                 "avoid. Every BigBird layer uses the same sparse mix.",
@@ -130,13 +131,16 @@ EFFICIENCY: tuple[Question, ...] = (
                "attend to (counting from 0)?",
         right="13, 9, 5, 1",
         explanation="Step back 4 at a time from 13: 13, 9, 5, 1. The Sparse Transformer pairs "
-                    "these strided heads with local heads that see the last 4 positions "
-                    "(13, 12, 11, 10). Together they reach every earlier token within two "
-                    "layers: a step inside the local window, then jumps of 4.",
+                    "these strided heads with local heads that read a local window. If that "
+                    "window is the last 4 positions (13, 12, 11, 10), the two reach every "
+                    "earlier token within two layers: a step back inside the window, then jumps "
+                    "of 4. The notes write the local heads as blocks instead, ⌊j/4⌋ = ⌊i/4⌋: "
+                    "position 13 then reads only 12 and 13, its block (12 to 15) up to "
+                    "itself.",
         wrong={
-            "13, 12, 11, 10": "13, 12, 11, 10 are the last four positions: a sliding window, the "
-                              "local pattern the strided heads are paired with. The strided rule "
-                              "keeps only positions a multiple of 4 away.",
+            "13, 12, 11, 10": "13, 12, 11, 10 are the last four positions: a local window, the "
+                              "kind of pattern the strided heads are paired with. The strided "
+                              "rule keeps only positions a multiple of 4 away.",
             "12, 8, 4, 0": "12, 8, 4, 0 is what position 12 would see. For 13 the distance i - j "
                            "must be a multiple of 4, which gives 13, 9, 5 and 1.",
             "0, 4, 8, 12, 13": "Those are the multiples of 4 plus 13 itself, but the rule looks "

@@ -142,8 +142,11 @@ FOUNDATIONS: tuple[Question, ...] = (
                "training. What happens with a trained BPE tokenizer?",
         right="It is split into known pieces, e.g. 'transform' + 'er' + 'ify'",
         explanation="The learned merges are applied to the characters of the new word, and they "
-                    "stop where no merge applies, so every word ends up as a sequence of known "
-                    "subwords (at worst single characters). Nothing is ever unknown.",
+                    "stop where no merge applies, so the word ends up as a sequence of known "
+                    "subwords (at worst single characters). Only a character never seen in "
+                    "training is still unknown. Byte-level BPE (GPT-2's, and the one this "
+                    "app's story models use) starts from the 256 possible bytes instead, so "
+                    "for it nothing is ever unknown.",
         wrong={
             "It becomes a single [UNK] token":
                 "That is what a fixed word-level vocabulary does, and it loses all meaning of "
