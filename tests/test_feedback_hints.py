@@ -159,3 +159,38 @@ def test_bpe_unknown_word_only_byte_level_never_meets_the_unknown():
     assert served.unk_id not in ids and served.decode(ids) == "transformerify ж 🙂"
     assert "Byte-level" in q.explanation and "character never seen" in q.explanation
     assert not q.explanation.endswith("Nothing is ever unknown.")
+
+
+# ------------------------------------------------------------------------- the exercises
+
+
+@pytest.mark.parametrize("seed", [None, *range(40)])
+def test_beam_exercise_shows_each_probability_one_way(seed):
+    """Seed 7's BBB is .95 · .55 · .7 = .36575: it must not read 0.3657 in one line and
+    0.3658 in the next."""
+    inst = ex_beam.SPEC.make(seed)
+    text = " ".join(step.explanation for step in inst.steps)
+    shown: dict[str, set[str]] = {}
+    for seq, prob in re.findall(r"\b([AB]{2,3}) \(?(\d\.\d+)\)?", text):
+        shown.setdefault(seq, set()).add(prob)
+    assert shown and all(len(v) == 1 for v in shown.values()), shown
+    for seq, (prob,) in shown.items():  # and it is the product along the path
+        p = np.prod([inst.data["tree"][seq[:i]][seq[i]] for i in range(len(seq))])
+        assert abs(float(prob) - p) <= 5e-5 + 1e-12
+
+
+@pytest.mark.parametrize("spec", [ex_thinking.SPEC, ex_flying.SPEC], ids=lambda s: s.id)
+def test_no_scale_in_the_scaled_box_speaks_of_no_softmax(spec):
+    """Typing the raw dot products where the scaled scores go is the no-scale slip, caught
+    before any softmax: its message must not say the learner took one."""
+    inst = spec.make(None)
+    if spec is ex_thinking.SPEC:
+        raw = ex_thinking.SOURCE_SCORES  # q1·k1 = 112, q1·k2 = 96
+    else:
+        raw = inst.field("scores").expected  # the dot products, the box before
+    f = inst.check("scaled", ", ".join(repr(float(x)) for x in np.ravel(raw)))
+    assert f.mistake == "no_scale"
+    assert "softmax" not in f.diagnosis and "√" in f.diagnosis
+    weights = inst.field("weights")
+    after = next(m for m in weights.mistakes if m.name == "no_scale")
+    assert "softmax" in after.message  # there the learner did take one

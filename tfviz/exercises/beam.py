@@ -21,15 +21,19 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class BeamRun:
-    """``kept[t]`` are the prefixes (with scores) alive after step t+1, best first."""
+    """``kept[t]`` are the prefixes (with scores) alive after step t+1, best first.
+
+    Every score is stored once, rounded to 12 decimals, and read from there: a product such as
+    .95 · .55 · .7 = .36575 comes out of floating point as .3657499…, and two copies rounded
+    differently would show one probability as 0.3657 in one line and 0.3658 in the next.
+    """
 
     kept: tuple[tuple[tuple[str, float], ...], ...]
     candidates: tuple[tuple[tuple[str, float], ...], ...]
 
     @property
     def best(self) -> tuple[str, float]:
-        seq, score = self.kept[-1][0]
-        return seq, round(score, 12)
+        return self.kept[-1][0]
 
 
 def beam_search(tree: dict, steps: int, width: int,
@@ -46,9 +50,9 @@ def beam_search(tree: dict, steps: int, width: int,
         grown = [(p + tok, prod * q, q) for p, prod, _ in alive for tok, q in tree[p].items()]
         key = (lambda c: c[1]) if rank == "product" else (lambda c: c[2])
         grown.sort(key=key, reverse=True)
-        cands.append(tuple((s, prod) for s, prod, _ in grown))
+        cands.append(tuple((s, round(prod, 12)) for s, prod, _ in grown))
         alive = grown[:width]
-        kept.append(tuple((s, prod) for s, prod, _ in alive))
+        kept.append(cands[-1][:width])
     return BeamRun(tuple(kept), tuple(cands))
 
 

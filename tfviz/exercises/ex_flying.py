@@ -38,7 +38,8 @@ def build(tokens, X, dims, focus: int, seed: int | None) -> Instance:
     name = tokens[focus]
 
     def mistakes(attr, names):
-        return {s: (getattr(slips[s], attr)[focus], msg[s]) for s in names}
+        said = {**msg, "no_scale": msg["no_scale_scores"]} if attr == "scaled" else msg
+        return {s: (getattr(slips[s], attr)[focus], said[s]) for s in names}
 
     fields = (
         answer_field("scores", f"dot products q·k for “{name}”", right.scores[focus]),

@@ -48,7 +48,7 @@ def build(scores, d_k: int, values, seed: int | None) -> Instance:
                   "softmax first, so that the weights are positive and add up to 1.")
     fields = (
         answer_field("scaled", "scaled scores", scaled,
-                     {"no_scale": (scores, msg["no_scale"]),
+                     {"no_scale": (scores, msg["no_scale_scores"]),
                       "divide_dk": (scores / d_k, msg["divide_dk"])}),
         answer_field("weights", "attention weights", weights,
                      {"no_scale": (raw, msg["no_scale"]), "divide_dk": (by_dk, msg["divide_dk"]),

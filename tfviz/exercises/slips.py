@@ -54,12 +54,18 @@ def slipped_attention(X, W_q, W_k, W_v, causal: bool = False, scale: bool = True
 
 
 def slip_messages(d_k: int, word: str = "this word") -> dict[str, str]:
-    """What to tell a learner whose answer matches each slip."""
+    """What to tell a learner whose answer matches each slip.
+
+    ``no_scale`` is for the boxes after the softmax; ``no_scale_scores`` for the scaled-score
+    box, where the same slip shows up before any softmax was taken.
+    """
     root = np.sqrt(d_k)
     root_text = f"{root:g}" if root == int(root) else f"{root:.4f}"
     return {
         "no_scale": ("The division by √d_k is missing: you took the softmax of the raw dot "
                      f"products. Divide each score by √{d_k} = {root_text} first."),
+        "no_scale_scores": ("These are the raw dot products: the division by √d_k is missing. "
+                            f"Divide each score by √{d_k} = {root_text}."),
         "divide_dk": (f"You divided the scores by d_k = {d_k}. The scale is its square root, "
                       f"√{d_k} = {root_text}."),
         "wrong_axis": ("The softmax ran down a column (over the queries). Each query's own row "
