@@ -79,19 +79,27 @@ with step("1 · The task: write the source backwards"):
 
 # --- 2 · the encoder ---------------------------------------------------------------------------
 with step("2 · The encoder runs once"):
+    sharp, even = ed.row_peaks(run.enc_patterns)
+    src = run.source_tokens
     st.markdown(
         f"The encoder reads all {n} source tokens in one pass. Its self-attention has **no mask**: "
-        "every token may look at every other token, before and after it, so every row of its maps "
-        f"spreads over the whole source. After {cfg.enc_layers} layers it leaves one vector of "
+        "every token may look at every other token, before and after it. Whether a row spreads its "
+        "weight over the source or gives most of it to one token is learned, not forced."
+        + (f" On your source, **layer {sharp.layer}, head {sharp.head}** gives **{sharp.weight:.2f}** "
+           f"of `{src[sharp.query]}`'s weight to `{src[sharp.key]}` alone, while the most even row "
+           f"(layer {even.layer}, head {even.head}, from `{src[even.query]}`) gives no token more "
+           f"than {even.weight:.2f}; an even spread would give each 1/n = {1 / n:.2f}." if n > 1 else "")
+        + f" After {cfg.enc_layers} layers the encoder leaves one vector of "
         f"d = {cfg.d_model} numbers per token: the memory, n × d = {n} × {cfg.d_model}. That is all "
         "the decoder ever gets to see of the source, and it is computed once, however many tokens "
         "the decoder writes."
     )
     score = ed.anti_diagonal_head(run.cross_attention())
-    layer0 = view_value("layer", cfg.n_layers - 1, score.layer)
-    head0 = view_value("head", cfg.n_heads - 1, score.head)
-    instant(ie.encoder_chart, run.enc_patterns, run.memory, run.source_tokens, layer=layer0, head=head0)
-    st.caption("Move the Layer and Head sliders under a chart (or use the arrow keys on them): the "
+    instant(ie.encoder_chart, run.enc_patterns, run.memory, src,
+            layer=view_value("layer", cfg.enc_layers - 1, sharp.layer),
+            head=view_value("head", cfg.n_heads - 1, sharp.head))
+    st.caption(f"The chart opens on layer {sharp.layer}, head {sharp.head}, the head named above. "
+               "Move the Layer and Head sliders under a chart (or use the arrow keys on them): the "
                "charts on this page follow them in your browser at once.")
 
 # --- 3 · the decoder ---------------------------------------------------------------------------
@@ -101,9 +109,10 @@ with step("3 · The decoder writes one token per step"):
         "and that letter, and so on: each step adds **one row** to each attention map, the new "
         "token's query. Its self-attention may only look at the tokens written so far (the causal "
         "mask, grey above the diagonal). Its cross-attention looks at every source token: the "
-        f"query comes from the decoder (t × d, t = tokens read so far), the keys and values from "
-        f"the memory (n × d = {n} × {cfg.d_model}). Move **Step** under the chart to watch both "
-        "maps grow; the row outlined is the one this step adds."
+        "query comes from the decoder (one new row per step, so t × d after t steps), the keys "
+        f"and values from the memory (n × d = {n} × {cfg.d_model}). Move **Step** under the chart "
+        "to watch both maps grow; the row outlined is the one this step adds. The decoder charts "
+        "open on the head that reads backwards (below)."
     )
     st.latex(r"\text{CrossAttn}(Z, M) = \mathrm{softmax}\!\Big(\frac{(Z W^Q)(M W^K)^\top}{\sqrt{d_k}}"
              r"\Big)\, M W^V \qquad Z \in \mathbb{R}^{t \times d},\ M \in \mathbb{R}^{n \times d}")
@@ -114,7 +123,8 @@ with step("3 · The decoder writes one token per step"):
     instant(ie.decoder_chart, run.self_attention(), run.cross_attention(), read, run.source_tokens,
             notes, candidates, [s.probs for s in run.steps],
             [s.candidates.index(s.chosen) for s in run.steps], (score.layer, score.head),
-            step=max(1, view_value("step", T, 1)), layer=layer0, head=head0)
+            step=max(1, view_value("step", T, 1)), layer=view_value("layer", cfg.n_layers - 1, score.layer),
+            head=view_value("head", cfg.n_heads - 1, score.head))
 
     scores = ed.anti_diagonal_scores(run.cross_attention())
     held_out = manifest.get("anti_diagonal_head", {})
@@ -129,7 +139,7 @@ with step("3 · The decoder writes one token per step"):
         + (f" Over {manifest.get('heldout_examples', 'the')} held-out sources its training run found "
            f"layer {held_out['layer']}, head {held_out['head']}, with {held_out['weight']:.3f}."
            if held_out else "")
-        + " The charts above open on that head."
+        + " The decoder charts above open on that head."
     )
     table([{"layer": layer, **{f"head {h}": round(float(scores[layer, h]), 4)
                                for h in range(cfg.n_heads)}}
@@ -144,8 +154,9 @@ with step("4 · Cross-attention's keys and values are computed once"):
     st.markdown(
         "The memory does not change while the decoder writes, so neither do the keys M W^K and "
         "values M W^V that each decoder layer's cross-attention makes from it. They are computed "
-        "at the first step, kept with the decoder's own keys and values (its KV cache), and reused "
-        "at every later step; only the new query row is new. Here the same answer is run twice: "
+        "at the first step, kept beside the keys and values the decoder keeps of its own earlier "
+        "tokens (lesson 16 calls that store the KV cache), and reused at every later step; only "
+        "the new query row is new. Here the same answer is run twice: "
         "once that way, and once projecting the memory again at every step."
     )
     again = translation(source, reuse_cross_kv=False)

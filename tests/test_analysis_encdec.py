@@ -64,29 +64,56 @@ def test_anti_diagonal_head_on_a_hand_made_map():
 
 @pytest.mark.parametrize("step", [1, 3, 6])
 def test_step_shapes_are_the_shapes_the_model_computes(bundle, step):
-    """The decoder of "hello" at step t: record the tensors of one pass over its first t
-    tokens and check that every number the page prints is a real dimension."""
+    """The decoder of "hello" at step t, run as translate runs it: the first t − 1 tokens go into
+    the KV cache, then step t feeds the newest token alone. Every number the page prints is a
+    dimension of a tensor recorded in that step: one query row, one new row of each map."""
     cfg = bundle.config
     t = translate(bundle, "hello")
     src = torch.tensor([t.source_ids])
-    dec = torch.tensor([t.decoder_ids[:step]])
-    with recording(lambda name: True) as store, torch.no_grad():
-        logits = bundle.model(dec, enc_ids=src)
-    q = store["blocks.0.cross_attn.hook_q"][0]  # (t, H, dh)
-    k = store["blocks.0.cross_attn.hook_k"][0]  # (n, H, dh)
-    z = store["blocks.0.hook_resid_mid"][0]  # (t, d): what cross-attention's queries come from
-    memory = store["enc_blocks.1.hook_resid_post"][0]  # (n, d)
-    assert q.shape == (step, cfg.n_heads, cfg.d_head) and k.shape == (5, cfg.n_heads, cfg.d_head)
+    with torch.no_grad():
+        cache = bundle.model.step(torch.tensor([t.decoder_ids[:step - 1]]), enc_ids=src)[1] \
+            if step > 1 else None
+        with recording(lambda name: True) as store:
+            new = torch.tensor([t.decoder_ids[step - 1:step]])
+            logits, grown = (bundle.model.step(new, cache) if cache is not None
+                             else bundle.model.step(new, enc_ids=src))
+    q = store["blocks.0.cross_attn.hook_q"][0]  # (1, H, dh): the new token's query only
+    k_cross = grown.cross[0][0][0]  # (n, H, dh): the memory's keys, kept in the cache
+    k_self = grown.layers[0][0][0]  # (t, H, dh): the decoder's keys so far
+    z = store["blocks.0.hook_resid_mid"][0]  # (1, d): what cross-attention's query comes from
+    memory = grown.memory[0]  # (n, d)
+    assert q.shape == (1, cfg.n_heads, cfg.d_head) and k_cross.shape == (5, cfg.n_heads, cfg.d_head)
+    assert k_self.shape == (step, cfg.n_heads, cfg.d_head)
     own, cross = store["blocks.0.attn.hook_pattern"][0], store["blocks.0.cross_attn.hook_pattern"][0]
     lines = ed.step_shapes(cfg, step, 5)
-    assert f"t × d = {z.shape[0]} × {z.shape[1]}" in lines[0]
-    assert f"weights {own.shape[1]} × {own.shape[2]}" in lines[0]
-    assert f"t × d = {z.shape[0]} × {z.shape[1]}" in lines[1]
+    assert f"query {z.shape[0]} × d = {z.shape[0]} × {z.shape[1]}" in lines[0]
+    assert f"keys and values t × d = {k_self.shape[0]} × {cfg.d_model}" in lines[0]
+    assert f"weights {own.shape[1]} × {own.shape[2]}:" in lines[0] and own.shape[1] == 1
+    assert ("kept from the earlier steps" in lines[0]) == (step > 1)
+    assert f"query {z.shape[0]} × d = {z.shape[0]} × {z.shape[1]}" in lines[1]
     assert f"n × d = {memory.shape[0]} × {memory.shape[1]}" in lines[1]
-    assert f"per head {q.shape[0]} × {q.shape[2]} against {k.shape[0]} × {k.shape[2]}" in lines[1]
-    assert f"weights {cross.shape[1]} × {cross.shape[2]}" in lines[1]
+    assert f"per head {q.shape[0]} × {q.shape[2]} against {k_cross.shape[0]} × {k_cross.shape[2]}" in lines[1]
+    assert f"weights {cross.shape[1]} × {cross.shape[2]}:" in lines[1]
     assert f"gives 1 × {logits.shape[-1]} logits" in lines[2]
     assert f"({cfg.d_model} × {bundle.model.embed.weight.shape[0]})" in lines[2]  # Eᵀ
+    assert "KV cache" not in " ".join(lines)  # lesson 13 comes before lesson 16 teaches it
+
+
+@pytest.mark.parametrize("source", ["hello", "abcdefghijkl", "po"])
+def test_row_peaks_against_every_row_by_hand(bundle, source):
+    """The sharpest and the most even encoder row, found by looping over the trace's own maps."""
+    tr = bundle.trace(source)
+    maps = [tr["pattern", layer, "enc"] for layer in range(bundle.config.enc_layers)]
+    rows = [(float(maps[l][h, q].max()), l, h, q, int(maps[l][h, q].argmax()))
+            for l in range(len(maps)) for h in range(maps[l].shape[0]) for q in range(maps[l].shape[1])]
+    sharp, even = ed.row_peaks(translate(bundle, source).enc_patterns)
+    top, low = max(rows), min(rows)
+    assert sharp.weight == pytest.approx(top[0], abs=1e-5) and even.weight == pytest.approx(low[0], abs=1e-5)
+    assert (sharp.layer, sharp.head, sharp.query, sharp.key) == top[1:]
+    assert (even.layer, even.head, even.query) == low[1:4]
+    if source == "hello":  # the issue's example: one encoder row puts 0.70 on one key
+        assert (sharp.layer, sharp.head, round(sharp.weight, 2)) == (1, 3, 0.70)
+        assert even.weight < 0.25 < sharp.weight
 
 
 def test_step_notes_say_what_was_read_and_written(bundle):

@@ -47,6 +47,16 @@ def check_numbers(at, encdec, source: str) -> None:
     assert len(data["enc"]) == encdec.config.enc_layers * H
     memory = tr[f"enc_blocks.{encdec.config.enc_layers - 1}.hook_resid_post"]
     np.testing.assert_allclose(unpacked(data["memory"]["v"].iloc[0]).reshape(memory.shape), memory, atol=TOL)
+    # it opens on the encoder's own sharpest row's head (not the cross-attention head's number),
+    # and the text says how concentrated that row is, from the trace
+    tops = np.stack([tr["pattern", layer, "enc"] for layer in range(encdec.config.enc_layers)]).max(-1)
+    layer, head, query = np.unravel_index(int(tops.argmax()), tops.shape)
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (layer, head)
+    text = " ".join(m.value for m in at.markdown)
+    assert "spreads over the whole source" not in text
+    if n > 1:
+        assert f"**layer {layer}, head {head}** gives **{tops.max():.2f}** of `{source[query]}`'s" in text
+        assert f"gives no token more than {tops.min():.2f}" in text
 
     spec, data = _chart(at, "cross")  # the decoder, step by step
     lower = np.tril(np.ones((T, T), bool))

@@ -45,21 +45,25 @@ def anti_diagonal_head(cross: np.ndarray) -> HeadScore:
 
 def step_shapes(cfg: ModelConfig, step: int, n: int) -> list[str]:
     """The shapes of decoding step ``step`` (counted from 1: the decoder has read ``step``
-    tokens) for a source of ``n`` tokens, one line per stage, as the page prints them.
+    tokens) for a source of ``n`` tokens, one line per stage, as the page prints them. A step
+    feeds only the newest token: its query is one row, and each attention map gains one row.
 
     >>> from tfviz.config import preset
     >>> step_shapes(preset("reverse-encdec"), 3, 5)[1]
-    'Cross-attention: queries t × d = 3 × 64 (one new row this step), keys and values n × d = 5 × 64 from the memory, computed once; per head 3 × 16 against 5 × 16, weights 3 × 5'
+    'Cross-attention: the new query 1 × d = 1 × 64 against keys and values n × d = 5 × 64 from the memory, computed once; per head 1 × 16 against 5 × 16, weights 1 × 5: the newest row of the cross-attention map'
     """
     d, dh, H, V = cfg.d_model, cfg.d_head, cfg.n_heads, cfg.vocab_size
     t = step
+    kept = (f" ({t - 1} of them kept from the earlier steps, only the new token's computed now)"
+            if t > 1 else "")
     return [
-        f"Self-attention (causal): the new query reads the {t} decoder token{'s' if t > 1 else ''} "
-        f"so far: keys and values t × d = {t} × {d} (earlier rows from the decoder's own KV "
-        f"cache), weights {t} × {t} with −∞ above the diagonal",
-        f"Cross-attention: queries t × d = {t} × {d} (one new row this step), keys and values "
-        f"n × d = {n} × {d} from the memory, computed once; per head {t} × {dh} against "
-        f"{n} × {dh}, weights {t} × {n}",
+        f"Self-attention (causal): the new token's query 1 × d = 1 × {d} reads the {t} decoder "
+        f"token{'s' if t > 1 else ''} so far: keys and values t × d = {t} × {d}{kept}, weights "
+        f"1 × {t}: the newest row of the {t} × {t} map. Tokens after it are not written yet, so "
+        "this row has nothing to mask",
+        f"Cross-attention: the new query 1 × d = 1 × {d} against keys and values n × d = {n} × {d} "
+        f"from the memory, computed once; per head 1 × {dh} against {n} × {dh}, weights 1 × {n}: "
+        "the newest row of the cross-attention map",
         f"LM head: the new row 1 × {d} times Eᵀ ({d} × {V}) gives 1 × {V} logits; the most "
         f"probable token is written ({H} heads in every attention layer)",
     ]
@@ -78,6 +82,35 @@ def step_notes(cfg: ModelConfig, read: Sequence[str], written: Sequence[str],
     return [[f"Step {s + 1}: the decoder has read {' '.join(read[:s + 1])} and writes "
              f"{written[s]} (probability {probs[s]:.4f}).", *step_shapes(cfg, s + 1, n)]
             for s in range(len(written))]
+
+
+@dataclass(frozen=True)
+class RowPeak:
+    layer: int
+    head: int
+    query: int
+    key: int
+    weight: float  # the largest weight this row puts on one key
+
+
+def row_peaks(patterns: np.ndarray) -> tuple[RowPeak, RowPeak]:
+    """Of every row of every (layers, heads, n, n) encoder map, the most concentrated one (the
+    largest weight on a single key) and the most even one (whose largest weight is smallest).
+    Nothing masks an encoder row, but whether it spreads or picks one key is learned.
+
+    >>> p = np.full((1, 2, 2, 2), 0.5); p[0, 1, 0] = [0.9, 0.1]
+    >>> sharp, even = row_peaks(p)
+    >>> (sharp.head, sharp.query, sharp.key, sharp.weight), (even.head, even.query, even.weight)
+    ((1, 0, 0, 0.9), (0, 0, 0.5))
+    """
+    tops = patterns.max(-1)  # (L, H, n): each row's largest weight
+
+    def peak(flat: int) -> RowPeak:
+        layer, head, query = np.unravel_index(flat, tops.shape)
+        key = int(patterns[layer, head, query].argmax())
+        return RowPeak(int(layer), int(head), int(query), key, float(tops[layer, head, query]))
+
+    return peak(int(tops.argmax())), peak(int(tops.argmin()))
 
 
 @dataclass(frozen=True)

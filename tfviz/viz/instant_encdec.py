@@ -64,7 +64,7 @@ def encoder_chart(patterns: np.ndarray, memory: np.ndarray, tokens: Sequence[str
                       before=keep, cell=_cell(n, n, 360), masked=False)
     attn["data"] = {"name": "enc"}
     attn["title"] = {"text": {"expr": "'Encoder self-attention · layer ' + layer + ', head ' + head"
-                                      " + ' (bidirectional: every row spreads over all keys)'"}}
+                                      " + ' (no mask: every row may use every key)'"}}
     bound = float(np.abs(memory).max()) or 1.0
     mem = heat_layer(d, n, x_title="dimension", y_title="source token", value_title="value",
                      before=unpack(d), x_labels="dims", cell=10, masked=False,
