@@ -11,6 +11,10 @@ from contextlib import asynccontextmanager
 
 import streamlit as st
 
+from tfviz.classroom.store import check_at_start
+
+check_at_start()  # a store URL that cannot be opened stops the server now, naming the URL
+
 
 def _warm_up() -> float:
     """Import tfviz (and torch), load and trace what the first page needs, with the garbage

@@ -1,8 +1,10 @@
 """Lesson 21: a quiz of conceptual questions, each graded with an explanation."""
 import streamlit as st
 
-from tfviz.exercises.quiz import SECTIONS, grade, make_quiz, score, summary_message
+from tfviz.exercises.quiz import (SECTIONS, grade, make_quiz, question_by_id, score,
+                                  shuffle_options, summary_message)
 from tfviz.ui import exercise_widgets as ew
+from tfviz.ui import live
 from tfviz.ui.lessons import numbered
 from tfviz.ui.widgets import show_code
 
@@ -12,6 +14,19 @@ st.markdown(
     "work out a number. Each answer is explained, and when you pick a tempting wrong option "
     "you learn why it tempts and where it goes wrong. An answer that cannot be read (an empty "
     "box, a word where a number belongs) is not counted: fix it and check again.")
+
+if checkin := live.open_checkin():  # the teacher of this student's live class asks these now
+    phase, asked = checkin
+    st.header(f"Check-in from your teacher ({phase} the lesson)")
+    st.caption("Your first answer to each question goes to your teacher's table, without your "
+               "name, beside the class's answers from the other check-in.")
+    for number, qid in enumerate(asked, start=1):
+        question = shuffle_options(question_by_id(qid), live.CHECKIN_SEED)
+        fb = ew.quiz_question(number, len(asked), question, ("checkin", phase, qid))
+        live.report_checkin(phase, qid, fb)
+        if sent := live.answer_status(f"check-in:{phase}", qid):
+            st.caption(sent)
+    st.header("Your own quiz")
 
 c1, c2, c3 = st.columns([1, 1, 2])
 with c1:

@@ -75,14 +75,16 @@ st.markdown(
     "box comes back to the table below: how many answered, how many were right, and the "
     "slips the checker recognised. No names are sent. To go over a box the class got wrong, "
     "pick it under *Show a worked step on the projector* (with the class code on their sheets): "
-    "the step that computes it appears, with its numbers. Ending the class (or 4 hours without "
-    "you touching the app) deletes it all.\n\n"
+    "the step that computes it appears, with its numbers. A **check-in** asks a few quiz "
+    "questions before and after you teach. Download the answers before you end the class: "
+    "ending it (or 4 hours without you touching the app) deletes them.\n\n"
     "The join code only lets students watch and send answers. What moves the class is a "
-    "secret key that stays in this browser tab: keep this tab open while you teach. A class "
-    "lives in one server process. With several replicas (scripts/serve-class.sh), the proxy pins "
-    "each browser to a replica by cookie, not by join code, so run a live class on a single "
-    "replica.")
+    "secret key that stays in this browser tab. The class itself is kept by the server's "
+    "store, which every replica shares: a student reaches it on any replica, and a restart of "
+    "the servers keeps it. If this tab closes, take the class back with the code and the key.")
 live_teacher.teacher_panel()
 live_teacher.class_dashboard()
+live_teacher.downloads()
+live_teacher.checkin_panel()
 live_teacher.worked_step_panel()
 show_code(worksheet)

@@ -51,12 +51,13 @@ class CheckinRow:
     after: tuple[int, int]
 
     @staticmethod
-    def _share(right_answered: tuple[int, int]) -> str:
+    def share(right_answered: tuple[int, int]) -> str:
+        """(1, 4) -> '25%'; nobody answered -> '–'."""
         right, answered = right_answered
         return f"{100 * right / answered:.0f}%" if answered else "–"
 
     def change_text(self) -> str:
-        return f"{self._share(self.before)} → {self._share(self.after)}"
+        return f"{self.share(self.before)} → {self.share(self.after)}"
 
 
 def checkin_rows(rows) -> tuple[CheckinRow, ...]:

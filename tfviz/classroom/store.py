@@ -74,6 +74,19 @@ def open_store(url: str | None = None, *, clock: Callable[[], float] = time.time
     return LiveStore(open_backend(url), clock=clock, limits=limits)
 
 
+def check_at_start() -> None:
+    """Open the store a server will use (``TFVIZ_STORE``, else the default file) once, when
+    the server starts: a URL that cannot be opened stops it with a message naming the URL,
+    rather than failing later in a learner's page."""
+    import sys
+
+    try:
+        open_backend()
+    except BadStoreURL as err:
+        print(f"tfviz: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv=None) -> None:
     """``python -m tfviz.classroom.store [URL]``: open the store as a server would, and say
     where it is and what it promises (exit 2, naming the URL, when it cannot be opened)."""

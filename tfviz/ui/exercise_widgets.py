@@ -144,6 +144,8 @@ def answer_box(inst: Instance, ikey: str, box: AnswerField) -> None:
     if stored:
         checked, fb = stored
         show_feedback(fb)
+        if sent := live.answer_status(inst.exercise_id, box.name):
+            st.caption(sent)
         if checked != st.session_state.get(widget_key, checked):
             st.caption("You have edited this answer since it was checked.")
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import streamlit as st
 
 from tfviz.classroom.codes import format_code
-from tfviz.classroom.live import LiveError
+from tfviz.classroom.live import LiveError, StoreDown
 from tfviz.ui import own_model
 from tfviz.ui.errors import safe_fragment
-from tfviz.ui.live_session import (LIVE_VIEW_KEYS, NOTICE, TEACHER, TEACHER_PAGE, fragment_run,
-                                   live_store)
+from tfviz.ui.live_session import (LIVE_VIEW_KEYS, NOTICE, RECONNECTING, TEACHER, TEACHER_PAGE,
+                                   fragment_run, live_store)
 from tfviz.ui.views import view_value
 
 
@@ -52,6 +52,9 @@ def _push(url: str, seen: dict | None = None) -> None:
         return
     try:
         live_store().update(teaching["code"], teaching["key"], **teacher_view(url, seen))
+        st.session_state[RECONNECTING] = False
+    except StoreDown:  # the class goes on; the next move or run pushes again
+        st.session_state[RECONNECTING] = True
     except LiveError as err:
         st.session_state[TEACHER] = None
         st.session_state[NOTICE] = str(err)
@@ -115,6 +118,9 @@ def teacher_beacon(url: str) -> None:
     known = {k: str(v) for k, v in teacher_view(url, seen).items() if k in LIVE_VIEW_KEYS}
     _view_report(key="_live_view_report", data={"keys": list(LIVE_VIEW_KEYS), "known": known},
                  on_view_change=_view_moved)  # _view_moved reads what it reports
+    if st.session_state.get(RECONNECTING):
+        st.warning("The class is reconnecting… Your students stay where they were until it is "
+                   "back; your next move is sent then.")
     st.caption(f"Live class **{format_code(teaching['code'])}**: your students follow this page.")
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tfviz.classroom.codes import format_code
-from tfviz.classroom.live import LiveError
+from tfviz.classroom.checkin import MAX_QUESTIONS, MIN_QUESTIONS
+from tfviz.classroom.codes import format_code, parse_code
+from tfviz.classroom.export import answers_csv, summary_csv
+from tfviz.classroom.live import LiveError, StoreDown
 from tfviz.exercises import registry
+from tfviz.exercises.quiz import QUESTIONS, question_by_id
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.exercise_widgets import cached_instance, show_step
 from tfviz.ui.live_push import teacher_view
@@ -32,12 +35,32 @@ def _start() -> None:
 
 def _end() -> None:
     teaching = st.session_state.get(TEACHER)
-    st.session_state[TEACHER] = None
     if teaching:
         try:
             live_store().end(teaching["code"], teaching["key"])
+        except StoreDown as err:  # not ended: keep teaching, say why
+            st.session_state[NOTICE] = str(err)
+            return
         except LiveError:
             pass  # already gone: nothing left to end
+    st.session_state[TEACHER] = None
+
+
+def _resume() -> None:
+    """Take back a class this teacher started (after a server restart, or in a new tab)."""
+    code = parse_code(st.session_state.get("_live_resume_code", ""))
+    key = str(st.session_state.get("_live_resume_key", "")).strip()
+    try:
+        if code is None:
+            raise LiveError("A join code is 8 letters and digits, like K7QM-4XPD.")
+        live_store().summary(code, key)  # checks the key, and that the class is still live
+    except LiveError as err:
+        st.session_state[NOTICE] = str(err)
+        return
+    st.session_state[TEACHER] = {"code": code, "key": key}
+    st.session_state[STUDENT] = None
+    st.session_state[NOTICE] = None
+    st.session_state["_live_resume_key"] = ""
 
 
 def teacher_panel() -> None:
@@ -45,13 +68,25 @@ def teacher_panel() -> None:
     teaching = st.session_state.get(TEACHER)
     if not teaching:
         st.button("Start a live class", key="_live_start", on_click=_start, type="primary")
+        with st.expander("Take back a class you started (after a restart, or in another tab)"):
+            with st.form("_live_resume_form", border=False):
+                st.text_input("Join code", key="_live_resume_code", max_chars=40)
+                st.text_input("Teacher key", key="_live_resume_key", type="password",
+                              max_chars=64)
+                st.form_submit_button("Take the class back", on_click=_resume)
         return
     code = format_code(teaching["code"])
     st.markdown(f"<div style='font-size:4rem;font-weight:700;letter-spacing:0.1em;"
                 f"font-family:monospace'>{code}</div>", unsafe_allow_html=True)
     st.markdown(f"Students type **{code}** under *Join a live class* in the sidebar, or open "
                 f"this app's address with `?join={teaching['code']}` at the end.")
-    st.button("End the live class", key="_live_end", on_click=_end)
+    with st.expander("Your teacher key (keep it off the projector)"):
+        st.markdown("With the join code, this key gives you the class back if this tab closes "
+                    "or the server restarts: *Take back a class you started*. Anyone who has it "
+                    "can move your class.")
+        st.code(teaching["key"], language=None)
+    st.button("End the live class", key="_live_end", on_click=_end,
+              help="Ends the class for everyone and deletes its answers: download them first.")
 
 
 def dashboard_rows():
@@ -62,6 +97,8 @@ def dashboard_rows():
         return None
     try:
         return live_store().summary(teaching["code"], teaching["key"])
+    except StoreDown:
+        return ()
     except LiveError:
         return None
 
@@ -80,6 +117,9 @@ def _dashboard() -> None:
         return
     try:
         rows = live_store().summary(teaching["code"], teaching["key"])
+    except StoreDown as err:
+        st.warning(str(err).split(" Your last")[0])
+        return
     except LiveError as err:
         st.session_state[TEACHER] = None
         st.session_state[NOTICE] = str(err)
@@ -131,3 +171,89 @@ def worked_step_panel() -> None:
     for i in shown:
         show_step(i + 1, inst.steps[i], inst.tokens, inst.focus)
     st.markdown(f"Answer: `{inst.field(box).answer_text}`")
+
+
+def _teaching_call(method: str, *args):
+    """A teacher's call on the store; None (with the reason in the notice) if it failed."""
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return None
+    try:
+        return getattr(live_store(), method)(teaching["code"], teaching["key"], *args)
+    except LiveError as err:
+        st.session_state[NOTICE] = str(err)
+        return None
+
+
+def downloads() -> None:
+    """The class's answers as CSV, and a summary per question, for the teacher to take home.
+    The files are made when the button is pressed, so they hold every answer up to then."""
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return
+    st.subheader("Take the answers home")
+    stem = f"live-class-{teaching['code']}"
+
+    def answers() -> str:
+        return answers_csv(_teaching_call("export_rows") or [])
+
+    def summary() -> str:
+        return summary_csv(_teaching_call("summary") or (), _teaching_call("checkin_summary") or ())
+
+    d1, d2 = st.columns(2)
+    d1.download_button("⬇️ Every answer (CSV)", answers, f"{stem}-answers.csv", "text/csv",
+                       key="_live_dl_answers", on_click="ignore")
+    d2.download_button("⬇️ Summary per question (CSV)", summary, f"{stem}-summary.csv", "text/csv",
+                       key="_live_dl_summary", on_click="ignore")
+    st.caption("One line per answer (exercise, box, right or not, the slip, the time in UTC), "
+               "without names. Ending the class deletes them.")
+
+
+def _ask(phase: str) -> None:
+    picked = st.session_state.get("_live_checkin_pick") or []
+    if _teaching_call("open_checkin", picked, phase) is not None:
+        st.session_state[NOTICE] = None
+
+
+def checkin_panel() -> None:
+    """Pick 3-5 quiz questions, ask them before the lesson and again after it, and see each
+    question's share right before and after, side by side."""
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return
+    st.subheader("Check-in: before and after a lesson")
+    st.markdown(f"Pick {MIN_QUESTIONS} to {MAX_QUESTIONS} quiz questions and ask them before "
+                "you teach; ask the same ones again afterwards. Your students answer at the top "
+                "of *21 · Quiz*; the table shows what the lesson changed.")
+    titles = {q.id: f"{q.prompt[:90]}{'…' if len(q.prompt) > 90 else ''}" for q in QUESTIONS}
+    st.multiselect("Questions", list(titles), key="_live_checkin_pick",
+                   max_selections=MAX_QUESTIONS, format_func=titles.__getitem__)
+    b1, b2, b3 = st.columns(3)
+    b1.button("Ask before the lesson", key="_live_ask_before", on_click=_ask, args=("before",))
+    b2.button("Ask after the lesson", key="_live_ask_after", on_click=_ask, args=("after",))
+    b3.button("Close the check-in", key="_live_checkin_close", on_click=_teaching_call,
+              args=("close_checkin",))
+    _checkin_results()
+
+
+@safe_fragment(run_every=2.0)
+def _checkin_results() -> None:
+    teaching = st.session_state.get(TEACHER)
+    if not teaching:
+        return
+    try:
+        state = live_store().state(teaching["code"])
+        rows = live_store().checkin_summary(teaching["code"], teaching["key"])
+    except LiveError as err:
+        st.caption(str(err).split(" Your last")[0])
+        return
+    if state.checkin_phase:
+        st.info(f"Open now: the check-in *{state.checkin_phase}* the lesson, "
+                f"{len(state.checkin)} questions.")
+    if not rows:
+        st.caption("No check-in answers yet.")
+        return
+    st.dataframe([{"question": question_by_id(r.question_id).prompt[:80],
+                   "right before": f"{r.share(r.before)} of {r.before[1]}",
+                   "right after": f"{r.share(r.after)} of {r.after[1]}"}
+                  for r in rows], hide_index=True, key="_live_checkin_table")
