@@ -86,7 +86,7 @@ class RedisStore:
         try:
             self.r.ping()
         except redis.exceptions.RedisError as err:
-            raise BadStoreURL(f"The live-class store {self.url} does not answer: {str(err).rstrip(".")}.") from err
+            raise BadStoreURL(f"The live-class store {self.url} does not answer: {str(err).rstrip('.')}.") from err
         self._add = self.r.register_script(ADD_ANSWER)
 
     def durability(self) -> str:
