@@ -45,7 +45,7 @@ in_the_notes("decoding")
 with step("1 · The LM head: logits = h Eᵀ"):
     reading, tied = dc.head_reading(name, text)
     tokens = get_trace(name, text).tokens
-    T, d = reading.hidden.shape
+    n, d = reading.hidden.shape  # n positions (T is the temperature in step 2)
     st.markdown(
         f"Take the last hidden state h of each position (the last block's output, `{reading.hidden_name}`) "
         f"and multiply it by the transpose of the token embedding matrix E, the very matrix that "
@@ -53,9 +53,9 @@ with step("1 · The LM head: logits = h Eᵀ"):
         f"the dot product of h with it: the more h points like a token's embedding, the higher "
         f"that token scores. This output layer is also called the *unembedding*."
     )
-    st.latex(r"\underbrace{\text{logits}}_{T \times V} = \underbrace{h}_{T \times d}\;"
+    st.latex(r"\underbrace{\text{logits}}_{n \times V} = \underbrace{h}_{n \times d}\;"
              r"\underbrace{E^\top}_{d \times V}\qquad P(w) = \mathrm{softmax}(\text{logits})_w"
-             rf"\qquad T = {T},\ d = {d},\ V = {V}")
+             rf"\qquad n = {n}\ \text{{positions}},\ d = {d},\ V = {V}")
     if tied and reading.tied:
         st.success(
             f"**Tied, checked on {name} itself.** The model has no output matrix of its own: its LM "
@@ -68,7 +68,7 @@ with step("1 · The LM head: logits = h Eᵀ"):
         st.warning(f"{name}'s head has its own matrix W_U ({reading.head_shape[0]} × "
                    f"{reading.head_shape[1]}); h W_U gives its logits to within {reading.gap:.1e}.")
     instant(idc.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
-            pos=view_value("pos", T - 1, T - 1))
+            pos=view_value("pos", n - 1, n - 1))
     st.caption("Move **Position** under the chart (or use the arrow keys on it): each position "
                "predicts the token after it. The bars are the 10 most probable of all "
                f"{V} tokens; hover a bar for its logit and probability.")

@@ -64,6 +64,10 @@ def test_lm_head_section_checks_the_tie_and_sends_softmax_of_the_logits(app_page
     spec, data = _chart(at, "head")
     T = len(tr.tokens)
     assert param_values(spec)["pos"] == T - 1  # opens on the last position: the next token
+    # the sequence length is n here: T is the sampling temperature of step 2, and only that
+    head = next(e.value for e in at.latex if "logits" in e.value)
+    assert f"n = {T}" in head and "T" not in head
+    assert any("temperature** T divides" in m.value for m in at.markdown)
     p = torch.softmax(torch.from_numpy(tr.logits).double(), -1).numpy()
     for pos in (0, T - 1):
         rows = data["head"][data["head"]["pos"] == pos].sort_values("rank")
