@@ -3,7 +3,8 @@ the trained model, and Linformer's projection."""
 import streamlit as st
 
 from tfviz.experiments import long_sequences as ls
-from tfviz.model.masks import receptive_field, reach_by_layer, sparse_pattern
+from tfviz.model.masks import (pattern_mask, reach_by_layer, reach_matrix, sparse_pattern,
+                               strided_halves)
 from tfviz.ui.cache import coref_gap_notice, get_trace, read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import attention_timings, pattern_whatifs
@@ -50,7 +51,7 @@ with step("1 · The quadratic cost, measured here"):
 with step("2 · Pattern explorer"):
     c1, c2, c3 = st.columns(3)
     n = c1.slider("Sequence length", 8, 64, 32, key="ls_n")
-    window = c1.slider("Window w", 0, 8, 2, key="ls_w")
+    window = c1.slider("Window w (each side)", 0, 8, 2, key="ls_w")
     dilation = c2.slider("Dilation d", 1, 4, 2, key="ls_d")
     n_global = c2.slider("Global tokens", 0, 4, 1, key="ls_g")
     n_random = c3.slider("Random keys (BigBird)", 0, 4, 2, key="ls_r")
@@ -58,31 +59,111 @@ with step("2 · Pattern explorer"):
     seed = c3.number_input("Random seed", 0, 999, 0, key="ls_seed")
     pattern = dict(window=window, dilation=dilation, n_global=n_global, n_random=n_random,
                    stride=stride, seed=int(seed))
+    st.markdown(
+        f"""
+- **Sliding window.** Query i reads key j when they are at most w apart, |i − j| ≤ w. Our w
+  counts one side only: an encoder's query reads 2w + 1 keys ({2 * window + 1} here), a
+  decoder's w + 1. Longformer and BigBird count w as the whole window, both sides together:
+  Longformer's w = 4 is 2 on each side, our w = 2, and BigBird's figure draws w = 3 as the
+  token and one neighbour on each side, our w = 1.
+- **Dilated window.** The same window with gaps: only keys a multiple of d away, up to w·d
+  away. It spans d times as far as a plain window for the same number of keys. Longformer
+  gives different heads different dilations, so some watch the close neighbours and some
+  look farther.
+- **Global (Longformer).** A sliding window, plus a few positions that read every position and
+  are read by every position. Which ones is chosen for the task: the [CLS] token for
+  classification, every token of the question for question answering. Here the first
+  {n_global} position(s) play that part.
+- **BigBird.** Three parts: r random keys for each query (r = {n_random} here), a window of w
+  keys around it (BigBird's whole-window w), and g global tokens. BigBird gets its global
+  tokens in one of two ways. ITC (internal transformer construction) makes tokens already in
+  the text global, as this explorer does. ETC (extended transformer construction) adds
+  extra tokens, such as [CLS], whose only job is to be global.
+- **Strided (Sparse Transformer).** The heads are split. Half of them read locally: here the
+  previous {max(stride - 1, 0)} positions and the token itself (the notes draw this as the
+  query's own block of N positions). The other half read every {stride}th position back. One
+  layer holds both halves, so the grid shows what its heads read together.
+""")
+    read_as = st.radio("Read each pattern as", ["an encoder reads it (both ways)",
+                                               "a decoder reads it (causal)"],
+                       horizontal=True, key="ls_read")
+    causal = read_as.startswith("a decoder")
     titles = {"sliding": "sliding window", "dilated": "dilated window", "global": "global (Longformer)",
               "bigbird": "BigBird", "strided": "strided (Sparse Transformer)", "full": "full"}
     cols = st.columns(3)
     for idx, kind in enumerate(["sliding", "dilated", "global", "bigbird", "strided", "full"]):
         with cols[idx % 3]:
-            vega(lv.mask_chart, ls.causal_pattern(kind, n, **pattern), titles[kind])
-    st.caption("Rows are queries, columns keys, dark cells allowed; the causal triangle is "
-               "applied as in a decoder.")
+            vega(lv.mask_chart, pattern_mask(kind, n, causal=causal, **pattern), titles[kind])
+    added, kept = ls.random_cells(n, **pattern)
+    st.caption(
+        "Rows are queries, columns keys, dark cells allowed. "
+        + ("This is how the papers draw the patterns: an encoder reads in both directions, so "
+           "each grid is symmetric and a global token's row and column are full. "
+           if not causal else
+           "A decoder may not read ahead, so everything above the diagonal is cut. The global "
+           "token at position 0 then reads only itself, since every other position comes after "
+           "it: everyone still reads it, but it has nothing but itself to pass on. ")
+        + f"BigBird's random keys add {added} pairs that the window and the global tokens "
+        f"did not already allow; {kept} of them survive the causal mask.")
+    table(ls.pattern_sizes(n, **pattern), hide_index=True)
+    with st.expander("Sparse Transformer's two halves of heads"):
+        local, strided = strided_halves(n, stride, causal=causal)
+        c1, c2 = st.columns(2)
+        with c1:
+            vega(lv.mask_chart, local, f"local heads: |i − j| < {stride}")
+        with c2:
+            vega(lv.mask_chart, strided, f"strided heads: i − j a multiple of {stride}")
+        st.caption("The strided pattern in the grid above is these two put together.")
 
-    st.subheader("How far the last token reaches")
+    st.subheader("What a token has read after L layers")
     # The options are the titles themselves (a format_func over dict.get cannot map a title back to
     # its key, which breaks setting the widget by its label)
-    kind = {t: k for k, t in titles.items()}[st.selectbox("Pattern", list(titles.values()), key="ls_kind")]
+    c1, c2 = st.columns(2)
+    kind = {t: k for k, t in titles.items()}[c1.selectbox("Pattern", list(titles.values()),
+                                                          key="ls_kind")]
+    where = c2.radio("Query", ["the last token", "the middle token"], horizontal=True,
+                     key="ls_query")
+    query = n - 1 if where == "the last token" else n // 2
     n_layers = 6
-    rows = reach_by_layer(kind, n, n_layers, **pattern)
-    vega(lv.reach_chart, rows)
-    reach = ls.reach_table(kind, n, n_layers, window, dilation,
-                           **{k: v for k, v in pattern.items() if k not in ("window", "dilation")})
-    table({"layers": reach.layers, "reached by composing masks": reach.composed,
-           "L·w": reach.lw, "L·d·w": reach.ldw}, hide_index=True)
-    st.caption("Each row is one more layer; red cells are the positions the last token has read "
-               "by then. The reach is computed by multiplying the boolean masks layer after layer, not by a formula: a sliding "
-               f"window follows L·w and a dilated one L·d·w until the start of the {n} tokens stops "
-               "them; global tokens and strides reach the start in one or two layers.")
-    show_code(reach_by_layer, receptive_field, sparse_pattern)
+    vega(lv.reach_chart, reach_by_layer(kind, n, n_layers, query=query, causal=causal, **pattern),
+         query)
+    reach = ls.reach_table(kind, n, n_layers, query=query, causal=causal, **pattern)
+    table({"layers": reach.layers, f"positions read (of {n})": reach.reached,
+           "farthest away": reach.farthest, "L·w": reach.lw, "L·d·w": reach.ldw},
+          hide_index=True)
+    st.caption(
+        f"Each row is one more layer; red cells are the positions query {query} has read by "
+        "then, directly or through a position that read them a layer earlier. Both columns "
+        "come from multiplying the boolean masks layer after layer, not from a formula. "
+        "\"Positions read\" counts them (the query itself included). \"Farthest away\" is "
+        "the notes' receptive field, a distance: a sliding window's follows L·w and a dilated "
+        f"one's L·d·w until an end of the {n} tokens stops them. A distance can flatter a "
+        "pattern: the dilated window reaches L·d·w away while reading only L·w + 1 positions "
+        "as a decoder, and a decoder's global token is reached at once but has read nothing. "
+        "The notes' L × w uses Longformer's whole-window w; with our one-sided w, an encoder's "
+        "middle token reaches L·w on each side, 2·L·w + 1 positions in all.")
+
+    st.markdown(f"**Every query at once.** How many (query, key) pairs are joined after L "
+                f"layers: query i has read key j, directly or through other positions.")
+    pairs = ls.pairs_table(kind, n, n_layers, **pattern)
+    table({"layers": pairs.layers, f"pairs joined, encoder (of {pairs.all_encoder})": pairs.encoder,
+           f"pairs joined, decoder (of {pairs.all_decoder})": pairs.decoder}, hide_index=True)
+    c1, c2 = st.columns(2)
+    every = reach_matrix(kind, n, 2, causal=causal, **pattern)  # (2, n, n)
+    for col, layers in zip((c1, c2), (1, 2)):
+        with col:
+            vega(lv.mask_chart, every[layers - 1], f"{titles[kind]}: read after {layers} "
+                 f"layer{'s' if layers > 1 else ''}")
+    joined = {c: ls.layers_to_join_all(pairs, causal=c) for c in (False, True)}
+    said = {c: (f"after {joined[c]} layer{'s' if joined[c] != 1 else ''}" if joined[c]
+                else f"not within {n_layers} layers") for c in joined}
+    st.caption(
+        f"Every query has read every key it may: as an encoder reads {titles[kind]}, "
+        f"{said[False]}; as a decoder reads it, {said[True]}. A global token shows why the "
+        "encoder is fast: in layer 1 it reads every position, and in layer 2 every position "
+        "reads it, so all pairs are joined after two layers. In a decoder it reads only "
+        "itself, so only the window carries information, a few positions a layer.")
+    show_code(reach_by_layer, reach_matrix, ls.reach_table, ls.pairs_table, sparse_pattern)
 
 with step(f"3 · What if {name} read through a sparse pattern?"):
     if cfg.arch == "encoder-decoder":
@@ -92,7 +173,11 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
         st.caption(f"{name} was trained with full attention. Here copies of it read your text "
                    "through each pattern, with the explorer's settings above: nothing is "
                    "retrained, so this shows what the mask alone changes. The shared model is "
-                   "never touched.")
+                   "never touched. "
+                   + (f"{name} is an encoder, so it reads each pattern both ways."
+                      if cfg.arch == "encoder" else
+                      f"{name} is a decoder, so it reads each pattern causally, whichever "
+                      "reading the explorer shows."))
         reading = read_text(name, text)
         runs = pattern_whatifs(name, text, tuple(sorted(pattern.items())))
         tokens = tuple(bundle.token_strings(reading.ids))
@@ -139,11 +224,16 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
 
 with step("4 · Linformer: project keys and values to k rows"):
     st.markdown(
-        "Linformer multiplies K and V by fixed (k × n) matrices, so each query scores k rows "
-        "instead of n keys: cost n·k. Here the projections are random and seeded, applied to "
-        f"{name}'s real queries, keys and values of one layer, without the causal mask (Linformer "
-        "is an encoder method). **This is not a trained Linformer**: the model never learned to "
-        "work through a projection, so the error measures what the approximation itself costs.")
+        "Linformer multiplies K and V by (k × n) matrices E and F, so each query scores k rows "
+        "instead of n keys: cost n·k. Linformer learns E and F during training, and the model "
+        "learns to read through them. Nothing here is trained, so we need a fixed choice: "
+        "**mean-pooling**. Row r of E (and of F) averages the r-th of k runs of neighbouring "
+        f"positions, so every pooled key stands for its run. It runs on {name}'s real queries, "
+        "keys and values of one layer, without the causal mask (Linformer is an encoder "
+        "method). The error measures what the pooling alone costs. Why not random matrices, "
+        "the other untrained choice? A random N(0, 1/k) matrix mixes every position into every "
+        "row; on the default sentence its output is farther off than an output of zeros, at "
+        "every k and in every layer of gpt-tiny.")
     if cfg.arch == "encoder-decoder":
         st.info("Pick a decoder or encoder model (gpt-tiny, bert-tiny) to run Linformer on its "
                 "self-attention.")
@@ -152,6 +242,7 @@ with step("4 · Linformer: project keys and values to k rows"):
         q, k, v = (base[nm, layer] for nm in ("q", "k", "v"))
         n_tok = q.shape[0]
         rows_k = st.slider("Projected rows k", 1, max(2, n_tok), max(1, n_tok // 2), key="ls_k")
+        rows_k = min(rows_k, n_tok)  # one token: k = 1, its only run
         lin = ls.linformer(q, k, v, rows_k)
         vega(lv.linformer_chart, lin.maps[head], tokens)
         ks = list(range(1, n_tok + 1))
@@ -160,18 +251,17 @@ with step("4 · Linformer: project keys and values to k rows"):
              tuple(float(e) for e in best))
         st.caption(
             f"The map: layer {layer}, head {head} (the sliders above), each query's weights over "
-            f"the k = {rows_k} projected rows. The chart: relative output error over all heads "
-            "of the layer (the size of the difference from full attention's output, divided by "
-            f"the size of that output; 1 is as far off as an output of zeros). At k = {rows_k}: "
-            f"random projection (orange) {lin.error:.3f}, closest rank-k map (blue) "
-            f"{best[min(rows_k, n_tok) - 1]:.3f}. The random projection stays far from 0 even at "
-            "k = n: it mixes the keys instead of keeping them apart. The blue line is a "
-            "yardstick: each head's real attention matrix cut to its k largest singular values "
-            "(truncated SVD, the closest matrix of rank k), times V. A method that reads k "
-            "projected rows can only make maps of rank k or less, so this line shows roughly "
-            "what well-chosen projections could reach; it is 0 at k = n. Linformer learns its "
-            "projections, and the model learns to work through them, during training, so a "
-            "trained one does far better than the orange line.")
-        show_code(ls.linformer, ls.projection, ls.best_rank_errors)
+            f"the k = {rows_k} pooled rows, in text order. The chart: relative output error over "
+            "all heads of the layer (the size of the difference from full attention's output, "
+            "divided by the size of that output; 1 is as far off as an output of zeros). At "
+            f"k = {rows_k}: mean-pooling (vermillion) {lin.error:.3f}, closest rank-k map (blue) "
+            f"{best[rows_k - 1]:.3f}. Pooling is exact at k = n, where every run is one "
+            "position. The blue line is a yardstick: each head's real attention matrix cut to "
+            "its k largest singular values (truncated SVD, the closest matrix of rank k), times "
+            "V. A method that reads k projected rows can only make maps of rank k or less, so "
+            "this line shows roughly what well-chosen projections could reach; it is 0 at k = n. "
+            "The gap between the lines is what learning E and F, and a model trained to read "
+            "through them, can win.")
+        show_code(ls.linformer, ls.pooling, ls.best_rank_errors)
 
 in_the_notes("long-sequences")

@@ -50,9 +50,86 @@ def test_receptive_field_equals_bfs_and_matrix_power(kind, layers):
 @pytest.mark.parametrize("w,d,L", [(1, 1, 4), (3, 1, 2), (2, 3, 3), (4, 2, 5)])
 def test_reach_table_follows_the_rules_of_thumb_when_the_start_is_far(w, d, L):
     kind = "sliding" if d == 1 else "dilated"
-    r = ls.reach_table(kind, 200, L, w, d)
-    assert list(r.composed) == list(r.layers * w * (d if kind == "dilated" else 1))
-    assert receptive_field(kind, L, w, d) == r.composed[-1]  # the issue's signature, no n
+    r = ls.reach_table(kind, 200, L, window=w, dilation=d)
+    assert list(r.farthest) == list(r.layers * w * (d if kind == "dilated" else 1))
+    assert receptive_field(kind, L, w, d) == r.farthest[-1]  # the issue's signature, no n
+    # a decoder's last token has read w more positions a layer, whatever the dilation
+    assert list(r.reached) == list(r.layers * w + 1)
+
+
+def _reached_by_powers(kind, n, L, causal, pat):
+    """(L, n, n) bool by integer matrix powers of the mask, built here from sparse_pattern and
+    numpy's own lower triangle."""
+    m = sparse_pattern(kind, n, **pat).astype(np.int64)
+    if causal:
+        m = m * np.tri(n, dtype=np.int64)
+    return np.stack([np.linalg.matrix_power(m, layer) > 0 for layer in range(1, L + 1)])
+
+
+PAGE = dict(window=2, dilation=2, n_global=1, n_random=2, stride=4, seed=0)  # the page's defaults
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("query", [None, 0, 16])
+def test_reach_table_counts_against_composed_masks(kind, causal, query):
+    n, L = 32, 6
+    want = _reached_by_powers(kind, n, L, causal, PAGE)[:, n - 1 if query is None else query]
+    r = ls.reach_table(kind, n, L, query=query, causal=causal, **PAGE)
+    assert list(r.reached) == list(want.sum(1))
+    q = n - 1 if query is None else query
+    assert list(r.farthest) == [max(abs(j - q) for j in np.flatnonzero(row)) for row in want]
+
+
+def test_reach_table_global_by_hand():
+    # the issue's numbers: a decoder's last token has read 4..14 of 32, an encoder's all 32
+    # from layer 2 on (through the global token, which read everyone in layer 1)
+    dec = ls.reach_table("global", 32, 6, **PAGE)
+    enc = ls.reach_table("global", 32, 6, causal=False, **PAGE)
+    assert dec.reached.tolist() == [4, 6, 8, 10, 12, 14]
+    assert enc.reached.tolist() == [4, 32, 32, 32, 32, 32]
+    assert dec.farthest.tolist() == enc.farthest.tolist() == [31] * 6  # why a distance misleads
+
+
+@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided"])
+def test_pairs_table_against_composed_masks(kind):
+    n, L = 24, 6
+    p = ls.pairs_table(kind, n, L, **PAGE)
+    assert list(p.encoder) == [int(m.sum()) for m in _reached_by_powers(kind, n, L, False, PAGE)]
+    assert list(p.decoder) == [int(m.sum()) for m in _reached_by_powers(kind, n, L, True, PAGE)]
+    assert (p.all_encoder, p.all_decoder) == (576, 300)
+
+
+def test_global_token_joins_every_pair_of_an_encoder_in_two_layers():
+    for n in (8, 32, 64):
+        p = ls.pairs_table("global", n, 6, **PAGE)
+        assert ls.layers_to_join_all(p, causal=False) == 2
+        # a decoder's token 0 has read nothing to pass on: only the window joins pairs, 2 back a
+        # layer, so 8 tokens take 3 layers (6 back, and position 0 read directly)
+        assert ls.layers_to_join_all(p, causal=True) == (3 if n == 8 else None)
+    sliding = ls.pairs_table("sliding", 32, 6, **PAGE)
+    assert ls.layers_to_join_all(sliding, causal=True) is None  # 6 layers of 2 reach 12 back
+    assert ls.layers_to_join_all(ls.pairs_table("full", 5, 3), causal=True) == 1
+
+
+def test_pattern_sizes_by_counting_cells():
+    n = 32
+    tri = [(i, j) for i in range(n) for j in range(n)]
+    window = sum(abs(i - j) <= 2 for i, j in tri)  # 32 + 2·(31 + 30) = 154
+    assert window == 154
+    table = ls.pattern_sizes(n, kinds=("full", "sliding", "global"), **PAGE)
+    assert table["pairs, encoder"] == [1024, 154, 154 + 2 * 29]
+    # a decoder keeps the diagonal and the lower half of the rest
+    assert table["pairs, decoder"] == [528, 32 + 31 + 30, 32 + 31 + 30 + 29]
+    assert table["kept by the decoder"] == ["52%", "60%", "58%"]
+
+
+def test_random_cells_that_survive_the_causal_mask():
+    n = 32
+    big = sparse_pattern("bigbird", n, **PAGE)
+    extra = [(i, j) for i in range(n) for j in range(n)
+             if big[i, j] and abs(i - j) > 2 and i != 0 and j != 0]  # not window, not global
+    assert ls.random_cells(n, **PAGE) == (len(extra), sum(j <= i for i, j in extra)) == (50, 26)
 
 
 def test_window_attention_equals_masked_full_attention():
@@ -71,32 +148,67 @@ def test_attention_cost_counts_cells():
     assert all(r.full_ms > 0 and r.window_ms > 0 for r in rows)
 
 
-def test_linformer_against_numpy():
+def _pool(n, k):
+    """Mean-pooling by hand: k runs of neighbouring positions, lengths n // k or n // k + 1."""
+    P, start = np.zeros((k, n)), 0
+    sizes = sorted([n // k + 1] * (n % k) + [n // k] * (k - n % k))  # the longer runs last
+    for r, size in enumerate(sizes):
+        P[r, start:start + size] = 1 / size
+        start += size
+    return P
+
+
+def test_pooling_by_hand():
+    np.testing.assert_allclose(ls.pooling(7, 3).numpy(), _pool(7, 3))
+    np.testing.assert_allclose(ls.pooling(7, 3).numpy()[2], [0, 0, 0, 0, 1 / 3, 1 / 3, 1 / 3])
+    np.testing.assert_array_equal(ls.pooling(6, 6).numpy(), np.eye(6))
+    np.testing.assert_allclose(ls.pooling(6, 1).numpy(), np.full((1, 6), 1 / 6))
+    with pytest.raises(ValueError, match="1 to 6 rows"):
+        ls.pooling(6, 7)
+
+
+def _softmax(s):
+    p = np.exp(s - s.max(1, keepdims=True))
+    return p / p.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("k", [1, 3, 9])
+def test_linformer_against_numpy(k):
     rng = np.random.default_rng(1)
-    n, H, dh, k = 9, 2, 4, 3
+    n, H, dh = 9, 2, 4
     q, kk, v = (rng.normal(size=(n, H, dh)) for _ in range(3))
-    got = ls.linformer(q, kk, v, k, seed=5)
-    E, F = ls.projection(n, k, 5).numpy(), ls.projection(n, k, 6).numpy()
+    got = ls.linformer(q, kk, v, k)
+    P = _pool(n, k)
     err_num, err_den = 0.0, 0.0
     for h in range(H):
-        s = q[:, h] @ (E @ kk[:, h]).T / np.sqrt(dh)
-        p = np.exp(s - s.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
-        np.testing.assert_allclose(got.maps[h], p, atol=1e-6)  # float32 projections, float64 maths
-        s0 = q[:, h] @ kk[:, h].T / np.sqrt(dh)
-        p0 = np.exp(s0 - s0.max(1, keepdims=True))
-        p0 /= p0.sum(1, keepdims=True)
-        exact, approx = p0 @ v[:, h], p @ (F @ v[:, h])
+        p = _softmax(q[:, h] @ (P @ kk[:, h]).T / np.sqrt(dh))
+        np.testing.assert_allclose(got.maps[h], p, atol=1e-12)
+        exact, approx = _softmax(q[:, h] @ kk[:, h].T / np.sqrt(dh)) @ v[:, h], p @ (P @ v[:, h])
         err_num += ((approx - exact) ** 2).sum()
         err_den += (exact**2).sum()
-    assert got.error == pytest.approx(np.sqrt(err_num / err_den), rel=1e-5)
+    assert got.error == pytest.approx(np.sqrt(err_num / err_den), rel=1e-9)
+    if k == n:
+        assert got.error == pytest.approx(0, abs=1e-12)  # pooling by 1 is the identity
 
 
-def test_linformer_error_is_small_when_k_equals_n_and_projection_is_identity_like():
-    # with k = n the projection is a random basis change, not identity; error still finite
+def test_pooled_linformer_beats_zeros_where_a_random_projection_does_not():
+    # The page's claims on its default sentence, every layer of gpt-tiny: mean-pooling never
+    # does worse than an output of zeros (error 1), a random N(0, 1/k) projection always does.
+    b = tfviz.load("gpt-tiny")
+    tr = b.trace(b.read("The animal didn't cross the street because it was too tired."))
     rng = np.random.default_rng(0)
-    q = rng.normal(size=(6, 1, 4))
-    assert np.isfinite(ls.linformer(q, q, q, 6).error)
+    for layer in range(b.config.n_layers):
+        q, kk, v = (tr[nm, layer] for nm in ("q", "k", "v"))
+        n, H, dh = q.shape
+        for k in range(1, n + 1):
+            assert ls.linformer(q, kk, v, k).error < 1
+            E, F = (rng.normal(0, 1 / np.sqrt(k), size=(k, n)) for _ in range(2))
+            num = den = 0.0
+            for h in range(H):
+                exact = _softmax(q[:, h] @ kk[:, h].T / np.sqrt(dh)) @ v[:, h]
+                approx = _softmax(q[:, h] @ (E @ kk[:, h]).T / np.sqrt(dh)) @ (F @ v[:, h])
+                num, den = num + ((approx - exact) ** 2).sum(), den + (exact**2).sum()
+            assert np.sqrt(num / den) > 1, (layer, k)
 
 
 @pytest.mark.parametrize("kind", ["sliding", "dilated", "bigbird", "strided", "full"])

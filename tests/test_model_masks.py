@@ -73,6 +73,9 @@ def test_sparse_transformer_halves_by_hand():
     assert _as_int(local[6]) == [0, 0, 0, 0, 1, 1, 1]  # the last token's local half: 2 back
     assert _as_int(step[6]) == [1, 0, 0, 1, 0, 0, 1]  # its strided half: every 3rd back
     np.testing.assert_array_equal(local | step, sparse_pattern("strided", 7, stride=3))
+    local, step = strided_halves(7, 3, causal=True)  # a decoder's halves: nothing ahead
+    assert _as_int(local[2]) == [1, 1, 1, 0, 0, 0, 0] and _as_int(step[3]) == [1, 0, 0, 1, 0, 0, 0]
+    np.testing.assert_array_equal(local | step, pattern_mask("strided", 7, causal=True, stride=3))
 
 
 @pytest.mark.parametrize("pattern", ["sliding", "dilated", "global", "bigbird", "strided"])

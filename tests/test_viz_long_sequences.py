@@ -19,6 +19,12 @@ def test_reach_strip_holds_every_layer_and_colours_both_kinds():
     scale = spec["encoding"]["color"]["scale"]
     assert set(scale["domain"]) == {d["reached"] for d in data} == {"yes", "no"}
     assert spec["height"] == {"step": 22}  # 22 px a row per number of layers, axes on top
+    assert spec["encoding"]["x"]["axis"]["title"] == "position (the query is position 9)"
+    middle = reach_chart(np.asarray(reach_by_layer("sliding", 10, 1, query=5, causal=False,
+                                                   window=2)), 5).to_dict()
+    reached = [d["position"] for d in middle["data"]["values"] if d["reached"] == "yes"]
+    assert reached == [3, 4, 5, 6, 7]  # an encoder's query 5 reads 2 on each side
+    assert middle["encoding"]["x"]["axis"]["title"] == "position (the query is position 5)"
 
 
 def test_cost_chart_references_pass_through_the_last_measured_point():
@@ -49,6 +55,9 @@ def test_attention_map_labels_tokens_and_keeps_the_weights():
 def test_error_chart_draws_both_methods():
     spec = error_chart((1, 2), (1.5, 1.2), (0.3, 0.0)).to_dict()
     rows = spec["data"]["values"]
-    methods = {r["method"] for r in rows}
-    assert len(methods) == 2 and any("SVD" in m for m in methods)
+    methods = [r["method"] for r in rows]
+    assert methods == ["mean-pooled keys and values (untrained)"] * 2 + [
+        "closest rank-k map (truncated SVD)"] * 2
+    # the pooled line is the palette's vermillion, as the page's caption names it
+    assert spec["encoding"]["color"]["scale"]["range"][0] == "#D55E00"
     assert sorted(r["error"] for r in rows) == [0.0, 0.3, 1.2, 1.5]

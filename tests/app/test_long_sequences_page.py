@@ -2,13 +2,15 @@
 the numbers the page shows (measured memory, the what-if's losses and answers) against an
 independent computation."""
 import dataclasses
+import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 import tfviz
-from tfviz.model.masks import receptive_field
+from tfviz.model.masks import receptive_field, sparse_pattern
 from tfviz.model.transformer import Transformer
 
 PAGE = "17_long_sequences.py"
@@ -25,18 +27,77 @@ def test_page_runs_for_every_model(app_page, model):
     assert at.title[0].value == "Long sequences"
 
 
-def test_reach_table_is_the_composed_receptive_field(app_page):
+def _powers(kind, n, causal, layers=6, **pattern):
+    """(L, n, n) bool: who has read whom after 1..L layers, by integer matrix powers in numpy of
+    the mask (with numpy's own lower triangle for a decoder)."""
+    m = sparse_pattern(kind, n, **pattern).astype(np.int64)
+    if causal:
+        m = m * np.tri(n, dtype=np.int64)
+    return np.stack([np.linalg.matrix_power(m, layer) > 0 for layer in range(1, layers + 1)])
+
+
+SLIDERS = dict(window=2, dilation=2, n_global=1, n_random=2, stride=4, seed=0)  # the defaults
+DECODER = "a decoder reads it (causal)"
+
+
+def test_reach_table_counts_positions_read_both_ways(app_page):
     at = app_page(PAGE)
     at.slider(key="ls_w").set_value(3)
     at.slider(key="ls_n").set_value(64)
     _ok(at.run())
-    table = [d for d in at.dataframe if "L·w" in d.value.columns][0].value
-    want = [receptive_field("sliding", L, 3, n=64) for L in range(1, 7)]
-    assert list(table["reached by composing masks"]) == want == [3 * L for L in range(1, 7)]
+    pattern = dict(SLIDERS, window=3)
+    table = _frame(at, "L·w")
+    assert list(table["farthest away"]) == [receptive_field("sliding", L, 3, n=64)
+                                            for L in range(1, 7)] == [3 * L for L in range(1, 7)]
+    assert list(table["positions read (of 64)"]) == list(
+        _powers("sliding", 64, False, **pattern)[:, 63].sum(1)) == [3 * L + 1 for L in range(1, 7)]
+    at.radio(key="ls_query").set_value("the middle token")
+    _ok(at.run())  # an encoder's middle token: L·w on each side
+    assert list(_frame(at, "L·w")["positions read (of 64)"]) == list(
+        _powers("sliding", 64, False, **pattern)[:, 32].sum(1)) == [6 * L + 1 for L in range(1, 7)]
+    at.radio(key="ls_query").set_value("the last token")
     at.selectbox(key="ls_kind").set_value("global (Longformer)")
     _ok(at.run())
-    table = [d for d in at.dataframe if "L·w" in d.value.columns][0].value
-    assert list(table["reached by composing masks"]) == [63] * 6  # position 0 is global
+    enc = _frame(at, "L·w")
+    assert list(enc["positions read (of 64)"]) == list(
+        _powers("global", 64, False, **pattern)[:, 63].sum(1)) == [5] + [64] * 5
+    assert list(enc["farthest away"]) == [63] * 6  # position 0 is global
+    at.radio(key="ls_read").set_value(DECODER)
+    _ok(at.run())
+    dec = _frame(at, "L·w")
+    assert list(dec["positions read (of 64)"]) == list(
+        _powers("global", 64, True, **pattern)[:, 63].sum(1)) == [3 * L + 2 for L in range(1, 7)]
+    assert list(dec["farthest away"]) == [63] * 6  # the same distance, far fewer positions
+
+
+def test_every_pair_is_joined_by_an_encoders_global_token_in_two_layers(app_page):
+    at = app_page(PAGE)
+    at.selectbox(key="ls_kind").set_value("global (Longformer)")
+    _ok(at.run())
+    pairs = _frame(at, "pairs joined, encoder (of 1024)")
+    assert list(pairs["pairs joined, encoder (of 1024)"]) == [
+        int(m.sum()) for m in _powers("global", 32, False, **SLIDERS)] == [212] + [1024] * 5
+    assert list(pairs["pairs joined, decoder (of 528)"]) == [
+        int(m.sum()) for m in _powers("global", 32, True, **SLIDERS)]
+    assert any("as an encoder reads global (Longformer), after 2 layers; as a decoder reads "
+               "it, not within 6 layers" in c.value for c in at.caption)
+
+
+def test_pattern_sizes_and_random_keys_both_ways(app_page):
+    at = _ok(app_page(PAGE))
+    sizes = _frame(at, "pairs, encoder")
+    for _, row in sizes.iterrows():
+        assert row["pairs, encoder"] == _powers(row["pattern"], 32, False, 1, **SLIDERS).sum()
+        assert row["pairs, decoder"] == _powers(row["pattern"], 32, True, 1, **SLIDERS).sum()
+    # the random cells: BigBird's pairs outside the window (|i - j| <= 2) and position 0
+    big = sparse_pattern("bigbird", 32, **SLIDERS)
+    extra = [(i, j) for i in range(32) for j in range(32)
+             if big[i, j] and abs(i - j) > 2 and 0 not in (i, j)]
+    added, kept = len(extra), sum(j <= i for i, j in extra)
+    assert (added, kept) == (50, 26)
+    assert any(f"add {added} pairs" in c.value and f"{kept} of them survive" in c.value
+               for c in at.caption)
+    assert any("the papers draw" in c.value for c in at.caption)  # the encoder's reading first
 
 
 @pytest.mark.parametrize("text", ["", "A" * 100_000, "<script>alert(1)</script> it 😀",
@@ -110,3 +171,34 @@ def test_measured_memory_is_shown_and_grows_as_n_squared(app_page):
         assert n * n * 4 / 2**20 <= f <= (2 * n * n + 4 * n * 32) * 4 / 2**20 + 5e-4
     assert full.iloc[-1] / full.iloc[-2] == pytest.approx(4, rel=0.05)
     assert window.iloc[-1] / window.iloc[-2] == pytest.approx(2, rel=0.05)
+
+
+def test_linformer_line_is_mean_pooling_against_numpy(app_page):
+    at = _ok(app_page(PAGE))
+    caption = [c.value for c in at.caption if "mean-pooling (vermillion)" in c.value][0]
+    k, shown = re.search(r"At k = (\d+): mean-pooling \(vermillion\) ([0-9.]+)", caption).groups()
+    b = tfviz.load("gpt-tiny")
+    tr = b.trace(b.read(at.session_state["text"]))
+    layer = b.config.n_layers - 1  # the page's default layer
+    q, kk, v = (tr[nm, layer] for nm in ("q", "k", "v"))
+    n, H, dh = q.shape
+    k = int(k)
+    assert k == n // 2
+    P = np.zeros((k, n))
+    for r in range(k):  # k runs of neighbouring positions, as even as they can be
+        lo, hi = r * n // k, (r + 1) * n // k
+        P[r, lo:hi] = 1 / (hi - lo)
+
+    def softmax(s):
+        e = np.exp(s - s.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    num = den = 0.0
+    for h in range(H):
+        exact = softmax(q[:, h] @ kk[:, h].T / np.sqrt(dh)) @ v[:, h]
+        approx = softmax(q[:, h] @ (P @ kk[:, h]).T / np.sqrt(dh)) @ (P @ v[:, h])
+        num, den = num + ((approx - exact) ** 2).sum(), den + (exact ** 2).sum()
+    assert float(shown) == pytest.approx(np.sqrt(num / den), abs=5e-4)
+    assert float(shown) < 1  # better than an output of zeros
+    page = " ".join(str(e.value) for e in [*at.markdown, *at.caption])
+    assert "orange" not in page and "random projection (" not in page

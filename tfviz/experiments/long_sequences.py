@@ -1,6 +1,7 @@
 """Lesson 17's numbers: what full attention costs as n grows (time and measured memory),
-sparse patterns run on a trained model as a what-if, and Linformer's low-rank projection of
-keys and values next to the best rank-k map.
+what a sparse pattern lets tokens read over layers (as an encoder and as a decoder), sparse
+patterns run on a trained model as a what-if, and Linformer's projection of keys and values
+(mean-pooled, untrained) next to the best rank-k map.
 
 Nothing here changes a shared model: :func:`with_pattern` returns a copy.
 """
@@ -21,7 +22,9 @@ import torch.nn.functional as F
 
 from tfviz.analysis.coref import SPACE_MARKERS, coref_spans
 from tfviz.config import PATTERNS
-from tfviz.model.masks import causal_pattern, receptive_field, sparse_pattern
+from tfviz.model.masks import (causal_pattern, pattern_mask, reach_by_layer, reach_matrix,
+                               sparse_pattern)
+from tfviz.reference import causal_mask
 from tfviz.trace import run_with_trace
 
 
@@ -115,18 +118,82 @@ def whatif_table(runs: Mapping[str, WhatIf], word: Callable[[int], str],
 
 class Reach(NamedTuple):
     layers: np.ndarray  # (L,) 1..L
-    composed: np.ndarray  # (L,) distance reached by composing masks
+    reached: np.ndarray  # (L,) positions the query has read (itself included), by composing masks
+    farthest: np.ndarray  # (L,) distance to the farthest of them
     lw: np.ndarray  # (L,) L·w
     ldw: np.ndarray  # (L,) L·d·w
 
 
-def reach_table(kind: str, n: int, n_layers: int, window: int, dilation: int = 1,
-                **pattern: int) -> Reach:
-    """Receptive field of the last of n tokens after 1..n_layers layers, by composing masks,
-    next to the rules of thumb L·w and L·d·w."""
+def reach_table(kind: str, n: int, n_layers: int, *, query: int | None = None,
+                causal: bool = True, **pattern: int) -> Reach:
+    """What token ``query`` (default: the last) of n has read after 1..n_layers layers, by
+    composing masks: how many positions, and how far away the farthest is, next to the rules
+    of thumb L·w and L·d·w (which are distances, not counts).
+
+    >>> r = reach_table("dilated", 32, 3, window=2, dilation=2)
+    >>> r.reached.tolist(), r.farthest.tolist(), r.ldw.tolist()  # 12 back, 7 positions read
+    ([3, 5, 7], [4, 8, 12], [4, 8, 12])
+    """
+    query = n - 1 if query is None else query
+    rows = reach_by_layer(kind, n, n_layers, query=query, causal=causal, **pattern)  # (L, n)
+    away = np.abs(np.arange(n) - query)  # (n,)
+    farthest = np.array([away[row].max() for row in rows], dtype=int)
     layers = np.arange(1, n_layers + 1)
-    got = np.array([receptive_field(kind, L, window, dilation, n=n, **pattern) for L in layers])
-    return Reach(layers, got, layers * window, layers * dilation * window)
+    w, d = pattern.get("window", 3), pattern.get("dilation", 2)  # sparse_pattern's defaults
+    return Reach(layers, rows.sum(1), farthest, layers * w, layers * d * w)
+
+
+class Pairs(NamedTuple):
+    layers: np.ndarray  # (L,) 1..L
+    encoder: np.ndarray  # (L,) (query, key) pairs joined after l layers, read both ways
+    decoder: np.ndarray  # (L,) the same, read causally
+    all_encoder: int  # n²: every pair
+    all_decoder: int  # n(n+1)/2: every pair with key <= query
+
+
+def pairs_table(kind: str, n: int, n_layers: int, **pattern: int) -> Pairs:
+    """For every query at once: how many (query, key) pairs are joined, directly or through
+    other positions, after 1..n_layers layers, as an encoder and as a decoder read the pattern.
+
+    >>> p = pairs_table("global", 32, 3, window=2)  # position 0 global
+    >>> p.encoder.tolist(), p.all_encoder  # the global token joins everything in two layers
+    ([212, 1024, 1024], 1024)
+    """
+    counts = {causal: reach_matrix(kind, n, n_layers, causal=causal, **pattern).sum((1, 2))
+              for causal in (False, True)}
+    return Pairs(np.arange(1, n_layers + 1), counts[False], counts[True], n * n, n * (n + 1) // 2)
+
+
+def layers_to_join_all(pairs: Pairs, causal: bool) -> int | None:
+    """The first number of layers after which every query has read every key it may (all n²
+    pairs for an encoder, the n(n+1)/2 with key <= query for a decoder); None within the table."""
+    got, every = (pairs.decoder, pairs.all_decoder) if causal else (pairs.encoder, pairs.all_encoder)
+    full = np.flatnonzero(got == every)
+    return int(pairs.layers[full[0]]) if len(full) else None
+
+
+def pattern_sizes(n: int, kinds=PATTERNS, **pattern: int) -> dict[str, list]:
+    """Per pattern: the (query, key) pairs one layer allows, as an encoder and as a decoder
+    reads it, and the decoder's share of the encoder's.
+
+    >>> pattern_sizes(4, kinds=("full", "sliding"), window=1)["pairs, encoder"]
+    [16, 10]
+    """
+    enc = [int(pattern_mask(k, n, causal=False, **pattern).sum()) for k in kinds]
+    dec = [int(pattern_mask(k, n, causal=True, **pattern).sum()) for k in kinds]
+    return {"pattern": list(kinds), "pairs, encoder": enc, "pairs, decoder": dec,
+            "kept by the decoder": [f"{d / e:.0%}" for d, e in zip(dec, enc)]}
+
+
+def random_cells(n: int, **pattern: int) -> tuple[int, int]:
+    """BigBird's random keys that add a pair the window and the global tokens do not already
+    allow: how many an encoder reads, and how many of them survive the causal mask.
+
+    >>> random_cells(32, window=2, n_global=1, n_random=2, seed=0)  # 64 drawn
+    (50, 26)
+    """
+    extra = sparse_pattern("bigbird", n, **pattern) & ~sparse_pattern("global", n, **pattern)
+    return int(extra.sum()), int((extra & causal_mask(n)).sum())
 
 
 # --- cost -------------------------------------------------------------------------------------
@@ -232,14 +299,28 @@ def attention_cost(ns, window: int = 16, d: int = 32, repeats: int = 3, seed: in
 # --- Linformer --------------------------------------------------------------------------------
 
 
-def projection(n: int, k: int, seed: int = 0) -> torch.Tensor:
-    """(k, n) fixed random projection with N(0, 1/k) entries (Linformer's E and F, untrained)."""
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(k, n, generator=g) / math.sqrt(k)
+def pooling(n: int, k: int) -> torch.Tensor:
+    """(k, n) mean-pooling: row r averages the r-th of k runs of neighbouring positions, as
+    even as they can be (runs of n // k or n // k + 1). Our untrained stand-in for Linformer's
+    learned E and F: it is exact at k = n (the identity) and, at k = 1, gives every query the
+    mean of all values. (A random N(0, 1/k) matrix, the other untrained choice, mixes every
+    position into every row and lands farther off than an output of zeros.)
+
+    >>> pooling(5, 2)
+    tensor([[0.5000, 0.5000, 0.0000, 0.0000, 0.0000],
+            [0.0000, 0.0000, 0.3333, 0.3333, 0.3333]], dtype=torch.float64)
+    """
+    if not 1 <= k <= n:
+        raise ValueError(f"pooling {n} positions needs 1 to {n} rows, got {k}")
+    edges = np.arange(k + 1) * n // k  # (k+1,) strictly increasing, since n / k >= 1
+    P = torch.zeros(k, n, dtype=torch.float64)  # (k, n)
+    for r in range(k):
+        P[r, edges[r]:edges[r + 1]] = 1 / (edges[r + 1] - edges[r])
+    return P
 
 
 class Linformer(NamedTuple):
-    maps: np.ndarray  # (H, n, k): each query's weights over k projected rows
+    maps: np.ndarray  # (H, n, k): each query's weights over k pooled rows
     error: float  # ||out_approx - out_exact|| / ||out_exact||, all heads
 
 
@@ -254,18 +335,17 @@ def _heads(q, k, v) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return q, k, v
 
 
-def linformer(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: int, seed: int = 0) -> Linformer:
-    """Bidirectional attention of one layer (q, k, v as (n, H, dh)) against its Linformer
-    approximation: K and V projected from n to ``rows`` rows by fixed seeded matrices E, F.
-    Exact: softmax(QKᵀ/√d) V. Approximate: softmax(Q(EK)ᵀ/√d) (FV). The model was not trained
-    for this, so the error is what the projection alone costs."""
+def linformer(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: int) -> Linformer:
+    """Bidirectional attention of one layer (q, k, v as (n, H, dh)) against its Linformer-shaped
+    approximation: K and V cut from n to ``rows`` rows by E = F = :func:`pooling`.
+    Exact: softmax(QKᵀ/√d) V. Approximate: softmax(Q(EK)ᵀ/√d) (FV). Nothing is trained (not the
+    projections, not the model), so the error is what the projection alone costs."""
     q, k, v = _heads(q, k, v)
     n, dh = q.shape[1], q.shape[2]
-    E = projection(n, rows, seed).double()  # (rows, n)
-    Fm = projection(n, rows, seed + 1).double()
+    E = pooling(n, rows)  # (rows, n); F is the same matrix
     exact = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(dh), -1) @ v  # (H, n, dh)
     maps = torch.softmax(q @ (E @ k).transpose(1, 2) / math.sqrt(dh), -1)  # (H, n, rows)
-    approx = maps @ (Fm @ v)
+    approx = maps @ (E @ v)  # (H, n, dh)
     err = float((approx - exact).norm() / exact.norm().clamp_min(1e-12))
     return Linformer(maps.numpy(), err)
 
@@ -274,8 +354,9 @@ def best_rank_errors(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     """(n,) relative output error of the closest rank-r map, r = 1..n: each head's exact
     attention matrix A (bidirectional, as in :func:`linformer`) cut to its r largest singular
     values (truncated SVD, the closest rank-r matrix to A), output A_r V, error over all heads
-    as in :func:`linformer`. A k-row method's map softmax(Q(EK)ᵀ/√d)·F has rank ≤ k, so this is
-    what an ideal k-row map could reach. 0 at r = n."""
+    as in :func:`linformer`. A k-row method's map softmax(Q(EK)ᵀ/√d)·F has rank ≤ k, so this
+    is a yardstick for what a well-chosen k-row map could reach (the closest map, though not
+    always the closest output). 0 at r = n."""
     q, k, v = _heads(q, k, v)
     A = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]), -1)  # (H, n, n)
     U, S, Vh = torch.linalg.svd(A)

@@ -56,17 +56,19 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     raise ValueError(f"unknown attention pattern {kind!r}")
 
 
-def strided_halves(n: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sparse Transformer's two kinds of head, as encoder masks (n, n): half the heads read a
-    local window (|i - j| < stride), the other half every stride-th position ((i - j) divisible
-    by stride). A layer has both, so together its heads read ``sparse_pattern("strided", …)``.
+def strided_halves(n: int, stride: int, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse Transformer's two kinds of head as (n, n) masks (read as a decoder reads them
+    with ``causal``): half the heads read a local window (|i - j| < stride), the other half
+    every stride-th position ((i - j) divisible by stride). A layer has both, so together its
+    heads read ``sparse_pattern("strided", …)``.
 
     >>> local, step = strided_halves(5, 2)
     >>> local[4].astype(int), step[4].astype(int)  # what the last token reads in each half
     (array([0, 0, 0, 1, 1]), array([1, 0, 1, 0, 1]))
     """
     dist = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])  # (n, n)
-    return dist < stride, dist % stride == 0
+    keep = causal_mask(n) if causal else np.ones((n, n), dtype=bool)  # (n, n)
+    return (dist < stride) & keep, (dist % stride == 0) & keep
 
 
 # Composing masks costs n² booleans per layer; past this the lesson's picture is unreadable anyway.

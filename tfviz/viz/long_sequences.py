@@ -1,5 +1,6 @@
-"""Lesson 17's charts: masks as grids, the receptive field after 1..L layers, cost curves with
-n² and n·w references, attention maps side by side, and Linformer's maps and errors."""
+"""Lesson 17's charts: masks as grids (a pattern, or what it joins after L layers), what a
+token has read after 1..L layers, cost curves with n² and n·w references, attention maps side by
+side, and Linformer's maps and errors."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -25,14 +26,16 @@ def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> alt.Chart:
         tooltip=["query:Q", "key:Q", "allowed:N"]).properties(width=size, height=size)
 
 
-def reach_chart(rows: np.ndarray) -> alt.Chart:
-    """(L, n) bool rows: which positions the last token reaches after 1..L layers, one row per
-    number of layers, so the growth reads from top to bottom."""
+def reach_chart(rows: np.ndarray, query: int | None = None) -> alt.Chart:
+    """(L, n) bool rows: which positions token ``query`` (default: the last) has read after
+    1..L layers, one row per number of layers, so the growth reads from top to bottom."""
     L, n = rows.shape
+    query = n - 1 if query is None else query
     data = [{"layers": l + 1, "position": p, "reached": "yes" if rows[l, p] else "no"}
             for l in range(L) for p in range(n)]
     return alt.Chart(alt.Data(values=data)).mark_rect(stroke="white", strokeWidth=1).encode(
-        x=alt.X("position:O", axis=alt.Axis(labelOverlap=True, title="position (the last one is the query)")),
+        x=alt.X("position:O", axis=alt.Axis(labelOverlap=True,
+                                            title=f"position (the query is position {query})")),
         y=alt.Y("layers:O", title="after layers"),
         color=alt.Color("reached:N", scale=alt.Scale(domain=["no", "yes"], range=["#dddddd", "#c0392b"]),
                         legend=alt.Legend(title="reached")),
@@ -89,22 +92,23 @@ def attention_map(weights: np.ndarray, tokens: Sequence[str], title: str) -> alt
 
 
 def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
-    """(n, k) weights of each query over the k projected rows."""
+    """(n, k) weights of each query over the k pooled rows of keys."""
     labels = token_labels(tokens)
     rows = [{"query": labels[i], "row": int(r), "weight": round(float(maps[i, r]), 4)}
             for i in range(maps.shape[0]) for r in range(maps.shape[1])]
     return alt.Chart(alt.Data(values=rows)).mark_rect().encode(
-        x=alt.X("row:O", title="projected row (k)"),
+        x=alt.X("row:O", title="pooled row (k of them, in order)"),
         y=alt.Y("query:N", sort=labels, title="query"),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues")),
         tooltip=["query:N", "row:Q", "weight:Q"]).properties(width=300)
 
 
-def error_chart(ks: Sequence[int], random: Sequence[float], best: Sequence[float]) -> alt.Chart:
-    """Relative output error against k: the random projections and the closest rank-k map."""
-    names = ["random projection (Linformer, untrained)", "closest rank-k map (truncated SVD)"]
+def error_chart(ks: Sequence[int], pooled: Sequence[float], best: Sequence[float]) -> alt.Chart:
+    """Relative output error against k: K and V mean-pooled to k rows (Linformer's shape,
+    untrained) and the closest rank-k map."""
+    names = ["mean-pooled keys and values (untrained)", "closest rank-k map (truncated SVD)"]
     rows = [{"k": int(k), "error": float(e), "method": name}
-            for name, errs in zip(names, (random, best)) for k, e in zip(ks, errs)]
+            for name, errs in zip(names, (pooled, best)) for k, e in zip(ks, errs)]
     return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
         x=alt.X("k:Q", title="projected rows k", axis=alt.Axis(tickMinStep=1, format="d")),
         y=alt.Y("error:Q", title="relative error"),
