@@ -93,3 +93,106 @@ def test_the_comparison_table_says_when_a_run_was_stopped_before_its_first_step(
     assert table["held-out accuracy"][0] == f"{done.checkpoints[-1].accuracy:.1%}"
     assert table["held-out accuracy"][1] in ("no check yet", f"{early.checkpoints[-1].accuracy:.1%}")
     assert len({len(column) for column in table.values()}) == 1
+
+
+# ----- the notice only when the runs show it ---------------------------------------------------
+def _run(settings: LabSettings, accuracies: list[float], load=None):
+    """A finished run whose held-out checks, every 20 steps, scored ``accuracies``."""
+    from tfviz.lab.train import Checkpoint, RunView
+
+    cps = tuple(Checkpoint(20 * i, float(i), a, 0.5, (), None if load is None or i < len(accuracies) - 1
+                           else np.asarray(load)) for i, a in enumerate(accuracies))
+    return RunView(settings, "done", 20 * (len(accuracies) - 1), (0.7, 0.5), cps, ())
+
+
+def test_the_notice_is_printed_only_when_the_runs_show_it():
+    pos = cmp.COMPARISONS["positions"]
+    none, sine = pos.settings
+    shown = pos.summarize([_run(none, [0.5, 0.49, 0.5]), _run(sine, [0.5, 0.8, 1.0])])
+    assert pos.notice in shown and "held-out" in shown
+    # level: both near chance after a short run -> no claim, the numbers said in words
+    level = pos.summarize([_run(none, [0.5, 0.5]), _run(sine, [0.5, 0.52])])
+    assert pos.notice not in level
+    assert "the two came out level: sinusoidal positions 52% and no positions 50% held-out" in level
+    # ahead, but the run without positions did not stay near chance (guessing scores 50%)
+    partly = pos.summarize([_run(none, [0.5, 0.8]), _run(sine, [0.5, 1.0])])
+    assert pos.notice not in partly and "no positions did not stay near chance: it scored 80%" in partly
+    # the opposite of the expected effect
+    norm = cmp.COMPARISONS["norm"]
+    pre, post = norm.settings
+    upside = norm.summarize([_run(pre, [0.5, 0.5]), _run(post, [0.5, 1.0])])
+    assert norm.notice not in upside and "post-LN came out ahead of pre-LN (100% against 50%" in upside
+    assert norm.notice in norm.summarize([_run(pre, [0.5, 1.0]), _run(post, [0.5, 0.55])])
+
+
+def test_level_at_the_end_but_sooner_counts_as_ahead():
+    heads = cmp.COMPARISONS["heads"]
+    one, four = heads.settings
+    sooner = heads.summarize([_run(one, [0.2, 0.6, 0.9, 1.0]), _run(four, [0.2, 0.96, 1.0, 1.0])])
+    assert heads.notice in sooner  # 4 heads reached 95% at step 20, 1 head at step 60
+    same = heads.summarize([_run(one, [0.2, 0.96, 1.0]), _run(four, [0.2, 0.97, 1.0])])
+    assert heads.notice not in same and "(4 heads reached 95% at step 20, 1 head reached 95% at step 20)" in same
+    slower = heads.summarize([_run(one, [0.2, 0.96, 1.0]), _run(four, [0.2, 0.5, 0.97])])
+    assert heads.notice not in slower and "1 head came out ahead of 4 heads" in slower
+
+
+def test_no_check_or_no_load_means_no_notice():
+    scale = cmp.COMPARISONS["scale"]
+    on, off = scale.settings
+    text = scale.summarize([_run(on, [0.2, 1.0]), _run(off, [])])
+    assert scale.notice not in text and "Not every run reached a held-out check" in text
+    moe = cmp.COMPARISONS["moe"]
+    dense, mixed = moe.settings
+    with_load = moe.summarize([_run(dense, [0.5, 1.0]), _run(mixed, [0.5, 1.0], load=[[0.4, 0.2, 0.2, 0.2]] * 2)])
+    assert moe.notice in with_load and "layer 0: 40% 20% 20% 20%" in with_load
+    assert moe.notice not in moe.summarize([_run(dense, [0.5, 1.0]), _run(mixed, [0.5, 1.0])])
+
+
+def test_layernorms_on_the_residual_path_counted_in_the_running_model():
+    """The count the norm comparison prints, against the LayerNorms the model runs: a post-LN
+    block's two LayerNorms each normalise the residual sum (resid_mid = LN1(resid_pre + attn_out)),
+    a pre-LN block's sit on the branch (resid_mid = resid_pre + attn_out), and the final one."""
+    from tfviz.reference import layer_norm
+    from tfviz.trace import run_with_trace
+
+    pre, post = cmp.COMPARISONS["norm"].settings
+    counts = {}
+    for s in (pre, post):
+        model = Transformer(s.model_config()).eval()
+        t = TASKS[s.task]
+        ids, _ = t.encode_many(t.examples(1, seed=0, split="heldout"))
+        tr = run_with_trace(model, ids[0])
+        on_path = 0
+        for i in range(s.n_layers):
+            for ln, before, branch, after in (("ln1", "hook_resid_pre", "hook_attn_out", "hook_resid_mid"),
+                                              ("ln2", "hook_resid_mid", "hook_mlp_out", "hook_resid_post")):
+                summed = tr[f"blocks.{i}.{before}"] + tr[f"blocks.{i}.{branch}"]
+                out = tr[f"blocks.{i}.{after}"]
+                w = {k: v.detach().numpy() for k, v in model.blocks[i].named_parameters() if k.startswith(ln)}
+                normed = layer_norm(summed, w[f"{ln}.weight"], w[f"{ln}.bias"]).output
+                if np.allclose(out, normed, atol=1e-4):
+                    on_path += 1
+                else:
+                    np.testing.assert_allclose(out, summed, atol=1e-5)  # pre-LN: nothing on the path
+        counts[s.norm] = on_path + (s.norm == "pre")  # pre-LN: the final LayerNorm before the head
+        assert hasattr(model, "ln_final") == (s.norm == "pre")
+    assert counts == {"pre": cmp.residual_norms(pre), "post": cmp.residual_norms(post)} == {"pre": 1, "post": 8}
+    assert "passes through 8 LayerNorms (2 in each of the 4 layers)" in cmp.COMPARISONS["norm"].notice
+    assert "four LayerNorms" not in cmp.COMPARISONS["norm"].notice
+
+
+def test_recall_reach_is_where_the_digit_lies_from_sep():
+    from tfviz.lab.tasks import DIGITS, recall_reach
+
+    t = TASKS["recall"]
+    back = set()
+    for split in ("train", "heldout"):
+        for example in t.examples(400, seed=2, split=split):
+            row, targets = t.encode(example)
+            tokens = t.vocab.decode(row)
+            sep = next(i for i, target in enumerate(targets) if target != IGNORE)  # the answer is read here
+            digit = next(i for i, s in enumerate(tokens) if s in DIGITS)
+            assert tokens[sep] == "<sep>" and tokens[digit] == example[1][0]
+            back.add(sep - digit)
+    assert (min(back), max(back)) == recall_reach() == (9, 16)
+    assert "9 to 16 tokens back from the `<sep>`" in t.blurb

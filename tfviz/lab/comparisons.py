@@ -6,8 +6,10 @@ finished runs into a sentence with the numbers measured in *those* runs, e.g.
     "no positions: 50% held-out after 200 steps (training loss 0.69); sinusoidal positions:
      100% held-out after 200 steps (training loss 0.00)."
 
-followed by what to notice. The sentence reports what happened; if a run surprised (it can,
-with a different seed), the numbers say so rather than the text claiming the expected effect.
+followed by what to notice, but only when these runs show it. Each comparison names the run
+the notice expects to come out ahead (and, for some, that the other stays near chance);
+:meth:`Comparison.shows` checks that on the measured numbers. When the runs do not show it
+(another seed, a stopped run), the sentence says what they did show instead.
 
 >>> [c.key for c in COMPARISONS.values()]
 ['scale', 'positions', 'norm', 'heads', 'moe']
@@ -16,9 +18,60 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from tfviz.lab.settings import LabSettings, differing, label
 from tfviz.lab.train import RunView
+from tfviz.model import Transformer
+from tfviz.model.norm import LayerNorm
+
+MARGIN = 0.05  # held-out accuracies closer than this are level
+NEAR_CHANCE = 0.10  # within this of the task's chance score, a run has learned next to nothing
+TARGET = 0.95  # "reached": the held-out accuracy the lab's curves and table count up to
+
+
+@cache
+def residual_norms(settings: LabSettings) -> int:
+    """LayerNorms on the residual path from the loss down to the first layer, counted in the
+    model these settings build. Post-LN puts every block's LayerNorms on it (each normalises
+    the residual sum); pre-LN keeps them on the side branches and leaves only the final one.
+
+    >>> s = LabSettings.default("order", n_layers=4)
+    >>> residual_norms(s.replace(norm="post")), residual_norms(s.replace(norm="pre"))
+    (8, 1)
+    """
+    model = Transformer(settings.model_config())
+    on_path = sum(isinstance(m, LayerNorm) for block in model.blocks if not block.pre_ln
+                  for m in block.modules())
+    return on_path + (getattr(model, "ln_final", None) is not None)
+
+
+def steps_to(run: RunView, target: float = TARGET) -> int | None:
+    """The step of the first held-out check at or above ``target`` (None if none was)."""
+    return next((c.step for c in run.checkpoints if c.accuracy >= target), None)
+
+
+def ahead(a: RunView, b: RunView) -> bool:
+    """Run ``a`` came out ahead of ``b``: clearly higher held-out accuracy at the end, or level
+    at the end and it reached ``TARGET`` in fewer steps (or ``b`` never did)."""
+    if a.accuracy is None or b.accuracy is None:
+        return False
+    if a.accuracy >= b.accuracy + MARGIN:
+        return True
+    if abs(a.accuracy - b.accuracy) < MARGIN:
+        sa, sb = steps_to(a), steps_to(b)
+        return sa is not None and (sb is None or sa < sb)
+    return False
+
+
+def near_chance(run: RunView) -> bool:
+    """The run's held-out accuracy is within ``NEAR_CHANCE`` of what guessing scores."""
+    return run.accuracy is not None and abs(run.accuracy - run.settings.spec.chance) <= NEAR_CHANCE
+
+
+def _reached(run: RunView) -> str:
+    step = steps_to(run)
+    return f"never reached {TARGET:.0%}" if step is None else f"reached {TARGET:.0%} at step {step}"
 
 
 @dataclass(frozen=True)
@@ -26,10 +79,49 @@ class Comparison:
     key: str
     title: str
     settings: tuple[LabSettings, ...]
-    notice: str  # what the learner should look for
+    notice: str  # what the learner should look for, when their runs show it
+    better: int | None = None  # the run the notice expects ahead (None: it expects no winner)
+    stuck: bool = False  # the notice also says the other run stays near chance
+
+    def shows(self, runs: Sequence[RunView]) -> bool:
+        """Whether these runs show what the notice says."""
+        if len(runs) != len(self.settings) or any(r.accuracy is None for r in runs):
+            return False
+        if self.better is None:  # the notice reads the experts' load: it needs one measured
+            return any(expert_loads(r) for r in runs)
+        good, other = runs[self.better], runs[1 - self.better]
+        return ahead(good, other) and (not self.stuck or near_chance(other))
+
+    def observed(self, runs: Sequence[RunView]) -> str:
+        """What the runs showed, for when they do not show the notice's effect."""
+        if len(runs) != len(self.settings) or any(r.accuracy is None for r in runs):
+            return ("Not every run reached a held-out check, so these runs cannot show the "
+                    "difference this comparison is about.")
+        if self.better is None:
+            return "No expert load was measured in these runs."
+        fields = differing([r.settings for r in runs])
+        good, other = runs[self.better], runs[1 - self.better]
+        g, o = label(good.settings, fields), label(other.settings, fields)
+        if ahead(other, good):
+            return (f"In these runs {o} came out ahead of {g} ({other.accuracy:.0%} against "
+                    f"{good.accuracy:.0%} held-out; {o} {_reached(other)}, {g} {_reached(good)}), "
+                    "the opposite of what this comparison usually shows. Another seed may tell "
+                    "another story.")
+        if ahead(good, other):  # ahead, but the other did not stay near chance
+            return (f"{g} came out ahead, but {o} did not stay near chance: it scored "
+                    f"{other.accuracy:.0%}, where guessing scores {other.settings.spec.chance:.0%}, "
+                    "so it learned part of the task even so.")
+        return (f"In these runs the two came out level: {g} {good.accuracy:.0%} and {o} "
+                f"{other.accuracy:.0%} held-out ({g} {_reached(good)}, {o} {_reached(other)}), "
+                "so they do not show the difference this comparison is about. Another seed, or "
+                "more steps, may.")
 
     def summarize(self, runs: Sequence[RunView]) -> str:
-        return summarize(runs, self.notice)
+        """The measured sentence, then the notice if these runs show it, else what they show."""
+        measured = summarize(runs)
+        if not runs:
+            return measured
+        return f"{measured} {self.notice if self.shows(runs) else self.observed(runs)}"
 
 
 def _pct(x: float | None) -> str:
@@ -66,7 +158,7 @@ def expert_loads(run: RunView) -> str:
     return "; ".join(f"layer {i}: " + " ".join(f"{x:.0%}" for x in row) for i, row in enumerate(load))
 
 
-def summarize(runs: Sequence[RunView], notice: str = "") -> str:
+def summarize(runs: Sequence[RunView]) -> str:
     """One sentence with each run's measured numbers, naming only the settings that differ."""
     if not runs:
         return ""
@@ -76,37 +168,45 @@ def summarize(runs: Sequence[RunView], notice: str = "") -> str:
     if loads:
         text += " Share of held-out tokens each expert took first, at the end: " + \
             "; ".join(f"{name}, {ld}" for name, ld in loads) + "."
-    return f"{text} {notice}".strip()
+    return text
 
 
 def _pair(base: LabSettings, **other) -> tuple[LabSettings, LabSettings]:
     return base, base.replace(**other)
 
 
+_NORM_PAIR = _pair(LabSettings.default("order", n_layers=4, lr=3e-2, steps=200), norm="post")
+
 COMPARISONS: dict[str, Comparison] = {c.key: c for c in (
     Comparison(
         "scale", "√d_k scale on / off, one head of size 128",
         _pair(LabSettings.default("sort", n_heads=1, d_model=128, steps=300, lr=3e-3), scale=False),
         "With one head of size 128, the unscaled scores are about √128 ≈ 11 times larger, so the "
-        "softmax saturates: a few keys take all the weight and the gradients of the rest vanish."),
+        "softmax saturates: a few keys take all the weight and the gradients of the rest vanish.",
+        better=0),
     Comparison(
         "positions", "No positions / sinusoidal, on “which came first?”",
         _pair(LabSettings.default("order", positional="none", steps=200), positional="sinusoidal"),
         "Without positions every token sees the same crowd whatever the order, so the model can "
-        "only guess, and half of the held-out examples is what a guess gets."),
+        "only guess, and half of the held-out examples is what a guess gets.",
+        better=1, stuck=True),
     Comparison(
-        "norm", "Pre-LN / post-LN, 4 layers at learning rate 0.03",
-        _pair(LabSettings.default("order", n_layers=4, lr=3e-2, steps=200), norm="post"),
-        "Post-LN normalises after each residual add, so every update has to pass through four "
-        "LayerNorms on its way down; at this high learning rate that stack tends to get stuck "
-        "near chance (50% on this task), while pre-LN keeps a clean residual path from the loss "
-        "to the first layer."),
+        "norm", "Pre-LN / post-LN, 4 layers at learning rate 0.03", _NORM_PAIR,
+        f"Post-LN normalises after each residual add, so on its way down from the loss to the "
+        f"first layer every update passes through {residual_norms(_NORM_PAIR[1])} LayerNorms "
+        f"({residual_norms(_NORM_PAIR[1]) // _NORM_PAIR[1].n_layers} in each of the "
+        f"{_NORM_PAIR[1].n_layers} layers); at this high learning rate that stack tends to get "
+        f"stuck near chance ({_NORM_PAIR[1].spec.chance:.0%} on this task), while pre-LN keeps a clean residual "
+        f"path, with {residual_norms(_NORM_PAIR[0])} LayerNorm on it (the final one), from the "
+        "loss to the first layer.",
+        better=0, stuck=True),
     Comparison(
         "heads", "1 head / 4 heads, same d_model",
         _pair(LabSettings.default("sort", n_heads=1, steps=300), n_heads=4),
         "The same width split four ways gives each layer four attention maps instead of one, so "
         "it can look at several letters at once (the ones already written, the ones left); "
-        "compare how soon each curve climbs, not only where it ends."),
+        "compare how soon each curve climbs, not only where it ends.",
+        better=1),
     Comparison(
         "moe", "Dense / mixture of 4 experts (top-1)",
         _pair(LabSettings.default("sort", steps=300), n_experts=4, top_k=1),

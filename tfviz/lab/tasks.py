@@ -169,8 +169,9 @@ def make_order(n: int, seed: int, split: Split = "train", length: int = ORDER_LE
 def make_recall(n: int, seed: int, split: Split = "train", length: int = RECALL_LENGTH) -> list[Example]:
     """``length`` letters, one of them replaced by a digit in the first half; answer: the digit.
 
-    The digit lies 8 to 16 tokens back from where the answer is asked, so one attention hop
-    has to reach it across the sequence, by what it is (a digit), not by where it is.
+    The digit lies :func:`recall_reach` (9 to 16) tokens back from the ``<sep>`` where the
+    answer is asked, so one attention hop has to reach it across the sequence, by what it is
+    (a digit), not by where it is.
 
     >>> (source, answer), = make_recall(1, seed=3)
     >>> len(source), [s for s in source if s in DIGITS] == list(answer)
@@ -185,6 +186,17 @@ def make_recall(n: int, seed: int, split: Split = "train", length: int = RECALL_
         if is_heldout(source) == (split == "heldout"):
             out.append((tuple(source), (digit,)))
     return out
+
+
+def recall_reach(length: int = RECALL_LENGTH) -> tuple[int, int]:
+    """How many tokens back from the final ``<sep>`` the recall digit can lie: (nearest,
+    farthest). The row is ``<bos> s_0 … s_{length-1} <sep>`` and the digit is one of the first
+    ``length // 2`` symbols, so s_i lies length − i tokens back.
+
+    >>> recall_reach()
+    (9, 16)
+    """
+    return length - (length // 2 - 1), length
 
 
 # ----- the coreference stories ----------------------------------------------------------------
@@ -256,7 +268,8 @@ TASKS: dict[str, LabTask] = {
         defaults=dict(n_layers=2, n_heads=2, d_model=64, lr=3e-3, steps=200)),
     "recall": LabTask(
         "recall", "Recall far back", f"{RECALL_LENGTH} letters hide one digit in their first half; "
-        "at the end, say the digit. It lies 8 to 16 tokens back, so attention must reach it "
+        f"at the end, say the digit. It lies {recall_reach()[0]} to {recall_reach()[1]} tokens "
+        "back from the `<sep>` where the answer is asked, so attention must reach it "
         "across the sequence and find it by what it is.", TaskVocab(LETTERS + DIGITS), "encoder",
         RECALL_LENGTH + 2, 1 / 10, make_recall, layout="answer",
         defaults=dict(n_layers=1, n_heads=1, d_model=32, lr=3e-3, steps=200)),
