@@ -53,7 +53,36 @@ def test_the_errata_found_in_the_notes_are_all_there():
         "sinusoid-indices", "thinking-machines-score", "thinking-machines-dk",
         "thinking-machines-softmax", "complexity-per-layer", "beam-ground-truth",
         "cross-attention-weights", "head-matrix-shape", "layernorm-unit-mean",
-        "causal-not-bidirectional-lm", "learned-positions-shape"}
+        "causal-not-bidirectional-lm", "learned-positions-shape",
+        # issue 28: four more, each checked against the seeds before it was written down
+        "decoder-only-embeddings", "target-typo", "bert-512-tokens", "linformer-projection-shape"}
+
+
+def test_the_right_answers_of_issue_28_hold():
+    """Each "right" of the four added entries, checked where a number or a shape decides it."""
+    from tfviz import load
+    from tfviz.config import preset
+    from tfviz.exercises.params import BERT_BASE
+
+    by_id = {e.id: e for e in ERRATA}
+    # the targets of [34, 23, 9, 0] are the tokens themselves, one per position
+    label = [34, 23, 9, 0]
+    right = ", ".join(f"P(o{'₁₂₃₄'[i]}={t})=1" for i, t in enumerate(label))
+    assert right in by_id["target-typo"].right
+    # BERT's limit is its position table: 512 rows, one per token
+    assert BERT_BASE.max_positions == 512 and "512 tokens" in by_id["bert-512-tokens"].right
+    # a decoder-only model has an embedding table (gpt-tiny's, reused by its LM head) and no
+    # cross-attention
+    gpt = load("gpt-tiny")
+    assert preset("gpt-tiny").arch == "decoder" and gpt.model.embed.weight.shape[0] == gpt.config.vocab_size
+    assert not any("cross" in name for name, _ in gpt.model.named_modules())
+    # Linformer: the slides' own formula, a few lines after the sentence, labels F V W^V k × d
+    lin = by_id["linformer-projection-shape"]
+    assert "k × d" in lin.right
+    if SEEDS.is_dir():
+        lines = (SEEDS / lin.seed).read_text(encoding="utf-8").splitlines()
+        formula = next(line for line in lines[lin.line:lin.line + 10] if "F_iVW_i^V" in line)
+        assert "F_iVW_i^V}_{k \\times d}" in formula
 
 
 def test_errata_for_a_page_and_an_exercise():
@@ -64,7 +93,12 @@ def test_errata_for_a_page_and_an_exercise():
         "thinking-machines-score", "thinking-machines-dk", "thinking-machines-softmax"]
     assert errata_for("exercises", exercise="flying-arrows") == []
     assert errata_for("feed-forward") == []
-    assert [e.id for e in errata_for("decoding")] == ["beam-ground-truth"]
+    assert [e.id for e in errata_for("decoding")] == ["beam-ground-truth", "target-typo"]
+    assert [e.id for e in errata_for("bert")] == ["causal-not-bidirectional-lm", "bert-512-tokens"]
+    assert [e.id for e in errata_for("encoder-decoder")] == ["cross-attention-weights",
+                                                            "decoder-only-embeddings"]
+    assert [e.id for e in errata_for("long-sequences")] == ["sparse-mask-zero",
+                                                           "linformer-projection-shape"]
 
 
 def test_the_callout_text_carries_each_entry():

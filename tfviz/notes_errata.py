@@ -149,6 +149,41 @@ ERRATA: tuple[Erratum, ...] = (
             "What passes from encoder to decoder is data (the top encoder's vectors), not "
             "weights; every cross-attention layer learns its own projections.",
             also=("forward-walk",)),
+    Erratum("decoder-only-embeddings", "002_6e1befd5d5c3dd59.txt", 76, "creates no embeddings for the",
+            "the ML notes page on transformers, the transformer block", "encoder-decoder",
+            "say GPT-3 is a decoder-only model because it “creates no embeddings for the "
+            "vocabulary”",
+            "GPT-3 embeds its vocabulary like every transformer: a token embedding table turns "
+            "each token id into a vector. What makes it decoder-only is that it has no encoder, "
+            "and so no cross-attention: every block is masked self-attention and a feed-forward "
+            "layer",
+            "Without an embedding table a model could not read tokens at all. Our gpt-tiny has "
+            "one too, and its LM head reuses it (lesson 14)."),
+    Erratum("target-typo", "002_6e1befd5d5c3dd59.txt", 80, "P(o_2=34)=1,",
+            "the ML notes page on transformers, training criteria", "decoding",
+            "give the label “Thank you”, tokens [34, 23, 9, 0], the targets P(o₁=34)=1, "
+            "P(o₂=34)=1, P(o₃=34)=1, P(o₄=0)=1",
+            "each position's target is that position's own token: P(o₁=34)=1, P(o₂=23)=1, "
+            "P(o₃=9)=1, P(o₄=0)=1",
+            "The 34 is copied by mistake from the first position. The training loss scores every "
+            "position against its own target token, as the per-token loss at the end of this "
+            "page shows."),
+    Erratum("bert-512-tokens", "004_a3145455295d71ab.txt", 383, "Max of 512 words",
+            "the BERT notes, the encoder stack", "bert",
+            "say at most 512 words in a sentence can be given to BERT",
+            "BERT reads at most 512 tokens (WordPiece pieces, [CLS] and [SEP] included), whether "
+            "the input is one sentence or a pair",
+            "The limit is the number of rows in its learned position table, one per token "
+            "position. A rare word is split into several pieces, so 512 tokens usually hold "
+            "fewer than 512 words."),
+    Erratum("linformer-projection-shape", "001_36956249c90c22b5.txt", 1265, "values to $N \\times k$",
+            "the lecture slides, lecture 25, Linformer", "long-sequences",
+            "say Linformer projects the N × d keys and values “to N × k”",
+            "they are projected to k × d: a k × N matrix (E for the keys, F for the values) "
+            "mixes the N positions into k rows and keeps every row d wide",
+            "Linformer shortens the sequence axis, not the width, so each query meets only k "
+            "keys and the attention matrix is N × k; the slides' own formula a few lines further "
+            "on gives F V W^V the shape k × d."),
 )
 
 
