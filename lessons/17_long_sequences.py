@@ -59,6 +59,8 @@ with step("2 · Pattern explorer"):
     seed = c3.number_input("Random seed", 0, 999, 0, key="ls_seed")
     pattern = dict(window=window, dilation=dilation, n_global=n_global, n_random=n_random,
                    stride=stride, seed=int(seed))
+    global_here = (f"Here the first {n_global} position(s) play that part." if n_global else
+                   "Here none: the Global tokens slider is at 0.")
     st.markdown(
         f"""
 - **Sliding window.** Query i reads key j when they are at most w apart, |i − j| ≤ w. Our w
@@ -71,9 +73,9 @@ with step("2 · Pattern explorer"):
   gives different heads different dilations, so some watch the close neighbours and some
   look farther.
 - **Global (Longformer).** A sliding window, plus a few positions that read every position and
-  are read by every position. Which ones is chosen for the task: the [CLS] token for
-  classification, every token of the question for question answering. Here the first
-  {n_global} position(s) play that part.
+  are read by every position. Which positions are global depends on the task: the [CLS]
+  token for classification, every token of the question for question answering.
+  {global_here}
 - **BigBird.** Three parts: r random keys for each query (r = {n_random} here), a window of w
   keys around it (BigBird's whole-window w), and g global tokens. BigBird gets its global
   tokens in one of two ways. ITC (internal transformer construction) makes tokens already in
@@ -81,8 +83,9 @@ with step("2 · Pattern explorer"):
   extra tokens, such as [CLS], whose only job is to be global.
 - **Strided (Sparse Transformer).** The heads are split. Half of them read locally: here the
   previous {max(stride - 1, 0)} positions and the token itself (the notes draw this as the
-  query's own block of N positions). The other half read every {stride}th position back. One
-  layer holds both halves, so the grid shows what its heads read together.
+  query's own block of N positions). The other half read the positions a multiple of
+  {stride} away. One layer holds both halves, so the grid shows what its heads read
+  together.
 """)
     read_as = st.radio("Read each pattern as", ["an encoder reads it (both ways)",
                                                "a decoder reads it (causal)"],
@@ -140,8 +143,9 @@ with step("2 · Pattern explorer"):
         f"one's L·d·w until an end of the {n} tokens stops them. A distance can flatter a "
         "pattern: the dilated window reaches L·d·w away while reading only L·w + 1 positions "
         "as a decoder, and a decoder's global token is reached at once but has read nothing. "
-        "The notes' L × w uses Longformer's whole-window w; with our one-sided w, an encoder's "
-        "middle token reaches L·w on each side, 2·L·w + 1 positions in all.")
+        "The notes' L × w uses Longformer's whole-window w. With our one-sided w, a sliding "
+        "window lets an encoder's middle token reach L·w on each side, 2·L·w + 1 positions in "
+        "all.")
 
     st.markdown(f"**Every query at once.** How many (query, key) pairs are joined after L "
                 f"layers: query i has read key j, directly or through other positions.")
@@ -158,6 +162,8 @@ with step("2 · Pattern explorer"):
     said = {c: (f"after {joined[c]} layer{'s' if joined[c] != 1 else ''}" if joined[c]
                 else f"not within {n_layers} layers") for c in joined}
     st.caption(
+        f"The two grids: dark cells are the keys each query (row) has read after one layer and "
+        f"after two, {'as a decoder' if causal else 'as an encoder'} reads {titles[kind]}. "
         f"Every query has read every key it may: as an encoder reads {titles[kind]}, "
         f"{said[False]}; as a decoder reads it, {said[True]}. A global token shows why the "
         "encoder is fast: in layer 1 it reads every position, and in layer 2 every position "

@@ -202,3 +202,18 @@ def test_linformer_line_is_mean_pooling_against_numpy(app_page):
     assert float(shown) < 1  # better than an output of zeros
     page = " ".join(str(e.value) for e in [*at.markdown, *at.caption])
     assert "orange" not in page and "random projection (" not in page
+
+
+def test_each_pattern_is_defined_in_prose(app_page):
+    at = _ok(app_page(PAGE))
+    prose = " ".join(m.value for m in at.markdown)
+    for words in ("|i − j| ≤ w", "Our w\n  counts one side only",
+                  "Longformer's w = 4 is 2 on each side", "the [CLS]", "every token of the question",
+                  "r random keys", "g global tokens", "ITC (internal transformer construction)",
+                  "ETC (extended transformer construction)", "Half of them read locally",
+                  "a multiple of\n  4 away",
+                  "Here the first 1 position(s)"):
+        assert words in prose, words
+    at.slider(key="ls_g").set_value(0)
+    _ok(at.run())
+    assert "Here none: the Global tokens slider is at 0." in " ".join(m.value for m in at.markdown)

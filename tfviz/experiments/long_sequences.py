@@ -167,7 +167,8 @@ def pairs_table(kind: str, n: int, n_layers: int, **pattern: int) -> Pairs:
 def layers_to_join_all(pairs: Pairs, causal: bool) -> int | None:
     """The first number of layers after which every query has read every key it may (all n²
     pairs for an encoder, the n(n+1)/2 with key <= query for a decoder); None within the table."""
-    got, every = (pairs.decoder, pairs.all_decoder) if causal else (pairs.encoder, pairs.all_encoder)
+    got, every = ((pairs.decoder, pairs.all_decoder) if causal
+                  else (pairs.encoder, pairs.all_encoder))
     full = np.flatnonzero(got == every)
     return int(pairs.layers[full[0]]) if len(full) else None
 
