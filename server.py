@@ -47,4 +47,10 @@ async def _lifespan(_app):
     yield
 
 
-app = st.App("app.py", lifespan=_lifespan)
+def _routes():
+    from tfviz.ui.live_route import routes  # the long poll of a live class's students
+
+    return routes
+
+
+app = st.App("app.py", lifespan=_lifespan, routes=_routes())

@@ -1,7 +1,18 @@
-"""The same class on 1 and on 2 replicas behind nginx (scripts/serve-class.sh), issue #15.
+"""The same class on 1 and on 2 replicas behind nginx (scripts/serve-class.sh); and one live
+class across replicas, on each store.
 
     python -m bench.bench_replicas --learners 40 --minutes 2            # 1 then 2 replicas
     python -m bench.bench_replicas --learners 40 --minutes 2 --rounds 2 # 1, 2, then 2, 1
+    python -m bench.bench_replicas --live --learners 120 --replicas 2 --kill-one          # SQLite
+    python -m bench.bench_replicas --live --learners 120 --replicas 2 --kill-one --redis  # Redis
+
+**--live**: a teacher starts a live class and moves it every few seconds; every learner joins
+it and works a worked exercise while following (``bench.live_class`` says exactly what each
+one does and what is timed). ``--kill-one`` SIGKILLs one replica halfway. The store is the
+script's default SQLite file (in a fresh data folder), or with ``--redis`` a redis-server the
+script starts. The output ends with one line:
+``learners=L replicas=N follow_p95_ms=X answers_sent=S answers_exported=E lost=0 errors=0
+p95_ms=Y``; reconnects after the kill are reported apart.
 
 Each run starts ``serve-class.sh N`` afresh on free loopback ports, waits until every replica's
 warm-up has finished, then sends the same headless class as ``bench.bench_class`` (same
@@ -54,6 +65,43 @@ def one_run(replicas: int, round_: int, args) -> ClassResult:
     return r
 
 
+def live_run(args) -> None:
+    """One live class across ``args.replicas`` replicas (see the module's docstring)."""
+    import tempfile
+
+    from bench.live_class import run_live, table as live_table
+    from tfviz.classroom.store import open_store
+
+    (n,) = args.replicas
+    logs = OUT / f"live-{n}-{'redis' if args.redis else 'sqlite'}"
+    shutil.rmtree(logs, ignore_errors=True)
+    data = tempfile.mkdtemp(prefix="tfviz-bench-data-")  # a fresh store, nobody else's classes
+    extra = ("--redis",) if args.redis else ()
+    with served_class(n, logs, extra=extra, env={"TFVIZ_DATA_DIR": data}) as served:
+        for pid in served.replica_pids.values():
+            asyncio.run(wait_quiet(pid))
+        if served.store_url is None:
+            raise RuntimeError(f"serve-class.sh named no store:\n{served.output[-2000:]}")
+        store = open_store(served.store_url)
+        victim = served.replica_pids["r0"] if args.kill_one else None
+        print(f"store {served.store_url}; {args.learners} learners over {n} replicas, "
+              f"{args.minutes:g} min" + (", r0 SIGKILLed halfway" if victim else ""), flush=True)
+        r = asyncio.run(run_live(served.url, store, args.learners, args.minutes * 60,
+                                 replicas=sorted(served.replica_ports), seed=args.seed,
+                                 timeout=args.timeout,
+                                 kill_at=args.minutes * 30 if victim else None, kill_pid=victim,
+                                 server_pids=[served.proc.pid]))
+        alive = served.proc.poll() is None
+    print(live_table(r))
+    print(f"teacher moves: {r.moves} (made in the browser: {r.view_moves}); "
+          f"reconnects after the kill: {r.reconnects}; "
+          f"server CPU (nginx + replicas + store): {r.cpu_s:.1f} s over {r.seconds:.0f} s; "
+          f"peak memory {r.peak_mb:.0f} MB; script still serving: {alive}")
+    for e in r.errors[:10]:
+        print(f"  error: {e}")
+    print(r.line())
+
+
 def line(replicas: int, r: ClassResult) -> str:
     lat = r.latencies_ms()
     return (f"replicas={replicas} learners={r.learners} actions={len(r.actions)} "
@@ -70,7 +118,14 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pace", type=float, nargs=2, default=[5.0, 15.0], metavar=("A", "B"))
     ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--live", action="store_true", help="one live class across the replicas")
+    ap.add_argument("--kill-one", action="store_true", help="with --live: SIGKILL r0 halfway")
+    ap.add_argument("--redis", action="store_true", help="with --live: the store is Redis")
     args = ap.parse_args(argv)
+    if args.live:
+        if len(args.replicas) != 1:
+            ap.error("--live takes one number of replicas, e.g. --replicas 2")
+        return live_run(args)
     print(f"# bench_replicas {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f}; {args.learners} learners, seed {args.seed}, "
           f"pace {args.pace[0]:g}-{args.pace[1]:g} s, {args.minutes:g} min per run", flush=True)

@@ -79,10 +79,11 @@ class Session:
     """One learner's connection. ``await Session.open(url, "self-attention")`` loads a page;
     then ``find`` a widget by label and ``change`` it, or ``goto`` another page."""
 
-    def __init__(self, base_url: str, timeout: float = 30.0):
+    def __init__(self, base_url: str, timeout: float = 30.0, cookies: dict | None = None):
         self.base = base_url.rstrip("/")
         self.timeout = timeout
         self.jar = http.cookiejar.CookieJar()
+        self.cookies = dict(cookies or {})  # sent on every request besides the jar's (a replica)
         self.ws = None
         self.reader: asyncio.Task | None = None
         self.widgets: dict[str, Widget] = {}
@@ -92,18 +93,22 @@ class Session:
         self.query_string = ""
         self.current: Run | None = None
         self.closed: str | None = None  # why the websocket closed, once it has
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds (st.fragment(run_every))
 
     # -- connecting ---------------------------------------------------------------------
     def _http_get(self, path: str) -> None:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        with opener.open(self.base + path, timeout=self.timeout) as r:
+        request = urllib.request.Request(self.base + path)
+        if self.cookies:  # the jar then adds none of its own: these go alone
+            request.add_header("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        with opener.open(request, timeout=self.timeout) as r:
             r.read()
 
     async def connect(self, path: str = "") -> None:
         """Fetch the page like a browser (keeping cookies), then open the websocket."""
         for p in (f"/{path}", "/_stcore/health", "/_stcore/host-config"):
             await asyncio.to_thread(self._http_get, p)
-        cookies = {c.name: c.value for c in self.jar}
+        cookies = {c.name: c.value for c in self.jar} | self.cookies
         headers = {"Origin": self.base}
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
@@ -114,10 +119,11 @@ class Session:
         self.reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, base_url: str, path: str = "", query: str = "", timeout: float = 30.0):
+    async def open(cls, base_url: str, path: str = "", query: str = "", timeout: float = 30.0,
+                   cookies: dict | None = None):
         """A new session on page ``path`` (a URL path such as "self-attention"), first run done.
         Returns (session, run); the run's ``sent`` is when the websocket's first rerun went."""
-        s = cls(base_url, timeout)
+        s = cls(base_url, timeout, cookies)
         await s.connect(path)
         s.query_string = query
         run = await s.rerun(page_name=path)
@@ -157,7 +163,7 @@ class Session:
         ci.is_embedded, ci.color_scheme = False, "light"
 
     async def rerun(self, *, page_name: str = "", page_hash: str = "", fragment_id: str = "",
-                    widgets=None, trigger: Widget | None = None) -> Run:
+                    widgets=None, trigger: Widget | None = None, auto: bool = False) -> Run:
         """Send a rerun with this session's widget state (or ``widgets``) and wait for the
         run's script_finished. A timeout or a dropped websocket is the run's error."""
         msg = BackMsg()
@@ -166,6 +172,7 @@ class Session:
         if not (page_name or page_hash):  # a rerun of the page on show, as the frontend sends it
             page_hash = self.page_hash
         cs.page_name, cs.page_script_hash, cs.fragment_id = page_name, page_hash, fragment_id
+        cs.is_auto_rerun = auto  # a fragment's timer, as the frontend marks it
         self._client_state(msg, self.widgets.values() if widgets is None else widgets)
         if trigger is not None:  # a button click: true for this run only
             cs.widget_states.widgets.append(WidgetState(id=trigger.id, trigger_value=True))
@@ -229,6 +236,8 @@ class Session:
             self.page_hash = msg.navigation.page_script_hash  # the page st.navigation runs
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
+        elif kind == "auto_rerun":  # the frontend would rerun this fragment on a timer
+            self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif kind == "new_session":
             self.main_hash = msg.new_session.main_script_hash
             if run is not None and run.run_id is None:

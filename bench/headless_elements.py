@@ -15,10 +15,11 @@ ERROR_TEXT = "Sorry, something went wrong"  # tfviz.ui.errors' message to the le
 WIDGETS = {"selectbox": "string_value", "radio": "string_value", "text_area": "string_value",
            "text_input": "string_value", "checkbox": "bool_value", "number_input": "double_value",
            "slider": "double_array_value", "button_group": "string_array_value",
-           "multiselect": "string_array_value", "button": "trigger_value"}
+           "multiselect": "string_array_value", "button": "trigger_value",
+           "bidi_component": "json_value"}  # a component's state: JSON, set by its own JS
 TEXT_FIELDS = {"markdown": "body", "heading": "body", "alert": "body", "text": "body",
                "code": "code_text", "plotly_chart": "spec", "vega_lite_chart": "spec",
-               "json": "body", "toast": "body", "metric": "body"}
+               "json": "body", "toast": "body", "metric": "body", "html": "body"}
 
 
 def dataset_tokens(chart) -> list[str]:
@@ -79,7 +80,8 @@ def widget_of(kind: str, el, fragment_id: str, script_hash: str, held: Widget | 
         value = held.value
     else:
         value = _default(kind, el, options)
-    return Widget(el.id, kind, el.label, options, value, fragment_id, script_hash, el)
+    label = el.component_name if kind == "bidi_component" else el.label
+    return Widget(el.id, kind, label, options, value, fragment_id, script_hash, el)
 
 
 def _set_value(kind: str, el):
@@ -106,6 +108,8 @@ def _default(kind: str, el, options: list[str]):
         return False
     if kind in ("text_area", "text_input", "number_input"):
         return el.default if el.HasField("default") else None
+    if kind == "bidi_component":  # nothing until its JS sets a value
+        return None
     return el.default  # checkbox
 
 

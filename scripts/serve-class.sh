@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Serve a class: N replicas of the app behind Debian's nginx, with sticky sessions.
+# Serve a class: N replicas of the app behind Debian's nginx, with sticky sessions, sharing one
+# live-class store.
 #
 #   bash scripts/serve-class.sh [N] [--port P] [--base-port B] [--no-install]
+#                               [--redis [--redis-port R] [--redis-bind ADDR]] [--store URL]
 #
 # N (default 2) streamlit replicas listen on 127.0.0.1 at N consecutive free ports from B
 # (default P+1); nginx listens on 127.0.0.1:P (default 8501, or $TFVIZ_PORT) and sends every
-# learner to one replica for good. Everything stays on loopback. Ctrl+C or SIGTERM stops nginx
-# and every replica. nginx runs as the current user from a temporary directory that holds its
-# config, pid, logs and temp files (and each replica's log); $TFVIZ_CLASS_DIR names a directory
-# to use instead, which is then kept afterwards.
+# learner to one replica, and to the next live one if that replica dies. Live classes live in
+# a store every replica opens: by default one SQLite file in the data folder ($TFVIZ_DATA_DIR,
+# else ~/.local/share/tfviz); --redis starts Debian's redis-server (append-only file, fsync
+# before every reply, bound to 127.0.0.1 unless --redis-bind says otherwise, its data in the
+# data folder so a restart keeps the class); --store URL uses a store that already runs
+# (redis://HOST:PORT/DB or sqlite:///FILE). A replica that dies is left out; the rest serve on.
+# Ctrl+C or SIGTERM stops nginx, every replica and our redis-server. nginx's config, pid and
+# logs (and each replica's log) live in a temporary directory; $TFVIZ_CLASS_DIR names one to
+# keep instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,20 +23,34 @@ N=2
 PORT="${TFVIZ_PORT:-8501}"
 BASE_PORT="${TFVIZ_BASE_PORT:-}"
 INSTALL=1
+STORE="${TFVIZ_STORE:-}"
+REDIS=0
+REDIS_PORT=""
+REDIS_BIND="127.0.0.1"
 while [ $# -gt 0 ]; do
   case "$1" in
+    --store) STORE="$2"; shift 2 ;;
+    --store=*) STORE="${1#*=}"; shift ;;
+    --redis) REDIS=1; shift ;;
+    --redis-port) REDIS_PORT="$2"; shift 2 ;;
+    --redis-port=*) REDIS_PORT="${1#*=}"; shift ;;
+    --redis-bind) REDIS_BIND="$2"; shift 2 ;;
+    --redis-bind=*) REDIS_BIND="${1#*=}"; shift ;;
     --port) PORT="$2"; shift 2 ;;
     --port=*) PORT="${1#*=}"; shift ;;
     --base-port) BASE_PORT="$2"; shift 2 ;;
     --base-port=*) BASE_PORT="${1#*=}"; shift ;;
     --no-install) INSTALL=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     [0-9]*) N="$1"; shift ;;
     *) echo "serve-class: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 [ "$N" -ge 1 ] 2>/dev/null || { echo "serve-class: N must be a positive number, not '$N'" >&2; exit 2; }
 BASE_PORT="${BASE_PORT:-$((PORT + 1))}"
+if [ "$REDIS" = 1 ] && [ -n "$STORE" ]; then
+  echo "serve-class: --redis starts a Redis of its own; --store names one that runs. Pick one." >&2; exit 2
+fi
 
 # Debian's nginx, installed the way scripts/test.sh installs chromium. It lives in /usr/sbin,
 # which is not on every user's PATH.
@@ -44,6 +65,17 @@ fi
 [ -n "$NGINX" ] || { echo "serve-class: nginx not found and apt-get could not install it" >&2; exit 1; }
 if [ "$INSTALL" = 1 ]; then
   python3 -m pip install -q -r requirements.txt
+fi
+if [ "$REDIS" = 1 ]; then
+  find_redis() { command -v redis-server 2>/dev/null || { [ -x /usr/bin/redis-server ] && echo /usr/bin/redis-server; } || true; }
+  REDIS_SERVER="$(find_redis)"
+  if [ -z "$REDIS_SERVER" ] && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    echo "serve-class: installing Debian's redis-server" >&2
+    $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    REDIS_SERVER="$(find_redis)"
+  fi
+  [ -n "$REDIS_SERVER" ] || { echo "serve-class: redis-server not found and apt-get could not install it" >&2; exit 1; }
 fi
 
 # Ports: nginx's must be free; the replicas take the first N consecutive free ones from BASE_PORT.
@@ -71,6 +103,22 @@ else:
 EOF
 ))
 [ "${#PORTS[@]}" = "$N" ] || exit 1
+if [ "$REDIS" = 1 ] && [ -z "$REDIS_PORT" ]; then  # the first free port from 6390, none of ours
+  REDIS_PORT="$(python3 - "$PORT" "${PORTS[@]}" <<'EOF'
+import socket, sys
+ours = set(map(int, sys.argv[1:]))
+for port in range(6390, 65536):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    if port not in ours:
+        print(port)
+        break
+EOF
+)"
+fi
 
 if [ -n "${TFVIZ_CLASS_DIR:-}" ]; then
   DIR="$TFVIZ_CLASS_DIR"; KEEP_DIR=1; mkdir -p "$DIR"
@@ -82,6 +130,7 @@ mkdir -p "$DIR/logs" "$DIR/temp"
 
 REPLICA_PIDS=()
 NGINX_PID=""
+REDIS_PID=""
 cleanup() {
   trap - INT TERM EXIT
   local pids=($NGINX_PID "${REPLICA_PIDS[@]}") pid alive
@@ -95,12 +144,41 @@ cleanup() {
     sleep 0.1
   done
   kill -KILL "${pids[@]}" 2>/dev/null || true
+  if [ -n "$REDIS_PID" ] && kill -0 "$REDIS_PID" 2>/dev/null; then  # after the replicas, so
+    kill -TERM "$REDIS_PID" 2>/dev/null || true                       # their last writes land
+    for _ in $(seq 100); do kill -0 "$REDIS_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$REDIS_PID" 2>/dev/null || true
+  fi
   wait 2>/dev/null || true
   [ "$KEEP_DIR" = 1 ] || rm -rf "$DIR"
 }
 trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM
 trap cleanup EXIT
+
+# The live-class store every replica opens. Our Redis keeps its append-only file in the data
+# folder, not in $DIR: a restart of this script finds the class again.
+DATA_DIR="$(python3 -c 'from tfviz.classroom.store import data_dir; print(data_dir())')"
+start_redis() {
+  mkdir -p "$DATA_DIR/redis"
+  "$REDIS_SERVER" --port "$REDIS_PORT" --bind "$REDIS_BIND" --dir "$DATA_DIR/redis" \
+    --appendonly yes --appendfsync always --save "" --protected-mode yes --daemonize no \
+    --logfile "$DIR/logs/redis.log" &
+  REDIS_PID=$!
+}
+if [ "$REDIS" = 1 ]; then
+  start_redis
+  STORE="redis://127.0.0.1:$REDIS_PORT/0"
+  for _ in $(seq 100); do  # up to 10 s for Redis to load its file and answer
+    python3 -m tfviz.classroom.store "$STORE" >/dev/null 2>&1 && break
+    kill -0 "$REDIS_PID" 2>/dev/null || { cat "$DIR/logs/redis.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "serve-class: redis-server on $REDIS_BIND:$REDIS_PORT (pid $REDIS_PID, data $DATA_DIR/redis)" >&2
+fi
+STORE="${STORE:-sqlite:///$DATA_DIR/live-classes.sqlite3}"
+python3 -m tfviz.classroom.store "$STORE" >&2 || exit 2  # a bad URL stops here, named
+export TFVIZ_STORE="$STORE"
 
 # Replicas. They share one cookie secret: Streamlit signs cookies with it (auth, and the XSRF
 # check that guards its websocket and uploads), so a cookie one replica set must verify on
@@ -184,8 +262,15 @@ EOF
     }
 
 EOF
+  # Each replica's upstream lists the others as backups, in ring order: while a replica is
+  # down (connection refused), its learners reach the next live one, all of them the same one,
+  # and a learner's later requests follow them there.
   for i in "${!PORTS[@]}"; do
-    printf '    upstream tfviz_r%d { server 127.0.0.1:%d; keepalive 8; }\n' "$i" "${PORTS[$i]}"
+    printf '    upstream tfviz_r%d {\n        server 127.0.0.1:%d max_fails=1 fail_timeout=10s;\n' "$i" "${PORTS[$i]}"
+    for ((j = 1; j < N; j++)); do
+      printf '        server 127.0.0.1:%d backup;\n' "${PORTS[$(((i + j) % N))]}"
+    done
+    printf '        keepalive 8;\n    }\n'
   done
   cat <<EOF
 
@@ -252,12 +337,36 @@ NGINX_PID=$!
 wait_healthy error "$PORT" "$NGINX_PID" 10 || exit 1  # nginx writes to error.log
 
 echo "serve-class: $N replicas behind nginx (pid $NGINX_PID), files in $DIR" >&2
+echo "serve-class: live classes in $STORE" >&2
 echo "serving http://127.0.0.1:$PORT"
 echo "serve-class: Ctrl+C stops nginx and every replica" >&2
 
-# Run until stopped; if nginx or any replica dies, stop the rest rather than serve half a class.
+# Run until stopped. A replica that dies is left out: nginx sends its learners to the next live
+# one (they reconnect there; a student in a live class joins again from the ?join= link). Our
+# Redis, if it dies, is started again on its own file. Only when nginx dies, or no replica is
+# left, does everything stop.
 set +e
-wait -n "$NGINX_PID" "${REPLICA_PIDS[@]}"
-status=$?
-echo "serve-class: nginx or a replica exited (status $status); stopping the rest" >&2
-exit 1
+ALIVE=("${REPLICA_PIDS[@]}")
+while true; do
+  DEAD=""
+  wait -n -p DEAD "$NGINX_PID" "${ALIVE[@]}" ${REDIS_PID:+"$REDIS_PID"}
+  status=$?
+  if [ "$DEAD" = "$NGINX_PID" ]; then
+    echo "serve-class: nginx exited (status $status); stopping the replicas" >&2
+    exit 1
+  elif [ -n "$REDIS_PID" ] && [ "$DEAD" = "$REDIS_PID" ]; then
+    echo "serve-class: redis-server exited (status $status); starting it again on its file" >&2
+    start_redis
+  elif [ -n "$DEAD" ]; then
+    name="?"
+    for i in "${!REPLICA_PIDS[@]}"; do
+      [ "${REPLICA_PIDS[$i]}" = "$DEAD" ] && name="r$i"
+    done
+    ALIVE=($(for pid in "${ALIVE[@]}"; do [ "$pid" != "$DEAD" ] && echo "$pid"; done))
+    echo "serve-class: replica $name exited (status $status); ${#ALIVE[@]} replicas serve on" >&2
+    if [ "${#ALIVE[@]}" = 0 ]; then
+      echo "serve-class: no replica left; stopping" >&2
+      exit 1
+    fi
+  fi
+done

@@ -1,13 +1,17 @@
-"""scripts/serve-class.sh: two replicas behind Debian's nginx, on free loopback ports.
+"""scripts/serve-class.sh: two replicas behind Debian's nginx, on free loopback ports, sharing
+one live-class store.
 
 Through nginx the page arrives and carries the tfviz_replica cookie; new visitors are spread
 over both replicas while a visitor with a cookie always reaches the same one (nginx names the
 replica and the address it really connected to in two response headers); chromium renders a
 lesson through it, which needs the websocket upgrade, and every request of that browser lands
-on one replica; stopping the script leaves no process behind.
+on one replica; one live class spans both replicas (a teacher on one, students on both, the
+page's long poll answered through nginx), and when a replica is SIGKILLed the script serves on
+and its learners reach the other one and rejoin; stopping the script leaves no process behind.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -19,6 +23,8 @@ import urllib.request
 import psutil
 import pytest
 
+from bench.headless import Session
+from bench.live_class import get_json
 from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local, in_own_thread
 from tests.support.serve_class import NO_NGINX, ServedClass
 
@@ -41,6 +47,7 @@ def served(tmp_path_factory):
         assert served.ready, f"serve-class.sh failed:\n{served.output[-3000:]}"
         served.processes = [psutil.Process(served.proc.pid)]
         served.processes += served.processes[0].children(recursive=True)
+        served.commands = [" ".join(p.cmdline()) for p in served.processes]
         yield served
     finally:
         served.stop()
@@ -135,12 +142,90 @@ def test_chromium_renders_a_lesson_through_nginx_on_one_replica(served):
     assert {re.search(r"upstream=(\S+)", line)[1] for line in logged} == {f"127.0.0.1:{port}"}
 
 
+# -- a live class across the replicas -------------------------------------------------------
+
+async def _teacher_on(url: str, replica: str):
+    """A teacher's headless browser on ``replica`` starts a class: (session, code)."""
+    teacher, _ = await Session.open(url, "teacher", cookies={"tfviz_replica": replica})
+    run = await teacher.change(teacher.find("Start a live class", "button"))
+    assert not run.error, run.error
+    found = re.search(r"\b([2-9A-HJ-NP-Z]{4})-([2-9A-HJ-NP-Z]{4})\b", "\n".join(run.texts))
+    assert found, run.texts
+    return teacher, found[1] + found[2]
+
+
+async def _student_on(url: str, replica: str, code: str):
+    """A student's headless browser on ``replica`` opens the ?join= link: (session, follower)."""
+    student, run = await Session.open(url, "", query=f"join={code}",
+                                      cookies={"tfviz_replica": replica})
+    assert not run.error, run.error
+    assert any(f"Following class **{code[:4]}-{code[4:]}**" in t for t in run.texts), run.texts
+    return student, next(iter(student.auto_reruns))
+
+
+async def _follows(student, follower: str, version: int) -> None:
+    """The student's follower shows the teacher's move ``version`` within a few polls."""
+    for _ in range(20):
+        run = await student.rerun(fragment_id=follower, auto=True)
+        if any(f"follow the teacher's view ({version})" in t for t in run.texts):
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"version {version} never reached the student")
+
+
+def test_one_live_class_spans_both_replicas_and_survives_one_dying(served):
+    """The teacher on r0, students on r0 and r1, one class in the shared store; then r0 is
+    SIGKILLed: the script serves on, nginx sends r0's learners to r1, and a student who was on
+    r0 opens the same link and is back in the class."""
+    from tfviz.classroom.store import open_store
+
+    assert served.store_url.startswith("sqlite:///")
+    store = open_store(served.store_url)
+
+    async def scenario():
+        teacher, code = await _teacher_on(served.url, "r0")
+        on_r0, f0 = await _student_on(served.url, "r0", code)
+        on_r1, f1 = await _student_on(served.url, "r1", code)
+        # The key stays in the teacher's browser; the test reads it from the store to move the
+        # class as the teacher's page does on every move.
+        key = store.backend.get(code)["key"]
+        # The page's long poll, through nginx to r1: held open until the teacher moves.
+        now = store.state(code).version
+        poll = asyncio.create_task(get_json(served.url, f"/_tfviz/live/{code}?after={now}",
+                                            {"tfviz_replica": "r1"}, 30))
+        await asyncio.sleep(1.0)
+        assert not poll.done()
+        version = store.update(code, key, lesson="exercises", layer=2, head=1).version
+        status, said = await poll
+        assert (status, said["version"], said["layer"], said["lesson"]) == (200, version, 2, "exercises")
+        await _follows(on_r1, f1, version)
+        await _follows(on_r0, f0, version)
+        os.kill(served.replica_pids["r0"], signal.SIGKILL)
+        for s in (teacher, on_r0, on_r1):
+            await s.close()
+        back, f_back = await _student_on(served.url, "r0", code)  # same cookie, same link
+        version = store.update(code, key, layer=1).version
+        await _follows(back, f_back, version)
+        await back.close()
+
+    asyncio.run(scenario())
+    deadline = time.monotonic() + 10
+    while not any("replica r0 exited" in line for line in served.lines) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert any("replica r0 exited" in line and "1 replicas serve on" in line for line in served.lines)
+    assert served.proc.poll() is None  # still serving
+    status, headers, body = get(served.url + "/_stcore/health", cookie="r0")
+    assert (status, body) == (200, "ok")
+    assert headers["X-Tfviz-Upstream"].endswith(f"127.0.0.1:{served.replica_ports['r1']}")
+
+
 def test_stop_leaves_no_process(served):
-    commands = [" ".join(p.cmdline()) for p in served.processes]
+    commands = served.commands
     assert sum("streamlit run server.py" in c for c in commands) == 2
     assert sum(c.startswith("nginx: master process") for c in commands) == 1
     assert served.stop() == 128 + signal.SIGTERM
     _, left = psutil.wait_procs(served.processes, timeout=10)  # the script waited for them already
+    # (one replica may be gone already: the live-class test SIGKILLs r0)
     assert not left, f"still running after the stop: {left}"
     for port in [served.port, *served.replica_ports.values()]:
         with pytest.raises(ConnectionRefusedError):

@@ -24,3 +24,19 @@ def app_page():
         return at
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def own_live_store(tmp_path, monkeypatch):
+    """Every app test gets an empty live-class store of its own. AppTest gives every session the
+    same id, so the store's per-client limits (10 classes started an hour) would otherwise
+    carry over from one test to the next."""
+    from tfviz.ui.live_route import class_watch
+    from tfviz.ui.live_session import live_store
+
+    monkeypatch.setenv("TFVIZ_STORE", f"sqlite:///{tmp_path / 'live.sqlite3'}")
+    live_store.clear()
+    class_watch.clear()
+    yield
+    live_store.clear()
+    class_watch.clear()

@@ -23,14 +23,15 @@ class ServedClass:
     """The running script: its URL, replica ports and pids, output, and a stop() that can run
     twice. ``dir`` holds nginx's config and logs and each replica's log (kept afterwards)."""
 
-    def __init__(self, replicas: int, class_dir: Path, timeout: float = 240.0):
+    def __init__(self, replicas: int, class_dir: Path, timeout: float = 240.0,
+                 extra: tuple[str, ...] = (), env: dict | None = None):
         self.dir = class_dir
         self.port = free_port()
-        env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
-        env["TFVIZ_CLASS_DIR"] = str(class_dir)
+        own = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
+        env = {**own, **(env or {}), "TFVIZ_CLASS_DIR": str(class_dir)}  # env: TFVIZ_DATA_DIR, say
         self.proc = subprocess.Popen(
             ["bash", str(SCRIPT), str(replicas), "--port", str(self.port),
-             "--base-port", str(free_port()), "--no-install"],
+             "--base-port", str(free_port()), "--no-install", *extra],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True)  # its own process group, so nothing can escape the clean-up
         self.lines: list[str] = []
@@ -44,6 +45,8 @@ class ServedClass:
                               if (m := re.search(r"replica (r\d+) on 127\.0\.0\.1:(\d+)", line))}
         self.replica_pids = {m[1]: int(m[2]) for line in self.lines
                              if (m := re.search(r"replica (r\d+) on \S+ \(pid (\d+)", line))}
+        self.store_url = next((m[1] for line in self.lines
+                               if (m := re.search(r"live classes in (\S+)", line))), None)
 
     def _read(self, ready: threading.Event) -> None:
         for line in self.proc.stdout:
@@ -70,9 +73,10 @@ class ServedClass:
 
 
 @contextmanager
-def served_class(replicas: int, class_dir: Path):
+def served_class(replicas: int, class_dir: Path, extra: tuple[str, ...] = (),
+                 env: dict | None = None):
     """Yields a ready ServedClass (or raises with the script's output); stops it afterwards."""
-    served = ServedClass(replicas, class_dir)
+    served = ServedClass(replicas, class_dir, extra=extra, env=env)
     try:
         if not served.ready:
             raise RuntimeError(f"serve-class.sh did not start:\n{served.output[-3000:]}")

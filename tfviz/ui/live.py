@@ -21,6 +21,7 @@ in ``tfviz.ui.live_teacher``.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import streamlit as st
 
@@ -31,10 +32,11 @@ from tfviz.ui.cache import model_names
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
 from tfviz.ui.live_push import teacher_beacon
+from tfviz.ui.live_route import PATH, class_watch
 from tfviz.ui.live_session import (NOTICE, RECONNECTING, STUDENT, TEACHER, client, fragment_run,
                                    live_store)
 
-POLL_S = 0.5  # a student's page asks the store every half second: it follows within a second
+SAFETY_POLL_S = 10.0  # the follower's own timer, for when the long poll cannot reach the server
 CHECKIN_SEED = 0  # the check-in's options are shuffled once, the same for the whole class
 SENT_STATUS = "_live_sent_status"  # (exercise or check-in, box) -> what became of the answer
 
@@ -115,7 +117,17 @@ def _apply(state, url: str) -> None:
         st.rerun(scope="app")
 
 
-@safe_fragment(run_every=POLL_S)
+# The page waits for the teacher's next move with a request the server holds open
+# (tfviz.ui.live_route); the reply starts one run of the follower. tfviz/ui/assets says how.
+_watch = st.components.v2.component(
+    "tfviz_live_watch", js=(Path(__file__).parent / "assets" / "live_watch.js").read_text())
+
+
+def _moved() -> None:
+    """The page heard that the class moved: this run of the follower applies it."""
+
+
+@safe_fragment(run_every=SAFETY_POLL_S)
 def _follower(url: str) -> None:
     student = st.session_state.get(STUDENT)
     if not student:
@@ -136,6 +148,12 @@ def _follower(url: str) -> None:
         st.caption(f"Following class **{format_code(student['code'])}**.")
         if state.version != student["applied"]:
             _apply(state, url)
+        class_watch().allow(student["code"])  # this process answers the page's long poll
+        student["runs"] = student.get("runs", 0) + 1
+        _watch(key="_live_watch", on_moved_change=_moved, data={
+            "path": PATH.removeprefix("/").format(code=student["code"]),
+            "after": state.version, "run": student["runs"],  # a new run restarts the wait
+            "same": {k: getattr(state, k) for k in ("lesson", "text", "model", "checkin_phase")}})
         # Drawn on every run while following, the same until the teacher moves again: the
         # browser runs it when it appears or changes, never twice for the same body. Drawn
         # for one run only, a browser that never ran it would keep its old view keys, which
