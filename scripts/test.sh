@@ -2,10 +2,13 @@
 # Install everything the tests need on a fresh machine, then run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Debian packages: chromium for the browser tests, nginx for tests/test_serve_class.py.
+# Debian packages: chromium for the browser tests, nginx for tests/test_serve_class.py,
+# redis-server for the live-class store's Redis backend (the tests start their own, on free
+# loopback ports; never the machine's).
 MISSING=()
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then MISSING+=(chromium); fi
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then MISSING+=(nginx); fi
+if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then MISSING+=(redis-server); fi
 if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null

@@ -230,3 +230,50 @@ def test_stop_leaves_no_process(served):
     for port in [served.port, *served.replica_ports.values()]:
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def test_on_redis_two_replicas_teach_one_class_and_a_restart_keeps_it(tmp_path):
+    """serve-class.sh --redis: the teacher on r0 and a student on r1 share the class through
+    the Redis the script started; stopping the script and starting it again (its Redis reads
+    its append-only file from the data folder) keeps code, key and answers."""
+    from tests.support.redis_server import have_redis
+    from tfviz.classroom.store import open_store
+
+    if not (nginx_reachable() and have_redis()):
+        pytest.skip("nginx or redis-server is missing: scripts/test.sh installs them")
+    env = {"TFVIZ_DATA_DIR": str(tmp_path / "data")}
+    first = ServedClass(2, tmp_path / "first", extra=("--redis",), env=env)
+    try:
+        assert first.ready, first.output[-3000:]
+        assert first.store_url.startswith("redis://127.0.0.1:")
+        store = open_store(first.store_url)
+
+        async def teach():
+            teacher, code = await _teacher_on(first.url, "r0")
+            student, follower = await _student_on(first.url, "r1", code)
+            key = store.backend.get(code)["key"]
+            version = store.update(code, key, layer=2).version
+            await _follows(student, follower, version)
+            for s in (teacher, student):
+                await s.close()
+            return code, key
+
+        code, key = asyncio.run(teach())
+        store.submit_answer(code, "layernorm", "std", False, "variance")
+    finally:
+        assert first.stop() == 128 + signal.SIGTERM
+    again = ServedClass(1, tmp_path / "again", extra=("--redis",), env=env)
+    try:
+        assert again.ready, again.output[-3000:]
+        store = open_store(again.store_url)
+        assert store.state(code).layer == 2
+        (row,) = store.summary(code, key)  # the same key drives; the answer is there
+        assert (row.exercise_id, row.step, row.answered) == ("layernorm", "std", 1)
+
+        async def rejoin():
+            student, _ = await _student_on(again.url, "r0", code)
+            await student.close()
+
+        asyncio.run(rejoin())
+    finally:
+        again.stop()
