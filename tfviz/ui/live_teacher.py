@@ -22,15 +22,20 @@ from tfviz.ui.live_push import teacher_view
 from tfviz.ui.live_session import NOTICE, STUDENT, TEACHER, TEACHER_PAGE, client, live_store
 
 
+def _teach(code: str, key: str) -> None:
+    """This browser drives class ``code`` from now on (and follows none)."""
+    st.session_state[TEACHER] = {"code": code, "key": key}
+    st.session_state[STUDENT] = None
+    st.session_state[NOTICE] = None
+
+
 def _start() -> None:
     try:
         code, key = live_store().start(client=client(), **teacher_view(TEACHER_PAGE))
     except LiveError as err:
         st.session_state[NOTICE] = str(err)
         return
-    st.session_state[TEACHER] = {"code": code, "key": key}
-    st.session_state[STUDENT] = None
-    st.session_state[NOTICE] = None
+    _teach(code, key)
 
 
 def _end() -> None:
@@ -57,9 +62,7 @@ def _resume() -> None:
     except LiveError as err:
         st.session_state[NOTICE] = str(err)
         return
-    st.session_state[TEACHER] = {"code": code, "key": key}
-    st.session_state[STUDENT] = None
-    st.session_state[NOTICE] = None
+    _teach(code, key)
     st.session_state["_live_resume_key"] = ""
 
 
