@@ -14,6 +14,8 @@ if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
 python3 -m pip install -q -r requirements-dev.txt
+# The browser's own code: node's test runner on its pure functions (tests/js), where node is.
+if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node missing: tests/js skipped"; fi
 # Two workers (pytest-xdist), one per core: the suite is mostly waiting on one process at a
 # time (a page run, a browser); work-stealing keeps both busy to the end. Each worker starts
 # its own servers for the browser tests (free ports, nothing shared on disk).
