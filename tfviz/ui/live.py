@@ -9,14 +9,20 @@ in ``tfviz.ui.live_teacher``.
   key stays in this browser's ``st.session_state`` (never in the URL).
 - On every run of any page the frame calls :func:`live_sidebar`. For the teacher it pushes the
   page, sentence and model, and each move of the charts' view (``tfviz.ui.live_push``).
-- A student types the code (or opens a ``?join=CODE`` link). A fragment polls the store every
-  second; when the teacher's version changed and the student is following, it sets the text
-  and model (the frame calls :func:`live_sidebar` before the sidebar's widgets, so a full run
-  can set them), switches to the teacher's page (``st.switch_page``, the view keys in its
-  query) or reruns the same page for a new text or model, and moves the instant charts' view
-  in the browser (a view move alone runs nothing but the poll).
+- A student types the code (or opens a ``?join=CODE`` link, which the page's address keeps
+  while they are in the class, so a reconnect to another replica joins again). The follower
+  fragment's small script (``tfviz/ui/assets/live_watch.js``) holds a request open that the
+  server answers when the class moves (``tfviz.ui.live_route``). A move of the charts' view
+  alone is made there, in the browser. Anything else starts one run of the follower, which
+  sets the text and model (the frame calls :func:`live_sidebar` before the sidebar's
+  widgets, so a full run can set them), switches to the teacher's page (``st.switch_page``,
+  the view keys in its query) or reruns the same page for a new text or model, and moves the
+  instant charts' view in the browser.
 - Only teachers and students in a class have fragments on a timer: a learner who never joins
-  pays nothing, and a teacher only while a class runs (the dashboard, every 2 s).
+  pays nothing; a student's follower runs every 10 s as a safety net, and a teacher's
+  dashboard every 2 s while a class runs.
+- Every answer a student's page sends says what became of it: saved for the class, or not
+  sent and why (a store that does not answer: "the class is reconnecting").
 """
 from __future__ import annotations
 
@@ -33,8 +39,7 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
 from tfviz.ui.live_push import teacher_beacon
 from tfviz.ui.live_route import PATH, class_watch
-from tfviz.ui.live_session import (NOTICE, RECONNECTING, STUDENT, TEACHER, client, fragment_run,
-                                   live_store)
+from tfviz.ui.live_session import NOTICE, STUDENT, TEACHER, client, fragment_run, live_store
 
 SAFETY_POLL_S = 10.0  # the follower's own timer, for when the long poll cannot reach the server
 CHECKIN_SEED = 0  # the check-in's options are shuffled once, the same for the whole class
@@ -154,17 +159,15 @@ def _follower(url: str) -> None:
             "path": PATH.removeprefix("/").format(code=student["code"]),
             "after": state.version, "run": student["runs"],  # a new run restarts the wait
             "same": {k: getattr(state, k) for k in ("lesson", "text", "model", "checkin_phase")}})
-        # Drawn on every run while following, the same until the teacher moves again: the
-        # browser runs it when it appears or changes, never twice for the same body. Drawn
-        # for one run only, a browser that never ran it would keep its old view keys, which
-        # charts drawn anew adopt: our guess for CI's student who caught up and kept the old
-        # layer (seen twice, not reproduced here; the browser test prints the script's run
-        # count if it happens again).
         if state.checkin_phase:
             quiz = by_url("quiz")
             if quiz is not None and url != "quiz":
                 st.page_link(f"lessons/{quiz.file}", icon=":material/quiz:",
                              label=f"Your teacher's check-in: {len(state.checkin)} questions")
+        # Drawn on every run while following, the same until the teacher moves again: the
+        # browser runs it when it appears or changes, never twice for the same body. Drawn
+        # for one run only, a browser that never ran it would keep its old view keys, which
+        # charts drawn anew adopt.
         if student.get("view"):
             st.html(VIEW_MOVE % {"stamp": student["applied"], "view": json.dumps(student["view"])},
                     unsafe_allow_javascript=True)
