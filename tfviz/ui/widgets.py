@@ -12,7 +12,7 @@ import streamlit as st
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.present import presenting
 from tfviz.viz import presenter, presenter_plotly
-from tfviz.viz.style import token_labels
+from tfviz.viz.style import described, token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
 PLOTLY_CONFIG = {
@@ -131,7 +131,7 @@ def chart(builder, *args, **kwargs) -> None:
 def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
     chart = _builder(*args, **kwargs)
     if isinstance(chart, dict):  # a spec written as a dict, data inside it (tfviz.viz.pipeline)
-        return chart
+        return described(chart)  # a text alternative: its description, else its title
     spec = chart.to_dict()  # altair validates the chart here, once
     view = spec.get("config", {}).get("view", {})
     for default in ("continuousWidth", "continuousHeight"):  # altair's default theme; Streamlit
@@ -140,7 +140,7 @@ def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
 
     spec["datasets"] = {name: convert_anything_to_arrow_bytes(rows)  # sent as they are, not
                         for name, rows in spec.get("datasets", {}).items()}  # converted per run
-    return spec
+    return described(spec)
 
 
 def vega(builder, *args, **kwargs) -> None:

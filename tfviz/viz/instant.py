@@ -251,6 +251,9 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
     """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
     datasets, projector-sized text, and the renderer for its number of ``marks``.
 
+    ``description`` says in words what the chart shows; Vega makes it the chart's accessible
+    name, so it is required (and, like the spec, names nothing of the sentence).
+
     ``tokens`` (labels such as "3 ␣sat") ride in the first row of the first dataset, and the
     expression ``tokens`` reads them there: the spec itself then holds nothing of the sentence
     but its length, and a new sentence only swaps the data (module docstring).
@@ -259,6 +262,8 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
     with a query slider among ``params``, the sentence's ``default_query`` (else its last
     token) rides in the first row too, for the expressions ``dq`` and ``qi``
     (``length_params``): the spec then holds nothing of the sentence at all."""
+    if not description.strip():  # Vega makes it the chart's accessible name (style.described)
+        raise ValueError("an instant chart needs a description: what it shows, in words")
     if tokens is not None:
         first = next(iter(datasets))
         rows = list(datasets[first])

@@ -61,7 +61,9 @@ def curves_chart(labels: Sequence[str], losses: Sequence[Sequence[float]],
         rule = alt.Chart(alt.Data(values=[{"chance": chance}])).mark_rule(strokeDash=[4, 4], color="#888").encode(
             y="chance:Q", tooltip=[alt.Tooltip("chance:Q", title="chance", format=".1%")])
         acc = alt.layer(acc, rule)
-    return alt.hconcat(loss, acc.properties(width=330, height=220))
+    return alt.hconcat(loss, acc.properties(width=330, height=220)).properties(
+        description=f"Training loss (left) and held-out accuracy (right) against steps, for "
+                    f"{len(labels)} run{'s' if len(labels) != 1 else ''}: {'; '.join(labels)}.")
 
 
 def attention_over_time(maps: np.ndarray, steps: Sequence[int], tokens: Sequence[str],
@@ -85,7 +87,9 @@ def attention_over_time(maps: np.ndarray, steps: Sequence[int], tokens: Sequence
     label = alt.Chart(alt.Data(values=step_rows)).mark_text(align="left", fontSize=13).encode(
         text=alt.Text("label:N")).transform_filter("datum.c == checkpoint").transform_calculate(
         label="'after ' + datum.step + ' steps'").properties(width=22 * T + 40, height=18)
-    return alt.vconcat(label, heat).add_params(pick)
+    return alt.vconcat(label, heat).add_params(pick).properties(
+        description=f"{title}: one head's attention weights, queries as rows and keys as columns, "
+                    f"at each of {C} checkpoints; the checkpoint slider picks one.")
 
 
 def expert_load_chart(steps: Sequence[int], load: np.ndarray, title: str) -> alt.Chart:

@@ -41,7 +41,10 @@ def reach_chart(rows: np.ndarray, query: int | None = None) -> alt.Chart:
                         legend=alt.Legend(title="reached")),
         # a fixed step per row, not a fixed height: the axes and their labels come on top of the
         # rows instead of squeezing them (presenter view's 24 px labels left the rows no room)
-        tooltip=["layers:Q", "position:Q", "reached:N"]).properties(width=600, height=alt.Step(22))
+        tooltip=["layers:Q", "position:Q", "reached:N"]).properties(
+        width=600, height=alt.Step(22),
+        description=f"Which of {n} positions token {query} has read after 1 to {L} layers: "
+                    + ", ".join(f"{int(r.sum())} after {l + 1}" for l, r in enumerate(rows)) + ".")
 
 
 def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float],
@@ -59,7 +62,7 @@ def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float]
         rows += [{"n": float(n), "value": top * (n / last) ** power, "kind": kind, "curve": name}
                  for n in grid]
     curves = ["measured", "reference ∝ n²", "reference ∝ n·w"]
-    return alt.Chart(alt.Data(values=rows)).mark_line().encode(
+    return (alt.Chart(alt.Data(values=rows)).mark_line().encode(
         x=alt.X("n:Q", title="sequence length n"), y=alt.Y("value:Q", title=quantity),
         color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=["full", "sliding window"],
                                                               range=PAIR)),
@@ -68,7 +71,9 @@ def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float]
         detail="curve:N", tooltip=["n:Q", alt.Tooltip("value:Q", format=".3f"), "kind:N", "curve:N"]
     ).properties(width=420, height=260) + alt.Chart(alt.Data(values=[
         r for r in rows if r["curve"] == "measured"])).mark_point(filled=True).encode(
-        x="n:Q", y="value:Q", color="kind:N")
+        x="n:Q", y="value:Q", color="kind:N")).properties(
+        description=f"Measured {quantity} of full and sliding-window attention at n = "
+                    f"{', '.join(str(int(n)) for n in ns)}, with dashed references ∝ n² and ∝ n·w.")
 
 
 def attention_map(weights: np.ndarray, tokens: Sequence[str], title: str) -> alt.Chart:
@@ -100,7 +105,9 @@ def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
         x=alt.X("row:O", title="pooled row (k of them, in order)"),
         y=alt.Y("query:N", sort=labels, title="query"),
         color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues")),
-        tooltip=["query:N", "row:Q", "weight:Q"]).properties(width=300)
+        tooltip=["query:N", "row:Q", "weight:Q"]).properties(
+        width=300, description=f"Weights of each of {maps.shape[0]} queries over the "
+                               f"{maps.shape[1]} pooled rows of keys.")
 
 
 def error_chart(ks: Sequence[int], pooled: Sequence[float], best: Sequence[float]) -> alt.Chart:
@@ -115,4 +122,6 @@ def error_chart(ks: Sequence[int], pooled: Sequence[float], best: Sequence[float
         color=alt.Color("method:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400),
                         scale=alt.Scale(domain=names, range=PAIR)),
         tooltip=["k:Q", alt.Tooltip("error:Q", format=".3f"), "method:N"]
-    ).properties(width=420, height=340)
+    ).properties(width=420, height=340,
+                 description=f"Relative output error against k = {', '.join(str(int(k)) for k in ks)}: "
+                             "mean-pooled keys and values, and the closest rank-k map.")

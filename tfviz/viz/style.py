@@ -40,6 +40,28 @@ def hex_colour(unit: tuple[float, float, float]) -> str:
     return "#%02x%02x%02x" % tuple(round(c * 255) for c in unit)
 
 
+def relative_luminance(hex_colour: str) -> float:
+    """WCAG 2's relative luminance of "#rrggbb": each channel linearised from sRGB, then
+    0.2126 R + 0.7152 G + 0.0722 B; 0 for black, 1 for white.
+
+    >>> relative_luminance("#000000"), relative_luminance("#ffffff")
+    (0.0, 1.0)
+    """
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in unit_rgb(hex_colour)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(foreground: str, background: str) -> float:
+    """WCAG 2's contrast ratio (L1 + 0.05) / (L2 + 0.05), the lighter colour's luminance on
+    top: 1 (none) to 21 (black on white). Text needs 4.5 (AA), large text 3.
+
+    >>> round(contrast_ratio("#000000", "#ffffff"), 2), round(contrast_ratio("#828180", "#ffffff"), 2)
+    (21.0, 3.89)
+    """
+    light, dark = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
 def label_margin(labels, *, title: bool = True) -> int:
     """Pixels a column of tick labels (and an axis title) needs beside a plot.
 
@@ -179,6 +201,36 @@ def readable_config(*, legend_title_size: int = FONT_SIZE, legend_label_limit: i
             "legend": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": legend_title_size,
                        "labelLimit": legend_label_limit},
             "title": {"fontSize": FONT_SIZE + 2}}
+
+
+def title_text(title) -> str:
+    """A Vega-Lite title (a string, lines as a list, or ``{"text": ...}``) as one line of text.
+
+    >>> title_text({"text": ["Two", "lines"], "subtitle": "x"}), title_text(None)
+    ('Two lines', '')
+    """
+    if isinstance(title, dict):
+        title = title.get("text")
+    if isinstance(title, (list, tuple)):
+        return " ".join(str(t) for t in title)
+    return str(title) if title else ""
+
+
+def described(spec: dict) -> dict:
+    """A Vega-Lite spec that carries a ``description``: its own, else its title's text. Vega
+    makes the description the chart's accessible name (the ``aria-label`` of its
+    ``role="graphics-document"`` box), what a screen reader says before the numbers; a title
+    alone is only drawn. Returns ``spec`` itself when it has one, else a shallow copy.
+
+    >>> described({"title": {"text": "Bars"}, "mark": "bar"})["description"]
+    'Bars'
+    >>> described({"description": "Own words", "title": "Bars"})["description"]
+    'Own words'
+    """
+    if spec.get("description"):
+        return spec
+    text = title_text(spec.get("title"))
+    return {**spec, "description": text} if text else spec
 
 
 #: ``readable(chart, **SMALL_LEGEND)``: smaller legend titles, labels cut at Vega-Lite's 160 px.
