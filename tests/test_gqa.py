@@ -152,3 +152,107 @@ def test_llama_2_7b_cache_stays_below_its_weights_at_full_context():
     assert seven.full_context_bytes < seven.weight_bytes
     assert int(seven.tokens) == 25_705 and kv_cache_bytes(32, 32, 128, 25_706) > seven.weight_bytes
     assert int(seventy.tokens) == 421_000 and seventy.full_sequences > 100
+
+
+# --- decode time per token, measured (tfviz.experiments.gqa_decode) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_bundles():
+    import tfviz
+
+    return {variant: tfviz.load(model) for variant, model in gqa.VARIANTS}
+
+
+@pytest.fixture(scope="module")
+def small_timing(three_bundles):
+    from tfviz.experiments.gqa_decode import decode_times
+
+    return decode_times(three_bundles, contexts=(20, 3), new_tokens=4, repeats=3)
+
+
+def test_decode_times_measures_all_three_with_their_cache_bytes(small_timing, three_bundles):
+    """No timed assertion: the structure, positive times, and the bytes per token against the
+    configs, written out by hand (2 for K and V · layers · K/V heads · d_head · 4 bytes)."""
+    import statistics
+
+    t = small_timing
+    assert t.contexts == (3, 20) and t.new_tokens == 4 and t.repeats == 3 and t.threads == 1
+    assert [(r.variant, r.model, r.kv_heads) for r in t.rows] == \
+        [("MHA", "gpt-tiny", 4), ("GQA", "gqa-tiny", 2), ("MQA", "mqa-tiny", 1)]
+    for r in t.rows:
+        cfg = three_bundles[r.variant].config
+        assert (cfg.n_layers, cfg.d_head) == (3, 16)
+        assert r.cache_bytes_per_token == 2 * 3 * r.kv_heads * 16 * 4 == \
+            2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * 4
+        assert len(r.ms_per_token) == len(r.rounds) == 2
+        for median, rounds in zip(r.ms_per_token, r.rounds):
+            assert len(rounds) == 3 and all(0 < ms < float("inf") for ms in rounds)
+            assert median == statistics.median(rounds)
+    assert [r.cache_bytes_per_token for r in t.rows] == [1536, 768, 384]
+    assert t.spread(3) >= 1 and t.spread(20) >= 1
+    assert t.growth(t.rows[0]) == t.rows[0].ms_per_token[1] / t.rows[0].ms_per_token[0]
+    assert "cores" in t.cpu and t.measured_at.endswith("UTC")
+
+
+def test_cache_bytes_are_counted_from_the_cache_tensors(three_bundles):
+    from tfviz.experiments.gqa_decode import cache_bytes
+
+    for bundle in three_bundles.values():
+        cfg = bundle.config
+        with torch.no_grad():
+            _, cache = bundle.model.step(torch.tensor([bundle.encode("the dog didn't cross")]))
+        k, v = cache.layers[0]
+        assert k.shape == v.shape == (1, cache.length, cfg.kv_heads, 16) and k.dtype == torch.float32
+        assert cache_bytes(cache) == kv_cache_bytes(3, cfg.kv_heads, 16, cache.length, bytes_per_value=4)
+
+
+def test_decode_times_puts_the_thread_count_back_and_leaves_the_model_alone(three_bundles):
+    from tfviz.experiments.gqa_decode import decode_times
+
+    gpt = {"MHA": three_bundles["MHA"]}
+    before = {k: v.clone() for k, v in gpt["MHA"].model.state_dict().items()}
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        decode_times(gpt, contexts=(2,), new_tokens=2, repeats=1, threads=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(old)
+    after = gpt["MHA"].model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_decode_times_refuses_what_does_not_fit(three_bundles):
+    from tfviz.experiments.gqa_decode import decode_times
+
+    with pytest.raises(ValueError, match="reads at most 128 tokens"):
+        decode_times(three_bundles, contexts=(100,), new_tokens=29, repeats=1)
+    with pytest.raises(ValueError, match="at least one repeat"):
+        decode_times(three_bundles, repeats=0)
+
+
+def _timing(ms, contexts=(8, 96)):
+    from types import SimpleNamespace as R
+
+    rows = [R(variant=v, kv_heads=h, cache_bytes_per_token=384 * h, ms_per_token=m)
+            for (v, h), m in zip((("MHA", 4), ("GQA", 2), ("MQA", 1)), ms)]
+    return R(rows=rows, contexts=contexts)
+
+
+def test_decode_reading_says_what_the_numbers_show():
+    same, flat = gqa.decode_reading(_timing([(1.0, 1.10), (1.0, 1.05), (1.0, 1.0)]))
+    assert same == ("After 96 tokens MQA caches 384 bytes per token against MHA's 1536, yet all "
+                    "three take about the same time per new token: the slowest is 10% slower "
+                    "than the fastest.")
+    assert flat == ("A step after 96 tokens took 1.00–1.10× as long as one after 8, though its "
+                    "cache held 12× as many tokens: most of a step is work that does not grow "
+                    "with the cache.")
+    faster, grows = gqa.decode_reading(_timing([(1.0, 4.0), (1.0, 3.0), (1.0, 2.0)]))
+    assert faster == ("After 96 tokens fewer K/V heads decoded faster here: MHA took 2.00× as long "
+                      "per new token as MQA, for 4× the cache bytes.")
+    assert grows == ("A step after 96 tokens took 2.0–4.0× as long as one after 8, its cache "
+                     "holding 12× as many tokens: here the tokens held do show in the time.")
+    other, _ = gqa.decode_reading(_timing([(1.0, 1.0), (1.0, 1.3), (1.0, 1.1)]))
+    assert other == ("After 96 tokens MHA was fastest and GQA slowest, 30% apart: an order that "
+                     "does not follow the cache bytes (MHA keeps 4× MQA's).")

@@ -177,3 +177,57 @@ def config_crossing(cfg) -> Crossing:
     """
     return Crossing(cfg.name, cfg.kv_heads, count_parameters(cfg).total * 4,
                     config_kv_cache_bytes(cfg, 1), cfg.max_seq_len)
+
+
+# --- decode time, measured (tfviz.experiments.gqa_decode) ----------------------------------------
+
+#: Slowest within this factor of the fastest: "about the same" on a machine others share too.
+ABOUT_THE_SAME = 1.15
+
+
+def decode_reading(timing) -> list[str]:
+    """What a measured ``DecodeTiming`` (``tfviz.experiments.gqa_decode.decode_times``) shows, in
+    two sentences written from its numbers: whether fewer K/V heads decoded faster after the
+    longest prompt, and how much a step grew between the shortest and the longest prompt.
+
+    Read duck-typed (``rows`` with variant, kv_heads, cache_bytes_per_token, ms_per_token;
+    ``contexts``), so this stays free of torch. With made-up numbers:
+
+    >>> from types import SimpleNamespace as R
+    >>> rows = [R(variant=v, kv_heads=h, cache_bytes_per_token=384 * h, ms_per_token=ms)
+    ...         for v, h, ms in (("MHA", 4, (1.00, 1.10)), ("GQA", 2, (1.01, 1.08)), ("MQA", 1, (0.99, 1.07)))]
+    >>> decode_reading(R(rows=rows, contexts=(8, 96)))[0]
+    "After 96 tokens MQA caches 384 bytes per token against MHA's 1536, yet all three take about the same time per new token: the slowest is 3% slower than the fastest."
+    """
+    rows = sorted(timing.rows, key=lambda r: -r.kv_heads)  # most K/V heads (MHA) first
+    short, long = timing.contexts[0], timing.contexts[-1]
+    most, fewest = rows[0], rows[-1]
+    fewer = most.cache_bytes_per_token / fewest.cache_bytes_per_token
+    at_long = [r.ms_per_token[-1] for r in rows]
+    spread = max(at_long) / min(at_long)
+    if spread < ABOUT_THE_SAME:
+        first = (f"After {long} tokens {fewest.variant} caches {fewest.cache_bytes_per_token} bytes per "
+                 f"token against {most.variant}'s {most.cache_bytes_per_token}, yet all three take "
+                 f"about the same time per new token: the slowest is {spread - 1:.0%} slower than "
+                 "the fastest.")
+    elif at_long == sorted(at_long, reverse=True):  # fewer K/V heads, never slower
+        first = (f"After {long} tokens fewer K/V heads decoded faster here: {most.variant} took "
+                 f"{at_long[0] / at_long[-1]:.2f}× as long per new token as {fewest.variant}, "
+                 f"for {fewer:g}× the cache bytes.")
+    else:
+        fast = min(rows, key=lambda r: r.ms_per_token[-1])
+        slow = max(rows, key=lambda r: r.ms_per_token[-1])
+        first = (f"After {long} tokens {fast.variant} was fastest and {slow.variant} slowest, "
+                 f"{spread - 1:.0%} apart: an order that does not follow the cache bytes "
+                 f"({most.variant} keeps {fewer:g}× {fewest.variant}'s).")
+    growth = [r.ms_per_token[-1] / r.ms_per_token[0] for r in rows]
+    held = f"{long / short:g}× as many tokens"
+    if max(growth) < 1.5:
+        second = (f"A step after {long} tokens took {min(growth):.2f}–{max(growth):.2f}× as long as "
+                  f"one after {short}, though its cache held {held}: most of a step is work that "
+                  "does not grow with the cache.")
+    else:
+        second = (f"A step after {long} tokens took {min(growth):.1f}–{max(growth):.1f}× as long as "
+                  f"one after {short}, its cache holding {held}: here the tokens held do show in "
+                  "the time.")
+    return [first, second]

@@ -8,6 +8,7 @@
     masked.py     a BERT-style model reads [MASK] in place of one token
     kv_cache.py   generate with and without the KV cache: ids, rows and per-step times compared
     kv_cache_lengths.py  one cached and one uncached step timed at growing lengths (lesson 16)
+    gqa_decode.py  decode time per new token for MHA, GQA and MQA, with their cache bytes (lesson 18)
     long_sequences.py  attention's cost as n grows, sparse patterns on a trained model, Linformer
 
 Everything that only reads a finished trace or the exported weights lives in
