@@ -3,8 +3,10 @@ import numpy as np
 import streamlit as st
 
 from tfviz.analysis import gqa
-from tfviz.decoding.memory import human_bytes
+from tfviz.decoding.memory import config_kv_cache_bytes, human_bytes
+from tfviz.experiments.gqa_decode import decode_times
 from tfviz.ui.cache import get_bundle, get_trace
+from tfviz.ui.gqa_runs import decode_timing
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
@@ -122,3 +124,38 @@ with step("3 · The trade-off, measured"):
         f"{round(seven.tokens):,} cached tokens, more than {int(seven.full_sequences)} full "
         "sequences at once, is the cache the larger. Fewer K/V heads push that point further out.")
     show_code(gqa.trade_off, human_bytes, gqa.llama_params, gqa.llama_crossing, gqa.config_crossing)
+
+with step("4 · Decode time per token, measured on this machine"):
+    timing = decode_timing()
+    short, long = timing.contexts[0], timing.contexts[-1]
+    table({"variant": [r.variant for r in timing.rows], "model": [r.model for r in timing.rows],
+           "K/V heads": [r.kv_heads for r in timing.rows],
+           "KV cache per token (bytes)": [r.cache_bytes_per_token for r in timing.rows],
+           f"ms per new token after {short} tokens": [r.ms_per_token[0] for r in timing.rows],
+           f"ms per new token after {long} tokens": [r.ms_per_token[-1] for r in timing.rows]},
+          hide_index=True,
+          column_config={f"ms per new token after {c} tokens": st.column_config.NumberColumn(format="%.3f")
+                         for c in (short, long)})
+    threads = f"{timing.threads} torch thread" + ("s" if timing.threads > 1 else "")
+    st.caption(
+        f"Measured on this server ({timing.cpu}) at {timing.measured_at}, the first time this page "
+        "ran here, and shared by every learner since. Each model reads the same text: a prompt of "
+        f"{short} or {long} tokens, then {timing.new_tokens} more tokens one at a time with the KV "
+        f"cache; their time divided by {timing.new_tokens}, the median of {timing.repeats} rounds, "
+        f"on {threads} as the server runs every page. Other work on the same machine moves these "
+        "numbers; the bytes are counted from the cache's own tensors.")
+    st.markdown(" ".join(gqa.decode_reading(timing)))
+    mha = bundles["MHA"].config
+    st.markdown(
+        "What a step costs at this size: mostly fixed work, the same for all three, Python calling "
+        "three blocks of small modules and multiplying 64-wide vectors by small matrices. MHA's "
+        f"whole cache at {mha.max_seq_len} tokens is "
+        f"{human_bytes(config_kv_cache_bytes(mha, mha.max_seq_len))}, small enough to stay in the "
+        "processor's own caches. And our attention copies each K/V head to its group before "
+        "ordinary attention (step 1), so past their smaller key and value projections GQA and MQA "
+        "do MHA's attention arithmetic, plus that copy. A large "
+        "model decodes differently: every new token must read all the weights and the whole cache "
+        "from memory, and with long texts or many sequences the cache is a large part of those "
+        "bytes. There, fewer K/V heads mean fewer bytes to read per token, and that is where GQA's "
+        "and MQA's speed comes from.")
+    show_code(decode_times, gqa.decode_reading)

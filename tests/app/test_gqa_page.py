@@ -108,3 +108,25 @@ def test_the_crossing_point_table_and_its_sources(app_page):
     text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "not the weights, fills the memory" not in text and "Ainslie et al. (2023)" in text
     assert "holds 2.00 GiB of cache against 12.6 GiB of weights" in text and "about 25,705 cached" in text
+
+
+def test_decode_time_is_measured_beside_the_cache_bytes(app_page):
+    """Step 4: the three models timed on this machine (once per server), each beside its cache
+    bytes per token, and the uptraining sentence. No timed assertion: times are only positive."""
+    at = app_page(PAGE, text="the cat sat")
+    table = next(d.value for d in at.dataframe if "ms per new token after 96 tokens" in d.value.columns)
+    assert list(table["variant"]) == ["MHA", "GQA", "MQA"]
+    assert list(table["model"]) == ["gpt-tiny", "gqa-tiny", "mqa-tiny"]
+    assert list(table["K/V heads"]) == [4, 2, 1]
+    for model, nbytes in zip(table["model"], table["KV cache per token (bytes)"]):
+        cfg = preset(model)
+        assert nbytes == 2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * 4  # by hand: 1536, 768, 384
+    assert all(ms > 0 for ms in [*table["ms per new token after 8 tokens"],
+                                 *table["ms per new token after 96 tokens"]])
+    captions = " ".join(c.value for c in at.caption)
+    assert "Measured on this server (" in captions and "the median of 5 rounds" in captions
+    assert "on 1 torch thread as the server runs every page" in captions
+    text = " ".join(m.value for m in at.markdown)
+    assert "After 96 tokens" in text and "A step after 96 tokens took" in text
+    assert "MHA's whole cache at 128 tokens is 192 KiB" in text
+    assert "uptraining" in text and "5% of the steps" in text and "average" in text
