@@ -24,8 +24,9 @@ SLIDES_JS = """(STEP) => {
   return {count: groups.length, visible, steps: document.querySelectorAll(STEP).length};
 }"""
 
-READY_JS = """() => {  // the visible charts are drawn
-  const shown = (el) => el.getClientRects().length > 0;
+READY_JS = """() => {  // the visible charts are drawn (one in a closed expander is not visible:
+  // it keeps a zero-height box, and Vega draws it only when the expander opens)
+  const shown = (el) => el.getClientRects().length > 0 && !el.closest('details:not([open])');
   const main = document.querySelector('[data-testid="stMain"]');
   const vega = Array.from(main.querySelectorAll('[data-testid="stVegaLiteChart"]')).filter(shown);
   const plots = Array.from(main.querySelectorAll('[data-testid="stPlotlyChart"]')).filter(shown);
