@@ -1,8 +1,8 @@
 """A timed fragment's late request, in a real browser: the lesson the browser shows stays drawn.
 
-A student's follower polls every second (a fragment with ``run_every``). When the follower
-switches the page, a poll the browser sent just before, naming the old page, can reach the
-server after the new page's run; Streamlit ran it as the old page's, and the browser emptied
+A student's follower is a fragment with ``run_every`` (a safety timer beside its long poll).
+When the follower switches the page, a timed run the browser sent just before, naming the old
+page, can reach the server after the new page's run; Streamlit ran it as the old page's, and the browser emptied
 the lesson it had just drawn. ``tfviz.ui.errors.back_to_shown_page`` goes back to the page of
 the last full run. AppTest sends no such request, so only a browser test can.
 """
