@@ -147,8 +147,9 @@ with step("4 · Decode time per token, measured on this machine"):
     st.markdown(" ".join(gqa.decode_reading(timing)))
     mha = bundles["MHA"].config
     st.markdown(
-        "What a step costs at this size: mostly fixed work, the same for all three, Python calling "
-        "three blocks of small modules and multiplying 64-wide vectors by small matrices. MHA's "
+        "Where a step's time goes at this size: hundreds of small torch operations, the same for "
+        "all three, as Python calls three blocks of modules that multiply 64-wide vectors by small "
+        "matrices; each takes microseconds whatever the cache holds. MHA's "
         f"whole cache at {mha.max_seq_len} tokens is "
         f"{human_bytes(config_kv_cache_bytes(mha, mha.max_seq_len))}, small enough to stay in the "
         "processor's own caches. And our attention copies each K/V head to its group before "
