@@ -51,6 +51,7 @@ class ClassifyTask:
     title: str  # what the page calls it
     question: str  # the question each label answers
     labels: tuple[str, str]  # the meaning of label 0 and label 1
+    note: str  # why the task is easy or hard for a head on frozen vectors, for the page
     make: Callable[[int, int, Split], list[tuple[str, int]]]  # (n, seed, split) -> examples
 
 
@@ -94,10 +95,19 @@ def it_examples(n: int, seed: int, split: Split = "train") -> list[tuple[str, in
 
 
 TASKS = {
-    "number": ClassifyTask("number", "Same number?", "Are the two nouns both one, or both many?",
-                           ("different", "same"), number_examples),
-    "it": ClassifyTask("it", "Which noun is “it”?", "Does “it” stand for the first noun or the second?",
-                       ("first noun", "second noun"), it_examples),
+    "number": ClassifyTask(
+        "number", "Same number?", "Are the two nouns both one, or both many?", ("different", "same"),
+        "Neither noun alone gives the answer: each is one or many half the time, and the label says "
+        "whether the two match. The head reads only the mean of the last layer's vectors, and a "
+        "mean adds up what each token brings; adding cannot tell “the same” from “different”. "
+        "So the tokens must have compared each other inside the model; whether bert-tiny's "
+        "pretrained layers already do is what the head-only run tests.", number_examples),
+    "it": ClassifyTask(
+        "it", "Which noun is “it”?", "Does “it” stand for the first noun or the second?",
+        ("first noun", "second noun"),
+        "The adjective decides, and bert-tiny's pretraining already asked its “it” for the noun "
+        "(section 3): its vectors may carry the answer before any fine-tuning. Held out: the "
+        "word combinations its pretraining never read.", it_examples),
 }
 
 

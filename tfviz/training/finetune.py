@@ -135,12 +135,18 @@ class Classifier(nn.Module):
         self.body = body
         self.head = nn.Linear(body.cfg.d_model, n_classes)
 
-    def forward(self, ids: Tensor, mask: Tensor) -> Tensor:
-        """ids, mask: (B, T), mask 1 on real tokens -> scores (B, n_classes)."""
+    def pool(self, ids: Tensor, mask: Tensor) -> Tensor:
+        """ids, mask: (B, T), mask 1 on real tokens -> (B, d): the mean of the last layer."""
         h = self.body(ids, attention_mask=mask)  # (B, T, d): the last layer's vectors
         m = mask[..., None].to(h.dtype)  # (B, T, 1)
-        pooled = (h * m).sum(1) / m.sum(1)  # (B, d): mean over real tokens
-        return self.head(pooled)  # (B, n_classes)
+        return (h * m).sum(1) / m.sum(1)  # (B, d): mean over real tokens
+
+    def forward(self, ids: Tensor, mask: Tensor) -> Tensor:
+        """ids, mask: (B, T) -> scores (B, n_classes)."""
+        return self.head(self.pool(ids, mask))  # (B, n_classes)
+
+    def body_frozen(self) -> bool:
+        return not any(p.requires_grad for p in self.body.parameters())
 
 
 def classifier(model: Transformer, mode: str, rank: int = 4, seed: int = 0) -> Classifier:
@@ -200,6 +206,13 @@ def encode_examples(tokenizer, examples) -> tuple[Tensor, Tensor, Tensor]:
 
 
 @torch.no_grad()
+def _pooled(net: Classifier, ids: Tensor, mask: Tensor, chunk: int = 256) -> Tensor:
+    """The body's mean vector of every row, (N, d), computed in chunks."""
+    net.eval()
+    return torch.cat([net.pool(ids[i:i + chunk], mask[i:i + chunk]) for i in range(0, len(ids), chunk)])
+
+
+@torch.no_grad()
 def accuracy(net: Classifier, ids: Tensor, mask: Tensor, labels: Tensor, chunk: int = 256) -> float:
     """Share of rows whose higher score is their label."""
     net.eval()
@@ -214,10 +227,15 @@ def train_mode(net: Classifier, train: tuple[Tensor, Tensor, Tensor], settings: 
                lr: float, on_step: Callable[[int], None] | None = None,
                stop: threading.Event | None = None) -> list[float]:
     """``settings.steps`` AdamW steps on batches drawn from ``train`` with ``settings.seed``;
-    returns every step's loss."""
+    returns every step's loss.
+
+    When nothing in the body trains (head only), its output for a sentence never changes, so
+    it is computed once for every training sentence and each step runs the head alone: the
+    same steps on the same batches, a third of the time."""
     ids, mask, labels = train
     params = [p for p in net.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0, foreach=True)
+    features = _pooled(net, ids, mask) if net.body_frozen() else None  # (N, d) or None
     rng = random.Random(settings.seed)  # the same batches for every mode
     warmup = max(1, settings.steps // 10)
     losses = []
@@ -226,11 +244,14 @@ def train_mode(net: Classifier, train: tuple[Tensor, Tensor, Tensor], settings: 
         if stop is not None and stop.is_set():
             raise Stopped("stopped")
         rows = torch.tensor(rng.sample(range(len(ids)), min(settings.batch, len(ids))))
-        width = int(mask[rows].sum(1).max())  # this batch's longest sentence
-        b_ids, b_mask = ids[rows, :width], mask[rows, :width]  # (b, width)
         for group in opt.param_groups:
             group["lr"] = lr_at(step, settings.steps, lr, warmup)
-        loss = F.cross_entropy(net(b_ids, b_mask), labels[rows])
+        if features is not None:
+            scores = net.head(features[rows])  # (b, 2)
+        else:
+            width = int(mask[rows].sum(1).max())  # this batch's longest sentence
+            scores = net(ids[rows, :width], mask[rows, :width])  # (b, 2)
+        loss = F.cross_entropy(scores, labels[rows])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

@@ -1,0 +1,110 @@
+"""Lesson 15's fine-tune tasks, table, sentence and chart: the labels are what the sentences
+say, held-out pairs are never trained on, and the sentence tells each story from the numbers."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tfviz.analysis import finetune_measured as fm
+from tfviz.data.classify import TASKS, make_examples, number_pair_heldout
+from tfviz.data.coref import coref_split
+from tfviz.data.lexicon import NOUNS, plural
+from tfviz.data.stories import SUBJECTS, words_of
+from tfviz.viz.finetune_runs import params_accuracy_chart
+
+SINGULAR = {n: n for n in NOUNS} | {plural(n): n for n in NOUNS}
+
+
+def _nouns(sentence: str) -> tuple[str, str]:
+    """The two nouns of "the SUBJECT VERBED the OBJECT.", as written."""
+    words = words_of(sentence)
+    return words[1], words[4]
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_number_labels_say_whether_the_nouns_agree(split):
+    examples = make_examples("number", 400, seed=2, split=split)
+    assert sum(label for _, label in examples) == 200  # balanced
+    for sentence, label in examples:
+        s, o = _nouns(sentence)
+        assert label == int((s in NOUNS) == (o in NOUNS)), sentence  # both singular or both plural
+        assert number_pair_heldout(SINGULAR[s], SINGULAR[o]) == (split == "heldout")
+        assert SINGULAR[s] in SUBJECTS
+
+
+def test_number_held_out_pairs_are_a_fifth_and_every_noun_is_trained():
+    pairs = [(s, o) for s in SUBJECTS for o in NOUNS if s != o]
+    held = [p for p in pairs if number_pair_heldout(*p)]
+    assert 0.15 < len(held) / len(pairs) < 0.25
+    trained = {w for p in pairs if not number_pair_heldout(*p) for w in p}
+    assert trained == set(SUBJECTS) | set(NOUNS)  # held out: pairs, not words
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_it_labels_name_the_noun_it_stands_for(split):
+    combos = set(coref_split(0)[0 if split == "train" else 1])
+    from tfviz.data.lexicon import AGENT_ADJS, PLACE_ADJS
+
+    for sentence, label in make_examples("it", 200, seed=1, split=split):
+        words = words_of(sentence)
+        adj = words[-2]
+        assert label == (0 if adj in AGENT_ADJS else 1) and adj in AGENT_ADJS + PLACE_ADJS
+        agent, place = words[1], words[words.index("the", 2) + 1]
+        verb = next(w for w in words if w in ("cross", "enter", "leave", "reach"))
+        assert (agent, verb, place, adj) in combos
+
+
+def test_examples_are_fixed_by_their_seed_and_tasks_checked():
+    assert make_examples("number", 50, seed=4) == make_examples("number", 50, seed=4)
+    assert make_examples("number", 50, seed=4) != make_examples("number", 50, seed=5)
+    assert set(TASKS) == {"number", "it"}
+    with pytest.raises(ValueError):
+        make_examples("sentiment", 3, seed=0)
+    with pytest.raises(ValueError):
+        make_examples("it", 3, seed=0, split="test")
+
+
+def _modes(head: float, lora: float, full: float):
+    return [SimpleNamespace(mode="head only", trained=130, accuracy=head, accuracy_before=0.5, seconds=1.0),
+            SimpleNamespace(mode="LoRA", trained=2178, accuracy=lora, accuracy_before=0.5, seconds=2.0),
+            SimpleNamespace(mode="full", trained=138498, accuracy=full, accuracy_before=0.5, seconds=3.0)]
+
+
+@pytest.mark.parametrize("accs, story, words", [
+    ((0.5, 0.52, 0.55), "nothing learned", "No way learned the task"),
+    ((0.97, 0.98, 0.99), "head enough", "The head alone came within 2 points of full fine-tuning"),
+    ((0.99, 0.98, 0.98), "head enough", "The head alone matched full fine-tuning"),
+    ((0.61, 0.90, 0.93), "lora close", "LoRA came within 3 points of it while training 1.6% as many"),
+    ((0.61, 0.95, 0.93), "lora close", "LoRA matched it"),
+    ((0.60, 0.80, 0.97), "lora between", "LoRA recovered 20 of the 37 points"),
+    ((0.60, 0.62, 0.97), "lora no better", "full fine-tuning gained 37 points"),
+])
+def test_the_sentence_tells_the_story_of_the_numbers(accs, story, words):
+    modes = _modes(*accs)
+    assert fm.verdict(modes) == story
+    text = fm.summary(modes)
+    assert words in text
+    assert f"full fine-tuning (138,498) **{accs[2]:.0%}**" in text and "guessing scores 50%" in text
+
+
+def test_points_round_once_and_the_table_rows():
+    for x in (0.8916, 0.905, 0.995, 1.0, 0.0):
+        assert f"{fm.shown(x)}%" == f"{x:.0%}"  # the sentence's own rounding
+    assert fm.points(0.93, 0.8916) == 4 and fm.points(0.93, 0.9) == 3 and fm.points(0.5, 0.5) == 0
+    rows = fm.rows(_modes(0.6, 0.9, 0.95), 138498)
+    assert [r["way"] for r in rows] == ["head only", "LoRA", "full"]
+    assert rows[1]["numbers trained"] == 2178 and rows[1]["share of full"] == "1.57%"
+    assert rows[2]["held-out accuracy after"] == 0.95 and rows[0]["seconds"] == 1.0
+    with pytest.raises(ValueError):
+        fm.verdict(_modes(0.6, 0.9, 0.95)[:2])
+
+
+def test_the_chart_carries_the_measured_numbers_on_a_log_scale():
+    spec = params_accuracy_chart(["head only", "LoRA", "full"], [130, 2178, 138498], [0.61, 0.9, 0.93]).to_dict()
+    points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
+    assert points["encoding"]["x"]["scale"]["type"] == "log"
+    values = [v for layer in spec["layer"] for v in layer.get("data", {}).get("values", [])]
+    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "label": "LoRA: 90%"} in values
+    assert {"chance": 0.5} in values
+    assert "LoRA: 2,178 numbers, 90.0%" in spec["description"]
