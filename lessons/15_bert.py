@@ -1,16 +1,20 @@
 """Lesson 15: BERT. Masked LM on the learner's sentence, [CLS]/[SEP], "it" in both directions,
-fine-tuning counted, span corruption."""
+fine-tuning counted, fine-tuning measured three ways, span corruption."""
 import streamlit as st
 
 from tfviz.analysis import coref
 from tfviz.analysis import coref_compare as cc
 from tfviz.analysis import finetune as ft
 from tfviz.analysis import finetune_compare as ftc
+from tfviz.analysis import finetune_measured as fm
 from tfviz.analysis import pretraining as pt
 from tfviz.analysis import span_view as sv
+from tfviz.data.classify import TASKS, make_examples
 from tfviz.exercises.params import BERT_BASE
 from tfviz.experiments import mlm
 from tfviz.training import batches
+from tfviz.training import finetune as ftt
+from tfviz.ui import finetune_cache as fc
 from tfviz.ui.cache import get_bundle, get_trace, model_names
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
@@ -20,8 +24,9 @@ from tfviz.ui.pretraining_cache import masked_guesses, tally
 from tfviz.ui.pretraining_widgets import position_table, seed_with_redraw
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, table
+from tfviz.ui.widgets import chart, show_code, table, vega
 from tfviz.viz import instant_bert as ib
+from tfviz.viz import finetune_runs as ftv
 from tfviz.viz import pretraining as ptv
 
 BERT = "bert-tiny"
@@ -268,8 +273,74 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
 
     finetuning()
 
-# --- 5 · span corruption ------------------------------------------------------------------------
-with step("5 · Span corruption (T5)"):
+# --- 5 · fine-tuning measured ---------------------------------------------------------------------
+with step("5 · Fine-tune bert-tiny three ways, measured"):
+    st.markdown(
+        f"Counting is one thing; here {BERT} is fine-tuned for real, on a two-way question about "
+        "sentences our own generator writes, three ways: **head only** (the pretrained model "
+        f"frozen, a new classifier of {cfg.d_model} × 2 weights and 2 biases trained), **LoRA** "
+        "(frozen too, plus A and B beside W_Q and W_V of both layers, B starting at zero) and "
+        "**full** (every weight). The classifier reads the mean of the last layer's vectors: "
+        f"{BERT} was pretrained without [CLS], so it never learned to gather a summary there. "
+        "Held-out sentences use word combinations that no training sentence uses.")
+    c1, c2 = st.columns(2)
+    task = c1.selectbox("Task", list(TASKS), format_func=lambda k: TASKS[k].title, key="bert_ft_task")
+    ft_rank = c2.select_slider("LoRA rank r", [1, 2, 4, 8, 16], value=4, key="bert_ft_rank")
+    chosen = fc.settings(task, ft_rank)
+    st.markdown(f"**{TASKS[task].question}** {TASKS[task].note}")
+    table([{"sentence": text_, "answer": TASKS[task].labels[label]}
+           for text_, label in make_examples(task, 4, seed=0)], hide_index=True)
+    if st.button("Fine-tune three ways", key="bert_ft_run", type="primary"):
+        fc.ask(chosen)
+    asked = fc.asked()
+    first = None if asked is None else fc.status(BERT, asked)
+    busy = first is not None and not first.finished
+
+    @safe_fragment(run_every=1.0 if busy else None)
+    def finetune_measured() -> None:
+        asked = fc.asked()
+        if asked is None:
+            st.info(f"Press **Fine-tune three ways**: {chosen.steps} steps of {chosen.batch} sentences "
+                    "for each way, 15 to 30 seconds for all three on one core, depending on how busy "
+                    "the server is. A result is kept for the whole server, so a class trains it once.")
+            return
+        now = fc.status(BERT, asked)
+        if asked != chosen:
+            st.caption(f"Shown: the run for rank {asked.rank} on “{TASKS[asked.task].title}”; press "
+                       "the button to run the settings above.")
+        if now.state in ("failed", "stopped"):
+            fc.forget(BERT, asked)
+            st.warning("This fine-tune failed (the server's log has the details); press the button "
+                       "to try again." if now.state == "failed" else
+                       "This fine-tune was stopped; press the button to start it again.")
+            return
+        if not now.finished:
+            which = "waiting for the fine-tune before it to finish" if now.state == "queued" else \
+                f"{now.mode}, step {now.step} of {now.steps}"
+            st.progress(now.progress, text=f"Fine-tuning: {which}")
+            return
+        result = now.result
+        full = result.of("full")
+        table(fm.rows(result.modes, full.trained), hide_index=True)
+        vega(ftv.params_accuracy_chart, [m.mode for m in result.modes], [m.trained for m in result.modes],
+             [m.accuracy for m in result.modes], result.chance)
+        st.markdown(fm.summary(result.modes, result.chance))
+        st.caption(
+            f"Measured on this server: {result.seconds:.1f} s for all three, one after the other, "
+            f"on {result.threads} thread{'s' if result.threads != 1 else ''}; "
+            f"{asked.train_size:,} training and {asked.heldout_size} held-out sentences, "
+            f"{asked.steps} steps of {asked.batch} for each way, each with its own learning rate "
+            f"({', '.join(f'{m} {lr:g}' for m, lr in ftt.LEARNING_RATES.items())}). The counts "
+            "are the numbers in the tensors handed to the optimizer, and equal the formulas of "
+            "step 4 plus the head's.")
+        if busy:  # it finished since the page was drawn: redraw it all, and stop polling
+            st.rerun()
+
+    finetune_measured()
+    show_code(ftt.LoRALinear, ftt.classifier, ftt.train_mode, fm.summary)
+
+# --- 6 · span corruption ------------------------------------------------------------------------
+with step("6 · Span corruption (T5)"):
     st.markdown(
         "T5, an encoder-decoder, hides **runs** of tokens instead of single ones. Each hidden run "
         "becomes one sentinel token in what the encoder reads; the decoder writes every sentinel "

@@ -118,7 +118,8 @@ def test_finetuning_table_by_hand(app_page):
     at = app_page(PAGE)
     at.slider(key="bert_rank").set_value(8).run()
     at.slider(key="bert_prefix").set_value(20).run()
-    rows = {r["model"]: r for r in at.dataframe[-1].value.to_dict("records")}
+    counted = next(d.value for d in at.dataframe if "model" in d.value.columns)
+    rows = {r["model"]: r for r in counted.to_dict("records")}
     base = rows["BERT-base"]
     assert base["full fine-tuning"] == 109_482_240 and base["LoRA r=8"] == 294_912
     assert base["prefix p=20"] == 368_640 and base["prompt p=20"] == 15_360
@@ -151,3 +152,39 @@ def test_hostile_text(app_page, text):
     assert instant_charts(at)  # the guesses chart at least
     for el in at.markdown:
         assert "<script>" not in el.value
+
+
+def test_fine_tune_three_ways_shows_measured_numbers(app_page, monkeypatch):
+    """The button runs the fine-tune off the page thread (a short budget here), and the page
+    then shows the job's own numbers: counts equal the formulas, the sentence is the summary."""
+    import time
+
+    from tfviz.analysis import finetune_measured as fm
+    from tfviz.training.finetune import MODES, expected_trained
+    from tfviz.ui import finetune_cache as fc
+
+    monkeypatch.setenv("TFVIZ_FINETUNE_STEPS", "4")
+    at = app_page(PAGE)
+    assert any("Press **Fine-tune three ways**" in i.value for i in at.info)
+    at.select_slider(key="bert_ft_rank").set_value(2).run()
+    at.button(key="bert_ft_run").click().run()
+    assert not at.exception
+    asked = at.session_state[fc.ASKED]
+    assert (asked.task, asked.rank, asked.steps) == ("number", 2, 4)
+    end = time.monotonic() + 120
+    while not any("numbers trained" in d.value.columns for d in at.dataframe):
+        assert time.monotonic() < end, "the fine-tune did not finish in 120 s"
+        time.sleep(0.5)
+        at.run()  # as the fragment's polling would
+        assert not at.exception
+    result = fc.status("bert-tiny", asked).result
+    rows = next(d.value for d in at.dataframe if "numbers trained" in d.value.columns).to_dict("records")
+    cfg = tfviz.load("bert-tiny").config
+    assert [r["way"] for r in rows] == list(MODES)
+    assert [r["numbers trained"] for r in rows] == [expected_trained(cfg, m, 2) for m in MODES] == [130, 1154, 138498]
+    assert [r["held-out accuracy after"] for r in rows] == [round(m.accuracy, 4) for m in result.modes]
+    assert fm.summary(result.modes, result.chance) in [m.value for m in at.markdown]
+    said = "; ".join(f"{m.mode}: {m.trained:,} numbers, {round(m.accuracy, 4):.1%}" for m in result.modes)
+    assert any(spec.get("description", "").endswith(f"{said}.") for spec, _ in instant_charts(at))
+    at.button(key="bert_ft_run").click().run()  # pressed again: the server's result, no new run
+    assert fc.status("bert-tiny", asked).result is result
