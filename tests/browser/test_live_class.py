@@ -210,3 +210,25 @@ def test_a_page_without_a_class_runs_nothing_on_a_timer(live_server, browser):
         assert len(learner.runs) == before, f"/{path} with no class ran the script on its own"
         assert "Join a live class" in learner.sidebar()
     learner.close()
+
+
+def test_a_teacher_whose_session_is_lost_keeps_the_class(live_server, browser):
+    """What a teacher's browser sees after its replica died or the server restarted: a new
+    session (here a new tab of the same browser), which finds the class it taught in the
+    browser's cookie and drives it again; ending the class clears the cookie."""
+    url, _ = live_server
+    teacher, code = start_class(browser, url)
+    cookie = lambda: {c["name"]: c["value"] for c in teacher.context.cookies()}.get("tfviz_teacher")  # noqa: E731
+    teacher.page.wait_for_function("() => document.cookie.includes('tfviz_teacher=')", timeout=30_000)
+    assert cookie().startswith(code.replace("-", "") + ".")
+    again = teacher.context.new_page()  # a new session: nothing of the old one's state
+    again.goto(f"{url}/masking")
+    wait_for_app(again, timeout=90_000)
+    again.wait_for_function("(c) => document.querySelector('[data-testid=\"stSidebar\"]')"
+                            ".innerText.includes('Live class ' + c)", arg=code, timeout=60_000)
+    again.goto(f"{url}/teacher")
+    wait_for_app(again, timeout=90_000)
+    again.get_by_role("button", name="End the live class").click()
+    again.wait_for_function("() => !document.cookie.includes('tfviz_teacher=')", timeout=30_000)
+    assert cookie() is None
+    teacher.close()

@@ -37,9 +37,10 @@ from tfviz.textinput import MAX_URL_TEXT
 from tfviz.ui.cache import model_names
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
-from tfviz.ui.live_push import teacher_beacon
+from tfviz.ui.live_push import forget_class, recall_class, teacher_beacon
 from tfviz.ui.live_route import PATH, class_watch
-from tfviz.ui.live_session import NOTICE, STUDENT, TEACHER, client, fragment_run, live_store
+from tfviz.ui.live_session import (FORGET, NOTICE, STUDENT, TEACHER, client, fragment_run,
+                                   live_store)
 
 SAFETY_POLL_S = 10.0  # the follower's own timer, for when the long poll cannot reach the server
 CHECKIN_SEED = 0  # the check-in's options are shuffled once, the same for the whole class
@@ -177,12 +178,15 @@ def _follower(url: str) -> None:
 
 def live_sidebar(url: str) -> None:
     """The frame's call on every run (``url``: the page's URL path, "home" for the home page)."""
-    if STUDENT not in st.session_state:  # once per browser session: a ?join=CODE link
-        st.session_state[STUDENT] = None
-        link = st.query_params.get("join")
-        if link and parse_code(link):
+    if STUDENT not in st.session_state:  # once per browser session: a class it taught, or a
+        st.session_state[STUDENT] = None  # ?join=CODE link
+        if (taught := recall_class()) is not None:
+            st.session_state[TEACHER] = taught
+        elif (link := st.query_params.get("join")) and parse_code(link):
             join(link)
     with st.sidebar:
+        if st.session_state.pop(FORGET, False):
+            forget_class()
         if st.session_state.get(NOTICE):
             st.info(st.session_state[NOTICE])
         if st.session_state.get(TEACHER):

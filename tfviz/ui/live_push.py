@@ -10,14 +10,16 @@ beacon, which pushes it (one short fragment run per move, nothing on a timer).
 """
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
-from tfviz.classroom.codes import format_code
-from tfviz.classroom.live import LiveError, StoreDown
+from tfviz.classroom.codes import format_code, parse_code
+from tfviz.classroom.live import IDLE_HOURS, LiveError, StoreDown
 from tfviz.ui import own_model
 from tfviz.ui.errors import safe_fragment
-from tfviz.ui.live_session import (LIVE_VIEW_KEYS, NOTICE, RECONNECTING, TEACHER, TEACHER_PAGE,
-                                   fragment_run, live_store)
+from tfviz.ui.live_session import (FORGET, LIVE_VIEW_KEYS, NOTICE, RECONNECTING, TEACHER,
+                                   TEACHER_PAGE, fragment_run, live_store)
 from tfviz.ui.views import view_value
 
 
@@ -46,6 +48,44 @@ def teacher_view(url: str, seen: dict | None = None) -> dict:
     return state
 
 
+# The teacher's class is remembered in a cookie of the teacher's browser: if the replica that
+# served the teacher dies, or the server restarts, the page reconnects as a new session, and
+# that session finds the class (and its key) in the cookie its websocket request carries. Only
+# a teacher's browser gets it; it lives as long as an idle class, and is cleared at the end.
+COOKIE = "tfviz_teacher"
+
+
+def _cookie_script(value: str, max_age: int) -> str:
+    cookie = f"{COOKIE}={value}; Path=/; Max-Age={max_age}; SameSite=Strict"
+    return f"<script>document.cookie = {json.dumps(cookie)};</script>"
+
+
+def remember_class(teaching: dict) -> None:
+    """Keep (code, key) in the teacher's browser (the script runs once, when it appears)."""
+    st.html(_cookie_script(f"{teaching['code']}.{teaching['key']}", int(IDLE_HOURS * 3600)),
+            unsafe_allow_javascript=True)
+
+
+def forget_class() -> None:
+    st.html(_cookie_script("", 0), unsafe_allow_javascript=True)
+
+
+def recall_class() -> dict | None:
+    """The class this browser taught before its session was lost, if its key still drives it."""
+    raw = st.context.cookies.get(COOKIE, "") if hasattr(st, "context") else ""
+    code, _, key = str(raw).partition(".")
+    if not (parse_code(code) and key):
+        return None
+    try:
+        live_store().summary(code, key)  # checks the key, and that the class is still live
+    except StoreDown:
+        return None  # not now; the next session tries again
+    except LiveError:
+        st.session_state[FORGET] = True  # ended, expired, or not this key: clear the cookie
+        return None
+    return {"code": parse_code(code), "key": key}
+
+
 def _push(url: str, seen: dict | None = None) -> None:
     teaching = st.session_state.get(TEACHER)
     if not teaching:
@@ -58,6 +98,7 @@ def _push(url: str, seen: dict | None = None) -> None:
     except LiveError as err:
         st.session_state[TEACHER] = None
         st.session_state[NOTICE] = str(err)
+        st.session_state[FORGET] = True
         if fragment_run():
             st.rerun(scope="app")  # the sidebar shows why, and the join box again
 
@@ -118,6 +159,7 @@ def teacher_beacon(url: str) -> None:
     known = {k: str(v) for k, v in teacher_view(url, seen).items() if k in LIVE_VIEW_KEYS}
     _view_report(key="_live_view_report", data={"keys": list(LIVE_VIEW_KEYS), "known": known},
                  on_view_change=_view_moved)  # _view_moved reads what it reports
+    remember_class(teaching)
     if st.session_state.get(RECONNECTING):
         st.warning("The class is reconnecting… Your students stay where they were until it is "
                    "back; your next move is sent then.")

@@ -16,6 +16,7 @@ STUDENT = "_live_student"  # {"code", "following", "applied"}: the class this br
 TEACHER = "_live_teacher"  # {"code", "key"}: the session this browser drives
 NOTICE = "_live_notice"  # the last friendly message about a live session
 RECONNECTING = "_live_reconnecting"  # the store did not answer the teacher's last push
+FORGET = "_live_forget"  # the browser should forget the class it taught (tfviz.ui.live_push)
 TEACHER_PAGE = "teacher"  # the teacher's own page is never pushed: students stay where they are
 LIVE_VIEW_KEYS = ("layer", "head", "step")  # the view keys a class follows (LiveState)
 

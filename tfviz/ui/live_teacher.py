@@ -19,7 +19,8 @@ from tfviz.exercises.quiz import QUESTIONS, question_by_id
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.exercise_widgets import cached_instance, show_step
 from tfviz.ui.live_push import teacher_view
-from tfviz.ui.live_session import NOTICE, STUDENT, TEACHER, TEACHER_PAGE, client, live_store
+from tfviz.ui.live_session import (FORGET, NOTICE, STUDENT, TEACHER, TEACHER_PAGE, client,
+                                   live_store)
 
 
 def _teach(code: str, key: str) -> None:
@@ -49,6 +50,7 @@ def _end() -> None:
         except LiveError:
             pass  # already gone: nothing left to end
     st.session_state[TEACHER] = None
+    st.session_state[FORGET] = True
 
 
 def _resume() -> None:
