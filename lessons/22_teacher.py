@@ -79,9 +79,10 @@ st.markdown(
     "questions before and after you teach. Download the answers before you end the class: "
     "ending it (or 4 hours without you touching the app) deletes them.\n\n"
     "The join code only lets students watch and send answers. What moves the class is a "
-    "secret key that stays in this browser tab. The class itself is kept by the server's "
-    "store, which every replica shares: a student reaches it on any replica, and a restart of "
-    "the servers keeps it. If this tab closes, take the class back with the code and the key.")
+    "secret key that stays in this browser. The class itself is kept by the server's store, "
+    "which every replica shares: a student reaches it on any replica, and a restart of the "
+    "servers keeps it. This browser remembers your class, so a reconnect keeps you teaching; "
+    "on another browser, take it back with the code and the key.")
 live_teacher.teacher_panel()
 live_teacher.class_dashboard()
 live_teacher.downloads()
