@@ -301,8 +301,8 @@ with step("5 · Fine-tune bert-tiny three ways, measured"):
         asked = fc.asked()
         if asked is None:
             st.info(f"Press **Fine-tune three ways**: {chosen.steps} steps of {chosen.batch} sentences "
-                    "for each way, 15 to 30 seconds for all three on one core, depending on how busy "
-                    "the server is. A result is kept for the whole server, so a class trains it once.")
+                    "for each way, about 10 to 30 seconds for all three on one core, depending on how "
+                    "busy the server is. A result is kept for the whole server, so a class trains it once.")
             return
         now = fc.status(BERT, asked)
         if asked != chosen:

@@ -95,7 +95,8 @@ def test_points_round_once_and_the_table_rows():
     rows = fm.rows(_modes(0.6, 0.9, 0.95), 138498)
     assert [r["way"] for r in rows] == ["head only", "LoRA", "full"]
     assert rows[1]["numbers trained"] == 2178 and rows[1]["share of full"] == "1.57%"
-    assert rows[2]["held-out accuracy after"] == 0.95 and rows[0]["seconds"] == 1.0
+    assert rows[2]["held-out % after"] == 95.0 and rows[0]["held-out % before"] == 50.0
+    assert rows[0]["seconds"] == 1.0
     with pytest.raises(ValueError):
         fm.verdict(_modes(0.6, 0.9, 0.95)[:2])
 
@@ -105,6 +106,6 @@ def test_the_chart_carries_the_measured_numbers_on_a_log_scale():
     points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
     assert points["encoding"]["x"]["scale"]["type"] == "log"
     values = [v for layer in spec["layer"] for v in layer.get("data", {}).get("values", [])]
-    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "label": "LoRA: 90%"} in values
+    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "shown": "90%"} in values
     assert {"chance": 0.5} in values
     assert "LoRA: 2,178 numbers, 90.0%" in spec["description"]

@@ -182,7 +182,7 @@ def test_fine_tune_three_ways_shows_measured_numbers(app_page, monkeypatch):
     cfg = tfviz.load("bert-tiny").config
     assert [r["way"] for r in rows] == list(MODES)
     assert [r["numbers trained"] for r in rows] == [expected_trained(cfg, m, 2) for m in MODES] == [130, 1154, 138498]
-    assert [r["held-out accuracy after"] for r in rows] == [round(m.accuracy, 4) for m in result.modes]
+    assert [r["held-out % after"] for r in rows] == [round(100 * m.accuracy, 1) for m in result.modes]
     assert fm.summary(result.modes, result.chance) in [m.value for m in at.markdown]
     said = "; ".join(f"{m.mode}: {m.trained:,} numbers, {round(m.accuracy, 4):.1%}" for m in result.modes)
     assert any(spec.get("description", "").endswith(f"{said}.") for spec, _ in instant_charts(at))

@@ -73,10 +73,10 @@ def verdict(modes: Sequence[Measured], chance: float = 0.5) -> str:
 
 def rows(modes: Sequence, total: int) -> list[dict]:
     """One table row per mode: numbers trained (and their share of the ``total`` a full
-    fine-tune trains), held-out accuracy before and after, seconds."""
+    fine-tune trains), held-out accuracy in percent before and after, seconds."""
     return [{"way": m.mode, "numbers trained": m.trained, "share of full": f"{m.trained / total:.2%}",
-             "held-out accuracy before": round(m.accuracy_before, 4),
-             "held-out accuracy after": round(m.accuracy, 4), "seconds": round(m.seconds, 1)}
+             "held-out % before": round(100 * m.accuracy_before, 1),
+             "held-out % after": round(100 * m.accuracy, 1), "seconds": round(m.seconds, 1)}
             for m in modes]
 
 
