@@ -21,7 +21,9 @@ Arch = Literal["decoder", "encoder", "encoder-decoder"]
 Positional = Literal["sinusoidal", "learned", "rope", "alibi", "none"]
 Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided"]
 Norm = Literal["post", "pre"]  # where LayerNorm sits: after the residual add, or before the sublayer
-Activation = Literal["relu", "gelu"]
+# "gelu" is the exact x * Phi(x); "gelu_tanh" the tanh approximation GPT-2 was trained with
+# (transformers' "gelu_new"): the two differ by up to 5e-4, enough to move a real model's logits.
+Activation = Literal["relu", "gelu", "gelu_tanh"]
 
 ARCHS: tuple[Arch, ...] = get_args(Arch)
 POSITIONALS: tuple[Positional, ...] = get_args(Positional)
@@ -110,7 +112,7 @@ class ModelConfig(DerivedSizes):
             (self.positional in POSITIONALS, f"positional must be one of {POSITIONALS}"),
             (self.attn_pattern in PATTERNS, f"attn_pattern must be one of {PATTERNS}"),
             (self.norm in NORMS, "norm must be 'post' or 'pre'"),
-            (self.activation in ACTIVATIONS, "activation must be 'relu' or 'gelu'"),
+            (self.activation in ACTIVATIONS, f"activation must be one of {ACTIVATIONS}"),
             (self.d_model > 0 and self.n_heads > 0, "d_model and n_heads must be positive"),
             (self.head_dim is not None or self.d_model % self.n_heads == 0,
              "d_model must be divisible by n_heads (or set head_dim)"),

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
 ACTIVATIONS = {
     "relu": ("ReLU", r"\mathrm{ReLU}(u) = \max(0, u)"),
     "gelu": ("GELU", r"\mathrm{GELU}(u) = u\,\Phi(u)"),
+    "gelu_tanh": ("GELU (tanh form)",
+                  r"\mathrm{GELU}(u) \approx \tfrac{u}{2}\left(1 + \tanh\left(\sqrt{2/\pi}\,(u + 0.044715\,u^3)\right)\right)"),
 }
 
 

@@ -11,6 +11,8 @@ torch.Size([2, 3, 4])
 """
 from __future__ import annotations
 
+from functools import partial
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -19,6 +21,9 @@ from tfviz.model.hooks import HookPoint
 
 
 def activation(name: str):
+    """relu, gelu (exact: x * Phi(x)) or gelu_tanh (GPT-2's tanh approximation)."""
+    if name == "gelu_tanh":
+        return partial(F.gelu, approximate="tanh")
     return F.relu if name == "relu" else F.gelu
 
 
