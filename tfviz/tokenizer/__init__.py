@@ -10,6 +10,7 @@
 - ``base``: the ``Tokenizer`` protocol every model tokenizer implements (encode, decode, ids of
   the special tokens, ...): ``served``'s, ``task``'s (letters, reverse-encdec) and ``byte``'s
   (one token per byte, for a preset without trained files)
+- ``checkpoint``: a downloaded model's own ``tokenizer.json`` (GPT-2's), used exactly as saved
 - ``load_tokenizer``: the tokenizer saved with a bundled model (``tokenizer.json``)
 """
 import json

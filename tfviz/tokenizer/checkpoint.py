@@ -1,0 +1,70 @@
+"""A downloaded model's own tokenizer (its ``tokenizer.json``), used exactly as it was saved.
+
+Our served tokenizer adds a prefix space and lowercases (``served``); a checkpoint's tokenizer
+must read text the way its model was trained to, so this wrapper adds nothing: ``encode`` gives
+the ids the HF ``tokenizers`` library gives for the file, without special tokens.
+
+    >>> from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    >>> hf = Tokenizer(models.BPE())
+    >>> hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    >>> hf.decoder = decoders.ByteLevel()
+    >>> hf.train_from_iterator(["the cat sat"] * 20, trainers.BpeTrainer(
+    ...     vocab_size=280, special_tokens=["<|endoftext|>"], show_progress=False,
+    ...     initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    >>> tok = CheckpointTokenizer(hf)
+    >>> tok.tokens("the cat")                 # no prefix space: "the" at the start has none
+    ['the', '␣cat']
+    >>> tok.specials, tok.eos_id, tok.mask_id
+    (('<|endoftext|>',), 0, None)
+
+Unlike our own tokenizers, a checkpoint's special tokens need not come first (GPT-2's
+``<|endoftext|>`` is id 50256); ``pad_id``, ``bos_id`` and ``eos_id`` are all that one token,
+as GPT-2 uses it.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tokenizers import Tokenizer
+
+from tfviz.tokenizer.readable import readable_token
+
+
+class CheckpointTokenizer:
+    """Implements ``tfviz.tokenizer.base.Tokenizer`` over a checkpoint's ``tokenizer.json``."""
+
+    def __init__(self, hf: Tokenizer, eos_token: str | None = None) -> None:
+        self.hf = hf
+        added = sorted((i, t.content) for i, t in hf.get_added_tokens_decoder().items() if t.special)
+        self.specials: tuple[str, ...] = tuple(content for _, content in added)
+        self.special_ids = {content: i for i, content in added}
+        eos = self.special_ids.get(eos_token) if eos_token else None
+        if eos is None:  # GPT-2 names <|endoftext|> in its config; else the last special token
+            eos = added[-1][0] if added else 0
+        self.pad_id = self.bos_id = self.eos_id = eos
+        mask = [i for i, c in added if c in ("[MASK]", "<mask>")]
+        self.mask_id: int | None = mask[0] if mask else None
+
+    @property
+    def vocab_size(self) -> int:
+        return self.hf.get_vocab_size()
+
+    def normalize(self, text: str) -> str:
+        """What the model reads of ``text``: its normaliser's output (identity for GPT-2)."""
+        return self.hf.normalizer.normalize_str(text) if self.hf.normalizer is not None else text
+
+    def encode(self, text: str) -> list[int]:
+        return self.hf.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.hf.decode(list(ids), skip_special_tokens=False)
+
+    def id_to_token(self, token_id: int) -> str:
+        """Readable string for one id: GPT-2's "Ġthe" is shown as "␣the"."""
+        raw = self.hf.id_to_token(token_id)
+        if raw is None:
+            raise IndexError(f"id {token_id} is outside the vocabulary (size {self.vocab_size})")
+        return raw if raw in self.special_ids else readable_token(raw)
+
+    def tokens(self, text: str) -> list[str]:
+        return [self.id_to_token(i) for i in self.encode(text)]
