@@ -13,9 +13,10 @@ from __future__ import annotations
 import importlib
 
 _HOMES = {"Bundle": "tfviz.bundle", "load": "tfviz.bundle", "ModelConfig": "tfviz.config",
-          "RunOptions": "tfviz.config", "preset": "tfviz.config"}
+          "RunOptions": "tfviz.config", "preset": "tfviz.config",
+          "CheckpointError": "tfviz.hf"}
 
-__all__ = ["Bundle", "ModelConfig", "RunOptions", "load", "preset"]
+__all__ = ["Bundle", "CheckpointError", "ModelConfig", "RunOptions", "load", "preset"]
 
 
 def __getattr__(name: str):

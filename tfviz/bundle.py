@@ -147,10 +147,22 @@ def load_dir(path: Path) -> Bundle:
 
 def load(preset_or_path: str | Path) -> Bundle:
     """A trained bundle from assets/ or a folder; else the preset with fresh seeded weights.
+    A Hugging Face folder (config.json with a ``model_type``: GPT-2) is converted to our model
+    by :func:`tfviz.hf.load_checkpoint`, which raises :class:`tfviz.hf.CheckpointError` with
+    what is wrong when it cannot be opened.
     ``load("vit-tiny")`` gives a :class:`tfviz.vision_bundle.VisionBundle`, which reads images."""
-    path = Path(preset_or_path)
-    if path.is_dir() and (path / "model.safetensors").exists():
-        return load_dir(path)
+    path = Path(preset_or_path).expanduser()
+    if path.is_dir():
+        from tfviz.hf import is_checkpoint_folder, load_checkpoint
+
+        if is_checkpoint_folder(path):  # a Hugging Face folder: GPT-2 (tfviz.hf)
+            return load_checkpoint(path)
+        if (path / "model.safetensors").exists():
+            return load_dir(path)
+    elif "/" in str(preset_or_path) or "\\" in str(preset_or_path):  # a path, not a preset's name
+        from tfviz.hf import CheckpointError
+
+        raise CheckpointError(path, "there is no such folder.")
     name = str(preset_or_path)
     if (ASSETS / name / "model.safetensors").exists():
         return load_dir(ASSETS / name)

@@ -1,0 +1,123 @@
+"""GPT-2 in tfviz's own terms: its config.json as a ModelConfig, its tensors as our state dict.
+
+GPT-2 (``GPT2LMHeadModel``) is a decoder our model can already be: learned positions, pre-LN
+blocks, a final LayerNorm, biases everywhere, GELU in its tanh form (``gelu_new``) and logits
+read through the token embedding itself (tied unembedding). Two things differ in storage:
+
+- GPT-2's linear layers are ``Conv1D`` modules, whose weight is stored (in, out), the transpose
+  of ``nn.Linear``'s (out, in);
+- queries, keys and values come from one (d, 3d) matrix ``c_attn``, cut into three (d, d).
+
+>>> cfg = gpt2_config({"n_embd": 32, "n_head": 2, "n_layer": 2, "n_positions": 64,
+...                    "vocab_size": 300}, "tiny")
+>>> cfg.d_head, cfg.d_ff, cfg.norm, cfg.activation, cfg.positional
+(16, 128, 'pre', 'gelu_tanh', 'learned')
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from torch import Tensor
+
+from tfviz.config import ModelConfig
+
+# transformers' names for the activation -> ours. "gelu_new" and "gelu_pytorch_tanh" are the
+# same tanh formula (GPT-2's); "gelu" is the exact one.
+ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
+               "gelu": "gelu", "relu": "relu"}
+
+# Old checkpoints also store the causal mask as a buffer; our model builds its own.
+IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias")
+
+
+def gpt2_config(hf: Mapping, name: str) -> ModelConfig:
+    """Our ModelConfig for a GPT-2 ``config.json`` (already parsed). Raises ValueError with
+    the reason when the checkpoint asks for something our model does not do."""
+    act = hf.get("activation_function", "gelu_new")
+    if act not in ACTIVATIONS:
+        raise ValueError(f"activation_function {act!r} is not one tfviz knows ({', '.join(ACTIVATIONS)})")
+    for key, plain in (("scale_attn_by_inverse_layer_idx", False), ("add_cross_attention", False),
+                       ("scale_attn_weights", True)):
+        if bool(hf.get(key, plain)) != plain:
+            raise ValueError(f"{key} = {hf[key]!r} is not supported (tfviz runs plain GPT-2 attention)")
+    d = int(hf["n_embd"])
+    return ModelConfig(
+        name=name, arch="decoder", vocab_size=int(hf["vocab_size"]), d_model=d,
+        n_heads=int(hf["n_head"]), n_layers=int(hf["n_layer"]),
+        d_ff=int(hf.get("n_inner") or 4 * d),  # n_inner null means 4 x n_embd
+        max_seq_len=int(hf["n_positions"]), positional="learned", norm="pre", final_norm=True,
+        ln_eps=float(hf.get("layer_norm_epsilon", 1e-5)), activation=ACTIVATIONS[act], bias=True,
+        tie_embeddings=bool(hf.get("tie_word_embeddings", True)),
+        pad_id=int(hf.get("eos_token_id") or 0))
+
+
+def _rename(cfg: ModelConfig) -> dict[str, tuple[str, Callable[[Tensor], Tensor]]]:
+    """GPT-2 tensor name -> (our parameter name, how to turn the stored tensor into ours)."""
+    d = cfg.d_model
+    same = lambda t: t  # noqa: E731
+    conv = lambda t: t.T  # noqa: E731  Conv1D (in, out) -> Linear (out, in)
+    out = {"wte.weight": ("embed.weight", same), "wpe.weight": ("pos_embed.weight", same),
+           "ln_f.weight": ("ln_final.weight", same), "ln_f.bias": ("ln_final.bias", same)}
+    if not cfg.tie_embeddings:
+        out["lm_head.weight"] = ("unembed.weight", same)  # (vocab, d), already Linear's layout
+    for i in range(cfg.n_layers):
+        h, b = f"h.{i}.", f"blocks.{i}."
+        for j, part in enumerate("qkv"):
+            cut = slice(j * d, (j + 1) * d)
+            out[h + f"attn.c_attn.w_{part}"] = (b + f"attn.W_{part}.weight",
+                                                lambda t, cut=cut: t[:, cut].T)  # (d, 3d) -> (d, d)
+            out[h + f"attn.c_attn.b_{part}"] = (b + f"attn.W_{part}.bias", lambda t, cut=cut: t[cut])
+        out.update({
+            h + "attn.c_proj.weight": (b + "attn.W_o.weight", conv),
+            h + "attn.c_proj.bias": (b + "attn.W_o.bias", same),
+            h + "mlp.c_fc.weight": (b + "mlp.W_in.weight", conv),
+            h + "mlp.c_fc.bias": (b + "mlp.W_in.bias", same),
+            h + "mlp.c_proj.weight": (b + "mlp.W_out.weight", conv),
+            h + "mlp.c_proj.bias": (b + "mlp.W_out.bias", same),
+            h + "ln_1.weight": (b + "ln1.weight", same), h + "ln_1.bias": (b + "ln1.bias", same),
+            h + "ln_2.weight": (b + "ln2.weight", same), h + "ln_2.bias": (b + "ln2.bias", same),
+        })
+    return out
+
+
+def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor a GPT-2 checkpoint of this config stores, with its shape as stored."""
+    d, f, V, L = cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_layers
+    shapes = {"wte.weight": (V, d), "wpe.weight": (cfg.max_seq_len, d), "ln_f.weight": (d,),
+              "ln_f.bias": (d,)}
+    if not cfg.tie_embeddings:
+        shapes["lm_head.weight"] = (V, d)
+    for i in range(L):
+        h = f"h.{i}."
+        shapes.update({h + "attn.c_attn.weight": (d, 3 * d), h + "attn.c_attn.bias": (3 * d,),
+                       h + "attn.c_proj.weight": (d, d), h + "attn.c_proj.bias": (d,),
+                       h + "mlp.c_fc.weight": (d, f), h + "mlp.c_fc.bias": (f,),
+                       h + "mlp.c_proj.weight": (f, d), h + "mlp.c_proj.bias": (d,),
+                       h + "ln_1.weight": (d,), h + "ln_1.bias": (d,),
+                       h + "ln_2.weight": (d,), h + "ln_2.bias": (d,)})
+    return shapes
+
+
+def stored_name(key: str) -> str | None:
+    """A tensor's GPT-2 name without the ``transformer.`` prefix GPT2LMHeadModel saves (a bare
+    GPT2Model saves none); None for what our model does not read (the old mask buffers, and
+    a tied ``lm_head.weight`` some versions write beside ``wte``)."""
+    name = key.removeprefix("transformer.")
+    return None if name.endswith(IGNORED_SUFFIXES) else name
+
+
+def gpt2_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[str, Tensor]:
+    """Our Transformer's state dict from GPT-2's tensors (names as :func:`stored_name` gives,
+    shapes already checked against :func:`expected_shapes`), as float32."""
+    rename = _rename(cfg)
+    out: dict[str, Tensor] = {}
+    for name, t in tensors.items():
+        if name.startswith("h.") and ".attn.c_attn." in name:
+            kind = "w" if name.endswith("weight") else "b"
+            for part in "qkv":
+                ours, turn = rename[name.rsplit(".", 1)[0] + f".{kind}_{part}"]
+                out[ours] = turn(t).float().contiguous()
+        elif name in rename:
+            ours, turn = rename[name]
+            out[ours] = turn(t).float().contiguous()
+    return out
