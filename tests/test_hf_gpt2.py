@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,7 +87,8 @@ def reference(folder, ids):
     logits, patterns (layer -> (H, T, T)) and residual stream (resid_pre of every block, then
     the last block's output before ln_f, caught by a hook because hidden_states' last entry
     has ln_f applied)."""
-    model = transformers.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager").eval()
+    model = transformers.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager",
+                                                         dtype=torch.float32).eval()
     last = {}
 
     def keep(module, args, output):
@@ -102,7 +106,7 @@ def reference(folder, ids):
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gpt2-small-random")
+    path = tmp_path_factory.mktemp("gpt2-random-tiny")
     make_checkpoint(path)
     return path
 
@@ -123,14 +127,9 @@ def test_ids_are_transformers_tokenizer_ids(folder, bundle):
 
 def test_logits_patterns_and_residual_stream_match_transformers(folder, bundle):
     ids = bundle.encode(TEXT)
-    logits, patterns, resid = reference(folder, ids)
+    logits, patterns, _ = reference(folder, ids)
     tr = bundle.trace(TEXT)
-    L = bundle.config.n_layers
-    errors = {"logits": relative_error(tr["logits"], logits)}
-    for i in range(L):
-        errors[f"pattern {i}"] = relative_error(tr["pattern", i], patterns[i])
-        errors[f"resid_pre {i}"] = relative_error(tr[f"blocks.{i}.hook_resid_pre"], resid[i])
-    errors["resid_post last"] = relative_error(tr[f"blocks.{L - 1}.hook_resid_post"], resid[L])
+    errors = parity_errors(folder, bundle)
     assert max(errors.values()) < TOLERANCE, errors
     # The comparison is not between two near-uniform tensors: maps are peaked, logits spread.
     assert min(p.max() for p in patterns) > 0.5
@@ -144,7 +143,8 @@ def test_head_ablation_matches_zeroing_that_head_in_transformers(folder, bundle)
     """RunOptions work on a converted model: ablating layer 1's head 0 equals transformers'
     forward with that head's slice of the input to c_proj (its z) set to zero."""
     ids = bundle.encode(TEXT)
-    model = transformers.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager").eval()
+    model = transformers.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager",
+                                                         dtype=torch.float32).eval()
     dh = bundle.config.d_head
 
     def zero_head(module, args):
@@ -172,6 +172,60 @@ def test_converted_config_is_gpt2s(bundle):
     assert bundle.manifest["parameters"] == sum(p.numel() for p in bundle.model.parameters())
 
 
+def parity_errors(folder, bundle, text=TEXT) -> dict[str, float]:
+    """Relative error of the logits, of every layer's pattern and of the residual stream."""
+    ids = bundle.encode(text)
+    logits, patterns, resid = reference(folder, ids)
+    tr = bundle.trace(text)
+    L = bundle.config.n_layers
+    errors = {"logits": relative_error(tr["logits"], logits)}
+    for i in range(L):
+        errors[f"pattern {i}"] = relative_error(tr["pattern", i], patterns[i])
+        errors[f"resid_pre {i}"] = relative_error(tr[f"blocks.{i}.hook_resid_pre"], resid[i])
+    errors["resid_post last"] = relative_error(tr[f"blocks.{L - 1}.hook_resid_post"], resid[L])
+    return errors
+
+
+def test_untied_unembedding_is_read_from_lm_head(tmp_path):
+    """tie_word_embeddings = false: logits come from lm_head.weight, not from wte."""
+    tok = train_tokenizer()
+    config = transformers.GPT2Config(n_layer=1, n_head=2, n_embd=32, n_positions=64,
+                                     vocab_size=tok.get_vocab_size(), tie_word_embeddings=False)
+    torch.manual_seed(1)
+    model = transformers.GPT2LMHeadModel(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(0.3 * torch.randn_like(p))
+    model.save_pretrained(tmp_path, safe_serialization=True)
+    tok.save(str(tmp_path / "tokenizer.json"))
+    bundle = tfviz.load(tmp_path)
+    assert not bundle.config.tie_embeddings
+    assert torch.equal(bundle.model.unembed.weight, model.lm_head.weight)
+    errors = parity_errors(tmp_path, bundle)
+    assert max(errors.values()) < TOLERANCE, errors
+
+
+def test_half_precision_checkpoint_runs_in_float32(tmp_path):
+    """A float16 file is widened to float32, as transformers widens it with dtype=float32 (its
+    default, "auto", would compute in float16)."""
+    model = make_checkpoint(tmp_path)
+    model.half().save_pretrained(tmp_path, safe_serialization=True)
+    bundle = tfviz.load(tmp_path)
+    assert bundle.model.embed.weight.dtype == torch.float32
+    assert torch.equal(bundle.model.embed.weight, model.transformer.wte.weight.float())
+    errors = parity_errors(tmp_path, bundle)
+    assert max(errors.values()) < TOLERANCE, errors
+
+
+def test_transformers_is_not_imported_to_load_a_folder(folder):
+    """transformers is a test-only dependency: opening and tracing a folder never imports it."""
+    code = ("import sys, tfviz; b = tfviz.load(sys.argv[1]); b.trace('The cat sat.'); "
+            "print('transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "False"
+
+
 @pytest.mark.slow
 def test_gpt2_small_shape_matches_transformers(tmp_path):
     """A random checkpoint of GPT-2 small's full shape: 12 layers x 12 heads x 768, 50,257
@@ -185,14 +239,8 @@ def test_gpt2_small_shape_matches_transformers(tmp_path):
     assert bundle.config.n_layers == 12 and bundle.config.n_heads == 12
     assert bundle.manifest["parameters"] == 124_439_808  # GPT-2 small's count, tied unembedding
     assert seconds < 30, f"loading took {seconds:.1f} s"
-    ids = bundle.encode(TEXT)
-    logits, patterns, resid = reference(tmp_path, ids)
-    tr = bundle.trace(TEXT)
-    errors = {"logits": relative_error(tr["logits"], logits)}
-    for i in range(12):
-        errors[f"pattern {i}"] = relative_error(tr["pattern", i], patterns[i])
-        errors[f"resid_pre {i}"] = relative_error(tr[f"blocks.{i}.hook_resid_pre"], resid[i])
-    errors["resid_post 11"] = relative_error(tr["blocks.11.hook_resid_post"], resid[12])
+    errors = parity_errors(tmp_path, bundle)
+    assert len(errors) == 1 + 2 * 12 + 1
     assert max(errors.values()) < TOLERANCE, errors
 
 

@@ -29,7 +29,9 @@ class Tokenizer(Protocol):
     ``decode(encode(x)) == normalize(x)`` for ordinary text (cased tokenizers: ``== x``).
     """
 
-    specials: tuple[str, ...]  # special token strings; their ids are 0..len(specials)-1
+    # Special token strings. Our own tokenizers give them ids 0..len(specials)-1; a checkpoint's
+    # need not (tfviz.tokenizer.checkpoint: GPT-2's <|endoftext|> is 50256).
+    specials: tuple[str, ...]
     pad_id: int
     bos_id: int
     eos_id: int
