@@ -217,6 +217,19 @@ def test_half_precision_checkpoint_runs_in_float32(tmp_path):
     assert max(errors.values()) < TOLERANCE, errors
 
 
+def test_hub_layout_without_prefix_and_with_mask_buffers(copy, bundle):
+    """The gpt2 repository's own model.safetensors names its tensors without "transformer."
+    and still stores each layer's causal mask as ``h.{i}.attn.bias``: both are read."""
+    from safetensors.torch import load_file, save_file
+
+    tensors = {k.removeprefix("transformer."): v for k, v in load_file(copy / "model.safetensors").items()}
+    for i in range(2):
+        tensors[f"h.{i}.attn.bias"] = torch.tril(torch.ones(64, 64, dtype=torch.bool))[None, None]
+    save_file(tensors, copy / "model.safetensors")
+    hub = tfviz.load(copy)
+    assert np.array_equal(hub.trace(TEXT)["logits"], bundle.trace(TEXT)["logits"])
+
+
 def test_transformers_is_not_imported_to_load_a_folder(folder):
     """transformers is a test-only dependency: opening and tracing a folder never imports it."""
     code = ("import sys, tfviz; b = tfviz.load(sys.argv[1]); b.trace('The cat sat.'); "
@@ -290,6 +303,18 @@ def test_shape_that_does_not_match_the_config_names_the_tensor(copy):
 def test_tokenizer_larger_than_the_embedding_is_refused(copy):
     edit_config(copy, vocab_size=300)  # the tokenizer has 400 tokens
     assert "tokenizer.json has 400 tokens but the model only 300" in problem(copy)
+
+
+def test_config_without_a_size_is_named(copy):
+    data = json.loads((copy / "config.json").read_text())
+    del data["n_embd"]
+    (copy / "config.json").write_text(json.dumps(data))
+    assert "config.json is not one tfviz can build: it lacks 'n_embd'" in problem(copy)
+
+
+def test_config_that_is_not_json_is_named(copy):
+    (copy / "config.json").write_text("{model_type: gpt2")
+    assert "config.json is not valid JSON" in problem(copy)
 
 
 def test_truncated_safetensors_is_named(copy):
