@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -27,6 +28,9 @@ from tfviz.config import ModelConfig
 from tfviz.hf.gpt2 import expected_shapes, gpt2_config, gpt2_state_dict, stored_name
 from tfviz.model import Transformer
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
+
+if TYPE_CHECKING:
+    from tfviz.bundle import Bundle
 
 FAMILIES = {"gpt2": "GPT-2"}  # model_type -> family; BERT is to come
 
@@ -170,14 +174,14 @@ def read_tokenizer(folder: Path, data: dict, cfg: ModelConfig) -> CheckpointToke
     return tok
 
 
-def load_checkpoint(folder: str | Path):
+def load_checkpoint(folder: str | Path) -> Bundle:
     """A :class:`tfviz.bundle.Bundle` of the Hugging Face model in ``folder``.
 
     Everything is checked before the model is built; the model is made on torch's "meta"
     device (no memory, no random numbers) and takes the file's tensors as its own, so a
     GPT-2 small needs its weights in memory once, not twice.
     """
-    from tfviz.bundle import Bundle  # bundle imports this module lazily; no cycle at import
+    from tfviz.bundle import Bundle  # noqa: F811  bundle imports this module lazily; no cycle
 
     folder = Path(folder)
     data = read_config(folder)
