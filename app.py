@@ -10,6 +10,7 @@ from tfviz.ui.errors import remember_page, report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.live import live_sidebar
 from tfviz.ui.present import presenter_frame, presenter_toggle
+from tfviz.ui.readable import readable_frame
 from tfviz.ui.runlog import timed_run
 from tfviz.ui.sidebar import sidebar_controls
 from tfviz.ui.state import init_state, sync_url
@@ -40,6 +41,7 @@ sidebar_controls()
 with st.sidebar:
     presenter_toggle()  # ?present=1: large type, one step per screen (tfviz/ui/present.py)
     view_sync()  # instant views: keeps the URL's layer, head, token... in step with the charts
+readable_frame()  # captions dark enough to read (WCAG 2.2 AA), on every page
 presenter_frame()  # only in presenter view: its CSS and the script that shows one step at a time
 
 # The error boundary; fragments rerun without passing through here and carry their own
