@@ -3,11 +3,13 @@ import streamlit as st
 
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
+from tfviz.ui.chart_numbers import numbers_table
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table, vega
+from tfviz.viz import chart_numbers
 from tfviz.viz import forward as fwv
 from tfviz.viz import instant_forward as ifw
 
@@ -42,6 +44,7 @@ with step("1 · Your text through the model, stage by stage"):
     n = len(steps[0])
     instant(ifw.walk_chart, steps, step=max(1, view_value("step", n, 1)),
             head=view_value("head", cfg.n_heads - 1))
+    numbers_table(chart_numbers.forward_walk(steps), key="fw_numbers")
 
     with st.expander("All steps at a glance"):
         table([{"step": i + 1, "what": s.title, "shape": s.shape}

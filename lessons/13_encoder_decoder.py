@@ -15,8 +15,10 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.seq2seq_cache import MODEL, translation
+from tfviz.ui.chart_numbers import numbers_table
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table
+from tfviz.viz import chart_numbers
 from tfviz.viz import instant_encdec as ie
 
 EXAMPLE = "hello"  # five letters of a-p, and a word, so the reversal is easy to read
@@ -98,6 +100,8 @@ with step("2 · The encoder runs once"):
     instant(ie.encoder_chart, run.enc_patterns, run.memory, src,
             layer=view_value("layer", cfg.enc_layers - 1, sharp.layer),
             head=view_value("head", cfg.n_heads - 1, sharp.head))
+    numbers_table(chart_numbers.encoder(run.enc_patterns, run.memory, src), key="ed_enc_numbers",
+                  default=sharp.layer * cfg.n_heads + sharp.head)
     st.caption(f"The chart opens on layer {sharp.layer}, head {sharp.head}, the head named above. "
                "Move the Layer and Head sliders under a chart (or use the arrow keys on them): the "
                "charts on this page follow them in your browser at once.")
@@ -125,6 +129,8 @@ with step("3 · The decoder writes one token per step"):
             [s.candidates.index(s.chosen) for s in run.steps], (score.layer, score.head),
             step=max(1, view_value("step", T, 1)), layer=view_value("layer", cfg.n_layers - 1, score.layer),
             head=view_value("head", cfg.n_heads - 1, score.head))
+    numbers_table(chart_numbers.decoder(run.self_attention(), run.cross_attention(), read, src),
+                  key="ed_dec_numbers", default=score.layer * cfg.n_heads + score.head)
 
     scores = ed.anti_diagonal_scores(run.cross_attention())
     held_out = manifest.get("anti_diagonal_head", {})

@@ -101,9 +101,13 @@ def _grown(view: dict, *, y_hidden: bool, x_hidden: bool, y_labels: str, x_label
 
 
 def _masked_cells(y_title: str, x_title: str) -> dict:
-    """Grey cells for a causal map's masked (empty) entries, with what they mean on hover."""
+    """Grey cells for a causal map's masked (empty) entries, with what they mean on hover.
+
+    Hidden from screen readers (``aria: False``): at step 1 there are none, and Vega names an
+    empty mark container nothing, an image without a text alternative (axe: svg-img-alt).
+    The masked cells are the empty cells of the page's numbers table."""
     return {"transform": [{"filter": "!isValid(datum.v)"}, {"calculate": f"'{MASKED}'", "as": "masked"}],
-            "mark": {"type": "rect", "color": MASKED_GREY},
+            "mark": {"type": "rect", "color": MASKED_GREY, "aria": False},
             "encoding": {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"},
                          "tooltip": [{"field": "rowlabel", "title": y_title},
                                      {"field": "collabel", "title": x_title},

@@ -171,9 +171,14 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
     tooltip = [{"field": "rowlabel", "title": "row"}, {"field": "collabel", "title": "column"},
                {"field": "v", "title": "value", "format": ".4f"}]
 
+    # Every layer below draws one kind of step and is empty at the others. Vega names an empty
+    # mark container nothing, an image without a text alternative (axe: svg-img-alt), so the
+    # cells stay out of the accessibility tree (aria: False); the chart's description names
+    # it, and lesson 12's "The numbers as a table" holds every step's numbers
+    # (tfviz.viz.chart_numbers.forward_walk).
     def rect(kind: str, colour: dict) -> dict:
         return {"transform": [{"filter": f"datum.kind == '{kind}' && !datum.pic"}],
-                "mark": {"type": "rect"},
+                "mark": {"type": "rect", "aria": False},
                 "encoding": {"color": colour, "tooltip": tooltip}}
 
     # A big map is one picture, from its top left corner; hidden points give the axes its
@@ -212,7 +217,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                                    "domain": {"expr": "[-edge[step - 1], edge[step - 1]]"}},
                          "legend": _legend("div")}),
             {"transform": [{"filter": "datum.kind == 'ids'"}],
-             "mark": {"type": "rect", "fill": "#eeeeee", "stroke": "white"},
+             "mark": {"type": "rect", "fill": "#eeeeee", "stroke": "white", "aria": False},
              "encoding": {"tooltip": [{"field": "collabel", "title": "token"},
                                       {"field": "v", "title": "id"}]}},
             {"transform": [{"filter": "datum.text"},
@@ -240,7 +245,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                          "title": None, "labelExpr": "cols[step - 1][datum.value]", "labelLimit": 200}},
                      "x": {"field": "p", "type": "quantitative", "axis": None,
                            "scale": {"domain": [0, 1]}}},
-        "layer": [{"mark": {"type": "bar", "color": CATEGORICAL[0]},
+        "layer": [{"mark": {"type": "bar", "color": CATEGORICAL[0], "aria": False},
                    "encoding": {"tooltip": [{"field": "candidate"},
                                             {"field": "p", "title": "probability", "format": ".4f"}]}},
                   {"mark": {"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 2,

@@ -178,7 +178,8 @@ def load_chart(routes: Sequence[Routing], capacity: int | None, *, layer: int = 
     layers = [bars]
     if capacity is not None:
         line = {"y": {"datum": int(capacity), "type": "quantitative"}}
-        layers += [{"mark": {"type": "rule", "strokeDash": [6, 4], "size": 2, "color": "black"},
+        layers += [{"mark": {"type": "rule", "strokeDash": [6, 4], "size": 2, "color": "black",
+                             "description": f"capacity {capacity}"},  # the line's accessible name
                     "encoding": {**line, "tooltip": {"value": f"capacity {capacity}"}}},
                    {"mark": {"type": "text", "align": "right", "dy": -10, "fontSize": FONT_SIZE - 2,
                              "x": "width", "text": f"capacity {capacity}",
