@@ -16,6 +16,13 @@ fi
 python3 -m pip install -q -r requirements-dev.txt
 # The browser's own code: node's test runner on its pure functions (tests/js), where node is.
 if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node missing: tests/js skipped"; fi
+# axe-core for the accessibility test (tests/browser/test_accessibility.py): a dev-only
+# dependency, installed beside the tests (tests/.npm, not in git), never part of the app. The
+# version is pinned so that a new rule cannot turn the suite red on its own.
+if command -v npm >/dev/null 2>&1; then
+  npm install --no-save --no-audit --no-fund --silent --prefix tests/.npm axe-core@4.14.1 \
+    || echo "npm could not install axe-core: the accessibility test says so"
+else echo "npm missing: the accessibility test is skipped (and fails under CI=true)"; fi
 # Two workers (pytest-xdist), one per core: the suite is mostly waiting on one process at a
 # time (a page run, a browser); work-stealing keeps both busy to the end. Each worker starts
 # its own servers for the browser tests (free ports, nothing shared on disk).

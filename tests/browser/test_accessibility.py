@@ -1,0 +1,142 @@
+"""Readable for everyone (WCAG 2.2 AA): axe-core, run in chromium on every page of the app,
+finds nothing of our own making.
+
+Each page opens by its URL on the shared server; once its script run has ended and its charts
+are drawn, axe-core (the npm package, a dev-only dependency that ``scripts/test.sh`` installs
+into ``tests/.npm``) is injected and run with the WCAG 2.0, 2.1 and 2.2 A and AA rules. A
+violation fails the test with its rule, its help text and the elements it found, except:
+
+- Streamlit's own sidebar navigation (``stSidebarNav``, drawn by ``st.navigation``): its
+  ``<ul data-testid="stSidebarNavItems">`` holds one ``<div>`` per section (rule ``list``:
+  a list may hold only ``<li>``), and so each lesson's ``<li>`` sits in a ``<div>``, not in the
+  list (rule ``listitem``, once per lesson: 24). That markup is Streamlit's (1.67), which a page
+  cannot change, so those two rules are exempt *inside the sidebar navigation only*; anywhere
+  else they count, and every other rule counts everywhere.
+
+Where node or axe-core is missing the test is skipped with a message saying how to install
+it, except in CI (``CI=true``), where a missing axe-core is a failure: the check must run there.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import OutboundGuard, assert_no_exception, wait_for_app
+from tfviz.ui.lessons import available
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+AXE = Path(os.environ.get("TFVIZ_AXE", ROOT / "tests" / ".npm" / "node_modules" / "axe-core" / "axe.min.js"))
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+LESSONS = available()
+QUERY = {"mixture-of-experts": "?model=moe-tiny"}  # as tests/browser/test_pages.py
+# rule -> (where it is exempt, why): Streamlit's markup, not ours (module docstring)
+EXEMPT = {
+    "list": ('[data-testid="stSidebarNav"]', "Streamlit's sidebar navigation (st.navigation)"),
+    "listitem": ('[data-testid="stSidebarNav"]', "Streamlit's sidebar navigation (st.navigation)"),
+}
+
+# Every chart on show drawn (a hidden tab's charts wait until it opens): each Vega-Lite
+# element holds its SVG or canvas, each plotly element its plot.
+DRAWN_JS = """() => Array.from(document.querySelectorAll(
+        '[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]'))
+    .filter((box) => box.offsetParent !== null)
+    .every((box) => box.querySelector('.vega-embed svg, .vega-embed canvas, .js-plotly-plot .main-svg'))"""
+
+# axe's violations, without the exempt nodes, as plain data
+RUN_AXE_JS = """async ([tags, exempt]) => {
+    const result = await axe.run(document, {runOnly: {type: 'tag', values: tags},
+                                            resultTypes: ['violations']});
+    const out = [];
+    for (const v of result.violations) {
+        const nodes = v.nodes.filter((node) => {
+            if (!(v.id in exempt)) return true;
+            const el = document.querySelector(node.target[node.target.length - 1]);
+            return !(el && el.closest(exempt[v.id]));
+        });
+        if (nodes.length) out.push({id: v.id, impact: v.impact, help: v.help, count: nodes.length,
+            nodes: nodes.slice(0, 4).map((node) => ({target: node.target.join(' '),
+                html: node.html.slice(0, 200), why: node.failureSummary}))});
+    }
+    return {violations: out, passes: result.passes.length, version: axe.version,
+            exempt: result.violations.filter((v) => v.id in exempt).map((v) => v.id)};
+}"""
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if AXE.is_file():
+        return AXE.read_text()
+    message = (f"axe-core is missing ({AXE}): `npm install --no-save --prefix tests/.npm axe-core@4.14.1` "
+               "installs it (scripts/test.sh does, where npm is)")
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + "; in CI the accessibility check must run")
+    pytest.skip(message)
+
+
+def describe(violations: list[dict]) -> str:
+    return "\n".join(f"- {v['id']} ({v['impact']}, {v['count']}×): {v['help']}\n" + "\n".join(
+        f"    {n['target']}: {n['html']}\n      {n['why']}" for n in v["nodes"]) for v in violations)
+
+
+def _address(server: str, lesson) -> str:
+    return f"{server}/{'' if lesson.url == 'home' else lesson.url}{QUERY.get(lesson.url, '')}"
+
+
+class _Tab:
+    """A page in a context of its own, guarded like conftest's ``page``, already loading."""
+
+    def __init__(self, browser, url: str):
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.guard = OutboundGuard()
+        self.context.route("**/*", self.guard)
+        self.page = self.context.new_page()
+        self.page.goto(url, wait_until="commit")
+
+    def close(self) -> None:
+        self.context.close()
+        assert not self.guard.outside, f"requests left localhost: {self.guard.outside[:5]}"
+
+
+_AHEAD: dict[str, _Tab] = {}  # lesson URL -> its page, opened while the lesson before was checked
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_ahead():
+    yield
+    while _AHEAD:
+        _AHEAD.popitem()[1].context.close()
+
+
+@pytest.fixture
+def lesson_tab(browser, server, request):
+    """This lesson's page; the next lesson's starts loading now, while axe reads this one
+    (as tests/browser/test_presenter.py does)."""
+    lesson = request.node.callspec.params["lesson"]
+    tab = _AHEAD.pop(lesson.url, None) or _Tab(browser, _address(server, lesson))
+    items = request.session.items
+    later = [item for item in items[items.index(request.node) + 1:]
+             if getattr(item, "originalname", None) == request.node.originalname]
+    if later:
+        upcoming = later[0].callspec.params["lesson"]
+        _AHEAD.setdefault(upcoming.url, _Tab(browser, _address(server, upcoming)))
+    yield tab
+    tab.close()
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[l.url for l in LESSONS])
+def test_axe_finds_nothing_of_our_making(axe_source, lesson_tab, lesson):
+    page = lesson_tab.page
+    wait_for_app(page)
+    assert_no_exception(page)
+    try:
+        page.wait_for_function(DRAWN_JS, timeout=10_000, polling=100)
+    except Exception:
+        pass  # axe then checks what is drawn; a chart that never draws is test_pages' business
+    page.add_script_tag(content=axe_source)
+    found = page.evaluate(RUN_AXE_JS, [TAGS, {k: v[0] for k, v in EXEMPT.items()}])
+    assert found["passes"] > 10  # axe really ran its rules on a real page
+    assert not found["violations"], (
+        f"axe-core {found['version']} on /{lesson.url}:\n{describe(found['violations'])}")
