@@ -9,6 +9,8 @@ MISSING=()
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then MISSING+=(chromium); fi
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then MISSING+=(nginx); fi
 if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then MISSING+=(redis-server); fi
+# node and npm: the browser code's unit tests and axe-core (Debian's npm brings nodejs).
+if ! command -v npm >/dev/null 2>&1; then MISSING+=(npm); fi
 if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
