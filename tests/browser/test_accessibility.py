@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import OutboundGuard, assert_no_exception, wait_for_app
+from tests.browser.conftest import assert_no_exception, wait_for_app
+from tests.browser.tabs_ahead import TabsAhead
 from tfviz.ui.lessons import available
 
 pytestmark = pytest.mark.browser
@@ -85,43 +86,19 @@ def _address(server: str, lesson) -> str:
     return f"{server}/{'' if lesson.url == 'home' else lesson.url}{QUERY.get(lesson.url, '')}"
 
 
-class _Tab:
-    """A page in a context of its own, guarded like conftest's ``page``, already loading."""
-
-    def __init__(self, browser, url: str):
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        self.guard = OutboundGuard()
-        self.context.route("**/*", self.guard)
-        self.page = self.context.new_page()
-        self.page.goto(url, wait_until="commit")
-
-    def close(self) -> None:
-        self.context.close()
-        assert not self.guard.outside, f"requests left localhost: {self.guard.outside[:5]}"
-
-
-_AHEAD: dict[str, _Tab] = {}  # lesson URL -> its page, opened while the lesson before was checked
+_AHEAD = TabsAhead(lambda server, lesson: _address(server, lesson))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _close_ahead():
     yield
-    while _AHEAD:
-        _AHEAD.popitem()[1].context.close()
+    _AHEAD.close_all()
 
 
 @pytest.fixture
 def lesson_tab(browser, server, request):
-    """This lesson's page; the next lesson's starts loading now, while axe reads this one
-    (as tests/browser/test_presenter.py does)."""
-    lesson = request.node.callspec.params["lesson"]
-    tab = _AHEAD.pop(lesson.url, None) or _Tab(browser, _address(server, lesson))
-    items = request.session.items
-    later = [item for item in items[items.index(request.node) + 1:]
-             if getattr(item, "originalname", None) == request.node.originalname]
-    if later:
-        upcoming = later[0].callspec.params["lesson"]
-        _AHEAD.setdefault(upcoming.url, _Tab(browser, _address(server, upcoming)))
+    """This lesson's page; the next lesson's starts loading now, while axe reads this one."""
+    tab = _AHEAD.take(browser, server, request)
     yield tab
     tab.close()
 

@@ -29,8 +29,9 @@ import time
 
 import pytest
 
-from tests.browser.conftest import SHOTS, OutboundGuard, assert_no_exception, wait_for_app
+from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
 from tests.browser.presenter_measure import MEASURE_JS, MIN_TEXT, SLIDES_JS, STEP, _drawn, _settle
+from tests.browser.tabs_ahead import Tab, TabsAhead
 from tfviz.ui.errors import FRIENDLY_ERROR
 from tfviz.ui.lessons import available
 
@@ -40,59 +41,31 @@ LESSONS = [lesson for lesson in available() if lesson.number is not None and 1 <
 QUERY = {"mixture-of-experts": "&model=moe-tiny"}  # as tests/browser/test_pages.py
 
 
-class _Tab:
-    """A 1280×720 page in a context of its own, guarded like conftest's ``page``."""
-
-    def __init__(self, browser, url: str | None = None):
-        self.context = browser.new_context(viewport=VIEWPORT)
-        self.guard = OutboundGuard()
-        self.context.route("**/*", self.guard)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.opened = time.perf_counter()
-        if url:
-            self.page.goto(url, wait_until="commit")  # the rest loads while we do other things
-
-    def close(self) -> None:
-        self.context.close()
-        assert not self.guard.outside, f"requests left localhost: {self.guard.outside[:5]}"
-
-
-_AHEAD: dict[str, _Tab] = {}  # lesson URL -> its page, opened while the lesson before was tested
-
-
 def _address(server: str, lesson) -> str:
     return f"{server}/{lesson.url}?present=1&slide=2{QUERY.get(lesson.url, '')}"
+
+
+_AHEAD = TabsAhead(lambda server, lesson: _address(server, lesson), VIEWPORT)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _close_ahead():
     yield
-    while _AHEAD:
-        _AHEAD.popitem()[1].context.close()
+    _AHEAD.close_all()
 
 
 @pytest.fixture
 def lesson_tab(browser, server, request):
-    """This lesson's page, opened at ``?present=1&slide=2``; and the next selected lesson's
-    page starts loading now, so that its load overlaps this lesson's checks (a page load is
-    most of a lesson's time: Streamlit's frontend, the script run, the charts)."""
-    lesson = request.node.callspec.params["lesson"]
-    tab = _AHEAD.pop(lesson.url, None) or _Tab(browser, _address(server, lesson))
-    items = request.session.items
-    later = [item for item in items[items.index(request.node) + 1:]
-             if getattr(item, "originalname", None) == request.node.originalname]
-    if later:
-        upcoming = later[0].callspec.params["lesson"]
-        _AHEAD.setdefault(upcoming.url, _Tab(browser, _address(server, upcoming)))
+    """This lesson's page, opened at ``?present=1&slide=2``; the next selected lesson's page
+    starts loading now, so that its load overlaps this lesson's checks."""
+    tab = _AHEAD.take(browser, server, request)
     yield tab
     tab.close()
 
 
 @pytest.fixture
 def projector(browser):
-    tab = _Tab(browser)
+    tab = Tab(browser, viewport=VIEWPORT)
     yield tab.page
     tab.close()
 
