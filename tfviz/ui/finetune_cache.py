@@ -16,7 +16,7 @@ import streamlit as st
 
 from tfviz.training.finetune import FinetuneSettings
 from tfviz.training.finetune_job import FinetuneJob, JobStatus
-from tfviz.ui.cache import get_bundle
+from tfviz.ui.cache import get_bundle, per_model
 
 MAX_TRAINING = 1  # fine-tunes at once on the server: one core, the other for the pages
 ASKED = "bert_ft_asked"  # session key: the settings this learner pressed the button for
@@ -36,9 +36,10 @@ def _gate() -> threading.BoundedSemaphore:
     return threading.BoundedSemaphore(MAX_TRAINING)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@per_model(st.cache_resource(max_entries=8, show_spinner=False), copies=False)
 def finetune_job(model: str, chosen: FinetuneSettings) -> FinetuneJob:
-    """The server's job for these settings, started on the first call."""
+    """The server's job for these settings, started on the first call (a learner's own model's
+    job stays in that learner's session: ``per_model``)."""
     bundle = get_bundle(model)
     return FinetuneJob(bundle.model, bundle.tokenizer, chosen, _gate(), name=model)
 

@@ -9,7 +9,7 @@ slower (BENCHMARKS.md, "first lesson"). ``tfviz.ui.widgets.vega`` draws dicts as
 """
 from __future__ import annotations
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND, readable_config
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND, described, readable_config
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 
@@ -33,8 +33,8 @@ def predictions_chart(predictions, *, title: str) -> dict:
             "encoding": {**encoding, "text": {"field": "probability", "type": "quantitative",
                                               "format": ".3f"}}}
     # A step height per bar: Streamlit ignores a fixed height on layered charts.
-    return {"$schema": SCHEMA, "layer": [bars, text], "title": title, "height": {"step": 40},
-            "config": readable_config(**SMALL_LEGEND)}
+    return described({"$schema": SCHEMA, "layer": [bars, text], "title": title,
+                      "height": {"step": 40}, "config": readable_config(**SMALL_LEGEND)})
 
 
 def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the sentence grows"
@@ -61,5 +61,5 @@ def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the se
     column = {"field": "measure", "type": "nominal", "title": None,
               "header": {"labelFontSize": FONT_SIZE}}
     panels = {"data": {"values": list(rows)}, "facet": {"column": column}, "spec": lines}
-    return {"$schema": SCHEMA, "hconcat": [panels], "title": title,
-            "config": readable_config(**SMALL_LEGEND)}
+    return described({"$schema": SCHEMA, "hconcat": [panels], "title": title,
+                      "config": readable_config(**SMALL_LEGEND)})
