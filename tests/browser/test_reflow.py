@@ -16,6 +16,10 @@ pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
 PAGES = ["tour", "self-attention", "masking", "decoding"]
 
+CHARTS_ON_SHOW_JS = """() => Array.from(document.querySelectorAll(
+        '[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]'))
+    .some((box) => box.offsetParent !== null)"""
+
 # Every chart on the page that has a size (a hidden tab's have none): where its box ends, and
 # whether what it draws is wider than its box and, if so, whether the box scrolls sideways.
 MEASURE_JS = """() => {
@@ -51,6 +55,9 @@ def test_no_chart_runs_past_the_edge_of_a_phone(server, phone, url):
     phone.goto(f"{server}/{url}")
     wait_for_app(phone)
     assert_no_exception(phone)
+    # Every page here draws charts: wait for the first before "every chart drawn", which an
+    # empty page also passes (decoding's charts came after its first elements once in CI).
+    phone.wait_for_function(CHARTS_ON_SHOW_JS, timeout=60_000, polling=100)
     phone.wait_for_function(DRAWN_JS, timeout=30_000, polling=100)
     phone.wait_for_timeout(300)
     found = phone.evaluate(MEASURE_JS)
