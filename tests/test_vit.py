@@ -13,7 +13,8 @@ from tfviz.analysis import vision as av
 from tfviz.bundle import ASSETS, bundled_names
 from tfviz.config import PRESET_NAMES
 from tfviz.data.shapes import FIRST_SEED, shapes_dataset
-from tfviz.model.vit import VIT_PRESETS, ViTConfig, VisionTransformer, patch_labels, patches_of, trace_image
+from tfviz.model.vit import VIT_PRESETS, ViTConfig, VisionTransformer, patch_labels, patches_of
+from tfviz.trace import trace_image
 from tfviz.reference import attention, layer_norm
 from tfviz.training import vit as vit_recipe
 from tfviz.training.recipes import RECIPES

@@ -35,6 +35,7 @@ from torch import nn
 
 from tfviz.config import ModelConfig, RunOptions
 from tfviz.model.hooks import HookPoint, recording
+from tfviz.model.vit import VisionTransformer, patch_labels
 
 NamesFilter = Iterable[str] | Callable[[str], bool] | None
 
@@ -154,3 +155,15 @@ def run_with_trace(model: nn.Module, ids=None, *, tokens: Sequence[str] = (), en
         enc_ids=None if enc_t is None else (enc_t[0] if single else enc_t).numpy(),
         options=options or RunOptions(),
     )
+
+
+def trace_image(model: VisionTransformer, image, names: NamesFilter = None) -> Trace:
+    """One forward pass on one (H, W, C) image, recording the activations ``names`` accepts
+    (every one by default) without the batch axis, as :func:`run_with_trace`
+    does for text. ``trace.logits`` is (classes,)."""
+    x = torch.as_tensor(np.asarray(image, dtype=np.float32))[None]  # (1, H, W, C)
+    with recording(_wanted(names)) as store, torch.no_grad():
+        logits = model(x)  # (1, classes)
+    store["logits"] = logits
+    acts = {name: t[0].numpy() for name, t in store.items()}
+    return Trace(activations=acts, config=model.cfg, tokens=patch_labels(model.cfg))

@@ -22,29 +22,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 import numpy as np
 from safetensors.torch import load_file
 
-from tfviz.model.vit import VIT_PRESETS, ViTConfig, VisionTransformer, trace_image
+from tfviz.model.vit import VIT_PRESETS, ViTConfig, VisionTransformer
 from tfviz.reference import softmax
-from tfviz.trace import NamesFilter, Trace
-from tfviz.weights import _ln, _np, _stack
-
-
-def export_vit_weights(model: VisionTransformer) -> Mapping[str, np.ndarray]:
-    """Read-only numpy copies of every parameter of a VisionTransformer (module docstring)."""
-    out = {"E": _np(model.patch_embed.weight).T,  # torch stores (D, P²·C); E is (P²·C, D)
-           "b_E": _np(model.patch_embed.bias), "class_token": _np(model.cls_token),
-           "E_pos": _np(model.pos_embed), **_stack(model.blocks)}
-    if model.ln_final is not None:
-        out.update(_ln(model.ln_final, "ln_final"))
-    out["W_head"], out["b_head"] = _np(model.head.weight).T, _np(model.head.bias)  # (D, classes)
-    for name, array in out.items():
-        out[name] = np.ascontiguousarray(array)
-        out[name].setflags(write=False)
-    return MappingProxyType(out)
+from tfviz.trace import NamesFilter, Trace, trace_image
+from tfviz.weights import export_vit_weights
 
 
 @dataclass(frozen=True)

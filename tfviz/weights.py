@@ -96,6 +96,14 @@ def _stack(blocks, prefix: str = "", cross: bool = False, moe: bool = False) -> 
     return {prefix + k: np.stack([layer[k] for layer in per_layer]) for k in per_layer[0]}  # (L, …)
 
 
+def _read_only(out: dict[str, np.ndarray]) -> Mapping[str, np.ndarray]:
+    """Contiguous arrays nobody can write to, in a mapping nobody can change (learners share it)."""
+    for name, array in out.items():
+        out[name] = np.ascontiguousarray(array)
+        out[name].setflags(write=False)
+    return MappingProxyType(out)
+
+
 def export_weights(model) -> Mapping[str, np.ndarray]:
     """Read-only numpy copies of every parameter of a tfviz Transformer (see the module docstring)."""
     cfg = model.cfg
@@ -112,7 +120,16 @@ def export_weights(model) -> Mapping[str, np.ndarray]:
         out.update(_ln(model.ln_final, "ln_final"))
     if model.unembed is not None:
         out["W_U"] = _np(model.unembed.weight).T  # (d, vocab)
-    for name, array in out.items():
-        out[name] = np.ascontiguousarray(array)
-        out[name].setflags(write=False)
-    return MappingProxyType(out)
+    return _read_only(out)
+
+
+def export_vit_weights(model) -> Mapping[str, np.ndarray]:
+    """Read-only numpy copies of every parameter of a VisionTransformer
+    (its names: :mod:`tfviz.vision_bundle`), with the blocks under the text models' names."""
+    out = {"E": _np(model.patch_embed.weight).T,  # torch stores (D, P²·C); E is (P²·C, D)
+           "b_E": _np(model.patch_embed.bias), "class_token": _np(model.cls_token),
+           "E_pos": _np(model.pos_embed), **_stack(model.blocks)}
+    if model.ln_final is not None:
+        out.update(_ln(model.ln_final, "ln_final"))
+    out["W_head"], out["b_head"] = _np(model.head.weight).T, _np(model.head.bias)  # (D, classes)
+    return _read_only(out)

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tfviz.labels import token_labels
 from tfviz.reference import softmax  # noqa: F401 (lesson 5 shows it as att.softmax)
-from tfviz.viz.style import token_labels
 
 if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
     from tfviz.trace import Trace

@@ -24,8 +24,8 @@ from typing import Literal, TYPE_CHECKING
 import numpy as np
 
 from tfviz.exercises.params import count_parameters
+from tfviz.labels import token_labels  # plain text: data, escaped by a figure that shows it
 from tfviz.reference import softmax
-from tfviz.viz.style import token_labels  # plain text: data, escaped by a figure that shows it
 
 if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
     from tfviz.trace import Trace

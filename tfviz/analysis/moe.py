@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tfviz.viz.style import token_labels
+from tfviz.labels import token_labels
 
 if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
     from tfviz.trace import Trace

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.labels import hex_colour
 from tfviz.reference import softmax
 from tfviz.vision import ShapeLabel, patchify
-from tfviz.viz.style import hex_colour
 
 
 @dataclass(frozen=True)

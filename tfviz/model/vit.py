@@ -11,8 +11,9 @@ vocabulary, tokenizer or context length, and has an image size, a patch size, ch
 classes. Its blocks are built from the ModelConfig that :attr:`ViTConfig.block_config` gives,
 so the attention, LayerNorm and MLP code (and their hooks) are exactly the text models'.
 
->>> model = VisionTransformer(VIT_PRESETS["vit-tiny"])
 >>> import numpy as np
+>>> from tfviz.trace import trace_image
+>>> model = VisionTransformer(VIT_PRESETS["vit-tiny"])
 >>> tr = trace_image(model, np.zeros((16, 16, 3), np.float32))
 >>> tr["pattern", 0].shape, tr.logits.shape      # (heads, 1 + 16 patches, 1 + 16), (classes,)
 ((4, 17, 17), (3,))
@@ -22,16 +23,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
 from tfviz.config import ModelConfig
 from tfviz.model.attention import AttnContext
 from tfviz.model.block import Block, BlockContext
-from tfviz.model.hooks import HookPoint, name_hook_points, recording
+from tfviz.model.hooks import HookPoint, name_hook_points
 from tfviz.model.norm import LayerNorm
-from tfviz.trace import NamesFilter, Trace, _wanted
 
 CLASS_TOKEN = "[CLS]"
 
@@ -179,14 +178,3 @@ def patch_labels(cfg: ViTConfig) -> tuple[str, ...]:
     """The tokens' names, in sequence order: ("[CLS]", "p0", "p1", …)."""
     return (CLASS_TOKEN, *(f"p{i}" for i in range(cfg.n_patches)))
 
-
-def trace_image(model: VisionTransformer, image, names: NamesFilter = None) -> Trace:
-    """One forward pass on one (H, W, C) image, recording the activations ``names`` accepts
-    (every one by default) without the batch axis, as :func:`tfviz.trace.run_with_trace`
-    does for text. ``trace.logits`` is (classes,)."""
-    x = torch.as_tensor(np.asarray(image, dtype=np.float32))[None]  # (1, H, W, C)
-    with recording(_wanted(names)) as store, torch.no_grad():
-        logits = model(x)  # (1, classes)
-    store["logits"] = logits
-    acts = {name: t[0].numpy() for name, t in store.items()}
-    return Trace(activations=acts, config=model.cfg, tokens=patch_labels(model.cfg))

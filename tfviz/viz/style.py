@@ -1,6 +1,9 @@
 """Colours and sizes that read well on a projector and for colour-blind viewers."""
-import html
 from types import MappingProxyType
+
+# Token labels and colour conversions live a floor down, in tfviz.labels (analysis needs them
+# too); figure builders take them from here.
+from tfviz.labels import hex_colour, rgb, safe_label, token_labels, unit_rgb  # noqa: F401
 
 SEQUENTIAL = "Cividis"  # perceptually uniform and colour-blind safe
 DIVERGING = "RdBu_r"  # blue = negative, red = positive; safe for red-green deficiency
@@ -13,31 +16,10 @@ FONT_SIZE = 16
 PLAIN_TEMPLATE = "none"
 
 
-def rgb(hex_colour: str) -> tuple[int, int, int]:
-    """A colour written "#rrggbb" as its red, green and blue, 0-255.
-
-    >>> rgb("#0072B2")
-    (0, 114, 178)
-    """
-    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
 
 
-def unit_rgb(hex_colour: str) -> tuple[float, float, float]:
-    """"#rrggbb" as red, green and blue in 0-1, as images hold them.
-
-    >>> unit_rgb("#ff0033")
-    (1.0, 0.0, 0.2)
-    """
-    return tuple(c / 255 for c in rgb(hex_colour))
 
 
-def hex_colour(unit: tuple[float, float, float]) -> str:
-    """Red, green and blue in 0-1 as "#rrggbb", each rounded to the nearest of 256 steps.
-
-    >>> hex_colour((1.0, 0.0, 0.2))
-    '#ff0033'
-    """
-    return "#%02x%02x%02x" % tuple(round(c * 255) for c in unit)
 
 
 def relative_luminance(hex_colour: str) -> float:
@@ -154,24 +136,6 @@ def _axis_labels(fig, name: str) -> list[str]:
     return labels or ["0" * NUMBER_WIDTH]
 
 
-def token_labels(tokens, *, escape: bool = False, start: int = 0) -> list[str]:
-    """Labels that stay distinct when a token repeats: "the" at 0 and 4 -> "0 the", "4 the".
-
-    Every page names tokens this way, in figures, tables and pickers. ``escape=True`` is for
-    plotly, which reads a little HTML in labels (<b>, <a href>): text a learner typed is then
-    escaped and shows as typed. Altair, tables and widgets show text as it is, so the default
-    leaves it alone. ``start`` is the first number (1 for the exercise tables, which count
-    from 1).
-
-    >>> token_labels(["the", "cat", "<b>"])
-    ['0 the', '1 cat', '2 <b>']
-    >>> token_labels(["the", "cat", "<b>"], escape=True)
-    ['0 the', '1 cat', '2 &lt;b&gt;']
-    >>> token_labels(["a", "a"], start=1)
-    ['1 a', '2 a']
-    """
-    show = safe_label if escape else str
-    return [f"{i} {show(t)}" for i, t in enumerate(tokens, start=start)]
 
 
 def readable(chart, *, legend_title_size: int = FONT_SIZE, legend_label_limit: int = 400):
@@ -236,11 +200,3 @@ def described(spec: dict) -> dict:
 #: ``readable(chart, **SMALL_LEGEND)``: smaller legend titles, labels cut at Vega-Lite's 160 px.
 SMALL_LEGEND = MappingProxyType({"legend_title_size": FONT_SIZE - 2, "legend_label_limit": 160})
 
-
-def safe_label(text: str) -> str:
-    """Escape text for plotly's label markup.
-
-    >>> safe_label("<img src=x onerror=alert(1)>")
-    '&lt;img src=x onerror=alert(1)&gt;'
-    """
-    return html.escape(str(text), quote=False)
