@@ -10,8 +10,8 @@ from tfviz.analysis import finetune_measured as fm
 from tfviz.analysis import pretraining as pt
 from tfviz.analysis import span_view as sv
 from tfviz.data.classify import TASKS, make_examples
-from tfviz.exercises.params import BERT_BASE
 from tfviz.experiments import mlm
+from tfviz.params import BERT_BASE
 from tfviz.training import batches
 from tfviz.training import finetune as ftt
 from tfviz.ui import finetune_cache as fc

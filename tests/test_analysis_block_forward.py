@@ -6,7 +6,7 @@ import torch
 import tfviz
 from tfviz.analysis import forward as fw
 from tfviz.config import PRESET_NAMES, preset
-from tfviz.exercises.params import count_parameters
+from tfviz.params import count_parameters
 from tfviz.model import Transformer
 
 TEXT = "the cat sat."

@@ -12,11 +12,11 @@ import torch
 import tfviz
 from tfviz.analysis import lookup, pipeline, positions
 from tfviz.config import RunOptions, preset
-from tfviz.exercises.positional import positional_table
 from tfviz.experiments import rope
 from tfviz.experiments.masked import masked_trace
 from tfviz.experiments.order import permutation_check, positionless_model
 from tfviz.model import Transformer
+from tfviz.reference import positional_table
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.tokenizer.task import TaskTokenizer
 from tfviz.trace import run_with_trace

@@ -10,7 +10,7 @@ from tfviz.analysis import finetune as ft
 from tfviz.analysis import pretraining as pt
 from tfviz.config import preset
 from tfviz.data.lexicon import PLACES
-from tfviz.exercises.params import BERT_BASE, BERT_CONVENTIONS, ParamSpec, count_parameters
+from tfviz.params import BERT_BASE, BERT_CONVENTIONS, ParamSpec, count_parameters
 from tfviz.experiments import mlm
 from tfviz.training.batches import KEPT, MASKED, RANDOM, mlm_batch, mlm_draw
 

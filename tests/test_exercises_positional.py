@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from tfviz.exercises.positional import positional_table
 from tfviz.exercises.registry import make_instance
+from tfviz.reference import positional_table
 
 # The notes' table for "I am a Robot", d = 4, n = 100, printed to 2 decimals.
 # (cos(0.1) = 0.995 is printed there as "1.0".)

@@ -62,7 +62,7 @@ def test_the_right_answers_of_issue_28_hold():
     """Each "right" of the four added entries, checked where a number or a shape decides it."""
     from tfviz import load
     from tfviz.config import preset
-    from tfviz.exercises.params import BERT_BASE
+    from tfviz.params import BERT_BASE
 
     by_id = {e.id: e for e in ERRATA}
     # the targets of [34, 23, 9, 0] are the tokens themselves, one per position

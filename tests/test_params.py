@@ -2,7 +2,7 @@
 import pytest
 
 from tfviz.config import ModelConfig, preset
-from tfviz.exercises.params import (BERT_BASE, BERT_CONVENTIONS, BERT_LARGE, GPT2_MEDIUM,
+from tfviz.params import (BERT_BASE, BERT_CONVENTIONS, BERT_LARGE, GPT2_MEDIUM,
                                     GPT2_SMALL, T5_CONVENTIONS, T5_SMALL, TRANSFORMER_BASE,
                                     ParamSpec, count_parameters)
 from tfviz.exercises.registry import make_instance

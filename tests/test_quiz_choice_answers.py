@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from tfviz.config import ModelConfig, preset
-from tfviz.exercises.params import GPT2_SMALL, count_parameters
+from tfviz.params import GPT2_SMALL, count_parameters
 from tfviz.model import Transformer
 from tfviz.exercises.quiz import (answer_text, grade_choice, grade_numeric, make_quiz,
                                    question_by_id)

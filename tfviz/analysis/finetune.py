@@ -1,6 +1,6 @@
 """What fine-tuning trains, counted: everything, a low-rank update, a prefix, or a prompt.
 
-Full fine-tuning trains every parameter (``tfviz.exercises.params.count_parameters``).
+Full fine-tuning trains every parameter (``tfviz.params.count_parameters``).
 A low-rank update (LoRA) freezes a weight matrix W (d_in × d_out) and trains two thin ones
 beside it, A (d_in × r) and B (r × d_out), so the layer computes x (W + A B) for a row
 vector x; the update A B has rank at most r:
@@ -13,7 +13,7 @@ meets the input first and B starts at zero, so training starts from the pretrain
 Its A and B are ours transposed, because x A B = (Bᵀ Aᵀ xᵀ)ᵀ. Worked for BERT-base
 (d = 768, 12 layers), rank 8 on W_Q and W_V: 8 · (768 + 768) · 2 · 12 = 294,912:
 
->>> from tfviz.exercises.params import BERT_BASE
+>>> from tfviz.params import BERT_BASE
 >>> lora_params(BERT_BASE, rank=8, matrices=("W_Q", "W_V")).total
 294912
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tfviz.exercises.params import ParamSpec, _spec_of
+from tfviz.params import ParamSpec, spec_of
 
 MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_in", "W_out")  # what a low-rank update may target
 
@@ -78,7 +78,7 @@ def lora_params(config, rank: int, matrices=("W_Q", "W_V")) -> LoraCount:
     >>> c.per_matrix, c.total     # 4 · (64 + 64) per matrix, two kinds in each of 2 layers
     ({'W_Q': 512, 'W_V': 512}, 2048)
     """
-    spec, _ = _spec_of(config)
+    spec, _ = spec_of(config)
     if rank < 1:
         raise ValueError("the rank must be at least 1")
     unknown = set(matrices) - set(MATRICES)
@@ -98,7 +98,7 @@ def prefix_params(config, prefix: int) -> int:
     >>> prefix_params(ParamSpec(64, 4, 256, 2, 600, arch="encoder"), 5)    # 2 layers · 2 · 5 · 64
     1280
     """
-    spec, _ = _spec_of(config)
+    spec, _ = spec_of(config)
     return _copies(spec, "W_Q") * 2 * prefix * spec.kv_heads * spec.d_head
 
 
@@ -108,7 +108,7 @@ def prompt_params(config, prompt: int) -> int:
     >>> prompt_params(ParamSpec(64, 4, 256, 2, 600), 5)
     320
     """
-    spec, _ = _spec_of(config)
+    spec, _ = spec_of(config)
     return prompt * spec.d_model
 
 

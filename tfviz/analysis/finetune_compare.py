@@ -5,7 +5,7 @@ For every model: all its parameters (full fine-tuning, ``count_parameters``), a 
 low-rank update on the chosen matrices (``finetune.lora_params``) and that as a share of the
 whole, and p prefix or p prompt vectors (``finetune.prefix_params``, ``prompt_params``).
 Published models are counted with their own conventions (BERT's segment table and pooler,
-GPT-2's learned positions): ``tfviz.exercises.params``.
+GPT-2's learned positions): ``tfviz.params``.
 
 >>> rows = trainable_rows(8, ["W_Q", "W_V"], 20)
 >>> base = next(r for r in rows if r["model"] == "BERT-base")
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from tfviz.analysis.finetune import lora_params, prefix_params, prompt_params, share
 from tfviz.config import preset
-from tfviz.exercises.params import (BERT_BASE, BERT_CONVENTIONS, BERT_LARGE, GPT2_SMALL,
+from tfviz.params import (BERT_BASE, BERT_CONVENTIONS, BERT_LARGE, GPT2_SMALL,
                                     count_parameters)
 
 OURS = ("gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec")  # counted from their presets

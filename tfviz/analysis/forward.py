@@ -23,7 +23,7 @@ from typing import Literal, TYPE_CHECKING
 
 import numpy as np
 
-from tfviz.exercises.params import count_parameters
+from tfviz.params import count_parameters
 from tfviz.labels import token_labels  # plain text: data, escaped by a figure that shows it
 from tfviz.reference import softmax
 

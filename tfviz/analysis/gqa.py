@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from tfviz.analysis.forward import model_param_count
 from tfviz.decoding.memory import config_kv_cache_bytes, kv_cache_bytes
-from tfviz.exercises.params import count_parameters
+from tfviz.params import count_parameters
 
 #: The three variants compared, as bundles: same data, seeds and steps; only kv_heads differs.
 VARIANTS = (("MHA", "gpt-tiny"), ("GQA", "gqa-tiny"), ("MQA", "mqa-tiny"))

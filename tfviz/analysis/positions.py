@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfviz.exercises.positional import positional_table
+from tfviz.reference import positional_table
 
 ROBOT = ("I", "am", "a", "Robot")
 

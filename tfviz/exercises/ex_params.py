@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tfviz.exercises.core import ExerciseSpec, Instance, Step, answer_field, draw_clean
-from tfviz.exercises.params import ParamSpec, attention_params, count_parameters, ffn_params
+from tfviz.params import ParamSpec, attention_params, count_parameters, ffn_params
 
 ID = "parameter-count"
 TITLE = "Count the parameters"

@@ -17,8 +17,8 @@ import numpy as np
 
 from tfviz.exercises.core import (ExerciseSpec, Instance, Step, answer_field, draw_clean,
                                   fmt_number, frozen_array)
-from tfviz.exercises.positional import angles, positional_table
 from tfviz.exercises.worked import vector_text
+from tfviz.reference import angles, positional_table
 
 ID = "positional-table"
 TITLE = "Positional encoding table by hand"

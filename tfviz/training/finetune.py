@@ -40,8 +40,8 @@ from torch import Tensor, nn
 
 from tfviz.analysis.finetune import lora_params
 from tfviz.data.classify import TASKS, make_examples
-from tfviz.exercises.params import count_parameters
 from tfviz.model import Transformer
+from tfviz.params import count_parameters
 from tfviz.training.loop import lr_at
 
 MODES = ("head only", "LoRA", "full")

@@ -68,7 +68,7 @@ class ParamCount:
         return self.parts[part]
 
 
-def _spec_of(config) -> tuple[ParamSpec, dict]:
+def spec_of(config) -> tuple[ParamSpec, dict]:
     """A ParamSpec plus the engine's conventions when ``config`` is a tfviz ModelConfig."""
     if isinstance(config, ParamSpec):
         return config, {}
@@ -127,7 +127,7 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
     pooler:      BERT's d×d + d pooler on the first token
     arch:        override the config's encoder / decoder / encoder-decoder
     """
-    spec, engine = _spec_of(config)
+    spec, engine = spec_of(config)
     bias = engine.get("bias", True) if bias is None else bias
     tied = engine.get("tied", True) if tied is None else tied
     if positions is None:
