@@ -31,7 +31,7 @@ log = logging.getLogger("tfviz")
 FIRST_PAGE = threading.Event()  # set once a page run has ended
 FIRST_PAGE_WAIT = 20.0  # seconds the second part waits for it at most (nobody may come)
 LATER = ("pandas", "altair", "plotly.graph_objects")  # in this order (module docstring);
-# pandas brings pyarrow, which the instant charts' data needs (tfviz.ui.views.arrow_bytes)
+# pandas brings pyarrow, which the instant charts' data needs (tfviz.ui.widgets.arrow_bytes)
 
 
 def page_ran() -> None:

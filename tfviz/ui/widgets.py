@@ -127,36 +127,72 @@ def chart(builder, *args, **kwargs) -> None:
     _draw_plotly(_build(builder, args, kwargs))
 
 
+def arrow_bytes(rows: list[dict]) -> bytes:
+    """A dataset (a list of flat dicts) as the Arrow IPC bytes Streamlit sends to the browser,
+    built with pyarrow directly: through pandas, as Streamlit would, it took a third of lesson
+    5's server time per new sentence. Every key of any row is a column; a row without it
+    holds null there (the token labels ride in the first row only). A column pyarrow cannot
+    type on its own (numbers mixed with text) goes Streamlit's own way instead."""
+    import pyarrow as pa
+    from streamlit.dataframe_util import (convert_anything_to_arrow_bytes,
+                                          convert_arrow_table_to_arrow_bytes)
+
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    try:
+        table = pa.table({key: [row.get(key) for row in rows] for key in names})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return convert_anything_to_arrow_bytes(rows)
+    return convert_arrow_table_to_arrow_bytes(table)
+
+
+def _as_dict(chart) -> dict:
+    """An altair chart as its Vega-Lite dict (validated here, once), without altair's default
+    view size: Streamlit sizes charts itself. Only for builders not yet written as dicts."""
+    spec = chart.to_dict()
+    view = spec.get("config", {}).get("view", {})
+    for default in ("continuousWidth", "continuousHeight"):
+        view.pop(default, None)
+    return spec
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
-    chart = _builder(*args, **kwargs)
-    if isinstance(chart, dict):  # a spec written as a dict, data inside it (tfviz.viz.pipeline)
-        return described(chart)  # a text alternative: its description, else its title
-    spec = chart.to_dict()  # altair validates the chart here, once
-    view = spec.get("config", {}).get("view", {})
-    for default in ("continuousWidth", "continuousHeight"):  # altair's default theme; Streamlit
-        view.pop(default, None)  # sizes charts itself (it draws altair charts theme-less too)
-    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
-
-    spec["datasets"] = {name: convert_anything_to_arrow_bytes(rows)  # sent as they are, not
-                        for name, rows in spec.get("datasets", {}).items()}  # converted per run
+    """The spec ``vega`` draws: the builder's dict with a description (``style.described``) and
+    its named datasets already as Arrow bytes, which Streamlit sends as they are (converting
+    them on every rerun was a tenth of a class's server time, bench_class). A chart whose rows
+    sit inside its views (``data.values``, the tour's) needs no pyarrow at all."""
+    spec = _builder(*args, **kwargs)
+    if not isinstance(spec, dict):
+        spec = _as_dict(spec)
+    if spec.get("datasets"):
+        spec = {**spec, "datasets": {key: rows if isinstance(rows, bytes) else arrow_bytes(rows)
+                                     for key, rows in spec["datasets"].items()}}
     return described(spec)
 
 
 def vega(builder, *args, **kwargs) -> None:
-    """Draw the chart ``builder(*args, **kwargs)`` (altair, or a Vega-Lite dict) from its cached
-    Vega-Lite spec.
+    """Draw the chart ``builder(*args, **kwargs)``, a Vega-Lite dict, built once per distinct
+    input: the one cached way every 2-D chart is drawn (instant views included).
 
-    ``st.altair_chart`` validates the chart against the Vega-Lite schema on every rerun
-    (30-100 ms each), under a lock that every session on the server shares. The spec is
-    computed once per distinct input; each caller gets its own copy.
+    Building a chart's rows and their Arrow bytes is most of a rerun's work, so it happens
+    once per input and a class looking at the same sentence shares it; each caller gets its
+    own copy (``st.cache_data``). A builder may still return an altair chart while it waits to
+    be written as a dict; it is validated once, here.
     """
     vega_lite(_vega_spec(_builder_name(builder), args, kwargs, _builder=builder))
 
 
 def vega_lite(spec: dict, **kwargs) -> None:
-    """The one place a Vega-Lite spec is drawn. Presenter view draws a copy with its large
-    type and thick lines (``tfviz.viz.presenter``); ``spec`` itself is never changed."""
+    """The one place a Vega-Lite spec is drawn (``vega`` draws cached ones; a live chart that
+    changes every second comes here directly). Presenter view draws a copy with its large
+    type and thick lines (``tfviz.viz.presenter``); ``spec`` itself is never changed.
+
+    A chart laid out at its own size (``autosize`` "pad": the instant views, whose cells keep
+    their size) is drawn at that size; any other takes Streamlit's default (the column's width,
+    except side-by-side and faceted charts, which keep their own)."""
+    if (spec.get("autosize") or {}).get("type") == "pad":
+        kwargs.setdefault("width", "content")
+    spec = described(spec)
     st.vega_lite_chart(presenter.vega_spec(spec) if presenting() else spec, **kwargs)
 
 
