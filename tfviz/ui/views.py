@@ -28,6 +28,7 @@ from tfviz.ui.browser_code import module_script
 from tfviz.ui.widgets import vega
 from tfviz.viz.instant import VIEW_KEYS
 
+
 def view_sync() -> None:
     """The page's view-keeping script, ``tfviz/ui/assets/view_sync.js`` (see the module
     docstring), with the view keys as its data. The frame draws it on every page; the browser
