@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -230,6 +231,47 @@ def test_hub_layout_without_prefix_and_with_mask_buffers(copy, bundle):
     assert np.array_equal(hub.trace(TEXT)["logits"], bundle.trace(TEXT)["logits"])
 
 
+def test_describe_reads_the_header_and_config_without_the_weights(copy, bundle):
+    """describe gives the family, the sizes, the parameter count the loaded model has and the
+    file's size; it reads no tensor, so a file whose tensor bytes are all zero (the header
+    intact) is described the same."""
+    from tfviz.hf import describe
+
+    info = describe(copy)
+    cfg = bundle.config
+    assert (info.family, info.model_type, info.architecture) == ("GPT-2", "gpt2", "GPT2LMHeadModel")
+    assert (info.n_layers, info.n_heads, info.d_model, info.vocab) == (cfg.n_layers, cfg.n_heads,
+                                                                      cfg.d_model, cfg.vocab_size)
+    assert info.n_params == bundle.manifest["parameters"]
+    assert info.memory_bytes == sum(p.numel() * p.element_size() for p in bundle.model.parameters())
+    path = copy / "model.safetensors"
+    assert info.bytes_on_disk == path.stat().st_size
+    assert info.size == bundle.manifest["size"]
+    data = path.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    path.write_bytes(data[:8 + n] + bytes(len(data) - 8 - n))
+    assert describe(copy) == info
+    assert not np.array_equal(tfviz.load(copy).trace(TEXT)["logits"], bundle.trace(TEXT)["logits"])
+
+
+@pytest.mark.parametrize("spoil", ["model_type", "shape", "tokenizer", "truncated"])
+def test_describe_names_a_bad_folder_as_load_does(copy, spoil):
+    from tfviz.hf import describe
+
+    if spoil == "model_type":
+        edit_config(copy, model_type="llama")
+    elif spoil == "shape":
+        edit_config(copy, n_positions=32)
+    elif spoil == "tokenizer":
+        (copy / "tokenizer.json").unlink()
+    else:
+        path = copy / "model.safetensors"
+        path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(CheckpointError) as info:
+        describe(copy)
+    assert str(info.value) == problem(copy)
+
+
 def test_transformers_is_not_imported_to_load_a_folder(folder):
     """transformers is a test-only dependency: opening and tracing a folder never imports it."""
     code = ("import sys, tfviz; b = tfviz.load(sys.argv[1]); b.trace('The cat sat.'); "
@@ -252,6 +294,10 @@ def test_gpt2_small_shape_matches_transformers(tmp_path):
     assert bundle.config.n_layers == 12 and bundle.config.n_heads == 12
     assert bundle.manifest["parameters"] == 124_439_808  # GPT-2 small's count, tied unembedding
     assert seconds < 30, f"loading took {seconds:.1f} s"
+    from tfviz.hf import describe
+
+    info = describe(tmp_path)
+    assert (info.n_params, info.memory_bytes) == (124_439_808, 4 * 124_439_808)
     errors = parity_errors(tmp_path, bundle)
     assert len(errors) == 1 + 2 * 12 + 1
     assert max(errors.values()) < TOLERANCE, errors

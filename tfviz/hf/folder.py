@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,14 +27,67 @@ from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer as HFTokenizer
 
 from tfviz.config import ModelConfig
-from tfviz.hf.gpt2 import expected_shapes, gpt2_config, gpt2_state_dict, stored_name
+from tfviz.hf import gpt2
 from tfviz.model import Transformer
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
 
 if TYPE_CHECKING:
     from tfviz.bundle import Bundle
 
-FAMILIES = {"gpt2": "GPT-2"}  # model_type -> family; BERT is to come
+
+
+@dataclass(frozen=True)
+class Family:
+    """What tfviz needs to know to open one ``model_type``: how its config.json becomes a
+    ModelConfig, which tensors (by stored name) and shapes that config needs, and how they
+    become our Transformer's state dict."""
+
+    name: str  # shown to people: "GPT-2"
+    example: str  # a model_type with its usual architecture, for messages
+    config: Callable[[Mapping, str], ModelConfig]
+    stored_name: Callable[[str, ModelConfig], str | None]  # None: a tensor our model does not read
+    expected_shapes: Callable[[ModelConfig], dict[str, tuple[int, ...]]]
+    state_dict: Callable[[Mapping, ModelConfig], dict[str, torch.Tensor]]
+    sizes: Callable[[ModelConfig], str]  # config.json's size fields, for a shape message
+
+
+FAMILIES: dict[str, Family] = {
+    "gpt2": Family("GPT-2", "model_type 'gpt2', GPT2LMHeadModel", gpt2.gpt2_config,
+                   lambda key, cfg: gpt2.stored_name(key, cfg.tie_embeddings), gpt2.expected_shapes,
+                   gpt2.gpt2_state_dict, gpt2.config_sizes),
+}
+
+
+@dataclass(frozen=True)
+class FolderInfo:
+    """What a model folder holds, read from config.json and the safetensors header alone (no
+    weights are read, nothing is built): enough to label it and to say what it will cost.
+
+    ``n_params`` counts the parameters the converted model holds (as ``load_checkpoint``'s
+    manifest does); ``memory_bytes`` is what they take in memory as float32, which is how
+    tfviz runs every model, whatever the file's dtype.
+    """
+
+    folder: Path
+    family: str  # "GPT-2"
+    model_type: str  # config.json's, e.g. "gpt2"
+    architecture: str | None  # config.json's first architecture, e.g. "GPT2LMHeadModel"
+    n_layers: int
+    n_heads: int
+    d_model: int
+    vocab: int
+    n_params: int
+    bytes_on_disk: int  # model.safetensors's size
+
+    @property
+    def memory_bytes(self) -> int:
+        return 4 * self.n_params
+
+    @property
+    def size(self) -> str:
+        """"12 layers × 12 heads, d = 768, 50,257 tokens"."""
+        return (f"{self.n_layers} layers × {self.n_heads} heads, d = {self.d_model}, "
+                f"{self.vocab:,} tokens")
 
 
 class CheckpointError(ValueError):
@@ -68,9 +123,9 @@ def read_config(folder: Path) -> dict:
     kind = data.get("model_type")
     if kind not in FAMILIES:
         archs = ", ".join(data.get("architectures") or []) or "none named"
+        known = " and ".join(f"{f.name} ({f.example})" for f in FAMILIES.values())
         raise CheckpointError(folder, f"config.json says model_type {kind!r} (architectures: {archs}); "
-                              "tfviz can open GPT-2 checkpoints (model_type 'gpt2', GPT2LMHeadModel) "
-                              "so far.")
+                              f"tfviz can open {known} checkpoints.")
     return data
 
 
@@ -93,14 +148,16 @@ def weights_file(folder: Path, data: dict) -> Path:
     raise CheckpointError(folder, "it has no model.safetensors.")
 
 
-def check_complete(folder: Path, path: Path) -> None:
-    """Raise if ``path`` is shorter than its own header says (a cut download or copy).
+def header_shapes(folder: Path, path: Path) -> dict[str, tuple[int, ...]]:
+    """Every tensor's shape as the safetensors header gives it; raises if ``path`` is shorter
+    than its own header says (a cut download or copy).
 
     A safetensors file is an 8-byte little-endian header length, a JSON header giving each
-    tensor's byte range, then the bytes; the largest range end is where the file must end.
+    tensor's dtype, shape and byte range, then the bytes; the largest range end is where the
+    file must end. Reading the header is cheap: no tensor is read.
     """
     size = path.stat().st_size
-    problem = None
+    problem, shapes = None, {}
     if size < 8:
         problem = f"it is {size} bytes long, shorter than any safetensors file's 8-byte start"
     else:
@@ -111,9 +168,10 @@ def check_complete(folder: Path, path: Path) -> None:
             else:
                 try:
                     header = json.loads(f.read(n))
-                    end = 8 + n + max((v["data_offsets"][1] for k, v in header.items()
-                                       if k != "__metadata__"), default=0)
-                except (ValueError, KeyError, TypeError, IndexError) as e:
+                    tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+                    end = 8 + n + max((v["data_offsets"][1] for v in tensors.values()), default=0)
+                    shapes = {k: tuple(int(d) for d in v["shape"]) for k, v in tensors.items()}
+                except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
                     raise CheckpointError(folder, f"{path.name} has a header that is not valid "
                                           f"safetensors ({e}); download it again.") from None
                 if end > size:
@@ -121,46 +179,46 @@ def check_complete(folder: Path, path: Path) -> None:
     if problem:
         raise CheckpointError(folder, f"{path.name} is truncated: {problem}. An interrupted download "
                               "or copy leaves such a file; download it again.")
+    return shapes
 
 
-def read_tensors(folder: Path, path: Path, cfg: ModelConfig) -> dict[str, torch.Tensor]:
-    """GPT-2's tensors by their stored names, each checked against the shape config.json needs."""
-    want = expected_shapes(cfg)
-    tensors: dict[str, torch.Tensor] = {}
-    try:
-        with safe_open(path, framework="pt") as f:
-            for key in f.keys():
-                name = stored_name(key)
-                if name is None or (name == "lm_head.weight" and cfg.tie_embeddings):
-                    continue  # a mask buffer, or the tied copy of wte
-                if name not in want:
-                    raise CheckpointError(folder, f"{path.name} holds a tensor {key!r} that a GPT-2 "
-                                          "model of this config does not have.")
-                shape = tuple(f.get_slice(key).get_shape())
-                if shape != want[name]:
-                    raise CheckpointError(folder, (
-                        f"{path.name}'s {key} has shape {shape}, but config.json (n_embd={cfg.d_model}, "
-                        f"n_inner={cfg.d_ff}, vocab_size={cfg.vocab_size}, n_positions={cfg.max_seq_len}) "
-                        f"needs {want[name]}. Is config.json from another model?"))
-                tensors[name] = f.get_tensor(key)
-    except SafetensorError as e:
-        raise CheckpointError(folder, f"{path.name} cannot be read as safetensors ({e}).") from None
-    missing = sorted(set(want) - set(tensors))
+def check_shapes(folder: Path, path: Path, shapes: Mapping[str, tuple[int, ...]], family: Family,
+                 cfg: ModelConfig) -> dict[str, str]:
+    """Our name of each tensor the model reads -> its key in the file, every shape (from the
+    header) checked against the one config.json needs; raises on a tensor too many or too few."""
+    want = family.expected_shapes(cfg)
+    keys: dict[str, str] = {}
+    for key, shape in shapes.items():
+        name = family.stored_name(key, cfg)
+        if name is None:
+            continue  # a buffer, a tied copy, or a head our model does not use
+        if name not in want:
+            raise CheckpointError(folder, f"{path.name} holds a tensor {key!r} that a {family.name} "
+                                  "model of this config does not have.")
+        if shape != want[name]:
+            raise CheckpointError(folder, (
+                f"{path.name}'s {key} has shape {shape}, but config.json ({family.sizes(cfg)}) "
+                f"needs {want[name]}. Is config.json from another model?"))
+        keys[name] = key
+    missing = sorted(set(want) - set(keys))
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         raise CheckpointError(folder, f"{path.name} lacks {', '.join(missing[:3])}{more}, which "
                               f"config.json's {cfg.n_layers} layers need.")
-    return tensors
+    return keys
+
+
+def read_tensors(folder: Path, path: Path, keys: Mapping[str, str]) -> dict[str, torch.Tensor]:
+    """The tensors ``keys`` names (ours -> the file's), read from ``path``."""
+    try:
+        with safe_open(path, framework="pt") as f:
+            return {name: f.get_tensor(key) for name, key in keys.items()}
+    except SafetensorError as e:
+        raise CheckpointError(folder, f"{path.name} cannot be read as safetensors ({e}).") from None
 
 
 def read_tokenizer(folder: Path, data: dict, cfg: ModelConfig) -> CheckpointTokenizer:
-    path = folder / "tokenizer.json"
-    if not path.exists():
-        raise CheckpointError(folder, (
-            "it has no tokenizer.json, so tfviz cannot turn text into this model's token ids. "
-            "Save the model's tokenizer into the folder with transformers on any machine: "
-            f"AutoTokenizer.from_pretrained('{folder}').save_pretrained('{folder}') writes it "
-            "(the fast tokenizer's file)."))
+    path = require_tokenizer(folder)
     try:
         hf = HFTokenizer.from_file(str(path))
     except Exception as e:  # tokenizers raises a bare Exception for a malformed file
@@ -174,6 +232,59 @@ def read_tokenizer(folder: Path, data: dict, cfg: ModelConfig) -> CheckpointToke
     return tok
 
 
+def build_config(folder: Path, data: dict, family: Family) -> ModelConfig:
+    try:
+        return family.config(data, folder.resolve().name)
+    except (KeyError, ValueError, TypeError) as e:
+        missing = f"it lacks {e}" if isinstance(e, KeyError) else str(e)
+        raise CheckpointError(folder, f"config.json is not one tfviz can build: {missing}.") from None
+
+
+def require_tokenizer(folder: Path) -> Path:
+    path = folder / "tokenizer.json"
+    if not path.exists():
+        raise CheckpointError(folder, (
+            "it has no tokenizer.json, so tfviz cannot turn text into this model's token ids. "
+            "Save the model's tokenizer into the folder with transformers on any machine: "
+            f"AutoTokenizer.from_pretrained('{folder}').save_pretrained('{folder}') writes it "
+            "(the fast tokenizer's file)."))
+    return path
+
+
+def open_config(folder: Path) -> tuple[dict, Family, ModelConfig, Path]:
+    """config.json's data, its family, our config and the weights file, each checked."""
+    data = read_config(folder)
+    family = FAMILIES[data["model_type"]]
+    path = weights_file(folder, data)
+    return data, family, build_config(folder, data, family), path
+
+
+def describe(folder: str | Path) -> FolderInfo:
+    """What the model in ``folder`` is and what it costs, without reading its weights: its
+    config.json and the safetensors header are read, the same checks as
+    :func:`load_checkpoint` run (except reading tokenizer.json), and a bad folder raises the
+    same :class:`CheckpointError`. Milliseconds even for GPT-2 small's 0.5 GB file.
+    """
+    folder = Path(folder).expanduser()
+    if not folder.is_dir():
+        raise CheckpointError(folder, "there is no such folder.")
+    data, family, cfg, path = open_config(folder)
+    require_tokenizer(folder)
+    keys = check_shapes(folder, path, header_shapes(folder, path), family, cfg)
+    shapes = family.expected_shapes(cfg)
+    n_params = sum(_numel(shapes[name]) for name in keys)
+    return FolderInfo(folder, family.name, data["model_type"], (data.get("architectures") or [None])[0],
+                      cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.vocab_size, n_params,
+                      path.stat().st_size)
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def load_checkpoint(folder: str | Path) -> Bundle:
     """A :class:`tfviz.bundle.Bundle` of the Hugging Face model in ``folder``.
 
@@ -184,22 +295,16 @@ def load_checkpoint(folder: str | Path) -> Bundle:
     from tfviz.bundle import Bundle  # noqa: F811  bundle imports this module lazily; no cycle
 
     folder = Path(folder)
-    data = read_config(folder)
-    path = weights_file(folder, data)
-    try:
-        cfg = gpt2_config(data, folder.resolve().name)
-    except (KeyError, ValueError, TypeError) as e:
-        missing = f"it lacks {e}" if isinstance(e, KeyError) else str(e)
-        raise CheckpointError(folder, f"config.json is not one tfviz can build: {missing}.") from None
+    data, family, cfg, path = open_config(folder)
     tok = read_tokenizer(folder, data, cfg)
-    check_complete(folder, path)
-    state = gpt2_state_dict(read_tensors(folder, path, cfg), cfg)
+    keys = check_shapes(folder, path, header_shapes(folder, path), family, cfg)
+    state = family.state_dict(read_tensors(folder, path, keys), cfg)
     with torch.device("meta"):
         model = Transformer(cfg)
     model.load_state_dict(state, strict=True, assign=True)
     model.eval()
     n_params = sum(t.numel() for t in state.values())
-    manifest = {"source": str(folder), "family": FAMILIES[data["model_type"]],
+    manifest = {"source": str(folder), "family": family.name,
                 "architectures": data.get("architectures", []), "parameters": n_params,
                 "size": f"{cfg.n_layers} layers × {cfg.n_heads} heads, d = {cfg.d_model}, "
                         f"{cfg.vocab_size:,} tokens"}

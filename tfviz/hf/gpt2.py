@@ -98,12 +98,20 @@ def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def stored_name(key: str) -> str | None:
+def stored_name(key: str, tied: bool = True) -> str | None:
     """A tensor's GPT-2 name without the ``transformer.`` prefix GPT2LMHeadModel saves (a bare
-    GPT2Model saves none); None for what our model does not read (the old mask buffers, and
-    a tied ``lm_head.weight`` some versions write beside ``wte``)."""
+    GPT2Model saves none); None for what our model does not read (the old mask buffers, and,
+    when ``tied``, the copy of ``wte`` some versions write as ``lm_head.weight``)."""
     name = key.removeprefix("transformer.")
-    return None if name.endswith(IGNORED_SUFFIXES) else name
+    if name.endswith(IGNORED_SUFFIXES) or (tied and name == "lm_head.weight"):
+        return None
+    return name
+
+
+def config_sizes(cfg: ModelConfig) -> str:
+    """config.json's size fields as GPT-2 names them, for a message about a shape."""
+    return (f"n_embd={cfg.d_model}, n_inner={cfg.d_ff}, vocab_size={cfg.vocab_size}, "
+            f"n_positions={cfg.max_seq_len}")
 
 
 def gpt2_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[str, Tensor]:
