@@ -1,8 +1,20 @@
-"""The layers of tfviz (issue #14): ``tfviz/analysis`` reads finished traces and exported
-weights with numpy only; whatever runs a model lives in ``tfviz/experiments``. Analysis neither
+"""The floors of tfviz, declared: which part may import which.
+
+A part is a top-level module or package of tfviz (``tfviz/config.py``, ``tfviz/analysis/``),
+plus the pages (``lessons/``) and the entry files (``app.py``, ``server.py``). Each stands on a
+floor of :data:`FLOORS`; a part may import its own modules and any part on a lower floor, and
+nothing else: no import runs up a floor or sideways along one, except the few sideways pairs
+:data:`SIDEWAYS` names with their reason. Every import counts, at any depth of a file (a
+function's own import, one under ``if TYPE_CHECKING:``), because each is a dependency a reader
+has to follow. No code imports another module's private (``_name``) names either: what one
+module needs from another is public in that other module.
+
+Below the table, the checks that keep ``tfviz/analysis`` numpy only: it reads finished traces
+and exported weights; whatever runs a model lives in ``tfviz/experiments``. Analysis neither
 imports what runs a model, nor reaches into a bundle's torch model (``bundle.model``,
-``.parameters()``: it reads ``bundle.weights()``), nor loads torch through ``tfviz.trace`` for
-a type hint (that import stays under ``if TYPE_CHECKING:``)."""
+``.parameters()``: it reads ``bundle.weights()``), nor loads torch through ``tfviz.trace`` for a
+type hint (that import stays under ``if TYPE_CHECKING:``).
+"""
 from __future__ import annotations
 
 import ast
@@ -10,7 +22,187 @@ from pathlib import Path
 
 import pytest
 
-ANALYSIS = sorted((Path(__file__).resolve().parents[1] / "tfviz" / "analysis").glob("*.py"))
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The floors, from the ground up: (what the floor is for, its parts).
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("definitions and pure maths that import no other part",
+     ("config", "reference", "labels", "textinput", "curriculum", "vision", "notes_errata",
+      "weights")),
+    ("the model, our data, and counting a model's parameters",
+     ("model", "data", "params")),
+    ("reading a model and text: traces and tokenizers",
+     ("trace", "tokenizer")),
+    ("what works on a traced model: decoding, the vision bundle",
+     ("decoding", "vision_bundle")),
+    ("opening a model by name or folder (``tfviz`` is the package's face: tfviz.load)",
+     ("bundle", "hf", "tfviz")),
+    ("numbers a lesson explains, from traces and weights (numpy only: see the checks below)",
+     ("analysis",)),
+    ("training and the hand-calculation exercises",
+     ("training", "exercises")),
+    ("what runs models or people: what-ifs, the training lab, live classes, the training CLI",
+     ("experiments", "lab", "classroom", "train")),
+    ("figures: arrays and tokens in, chart specs out",
+     ("viz",)),
+    ("the only streamlit code in tfviz: cached loaders, widgets, views",
+     ("ui",)),
+    ("pages and the frame",
+     ("lessons", "app")),
+)
+
+#: Imports along one floor, each with its reason. Keep this short: a pair here is a pair a
+#: reader must keep in mind.
+SIDEWAYS: dict[tuple[str, str], str] = {
+    ("bundle", "hf"): "tfviz.load(folder) hands a Hugging Face folder to tfviz.hf (a lazy import)",
+    ("hf", "bundle"): "tfviz.hf.load_checkpoint returns a Bundle",
+    ("tfviz", "bundle"): "the package's face hands on tfviz.load and Bundle",
+    ("tfviz", "hf"): "the package's face hands on CheckpointError",
+}
+
+FLOOR_OF = {part: n for n, (_, parts) in enumerate(FLOORS) for part in parts}
+SOURCES = sorted([*(ROOT / "tfviz").rglob("*.py"), *(ROOT / "lessons").glob("*.py"),
+                  ROOT / "app.py", ROOT / "server.py"])
+
+
+def module_name(path: Path) -> str:
+    """``tfviz/analysis/moe.py`` -> ``tfviz.analysis.moe``; a package's ``__init__`` is the package."""
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def part_of(module: str) -> str | None:
+    """The part a module belongs to (``tfviz.analysis.moe`` -> ``analysis``); None outside ours."""
+    top, _, rest = module.partition(".")
+    if top == "lessons":
+        return "lessons"
+    if top in ("app", "server"):
+        return "app"
+    if top != "tfviz":
+        return None
+    return rest.partition(".")[0] or "tfviz"
+
+
+def is_module(module: str) -> bool:
+    path = ROOT.joinpath(*module.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def imports(source: str, module: str, *, package: bool = False) -> list[tuple[int, str, list[str]]]:
+    """Every import of a source, at any depth: (line, the module imported, the names taken).
+
+    ``from tfviz import reference`` imports the module ``tfviz.reference``; a relative import
+    is read against ``module`` (``package``: the source is the package's ``__init__``).
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".")[: None if package else -1]
+                here = here[: len(here) - (node.level - 1)]
+                base = ".".join(here + ([node.module] if node.module else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if is_module(sub):  # `from tfviz import reference`: the module itself
+                    found.append((node.lineno, sub, []))
+                else:
+                    found.append((node.lineno, base, [alias.name]))
+    return found
+
+
+def arrows(path: Path) -> list[tuple[int, str, str]]:
+    """(line, part, module) for each import of another part of ours."""
+    module = module_name(path)
+    here = part_of(module)
+    return list(dict.fromkeys(  # one row per imported module and line, however many names
+        (line, part_of(target), target)
+        for line, target, _ in imports(path.read_text(), module, package=path.name == "__init__.py")
+        if part_of(target) not in (None, here)))
+
+
+def wrong_way(part: str, other: str) -> str | None:
+    """Why ``part`` may not import ``other``, or None when the table allows it."""
+    if part not in FLOOR_OF:
+        return f"{part} stands on no floor: add it to FLOORS"
+    if other not in FLOOR_OF:
+        return f"{other} stands on no floor: add it to FLOORS"
+    if FLOOR_OF[other] < FLOOR_OF[part] or (part, other) in SIDEWAYS:
+        return None
+    way = "along its floor" if FLOOR_OF[other] == FLOOR_OF[part] else "up"
+    return f"{part} (floor {FLOOR_OF[part] + 1}) imports {other} (floor {FLOOR_OF[other] + 1}): {way}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_run_down_the_floors(path):
+    bad = [f"line {line}: {target}: {why}" for line, part, target in arrows(path)
+           if (why := wrong_way(part_of(module_name(path)), part))]
+    assert not bad, f"{path.relative_to(ROOT)}:\n  " + "\n  ".join(bad)
+
+
+def private_reaches(source: str, module: str, *, package: bool = False) -> list[str]:
+    """Where a source takes another module's private names: ``from m import _x`` or ``m._x``
+    on a module it imported (``import tfviz.trace as t; t._x``)."""
+    found = [f"line {line}: {target}.{name}"
+             for line, target, names in imports(source, module, package=package)
+             if target != module for name in names
+             if name.startswith("_") and not name.startswith("__")]
+    tree = ast.parse(source)
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.partition(".")[0]] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.attr.startswith("_") and not node.attr.startswith("__")
+                and part_of(aliases.get(node.value.id, "")) is not None):
+            found.append(f"line {node.lineno}: {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_reaches_into_another_modules_private_names(path):
+    bad = private_reaches(path.read_text(), module_name(path), package=path.name == "__init__.py")
+    assert not bad, (f"{path.relative_to(ROOT)} takes private names ({', '.join(bad)}): make "
+                     "the name public where it lives, or move the code that needs it there")
+
+
+def test_every_part_stands_on_one_floor_and_every_sideways_pair_is_on_one_floor():
+    parts = [part for _, floor in FLOORS for part in floor]
+    assert len(parts) == len(set(parts))
+    present = {part_of(module_name(path)) for path in SOURCES}
+    assert present == set(parts), f"on no floor: {present - set(parts)}; gone: {set(parts) - present}"
+    for a, b in SIDEWAYS:
+        assert FLOOR_OF[a] == FLOOR_OF[b], (a, b)
+
+
+def test_the_table_check_sees_an_upward_a_sideways_and_a_private_import():
+    assert wrong_way("analysis", "viz") == "analysis (floor 6) imports viz (floor 9): up"
+    assert wrong_way("model", "trace") == "model (floor 2) imports trace (floor 3): up"
+    assert wrong_way("experiments", "lab") == "experiments (floor 8) imports lab (floor 8): along its floor"
+    assert wrong_way("viz", "analysis") is None
+    assert wrong_way("hf", "bundle") is None
+    assert [t for _, t, _ in imports("from tfviz import reference\n", "tfviz.exercises.x")] == \
+        ["tfviz.reference"]
+    assert imports("from .core import Step\n", "tfviz.exercises.x") == \
+        [(1, "tfviz.exercises.core", ["Step"])]
+    assert imports("from . import core\n", "tfviz.exercises", package=True) == \
+        [(1, "tfviz.exercises.core", [])]
+    assert private_reaches("from tfviz.trace import Trace, _wanted\n", "tfviz.model.vit") == \
+        ["line 1: tfviz.trace._wanted"]
+    assert private_reaches("import tfviz.weights as w\nw._np(x)\n", "tfviz.vision_bundle") == \
+        ["line 2: tfviz.weights._np"]
+    assert private_reaches("from tfviz.weights import __doc__\nself._x = 1\n", "tfviz.a") == []
+
+
+# --- tfviz/analysis is numpy only -------------------------------------------------------------
+
+ANALYSIS = sorted((ROOT / "tfviz" / "analysis").glob("*.py"))
 RUNS_A_MODEL = ("torch", "tfviz.model", "tfviz.bundle", "tfviz.training", "streamlit")
 TORCH_MODEL_ATTRS = ("model", "parameters", "named_parameters", "state_dict")
 TYPE_HINTS_ONLY = ("tfviz.trace",)  # imports torch; analysis names its Trace in hints only
