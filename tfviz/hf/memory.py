@@ -1,0 +1,59 @@
+"""What opening a model folder costs in memory, and whether this machine has that much free.
+
+Said before anything is read: the cost comes from the safetensors header
+(:class:`tfviz.hf.FolderInfo`: parameters × 4 bytes, since every model runs in float32), the
+free memory from the kernel (``MemAvailable`` in /proc/meminfo, which counts the page cache
+that can be given back; else ``os.sysconf``'s free pages).
+
+Opening holds more than the weights themselves: the file is mapped while its tensors are read,
+and GPT-2's transposed and split matrices are copied into our layout. For a GPT-2-small-shaped
+folder (124M parameters, 498 MB of float32 weights) a process grew by 756 MB, 1.52 times the
+weights (``bench/bench_checkpoint_memory.py``), so :data:`OPEN_FACTOR` asks for 1.6 times.
+
+>>> opening_cost(500_000_000)
+800000000
+>>> refusal("gpt2", 800_000_000, 500_000_000)
+'gpt2 is not opened: it needs about 763 MiB of memory and this server has 477 MiB free. The lessons go on with a bundled model.'
+>>> refusal("gpt2", 800_000_000, 4_000_000_000) is None
+True
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tfviz.decoding.memory import human_bytes
+
+OPEN_FACTOR = 1.6  # measured 1.52 x the float32 weights for GPT-2 small's shape; see above
+
+
+def opening_cost(weight_bytes: int) -> int:
+    """Bytes a server should expect to hold once a model of ``weight_bytes`` float32 weights
+    is open (the weights, and what opening them leaves resident)."""
+    return int(weight_bytes * OPEN_FACTOR)
+
+
+def available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """Memory the kernel can give a process now without swapping, or None if it cannot say.
+
+    ``MemAvailable`` counts the page cache it can reclaim; without /proc (not Linux), the
+    free physical pages are the closest figure (smaller: page cache counts as used)."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024  # the file gives kB
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def refusal(name: str, cost: int, available: int | None) -> str | None:
+    """Why ``name`` is not opened (it needs more than is free), or None when it fits or the
+    free memory is unknown (then it is tried)."""
+    if available is None or cost <= available:
+        return None
+    return (f"{name} is not opened: it needs about {human_bytes(cost)} of memory and this server "
+            f"has {human_bytes(available)} free. The lessons go on with a bundled model.")
