@@ -10,7 +10,7 @@ On the normal page a step is its header and its content, as before. Presenter vi
 - ``presenter_frame`` adds CSS (large type, no sidebar, black text, room for a slide bar) and
   a script that shows one slide per step *in the browser*, with no rerun; ← / → and the
   clicker's keys move between them, and the slide's number goes into the URL (``slide=3``).
-  Both are in ``tfviz.ui.present_assets``.
+  Both are files: ``tfviz/ui/assets/presenter.css`` and ``presenter.js``.
 - The chart wrappers (``tfviz.ui.widgets``, ``tfviz.ui.views``, ``tfviz.ui.lab``) draw a
   presenter copy of every figure (``tfviz.viz.presenter``), and ``widgets.table`` draws tables
   as HTML (``st.dataframe`` paints on a canvas that CSS cannot enlarge).
@@ -22,13 +22,12 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from tfviz.ui.present_assets import PRESENTER_CSS, PRESENTER_SCRIPT, katex_css
+from tfviz.ui.browser_code import module_script, stylesheet
 
 PARAM, SLIDE = "present", "slide"  # ?present=1&slide=3 (slides count from 1)
 TOGGLE = "tfviz_presenter"  # the sidebar toggle's key (the script clicks it to leave)
 KEEP = "_presenting"  # the session's choice, which a page switch's fresh query must not lose
 STEP_PREFIX = "tfviz-step-"
-BAR_HEIGHT = 60  # px: the slide bar at the top of the screen
 
 
 def presenting() -> bool:
@@ -86,8 +85,8 @@ def presenter_frame() -> None:
     view (the CSS goes with the next run that is not; the script then shows the whole page)."""
     if not presenting():
         return
-    st.html("<style>" + PRESENTER_CSS % {"top": BAR_HEIGHT + 16, "bar": BAR_HEIGHT,
-                                          "katex": katex_css()} + "</style>")
+    st.html(stylesheet("presenter.css"))
     with st.sidebar:  # out of the lesson's own blocks (the sidebar is hidden, the script runs)
-        st.html(PRESENTER_SCRIPT % {"prefix": STEP_PREFIX, "slide": SLIDE, "param": PARAM,
-                                    "toggle": TOGGLE}, unsafe_allow_javascript=True)
+        st.html(module_script("presenter.js", {"prefix": STEP_PREFIX, "slide": SLIDE,
+                                               "param": PARAM, "toggle": TOGGLE}),
+                unsafe_allow_javascript=True)
