@@ -46,8 +46,8 @@ def _view_moves(at) -> list[dict]:
     out = []
     for el in at.get("html"):
         body = el.proto.body
-        if "__tfvizViews" in body and "Object.assign" in body:
-            out.append(json.loads(body.split("Object.assign(v.view, ")[1].split(");")[0]))
+        if "__tfvizViewMoves" in body:  # tfviz/ui/assets/view_move.js, its data after it
+            out.append(json.loads(body.split("start(window, ")[-1].split(");")[0])["view"])
     return out
 
 

@@ -26,14 +26,12 @@ in ``tfviz.ui.live_teacher``.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import streamlit as st
 
 from tfviz.classroom.codes import format_code, parse_code
 from tfviz.classroom.live import LiveError, StoreDown
 from tfviz.textinput import MAX_URL_TEXT
+from tfviz.ui.browser_code import asset, module_script
 from tfviz.ui.cache import model_names
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
@@ -77,21 +75,6 @@ def _leave() -> None:
     st.query_params.pop("join", None)
 
 
-VIEW_MOVE = """<script>
-(() => {  // follow the teacher's view (%(stamp)s): move the instant charts, keep the URL in step
-  const go = (tries) => {
-    const v = window.__tfvizViews;  // the page's view script: drawn after this one on a new page
-    if (!v) { if (tries < 50) setTimeout(() => go(tries + 1), 100); return; }
-    window.__tfvizViewMoves = (window.__tfvizViewMoves || 0) + 1;  // the browser tests count them
-    Object.assign(v.view, %(view)s);
-    v.adopt();
-    window.history.replaceState(window.history.state, '', window.location.href);
-  };
-  go(0);
-})();
-</script>"""
-
-
 def _apply(state, url: str) -> None:
     """Take the student to the teacher's state. In a full run the frame calls this before the
     sidebar's widgets are drawn, so the text and model can be set; a run of the follower alone
@@ -125,8 +108,7 @@ def _apply(state, url: str) -> None:
 
 # The page waits for the teacher's next move with a request the server holds open
 # (tfviz.ui.live_route); the reply starts one run of the follower. tfviz/ui/assets says how.
-_watch = st.components.v2.component(
-    "tfviz_live_watch", js=(Path(__file__).parent / "assets" / "live_watch.js").read_text())
+_watch = st.components.v2.component("tfviz_live_watch", js=asset("live_watch.js"))
 
 
 def _moved() -> None:
@@ -170,7 +152,8 @@ def _follower(url: str) -> None:
         # for one run only, a browser that never ran it would keep its old view keys, which
         # charts drawn anew adopt.
         if student.get("view"):
-            st.html(VIEW_MOVE % {"stamp": student["applied"], "view": json.dumps(student["view"])},
+            st.html(module_script("view_move.js", {"view": student["view"],
+                                                   "stamp": student["applied"]}),
                     unsafe_allow_javascript=True)
     else:
         st.caption(f"Exploring on your own; class **{format_code(student['code'])}** goes on.")

@@ -10,13 +10,12 @@ beacon, which pushes it (one short fragment run per move, nothing on a timer).
 """
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from tfviz.classroom.codes import format_code, parse_code
 from tfviz.classroom.live import IDLE_HOURS, LiveError, StoreDown
 from tfviz.ui import own_model
+from tfviz.ui.browser_code import asset, module_script
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.live_session import (FORGET, LIVE_VIEW_KEYS, NOTICE, RECONNECTING, TEACHER,
                                    TEACHER_PAGE, fragment_run, live_store)
@@ -56,8 +55,8 @@ COOKIE = "tfviz_teacher"
 
 
 def _cookie_script(value: str, max_age: int) -> str:
-    cookie = f"{COOKIE}={value}; Path=/; Max-Age={max_age}; SameSite=Strict"
-    return f"<script>document.cookie = {json.dumps(cookie)};</script>"
+    """The HTML that sets (or, with max_age 0, clears) the cookie: assets/teacher_cookie.js."""
+    return module_script("teacher_cookie.js", {"name": COOKIE, "value": value, "maxAge": max_age})
 
 
 def remember_class(teaching: dict) -> None:
@@ -103,48 +102,10 @@ def _push(url: str, seen: dict | None = None) -> None:
             st.rerun(scope="app")  # the sidebar shows why, and the join box again
 
 
-# The teacher's browser reports its charts' view: the view script's current keys (moved
-# inputs, the URL's), and for a key it never saw, the first chart input of that name on the
-# page (what the charts show). Reported when it differs from what the server knows: one run of
-# the teacher's fragment per move, none while the teacher does not move.
-VIEW_REPORT_JS = """
-export default function ({data, setStateValue}) {
-  const w = window;
-  const current = () => {
-    const view = (w.__tfvizViews && w.__tfvizViews.view) || {};
-    const out = {};
-    for (const k of data.keys) {
-      if (k in view) { out[k] = String(view[k]); continue; }
-      const el = document.querySelector(`.vega-bind input[name="${k}"], .vega-bind select[name="${k}"]`);
-      if (el) out[k] = String(el.value);
-    }
-    return out;
-  };
-  const check = () => {  // report a view the server does not know yet, once
-    const now = current();
-    const said = JSON.stringify(now);
-    if (Object.entries(now).some(([k, v]) => data.known[k] !== v) && said !== w.__tfvizViewSaid) {
-      w.__tfvizViewSaid = said;
-      setStateValue('view', now);
-    }
-  };
-  // A moved chart input is reported at once (the view script, listening since the page
-  // loaded, has already taken it); a slow check catches a view set any other way.
-  if (w.__tfvizViewReport) w.__tfvizViewReport();  // this function runs again when data changes
-  const onInput = () => setTimeout(check, 0);
-  document.addEventListener('input', onInput, true);
-  document.addEventListener('change', onInput, true);
-  const timer = setInterval(check, 500);
-  w.__tfvizViewReport = () => {
-    clearInterval(timer);
-    document.removeEventListener('input', onInput, true);
-    document.removeEventListener('change', onInput, true);
-  };
-  check();
-  return w.__tfvizViewReport;
-}
-"""
-_view_report = st.components.v2.component("tfviz_live_view_report", js=VIEW_REPORT_JS)
+# The teacher's browser reports its charts' view, when it differs from what the server knows
+# (tfviz/ui/assets/view_report.js): one run of the teacher's fragment per move.
+_view_report = st.components.v2.component("tfviz_live_view_report",
+                                          js=asset("view_report.js"))
 
 
 @safe_fragment

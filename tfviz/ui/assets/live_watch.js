@@ -56,7 +56,7 @@ export default function ({ data, setStateValue }) {
             return;
           }
         }
-      } catch (err) {
+      } catch { // a failed request (or this loop stopped): try again, more slowly
         if (stopped) return;
         backoff = Math.min(Math.max(backoff * 2, 250), 5000);
       }
