@@ -76,10 +76,11 @@ def test_tokenizer_widgets(app_page):
     assert "Step 0, before any merge" in _text(at)
     _ok(at.text_input(key="tok_word").input("transformerify").run())
     _ok(at.text_area(key="tok_corpus").input("aa aa ab <script>").run())
-    from tfviz.ui.views import VIEW_SCRIPT  # the frame's own script, not the learner's text
+    from tfviz.ui.browser_code import asset  # the frame's own script, not the learner's text
 
     bodies = "".join(h.value for h in at.get("html") if "__tfvizViews" not in h.value)
-    assert any("__tfvizViews" in h.value for h in at.get("html")) and "__tfvizViews" in VIEW_SCRIPT
+    assert any("__tfvizViews" in h.value for h in at.get("html"))
+    assert "__tfvizViews" in asset("view_sync.js")
     assert "&lt;script&gt;" in bodies and "<script>" not in bodies
     _ok(at.text_area(key="tok_corpus").input("a b c").run())
     assert any("Only 3 merges were possible" in str(i.value) for i in at.info)
@@ -125,7 +126,7 @@ def test_lookup_in_the_model_sends_every_row_and_opens_on_the_link(app_page):
     from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
     at = app_page("04_lookup.py", layer="1", head="2", query="0")
-    (spec, data), = [c for c in instant_charts(at) if "rows" in c[1]]
+    (spec, data), = [c for c in instant_charts(at) if "layer" in param_values(c[0])]
     view = param_values(spec)
     assert (view["layer"], view["head"], view["query"]) == (1, 2, 0)
     trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)

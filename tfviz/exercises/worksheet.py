@@ -10,6 +10,7 @@ code in the app gets exactly the numbers on their sheet and can check their work
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 from tfviz.exercises.core import Instance
 from tfviz.exercises.registry import EXERCISES, make_instance
@@ -51,9 +52,7 @@ def worksheet(exercise_ids, n_variants: int = 1, seed: int = 0) -> tuple[str, st
     return sheet, key
 
 
-_STYLE = ("body{font-family:sans-serif;max-width:48em;margin:2em auto;line-height:1.4}"
-          ".prompt p,.steps{white-space:pre-wrap}section{break-inside:avoid;margin-bottom:2em}"
-          "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.2em .6em}")
+_STYLE = (Path(__file__).parent / "worksheet.css").read_text(encoding="utf-8")  # read once
 
 
 def _cells(row: str) -> list[str]:

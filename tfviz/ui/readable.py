@@ -4,13 +4,11 @@ the rules of ``tfviz/ui/assets/readable.css`` (captions dark enough to read, 4.5
 Presenter view (``tfviz.ui.present``) draws its own larger, black-on-white rules on top."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-CSS = Path(__file__).parent / "assets" / "readable.css"
+from tfviz.ui.browser_code import stylesheet
 
 
 def readable_frame() -> None:
     """The page's readable rules, as a style element: it takes no room on the page."""
-    st.html(f"<style>{CSS.read_text()}</style>")
+    st.html(stylesheet("readable.css"))
