@@ -16,15 +16,21 @@ if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
 python3 -m pip install -q -r requirements-dev.txt
-# The browser's own code: node's test runner on its pure functions (tests/js), where node is.
-if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node missing: tests/js skipped"; fi
-# axe-core for the accessibility test (tests/browser/test_accessibility.py): a dev-only
-# dependency, installed beside the tests (tests/.npm, not in git), never part of the app. The
-# version is pinned so that a new rule cannot turn the suite red on its own.
+# Dev-only npm packages, installed beside the tests (tests/.npm, not in git), never part of the
+# app: axe-core for the accessibility test (tests/browser/test_accessibility.py), and eslint
+# (with its recommended rules and the browser's globals) for the browser's own code. Versions
+# are pinned so that a new rule cannot turn the suite red on its own.
+NPM_OK=0
 if command -v npm >/dev/null 2>&1; then
   npm install --no-save --no-audit --no-fund --silent --prefix tests/.npm axe-core@4.14.1 \
-    || echo "npm could not install axe-core: the accessibility test says so"
-else echo "npm missing: the accessibility test is skipped (and fails under CI=true)"; fi
+    eslint@10.15.0 @eslint/js@10.0.1 globals@17.14.0 && NPM_OK=1 \
+    || echo "npm could not install axe-core and eslint (no registry?): eslint is skipped, the accessibility test says so"
+else echo "npm missing: eslint and the accessibility test are skipped (the latter fails under CI=true)"; fi
+# The browser's own code (tfviz/ui/assets, eslint.config.mjs): eslint, then node's test runner
+# on its pure functions (tests/js).
+if [ "$NPM_OK" = 1 ]; then tests/.npm/node_modules/.bin/eslint tfviz/ui/assets tests/js eslint.config.mjs
+elif [ "${CI:-}" = true ]; then echo "eslint could not be installed, and CI=true needs it"; exit 1; fi
+if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node missing: tests/js skipped"; fi
 # Two workers (pytest-xdist), one per core: the suite is mostly waiting on one process at a
 # time (a page run, a browser); work-stealing keeps both busy to the end. Each worker starts
 # its own servers for the browser tests (free ports, nothing shared on disk).
