@@ -13,8 +13,8 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
 from tfviz.ui.positions_cache import (LEARNED, ROPE, SHIFT, SINE, learned_table, likeness, shift_gaps,
                                      trained_rows)
-from tfviz.ui.widgets import chart, plotly, show_code, table, vega
-from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_figures,
+from tfviz.ui.widgets import show_code, table, vega
+from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_map,
                                  position_cosine_heatmap, rope_chart, rope_turn_figure, similarity_chart,
                                  vectors_heatmap)
 
@@ -39,7 +39,7 @@ with step("1 · From token id to vector"):
     c1.latex(r"x_k = E[\,t_k\,] \in \mathbb{R}^{%d}" % cfg.d_model)
     c2.markdown(f"Token 0 is **{tokens[0]!r}** with id **{first}**, so x₀ is row {first} of E: "
                 f"`[{', '.join(f'{v:.3f}' for v in embed[0][:4])}, …]`")
-    chart(vectors_heatmap, embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens")
+    vega(vectors_heatmap, embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens")
 
 
 @safe_fragment
@@ -49,7 +49,7 @@ def sine_explorer():
     d = b.slider("width d", 2, 128, 64, step=2, key="emb_d")
     n_pos = c.slider("positions shown", 8, 128, 64, key="emb_positions")
     pe = sinusoid_table(n_pos, d, base)
-    chart(pe_heatmap, pe, title=f"PE table: {n_pos} positions × {d} dimensions, n = {base}")
+    vega(pe_heatmap, pe, title=f"PE table: {n_pos} positions × {d} dimensions, n = {base}")
     curves = {f"sine, n={base}, d={d}": similarity_by_distance(pe)}
     if "hook_pos_embed" in trace and len(tokens) > 1:
         curves[f"{model} (your text)"] = similarity_by_distance(trace["hook_pos_embed"])
@@ -85,7 +85,7 @@ with step(f"3 · The positions {model} adds"):
         kind = ("a learned table: one trained row per position, like a second embedding table"
                 if cfg.positional == "learned" else f"the sine table with n = {cfg.pos_base:g}")
         st.markdown(f"This model adds {kind}. Here are the rows it added to your tokens:")
-        chart(vectors_heatmap, trace["hook_pos_embed"], tokens,
+        vega(vectors_heatmap, trace["hook_pos_embed"], tokens,
               title="Position vectors added to your tokens")
     else:
         st.info(f"{model} adds no position vectors to its inputs (positional = "
@@ -128,7 +128,7 @@ with step("4 · Learned positions: what training made of them"):
         "the two models' held-out losses above). The learned line is also an average over pairs "
         "that disagree, and its far end rests on a handful of pairs."
     )
-    chart(position_cosine_heatmap, learned_rows.cosine, learned_rows.trained,
+    vega(position_cosine_heatmap, learned_rows.cosine, learned_rows.trained,
           title=f"{LEARNED}: cosine of every pair of its first {len(learned_rows.cosine)} position rows")
     st.caption(
         f"Inside the black frame: the {rows_reached} rows training reached. Outside it: rows it never "
@@ -158,7 +158,7 @@ def rope_demo():
     pair = rope_pair(rt, 0, head, i, j)
     st.markdown(f"Query: token {i} **{rt.tokens[i]!r}** at position m = {i}. Key: token {j} "
                 f"**{rt.tokens[j]!r}** at position n = {j}. Layer 0, head {head}.")
-    chart(rope_turn_figure, pair.q, pair.q_turned, pair.k, pair.k_turned, i, j,
+    vega(rope_turn_figure, pair.q, pair.q_turned, pair.k, pair.k_turned, i, j,
           title=f"{ROPE}, layer 0, head {head}: the first pairs of q and k, before and after the turn")
     st.caption("Dotted: the vector the layer computed from the token (hook_q, hook_k); solid: "
                "the same vector as the model turned it (hook_rot_q, hook_rot_k). Pair 0 turns "
@@ -229,7 +229,7 @@ with step("6 · ALiBi: a penalty for distance"):
              r"m_h = 2^{-8(h+1)/H}")
     shown = list(tokens[:12])
     slopes, bias = alibi(cfg.n_heads, len(shown))
-    chart(alibi_figure, bias, slopes, shown)
+    vega(alibi_figure, bias, slopes, shown)
     show_code(alibi)
 
 
@@ -241,14 +241,12 @@ def order_test():
         st.session_state["emb_seed"] = st.session_state.get("emb_seed", 0) + 1
     order = permutation(len(ids), kind, st.session_state.get("emb_seed", 0))
     check = permutation_check(positionless(model), ids, order)
-    left, right = permutation_figures(check.original, check.permuted, order,
-                                      tokens[:MAX_PERM_TOKENS])
     st.markdown("**The model without positions** (first dimensions of each token's output)")
     a, b = (st.container(), st.container()) if presenting() else st.columns(2)  # big type: stacked
-    with a:
-        plotly(left)
-    with b:
-        plotly(right)
+    for where, reordered_first in ((a, False), (b, True)):
+        with where:
+            vega(permutation_map, check.original, check.permuted, order, tokens[:MAX_PERM_TOKENS],
+                 reordered_first=reordered_first)
     st.success(f"Largest difference: {check.max_gap:.1e} (rounding noise). Same outputs, "
                "just moved along with their tokens.")
     if cfg.positional != "none":

@@ -1,5 +1,4 @@
 """Lesson 4 · Attention as soft lookup: a hashtable gives one value, attention blends them all."""
-import numpy as np
 import streamlit as st
 
 from tfviz.analysis.lookup import (effective_count, effective_counts, hard_lookup,
@@ -10,7 +9,7 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, table, vega
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz.instant_attention_maps import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
 
@@ -44,7 +43,7 @@ def toy():
     hard = hard_lookup(query, entries.keys, entries.values)
     left, right = st.columns(2)
     with left:
-        chart(key_plane, entries.names, entries.keys, query, soft.weights)
+        vega(key_plane, entries.names, entries.keys, query, soft.weights)
     with right:
         vega(weights_chart, entries.names, soft.weights, hard.weights)
     table([{"entry": n, "q·k": f"{s:.2f}", "q·k / τ": f"{s / tau:.2f}",
@@ -59,8 +58,8 @@ def toy():
     st.markdown("Now make τ small: the softmax piles nearly all weight on the best key, and "
                 "the blend becomes the hard lookup's single value. Make τ large: every value "
                 "counts almost equally and the answer drifts to the average.")
-    chart(sweep_chart, temperature_sweep(query, entries.keys, entries.values, TEMPERATURES),
-          current=tau)
+    vega(sweep_chart, temperature_sweep(query, entries.keys, entries.values, TEMPERATURES),
+         current=tau)
     show_code(soft_lookup, hard_lookup, temperature_sweep)
 
 
@@ -84,7 +83,7 @@ with step("2 · The same thing inside the model"):
         "chart (the arrow keys move them too; the chart follows in your browser): the bars show "
         "which tokens it blends, next to the single token a hard lookup would have returned."
     )
-    patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])  # (L, H, n, n)
+    patterns = trace.stack("pattern")  # (L, H, n, n)
     n = len(trace.tokens)
     instant(lookup_weights, patterns, trace.tokens, effective_counts(patterns),
             layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1),

@@ -60,30 +60,72 @@ def _cases():
         "tfviz.viz.pipeline.predictions_chart": (
             lambda: vp.predictions_chart([(5, "␣dog", 0.4), (7, "␣cat", 0.35)],
                                          title="After 'the', the next token is probably…"),
-            "After 'the', the next token is probably…"),
+            "After 'the', the next token is probably… The most likely next tokens and their "
+            "probabilities: ␣dog 0.400, ␣cat 0.350."),
         "tfviz.viz.pipeline.rnn_vs_transformer_chart": (
             lambda: vp.rnn_vs_transformer_chart(pipeline.rnn_vs_transformer(range(2, 6))),
-            "RNN vs transformer as the sentence grows"),
+            "RNN vs transformer as the sentence grows: sequential steps and the longest path "
+            "between two tokens for sentences of 2 to 5 tokens; an RNN's grow with the length, a "
+            "transformer's stay at 1."),
         "tfviz.viz.lookup.weights_chart": (
             lambda: lookup.weights_chart(["a → 1", "b → 2"], np.array([0.7, 0.3]), np.array([1.0, 0.0])),
-            "Weight on each value"),
+            "For each entry, the weight a hard lookup puts on its value beside the weight "
+            "attention's softmax puts on it."),
         "tfviz.viz.positions.similarity_chart": (
             lambda: positions.similarity_chart({"sine": np.array([1.0, 0.9, 0.8])}),
-            "How alike are two position vectors, by distance?"),
+            "Cosine similarity of two position vectors against the distance between their "
+            "positions, one line per table: sine."),
         "tfviz.viz.positions.rope_chart": (
             lambda: positions.rope_chart(
                 [{"query position": m, "key position": m - 1, "distance": 1, "q·k after rotation": 0.5}
                  for m in (1, 2, 3)], title="RoPE: the same q and k placed at other positions"),
-            "RoPE: the same q and k placed at other positions"),
+            "RoPE scores q·k against the query's position, one line per distance between query "
+            "and key."),
+        "tfviz.viz.positions.vectors_heatmap": (
+            lambda: positions.vectors_heatmap(np.eye(2, 3), ["a", "b"], title="E rows"),
+            "One row of 3 numbers per token, blue negative and red positive."),
+        "tfviz.viz.positions.pe_heatmap": (
+            lambda: positions.pe_heatmap(np.zeros((4, 2)), title="PE"),
+            "The sine table of position vectors: one row per position k, one column per "
+            "dimension j, values from −1 to 1."),
+        "tfviz.viz.positions.position_cosine_heatmap": (
+            lambda: positions.position_cosine_heatmap(np.eye(5), 3, title="C"),
+            "Cosine similarity of every pair of the first 5 learned position rows; a black frame "
+            "marks the first 3, the rows training reached."),
+        "tfviz.viz.positions.rope_turn_figure": (
+            lambda: positions.rope_turn_figure(np.ones(8), np.ones(8), np.ones(8), np.ones(8), 1, 0),
+            "For each of the first pairs of dimensions, the query q and the key k as arrows from "
+            "the origin, dotted before RoPE turned them and solid after."),
+        "tfviz.viz.positions.alibi_figure": (
+            lambda: positions.alibi_figure(-np.ones((2, 3, 3)), np.array([0.5, 0.25]), ["a", "b", "c"]),
+            "ALiBi's distance penalty for each of 2 heads: one query × key map per head, darker "
+            "blue for a larger penalty."),
+        "tfviz.viz.positions.permutation_map": (
+            lambda: positions.permutation_map(np.eye(2), np.eye(2), np.array([1, 0]), ["a", "b"],
+                                              reordered_first=True),
+            "Outputs of the model without positions, reorder, then run: one row per token, "
+            "labelled with where it stood."),
+        "tfviz.viz.lookup.key_plane": (
+            lambda: lookup.key_plane(["a", "b"], np.eye(2), np.array([1.0, 0.0]), np.array([0.7, 0.3])),
+            "The keys as dots in their plane, bigger for more attention weight, and the query as "
+            "an arrow from the origin."),
+        "tfviz.viz.lookup.sweep_chart": (
+            lambda: lookup.sweep_chart([{"temperature": 1.0, "weight on best key": 0.6,
+                                         "distance from hard answer": 0.4}], current=1.0),
+            "The weight softmax puts on the best-matching key, against the temperature τ on a "
+            "log scale; a dashed line marks your τ = 1."),
         "tfviz.viz.scaling.variance_chart": (
             lambda: vs.variance_chart(scaling.dot_product_variance((4, 16), 200, 0)),
-            "Variance of q·k grows like d_k; ÷√d_k keeps it at 1"),
+            "Variance of q·k grows like d_k; ÷√d_k keeps it at 1: measured variance (points) and "
+            "theory (dashed) at d_k = 4, 16."),
         "tfviz.viz.scaling.example_row_chart": (
             lambda: vs.example_row_chart(*scaling.example_row(16, seed=0), 16),
-            "One query, 6 random keys, d_k = 16"),
+            "One query, 6 random keys, d_k = 16: each key's softmax weight without and with ÷√d_k."),
         "tfviz.viz.scaling.saturation_chart": (
             lambda: vs.saturation_chart(scaling.saturation((4, 16), n_rows=10)),
-            "Without the scale, softmax turns one-hot and its gradient vanishes"),
+            "Without the scale, softmax turns one-hot and its gradient vanishes: the largest "
+            "softmax weight, the entropy and the largest gradient entry against d_k, with and "
+            "without the scale."),
         "tfviz.viz.layernorm.residual_norm_chart": (
             lambda: layernorm.residual_norm_chart({"gpt-tiny": [("embed", 1.0), ("L0 attn", 2.0)]},
                                                   title="Size of the residual stream through the stack"),
@@ -91,9 +133,10 @@ def _cases():
         "tfviz.viz.forward.params_chart": (
             lambda: forward.params_chart({"embeddings": 100, "attention": 200},
                                          title="Parameters of gpt-tiny by part (total 300)"),
-            "Parameters of gpt-tiny by part (total 300)"),
+            "Parameters of gpt-tiny by part (total 300): embeddings 100, attention 200."),
         "tfviz.viz.long_sequences.mask_chart": (
-            lambda: ls.mask_chart(np.tri(4, dtype=bool), "causal"), "causal"),
+            lambda: ls.mask_chart(np.tri(4, dtype=bool), "causal"),
+            "causal: a grid of 4 queries (rows) by 4 keys (columns); 10 of the 16 pairs may read."),
         "tfviz.viz.long_sequences.reach_chart": (
             lambda: ls.reach_chart(np.array([[0, 0, 1, 1], [1, 1, 1, 1]], dtype=bool)),
             "Which of 4 positions token 3 has read after 1 to 2 layers: 2 after 1, 4 after 2."),
@@ -101,33 +144,38 @@ def _cases():
             lambda: ls.cost_chart((64, 128), (1.0, 4.0), (1.0, 2.0)),
             "Measured time (ms) of full and sliding-window attention at n = 64, 128, with dashed "
             "references ∝ n² and ∝ n·w."),
-        "tfviz.viz.long_sequences.attention_map": (
-            lambda: ls.attention_map(third, ["a", "b", "c"], "head 0"), "head 0"),
-        "tfviz.viz.long_sequences.linformer_chart": (
-            lambda: ls.linformer_chart(np.full((3, 2), 0.5), ["a", "b", "c"]),
-            "Weights of each of 3 queries over the 2 pooled rows of keys."),
-        "tfviz.viz.long_sequences.error_chart": (
-            lambda: ls.error_chart((1, 2), (0.9, 0.5), (0.5, 0.1)),
-            "Relative output error against k = 1, 2: mean-pooled keys and values, and the "
-            "closest rank-k map."),
+        "tfviz.viz.long_sequences.whatif_maps": (
+            lambda: ls.whatif_maps(np.stack([[third]]), np.stack([[third]]), ["a", "b", "c"],
+                                   "sliding window"),
+            "One head's attention weights as the trained model reads the text with full attention "
+            "and through the sliding window pattern, queries as rows and keys as columns; the "
+            "layer and head sliders pick the head."),
+        "tfviz.viz.long_sequences.linformer_views": (
+            lambda: ls.linformer_views(np.full((1, 1, 3, 2), 0.5), np.ones((1, 3)), np.zeros((1, 3)),
+                                       ["a", "b", "c"]),
+            "Linformer with keys and values mean-pooled to k = 2 rows: each query's weights over "
+            "the pooled rows for the chosen layer and head, then the layer's relative output error "
+            "against k for mean-pooling and for the closest rank-k map."),
         "tfviz.viz.lab.curves_chart": (
             lambda: lab.curves_chart(("1: lr 0.01", "2: lr 0.001"), ((2.0, 1.5), (2.0, 1.9)),
                                      ((0, 2), (0, 2)), ((0.1, 0.5), (0.1, 0.2))),
             "Training loss (left) and held-out accuracy (right) against steps, for 2 runs: "
             "1: lr 0.01; 2: lr 0.001."),
-        "tfviz.viz.lab.attention_over_time": (
-            lambda: lab.attention_over_time(np.stack([third, third]), (0, 100), ("a", "b", "c"),
-                                            "layer 0, head 1"),
-            "layer 0, head 1: one head's attention weights, queries as rows and keys as columns, "
-            "at each of 2 checkpoints; the checkpoint slider picks one."),
+        "tfviz.viz.lab.attention_forming": (
+            lambda: lab.attention_forming([[np.stack([[third]])], [np.stack([[third]])]], (0, 100),
+                                          [("a", "b", "c")]),
+            "One head's attention weights on a held-out example, queries as rows and keys as "
+            "columns, at each of 2 checkpoints of training; sliders pick the checkpoint, the layer "
+            "and the head, a select box the example."),
         # lesson 15's fine-tuning comparison writes its own, with every point's numbers
         "tfviz.viz.finetune_runs.params_accuracy_chart": (
             lambda: pytest.importorskip("tfviz.viz.finetune_runs").params_accuracy_chart(
                 ["head only", "full"], [130, 104_000], [0.6, 0.9], 0.5),
             ("head only", "130", "60.0%", "full", "104,000", "90.0%")),
         "tfviz.viz.lab.expert_load_chart": (
-            lambda: lab.expert_load_chart((0, 100), np.array([[0.5, 0.5], [0.7, 0.3]]), "layer 0"),
-            "layer 0"),
+            lambda: lab.expert_load_chart((0, 100), np.array([[[0.5, 0.5]], [[0.7, 0.3]]])),
+            "Each of 2 experts' share of the held-out tokens that chose it first, against training "
+            "steps; the layer slider picks one of 1 layers."),
     }
 
 
@@ -158,15 +206,15 @@ def test_every_chart_a_lesson_draws_has_a_description(builder):
 
 
 def test_the_drawing_path_adds_the_description():
-    """``widgets._vega_spec`` (what ``vega`` draws) carries it, for altair and dict builders."""
+    """``widgets._vega_spec`` (what ``vega`` draws) keeps a builder's description, and gives a
+    chart that has none its title's text."""
     from tfviz.ui.widgets import _vega_spec
-    from tfviz.viz import forward, pipeline
+    from tfviz.viz import forward
 
     spec = _vega_spec("t.params", ({"a": 1},), {"title": "Parameters by part"}, _builder=forward.params_chart)
-    assert spec["description"] == "Parameters by part"
-    rows = [(1, "a", 0.5)]
-    spec = _vega_spec("t.preds", (rows,), {"title": "Next"}, _builder=pipeline.predictions_chart)
-    assert spec["description"] == "Next" and spec["title"] == "Next"
+    assert spec["description"] == "Parameters by part: a 1."
+    bare = _vega_spec("t.bare", ("Bars",), {}, _builder=lambda title: {"title": {"text": title}, "mark": "bar"})
+    assert bare["description"] == "Bars"
 
 
 def test_an_instant_chart_cannot_be_built_without_a_description():

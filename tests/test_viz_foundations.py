@@ -15,13 +15,6 @@ from tfviz.viz import tokens as vtokens
 from tfviz.viz.style import token_labels
 
 
-def _records(chart):
-    """The rows an altair chart was built from."""
-    spec = chart.to_dict()
-    (rows,) = spec["datasets"].values()
-    return spec, rows
-
-
 @pytest.fixture(scope="module")
 def trace():
     return tfviz.load("gpt-tiny").trace("the cat sat")
@@ -102,50 +95,92 @@ def test_rnn_chart_has_both_panels():
     assert panels["spec"]["encoding"]["x"]["title"] == "sentence length n (tokens)"
 
 
-# ----- positions figures -----------------------------------------------------------------------
+# ----- positions charts ------------------------------------------------------------------------
+
+def _param(spec: dict, name: str):
+    return next(p["value"] for p in spec["params"] if p["name"] == name)
+
+
+def _matrix(spec: dict, name: str = "matrix", index: int = 0) -> np.ndarray:
+    """The matrix a heatmap carries (``instant.matrix_rows`` / ``stack_rows``), as numbers."""
+    rows = spec["datasets"][name]
+    packed = rows[index]["v"]
+    return np.array([np.nan if v == "" else float(v) for v in packed.split(",")])
+
 
 def test_embedding_heatmap_is_the_trace(trace):
-    fig = vpositions.vectors_heatmap(trace["hook_embed"], trace.tokens, title="E rows")
-    np.testing.assert_allclose(fig.data[0].z, trace["hook_embed"], atol=1e-6)
-    assert list(fig.layout.yaxis.ticktext) == token_labels(trace.tokens, escape=True)
-    assert fig.layout.title.text == "E rows" and fig.layout.xaxis.title.text == "dimension"
+    spec = vpositions.vectors_heatmap(trace["hook_embed"], trace.tokens, title="E rows")
+    embed = trace["hook_embed"]
+    # packed to instant.DIGITS = 4 decimals: within 5e-5 of the trace
+    np.testing.assert_allclose(_matrix(spec).reshape(embed.shape), embed, atol=5e-5)
+    assert _param(spec, "ylabels") == token_labels(trace.tokens)
+    assert spec["title"] == "E rows" and spec["layer"][0]["encoding"]["x"]["axis"]["title"] == "dimension"
+    assert spec["description"]
 
 
 def test_pe_heatmap_and_similarity_chart():
     table = positions.sinusoid_table(10, 8)
-    fig = vpositions.pe_heatmap(table, title="PE")
-    np.testing.assert_allclose(fig.data[0].z, table)
-    assert fig.data[0].zmin == -1 and fig.layout.yaxis.title.text == "position k"
+    spec = vpositions.pe_heatmap(table, title="PE")
+    np.testing.assert_allclose(_matrix(spec).reshape(10, 8), table, atol=5e-5)  # 4 decimals
+    rect = spec["layer"][0]["encoding"]
+    assert rect["color"]["scale"]["domain"] == [-1.0, 1.0] and rect["y"]["axis"]["title"] == "position k"
     sims = positions.similarity_by_distance(table)
-    spec, rows = _records(vpositions.similarity_chart({"sine": sims}))
-    np.testing.assert_allclose([r["cosine similarity"] for r in rows], sims)
-    assert spec["encoding"]["y"]["title"] == "cosine similarity"
+    chart = vpositions.similarity_chart({"sine": sims})
+    rows = chart["datasets"]["rows"]
+    np.testing.assert_allclose([r["cosine similarity"] for r in rows], sims, atol=5e-5)
+    assert chart["encoding"]["y"]["title"] == "cosine similarity"
 
 
 def test_rope_and_alibi_figures():
     rows = rope.rope_scores(np.ones(4), np.arange(4.0), 2, [2, 6])
-    spec, data = _records(vpositions.rope_chart(rows))
-    assert [d["q·k after rotation"] for d in data] == [r["q·k after rotation"] for r in rows]
+    spec = vpositions.rope_chart(rows, model_point={"query position": 2, "distance": 2,
+                                                     "q·k after rotation": 1.5})
+    data = spec["datasets"]["rows"]
+    np.testing.assert_allclose([d["q·k after rotation"] for d in data],
+                               [r["q·k after rotation"] for r in rows], atol=5e-5)
+    assert spec["datasets"]["model"][0]["q·k after rotation"] == 1.5
     slopes, bias = positions.alibi(2, 3)
-    fig = vpositions.alibi_figure(bias, slopes, ["a", "b", "c"])
-    assert len(fig.data) == 2
-    np.testing.assert_allclose(fig.data[1].z, bias[1])
-    assert list(fig.data[0].y) == ["0 a", "1 b", "2 c"]
-    assert fig.layout.annotations[0].text == "head 0: m = 0.0625"
+    spec = vpositions.alibi_figure(bias, slopes, ["a", "b", "c"])
+    assert len(spec["hconcat"]) == 2
+    np.testing.assert_allclose(_matrix(spec, "bias", 1).reshape(3, 3), bias[1], atol=5e-5)
+    assert [r["head"] for r in spec["datasets"]["bias"]] == [0, 1]
+    assert _param(spec, "labels") == ["0 a", "1 b", "2 c"]
+    assert spec["hconcat"][0]["title"]["text"] == "head 0: m = 0.0625"
 
 
-def test_permutation_figures_put_rows_in_the_new_order():
+def test_rope_turn_figure_draws_each_pair_before_and_after():
+    q, k = np.arange(8.0), -np.arange(8.0)
+    spec = vpositions.rope_turn_figure(q, q + 1, k, k * 0.5, 3, 1, pairs=(0, 2))
+    assert [p["title"]["text"] for p in spec["hconcat"]] == ["pair 0", "pair 2"]
+    rows = spec["datasets"]["rows"]
+    pair2 = {r["series"]: (r["x"], r["y"]) for r in rows if r["pair"] == 2}
+    assert pair2 == {"q before": (4.0, 5.0), "q turned": (5.0, 6.0),
+                     "k before": (-4.0, -5.0), "k turned": (-2.0, -2.5)}
+    assert {r["when"] for r in rows if r["vector"] == "q"} == {"before", "turned at position 3"}
+
+
+def test_position_cosine_heatmap_frames_the_trained_rows():
+    cosine = np.corrcoef(np.random.default_rng(0).normal(size=(6, 16)))
+    spec = vpositions.position_cosine_heatmap(cosine, 4, title="C")
+    np.testing.assert_allclose(_matrix(spec).reshape(6, 6), cosine, atol=5e-5)
+    frame = spec["layer"][-1]
+    assert frame["mark"]["stroke"] == "black" and frame["data"]["values"] == [{"a": 0, "b": 3}]
+
+
+def test_permutation_maps_put_rows_in_the_new_order():
     original = np.arange(12.0).reshape(3, 4)
     order = np.array([2, 0, 1])
-    left, right = vpositions.permutation_figures(original, original[order] + 1, order,
-                                                 ["a", "b", "<b>"], dims=2)
-    np.testing.assert_allclose(left.data[0].z, original[order][:, :2])
-    np.testing.assert_allclose(right.data[0].z, original[order][:, :2] + 1)
-    assert list(left.layout.yaxis.ticktext) == ["&lt;b&gt; (was 2)", "a (was 0)", "b (was 1)"]
-    assert left.data[0].zmin == right.data[0].zmin  # one colour scale for both
+    left = vpositions.permutation_map(original, original[order] + 1, order, ["a", "b", "<b>"], dims=2)
+    right = vpositions.permutation_map(original, original[order] + 1, order, ["a", "b", "<b>"], dims=2,
+                                       reordered_first=True)
+    np.testing.assert_allclose(_matrix(left).reshape(3, 2), original[order][:, :2])
+    np.testing.assert_allclose(_matrix(right).reshape(3, 2), original[order][:, :2] + 1)
+    assert _param(left, "ylabels") == ["<b> (was 2)", "a (was 0)", "b (was 1)"]  # drawn as typed
+    scale = lambda s: s["layer"][0]["encoding"]["color"]["scale"]["domain"]  # noqa: E731
+    assert scale(left) == scale(right) == [-10.0, 10.0]  # one colour scale for both
 
 
-# ----- lookup figures --------------------------------------------------------------------------
+# ----- lookup charts ---------------------------------------------------------------------------
 
 def test_lookup_figures():
     t = lookup.toy_table()
@@ -153,16 +188,51 @@ def test_lookup_figures():
     soft = lookup.soft_lookup(q, t.keys, t.values)
     hard = lookup.hard_lookup(q, t.keys, t.values)
     plane = vlookup.key_plane(t.names, t.keys, q, soft.weights)
-    np.testing.assert_allclose(plane.data[0].x, t.keys[:, 0])
-    assert list(plane.data[0].text) == list(t.names)
-    assert list(plane.data[1].x) == [1.0] and plane.layout.title.text == "Keys and your query"
-    spec, rows = _records(vlookup.weights_chart(t.names, soft.weights, hard.weights))
+    keys = plane["datasets"]["rows"]
+    np.testing.assert_allclose([r["x"] for r in keys], t.keys[:, 0], atol=5e-5)
+    np.testing.assert_allclose([r["weight"] for r in keys], soft.weights, atol=5e-5)
+    assert [r["key"] for r in keys] == list(t.names)
+    assert plane["datasets"]["query"][0]["x"] == 1.0 and plane["title"] == "Keys and your query"
+    spec = vlookup.weights_chart(t.names, soft.weights, hard.weights)
+    rows = spec["datasets"]["rows"]
     soft_rows = [r["weight"] for r in rows if r["lookup"] == vlookup.SOFT]
     hard_rows = [r["weight"] for r in rows if r["lookup"] == vlookup.HARD]
-    np.testing.assert_allclose(soft_rows, soft.weights)
+    np.testing.assert_allclose(soft_rows, soft.weights, atol=5e-5)
     assert hard_rows == hard.weights.tolist()
     sweep = lookup.temperature_sweep(q, t.keys, t.values, [0.1, 1.0])
     fig = vlookup.sweep_chart(sweep, current=1.0)
-    assert list(fig.data[0].x) == [0.1, 1.0]
-    assert list(fig.data[0].y) == [r["weight on best key"] for r in sweep]
-    assert fig.layout.xaxis.type == "log" and len(fig.layout.shapes) == 1
+    data = fig["datasets"]["rows"]
+    assert [r["temperature"] for r in data] == [0.1, 1.0]
+    np.testing.assert_allclose([r["weight on best key"] for r in data],
+                               [r["weight on best key"] for r in sweep], atol=5e-5)
+    assert fig["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert fig["datasets"]["current"] == [{"temperature": 1.0, "label": "your τ = 1"}]
+
+
+def test_positions_and_lookup_charts_are_valid_vega_lite(trace):
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema.core import load_schema
+
+    t = lookup.toy_table()
+    q = np.array([1.0, 0.5])
+    soft = lookup.soft_lookup(q, t.keys, t.values)
+    slopes, bias = positions.alibi(2, 3)
+    table = positions.sinusoid_table(6, 4)
+    specs = [
+        vpositions.vectors_heatmap(trace["hook_embed"], trace.tokens, title="E"),
+        vpositions.pe_heatmap(table, title="PE"),
+        vpositions.similarity_chart({"sine": positions.similarity_by_distance(table)}),
+        vpositions.rope_chart(rope.rope_scores(np.ones(4), np.arange(4.0), 2, [2, 6]),
+                              model_point={"query position": 2, "distance": 2, "q·k after rotation": 1.0}),
+        vpositions.position_cosine_heatmap(np.eye(5), 3, title="C"),
+        vpositions.rope_turn_figure(np.ones(8), np.ones(8), np.ones(8), np.ones(8), 1, 0),
+        vpositions.alibi_figure(bias, slopes, ["a", "b", "c"]),
+        vpositions.permutation_map(np.eye(3), np.eye(3), np.array([2, 0, 1]), ["a", "b", "c"]),
+        vlookup.key_plane(t.names, t.keys, q, soft.weights),
+        vlookup.weights_chart(t.names, soft.weights, lookup.hard_lookup(q, t.keys, t.values).weights),
+        vlookup.sweep_chart(lookup.temperature_sweep(q, t.keys, t.values, [0.1, 1.0]), current=1.0),
+    ]
+    schema = load_schema()
+    for spec in specs:
+        validate_jsonschema(json.loads(json.dumps(spec)), schema)  # as the browser receives it
+        assert spec["description"]

@@ -139,15 +139,19 @@ def test_plotly_figure_sizes_every_text_and_makes_room_for_its_rows():
     go.Figure(out)  # still a valid figure
 
 
-def test_plotly_figure_keeps_log_axes_to_full_size_labels_and_thickens_lines():
+def test_the_sweep_chart_keeps_its_log_axis_and_thickens_its_lines():
     from tfviz.viz.lookup import sweep_chart
 
     rows = [{"temperature": t, "weight on best key": 1 / (1 + t), "distance from hard answer": t}
             for t in (0.1, 1.0, 10.0)]
-    out = presenter_plotly.plotly_figure(sweep_chart(rows, current=1.0).to_dict())
-    assert out["layout"]["xaxis"]["dtick"] == 1  # plotly draws 2s and 5s at 0.75 size otherwise
-    assert out["data"][0]["line"]["width"] >= presenter.MIN_STROKE
-    assert all(a["font"]["size"] >= 24 for a in out["layout"].get("annotations", []))
+    chart = sweep_chart(rows, current=1.0)
+    out = presenter.vega_spec(chart)
+    line, rule, label = out["layer"]
+    assert line["encoding"]["x"]["scale"]["type"] == "log"
+    assert line["mark"]["strokeWidth"] >= 2 * chart["layer"][0]["mark"]["strokeWidth"]
+    assert rule["mark"]["strokeWidth"] >= presenter.MIN_STROKE
+    assert label["mark"]["fontSize"] >= 24 and out["config"]["axis"]["labelFontSize"] >= 24
+    assert out["height"] == 1.5 * chart["height"]
 
 
 # --- the palette presenter view keeps -------------------------------------------------------
@@ -206,11 +210,15 @@ def test_the_simulation_is_right_on_known_cases():
     assert _gap("#FF0000", "#00FF00", MACHADO["deutan"]) < 0.5 * _gap("#FF0000", "#00FF00", np.eye(3))
 
 
-def test_plotly_figure_thins_long_row_labels_instead_of_growing_past_the_screen():
+def test_a_long_heatmap_grows_by_half_and_its_labels_stay_on_their_rows():
     from tfviz.viz.positions import pe_heatmap
 
     table = np.sin(np.arange(64 * 16, dtype=float)).reshape(64, 16)
-    out = presenter_plotly.plotly_figure(pe_heatmap(table, title="PE").to_dict())
-    rows = out["layout"]["yaxis"]["ticktext"]
-    assert len(rows) * presenter_plotly.ROW <= presenter_plotly.PLOT_HEIGHT < 64 * presenter_plotly.ROW
-    assert rows == [str(v) for v in out["layout"]["yaxis"]["tickvals"]]  # labels stay on their rows
+    chart = pe_heatmap(table, title="PE")
+    out = presenter.vega_spec(chart)
+    assert out["height"] == presenter.SCALE * chart["height"] and out["width"] == chart["width"]
+    rect = out["layer"][0]["encoding"]
+    assert rect["y"]["axis"]["labelFontSize"] >= 24
+    # 64 rows of 24 px labels do not fit in 540 × 1.5 px: the axis names every k-th row only
+    assert rect["y"]["axis"]["values"] == list(range(0, 64, 2))
+    assert out["datasets"] is chart["datasets"]  # the data itself is shared, never copied

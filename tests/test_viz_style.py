@@ -51,26 +51,16 @@ def test_given_sides_are_kept_and_the_rest_estimated():
 
 def _sample_figures():
     """One figure from every plotly builder in tfviz.viz, on tiny inputs."""
-    from tfviz.viz import positions as pos
     from tfviz.viz.arrows import arrows_figure
     from tfviz.viz.layernorm import gamma_beta_heatmap
-    from tfviz.viz.lookup import key_plane, sweep_chart
 
     tokens, p = ["the", "cat", "sat"], np.full((2, 3, 3), 1 / 3)
-    keys = np.array([[1.0, 0.0], [0.0, 1.0]])
     yield "arrows", arrows_figure(np.array([0.5, 0.3, 0.2]), tokens, 2, title="t")
     yield "head grid", attv.head_grid(p, tokens, layer=0)
     yield "side by side", attv.maps_side_by_side([p[0], p[1]], [tokens, tokens], ["a", "b"], title="t")
     yield "coref", attv.coref_figure(np.zeros((2, 2, 2)), ["animal", "street"], best=(0, 0), probe="it")
     yield "masked", attv.masked_scores_figure(np.triu(np.full((3, 3), -np.inf), 1), tokens, title="t")
     yield "logit change", attv.logit_change_figure(np.array([0.0, 0.0, 1.5]), tokens, 2)
-    yield "key plane", key_plane(["a", "b"], keys, np.array([0.5, 0.5]), np.array([0.5, 0.5]))
-    yield "sweep", sweep_chart([{"temperature": t, "weight on best key": 0.5,
-                                 "distance from hard answer": 0.1} for t in (0.1, 1.0)], 1.0)
-    yield "alibi", pos.alibi_figure(-np.ones((2, 3, 3)), np.array([0.5, 0.25]), tokens)
-    yield "vectors", pos.vectors_heatmap(np.ones((3, 4)), tokens, title="t")
-    yield from zip(("permuted a", "permuted b"),
-                   pos.permutation_figures(np.ones((3, 4)), np.ones((3, 4)), np.array([2, 1, 0]), tokens))
     yield "gamma", gamma_beta_heatmap({"L0 ln1": (np.ones(4), np.zeros(4))}, which="gamma")
 
 

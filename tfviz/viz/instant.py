@@ -231,6 +231,73 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
             "layer": layers}
 
 
+def matrix_rows(values) -> list[dict]:
+    """One matrix (rows, cols) as the single packed row ``matrix_layer`` unpacks.
+
+    >>> matrix_rows(np.array([[1.0, 2.0], [3.0, float("-inf")]]))
+    [{'v': '1,2,3,'}]
+    """
+    return [{"v": packed(values)}]
+
+
+def matrix_bound(values) -> float:
+    """The colour range ±bound a diverging map of ``values`` is drawn on: its largest finite
+    |value|, 1 for none.
+
+    >>> matrix_bound([[0.5, -2.0], [float("-inf"), 1.0]]), matrix_bound([[0.0]])
+    (2.0, 1.0)
+    """
+    arr = np.asarray(values, dtype=float)
+    finite = np.abs(arr[np.isfinite(arr)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+
+def matrix_layer(rows: int, cols: int, *, x_title: str, y_title: str, value_title: str = "value",
+                 x_labels: str = "xlabels", y_labels: str = "ylabels", keep: dict | None = None,
+                 width: int | None = None, height: int | None = None, **heat) -> dict:
+    """``heat_layer`` for a matrix that travels as packed rows (``matrix_rows`` or
+    ``stack_rows``; ``keep`` filters the one to draw), its tick labels read from the
+    expressions ``x_labels`` and ``y_labels`` (``constant`` parameters holding the names).
+    ``width`` and ``height`` stretch the cells to a size of their own (a table of 64 dimensions
+    need not be 64 cells wide at the size of a token's), else they are square."""
+    view = heat_layer(cols, rows, x_title=x_title, y_title=y_title, value_title=value_title,
+                      before=[*([keep] if keep else []), *unpack(cols)],
+                      x_labels=x_labels, y_labels=y_labels, **heat)
+    if width:
+        view["width"] = width
+    if height:
+        view["height"] = height
+    return view
+
+
+def matrix_chart(values, *, title, description: str, x_title: str, y_title: str,
+                 x_labels: Sequence[str] | None = None, y_labels: Sequence[str] | None = None,
+                 value_title: str = "value", diverging: bool = False, domain=None,
+                 text: bool = False, width: int | None = None, height: int | None = None,
+                 extra_layers: Sequence[dict] = ()) -> dict:
+    """A whole chart of one labelled matrix, rows top to bottom like a matrix on paper: the
+    one heatmap recipe of the static charts (embedding rows, the sine table, γ and β).
+    ``diverging`` maps (blue negative, red positive) run from −bound to +bound
+    (``matrix_bound``) unless ``domain`` is given; -inf or nan cells are left blank.
+    ``extra_layers`` are drawn on top of the cells (a frame, a marker)."""
+    arr = np.asarray(values, dtype=float)
+    n_rows, n_cols = arr.shape
+    x_labels = [str(x) for x in (x_labels if x_labels is not None else range(n_cols))]
+    y_labels = [str(y) for y in (y_labels if y_labels is not None else range(n_rows))]
+    if domain is None and diverging:
+        domain = (-matrix_bound(arr), matrix_bound(arr))
+    view = matrix_layer(n_rows, n_cols, x_title=x_title, y_title=y_title, value_title=value_title,
+                        diverging=diverging, domain=domain, text=text, width=width, height=height)
+    if max(map(len, x_labels), default=0) <= 3:  # numbers: upright, as many as fit side by side
+        view["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] = 0
+    if extra_layers:
+        view["layer"] += list(extra_layers)
+    return spec({"data": {"name": "matrix"}, **view},
+                params=[constant("xlabels", x_labels), constant("ylabels", y_labels)],
+                datasets={"matrix": matrix_rows(arr)}, title=title, description=description,
+                marks=arr.size)
+
+
 SVG_MARKS = 1500  # more marks than this draw on a canvas (bench/bench_views.py, BENCHMARKS.md)
 
 

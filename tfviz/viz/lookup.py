@@ -3,79 +3,94 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pandas as pd
-import altair as alt
 import numpy as np
-import plotly.graph_objects as go
 
-from tfviz.viz.style import CATEGORICAL, SMALL_LEGEND, fixed_margins, layout, readable, safe_label
+from tfviz.viz.charts import chart, colour, n, q, tip, view
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"
+QUERY = CATEGORICAL[5]  # vermillion: the query, as on the other attention pages
 
 
 def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights: np.ndarray, *,
-              title: str = "Keys and your query") -> go.Figure:
+              title: str = "Keys and your query") -> dict:
     """Keys as dots (bigger = more attention weight), the query as an arrow from the origin."""
     keys = np.asarray(keys, dtype=float)
     weights = np.asarray(weights, dtype=float)
-    fig = go.Figure(go.Scatter(
-        x=keys[:, 0], y=keys[:, 1], mode="markers+text", text=[safe_label(n) for n in names],
-        textposition="top center", name="keys",
-        marker={"size": 12 + 40 * weights, "color": CATEGORICAL[0], "line": {"width": 1}},
-        customdata=weights, hovertemplate="%{text}: key (%{x:.2f}, %{y:.2f})<br>"
-                                          "weight %{customdata:.3f}<extra></extra>"))
-    fig.add_annotation(x=float(query[0]), y=float(query[1]), ax=0, ay=0, xref="x", yref="y",
-                       axref="x", ayref="y", showarrow=True, arrowhead=3, arrowwidth=3,
-                       arrowcolor=CATEGORICAL[5], text="")
-    fig.add_trace(go.Scatter(
-        x=[float(query[0])], y=[float(query[1])], mode="markers+text", text=["query q"],
-        textposition="bottom center", textfont={"color": CATEGORICAL[5]}, name="query",
-        marker={"size": 10, "color": CATEGORICAL[5], "symbol": "diamond"},
-        hovertemplate="query (%{x:.2f}, %{y:.2f})<extra></extra>"))
-    reach = float(max(np.abs(keys).max(), np.abs(query).max(), 1.0)) * 1.3
-    fig.update_xaxes(range=[-reach, reach], title="key dimension 1", zeroline=True)
-    fig.update_yaxes(range=[-reach, reach], title="key dimension 2", zeroline=True,
-                     scaleanchor="x", scaleratio=1)
-    layout(fig, title, 420, showlegend=False)
-    return fixed_margins(fig, top=50)
+    rows = [{"key": str(name), "x": float(k[0]), "y": float(k[1]), "weight": float(w)}
+            for name, k, w in zip(names, keys, weights)]
+    qx, qy = (float(v) for v in np.asarray(query, dtype=float)[:2])
+    reach = float(max(np.abs(keys).max(initial=0.0), np.abs(query).max(initial=0.0), 1.0)) * 1.3
+    scale = {"domain": [-reach, reach], "nice": False}
+    x = q("x", "key dimension 1", scale=scale)
+    y = q("y", "key dimension 2", scale=scale)
+    zero = [{"data": {"values": [{"z": 0}]}, "mark": {"type": "rule", "color": "#444444", "aria": False},
+             "encoding": {ch: {"field": "z", "type": "quantitative", "scale": scale}}}
+            for ch in ("x", "y")]
+    size = {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1], "range": [120, 2200]},
+            "legend": None}
+    layers = [
+        *zero,
+        view({"type": "point", "filled": True, "color": CATEGORICAL[0], "stroke": "black",
+              "strokeWidth": 1, "opacity": 0.9}, x=x, y=y, size=size,
+             tooltip=tip("key", "x:.2f", "y:.2f", "weight:.3f")),
+        view({"type": "text", "dy": -22, "fontSize": FONT_SIZE - 2}, x=x, y=y, text=n("key")),
+        view({"type": "rule", "color": QUERY, "strokeWidth": 3}, data="query", x=q("x0"),
+             y=q("y0"), x2={"field": "x"}, y2={"field": "y"}),
+        view({"type": "point", "shape": "diamond", "filled": True, "size": 160, "color": QUERY},
+             data="query", x=q("x"), y=q("y"), tooltip=tip("what", "x:.2f", "y:.2f")),
+        view({"type": "text", "dy": 20, "fontSize": FONT_SIZE - 2, "color": QUERY}, data="query",
+             x=q("x"), y=q("y"), text=n("what")),
+    ]
+    return chart({"layer": layers}, title=title, rows=rows,
+                 datasets={"query": [{"what": "query q", "x0": 0, "y0": 0, "x": qx, "y": qy}]},
+                 width=420, height=420,
+                 description="The keys as dots in their plane, bigger for more attention weight, "
+                             "and the query as an arrow from the origin.")
 
 
 def weights_chart(names: Sequence[str], soft: np.ndarray, hard: np.ndarray, *,
-                  title: str = "Weight on each value") -> alt.Chart:
+                  title: str = "Weight on each value") -> dict:
     """Grouped bars: the hashtable's one-hot weights beside attention's softmax weights."""
-    df = pd.DataFrame({
-        "entry": list(names) * 2,
-        "lookup": [HARD] * len(names) + [SOFT] * len(names),
-        "weight": np.concatenate([np.asarray(hard, float), np.asarray(soft, float)]),
-    })
-    chart = alt.Chart(df).mark_bar().encode(
-        x=alt.X("entry:N", title="entry (key → value)", sort=list(names)),
-        xOffset=alt.XOffset("lookup:N"),
-        y=alt.Y("weight:Q", title="weight", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("lookup:N", title="", scale=alt.Scale(range=[CATEGORICAL[0],
-                                                                      CATEGORICAL[1]])),
-        tooltip=["entry", "lookup", alt.Tooltip("weight:Q", format=".4f")],
-    )
-    return readable(chart.properties(title=title, height=300), **SMALL_LEGEND)
+    names = [str(x) for x in names]
+    rows = [{"entry": name, "lookup": kind, "weight": float(w)}
+            for kind, weights in ((HARD, hard), (SOFT, soft))
+            for name, w in zip(names, np.asarray(weights, float))]
+    kinds = sorted([HARD, SOFT])  # colours in name order, as the lesson has always drawn them
+    bars = view("bar", x=n("entry", "entry (key → value)", sort=names),
+                xOffset=n("lookup", sort=kinds),
+                y=q("weight", "weight", scale={"domain": [0, 1]}),
+                color=colour("lookup", kinds, title=""),
+                tooltip=tip("entry", "lookup", "weight:.4f"))
+    return chart(bars, title=title, rows=rows, height=300,
+                 config={"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}},
+                 description="For each entry, the weight a hard lookup puts on its value beside "
+                             "the weight attention's softmax puts on it.")
 
 
 def sweep_chart(rows, current: float | None = None, *,
-                title: str = "Sharper softmax → closer to the hashtable") -> go.Figure:
+                title: str = "Sharper softmax → closer to the hashtable") -> dict:
     """Weight on the best key against temperature τ (log scale); a dashed line marks the
     current τ. rows from :func:`tfviz.analysis.lookup.temperature_sweep`."""
-    t = [r["temperature"] for r in rows]
-    w = [r["weight on best key"] for r in rows]
-    gap = [r["distance from hard answer"] for r in rows]
-    fig = go.Figure(go.Scatter(
-        x=t, y=w, mode="lines+markers", line={"width": 3, "color": CATEGORICAL[0]},
-        customdata=gap, name="weight on best key",
-        hovertemplate="τ = %{x:.3g}<br>weight on best key %{y:.4f}<br>"
-                      "distance from hard answer %{customdata:.4f}<extra></extra>"))
+    data = [{"temperature": float(r["temperature"]), "weight on best key": float(r["weight on best key"]),
+             "distance from hard answer": float(r["distance from hard answer"])} for r in rows]
+    x = q("temperature", "temperature τ (log scale)", scale={"type": "log"})
+    layers = [view({"type": "line", "point": True, "strokeWidth": 3, "color": CATEGORICAL[0]},
+                   x=x, y=q("weight on best key", "weight on the best-matching key",
+                            scale={"domain": [0, 1.05], "nice": False}),
+                   tooltip=tip({"field": "temperature", "title": "τ", "format": ".3g"},
+                               "weight on best key:.4f", "distance from hard answer:.4f"))]
+    sets = {}
     if current is not None:
-        fig.add_vline(x=current, line={"color": CATEGORICAL[5], "dash": "dash", "width": 2},
-                      annotation_text=f"your τ = {current:g}")
-    fig.update_xaxes(type="log", title="temperature τ (log scale)")
-    fig.update_yaxes(range=[0, 1.05], title="weight on the best-matching key")
-    layout(fig, title, 360, showlegend=False)
-    return fixed_margins(fig, top=50)
+        sets["current"] = [{"temperature": float(current), "label": f"your τ = {current:g}"}]
+        layers += [view({"type": "rule", "color": QUERY, "strokeDash": [6, 4], "strokeWidth": 2},
+                        data="current", x=q("temperature")),
+                   view({"type": "text", "color": QUERY, "align": "left", "dx": 6, "y": 8,
+                         "baseline": "top", "fontSize": FONT_SIZE - 2},
+                        data="current", x=q("temperature"), text=n("label"))]
+    return chart({"layer": layers}, title=title, rows=data, datasets=sets, height=360,
+                 description="The weight softmax puts on the best-matching key, against the "
+                             "temperature τ on a log scale"
+                             + (f"; a dashed line marks your τ = {current:g}." if current is not None
+                                else "."))

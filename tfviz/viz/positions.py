@@ -1,161 +1,212 @@
-"""Figures for the embeddings-and-positions lesson (pure: arrays and token strings in)."""
+"""Charts for the embeddings-and-positions lesson (pure: arrays and token strings in, Vega-Lite
+dicts out). Heatmaps are ``instant.matrix_chart``'s; lines and planes are written with
+``tfviz.viz.charts``."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import pandas as pd
-import altair as alt
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import (CATEGORICAL, DIVERGING, SMALL_LEGEND, fixed_margins, layout, readable,
-                             safe_label, token_labels)
+from tfviz.viz.charts import chart, colour, n, q, tip, view
+from tfviz.viz.instant import constant, matrix_chart, matrix_layer, spec, stack_rows
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+
+WIDE = 760  # pixels across a table of dimensions: the page's width less labels and legend
 
 
-def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> go.Figure:
+def _tall(rows: int, per_row: int, low: int, high: int) -> int:
+    return max(low, min(high, per_row * rows))
+
+
+def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> dict:
     """One row per token, one column per dimension (blue negative, red positive)."""
-    vectors = np.asarray(vectors)
-    return heatmap(vectors, title=title, y_labels=token_labels(tokens, escape=True),
-                   x_labels=[str(j) for j in range(vectors.shape[1])],
-                   x_title="dimension", y_title="token", diverging=True, text=False,
-                   height=max(300, min(1100, 90 + 16 * vectors.shape[0])))
+    vectors = np.asarray(vectors, dtype=float)
+    return matrix_chart(vectors, title=title, x_title="dimension", y_title="token",
+                        y_labels=token_labels(tokens), diverging=True, width=WIDE,
+                        height=_tall(len(vectors), 22, 200, 1000),
+                        description=f"One row of {vectors.shape[1]} numbers per token, "
+                                    "blue negative and red positive.")
 
 
-def pe_heatmap(table: np.ndarray, *, title: str) -> go.Figure:
+def pe_heatmap(table: np.ndarray, *, title: str) -> dict:
     """The sine table: positions k down, dimensions j across, values between -1 and 1."""
-    table = np.asarray(table)
-    n, d = table.shape
-    return heatmap(table, title=title, x_labels=[str(j) for j in range(d)],
-                   y_labels=[str(k) for k in range(n)], x_title="dimension j",
-                   y_title="position k", diverging=True, zmin=-1.0, zmax=1.0, text=False,
-                   height=max(300, min(600, 60 + 12 * n)))
+    table = np.asarray(table, dtype=float)
+    return matrix_chart(table, title=title, x_title="dimension j", y_title="position k",
+                        diverging=True, domain=(-1.0, 1.0), width=WIDE,
+                        height=_tall(len(table), 12, 240, 540),
+                        description="The sine table of position vectors: one row per position "
+                                    "k, one column per dimension j, values from −1 to 1.")
 
 
 def similarity_chart(curves: Mapping[str, np.ndarray], *,
-                     title: str = "How alike are two position vectors, by distance?") -> alt.Chart:
+                     title: str = "How alike are two position vectors, by distance?") -> dict:
     """Cosine similarity against distance, one line per table ({name: values by distance})."""
-    df = pd.concat([pd.DataFrame({"distance": np.arange(len(v)), "cosine similarity": v,
-                                  "table": name}) for name, v in curves.items()])
-    chart = alt.Chart(df).mark_line(point=True, strokeWidth=3).encode(
-        x=alt.X("distance:Q", title="distance between positions |k₁ − k₂|"),
-        y=alt.Y("cosine similarity:Q", title="cosine similarity"),
-        color=alt.Color("table:N", title="positions",
-                        scale=alt.Scale(range=CATEGORICAL[: max(len(curves), 1)])),
-        strokeDash=alt.StrokeDash("table:N", title="positions"),  # overlapping lines stay visible
-        tooltip=["table", "distance", alt.Tooltip("cosine similarity:Q", format=".4f")],
-    )
-    return readable(chart.properties(title=title, height=320), **SMALL_LEGEND)
+    rows = [{"distance": d, "cosine similarity": float(s), "table": name}
+            for name, values in curves.items() for d, s in enumerate(np.asarray(values, float))]
+    names = sorted(curves)  # colours in name order, as the lesson has always drawn them
+    line = view({"type": "line", "point": True, "strokeWidth": 3},
+                x=q("distance", "distance between positions |k₁ − k₂|"),
+                y=q("cosine similarity", "cosine similarity"),
+                color=colour("table", names, title="positions"),
+                strokeDash=n("table", "positions", sort=names),  # overlapping lines stay visible
+                tooltip=tip("table", "distance", "cosine similarity:.4f"))
+    return chart(line, title=title, rows=rows, height=320,
+                 config={"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}},
+                 description="Cosine similarity of two position vectors against the distance "
+                             "between their positions, one line per table: " + ", ".join(names) + ".")
 
 
 def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance",
-               model_point: Mapping | None = None) -> alt.Chart:
+               model_point: Mapping | None = None) -> dict:
     """Score against the query's position, one line per distance (flat lines = the point).
 
     ``model_point`` ({"query position", "distance", "q·k after rotation"}): the score the model
     itself computed for the pair, drawn as a black diamond that should sit on its line.
     """
-    df = pd.DataFrame(rows)
-    chart = alt.Chart(df).mark_line(point=True, strokeWidth=3).encode(
-        x=alt.X("query position:Q", title="position of the query token m"),
-        y=alt.Y("q·k after rotation:Q", title="q·k after rotation"),
-        color=alt.Color("distance:N", title="distance m − n",
-                        scale=alt.Scale(range=CATEGORICAL)),
-        tooltip=["query position", "key position", "distance",
-                 alt.Tooltip("q·k after rotation:Q", format=".4f")],
-    )
+    rows = [{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
+            for r in rows]
+    distances = list(dict.fromkeys(r["distance"] for r in rows))
+    layers = [view({"type": "line", "point": True, "strokeWidth": 3},
+                   x=q("query position", "position of the query token m"),
+                   y=q("q·k after rotation", "q·k after rotation"),
+                   color=colour("distance", distances, CATEGORICAL[:len(distances)] or None,
+                                title="distance m − n"),
+                   tooltip=tip("query position", "key position", "distance",
+                               "q·k after rotation:.4f"))]
+    sets = {}
     if model_point is not None:
-        point = alt.Chart(pd.DataFrame([{**model_point, "what": "the model's own score"}])).mark_point(
-            shape="diamond", size=260, filled=True, color="black").encode(
-            x="query position:Q", y="q·k after rotation:Q",
-            tooltip=["what", "query position", "distance", alt.Tooltip("q·k after rotation:Q", format=".4f")])
-        chart = chart + point
-    return readable(chart.properties(title=title, height=300), **SMALL_LEGEND)
+        sets["model"] = [{**{k: (float(v) if isinstance(v, (float, np.floating)) else v)
+                             for k, v in model_point.items()}, "what": "the model's own score"}]
+        layers.append(view({"type": "point", "shape": "diamond", "size": 260, "filled": True,
+                            "color": "black"}, data="model",
+                           x=q("query position"), y=q("q·k after rotation"),
+                           tooltip=tip("what", "query position", "distance",
+                                       "q·k after rotation:.4f")))
+    return chart({"layer": layers}, title=title, rows=rows, datasets=sets, height=300,
+                 config={"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}},
+                 description="RoPE scores q·k against the query's position, one line per "
+                             "distance between query and key"
+                             + ("; a black diamond marks the model's own score." if model_point
+                                else "."))
 
 
-def position_cosine_heatmap(cosine: np.ndarray, trained: int, *, title: str) -> go.Figure:
+def position_cosine_heatmap(cosine: np.ndarray, trained: int, *, title: str) -> dict:
     """Cosine of every pair of learned position rows; a frame marks the rows training reached."""
-    cosine = np.asarray(cosine)
-    n = cosine.shape[0]
-    labels = [str(k) for k in range(n)]
-    fig = heatmap(cosine, title=title, x_labels=labels, y_labels=labels, x_title="position",
-                  y_title="position", diverging=True, zmin=-1.0, zmax=1.0, text=False,
-                  height=max(320, min(560, 80 + 11 * n)))
-    edge = min(trained, n) - 0.5
-    fig.add_shape(type="rect", x0=-0.5, y0=-0.5, x1=edge, y1=edge,
-                  line={"color": "black", "width": 2})
-    return fig
+    cosine = np.asarray(cosine, dtype=float)
+    size = len(cosine)
+    edge = min(trained, size) - 1
+    frame = {"data": {"values": [{"a": 0, "b": edge}]},
+             "mark": {"type": "rect", "fill": None, "stroke": "black", "strokeWidth": 2,
+                      "aria": False},
+             "encoding": {"x": {"field": "a", "type": "ordinal", "bandPosition": 0},
+                          "x2": {"field": "b", "bandPosition": 1},
+                          "y": {"field": "a", "type": "ordinal", "bandPosition": 0},
+                          "y2": {"field": "b", "bandPosition": 1}}}
+    side = _tall(size, 12, 300, 520)
+    return matrix_chart(cosine, title=title, x_title="position", y_title="position",
+                        value_title="cosine", diverging=True, domain=(-1.0, 1.0), width=side,
+                        height=side, extra_layers=[frame],
+                        description=f"Cosine similarity of every pair of the first {size} learned "
+                                    f"position rows; a black frame marks the first {edge + 1}, "
+                                    "the rows training reached.")
 
 
-def rope_turn_figure(q: np.ndarray, q_turned: np.ndarray, k: np.ndarray, k_turned: np.ndarray,
-                     query_pos: int, key_pos: int, *, pairs: Sequence[int] = (0, 1, 2, 3),
+def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
+                     k_turned: np.ndarray, query_pos: int, key_pos: int, *,
+                     pairs: Sequence[int] = (0, 1, 2, 3),
                      title: str = "Each pair of q and k, before (dotted) and after (solid) the turn"
-                     ) -> go.Figure:
+                     ) -> dict:
     """One small plane per pair of dimensions (x[2i], x[2i+1]): q and k as arrows from the
     origin, before and after RoPE turned them by position · θ_i."""
-    fig = make_subplots(rows=1, cols=len(pairs), horizontal_spacing=0.05,
-                        subplot_titles=[f"pair {i}" for i in pairs])
-    colours = {"q": CATEGORICAL[0], "k": CATEGORICAL[1]}
-    vectors = {"q": (np.asarray(q), np.asarray(q_turned), query_pos),
-               "k": (np.asarray(k), np.asarray(k_turned), key_pos)}
-    for c, i in enumerate(pairs, start=1):
+    vectors = {"q": (np.asarray(q_vec, float), np.asarray(q_turned, float), query_pos),
+               "k": (np.asarray(k_vec, float), np.asarray(k_turned, float), key_pos)}
+    series = ["q before", "q turned", "k before", "k turned"]
+    rows = []
+    for i in pairs:
+        for name, (before, after, pos) in vectors.items():
+            for vec, when in ((before, "before"), (after, "turned")):
+                rows.append({"pair": int(i), "vector": name, "series": f"{name} {when}",
+                             "when": when if when == "before" else f"turned at position {pos}",
+                             "x0": 0.0, "y0": 0.0, "x": float(vec[2 * i]),
+                             "y": float(vec[2 * i + 1])})
+    panels = []
+    for i in pairs:
         bound = max(float(np.hypot(v[2 * i], v[2 * i + 1])) for pair in vectors.values()
                     for v in pair[:2]) * 1.15 or 1.0
-        for name, (before, after, pos) in vectors.items():
-            for vec, dash, when in ((before, "dot", "before"), (after, "solid", f"turned at position {pos}")):
-                x, y = float(vec[2 * i]), float(vec[2 * i + 1])
-                fig.add_trace(go.Scatter(
-                    x=[0, x], y=[0, y], mode="lines+markers", showlegend=c == 1,
-                    name=f"{name} {when.split(' at')[0]}", legendgroup=f"{name}{dash}",
-                    line={"color": colours[name], "dash": dash, "width": 3},
-                    marker={"size": [0, 9]},
-                    hovertemplate=f"{name}, {when}<br>({x:.3f}, {y:.3f})<extra></extra>"), 1, c)
-        fig.update_xaxes(range=[-bound, bound], zeroline=True, showticklabels=False, row=1, col=c)
-        fig.update_yaxes(range=[-bound, bound], zeroline=True, showticklabels=False,
-                         scaleanchor=f"x{'' if c == 1 else c}", row=1, col=c)
-    layout(fig, title, 330)
-    return fixed_margins(fig, top=80)
+        scale = {"domain": [-bound, bound], "nice": False}
+        axis = {"labels": False, "ticks": False, "title": None, "grid": False}
+        where = [{"filter": f"datum.pair == {int(i)}"}]
+        hue = {"field": "series", "type": "nominal", "title": None,
+               "scale": {"domain": series, "range": [CATEGORICAL[0]] * 2 + [CATEGORICAL[1]] * 2},
+               "legend": {"symbolType": "stroke", "symbolStrokeWidth": 3}}
+        dashes = {"field": "series", "type": "nominal", "title": None,  # dotted before, solid after
+                  "scale": {"domain": series, "range": [[2, 4], [1, 0], [2, 4], [1, 0]]}}
+        tooltip = tip("vector", "when", "x:.3f", "y:.3f")
+        axes = [{"data": {"values": [{"z": 0}]}, "mark": {"type": "rule", "color": "#bbbbbb",
+                                                           "aria": False},
+                 "encoding": {ch: {"field": "z", "type": "quantitative", "scale": scale,
+                                   "axis": axis}}} for ch in ("x", "y")]
+        panels.append({
+            "title": {"text": f"pair {i}", "fontSize": FONT_SIZE},
+            "width": 170, "height": 170,
+            "layer": [*axes,
+                      view({"type": "rule", "strokeWidth": 3}, transform=where,
+                           x=q("x0", scale=scale, axis=axis), y=q("y0", scale=scale, axis=axis),
+                           x2={"field": "x"}, y2={"field": "y"}, color=hue,
+                           strokeDash=dashes, tooltip=tooltip),
+                      view({"type": "point", "filled": True, "size": 70}, transform=where,
+                           x=q("x"), y=q("y"), color=hue, tooltip=tooltip)],
+        })
+    return chart({"hconcat": panels, "spacing": 14}, title=title, rows=rows,
+                 description="For each of the first pairs of dimensions, the query q and the key "
+                             "k as arrows from the origin, dotted before RoPE turned them and "
+                             "solid after.")
 
 
 def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | None = None, *,
                  title: str = "ALiBi: the penalty −m·|i − j| added to each head's scores"
-                 ) -> go.Figure:
+                 ) -> dict:
     """One (query x key) heatmap of the bias per head, side by side."""
-    bias = np.asarray(bias)
-    H, n, _ = bias.shape
-    labels = token_labels(tokens, escape=True) if tokens is not None else [str(i) for i in range(n)]
-    fig = make_subplots(rows=1, cols=H, horizontal_spacing=0.04,
-                        subplot_titles=[f"head {h}: m = {slopes[h]:.4g}" for h in range(H)])
-    low = float(bias.min()) if bias.size else -1.0
-    for h in range(H):
-        fig.add_trace(go.Heatmap(
-            z=bias[h], x=labels, y=labels, colorscale=DIVERGING, zmin=low, zmax=-low,
-            showscale=h == H - 1, colorbar={"thickness": 14},
-            hovertemplate="query %{y}<br>key %{x}<br>bias %{z:.4f}<extra></extra>"), 1, h + 1)
-        fig.update_yaxes(autorange="reversed", showticklabels=h == 0, row=1, col=h + 1)
-        fig.update_xaxes(title_text="key", showticklabels=False, row=1, col=h + 1)
-    fig.update_yaxes(title_text="query", row=1, col=1)
-    layout(fig, title, 380)
-    return fixed_margins(fig, top=80)
+    bias = np.asarray(bias, dtype=float)
+    heads, size, _ = bias.shape
+    labels = token_labels(tokens) if tokens is not None else [str(i) for i in range(size)]
+    low = float(bias.min()) if bias.size and bias.min() < 0 else -1.0
+    cell = max(16, min(28, 720 // max(heads * size, 1)))  # a row per token label
+    panels = []
+    for h in range(heads):
+        panel = matrix_layer(size, size, x_title="key", y_title="query" if h == 0 else "",
+                             value_title="bias", x_labels="labels", y_labels="labels",
+                             keep={"filter": f"datum.head == {h}"}, diverging=True,
+                             domain=(low, -low), cell=cell, text=False, x_axis=False,
+                             y_axis=h == 0)
+        panels.append({"data": {"name": "bias"}, **panel,
+                       "title": {"text": f"head {h}: m = {slopes[h]:.4g}", "fontSize": FONT_SIZE}})
+    return spec({"hconcat": panels, "spacing": 10}, params=[constant("labels", labels)],
+                datasets={"bias": stack_rows(bias, "head")}, title=title, marks=bias.size,
+                description=f"ALiBi's distance penalty for each of {heads} heads: one query × key "
+                            "map per head, darker blue for a larger penalty.")
 
 
-def permutation_figures(original: np.ndarray, permuted: np.ndarray, order: np.ndarray,
-                        tokens: Sequence[str], *, dims: int = 12
-                        ) -> tuple[go.Figure, go.Figure]:
-    """Left: the outputs of the sentence as typed, rows put in the new order.
-    Right: the outputs of the reordered sentence. Equal pictures = order-blind.
+def permutation_map(original: np.ndarray, permuted: np.ndarray, order: np.ndarray,
+                    tokens: Sequence[str], *, reordered_first: bool = False,
+                    dims: int = 12) -> dict:
+    """One of the two pictures of the order test, on one colour scale for both:
+    the outputs of the sentence as typed with rows put in the new order ("run, then reorder"),
+    or with ``reordered_first`` the outputs of the reordered sentence ("reorder, then run").
+    Equal pictures = order-blind.
 
     Row r is labelled with its token and where that token stood originally: "cat (was 1)".
     """
     order = np.asarray(order)
-    rows = [f"{safe_label(tokens[i])} (was {i})" for i in order]
-    a = np.asarray(original)[order][:, :dims]  # (T, dims) rows in the new order
-    b = np.asarray(permuted)[:, :dims]  # (T, dims)
+    rows = [f"{tokens[i]} (was {i})" for i in order]
+    a = np.asarray(original, dtype=float)[order][:, :dims]  # (T, dims) rows in the new order
+    b = np.asarray(permuted, dtype=float)[:, :dims]  # (T, dims)
     bound = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0))) or 1.0
-    common = dict(x_labels=[str(j) for j in range(a.shape[1])], y_labels=rows,
-                  x_title="output dimension", y_title="token", diverging=True,
-                  zmin=-bound, zmax=bound, text=False)
-    left = heatmap(a, title="run, then reorder", **common)
-    right = heatmap(b, title="reorder, then run", **common)
-    return left, right
+    shown = b if reordered_first else a
+    title = "reorder, then run" if reordered_first else "run, then reorder"
+    return matrix_chart(shown, title=title, x_title="output dimension", y_title="token",
+                        y_labels=rows, diverging=True, domain=(-bound, bound),
+                        width=22 * shown.shape[1], height=_tall(len(rows), 24, 120, 600),
+                        description=f"Outputs of the model without positions, {title}: one "
+                                    "row per token, labelled with where it stood.")
+
