@@ -1,5 +1,4 @@
 """Lesson 6: why attention divides by √d_k: a random-vector experiment, then the live model."""
-import numpy as np
 import streamlit as st
 
 from tfviz.analysis import scaling as sc
@@ -73,8 +72,7 @@ with step("3 · Your text, with and without the scale"):
     L, H = cfg.n_layers, cfg.n_heads
     on = get_trace(name, text, RunOptions(scale=True))
     off = get_trace(name, text, RunOptions(scale=False))
-    maps = [np.stack([t["pattern", layer] for layer in range(L)])  # (L, H, n, n)
-            for t in (on, off)]
+    maps = [t.stack("pattern") for t in (on, off)]  # (L, H, n, n) each
     instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
             layer=view_value("layer", L - 1), head=view_value("head", H - 1))
     st.markdown("Mean entropy of every head's rows, with and without the scale:")

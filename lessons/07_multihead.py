@@ -1,5 +1,4 @@
 """Lesson 7: many heads side by side, how they are joined, what each one does, and "it"."""
-import numpy as np
 import streamlit as st
 
 from tfviz.analysis import coref
@@ -50,7 +49,7 @@ with step("2 · Every head of the layer at once"):
                "the maps change in your browser at once.")
     L, H = cfg.n_layers, cfg.n_heads
     layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
-    patterns = np.stack([trace["pattern", layer] for layer in range(L)])  # (layers, heads, n, n)
+    patterns = trace.stack("pattern")  # (layers, heads, n, n)
     stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
     instant(iam.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
             layer=layer0, head=head0)

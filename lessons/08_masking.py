@@ -1,5 +1,4 @@
 """Lesson 8: masks. The causal −∞ triangle, encoder vs decoder, padding, and a no-peeking proof."""
-import numpy as np
 import streamlit as st
 
 from tfviz.analysis import masking as mk
@@ -42,7 +41,7 @@ with step("1 · The triangle of −∞"):
     if not cfg.causal:
         st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                    "causal mask switched on, so you can see the triangle.")
-    scores = np.stack([causal["attn_scores", layer] for layer in range(L)])  # (layers, heads, n, n)
+    scores = causal.stack("attn_scores")  # (layers, heads, n, n)
     instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0)
     hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
     st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
@@ -51,7 +50,7 @@ with step("1 · The triangle of −∞"):
 
 with step("2 · Bidirectional (encoder) vs causal (decoder)"):
     both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
-    instant(im.two_masks, *[np.stack([t["pattern", layer] for layer in range(L)]) for t in both],
+    instant(im.two_masks, *[t.stack("pattern") for t in both],
             causal.tokens, layer=layer0, head=head0)
     st.caption("The first token of a causal model can only look at itself, so its row is a "
                "single 1. In the bidirectional map every row spreads over the whole text.")
@@ -71,8 +70,8 @@ with step("3 · Padding masks"):
           | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
                       str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
           hide_index=True)
-    instant(im.padded_batch, np.stack([demo.trace["pattern", layer] for layer in range(L)]),
-            np.stack([demo.trace["attn_scores", layer][1] for layer in range(L)]), demo.tokens,
+    instant(im.padded_batch, demo.trace.stack("pattern"),  # (layers, sentence, heads, n, n)
+            demo.trace.stack("attn_scores")[:, 1], demo.tokens,
             layer=layer0, head=head0)
     note = (" This model mixes experts: pad tokens pass through the router too, but they come "
             "after the real tokens and each sentence's expert capacity is counted as it goes, so "

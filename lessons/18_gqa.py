@@ -1,5 +1,4 @@
 """Lesson 18: multi-query and grouped-query attention: fewer K/V heads, a smaller KV cache."""
-import numpy as np
 import streamlit as st
 
 from tfviz.analysis import gqa
@@ -58,7 +57,7 @@ with step("2 · One map per query head, two K/V heads"):
                "still look at different tokens. Move the layer and head sliders under the chart: the "
                "maps change in your browser at once.")
     cfg = bundles["GQA"].config
-    patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])  # (layers, heads, n, n)
+    patterns = trace.stack("pattern")  # (layers, heads, n, n)
     instant(iam.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
             layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1))
     if not bundles["GQA"].trained:

@@ -168,3 +168,51 @@ def test_head_ablation_zeroes_that_head_only():
     assert (tr["z", 1][:, 2] == 0).all() and (tr["z", 1][:, 1] != 0).any()  # multiplied by 0
     base = run_with_trace(model, IDS)
     np.testing.assert_array_equal(base["z", 0], tr["z", 0])  # layer 0: the same ops on the same input
+
+
+@pytest.mark.parametrize("name", ["gpt-tiny", "bert-tiny", "moe-tiny", "reverse-encdec"])
+@pytest.mark.parametrize("options", [RunOptions(), RunOptions(scale=False), RunOptions(causal=True),
+                                     RunOptions(causal=False, scale=True), RunOptions(moe_top_k=2)],
+                         ids=["none", "no scale", "causal", "bidirectional", "top-2"])
+def test_resolved_options_fill_in_the_configs_choices_and_run_the_same(name, options):
+    """``RunOptions.resolved``: a given switch stays, an unset one takes the config's value, and
+    the model computes exactly the same with either (the same ops on the same numbers)."""
+    cfg = preset(name)
+    if options.moe_top_k is not None and not cfg.is_moe:
+        options = RunOptions()
+    r = options.resolved(cfg)
+    assert r.scale == (cfg.scale_attn if options.scale is None else options.scale)
+    assert r.causal == (cfg.causal if options.causal is None else options.causal)
+    assert r.moe_top_k == (cfg.moe_top_k if options.moe_top_k is None else options.moe_top_k)
+    assert r.resolved(cfg) == r and r.canonical(cfg) == options.canonical(cfg)
+    model = Transformer(cfg).eval()
+    enc = IDS[:4] if cfg.arch == "encoder-decoder" else None
+    ids = IDS[:4] if enc else IDS
+    a = run_with_trace(model, ids, enc_ids=enc, options=options)
+    b = run_with_trace(model, ids, enc_ids=enc, options=r)
+    np.testing.assert_array_equal(a.logits, b.logits)
+    # what the resolved scale says is what the model did: scores_raw / √d_head, or not divided
+    divisor = cfg.d_head ** 0.5 if r.scale else 1.0
+    np.testing.assert_allclose(a["attn_scores_unmasked", 0], a["scores_raw", 0] / divisor, rtol=1e-6)
+    # and what the resolved causal switch says: −∞ above the diagonal exactly when causal
+    upper = np.triu(np.ones((len(ids), len(ids)), bool), k=1)
+    assert np.isneginf(a["attn_scores", 0][:, upper]).all() == r.causal
+
+
+def test_stack_puts_every_layer_of_one_activation_on_a_first_axis():
+    """``Trace.stack(name)`` against the per-layer reads it replaces, for the decoder, an
+    encoder-decoder's encoder and cross-attention, and a batch (layer axis second)."""
+    tr = run_with_trace(Transformer(preset("gpt-tiny")).eval(), IDS)
+    for name in ("pattern", "attn_scores", "ln1.scale", "resid_post"):
+        expected = np.stack([tr[name, layer] for layer in range(tr.config.n_layers)])
+        np.testing.assert_array_equal(tr.stack(name), expected)
+    assert tr.stack("pattern").shape == (3, 4, len(IDS), len(IDS))
+    seq = run_with_trace(Transformer(preset("reverse-encdec")).eval(), [3, 4, 5], enc_ids=[6, 7, 8, 9])
+    np.testing.assert_array_equal(seq.stack("pattern", enc=True),
+                                  np.stack([seq["enc_blocks.0.attn.hook_pattern"],
+                                            seq["enc_blocks.1.attn.hook_pattern"]]))
+    assert seq.stack("cross_attn.pattern").shape == (2, 4, 3, 4)  # (layers, heads, target, source)
+    batch = run_with_trace(Transformer(preset("bert-tiny")).eval(), [[5, 6, 7], [8, 9, 10]])
+    stacked = batch.stack("pattern", axis=1)  # (batch, layers, heads, n, n)
+    assert stacked.shape == (2, 2, 4, 3, 3)
+    np.testing.assert_array_equal(stacked[1, 0], batch["pattern", 0][1])

@@ -183,6 +183,21 @@ class RunOptions:
             temperature=float(self.temperature), ablate_heads=frozenset(self.ablate_heads),
             moe_top_k=None if self.moe_top_k == cfg.moe_top_k else self.moe_top_k)
 
+    def resolved(self, cfg: ModelConfig) -> RunOptions:
+        """The same what-if with every unset switch filled in from ``cfg``: the option where
+        one is given, else the config's own choice. The model and the lessons' maths read
+        ``scale``, ``causal`` and ``moe_top_k`` from here, so that rule is written once.
+
+        >>> cfg = preset("gpt-tiny")  # scaled, causal, top-1
+        >>> o = RunOptions(causal=False).resolved(cfg)
+        >>> o.scale, o.causal, o.moe_top_k
+        (True, False, 1)
+        """
+        return dataclasses.replace(
+            self, scale=cfg.scale_attn if self.scale is None else self.scale,
+            causal=cfg.causal if self.causal is None else self.causal,
+            moe_top_k=cfg.moe_top_k if self.moe_top_k is None else self.moe_top_k)
+
 
 _PRESETS: dict[str, ModelConfig] = {
     # init_seed=1: with seed 0 the coreference job ends up split over two heads (see

@@ -102,6 +102,23 @@ class Trace:
         hint = f"; did you mean one of {found}" if found else ""
         raise KeyError(f"no activation {key!r} in this trace{hint}")
 
+    def stack(self, name: str, *, enc: bool = False, axis: int = 0) -> np.ndarray:
+        """One activation of every layer, stacked on a new ``layer`` axis (the first by default).
+
+        ``name`` is a short name, as ``trace[name, layer]`` reads it (``"pattern"``,
+        ``"ln1.scale"``, ``"cross_attn.pattern"``); ``enc=True`` reads the encoder's layers of an
+        encoder-decoder model. A batched trace keeps its batch axis first with ``axis=1``.
+
+        >>> from tfviz.config import preset
+        >>> from tfviz.model import Transformer
+        >>> tr = run_with_trace(Transformer(preset("gpt-tiny")), [5, 6, 7])
+        >>> tr.stack("pattern").shape       # (layers, heads, query, key)
+        (3, 4, 3, 3)
+        """
+        n = self.config.enc_layers if enc else self.config.n_layers
+        where = ("enc",) if enc else ()
+        return np.stack([self[(name, layer, *where)] for layer in range(n)], axis=axis)
+
 
 def hook_names(model: nn.Module) -> list[str]:
     """Every activation name this model can record, in module order."""

@@ -92,7 +92,7 @@ def query_walkthrough(trace: Trace, layer: int, head: int, query_pos: int) -> Qu
     masked = trace["attn_scores", layer][head, query_pos].astype(np.float64)
     weights = trace["pattern", layer][head, query_pos].astype(np.float64)
     z = trace["z", layer][query_pos, head].astype(np.float64)  # (d_k,)
-    scale = cfg.scale_attn if trace.options.scale is None else trace.options.scale
+    scale = trace.options.resolved(cfg).scale
     return QueryWalkthrough(
         tokens=tuple(trace.tokens), layer=layer, head=head, kv_head=kvh, query_pos=query_pos,
         d_k=cfg.d_head, divisor=math.sqrt(cfg.d_head) if scale else 1.0,
@@ -180,7 +180,7 @@ class AllQueries:
 def all_queries(trace: Trace) -> AllQueries:
     """Every step of every query of every head, read from the trace in one pass per layer."""
     cfg = trace.config
-    scale = cfg.scale_attn if trace.options.scale is None else trace.options.scale
+    scale = trace.options.resolved(cfg).scale
 
     def stack(name: str, heads_first: bool = False) -> np.ndarray:
         per_layer = [trace[name, layer].astype(np.float64) for layer in range(cfg.n_layers)]

@@ -99,7 +99,7 @@ def _patterns(trace_or_patterns) -> np.ndarray:
     """(layers, heads, n, n) from a Trace or from an array / list of per-layer patterns."""
     if hasattr(trace_or_patterns, "activations"):
         trace = trace_or_patterns
-        return np.stack([trace["pattern", layer] for layer in range(trace.config.n_layers)])
+        return trace.stack("pattern")
     return np.asarray(trace_or_patterns if not isinstance(trace_or_patterns, list)
                       else np.stack(trace_or_patterns))
 

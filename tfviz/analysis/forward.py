@@ -105,7 +105,7 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
     T, d, H = len(q_tokens), cfg.d_model, cfg.n_heads
     where = f"{'Encoder' if enc else 'Decoder'} {i}" if cfg.arch == "encoder-decoder" else f"Block {i}"
     pre = cfg.norm == "pre"
-    causal = (trace.options.causal if trace.options.causal is not None else cfg.causal) and not enc
+    causal = trace.options.resolved(cfg).causal and not enc
     pattern = a[p + "attn.hook_pattern"]
     steps = [Step(f"{where} · self-attention (head {head})",
                   r"\alpha = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}"

@@ -91,7 +91,7 @@ def pattern_whatifs(model, ids, kinds=PATTERNS, **pattern: int) -> dict[str, Wha
     for kind in kinds:
         trace = run_with_trace(with_pattern(model, kind, n=len(ids), **pattern).eval(), list(ids))
         probs = torch.softmax(torch.as_tensor(trace.logits[-1], dtype=torch.float64), -1)
-        maps = np.stack([trace["pattern", layer] for layer in range(model.cfg.n_layers)])
+        maps = trace.stack("pattern")  # (layers, heads, n, n)
         out[kind] = WhatIf(next_token_loss(trace.logits, ids), int(probs.argmax()),
                            float(probs.max()), maps)
     return out

@@ -206,8 +206,7 @@ def attention_maps(model: Transformer, rows: list[list[int]]) -> tuple[np.ndarra
     out = []
     for row in rows:
         tr = run_with_trace(model, row, names=lambda n: n.endswith("attn.hook_pattern"))
-        out.append(_frozen(np.stack([tr["pattern", i] for i in range(model.cfg.n_layers)])
-                           .astype(np.float16)))
+        out.append(_frozen(tr.stack("pattern").astype(np.float16)))  # (layers, heads, T, T)
     return tuple(out)
 
 

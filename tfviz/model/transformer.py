@@ -133,9 +133,8 @@ class Transformer(nn.Module):
         if cfg.positional == "rope":
             rope = rope_angles(q_pos, cfg.d_head, cfg.pos_base)
         alibi = alibi_bias(cfg.n_heads, q_pos, k_pos) if cfg.positional == "alibi" else None
-        scale = cfg.scale_attn if opts.scale is None else opts.scale
-        return AttnContext(allowed=allowed, scale=scale, temperature=opts.temperature,
-                           rope_q=rope, rope_k=rope, alibi=alibi)
+        return AttnContext(allowed=allowed, scale=opts.resolved(cfg).scale,
+                           temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi)
 
     def _logits(self, x: Tensor) -> Tensor:
         if self.unembed is None:
@@ -180,8 +179,7 @@ class Transformer(nn.Module):
             raise ValueError("the KV cache does not support padding masks")
         offset = cache.length if cache is not None else 0
         x = self._embed(ids, inputs_embeds, offset, self.hook_embed, self.hook_pos_embed)
-        causal = cfg.causal if opts.causal is None else opts.causal
-        base = self._self_ctx(x.shape[1], offset, causal, attention_mask, opts)
+        base = self._self_ctx(x.shape[1], offset, opts.resolved(cfg).causal, attention_mask, opts)
         cross = None
         if memory is not None:
             mem_mask = enc_attention_mask.bool()[:, None, None, :] if enc_attention_mask is not None else None

@@ -54,7 +54,7 @@ def coref_metrics(model: Transformer, tok, items: Sequence[tuple[str, str, str]]
     """
     rows = [tok.encode(prefix) for prefix, _, _ in items]
     trace = run_with_trace(model, pad(rows, tok.pad_id), names=lambda n: n.endswith("attn.hook_pattern"))
-    patterns = np.stack([trace["pattern", layer] for layer in range(model.cfg.n_layers)], 1)  # (B, L, H, T, T)
+    patterns = trace.stack("pattern", axis=1)  # (B, L, H, T, T)
     correct = prefers = 0
     wins = np.zeros(patterns.shape[1:3])  # (L, H)
     for i, ((_, answer, distractor), row) in enumerate(zip(items, rows)):
@@ -114,7 +114,7 @@ def _statement_items(model: Transformer, tok, combos: Sequence[CorefCombo],
     mask = pad([[1] * len(r) for r in rows])  # (B, T): 1 = real token
     trace = run_with_trace(model, pad(rows, tok.pad_id), attention_mask=mask,
                            names=lambda n: n.endswith("attn.hook_pattern"))
-    patterns = np.stack([trace["pattern", layer] for layer in range(model.cfg.n_layers)], 1)  # (B, L, H, T, T)
+    patterns = trace.stack("pattern", axis=1)  # (B, L, H, T, T)
     items = []
     for combo, row, p in zip(combos, rows, patterns):
         spans = coref_spans([tok.id_to_token(t) for t in row])
