@@ -1,5 +1,5 @@
 """Readable for everyone (WCAG 2.2 AA): axe-core, run in chromium on every page of the app,
-finds nothing of our own making.
+finds nothing of our own making, and on a phone's screen no chart runs past its edge.
 
 Each page opens by its URL on the shared server; once its script run has ended and its charts
 are drawn, axe-core (the npm package, a dev-only dependency that ``scripts/test.sh`` installs
@@ -13,6 +13,9 @@ violation fails the test with its rule, its help text and the elements it found,
   cannot change, so those two rules are exempt *inside the sidebar navigation only*; anywhere
   else they count, and every other rule counts everywhere.
 
+Then the same tab is narrowed to a phone (390 × 844) and every chart is measured for reflow
+(WCAG 1.4.10, ``tests/browser/reflow.py``): it fits the width or scrolls inside its own box.
+
 Where node or axe-core is missing the test is skipped with a message saying how to install
 it, except in CI (``CI=true``), where a missing axe-core is a failure: the check must run there.
 """
@@ -24,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import assert_no_exception, wait_for_app
+from tests.browser.reflow import CHARTS_ON_SHOW_JS, MEASURE_JS, PHONE, reflow_problems
 from tests.browser.tabs_ahead import TabsAhead
 from tfviz.ui.lessons import available
 
@@ -33,6 +37,10 @@ AXE = Path(os.environ.get("TFVIZ_AXE", ROOT / "tests" / ".npm" / "node_modules" 
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 LESSONS = available()
 QUERY = {"mixture-of-experts": "?model=moe-tiny"}  # as tests/browser/test_pages.py
+# Pages that open with no chart on show (a chart behind a button or a tab does not count)
+NO_CHART_AT_FIRST = {"home", "tokenizer", "exercises", "quiz", "teacher", "training-lab"}
+# Pages whose widest chart is wider than a phone: there, some chart must scroll in its box
+WIDER_THAN_A_PHONE = {"self-attention", "masking", "decoding", "long-sequences"}
 # rule -> (where it is exempt, why): Streamlit's markup, not ours (module docstring)
 EXEMPT = {
     "list": ('[data-testid="stSidebarNav"]', "Streamlit's sidebar navigation (st.navigation)"),
@@ -104,10 +112,12 @@ def lesson_tab(browser, server, request):
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[l.url for l in LESSONS])
-def test_axe_finds_nothing_of_our_making(axe_source, lesson_tab, lesson):
+def test_axe_finds_nothing_of_our_making_and_charts_reflow_on_a_phone(axe_source, lesson_tab, lesson):
     page = lesson_tab.page
     wait_for_app(page)
     assert_no_exception(page)
+    if lesson.url not in NO_CHART_AT_FIRST:  # "every chart drawn" holds too before any has come
+        page.wait_for_function(CHARTS_ON_SHOW_JS, timeout=60_000, polling=100)
     try:
         page.wait_for_function(DRAWN_JS, timeout=10_000, polling=100)
     except Exception:
@@ -117,3 +127,31 @@ def test_axe_finds_nothing_of_our_making(axe_source, lesson_tab, lesson):
     assert found["passes"] > 10  # axe really ran its rules on a real page
     assert not found["violations"], (
         f"axe-core {found['version']} on /{lesson.url}:\n{describe(found['violations'])}")
+
+    page.set_viewport_size(PHONE)  # the same page on a phone: reflow (tests/browser/reflow.py)
+    page.wait_for_timeout(300)
+    try:
+        page.wait_for_function(DRAWN_JS, timeout=10_000, polling=100)
+    except Exception:
+        pass
+    found = page.evaluate(MEASURE_JS)
+    assert found["width"] <= PHONE["width"], found
+    assert bool(found["charts"]) == (lesson.url not in NO_CHART_AT_FIRST), found
+    problems = reflow_problems(found)
+    assert not problems, f"/{lesson.url} at {PHONE['width']} px:\n" + "\n".join(problems)
+    # (A scroll bar, the cue, cannot be measured here: headless chromium hides scroll bars.)
+    if lesson.url in WIDER_THAN_A_PHONE:
+        assert any(c["scrolls"] for c in found["charts"]), f"/{lesson.url}: the widest chart scrolls"
+
+
+def test_the_rules_catch_each_way_to_break_reflow():
+    fits = {"kind": "stVegaLiteChart", "left": 16, "right": 374, "drawn": 358, "box": 358,
+            "scrolls": False}
+    assert reflow_problems({"width": 390, "page": 390, "charts": [fits]}) == []
+    past = dict(fits, right=520)
+    clipped = dict(fits, drawn=700)
+    scrolling = dict(clipped, scrolls=True)
+    assert "past the screen's edge" in reflow_problems({"width": 390, "page": 390, "charts": [past]})[0]
+    assert "do not scroll" in reflow_problems({"width": 390, "page": 390, "charts": [clipped]})[0]
+    assert reflow_problems({"width": 390, "page": 390, "charts": [scrolling]}) == []
+    assert "scrolls sideways" in reflow_problems({"width": 390, "page": 620, "charts": [fits]})[0]
