@@ -49,3 +49,24 @@ def test_wrong_shapes_are_refused(drawn):
     image, _, weights, kept, _ = drawn
     with pytest.raises(ValueError, match="one weight per patch"):
         iv.cls_attention_chart(image, weights[..., :15], kept, 4)
+
+
+def test_presenter_view_keeps_the_image_square_and_grows_the_weights(drawn):
+    """Presenter view makes views 1.5x taller for its larger text; the image's pixels stay
+    square, so the line under it stays under it."""
+    from tfviz.viz import presenter
+
+    *_, spec = drawn
+    picture, grid = spec["hconcat"]
+    big_picture, big_grid = presenter.vega_spec(spec)["hconcat"]
+    assert big_picture["height"] == picture["height"] == picture["width"] == big_picture["width"]
+    assert big_grid["height"] == grid["height"] * presenter.SCALE
+    kept = big_picture["layer"][3]["mark"]
+    assert kept["type"] == "text" and kept["y"] > big_picture["height"]
+
+
+def test_the_pixels_tooltip_says_each_pixels_colour_in_0_to_255(drawn):
+    image, *_, spec = drawn
+    for p in spec["datasets"]["pixels"]:
+        assert [int(c) for c in p["RGB"].split(", ")] == \
+            np.round(np.clip(image[p["y"], p["x"]], 0, 1) * 255).astype(int).tolist()

@@ -13,9 +13,58 @@ from __future__ import annotations
 import numpy as np
 
 from tfviz.viz.instant import SCHEME, rounded, slider, spec
+from tfviz.viz.presenter import PICTURE
 from tfviz.viz.style import FONT_SIZE, hex_colour
 
-FRAME = "#F0E442"
+FRAME = "#F0E442"  # yellow reads on black and on every shape colour
+
+
+def pixel_rows(image: np.ndarray) -> list[dict]:
+    """One row per pixel of an (H, W, 3) image in [0, 1], row after row: its column ``x``, row
+    ``y``, colour ``rgb`` ("#rrggbb", what is drawn) and the same in 0-255 as ``RGB`` (what the
+    tooltip says).
+
+    >>> pixel_rows(np.array([[[1.0, 0.5, 0.0]]]))
+    [{'x': 0, 'y': 0, 'rgb': '#ff8000', 'RGB': '255, 128, 0'}]
+    """
+    H, W, _ = np.shape(image)
+    unit = np.clip(np.asarray(image, dtype=float), 0.0, 1.0).tolist()
+    rows = []
+    for i in range(H):
+        for j in range(W):
+            colour = hex_colour(unit[i][j])
+            rows.append({"x": j, "y": i, "rgb": colour,
+                         "RGB": ", ".join(str(int(colour[k:k + 2], 16)) for k in (1, 3, 5))})
+    return rows
+
+
+def pixel_axes(width: int, height: int, *, axes: bool = False, tick: int = 4) -> tuple[dict, dict]:
+    """The x and y channels (without a field) of a picture ``width`` × ``height`` pixels: pixel
+    (row i, column j) covers [j, j + 1] × [i, i + 1], row 0 at the top. With ``axes``, every
+    ``tick``-th column and row is named at its pixel's centre."""
+    def channel(size: int, title: str, reverse: bool) -> dict:
+        scale = {"domain": [0, size], "nice": False, "zero": False, **({"reverse": True} if reverse else {})}
+        axis = ({"title": title, "values": [k + 0.5 for k in range(0, size, tick)],
+                 "labelExpr": "floor(datum.value)", "grid": False, "labelAngle": 0}
+                if axes else None)
+        return {"type": "quantitative", "scale": scale, "axis": axis}
+
+    return channel(width, "column", False), channel(height, "row", True)
+
+
+def pixel_layer(width: int, height: int, *, data: str = "pixels", axes: bool = False) -> dict:
+    """The picture ``pixel_rows`` sends, one rect per pixel in its own colour (a 16×16 image is
+    256 marks). The pixels stay out of the accessibility tree: the chart's description says
+    what the picture is, and 256 colour names would bury it."""
+    x, y = pixel_axes(width, height, axes=axes)
+    return {"data": {"name": data},
+            "transform": [{"calculate": "datum.x + 1", "as": "x1"}, {"calculate": "datum.y + 1", "as": "y1"}],
+            "mark": {"type": "rect", "aria": False},
+            "encoding": {"x": {"field": "x", **x}, "x2": {"field": "x1"},
+                         "y": {"field": "y", **y}, "y2": {"field": "y1"},
+                         "color": {"field": "rgb", "type": "nominal", "scale": None},
+                         "tooltip": [{"field": "y", "title": "row"}, {"field": "x", "title": "column"},
+                                     {"field": "RGB", "title": "R, G, B (0-255)"}]}}
 
 
 def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray, patch: int, *,
@@ -28,8 +77,6 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
     rows, cols = H // patch, W // patch
     if rows * cols != n or np.shape(kept) != (n_layers, n_heads):
         raise ValueError("one weight per patch, and one kept weight per layer and head")
-    unit = np.clip(image, 0.0, 1.0).tolist()
-    pixels = [{"x": j, "y": i, "rgb": hex_colour(unit[i][j])} for i in range(H) for j in range(W)]
     values = rounded(weights)
     own = rounded(kept)
     cls = [{"layer": lyr, "head": h, "patch": p, "r": p // cols, "c": p % cols, "v": values[lyr][h][p],
@@ -39,17 +86,11 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
             {"joinaggregate": [{"op": "max", "field": "v", "as": "top"}]},
             {"calculate": f"datum.c * {patch}", "as": "x0"}, {"calculate": f"(datum.c + 1) * {patch}", "as": "x1"},
             {"calculate": f"datum.r * {patch}", "as": "y0"}, {"calculate": f"(datum.r + 1) * {patch}", "as": "y1"}]
-    x = {"type": "quantitative", "scale": {"domain": [0, W], "nice": False}, "axis": None}
-    y = {"type": "quantitative", "scale": {"domain": [0, H], "nice": False, "reverse": True}, "axis": None}
+    x, y = pixel_axes(W, H)
     picture = {
-        "width": cell * W, "height": cell * H,
+        "name": PICTURE, "width": cell * W, "height": cell * H,  # presenter view keeps it square
         "layer": [
-            {"data": {"name": "pixels"},
-             "transform": [{"calculate": "datum.x + 1", "as": "x1"}, {"calculate": "datum.y + 1", "as": "y1"}],
-             "mark": {"type": "rect", "aria": False},
-             "encoding": {"x": {"field": "x", **x}, "x2": {"field": "x1"},
-                          "y": {"field": "y", **y}, "y2": {"field": "y1"},
-                          "color": {"field": "rgb", "type": "nominal", "scale": None}}},
+            pixel_layer(W, H),
             {"data": {"name": "cls"}, "transform": keep,
              "mark": {"type": "rect", "color": "black"},
              "encoding": {"x": {"field": "x0", **x}, "x2": {"field": "x1"},
@@ -76,7 +117,7 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
     grid = {
         "data": {"name": "cls"}, "transform": keep, "width": size * cols, "height": size * rows,
         "encoding": {"x": {"field": "c", "type": "ordinal", "scale": {"domain": list(range(cols))},
-                           "axis": {"title": "patch column"}},
+                           "axis": {"title": "patch column", "labelAngle": 0}},
                      "y": {"field": "r", "type": "ordinal", "scale": {"domain": list(range(rows))},
                            "axis": {"title": "patch row"}}},
         "layer": [
@@ -98,6 +139,6 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
     body = {"hconcat": [picture, grid], "spacing": 40, "title": title,
             "resolve": {"scale": {"color": "independent", "opacity": "independent"}}}
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
-    return spec(body, params=params, datasets={"cls": cls, "pixels": pixels},
+    return spec(body, params=params, datasets={"cls": cls, "pixels": pixel_rows(image)},
                 marks=H * W + 4 * n + 1,
                 description="The class token's attention over the image patches, for the chosen layer and head.")

@@ -18,7 +18,8 @@ wrappers in ``tfviz.ui`` draw are cached and shared by every learner on the serv
   tests/test_viz_presenter.py measures it), and a class that follows on its own laptops
   should see the same colours as the projector.
 - Room: views (and plotly figures) are ``SCALE`` times taller, so that rows of labels (a heatmap's tokens) do not
-  run into each other; length limits on labels double, as the text grows by up to 24/14;
+  run into each other (a view named ``PICTURE``, an image drawn pixel by pixel, keeps its
+  height, so that its pixels stay square); length limits on labels double, as the text grows by up to 24/14;
   plotly's fixed margins (sized for 16 px text by ``style.fixed_margins``) grow by ``SCALE``,
   and a plotly figure gets at least ``ROW`` px per label of a categorical y axis. Widths stay
   as they are: the screen's width is what runs out first.
@@ -41,6 +42,7 @@ MIN_STROKE = 3  # px: the thinnest line presenter view draws
 SMALL_TEXT = 12  # px: a text mark this small is a cell's or a bar's annotation
 LIMIT_SCALE = 2  # label length limits (px): 14 px labels become 24 px
 INK = "#000000"  # labels and titles
+PICTURE = "picture"  # the name of a view whose height stays: an image's pixels stay square
 
 # Vega-Lite properties that hold a font size, a line width, a mark's area, a text's length.
 _FONT_KEYS = {"fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize"}
@@ -139,7 +141,8 @@ def _vega_walk(node: Any, *, text_mark: bool = False) -> Any:
             out[key] = stroke(value)
         elif key in _LIMIT_KEYS and value > 0:
             out[key] = int(value * LIMIT_SCALE)
-        elif key == "height" and (not is_mark or node.get("type") == "image"):
+        elif key == "height" and (not is_mark or node.get("type") == "image") and \
+                node.get("name") != PICTURE:
             out[key] = value * SCALE  # a view's, or the picture filling it (not a bar's)
         elif key in ("dx", "dy") and is_text and is_mark:  # offsets sized for 14 px text
             out[key] = value * SCALE
