@@ -102,6 +102,19 @@ class ModelConfig(DerivedSizes):
     # The 1/sqrt(d_k) factor; turning it off is a lesson-6 experiment.
     scale_attn: bool = True
     tie_embeddings: bool = True
+    # What BERT adds around the blocks (tfviz.hf.bert); off for our own models. Rows of the
+    # token-type ("segment") table, whose row 0 is added to every token (one sentence, segment
+    # A); 0 means no table.
+    n_token_types: int = 0
+    # A LayerNorm on the embedding sum, before the first block (BERT's embedding LayerNorm).
+    embed_norm: bool = False
+    # The masked-LM head's transform before the unembedding: dense d -> d, the activation, LayerNorm.
+    mlm_transform: bool = False
+    # A bias per vocabulary entry added to the logits (BERT's decoder bias).
+    unembed_bias: bool = False
+    # False: the model ends at its last block and computes no logits (a BERT saved as BertModel,
+    # without its masked-LM head); its trace has every activation but "logits".
+    lm_head: bool = True
     dropout: float = 0.0
     pad_id: int = 0
     init_seed: int = 0
@@ -122,6 +135,10 @@ class ModelConfig(DerivedSizes):
             (self.n_experts == 0 or 1 <= self.moe_top_k <= self.n_experts,
              "moe_top_k must be between 1 and n_experts"),
             (self.window >= 0 and self.dilation >= 1 and self.stride >= 1, "bad pattern sizes"),
+            (self.arch != "encoder-decoder" or not (self.n_token_types or self.embed_norm),
+             "token types and an embedding LayerNorm are for one stack, not an encoder-decoder"),
+            (self.lm_head or not (self.mlm_transform or self.unembed_bias),
+             "a model without an LM head has no MLM transform or unembedding bias"),
         ]
         for ok, message in checks:
             if not ok:

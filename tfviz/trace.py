@@ -15,10 +15,11 @@ attn_scores_unmasked|attn_scores|pattern|z``, ``blocks.{i}.hook_attn_out``,
 ``blocks.{i}.ln1.hook_mean|scale|normalized``, ``blocks.{i}.mlp.hook_pre|post`` (dense) or
 ``blocks.{i}.mlp.hook_router_logits|gate_probs|expert_indices|expert_weights|dropped|
 expert_counts`` (MoE), ``blocks.{i}.cross_attn.*`` and ``enc_blocks.{i}.*`` for
-encoder-decoder models, and ``logits``. As in TransformerLens, ``attn_scores`` are the scores
-after the scale and the mask (−∞ where a key is hidden), the softmax's input;
-``scores_raw`` (q·k) and ``attn_scores_unmasked`` (scaled, before the mask) are the steps
-before it.
+encoder-decoder models, ``hook_token_type_embed``, ``ln_embed.*``, ``mlm_head.hook_pre|post``
+and ``mlm_head.ln.*`` for a BERT checkpoint (:mod:`tfviz.hf.bert`), and ``logits``. As in
+TransformerLens, ``attn_scores`` are the scores after the scale and the mask (−∞ where a key is
+hidden), the softmax's input; ``scores_raw`` (q·k) and ``attn_scores_unmasked`` (scaled, before
+the mask) are the steps before it.
 
 A single sequence (1-D ids) is stored without the batch axis; a batch (2-D ids) keeps it.
 Recording is switched on for this one call, in this thread only, and switched off in
@@ -52,6 +53,10 @@ class Trace:
 
     @property
     def logits(self) -> np.ndarray:
+        if "logits" not in self.activations and not getattr(self.config, "lm_head", True):
+            raise KeyError(f"{self.config.name} has no language-model head (an encoder saved without "
+                           f"one, such as BertModel), so it computes no logits; its last activation "
+                           f"is blocks.{self.config.n_layers - 1}.hook_resid_post")
         return self.activations["logits"]
 
     def names(self) -> list[str]:
@@ -149,7 +154,7 @@ def run_with_trace(model: nn.Module, ids=None, *, tokens: Sequence[str] = (), en
 
     ids: (T,) or (B, T) token ids; or inputs_embeds: (T, d) or (B, T, d) vectors fed in place
     of token embeddings (used by the hand-calculation exercises). ``names`` is an iterable of
-    full names or a predicate; "logits" is always recorded.
+    full names or a predicate; "logits" is always recorded (by a model with an LM head).
     """
     wanted = _wanted(names)
     ids_t, single = _as_batch(ids)
@@ -161,7 +166,8 @@ def run_with_trace(model: nn.Module, ids=None, *, tokens: Sequence[str] = (), en
     with recording(wanted) as store, torch.no_grad():
         logits = model(ids_t, enc_ids=enc_t, attention_mask=mask_t,
                        enc_attention_mask=enc_mask_t, inputs_embeds=emb_t, options=options)
-    store["logits"] = logits
+    if logits is not None:  # None: a model without an LM head (a BERT saved as BertModel)
+        store["logits"] = logits
     acts = {name: (t[0] if single else t).numpy() for name, t in store.items()}
     return Trace(
         activations=acts,
@@ -181,6 +187,7 @@ def trace_image(model: VisionTransformer, image, names: NamesFilter = None) -> T
     x = torch.as_tensor(np.asarray(image, dtype=np.float32))[None]  # (1, H, W, C)
     with recording(_wanted(names)) as store, torch.no_grad():
         logits = model(x)  # (1, classes)
-    store["logits"] = logits
+    if logits is not None:  # None: a model without an LM head (a BERT saved as BertModel)
+        store["logits"] = logits
     acts = {name: t[0].numpy() for name, t in store.items()}
     return Trace(activations=acts, config=model.cfg, tokens=patch_labels(model.cfg))

@@ -14,6 +14,8 @@ matrix and ``Q_h = x W_Q[l, h] + b_Q[l, h]``:
                        experts.W_out (L, E, d_ff, d) experts.b_out (L, E, d)      mixture of experts
     cross.W_Q … cross.b_O, ln_cross.w, ln_cross.b      decoder cross-attention (encoder-decoder)
     enc.W_Q … enc.ln_final.b                           the encoder stack (encoder-decoder)
+    W_token_type (types, d)  ln_embed.w, ln_embed.b (d,)  mlm_head.W (d, d)  mlm_head.b (d,)
+    mlm_head.ln.w, mlm_head.ln.b (d,)  b_U (vocab,)    a BERT checkpoint's extras (tfviz.hf.bert)
 
 W_K and W_V have one head per key/value head (fewer than W_Q's under grouped-query attention).
 Each parameter appears exactly once and nothing is invented: a model without biases has no
@@ -111,6 +113,10 @@ def export_weights(model) -> Mapping[str, np.ndarray]:
     out = {"W_E": _np(model.embed.weight)}  # (vocab, d)
     if cfg.positional == "learned":
         out["W_pos"] = _np(model.pos_embed.weight)  # (max_len, d)
+    if cfg.n_token_types:
+        out["W_token_type"] = _np(model.token_type_embed.weight)  # (types, d)
+    if cfg.embed_norm:
+        out.update(_ln(model.ln_embed, "ln_embed"))
     if seq2seq:
         out.update(_stack(model.enc_blocks, "enc.", moe=cfg.is_moe))
         if cfg.final_norm:
@@ -118,8 +124,14 @@ def export_weights(model) -> Mapping[str, np.ndarray]:
     out.update(_stack(model.blocks, cross=seq2seq, moe=cfg.is_moe))
     if cfg.final_norm:
         out.update(_ln(model.ln_final, "ln_final"))
+    if cfg.mlm_transform:
+        out["mlm_head.W"] = _np(model.mlm_head.dense.weight).T  # (d, d): h = x W + b
+        out["mlm_head.b"] = _np(model.mlm_head.dense.bias)
+        out.update(_ln(model.mlm_head.ln, "mlm_head.ln"))
     if model.unembed is not None:
         out["W_U"] = _np(model.unembed.weight).T  # (d, vocab)
+    if cfg.unembed_bias:
+        out["b_U"] = _np(model.unembed_bias)  # (vocab,)
     return _read_only(out)
 
 

@@ -1,7 +1,9 @@
 """The whole model: embeddings and positions, a stack of blocks, and the LM head.
 
 decoder:          tokens -> blocks (causal) -> logits for the next token
-encoder:          tokens -> blocks (bidirectional) -> logits for masked tokens (BERT-style)
+encoder:          tokens -> blocks (bidirectional) -> logits for masked tokens (BERT-style);
+                  a BERT checkpoint adds a token-type row and a LayerNorm to the embeddings and
+                  a transform before the unembedding (MLMHead), and may have no head at all
 encoder-decoder:  source -> enc_blocks -> memory;  target -> blocks (causal + cross) -> logits
 
 ``forward`` is plain: it knows nothing about tracing and keeps nothing from a call. "What if"
@@ -33,6 +35,7 @@ from tfviz.model.attention import AttnContext
 from tfviz.model.block import Block, BlockContext
 from tfviz.model.hooks import HookPoint, name_hook_points
 from tfviz.model.masks import sparse_pattern
+from tfviz.model.mlm_head import MLMHead
 from tfviz.model.norm import LayerNorm
 from tfviz.model.positional import alibi_bias, rope_angles, sinusoidal_table
 
@@ -55,7 +58,7 @@ class KVCache:
 class ModelOutput(NamedTuple):
     """Everything one pass of :meth:`Transformer.run` gives back."""
 
-    logits: Tensor  # (B, T, vocab)
+    logits: Tensor | None  # (B, T, vocab); None for a model without an LM head (cfg.lm_head)
     aux_loss: Tensor  # scalar: MoE load-balancing loss summed over layers; 0 for dense models
     cache: KVCache  # keys and values of every decoder layer, for :meth:`Transformer.step`
 
@@ -92,11 +95,21 @@ class Transformer(nn.Module):
             self.enc_blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.enc_layers))
             if cfg.final_norm:
                 self.enc_ln_final = LayerNorm(d, cfg.ln_eps)
+        if cfg.n_token_types:  # BERT's segment table; every token reads row 0 (one sentence)
+            self.token_type_embed = nn.Embedding(cfg.n_token_types, d)
+            self.hook_token_type_embed = HookPoint()  # (B, T, d)
+        if cfg.embed_norm:  # BERT: LayerNorm of word + token type + position
+            self.ln_embed = LayerNorm(d, cfg.ln_eps)
         self.blocks = nn.ModuleList(Block(cfg, cross=cfg.arch == "encoder-decoder")
                                     for _ in range(cfg.n_layers))
         if cfg.final_norm:
             self.ln_final = LayerNorm(d, cfg.ln_eps)
-        self.unembed = None if cfg.tie_embeddings else nn.Linear(d, cfg.vocab_size, bias=False)
+        if cfg.mlm_transform:
+            self.mlm_head = MLMHead(cfg)
+        untied = cfg.lm_head and not cfg.tie_embeddings
+        self.unembed = nn.Linear(d, cfg.vocab_size, bias=False) if untied else None
+        if cfg.unembed_bias:
+            self.unembed_bias = nn.Parameter(torch.zeros(cfg.vocab_size))  # (vocab,)
 
     # ----- pieces ---------------------------------------------------------------------------
     def _embed(self, ids: Tensor | None, embeds: Tensor | None, offset: int,
@@ -107,10 +120,14 @@ class Transformer(nn.Module):
             raise ValueError(f"{offset + T} tokens is more than this model's context of "
                              f"{self.cfg.max_seq_len}")
         positions = torch.arange(offset, offset + T)
+        if self.cfg.n_token_types:  # segment A's row, as BERT adds it before the positions
+            x = x + self.hook_token_type_embed(self.token_type_embed.weight[0].expand(B, T, d))
         if self.cfg.positional == "learned":
-            return x + hook_p(self.pos_embed(positions)[None].expand(B, T, d))
-        if self.cfg.positional == "sinusoidal":
-            return x + hook_p(self.pos_table[positions][None].expand(B, T, d))
+            x = x + hook_p(self.pos_embed(positions)[None].expand(B, T, d))
+        elif self.cfg.positional == "sinusoidal":
+            x = x + hook_p(self.pos_table[positions][None].expand(B, T, d))
+        if self.cfg.embed_norm:
+            x = self.ln_embed(x)  # (B, T, d)
         return x
 
     def _self_ctx(self, Tq: int, offset: int, causal: bool, key_mask: Tensor | None,
@@ -136,7 +153,16 @@ class Transformer(nn.Module):
         return AttnContext(allowed=allowed, scale=opts.resolved(cfg).scale,
                            temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi)
 
-    def _logits(self, x: Tensor) -> Tensor:
+    def _logits(self, x: Tensor) -> Tensor | None:
+        """(B, T, vocab) logits of the last block's output; None for a model without an LM head."""
+        cfg = self.cfg
+        if not cfg.lm_head:
+            return None
+        if cfg.mlm_transform:
+            x = self.mlm_head(x)  # (B, T, d)
+        W_U = self.embed.weight if self.unembed is None else self.unembed.weight  # (vocab, d)
+        if cfg.unembed_bias:
+            return F.linear(x, W_U, self.unembed_bias)  # x W_U^T + b_U
         if self.unembed is None:
             return F.linear(x, self.embed.weight)  # tied: logits = x E^T
         return self.unembed(x)
