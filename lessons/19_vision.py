@@ -1,6 +1,7 @@
 """Lesson 19: vision transformer. A drawn image cut into patches, flattened, projected by E,
 a class token prepended, E_pos added; vit-tiny's prediction and where its class token looks."""
-import numpy as np
+import random
+
 import streamlit as st
 
 from tfviz.analysis import vision as av
@@ -9,7 +10,7 @@ from tfviz.model.vit import VisionTransformer, patches_of
 from tfviz.ui.present import step
 from tfviz.ui.vision_cache import drawn_image, get_vit, vit_trace
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, table
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_vision as iv
 from tfviz.viz import vision as vv
 from tfviz.data.shapes import MAX_NOISE
@@ -30,7 +31,7 @@ def _settings(seed: int) -> None:
 
 
 def _randomise() -> None:
-    _settings(int(np.random.default_rng().integers(0, 100_000)))
+    _settings(random.randrange(100_000))  # a fresh seed: a new image to draw
 
 
 if "vi_kind" not in st.session_state:
@@ -70,7 +71,7 @@ with step("1 · Draw an image"):
     grid = av.patch_grid(S, S, C, P)
     left, right = st.columns([1, 1])
     with left:
-        chart(vv.image_grid_figure, image, P, title=f"Your image, cut into {P}×{P} patches")
+        vega(vv.image_grid_figure, image, P, title=f"Your image, cut into {P}×{P} patches")
     with right:
         st.markdown(
             f"**Image:** H × W × C = {S} × {S} × {C}  \n"
@@ -82,7 +83,7 @@ with step("1 · Draw an image"):
 
 with step("2 · Each patch becomes one row of numbers"):
     patches = patchify(image, P)  # (N, P²·C)
-    chart(vv.patches_figure, patches, P, C)
+    vega(vv.patches_figure, patches, P, C)
     k = st.slider("Unfold one patch", 0, grid.n - 1, 5 if grid.n > 5 else 0, key="vi_patch")
     r0, c0 = divmod(k, grid.cols)
     st.markdown(
@@ -102,11 +103,11 @@ with step("3 · The projection E"):
         "of a text model uses the same embedding table.")
     c1, c2 = st.columns(2)
     with c1:
-        chart(vv.matrix_figure, W["E"], title=f"E: ({grid.patch_dim} × {D}), learned",
-              y_labels=[f"{i}" for i in range(grid.patch_dim)], y_title="number in the patch")
+        vega(vv.matrix_figure, W["E"], title=f"E: ({grid.patch_dim} × {D}), learned",
+             y_labels=[f"{i}" for i in range(grid.patch_dim)], y_title="number in the patch")
     with c2:
-        chart(vv.matrix_figure, steps.projected, title=f"patches · E + b_E: ({grid.n} × {D})",
-              y_labels=[f"p{i}" for i in range(grid.n)], y_title="patch token")
+        vega(vv.matrix_figure, steps.projected, title=f"patches · E + b_E: ({grid.n} × {D})",
+             y_labels=[f"p{i}" for i in range(grid.n)], y_title="patch token")
 
 with step("4 · The class token and the positions"):
     st.markdown(
@@ -115,18 +116,18 @@ with step("4 · The class token and the positions"):
         f"where a patch was, so a learned position vector is added to each: E_pos ∈ R^{{(N+1)×D}}, "
         f"here **{grid.n + 1} × {D}**, row 0 for the class token. The first block reads "
         f"x₀ = [class token; patches·E + b_E] + E_pos, again **{grid.n + 1} × {D}**.")
-    chart(vv.matrix_figure, W["class_token"][None], title=f"class token: (1 × {D}), learned",
-          y_labels=["[CLS]"], y_title="")
+    vega(vv.matrix_figure, W["class_token"][None], title=f"class token: (1 × {D}), learned",
+         y_labels=["[CLS]"], y_title="", width=640)
     labels = ["[CLS]", *(f"p{i}" for i in range(grid.n))]
     c1, c2 = st.columns(2)
     with c1:
-        chart(vv.matrix_figure, W["E_pos"], title=f"E_pos: ({grid.n + 1} × {D}), learned",
-              y_labels=labels, y_title="position")
+        vega(vv.matrix_figure, W["E_pos"], title=f"E_pos: ({grid.n + 1} × {D}), learned",
+             y_labels=labels, y_title="position")
     with c2:
-        chart(vv.matrix_figure, steps.x0, title=f"x₀ = tokens + E_pos: ({grid.n + 1} × {D})",
-              y_labels=labels, y_title="token")
+        vega(vv.matrix_figure, steps.x0, title=f"x₀ = tokens + E_pos: ({grid.n + 1} × {D})",
+             y_labels=labels, y_title="token")
     sim = av.position_similarity(W["E_pos"], k, grid.rows, grid.cols)
-    chart(vv.similarity_figure, sim, k)
+    vega(vv.similarity_figure, sim, k)
     st.caption("Nobody told the model which patches are neighbours. This compares the learned "
                "position vector of the patch chosen under section 2 with every other one: whatever "
                "pattern shows up, training put there.")
@@ -154,14 +155,14 @@ with step("5 · What vit-tiny says"):
     c1.metric("Prediction", guess, help="The class with the highest probability.")
     c1.markdown(f"Drawn: **{label.kind}**. " + ("Right." if guess == label.kind else "Wrong."))
     with c2:
-        chart(vv.probabilities_figure, cfg.classes, probs, label.kind)
-    ev = bundle.manifest.get("eval", {})
-    if "heldout_accuracy" in ev:
-        by_class = ", ".join(f"{c} {a:.1%}" for c, a in ev.get("heldout_accuracy_by_class", {}).items())
-        st.caption(f"On {ev['heldout_images']:,} held-out images it never saw in training, vit-tiny names "
-                   f"the shape right {ev['heldout_accuracy']:.1%} of the time ({by_class}). "
-                   f"It trained for {bundle.manifest['train']['wall_seconds']:.0f} s on one CPU thread: "
-                   f"`{bundle.manifest['command']}`.")
+        vega(vv.probabilities_figure, cfg.classes, probs, label.kind)
+    ev, recipe = bundle.evaluation, bundle.recipe
+    if ev.heldout_accuracy is not None:
+        by_class = ", ".join(f"{c} {a:.1%}" for c, a in ev.heldout_accuracy_by_class.items())
+        st.caption(f"On {ev.heldout_images:,} held-out images it never saw in training, vit-tiny names "
+                   f"the shape right {ev.heldout_accuracy:.1%} of the time ({by_class}). "
+                   f"It trained for {recipe.train_seconds:.0f} s on one CPU thread: "
+                   f"`{recipe.command}`.")
 
 with step("6 · Where the class token looks"):
     L, H = cfg.n_layers, cfg.n_heads
@@ -180,7 +181,7 @@ with step("7 · What if the patches were another size?"):
     g2 = av.patch_grid(S, S, C, p2)
     c1, c2 = st.columns([1, 1])
     with c1:
-        chart(vv.image_grid_figure, image, p2, title=f"{p2}×{p2} patches", numbers=g2.n <= 16)
+        vega(vv.image_grid_figure, image, p2, title=f"{p2}×{p2} patches", numbers=g2.n <= 16)
     with c2:
         rows, cols = patchify(image, p2).shape
         st.markdown(f"N = HW / P² = {S}·{S} / {p2}² = **{g2.n}** patches of P²·C = **{g2.patch_dim}** "

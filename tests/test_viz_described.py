@@ -54,6 +54,7 @@ def _cases():
     from tfviz.analysis import pipeline, scaling
     from tfviz.viz import forward, lab, layernorm, long_sequences as ls, lookup
     from tfviz.viz import pipeline as vp, positions, scaling as vs
+    from tfviz.viz import vision as vv
 
     third = np.full((3, 3), 1 / 3)
     return {
@@ -167,6 +168,31 @@ def _cases():
             "One head's attention weights on a held-out example, queries as rows and keys as "
             "columns, at each of 2 checkpoints of training; sliders pick the checkpoint, the layer "
             "and the head, a select box the example."),
+        # lesson 19's charts say what they show; the matrices and bars name their own numbers
+        "tfviz.viz.vision.image_grid_figure": (
+            lambda: vv.image_grid_figure(
+                np.zeros((4, 4, 3)), 2, title="Your image"),
+            "The 4×4 image, pixel by pixel, cut by yellow lines into 4 patches of 2×2 pixels, "
+            "named p0 to p3 row by row."),
+        "tfviz.viz.vision.patches_figure": (
+            lambda: vv.patches_figure(np.zeros((4, 12)), 2),
+            "The image's 4 patches as the rows of a 4 × 12 matrix: each row holds one patch's 12 "
+            "numbers, pixel by pixel, row after row, each pixel's channels in turn, from 0 (dark) "
+            "to 1 (bright)."),
+        "tfviz.viz.vision.matrix_figure": (
+            lambda: vv.matrix_figure(
+                np.array([[0.5, -2.0]]), title="class token", y_labels=["[CLS]"], y_title=""),
+            "class token: 1 row of 2 numbers, one cell each, blue negative and red positive, on a "
+            "scale from −2.00 to 2.00."),
+        "tfviz.viz.vision.similarity_figure": (
+            lambda: vv.similarity_figure(np.eye(2), 3),
+            "Cosine similarity, from −1 to 1, of patch p3's learned position vector with each "
+            "patch's, laid out as the 2 × 2 grid of patches; p3 with itself is 1."),
+        "tfviz.viz.vision.probabilities_figure": (
+            lambda: vv.probabilities_figure(
+                ["circle", "square"], np.array([0.25, 0.75]), "circle"),
+            "vit-tiny's probability for each class: circle 0.250; square 0.750. The shape drawn "
+            "is circle."),
         # lesson 15's fine-tuning comparison writes its own, with every point's numbers
         "tfviz.viz.finetune_runs.params_accuracy_chart": (
             lambda: pytest.importorskip("tfviz.viz.finetune_runs").params_accuracy_chart(

@@ -1,101 +1,161 @@
-"""Figures of lesson 19: the image with its patch grid, the flattened patches, and the class
-probabilities. Pure functions of numpy arrays (the heatmaps of E and E_pos use
-``tfviz.viz.heatmap.heatmap``)."""
+"""Charts of lesson 19 as Vega-Lite dicts: the image with its patch grid, the flattened
+patches, the learned matrices (E, E_pos, the class token, x₀), how alike the position vectors
+are on the patch grid, and the class probabilities.
+
+The image is one rect per pixel (``instant_vision.pixel_layer``, as lesson 19's instant chart
+draws it); the matrices are ``instant.matrix_chart``'s heatmaps; the bars are written with
+``tfviz.viz.charts``. Pure functions of numpy arrays.
+"""
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
-from tfviz.viz.heatmap import heatmap
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, fixed_margins, layout
+from tfviz.viz.charts import chart, colour, n, q, tip, view
+from tfviz.viz.instant import matrix_bound, matrix_chart, spec
+from tfviz.viz.instant_vision import FRAME, pixel_axes, pixel_layer, pixel_rows
+from tfviz.viz.presenter import PICTURE, SCALE
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
-GRID_COLOUR = "#F0E442"  # yellow lines read on black and on every shape colour
+LABEL_GAP = 30  # px between two row labels in presenter view (24 px text, rows 1.5x taller)
 
 
 def image_grid_figure(image: np.ndarray, patch: int, *, title: str, size: int = 360,
-                      numbers: bool = True) -> go.Figure:
-    """The (H, W, 3) image, pixel by pixel, with the P×P patch grid drawn over it and each
-    patch numbered in the order the sequence takes them (row by row)."""
-    H, W, _ = image.shape
-    rgb = np.clip(np.asarray(image, dtype=float), 0.0, 1.0) * 255  # (H, W, 3)
-    fig = go.Figure(go.Image(z=rgb.round().astype(np.uint8), x0=0, y0=0, dx=1, dy=1,
-                             hovertemplate="row %{y}, column %{x}<br>RGB %{z}<extra></extra>"))
+                      numbers: bool = True) -> dict:
+    """The (H, W, 3) image, pixel by pixel, with the P×P patch grid drawn over it in yellow and,
+    with ``numbers`` (and at most 64 patches), each patch named in the order the sequence takes
+    them, row by row: p0, p1, ..."""
+    H, W, _ = np.shape(image)
+    if H % patch or W % patch:
+        raise ValueError(f"a {H}×{W} image does not cut into {patch}×{patch} patches")
     rows, cols = H // patch, W // patch
-    for r in range(1, rows):
-        fig.add_shape(type="line", x0=-0.5, x1=W - 0.5, y0=r * patch - 0.5, y1=r * patch - 0.5,
-                      line={"color": GRID_COLOUR, "width": 2})
-    for c in range(1, cols):
-        fig.add_shape(type="line", y0=-0.5, y1=H - 0.5, x0=c * patch - 0.5, x1=c * patch - 0.5,
-                      line={"color": GRID_COLOUR, "width": 2})
-    if numbers and rows * cols <= 64:
-        for n in range(rows * cols):
-            r, c = divmod(n, cols)
-            fig.add_annotation(x=c * patch - 0.5 + 0.15 * patch, y=r * patch - 0.5 + 0.15 * patch,
-                               text=f"p{n}", showarrow=False, xanchor="left", yanchor="top",
-                               font={"color": GRID_COLOUR, "size": FONT_SIZE - 4 if rows <= 4 else FONT_SIZE - 7})
-    layout(fig, title, size + 60)
-    fig.update_xaxes(showgrid=False, zeroline=False, title="column", range=[-0.5, W - 0.5])
-    fig.update_yaxes(showgrid=False, zeroline=False, title="row", range=[H - 0.5, -0.5],
-                     scaleanchor="x")
-    fig.update_layout(width=size + 80)
-    return fixed_margins(fig, top=50, left=60, bottom=50)
+    cell = max(2, size // max(H, W))
+    x, y = pixel_axes(W, H, axes=True)  # every layer names the same axes
+    lines = ([{"x": c * patch, "y": 0, "x2": c * patch, "y2": H} for c in range(1, cols)] +
+             [{"x": 0, "y": r * patch, "x2": W, "y2": r * patch} for r in range(1, rows)])
+    layers = [pixel_layer(W, H, axes=True)]
+    if lines:
+        layers.append({"data": {"name": "grid"},
+                       "mark": {"type": "rule", "color": FRAME, "strokeWidth": 2, "aria": False},
+                       "encoding": {"x": {"field": "x", **x}, "x2": {"field": "x2"},
+                                    "y": {"field": "y", **y}, "y2": {"field": "y2"}}})
+    named = numbers and rows * cols <= 64
+    labels = [{"patch": k, "label": f"p{k}", "x": (k % cols + 0.15) * patch, "y": (k // cols + 0.15) * patch}
+              for k in range(rows * cols)] if named else []
+    if named:
+        # 14 px (24 px in presenter view) while a patch is wide enough for "p15" at that size
+        font = FONT_SIZE - 2 if cell * patch >= 70 else FONT_SIZE - 6
+        layers.append({"data": {"name": "patches"},
+                       "mark": {"type": "text", "align": "left", "baseline": "top", "color": FRAME,
+                                "fontSize": font, "aria": False},
+                       "encoding": {"x": {"field": "x", **x}, "y": {"field": "y", **y},
+                                    "text": {"field": "label"}}})
+    description = (f"The {H}×{W} image, pixel by pixel, cut by yellow lines into {rows * cols} "
+                   f"patches of {patch}×{patch} pixels"
+                   + (f", named p0 to p{rows * cols - 1} row by row." if named else ".")
+                   if lines else f"The {H}×{W} image, pixel by pixel: one patch of {patch}×{patch} pixels.")
+    body = {"width": cell * W, "height": cell * H, "layer": layers,
+            "name": PICTURE}  # presenter view keeps its pixels square
+    datasets = {"pixels": pixel_rows(image), **({"grid": lines} if lines else {}),
+                **({"patches": labels} if labels else {})}
+    return spec(body, params=[], datasets=datasets, title=title, description=description,
+                marks=H * W + len(lines) + len(labels))
 
 
-def patches_figure(patches: np.ndarray, patch: int, channels: int = 3) -> go.Figure:
+def _thin_ticks(chart_spec: dict, rows: int, cols: int, row_px: float, *, x_every: int = 1) -> dict:
+    """Name every ``x_every``-th column and enough rows that, ``row_px`` apart, their labels
+    stay ``LABEL_GAP`` px apart in presenter view (hovering a cell still names it)."""
+    y_every = max(1, math.ceil(LABEL_GAP / (row_px * SCALE)))
+    cells = chart_spec["layer"][0]["encoding"]
+    cells["x"]["axis"] = {**cells["x"]["axis"], "values": list(range(0, cols, x_every)), "labelAngle": 0}
+    cells["y"]["axis"] = {**cells["y"]["axis"], "values": list(range(0, rows, y_every))}
+    return chart_spec
+
+
+def patches_figure(patches: np.ndarray, patch: int, channels: int = 3) -> dict:
     """The (N, P²·C) matrix of flattened patches: one row per patch, its numbers in patchify's
-    order (pixel row, pixel column, channel; the channel fastest)."""
-    n, dim = patches.shape
+    order (pixel row, pixel column, channel; the channel fastest), dark 0 to bright 1."""
+    count, dim = np.shape(patches)
     names = "RGB" if channels == 3 else [str(c) for c in range(channels)]
     cols = [f"({i // (patch * channels)},{(i // channels) % patch}){names[i % channels]}"
             for i in range(dim)]
-    return heatmap(patches, title=f"{n} patches flattened: a ({n} × {dim}) matrix",
-                   x_labels=cols, y_labels=[f"p{i}" for i in range(n)],
-                   x_title="number in the patch: (pixel row, pixel column) channel", y_title="patch",
-                   zmin=0.0, zmax=1.0, text=False, height=max(320, min(640, 60 + 24 * n)))
-
-
-def probabilities_figure(classes: Sequence[str], probs: np.ndarray, truth: str | None) -> go.Figure:
-    """The model's probability for each class; the shape actually drawn in another colour."""
-    colours = [CATEGORICAL[2] if c == truth else CATEGORICAL[0] for c in classes]
-    fig = go.Figure(go.Bar(x=[float(p) for p in probs], y=list(classes), orientation="h",
-                           marker_color=colours, text=[f"{float(p):.3f}" for p in probs],
-                           textposition="outside", cliponaxis=False,
-                           constraintext="none",  # never shrink the numbers to fit (presenter view)
-                           hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
-    layout(fig, "Class probabilities (green: the shape drawn)", 80 + 44 * len(classes))
-    fig.update_xaxes(range=[0, 1.15], title="probability")
-    fig.update_yaxes(autorange="reversed")
-    return fixed_margins(fig, top=50, left=90, bottom=50)
+    row_px = max(8, min(24, 400 // max(count, 1)))
+    out = matrix_chart(patches, title=f"{count} patches flattened: a ({count} × {dim}) matrix",
+                       description=(f"The image's {count} patches as the rows of a {count} × {dim} "
+                                    f"matrix: each row holds one patch's {dim} numbers, pixel by "
+                                    "pixel, row after row, each pixel's channels in turn, from 0 "
+                                    "(dark) to 1 (bright)."),
+                       x_title="number in the patch: (pixel row, pixel column) channel",
+                       y_title="patch", x_labels=cols, y_labels=[f"p{i}" for i in range(count)],
+                       value_title="value", domain=(0.0, 1.0),
+                       width=min(720, 14 * dim), height=row_px * count)
+    cells = out["layer"][0]["encoding"]
+    # names of 6 characters: every 3rd column, written downwards
+    cells["x"]["axis"] = {**cells["x"]["axis"], "values": list(range(0, dim, 3)), "labelAngle": -90}
+    cells["y"]["axis"] = {**cells["y"]["axis"],
+                          "values": list(range(0, count, max(1, math.ceil(LABEL_GAP / (row_px * SCALE)))))}
+    return out
 
 
 def matrix_figure(values: np.ndarray, *, title: str, y_labels: Sequence[str], y_title: str,
-                  x_title: str = "dimension of D") -> go.Figure:
-    """A weight matrix (E, E_pos) as a diverging heatmap, rows labelled."""
-    rows, cols = np.shape(values)
-    height = max(300, min(720, 70 + 18 * rows))
-    fig = heatmap(values, title=title, y_labels=list(y_labels), y_title=y_title,
-                  x_labels=[str(i) for i in range(cols)], x_title=x_title, diverging=True,
-                  text=False, height=height)
-    # Labels far enough apart for presenter view's 24 px text (hovering a cell still names it):
-    # every 4th of many columns (these matrices sit in half-width columns), and rows at least
-    # 30 px apart (about 120 px of the height are title and axes).
-    x_step = 4 if cols > 16 else 1
-    y_step = max(1, math.ceil(30 * rows / max(height - 120, 1)))
-    xs, ys = list(range(0, cols, x_step)), list(range(0, rows, y_step))
-    fig.update_xaxes(tickvals=xs, ticktext=[str(i) for i in xs])
-    fig.update_yaxes(tickvals=ys, ticktext=[list(y_labels)[i] for i in ys])
-    return fig
+                  x_title: str = "dimension of D", width: int = 256) -> dict:
+    """A learned matrix (E, E_pos, the class token) or a step's output as a diverging heatmap,
+    blue negative and red positive, symmetric about 0; rows named by ``y_labels``. ``width``
+    suits a half-width column; the rows are 8-20 px each (one row alone, 40)."""
+    arr = np.asarray(values, dtype=float)
+    rows, cols = arr.shape
+    row_px = 40 if rows == 1 else max(8, min(20, 400 // rows))  # one row: a strip, not a line
+    bound = matrix_bound(arr)
+    out = matrix_chart(arr, title=title, x_title=x_title, y_title=y_title,
+                       x_labels=[str(i) for i in range(cols)], y_labels=list(y_labels), diverging=True,
+                       description=(f"{title}: {rows} row{'s' if rows > 1 else ''} of {cols} numbers, "
+                                    f"one cell each, blue negative and red positive, on a scale from "
+                                    f"−{bound:.2f} to {bound:.2f}."),
+                       width=width, height=row_px * rows)
+    return _thin_ticks(out, rows, cols, row_px, x_every=4 if cols > 16 else 1)
 
 
-def similarity_figure(similarity: np.ndarray, patch: int) -> go.Figure:
-    """The cosine similarity of one patch's position vector with every patch's, on the grid."""
-    rows, cols = similarity.shape
-    fig = heatmap(similarity, title=f"Cosine similarity of p{patch}'s position vector with each patch's",
-                  x_labels=[str(c) for c in range(cols)], y_labels=[str(r) for r in range(rows)],
-                  x_title="patch column", y_title="patch row", diverging=True, zmin=-1.0, zmax=1.0,
-                  text=True, height=340)
-    fig.update_layout(width=480)
-    return fig
+def similarity_figure(similarity: np.ndarray, patch: int, *, cell: int = 90) -> dict:
+    """The cosine similarity of one patch's position vector with every patch's, on the patch
+    grid (rows × columns of patches), each cell with its number."""
+    rows, cols = np.shape(similarity)
+    out = matrix_chart(similarity, title=f"Cosine similarity of p{patch}'s position vector with each patch's",
+                       description=(f"Cosine similarity, from −1 to 1, of patch p{patch}'s learned "
+                                    f"position vector with each patch's, laid out as the {rows} × "
+                                    f"{cols} grid of patches; p{patch} with itself is 1."),
+                       x_title="patch column", y_title="patch row", value_title="cosine",
+                       diverging=True, domain=(-1.0, 1.0), text=True,
+                       width=cell * cols, height=cell * rows)
+    numbers = out["layer"][1]
+    # 14 px numbers, so presenter view draws them at 24 px (its smallest cell text is hidden),
+    # white on the darkest reds and blues
+    numbers["mark"] = {**numbers["mark"], "fontSize": FONT_SIZE - 2}
+    numbers["encoding"]["color"] = {"condition": {"test": "abs(datum.v) > 0.6", "value": "white"},
+                                    "value": "black"}
+    for channel in ("x", "y"):
+        out["layer"][0]["encoding"][channel]["axis"]["labelAngle"] = 0
+    return out
+
+
+def probabilities_figure(classes: Sequence[str], probs: np.ndarray, truth: str | None) -> dict:
+    """The model's probability for each class, its number beside the bar; the shape actually
+    drawn (``truth``) in green, the others in blue."""
+    rows = [{"class": c, "p": round(float(p), 4), "label": f"{float(p):.3f}",
+             "drawn": "the shape drawn" if c == truth else "another shape"}
+            for c, p in zip(classes, probs)]
+    y = n("class", None, sort=list(classes), axis={"title": None, "labelAngle": 0})
+    bars = view("bar", x=q("p", "probability", scale={"domain": [0, 1.15], "nice": False},
+                           axis={"values": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}),
+                y=y, color=colour("drawn", ["the shape drawn", "another shape"],
+                                  [CATEGORICAL[2], CATEGORICAL[0]], legend=None),
+                tooltip=tip("class", "p:.4f"))
+    numbers = view({"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 2},
+                   x=q("p"), y=y, text=n("label"))
+    told = "; ".join(f"{r['class']} {r['label']}" for r in rows)
+    return chart({"layer": [bars, numbers]}, title="Class probabilities (green: the shape drawn)",
+                 description=(f"vit-tiny's probability for each class: {told}"
+                              + (f". The shape drawn is {truth}." if truth else ".")),
+                 rows=rows, height={"step": 44},
+                 usermeta={"embedOptions": {"renderer": "svg", "actions": False}})
