@@ -155,4 +155,7 @@ def test_presenter_view_keeps_the_pictures_pixels_square_and_grows_the_rest(imag
     big = presenter.vega_spec(grid)
     assert (big["width"], big["height"]) == (grid["width"], grid["height"]) == (352, 352)
     matrix = vv.matrix_figure(np.eye(3), title="m", y_labels=list("abc"), y_title="")
-    assert presenter.vega_spec(matrix)["height"] == matrix["height"] * presenter.SCALE
+    big = presenter.vega_spec(matrix)
+    assert big["height"] == matrix["height"] * presenter.SCALE
+    # and its colour bar may grow with it (Vega-Lite caps it at 200 px unless told)
+    assert big["config"]["legend"]["gradientVerticalMaxLength"] == 200 * presenter.SCALE

@@ -91,7 +91,10 @@ VEGA_CONFIG = {
              "tickColor": INK, "labelLimit": 360},
     "legend": {"labelFontSize": MIN_TEXT, "titleFontSize": MIN_TEXT, "labelColor": INK,
                "titleColor": INK, "symbolSize": 260, "symbolStrokeWidth": 2,
-               "labelLimit": 400},
+               "labelLimit": 400,
+               # a colour bar as long as its view allows, up to 1.5x Vega-Lite's 200 px, so
+               # that its 24 px numbers do not run into each other
+               "gradientVerticalMaxLength": 200 * SCALE},
     "header": {"labelFontSize": MIN_TEXT, "titleFontSize": MIN_TEXT + 2, "labelColor": INK,
                "titleColor": INK},
     "title": {"fontSize": MIN_TEXT + 4, "subtitleFontSize": MIN_TEXT, "color": INK,
