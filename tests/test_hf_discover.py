@@ -20,9 +20,9 @@ from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
 
 import tfviz  # noqa: E402
 from tfviz.hf import CheckpointError  # noqa: E402
-from tfviz.hf.discover import (ENV_VAR, discover, hub_cache, short_count, taken_names,  # noqa: E402
-                               unique_name)
+from tfviz.hf.discover import ENV_VAR, discover, hub_cache, short_count, unique_name  # noqa: E402
 from tfviz.hf.memory import OPEN_FACTOR, available_bytes, opening_cost, refusal  # noqa: E402
+from tfviz.ui.checkpoints import taken_names  # noqa: E402
 
 NO_CACHE = "/no/such/hub/cache"
 

@@ -27,6 +27,14 @@ def app_page():
 
 
 @pytest.fixture(autouse=True)
+def no_model_folders(tmp_path, monkeypatch):
+    """The sidebar lists only the bundled models, whatever Hugging Face cache or TFVIZ_MODELS
+    the machine running the tests has; tests of model folders set their own."""
+    monkeypatch.delenv("TFVIZ_MODELS", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-hub-cache"))
+
+
+@pytest.fixture(autouse=True)
 def own_live_store(tmp_path, monkeypatch):
     """Every app test gets an empty live-class store of its own. AppTest gives every session the
     same id, so the store's per-client limits (10 classes started an hour) would otherwise

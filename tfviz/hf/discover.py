@@ -190,18 +190,6 @@ def unique_name(tries: list[str], taken: set[str]) -> str:
     return f"{names[0]}-{k}"
 
 
-def taken_names() -> set[str]:
-    """Names a folder may not take: every model tfviz ships or builds (the sidebar's, lesson
-    3's and 18's comparison models, vit-tiny, whatever has files in assets/), and "my-run", a
-    shared link's stand-in for a learner's own training-lab run."""
-    from tfviz.bundle import bundled_names
-    from tfviz.config import KV_PRESET_NAMES, POS_PRESET_NAMES, PRESET_NAMES
-    from tfviz.lab.opened import RUN_LINK
-    from tfviz.model.vit import VIT_PRESETS
-
-    return {*PRESET_NAMES, *KV_PRESET_NAMES, *POS_PRESET_NAMES, *VIT_PRESETS, *bundled_names(), RUN_LINK}
-
-
 def discover(env: Mapping[str, str] | None = None, reserved: Iterable[str] = ()) -> Discovery:
     """Every model folder named in ``TFVIZ_MODELS`` and in the Hugging Face cache, in that
     order, each offered (:class:`Found`) or not (:class:`Skipped`, with the reason). ``env``

@@ -1,6 +1,9 @@
 """Cached loaders. Models are shared by every learner (cache_resource) and never edited;
 traces are cached per input (cache_data), so each caller gets its own copy.
 
+A Hugging Face folder found on the server (``tfviz.ui.checkpoints``) is named like a bundled
+model and shared the same way: ``get_bundle`` opens it once for every learner, on demand.
+
 A learner's own model (a training-lab run opened in the lessons, ``tfviz.ui.own_model``) is
 never put in these server-wide caches: ``get_bundle`` finds it in the learner's session, and
 every function decorated with ``per_model`` answers it from that session's memo.
@@ -17,7 +20,7 @@ from tfviz.config import PRESET_NAMES, RunOptions
 from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps, unknown_words, unknown_words_notice
 from tfviz.lab.opened import is_run_name
 from tfviz.trace import Trace
-from tfviz.ui import own_model
+from tfviz.ui import checkpoints, own_model
 
 
 @st.cache_resource(show_spinner="Loading the model…")
@@ -30,9 +33,13 @@ def _shared_bundle(name: str) -> Bundle:
 
 def get_bundle(name: str) -> Bundle:
     """The model called ``name``: a shared one (one copy on the server, never edited), or this
-    session's own opened run (``tfviz.ui.own_model``; LookupError in any other session)."""
+    session's own opened run (``tfviz.ui.own_model``; LookupError in any other session), or a
+    Hugging Face folder found on the server (``tfviz.ui.checkpoints``: opened once, on demand;
+    ``checkpoints.NotOpened`` if it cannot be, which the sidebar has already said and avoided)."""
     if is_run_name(name):
         return own_model.bundle_of(name)
+    if checkpoints.found(name) is not None:
+        return checkpoints.open_bundle(name)
     return _shared_bundle(name)
 
 
@@ -57,8 +64,11 @@ def per_model(shared, *, copies: bool = True):
 
 
 def model_names() -> list[str]:
+    """The sidebar's models: the bundled ones, then the Hugging Face folders found on this
+    server (``tfviz.ui.checkpoints``; listed without being opened)."""
     trained = bundled_names()
-    return [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
+    bundled = [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
+    return bundled + checkpoints.discovery().names
 
 
 @per_model(st.cache_data(max_entries=512, show_spinner=False))

@@ -1,14 +1,15 @@
 """The sidebar's model and text, drawn by the frame on every page (so they survive page
 changes): the model picker, example sentences, the text box (cleaned as typed), and the notes
 about how the model reads that text. A training-lab run this session opened is listed among the
-models (``tfviz.ui.own_model``).
+models (``tfviz.ui.own_model``), and so is every Hugging Face folder the server found, labelled
+with its family and size (``tfviz.ui.checkpoints``), opened only when picked.
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
-from tfviz.ui import own_model
+from tfviz.ui import checkpoints, own_model
 from tfviz.ui.cache import model_names, read_text, vocabulary_notice
 from tfviz.ui.state import DEFAULT_MODEL, EXAMPLES
 
@@ -38,14 +39,20 @@ def sidebar_controls() -> None:
     A training-lab run this session opened is listed too (``tfviz.ui.own_model``); choosing
     it puts one of its task's examples in the text box."""
     note = own_model.fit_text_to_model(DEFAULT_MODEL)
+    refused = checkpoints.settle(DEFAULT_MODEL)  # a picked folder: opened now, or said why not
     names = model_names() + own_model.own_names()
     opened = own_model.own()
+    folders = checkpoints.discovery().models
     with st.sidebar:
-        st.selectbox("Model", names, key="model",
+        st.selectbox("Model", names, key="model", format_func=checkpoints.picker_label,
                      help="Small transformers we trained on our own generated text"
+                          + (", models downloaded from Hugging Face that this server found" if folders else "")
                           + (", and the model of your training-lab run (yours alone)." if opened else "."))
         if note:
             st.info(note)
+        if refused:
+            st.warning(refused)
+        checkpoints.folders_note()
         if own_model.chosen() is not None:
             st.selectbox("Examples (held out in training)", list(opened.examples), index=None,
                          key="_own_example", placeholder="Pick an example…", on_change=_apply_own_example)

@@ -1,0 +1,126 @@
+"""Hugging Face folders in the app: listed in the sidebar's picker with family and size, opened
+when picked (or by ``?model=``), refused in words when memory is short, and a folder that fails
+to open puts the sidebar back on the default model with its message, never a traceback."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+pytest.importorskip("transformers")
+from tests.app.conftest import APP  # noqa: E402
+from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
+
+import tfviz  # noqa: E402
+from tfviz.decoding.memory import human_bytes  # noqa: E402
+from tfviz.hf.memory import opening_cost  # noqa: E402
+from tfviz.ui import checkpoints  # noqa: E402
+from tfviz.ui.state import DEFAULT_MODEL  # noqa: E402
+
+SELF_ATTENTION = "lessons/05_self_attention.py"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """A folder of model folders: gpt2 (2 layers × 2 heads, d = 32), and badtok, whose
+    tokenizer.json is not JSON: describe() (no tokenizer read) offers it, opening it fails."""
+    root = tmp_path_factory.mktemp("models")
+    n = make_checkpoint(root / "gpt2").num_parameters()
+    shutil.copytree(root / "gpt2", root / "badtok")
+    (root / "badtok" / "tokenizer.json").write_text("{ not json")
+    shutil.copytree(root / "gpt2", root / "llama")
+    cfg = (root / "llama" / "config.json")
+    cfg.write_text(cfg.read_text().replace('"model_type": "gpt2"', '"model_type": "llama"'))
+    return root, n
+
+
+@pytest.fixture
+def app(models, monkeypatch):
+    monkeypatch.setenv("TFVIZ_MODELS", str(models[0]))  # no_model_folders (conftest) empties the cache
+
+    def run(**query):
+        at = AppTest.from_file(APP, default_timeout=90)
+        for key, value in query.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return run
+
+
+def ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def picker(at):
+    return at.sidebar.selectbox(key="model")
+
+
+def test_found_folders_join_the_picker_labelled_with_family_and_size(app, models):
+    at = app()
+    n = models[1]
+    assert 10_000 <= n < 1_000_000
+    k = f"{round(n / 1000)}k"  # model cards' way: "40k", as from 40,320
+    options = picker(at).options
+    assert options[:4] == ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec"]
+    assert options[4:] == [f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters",
+                           f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
+    # nothing was opened to list them: the picker's model is still the default
+    assert at.session_state["model"] == DEFAULT_MODEL
+    notes = " ".join(e.proto.body for e in at.sidebar.markdown)
+    assert f"about {human_bytes(opening_cost(4 * n))} of memory" in notes
+    assert "Not offered" in notes and "model_type 'llama'" in notes  # and why
+
+
+def test_picking_a_folder_opens_it_for_the_lessons(app, models):
+    at = app()
+    picker(at).set_value("gpt2")
+    ok(at.run())
+    ok(at.switch_page(SELF_ATTENTION).run())
+    assert at.session_state["model"] == "gpt2"
+    assert picker(at).value == "gpt2"
+    assert at.query_params["model"] == "gpt2"  # a shared link names it
+    assert not at.sidebar.warning
+    assert at.session_state["sa_for_model"] == "gpt2"  # the page ran its what-ifs on gpt2
+
+
+def test_a_link_opens_the_folder_and_the_shared_copy_is_the_files_model(app, models):
+    at = app(model="gpt2")
+    ok(at.switch_page(SELF_ATTENTION).run())
+    assert at.session_state["model"] == "gpt2"
+    shared = checkpoints.open_bundle("gpt2")
+    assert shared is checkpoints.open_bundle("gpt2")  # one copy for every learner
+    text = "The cat sat near the lake."
+    direct = tfviz.load(models[0] / "gpt2").trace(text)["logits"]
+    assert np.array_equal(np.asarray(shared.trace(text)["logits"]), np.asarray(direct))
+    assert not any(p.requires_grad for p in shared.model.parameters())
+
+
+def test_not_enough_memory_refuses_before_reading_and_keeps_the_default(app, monkeypatch):
+    checkpoints._opened.clear()
+    monkeypatch.setattr(checkpoints, "available_bytes", lambda: 1000)
+    at = app(model="gpt2")
+    assert at.session_state["model"] == DEFAULT_MODEL
+    (warning,) = at.sidebar.warning
+    assert warning.value.startswith("gpt2 is not opened: it needs about ")
+    assert "this server has 1000 bytes free" in warning.value
+    assert warning.value.endswith(f"Showing {DEFAULT_MODEL}.")
+    ok(at.switch_page(SELF_ATTENTION).run())
+    assert at.session_state["model"] == DEFAULT_MODEL
+
+
+def test_a_folder_that_fails_to_open_says_why_and_keeps_the_default(app, models):
+    at = app()
+    picker(at).set_value("badtok")
+    ok(at.run())
+    assert at.session_state["model"] == DEFAULT_MODEL
+    assert picker(at).value == DEFAULT_MODEL
+    (warning,) = at.sidebar.warning
+    assert warning.value.startswith(f"Cannot open the model folder {models[0] / 'badtok'}: "
+                                    "tokenizer.json cannot be read")
+    assert "Traceback" not in warning.value
+    ok(at.switch_page(SELF_ATTENTION).run())  # the lessons go on with the default

@@ -1,0 +1,158 @@
+"""Hugging Face model folders in the app: found once, opened once for every learner, on demand.
+
+The folders come from :func:`tfviz.hf.discover.discover` (``TFVIZ_MODELS`` and the Hugging
+Face cache), read again at most once a minute (config.json and a safetensors header each, no
+weights), so the sidebar's picker stays cheap.
+
+**The model's name.** A found folder is named by discovery (``gpt2``, ``bert-base-uncased``,
+``my-gpt2-2``...; never a bundled model's name, never a lab run's). That name is what
+``st.session_state["model"]`` holds when a learner picks it, what ``?model=`` carries in a link,
+and what ``tfviz.ui.cache.get_bundle(name)`` and every per-model cache are asked for, exactly
+like ``gpt-tiny``. :func:`found` says whether a name is one (and which folder, family and size);
+``get_bundle(name).manifest["family"]`` is "GPT-2" (or "BERT") for such a model and absent for
+the bundled ones.
+
+**Opening.** Nothing is read until a learner picks the model. Then :func:`settle`, called by the
+sidebar before it draws the picker, opens it under a spinner that says what it costs, once for
+the whole server (``st.cache_resource``; every later learner gets the same copy at once), or
+refuses before reading a weight when the machine's free memory is smaller than the cost
+(:mod:`tfviz.hf.memory`). A refusal, or a folder that fails to open (its
+:class:`~tfviz.hf.CheckpointError` message, never a traceback), puts the sidebar back on the
+default model with that message. A failure is remembered for that state of the folder (its
+files' sizes and times), so a fixed folder is tried again and a broken one is not re-read by
+every learner.
+"""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+import tfviz
+from tfviz.bundle import Bundle, bundled_names
+from tfviz.config import KV_PRESET_NAMES, POS_PRESET_NAMES, PRESET_NAMES
+from tfviz.decoding.memory import human_bytes
+from tfviz.hf import CheckpointError
+from tfviz.hf.discover import ENV_VAR, Discovery, Found, discover, hub_cache, short_count
+from tfviz.hf.memory import available_bytes, opening_cost, refusal
+from tfviz.lab.opened import RUN_LINK
+from tfviz.model.vit import VIT_PRESETS
+
+RESCAN_SECONDS = 60  # a folder downloaded while the server runs appears within a minute
+
+
+def taken_names() -> set[str]:
+    """Names a folder may not take: every model tfviz ships or builds (the sidebar's, lesson
+    3's and 18's comparison models, vit-tiny, whatever has files in assets/), and "my-run", a
+    shared link's stand-in for a learner's own training-lab run."""
+    return {*PRESET_NAMES, *KV_PRESET_NAMES, *POS_PRESET_NAMES, *VIT_PRESETS, *bundled_names(), RUN_LINK}
+
+
+class NotOpened(Exception):
+    """The model was not opened; the message says why, in words for the learner."""
+
+
+@st.cache_resource(ttl=RESCAN_SECONDS, show_spinner=False)
+def _discovered(paths: str, hub: str) -> Discovery:
+    return discover({ENV_VAR: paths, "HF_HUB_CACHE": hub}, reserved=taken_names())
+
+
+def discovery() -> Discovery:
+    """Every model folder this server can offer, and the ones it cannot with their reasons."""
+    return _discovered(os.environ.get(ENV_VAR, ""), str(hub_cache(os.environ)))
+
+
+def found(name: object) -> Found | None:
+    """The found folder called ``name``, or None (a bundled model, a lab run, anything else)."""
+    return discovery().get(name) if isinstance(name, str) else None
+
+
+def _stamp(f: Found) -> tuple:
+    """The folder's files as they are now: a changed file makes a new cache key."""
+    out = []
+    for part in ("config.json", "model.safetensors", "tokenizer.json"):
+        try:
+            s = (f.folder / part).stat()
+            out.append((part, s.st_size, s.st_mtime_ns))
+        except OSError:
+            out.append((part, None, None))
+    return tuple(out)
+
+
+@st.cache_resource(show_spinner=False)
+def _opened(name: str, folder: str, stamp: tuple) -> Bundle | str:
+    """The opened model, shared by every learner (never edited), or the reason it cannot be
+    opened (kept, so a broken folder is read once per state of its files). A refusal for
+    memory is raised instead, so it is not kept: memory may be free later."""
+    f = found(name)
+    if f is None or str(f.folder) != folder:
+        raise NotOpened(f"{name} is no longer among the model folders this server finds.")
+    why = refusal(name, opening_cost(f.info.memory_bytes), available_bytes())
+    if why:
+        raise NotOpened(why)
+    try:
+        bundle = tfviz.load(f.folder)
+    except CheckpointError as e:
+        return str(e)
+    for p in bundle.model.parameters():  # a shared model must never train by accident
+        p.requires_grad_(False)
+    return bundle
+
+
+def cost_line(f: Found) -> str:
+    """ "about 760 MiB of memory (124M parameters as float32), once for every learner" """
+    return (f"about {human_bytes(opening_cost(f.info.memory_bytes))} of memory "
+            f"({short_count(f.info.n_params)} parameters as float32), "
+            "once for every learner")
+
+
+def open_bundle(name: str) -> Bundle:
+    """The opened model called ``name``, opening it if no learner has yet. Raises
+    :class:`NotOpened` with the reason when it cannot be (memory, a bad folder, gone)."""
+    f = found(name)
+    if f is None:
+        raise NotOpened(f"{name} is not among the model folders this server finds.")
+    with st.spinner(f"Opening {f.label}: {cost_line(f)}…"):
+        result = _opened(name, str(f.folder), _stamp(f))
+    if isinstance(result, str):
+        raise NotOpened(result)
+    return result
+
+
+def settle(default_model: str) -> str | None:
+    """Before the sidebar draws the picker: if the chosen model is a found folder, open it (or
+    find it open); if it cannot be, choose ``default_model`` instead and return the reason."""
+    name = st.session_state.get("model")
+    if found(name) is None:
+        return None
+    try:
+        open_bundle(name)
+    except NotOpened as e:
+        st.session_state["model"] = default_model
+        return f"{e} Showing {default_model}."
+    return None
+
+
+def picker_label(name: str) -> str:
+    """How the picker shows ``name``: a found folder with its family and size."""
+    f = found(name)
+    return f.label if f is not None else name
+
+
+def folders_note() -> None:
+    """Under the picker: each found folder with what opening it costs, and each folder that is
+    not offered with the reason, so a lecturer sees why theirs is missing."""
+    d = discovery()
+    if not d.models and not d.skipped:
+        return
+    free = available_bytes()
+    title = (f"Model folders: {len(d.models)} offered"
+             + (f", {len(d.skipped)} not" if d.skipped else ""))
+    with st.expander(title):
+        for f in d.models:
+            st.markdown(f"**{f.name}**: {f.size}, from {f.source} (`{f.folder}`). Opening it "
+                        f"takes {cost_line(f)}.")
+        if free is not None and d.models:
+            st.caption(f"This server has {human_bytes(free)} of memory free now.")
+        for s in d.skipped:
+            st.markdown(f"Not offered: `{s.folder}` ({s.source}): {s.reason}")
