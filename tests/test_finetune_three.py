@@ -10,6 +10,8 @@ import torch
 from torch import nn
 
 import tfviz
+from tfviz.lab.runs import LabRunner
+from tfviz.lab.settings import LabSettings
 from tfviz.training import finetune as ftt
 from tfviz.training.finetune import (MODES, FinetuneSettings, LoRALinear, classifier, encode_examples,
                                      expected_trained, fine_tune, train_mode, trained_count)
@@ -130,21 +132,44 @@ def test_full_fine_tuning_is_well_above_chance_on_held_out_sentences(bert):
     assert ftt.accuracy(net, *heldout) > 0.70
 
 
-def test_the_job_waits_for_a_place_and_can_be_stopped(bert):
-    gate = threading.BoundedSemaphore(1)
-    gate.acquire()  # someone else's fine-tune holds the only place
+class Holding:
+    """A lab run's training that lasts until ``release`` is set: it holds a slot of the runner."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def __call__(self, settings, log, stop, threads) -> None:
+        self.release.wait(30)
+
+
+def test_the_job_waits_its_turn_in_the_labs_queue_and_can_be_stopped(bert):
+    hold = Holding()
+    runner = LabRunner(max_running=1, train_fn=hold)
+    runner.submit("someone", LabSettings())  # a lab run holds the only slot
     tiny = FinetuneSettings(steps=3, train_size=64, heldout_size=16)
-    job = FinetuneJob(bert.model, bert.tokenizer, tiny, gate)
-    assert not job.wait(0.5) and job.status().state == "queued" and job.status().progress == 0
-    gate.release()
+    job = FinetuneJob(bert.model, bert.tokenizer, tiny, runner.ticket("fine-tune"))
+    assert not job.wait(0.5)
+    queued = job.status()
+    assert queued.state == "queued" and queued.progress == 0 and queued.position == 1
+    assert runner.counts() == (1, 1)  # the lab run trains, the fine-tune waits in the same line
+    hold.release.set()
     assert job.wait(60)
     done = job.status()
     assert done.state == "done" and done.progress == 1 and done.result.settings == tiny
-    gate.acquire()
-    stopped = FinetuneJob(bert.model, bert.tokenizer, tiny, gate)
+    assert done.position is None
+    assert runner.join(10) and runner.counts() == (0, 0)  # its slot was given back
+
+    hold = Holding()
+    runner = LabRunner(max_running=1, train_fn=hold)
+    runner.submit("someone", LabSettings())
+    behind = runner.submit("another", LabSettings())  # queued before the next fine-tune
+    stopped = FinetuneJob(bert.model, bert.tokenizer, tiny, runner.ticket("fine-tune"))
+    assert stopped.status().position == 2 and behind.position == 1
     stopped.stop()
     assert stopped.status().state == "stopped" and stopped.status().result is None
-    gate.release()
+    assert runner.counts() == (1, 1)  # it left the queue; the lab run behind it did not
+    hold.release.set()
+    assert runner.join(30) and runner.counts() == (0, 0)
 
 
 def test_settings_are_checked():

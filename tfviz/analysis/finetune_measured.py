@@ -110,3 +110,17 @@ def summary(modes: Sequence[Measured], chance: float = 0.5) -> str:
     return told + (f"Here LoRA did no better than the head alone (within {CLOSE} points), while full "
                    f"fine-tuning gained {gap} points: the gain took weights this LoRA leaves "
                    "frozen, or a larger rank; this run alone cannot say which.")
+
+
+def waiting(position: int | None) -> str:
+    """What a queued fine-tune tells the learner: its place in the server's one training queue,
+    which the training lab's runs share.
+
+    >>> print(waiting(1))
+    next in the server's training queue (shared with the training lab)
+    >>> print(waiting(3))
+    waiting in the server's training queue (shared with the training lab): 2 ahead
+    """
+    if position is None or position <= 1:
+        return "next in the server's training queue (shared with the training lab)"
+    return f"waiting in the server's training queue (shared with the training lab): {position - 1} ahead"

@@ -4,6 +4,8 @@
     status(session)             what the learner sees: queued (with its place), running, finished
     stop(session)               a queued job is cancelled; a running one stops after its step
     drop(session)               forget the job and its records (stopping it first)
+    ticket(name)                a place in the same queue for other training (lesson 15's
+                                fine-tune): every training on the server shares one cap
 
 Rules, held under one lock: at most ``max_running`` jobs train at once (default 2, one per
 core); the others wait in a queue, first come first served, and each learner sees their place
@@ -47,6 +49,34 @@ class _Job:
     stop: threading.Event = field(default_factory=threading.Event)
     state: str = "queued"  # queued, running, then done, stopped (while running) or cancelled (queued)
     finished_at: float | None = None
+    go: threading.Event | None = None  # a ticket's job: set when its slot is free
+    done: threading.Event | None = None  # a ticket's job: set when its holder is finished
+
+
+class Ticket:
+    """A place in a :class:`LabRunner`'s queue for training that is not a lab run (lesson 15's
+    fine-tune), so that every training on the server waits in one line under one cap.
+
+    ``acquire(timeout)`` is True once the slot is this ticket's (False while still queued);
+    ``release()`` gives the slot back when the training is over; ``cancel()`` leaves the queue
+    (or gives the slot back). ``position`` is the place in the queue, 1 = next. One use each.
+    """
+
+    def __init__(self, runner: "LabRunner", job: _Job) -> None:
+        self._runner, self._job = runner, job
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        return self._job.go.wait(timeout)
+
+    def release(self) -> None:
+        self._job.done.set()
+
+    def cancel(self) -> None:
+        self._runner._leave(self._job)
+
+    @property
+    def position(self) -> int | None:
+        return self._runner._position(self._job)
 
 
 @dataclass(frozen=True)
@@ -100,8 +130,11 @@ class LabRunner:
         """Stop every queued and running job and wait (up to ``timeout`` s) for their threads."""
         with self._lock:
             jobs = list(self._jobs.values())
+            tickets = [j for j in list(self._queue) if j.go is not None]
         for job in jobs:
             self.stop(job.session)
+        for job in tickets:
+            self._leave(job)
         self.join(timeout)
 
     # ----- learners ------------------------------------------------------------------------
@@ -120,6 +153,18 @@ class LabRunner:
             self._queue.append(job)
             self._dispatch()
             return self._view(job)
+
+    def ticket(self, name: str = "other") -> Ticket:
+        """A place in this queue for a training the runner does not run itself (see
+        :class:`Ticket`); it is queued at once, behind the lab runs already waiting."""
+        with self._lock:
+            if len(self._queue) >= self.max_queued:
+                raise LabBusy("The training queue is full right now; try again in a minute.")
+            job = _Job(next(self._ids), f"ticket:{name}", (), go=threading.Event(),
+                       done=threading.Event())
+            self._queue.append(job)
+            self._dispatch()
+            return Ticket(self, job)
 
     def status(self, session: str) -> JobView | None:
         with self._lock:
@@ -182,6 +227,20 @@ class LabRunner:
         position = self._queue.index(job) + 1 if job.state == "queued" else None
         return JobView(job.id, job.state, position, tuple(log.view() for log in job.logs))
 
+    def _position(self, job: _Job) -> int | None:
+        with self._lock:
+            return self._queue.index(job) + 1 if job.state == "queued" else None
+
+    def _leave(self, job: _Job) -> None:
+        """A ticket leaves: out of the queue if it waits there, else its slot is given back."""
+        with self._lock:
+            if job.state == "queued":
+                self._queue.remove(job)
+                self._cancel(job)
+                return
+        job.stop.set()
+        job.done.set()
+
     def _cancel(self, job: _Job) -> None:
         job.state, job.finished_at = "cancelled", time.monotonic()
         for log in job.logs:
@@ -200,6 +259,9 @@ class LabRunner:
 
     def _work(self, job: _Job) -> None:
         try:
+            if job.go is not None:  # a ticket: its holder trains; the slot is held till it is done
+                job.go.set()
+                job.done.wait()
             for log in job.logs:
                 if job.stop.is_set():
                     log.update(state="cancelled")

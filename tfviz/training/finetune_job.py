@@ -1,14 +1,14 @@
 """One fine-tune comparison (``tfviz.training.finetune.fine_tune``) run in a thread of its own,
-so the page that asked for it keeps answering, and at most ``gate``'s count at once.
+so the page that asked for it keeps answering, and only when ``slot`` says its turn has come.
 
-    job = FinetuneJob(model, tokenizer, settings, gate)   # starts its thread
+    job = FinetuneJob(model, tokenizer, settings, slot)   # starts its thread
     job.status()      what a page shows: queued, running (which mode, which step), done, failed
     job.wait(5.0)     True once it has finished (tests, benchmarks)
 
 The server keeps one job per settings (``tfviz.ui.finetune_cache``), so a class that presses
-the button sixty times trains once. ``gate`` is a semaphore every job of the server shares:
-a job waits for it before training, so however many different settings learners ask for,
-only that many train at once. The thread reads ``model`` (the server's shared one) only to
+the button sixty times trains once. ``slot`` is the job's place in a queue (a :class:`Slot`):
+the server gives it a ticket of the training lab's queue (``tfviz.lab.runs.LabRunner.ticket``),
+so fine-tunes and lab runs wait in one line under one cap, however many learners ask. The thread reads ``model`` (the server's shared one) only to
 copy it. At interpreter exit a running job is stopped between two steps and waited for: a
 thread still inside torch while the interpreter tears down aborts the process.
 """
@@ -20,12 +20,28 @@ import logging
 import threading
 import weakref
 from dataclasses import dataclass
+from typing import Protocol
 
 from tfviz.training.finetune import MODES, FinetuneResult, FinetuneSettings, Stopped, fine_tune
 
 THREAD_PREFIX = "tfviz-finetune-"  # "tfviz-": Streamlit's context warnings stay quiet for it
 _ids = itertools.count(1)
 log = logging.getLogger("tfviz")
+
+
+class Slot(Protocol):
+    """A place in a queue of trainings, used once: ``acquire(timeout)`` is True once it is this
+    job's turn, ``release()`` ends the turn, ``cancel()`` leaves the queue (or ends the turn);
+    ``position`` is the place in the queue while waiting (1 = next), else None."""
+
+    def acquire(self, timeout: float | None = None) -> bool: ...
+
+    def release(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+    @property
+    def position(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,7 @@ class JobStatus:
     steps: int  # steps each mode takes
     result: FinetuneResult | None  # once done
     error: str = ""
+    position: int | None = None  # place in the server's training queue, while queued
 
     @property
     def finished(self) -> bool:
@@ -52,10 +69,10 @@ class JobStatus:
 
 
 class FinetuneJob:
-    def __init__(self, model, tokenizer, settings: FinetuneSettings, gate: threading.Semaphore,
+    def __init__(self, model, tokenizer, settings: FinetuneSettings, slot: Slot,
                  name: str = "bert-tiny") -> None:
         self.settings = settings
-        self._model, self._tokenizer, self._gate, self._name = model, tokenizer, gate, name
+        self._model, self._tokenizer, self._slot, self._name = model, tokenizer, slot, name
         self._lock = threading.Lock()
         self._state, self._mode, self._step = "queued", None, 0
         self._result: FinetuneResult | None = None
@@ -67,8 +84,10 @@ class FinetuneJob:
 
     def status(self) -> JobStatus:
         with self._lock:
-            return JobStatus(self._state, self._mode, self._step, self.settings.steps, self._result,
-                             self._error)
+            state = self._state
+            position = self._slot.position if state == "queued" else None
+            return JobStatus(state, self._mode, self._step, self.settings.steps, self._result,
+                             self._error, position)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
@@ -84,8 +103,9 @@ class FinetuneJob:
 
     def _work(self) -> None:
         try:
-            while not self._gate.acquire(timeout=0.2):  # queued until a place is free
+            while not self._slot.acquire(timeout=0.2):  # queued until its turn
                 if self._stop.is_set():
+                    self._slot.cancel()
                     raise Stopped("stopped while queued")
             try:
                 with self._lock:
@@ -93,7 +113,7 @@ class FinetuneJob:
                 result = fine_tune(self._model, self._tokenizer, self.settings, name=self._name,
                                    on_progress=self._progress, stop=self._stop)
             finally:
-                self._gate.release()
+                self._slot.release()
             with self._lock:
                 self._state, self._result = "done", result
         except Stopped:

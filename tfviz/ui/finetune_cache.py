@@ -1,5 +1,6 @@
-"""Lesson 15's fine-tune, served: one job per (model, settings) on the server, at most
-``MAX_TRAINING`` training at once, whoever asks.
+"""Lesson 15's fine-tune, served: one job per (model, settings) on the server, waiting its turn
+in the training lab's queue (``tfviz.ui.lab.lab_runner``), so the server's cap on trainings
+at once holds for fine-tunes and lab runs together.
 
 The job (``tfviz.training.finetune_job``) trains in its own thread from a copy of the shared
 model, so the page keeps answering while it runs and the shared model is never touched. Its
@@ -10,15 +11,13 @@ numbers at once.
 from __future__ import annotations
 
 import os
-import threading
 
 import streamlit as st
 
 from tfviz.training.finetune import FinetuneSettings
 from tfviz.training.finetune_job import FinetuneJob, JobStatus
 from tfviz.ui.cache import get_bundle, per_model
-
-MAX_TRAINING = 1  # fine-tunes at once on the server: one core, the other for the pages
+from tfviz.ui.lab import lab_runner
 ASKED = "bert_ft_asked"  # session key: the settings this learner pressed the button for
 
 
@@ -31,17 +30,13 @@ def settings(task: str, rank: int) -> FinetuneSettings:
     return FinetuneSettings(task=task, rank=rank)
 
 
-@st.cache_resource(show_spinner=False)
-def _gate() -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(MAX_TRAINING)
-
-
 @per_model(st.cache_resource(max_entries=8, show_spinner=False), copies=False)
 def finetune_job(model: str, chosen: FinetuneSettings) -> FinetuneJob:
     """The server's job for these settings, started on the first call (a learner's own model's
     job stays in that learner's session: ``per_model``)."""
     bundle = get_bundle(model)
-    return FinetuneJob(bundle.model, bundle.tokenizer, chosen, _gate(), name=model)
+    return FinetuneJob(bundle.model, bundle.tokenizer, chosen, lab_runner().ticket(f"fine-tune {model}"),
+                       name=model)
 
 
 def ask(chosen: FinetuneSettings) -> None:
