@@ -160,8 +160,8 @@ class Transformer(nn.Module):
             return None
         if cfg.mlm_transform:
             x = self.mlm_head(x)  # (B, T, d)
-        W_U = self.embed.weight if self.unembed is None else self.unembed.weight  # (vocab, d)
         if cfg.unembed_bias:
+            W_U = self.embed.weight if self.unembed is None else self.unembed.weight  # (vocab, d)
             return F.linear(x, W_U, self.unembed_bias)  # x W_U^T + b_U
         if self.unembed is None:
             return F.linear(x, self.embed.weight)  # tied: logits = x E^T
