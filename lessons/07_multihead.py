@@ -10,14 +10,14 @@ from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, table
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_attention_maps as iam
 from tfviz.viz.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
 trace = get_trace(name, text)
-labels = token_labels(trace.tokens, escape=True)
+labels = token_labels(trace.tokens)  # charts draw text as typed
 n, h, dh, d = len(labels), cfg.n_heads, cfg.d_head, cfg.d_model
 
 st.title("Multi-head attention")
@@ -132,7 +132,7 @@ with step("4 · What does “it” refer to?"):
         nouns = [next(w for w, toks in words if toks == span) for span in (agent, place)]
         weights = coref.antecedent_weights(trace, probe, [agent, place])  # (layers, heads, 2)
         best = coref.best_head(weights[..., 0] - weights[..., 1])
-        chart(attv.coref_figure, weights, nouns, best=best, probe=labels[probe])
+        vega(attv.coref_figure, weights, nouns, best=best, probe=labels[probe])
         answer = coref.answer_for(trace.tokens)
         right = {"agent": nouns[0], "place": nouns[1]}.get(answer)
         st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "

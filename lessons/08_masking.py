@@ -11,7 +11,7 @@ from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, stable_select, table, token_select
+from tfviz.ui.widgets import show_code, stable_select, table, token_select, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_masking as im
 from tfviz.viz.style import token_labels
@@ -104,7 +104,7 @@ with step("4 · Proof by experiment: a decoder cannot peek"):
         no_mask = c3.toggle("Switch the causal mask off", value=False, key="mk_nomask")
         enc_ids = None if trace.enc_ids is None else tuple(int(i) for i in trace.enc_ids)
         result = peek(name, tuple(ids), int(pos), int(new_id), bool(no_mask), enc_ids)
-        chart(attv.logit_change_figure, result.change, trace.tokens, pos)
+        vega(attv.logit_change_figure, result.change, trace.tokens, pos)
         earlier = result.max_earlier_change
         if result.verdict == "sealed":
             st.success(f"Every position before {labels[pos]} kept exactly the same logits "

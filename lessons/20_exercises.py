@@ -10,7 +10,7 @@ from tfviz.reference import attention
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.lessons import mention, numbered
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import plotly, show_code, stable_select, token_select
+from tfviz.ui.widgets import show_code, stable_select, token_select, vega_lite
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
 
 st.title("Worked exercises")
@@ -92,7 +92,7 @@ if inst.arrows is not None and (level >= full or any("weights" in s.values for s
     cols = st.columns(inst.arrows.weights.shape[0])
     for head, col in enumerate(cols):
         with col:
-            plotly(exercise_arrows(inst.arrows, head, query), key=f"ex_arrows_{ikey}_{head}")
+            vega_lite(exercise_arrows(inst.arrows, head, query), key=f"ex_arrows_{ikey}_{head}")
 if level >= full:
     ew.show_answers(inst)
 

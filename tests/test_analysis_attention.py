@@ -120,14 +120,9 @@ def test_pre_ln_input_needs_the_weights():
         atm.attention_input(tr, 0)
 
 
-def test_rows_and_strongest_keys():
+def test_strongest_keys():
     cfg = ModelConfig(d_model=16, n_heads=2, n_layers=1, vocab_size=30)
     tr = run_with_trace(Transformer(cfg).eval(), [5, 6, 7, 8], tokens=list("abcd"))
     walk = att.query_walkthrough(tr, 0, 0, 1)
-    rows = att.walkthrough_rows(walk)
-    assert rows["key"] == ["0 a", "1 b", "2 c", "3 d"]
-    assert rows["after mask"][2:] == ["−∞", "−∞"]
-    assert rows["after mask"][0] == f"{walk.masked[0]:.4f}"
-    assert rows["softmax α"] == walk.weights.tolist()
     assert att.strongest_keys(np.array([0.1, 0.5, 0.05, 0.35]), k=2) == [1, 3]
     assert att.strongest_keys(walk.weights, k=10) == [0, 1, 2, 3]

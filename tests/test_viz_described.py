@@ -52,7 +52,7 @@ def _cases():
     """builder -> (its inputs as a function, the description it must carry, or the words and
     numbers it must hold)."""
     from tfviz.analysis import pipeline, scaling
-    from tfviz.viz import forward, lab, layernorm, long_sequences as ls, lookup
+    from tfviz.viz import attention, forward, lab, layernorm, long_sequences as ls, lookup
     from tfviz.viz import pipeline as vp, positions, scaling as vs
     from tfviz.viz import vision as vv
 
@@ -115,6 +115,15 @@ def _cases():
                                          "distance from hard answer": 0.4}], current=1.0),
             "The weight softmax puts on the best-matching key, against the temperature τ on a "
             "log scale; a dashed line marks your τ = 1."),
+        "tfviz.viz.attention.coref_figure": (
+            lambda: attention.coref_figure(np.full((1, 2, 2), 0.3), ["animal", "street"], best=(0, 1),
+                                           probe="8 it"),
+            "For every layer and head, the attention weight 8 it puts on each noun (animal, street); "
+            "the head with the biggest gap, L0 H1, is marked."),
+        "tfviz.viz.attention.logit_change_figure": (
+            lambda: attention.logit_change_figure(np.array([0.0, 1.0, 2.0]), ["a", "b", "c"], 1),
+            "The largest change of any logit at each of 3 positions after the token at position 1 "
+            "was replaced; earlier positions are green and labelled with their change."),
         "tfviz.viz.scaling.variance_chart": (
             lambda: vs.variance_chart(scaling.dot_product_variance((4, 16), 200, 0)),
             "Variance of q·k grows like d_k; ÷√d_k keeps it at 1: measured variance (points) and "

@@ -92,27 +92,29 @@ def test_value_tables_match_the_worked_numbers():
 
 def test_exercise_arrows_draws_the_asked_word():
     inst = make_instance("flying-arrows")
-    fig = exercise_arrows(inst.arrows)
-    lines = [t for t in fig.data if t.mode == "lines"]
-    assert len(lines) == 2 and fig.layout.title.text == "Where “flying” looks"
-    widths = [float(t.line.width) for t in lines]
+    spec = exercise_arrows(inst.arrows)
+    rows = spec["datasets"]["rows"]
+    lines = [r for r in rows if r["seen"]]  # one line per key the word may see
+    assert len(lines) == 2 and spec["title"] == "Where “flying” looks"
+    widths = [r["width"] for r in lines]
     assert widths[0] > widths[1]  # "flying" gives itself 0.80, "arrows" 0.20
-    keys = next(t for t in fig.data if t.name == "keys")
-    assert [t.split()[-1] for t in keys.text] == ["0.80", "0.20"]
-    assert "flying" in keys.text[0] and "arrows" in keys.text[1]
+    keys = [r["key text"] for r in rows]
+    assert [t.split()[-1] for t in keys] == ["0.80", "0.20"]
+    assert "flying" in keys[0] and "arrows" in keys[1]
 
 
 def test_exercise_arrows_masks_later_words_and_names_heads():
     inst = make_instance("how-are-you")  # "are" may see "how" and itself, not "you"
-    fig = exercise_arrows(inst.arrows, head=1)
-    assert fig.layout.title.text == "Where “are” looks (head 2)"
-    assert len([t for t in fig.data if t.mode == "lines"]) == 2
-    keys = next(t for t in fig.data if t.name == "keys")
-    assert "you" in keys.text[2] and keys.text[2].endswith("(masked)")
-    assert not any(t.endswith("(masked)") for t in keys.text[:2])
+    spec = exercise_arrows(inst.arrows, head=1)
+    assert spec["title"] == "Where “are” looks (head 2)"
+    rows = spec["datasets"]["rows"]
+    assert len([r for r in rows if r["seen"]]) == 2
+    keys = [r["key text"] for r in rows]
+    assert "you" in keys[2] and keys[2].endswith("(masked)")
+    assert not any(t.endswith("(masked)") for t in keys[:2])
     mask = make_instance("causal-mask")  # no asked word: the last one by default
-    assert exercise_arrows(mask.arrows).layout.title.text == "Where “sat” looks"
-    assert exercise_arrows(mask.arrows, query=0).layout.title.text == "Where “the” looks"
+    assert exercise_arrows(mask.arrows)["title"] == "Where “sat” looks"
+    assert exercise_arrows(mask.arrows, query=0)["title"] == "Where “the” looks"
 
 
 def test_attention_setup_only_for_exercises_with_matrices():

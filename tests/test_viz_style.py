@@ -3,7 +3,6 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 from tfviz.viz.style import FONT_SIZE, NUMBER_WIDTH, fixed_margins, label_margin
 
@@ -47,27 +46,3 @@ def test_given_sides_are_kept_and_the_rest_estimated():
     assert fig.layout.margin.to_plotly_json() == {"l": 50, "r": 0, "t": 80, "b": FONT_SIZE + 24}
     heat = attention_heatmap(np.full((3, 3), 1 / 3), ["a", "b", "c"], title="t")
     assert heat.layout.margin.l == heat.layout.margin.b == label_margin(["0 a"])
-
-
-def _sample_figures():
-    """One figure from every plotly builder in tfviz.viz, on tiny inputs."""
-    from tfviz.viz.arrows import arrows_figure
-    from tfviz.viz.layernorm import gamma_beta_heatmap
-
-    tokens, p = ["the", "cat", "sat"], np.full((2, 3, 3), 1 / 3)
-    yield "arrows", arrows_figure(np.array([0.5, 0.3, 0.2]), tokens, 2, title="t")
-    yield "head grid", attv.head_grid(p, tokens, layer=0)
-    yield "side by side", attv.maps_side_by_side([p[0], p[1]], [tokens, tokens], ["a", "b"], title="t")
-    yield "coref", attv.coref_figure(np.zeros((2, 2, 2)), ["animal", "street"], best=(0, 0), probe="it")
-    yield "masked", attv.masked_scores_figure(np.triu(np.full((3, 3), -np.inf), 1), tokens, title="t")
-    yield "logit change", attv.logit_change_figure(np.array([0.0, 0.0, 1.5]), tokens, 2)
-    yield "gamma", gamma_beta_heatmap({"L0 ln1": (np.ones(4), np.zeros(4))}, which="gamma")
-
-
-def test_every_plotly_builder_fixes_its_margins_once():
-    """Drawing adds nothing: each builder calls ``fixed_margins`` last, so every axis has
-    plotly's automatic margins off and all four sides are set."""
-    for name, fig in _sample_figures():
-        assert _axes(fig) and all(axis.automargin is False for axis in _axes(fig)), name
-        margin = fig.layout.margin
-        assert None not in (margin.l, margin.r, margin.t, margin.b), name

@@ -105,11 +105,11 @@ def test_hint_next_step_full_solution_and_arrows(app_page):
     assert at.button(key=f"ex_hint_{FLY}").disabled
     _ok(at.button(key=f"ex_next_{FLY}").click().run())
     assert any(m.startswith("**Step 1 · Queries") for m in _values(at.markdown))
-    assert not at.get("plotly_chart")
+    assert not at.get("vega_lite_chart")
     for _ in range(3):  # scores, scale, softmax: now the weights are known
         _ok(at.button(key=f"ex_next_{FLY}").click().run())
     assert any(m.startswith("**Step 4 · Softmax") for m in _values(at.markdown))
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("vega_lite_chart")) == 1
     _ok(at.button(key=f"ex_full_{FLY}").click().run())
     assert any(m.startswith("**Step 5 · Weighted sum") for m in _values(at.markdown))
     assert at.button(key=f"ex_next_{FLY}").disabled and at.button(key=f"ex_full_{FLY}").disabled
@@ -172,7 +172,7 @@ def test_causal_mask_arrows_let_you_pick_the_word(app_page):
     picker = at.selectbox(key=f"ex_arrow_q_{ikey}")
     assert picker.value == 2
     _ok(picker.set_value(0).run())
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("vega_lite_chart")) == 1
     assert not any(s.startswith("Largest difference") for s in _values(at.success))
     masked = make_instance("causal-mask").field("masked")
     answer(at, ikey, "masked", "2 -inf -inf 1 3 -inf 0 2 1")

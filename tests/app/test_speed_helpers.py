@@ -1,14 +1,12 @@
 """The shared figure cache and the server's warm-up: right values, built once, nothing edited."""
 from __future__ import annotations
 
-import functools
 import json
 
 import numpy as np
 
-from tests.app.specs import instant_charts, param_values, plotly_specs, shown_z, unpacked
+from tests.app.specs import instant_charts, param_values, unpacked
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
-from tfviz.viz import attention as attv
 from tfviz.viz.heatmap import attention_heatmap
 
 
@@ -39,7 +37,7 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
 
     at = app_page("07_multihead.py", layer="1", head="2")
     trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
-    (maps, maps_data), (bars, bars_data) = instant_charts(at)
+    (maps, maps_data), (bars, bars_data), (nouns, nouns_data) = instant_charts(at)
     assert param_values(maps)["layer"] == 1 and param_values(maps)["head"] == 2
     n = len(trace.tokens)
     for row in maps_data["maps"].itertuples():
@@ -65,25 +63,15 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
     lengths = np.linalg.norm(hd.head_contributions(trace["z", 1][probe], W_O), axis=1)
     chosen = shown[(shown["layer"] == 1) & (shown["q"] == probe)].sort_values("head")
     np.testing.assert_allclose(chosen["v"], lengths, atol=6e-5)
+    # Section 4: the weight of "it" on each noun's tokens, summed straight from the trace.
+    from tfviz.analysis.coref import coref_spans
 
-
-def test_hot_figures_keep_plotly_from_measuring_their_margins():
-    """Streamlit's theme turns on automatic margins, which lays a chart out twice in the
-    browser. The multi-head and masking figures switch it off on every axis and reserve room
-    for their labels themselves."""
-    from tfviz.viz.style import label_margin
-
-    p = np.full((4, 3, 3), 1 / 3)
-    tokens = ["the", "long_token_name", "x"]
-    figures = [attv.head_grid(p, tokens, layer=0), attention_heatmap(p[0], tokens, title="t"),
-               attv.maps_side_by_side([p[0], p[1]], [tokens, tokens], ["a", "b"], title="t"),
-               attv.coref_figure(np.zeros((2, 2, 2)), ["animal", "street"], best=(0, 0), probe="it")]
-    for fig in figures:
-        axes = [fig.layout[k] for k in fig.layout if k.startswith(("xaxis", "yaxis"))]
-        assert axes and all(axis.automargin is False for axis in axes)
-    single = figures[1]
-    assert single.layout.margin.l >= label_margin(["1 long_token_name"]) > label_margin(["0 the"])
-    assert single.layout.margin.b == single.layout.margin.l
+    it, *noun_spans = coref_spans(trace.tokens, probe="it")
+    drawn = nouns_data["rows"]
+    for span, noun in zip(noun_spans, nouns["layer"][0]["encoding"]["color"]["scale"]["domain"]):
+        expected = [trace["pattern", layer][head, it[-1], list(span)].sum()
+                    for layer in range(3) for head in range(4)]
+        np.testing.assert_allclose(drawn[drawn["noun"] == noun]["weight"], expected, rtol=1e-6)
 
 
 def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
@@ -194,25 +182,3 @@ def test_run_log_times_a_run_only_when_asked(monkeypatch, caplog):
             sum(range(10_000))
     (page, ms), = runlog.parse(r.getMessage() for r in caplog.records)
     assert page == "masking" and 0 < ms < 60_000
-
-
-
-def test_a_figure_is_drawn_as_its_builder_made_it(monkeypatch):
-    """``plotly`` (a page's own figure) and ``chart`` (a shared one) change nothing: the
-    builder fixed the margins once (``fixed_margins``), and drawing adds no second layer."""
-    import streamlit as st
-
-    from tfviz.ui import widgets
-    from tfviz.viz.arrows import arrows_figure
-
-    drawn = []
-    monkeypatch.setattr(st, "plotly_chart", lambda fig, **kw: drawn.append(fig))
-    args = (np.array([0.7, 0.3]), ["flying", "arrows"], 0)
-    built = arrows_figure(*args, title="t")
-    widgets.plotly(built)
-    widgets.chart(arrows_figure, *args, title="t")
-    assert drawn[0] is built
-    assert drawn[1].to_json() == built.to_json()  # the shared copy: the same figure
-    axes = [built.layout[k] for k in built.layout if k.startswith(("xaxis", "yaxis"))]
-    assert axes and all(axis.automargin is False for axis in axes)
-    assert (built.layout.margin.t, built.layout.margin.r) == (50, 10)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tfviz.labels import token_labels
 from tfviz.reference import softmax  # noqa: F401 (lesson 5 shows it as att.softmax)
 
 if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
@@ -125,18 +124,6 @@ def strongest_keys(weights: np.ndarray, k: int = 10) -> list[int]:
     """
     order = np.argsort(-np.asarray(weights), kind="stable")[:k]
     return sorted(int(j) for j in order)
-
-
-def walkthrough_rows(walk: QueryWalkthrough) -> dict[str, list]:
-    """Columns for a table of the walk: one row per key; masked scores are written "−∞"."""
-    masked = [f"{m:.4f}" if ok else "−∞" for m, ok in zip(walk.masked, walk.allowed)]
-    return {
-        "key": token_labels(walk.tokens),
-        "q·k": walk.raw.tolist(),
-        f"÷ {walk.divisor:.4g}": walk.scaled.tolist(),
-        "after mask": masked,
-        "softmax α": walk.weights.tolist(),
-    }
 
 
 # ----- every layer, head and query at once: the data of lesson 5's instant charts ------------

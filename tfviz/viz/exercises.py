@@ -1,7 +1,7 @@
 """Tables and pictures for the practice pages: an exercise's data, its worked steps, its arrows.
 
 Pure builders, no streamlit: an exercise ``Instance`` (or one step's values) goes in, labelled
-pandas DataFrames or a plotly Figure come out. Rows and columns carry the words of the exercise,
+pandas DataFrames or a Vega-Lite chart (a dict) come out. Rows and columns carry the words of the exercise,
 so a learner reads "flying · dim 3" rather than "0, 2".
 
 >>> from tfviz.exercises import make_instance
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from tfviz.exercises.attention import solve_multihead
 from tfviz.exercises.core import Arrows, Instance, fmt_number
@@ -218,7 +217,7 @@ def value_tables(values: Mapping[str, object], tokens: Sequence[str] = ()) -> li
     return out
 
 
-def exercise_arrows(arrows: Arrows, head: int = 0, query: int | None = None) -> go.Figure:
+def exercise_arrows(arrows: Arrows, head: int = 0, query: int | None = None) -> dict:
     """The flying-arrows picture for one query word of an exercise (one head).
 
     Keys with weight exactly 0 were hidden by the causal mask (a softmax of finite scores is
