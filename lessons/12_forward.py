@@ -39,7 +39,16 @@ if cfg.arch == "encoder-decoder":
     in_the_notes("forward-walk")
 
 with step("1 · Your text through the model, stage by stage"):
-    steps = [fw.forward_steps(trace, head=h, token_strings=bundle.token_strings)
+    blocks = None  # every block; a deep model's walk goes through the one chosen here
+    if cfg.n_layers > fw.WALK_ALL_BLOCKS:
+        block = st.slider("Block shown in the walk", 0, cfg.n_layers - 1, 0, key="fw_block")
+        blocks = [block]
+        st.caption(f"**{name}** has {cfg.n_layers} blocks that each take the same steps with "
+                   f"their own weights. The walk goes from your text into block {block}, as "
+                   f"the blocks before it left the stream, then on to the output after the "
+                   f"last block: one block's numbers travel to your browser, not "
+                   f"{cfg.n_layers}'s. Choose another block above.")
+    steps = [fw.forward_steps(trace, head=h, token_strings=bundle.token_strings, blocks=blocks)
              for h in range(cfg.n_heads)]  # the attention steps differ by head; the rest is shared
     n = len(steps[0])
     instant(ifw.walk_chart, steps, step=max(1, view_value("step", n, 1)),

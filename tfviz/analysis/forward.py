@@ -189,9 +189,18 @@ def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position:
     return steps
 
 
+# A model with more blocks than this is walked one chosen block at a time (lesson 12): every
+# block adds a few (tokens x d) maps, and GPT-2 small's twelve made a 12 MB chart.
+WALK_ALL_BLOCKS = 4
+
+
 def forward_steps(trace: Trace, *, head: int = 0, token_strings: TokenStrings | None = None,
-                  top: int = 5, position: int = -1) -> list[Step]:
-    """Every stage of one forward pass, in order. ``position`` picks the row to predict from."""
+                  top: int = 5, position: int = -1,
+                  blocks: Sequence[int] | None = None) -> list[Step]:
+    """Every stage of one forward pass, in order. ``position`` picks the row to predict from.
+    ``blocks`` names the decoder blocks walked through (all of them unless given): a
+    12-block model's walk goes through one block at a time, each block's steps reading the
+    stream as the blocks before it left it."""
     token_strings = token_strings or (lambda ids: [str(i) for i in ids])
     cfg = trace.config
     steps: list[Step] = []
@@ -200,7 +209,7 @@ def forward_steps(trace: Trace, *, head: int = 0, token_strings: TokenStrings | 
         for i in range(cfg.enc_layers):
             steps += _block_steps(trace, i, head, enc=True)
     steps += _input_steps(trace, enc=False)
-    for i in range(cfg.n_layers):
+    for i in range(cfg.n_layers) if blocks is None else blocks:
         steps += _block_steps(trace, i, head, enc=False)
     return steps + _output_steps(trace, token_strings, top, position)
 

@@ -24,6 +24,7 @@ CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a
 # scheme draws it: the colours of a diverging map sent as a picture.
 RED_BLUE = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
             "#f4a582", "#d6604d", "#b2182b", "#67001f"]
+LEVELS = 255  # steps of the colour scale a picture tells apart (one palette index is for masked)
 PICTURE_CELLS = 576  # a map with more cells than this (a 25-token text) is sent as a picture
 
 
@@ -43,16 +44,22 @@ def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0,
     values = np.asarray(matrix, dtype=float)
     hidden = ~np.isfinite(values)
     t = np.clip((np.where(hidden, low, values) - low) / (high - low), 0.0, 1.0)
-    where = t * (len(stops) - 1)
-    i = np.minimum(where.astype(int), len(stops) - 2)
-    frac = (where - i)[..., None]
-    pixels = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)
-    if masked is not None:
-        pixels[hidden] = rgb(masked)
+    # A palette picture: each cell is one of LEVELS steps of the scale (1/254 of it apart,
+    # finer than the eye tells), one byte a pixel instead of three; a 64 x 768 map of a real
+    # model's stream comes out about 2.5 times smaller than as RGB. The last index is ``masked``.
+    ramp = np.linspace(0.0, 1.0, LEVELS) * (len(stops) - 1)  # (LEVELS,) positions on the stops
+    i = np.minimum(ramp.astype(int), len(stops) - 2)
+    frac = (ramp - i)[:, None]
+    palette = (stops[i] * (1 - frac) + stops[i + 1] * frac).round().astype(np.uint8)  # (LEVELS, 3)
+    masked_rgb = np.array(rgb(masked) if masked is not None else (0, 0, 0), dtype=np.uint8)
+    index = np.rint(t * (LEVELS - 1)).astype(np.uint8)
+    index[hidden & (masked is not None)] = LEVELS
+    image = Image.fromarray(index, mode="P")
+    image.putpalette(np.vstack([palette, masked_rgb]).ravel().tolist())
     buffer = io.BytesIO()
     # compress_level 1: a map's few hundred pixels come out as small as with optimize=True,
     # in about half the time (lesson 5 encodes some 70 pictures per sentence).
-    Image.fromarray(pixels, mode="RGB").save(buffer, format="PNG", compress_level=1)
+    image.save(buffer, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
