@@ -104,12 +104,12 @@ with step("4 · Learned positions: what training made of them"):
         "started as random numbers; nothing told them to resemble each other."
     )
     if learned_bundle.trained:
-        ev = learned_bundle.manifest["eval"]
-        st.caption(f"{LEARNED}: held-out loss {ev['val_loss']:.3f} per token and "
-                   f"{ev['coref_accuracy']:.0%} on the “it refers to the” probe, against gpt-tiny's "
-                   f"{get_bundle(SINE).manifest.get('eval', {}).get('val_loss', float('nan')):.3f} "
-                   "with the sine table (same held-out sentences). "
-                   f"`{learned_bundle.manifest['command']}` rebuilds it.")
+        ev, sine_loss = learned_bundle.evaluation, get_bundle(SINE).evaluation.val_loss
+        st.caption(f"{LEARNED}: held-out loss {ev.val_loss:.3f} per token and "
+                   f"{ev.coref_accuracy:.0%} on the “it refers to the” probe"
+                   + (f", against gpt-tiny's {sine_loss:.3f} with the sine table (same held-out "
+                      "sentences)" if sine_loss is not None else "")
+                   + f". `{learned_bundle.recipe.command}` rebuilds it.")
     else:
         st.warning(f"{LEARNED} is not trained on this installation (no assets/{LEARNED}), so the "
                    f"rows below are its random starting values. `python -m tfviz.train --preset "
@@ -208,9 +208,9 @@ with step("5 · RoPE: rotate instead of add"):
     st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qquad "
              r"\theta_i = n_{\text{base}}^{-2i/d}")
     if get_bundle(ROPE).trained:
-        ev = get_bundle(ROPE).manifest["eval"]
-        st.caption(f"{ROPE}: held-out loss {ev['val_loss']:.3f} per token, {ev['coref_accuracy']:.0%} on "
-                   f"the “it refers to the” probe; `{get_bundle(ROPE).manifest['command']}` rebuilds it.")
+        ev = get_bundle(ROPE).evaluation
+        st.caption(f"{ROPE}: held-out loss {ev.val_loss:.3f} per token, {ev.coref_accuracy:.0%} on "
+                   f"the “it refers to the” probe; `{get_bundle(ROPE).recipe.command}` rebuilds it.")
     else:
         st.warning(f"{ROPE} is not trained on this installation (no assets/{ROPE}): the queries and "
                    f"keys below come from random weights. `python -m tfviz.train --preset {ROPE}` "

@@ -1,6 +1,5 @@
 """Lesson 13: encoder, decoder, encoder-decoder. reverse-encdec reads a source once with its
 encoder and writes it backwards one token at a time with its decoder; cross-attention joins them."""
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -25,7 +24,7 @@ EXAMPLE = "hello"  # five letters of a-p, and a word, so the reversal is easy to
 sidebar_model, sidebar_text, _, _ = lesson_context()
 bundle = get_bundle(MODEL)
 cfg, tok = bundle.config, bundle.tokenizer
-manifest = bundle.manifest.get("eval", {})
+evaluation = bundle.evaluation  # what its training run measured on held-out sources
 
 st.title("Encoder, decoder, encoder-decoder")
 st.markdown(
@@ -50,8 +49,9 @@ with step("1 · The task: write the source backwards"):
         f"the 16 letters **{letters}**, and the answer to each is the same letters in reverse "
         "order: `abcd` → `dcba`. Nothing else: it knows no words, only this alphabet and four "
         "special tokens. Its decoder starts from `<bos>` (begin) and stops by writing `<eos>` (end)."
-        + (f" On {manifest['heldout_examples']} sources it never saw in training it gave the exact "
-           f"reverse {manifest['exact_match']:.0%} of the time." if "exact_match" in manifest else "")
+        + (f" On {evaluation.heldout_examples} sources it never saw in training it gave the exact "
+           f"reverse {evaluation.exact_match:.0%} of the time."
+           if evaluation.exact_match is not None else "")
     )
     if not bundle.trained:
         st.warning(f"{MODEL} has no trained weights here, so its answers are random.")
@@ -133,7 +133,7 @@ with step("3 · The decoder writes one token per step"):
                   key="ed_dec_numbers", default=score.layer * cfg.n_heads + score.head)
 
     scores = ed.anti_diagonal_scores(run.cross_attention())
-    held_out = manifest.get("anti_diagonal_head", {})
+    held_out = evaluation.anti_diagonal_head
     st.subheader("The head that reads backwards")
     st.markdown(
         f"To write the source backwards, step t needs the t-th source letter from the end: the "
@@ -142,8 +142,8 @@ with step("3 · The decoder writes one token per step"):
         f"source, **layer {score.layer}, head {score.head}** does it best: it puts on average "
         f"**{score.score:.3f}** of its weight on exactly that letter (the mean over the {min(n, T)} "
         "steps that write a letter)."
-        + (f" Over {manifest.get('heldout_examples', 'the')} held-out sources its training run found "
-           f"layer {held_out['layer']}, head {held_out['head']}, with {held_out['weight']:.3f}."
+        + (f" Over {evaluation.heldout_examples or 'the'} held-out sources its training run found "
+           f"layer {held_out.layer}, head {held_out.head}, with {held_out.score:.3f}."
            if held_out else "")
         + " The decoder charts above open on that head."
     )
@@ -166,7 +166,7 @@ with step("4 · Cross-attention's keys and values are computed once"):
         "once that way, and once projecting the memory again at every step."
     )
     again = translation(source, reuse_cross_kv=False)
-    gap = max(float(np.abs(a.logits - b.logits).max()) for a, b in zip(run.steps, again.steps))
+    gap = run.largest_logit_gap(again)
     same = run.new_ids == again.new_ids
     table([
         {"way": "computed once, reused", "K, V projections per layer": run.kv_projections,

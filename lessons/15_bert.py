@@ -36,7 +36,7 @@ cfg, tok = bundle.config, bundle.tokenizer
 trace = get_trace(BERT, text)
 ids = tuple(int(i) for i in trace.ids)
 n = len(ids)
-evaluation = bundle.manifest.get("eval", {})
+evaluation, recipe = bundle.evaluation, bundle.recipe  # measured, and how it was trained
 
 st.title("BERT and pretraining")
 st.markdown(
@@ -90,9 +90,9 @@ with step("1 · Masked LM on your sentence"):
                for i in drawn.chosen], hide_index=True)
         st.markdown(f"Loss of this draw: the mean of −log p(typed token) over the chosen positions = "
                     f"**{mlm.chosen_loss(g, drawn):.3f}** nats.")
-        if "masked_accuracy" in evaluation:
-            st.caption(f"On {evaluation['val_sentences']} held-out sentences, {BERT} guesses the hidden "
-                       f"token exactly at {evaluation['masked_accuracy']:.0%} of [MASK] positions "
+        if evaluation.masked_accuracy is not None:
+            st.caption(f"On {evaluation.val_sentences} held-out sentences, {BERT} guesses the hidden "
+                       f"token exactly at {evaluation.masked_accuracy:.0%} of [MASK] positions "
                        f"(its manifest).")
         show_code(mlm.draw_masks, batches.mlm_draw, mlm.guesses, mlm.chosen_loss)
 
@@ -111,8 +111,9 @@ with step("1 · Masked LM on your sentence"):
         st.caption(f"The 80 / 10 / 10 split settles on its targets as draws accumulate (one coin per "
                    f"chosen token). The chosen share does not vary at all: it is always {k} of {n} "
                    f"= {k / n:.1%} for your sentence, because the rule rounds 15% to whole tokens. "
-                   "Over sentences of many lengths it averages out near 15% (in bert-tiny's "
-                   f"held-out draw: {evaluation.get('selected_share', 0.15):.1%}).")
+                   "Over sentences of many lengths it averages out near 15%"
+                   + (f" (in bert-tiny's held-out draw: {evaluation.selected_share:.1%})."
+                      if evaluation.selected_share is not None else "."))
         show_code(mlm.masking_tally, pt.running_shares)
 
     many_draws()
@@ -148,7 +149,7 @@ with step("2 · [CLS] and [SEP]: two sentences in one input"):
             f"{BERT} has **no segment table and no next-sentence head**: it was pretrained with "
             "masked LM (plus one labelled job on its “it” sentences, section 3), one sentence per "
             "row, without [CLS] or [SEP] (its manifest: "
-            f"“{bundle.manifest.get('data', {}).get('row', 'sentence')}”). Its tokenizer reserves "
+            f"“{recipe.row or 'sentence'}”). Its tokenizer reserves "
             f"ids {tok.cls_id} and {tok.sep_id} for [CLS] and [SEP], so the input above is exactly "
             "what BERT would read, but our model cannot say whether B follows A. Later models "
             "(RoBERTa) dropped next-sentence prediction too, finding that it did not help.")
@@ -162,19 +163,17 @@ with step("3 · “it” looks both ways"):
         "comes *after* “it”. An encoder's “it” reads the whole sentence, so its attention can "
         "depend on that word; a decoder's “it” cannot see it yet (lesson 8, masking)."
     )
-    extra = bundle.manifest.get("data", {})
-    statements, dropout = extra.get("coref_statements"), extra.get("head_dropout")
-    if statements and dropout:
+    if recipe.coref_statements and recipe.head_dropout_layer is not None:
         with st.expander(f"How {BERT} learned it: the extra training it needed"):
             st.markdown(
                 "Masked LM alone did not teach this: nothing in it asks “it” "
                 "for its noun, and a bert-tiny trained by masked LM only had no head clearly better than "
                 f"a coin toss. So {BERT}'s training adds a second, labelled job on "
-                f"**{statements['rows']:,} extra “it” sentences** (made only of word combinations outside "
-                "the held-out ones below): at the position of “it”, the model must output the noun “it” "
-                f"stands for. In those sentences each head of layer {dropout['layer']} is also switched "
-                f"off at random with probability {dropout['p']:.0%} (*head dropout*), so that one head "
-                "learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
+                f"**{recipe.coref_statements:,} extra “it” sentences** (made only of word combinations "
+                "outside the held-out ones below): at the position of “it”, the model must output the noun “it” "
+                f"stands for. In those sentences each head of layer {recipe.head_dropout_layer} is also "
+                f"switched off at random with probability {recipe.head_dropout_p:.0%} (*head dropout*), "
+                "so that one head learns the whole job instead of two heads sharing it, one per kind of answer. Real BERT "
                 "had no such help: some of its heads link pronouns to their nouns after masked LM and "
                 "next-sentence prediction alone, on billions of words.")
     sentences = {"the “tired” sentence": EXAMPLES["Coreference (tired)"],
@@ -182,29 +181,29 @@ with step("3 · “it” looks both ways"):
     if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:
         sentences["your sentence"] = text
     found = cc.probed_sentences({title: get_trace(BERT, s) for title, s in sentences.items()})
-    head_record = evaluation.get("coref_head")
+    head_record = evaluation.coref_head
     if len(found) < 2:
         st.info("The two example sentences do not fit this model's tokens.")
     else:
         L, H = cfg.n_layers, cfg.n_heads
-        start = (head_record["layer"], head_record["head"]) if head_record else (L - 1, 0)
+        start = (head_record.layer, head_record.head) if head_record else (L - 1, 0)
         rows, tokens = [s.rows for s in found.values()], [s.tokens for s in found.values()]
         roles = [[ib.ROLES[r] for r in s.roles] for s in found.values()]
         instant(ib.it_rows_chart, rows, tokens, roles, list(found),
                 layer=view_value("layer", L - 1, start[0]), head=view_value("head", H - 1, start[1]))
         if head_record:
-            by_answer = evaluation.get("coref_head_by_answer", {})
+            by_answer = evaluation.coref_head_by_answer
             st.markdown(
-                f"**The head that switches: layer {head_record['layer']}, head {head_record['head']}.** "
-                f"It was picked on the {evaluation.get('coref_selection_items', 'training')} "
+                f"**The head that switches: layer {head_record.layer}, head {head_record.head}.** "
+                f"It was picked on the {evaluation.coref_selection_items or 'training'} "
                 "combinations of our words that bert-tiny's corpus contained, then tested on the "
-                f"**{evaluation.get('coref_items')} held-out combinations** it never read (other "
+                f"**{evaluation.coref_items} held-out combinations** it never read (other "
                 "animals, places, verbs and adjectives put together): from “it”, it gives the right "
-                f"noun more weight than the other in **{head_record['share']:.0%}** of them "
+                f"noun more weight than the other in **{head_record.score:.0%}** of them "
                 f"({by_answer.get('agent', 0):.0%} when the answer is the first noun, "
                 f"{by_answer.get('place', 0):.0%} when it is the second). A head that always looked "
                 "at one noun would score 50%.")
-            shares = evaluation.get("coref_head_shares")
+            shares = evaluation.coref_head_shares
             if shares:
                 table([{"layer": layer, **{f"head {h}": v for h, v in enumerate(row)}}
                        for layer, row in enumerate(shares)], hide_index=True)

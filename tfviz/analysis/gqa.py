@@ -72,7 +72,7 @@ def trade_off(variant: str, bundle) -> TradeOff:
     (the manifest's, measured by ``python -m tfviz.train`` on the same validation sentences for
     all three) and parameters (the sizes of the exported numpy weights added up)."""
     cfg = bundle.config
-    loss = bundle.manifest.get("eval", {}).get("val_loss") if bundle.trained else None
+    loss = bundle.evaluation.val_loss if bundle.trained else None
     return TradeOff(variant, bundle.name, cfg.kv_heads, config_kv_cache_bytes(cfg, 1),
                     None if loss is None else float(loss),
                     model_param_count(bundle.weights()))

@@ -159,6 +159,11 @@ class Translation:
         """(layers, heads, T, n): row t is step t's cross-attention over the source."""
         return np.stack([s.cross_rows for s in self.steps], axis=2)
 
+    def largest_logit_gap(self, other: Translation) -> float:
+        """The largest |difference| between this run's logits and ``other``'s, over the steps
+        both took: 0.0 when two ways of computing the same answer agree exactly."""
+        return max(float(np.abs(a.logits - b.logits).max()) for a, b in zip(self.steps, other.steps))
+
 
 def _source_ids(bundle, source: str | Sequence[int]) -> list[int]:
     if not isinstance(source, str):

@@ -20,7 +20,7 @@ def trained_rows(name: str) -> int:
     """How many rows of ``name``'s position table training reached (its manifest says), or the
     whole table when the model is not trained (nothing to tell apart then)."""
     bundle = get_bundle(name)
-    reached = bundle.manifest.get("eval", {}).get("positions_trained") if bundle.trained else None
+    reached = bundle.evaluation.positions_trained if bundle.trained else None
     return int(reached) if reached else bundle.config.max_seq_len
 
 
