@@ -11,7 +11,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, table, vega
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_block as ivb
 from tfviz.viz import layernorm as lnv
 
@@ -80,9 +80,9 @@ with step("2 · The statistics, layer by layer"):
                    else " This model has not been trained yet, so they are still 1 and 0."))
     tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])  # plain tabs switch in the browser
     with tab_g:
-        chart(lnv.gamma_beta_heatmap, params, which="gamma")
+        vega(lnv.gamma_beta_heatmap, params, which="gamma")
     with tab_b:
-        chart(lnv.gamma_beta_heatmap, params, which="beta")
+        vega(lnv.gamma_beta_heatmap, params, which="beta")
 
     st.subheader("One token, by hand")
     c1, c2 = st.columns(2)

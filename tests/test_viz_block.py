@@ -8,8 +8,8 @@ import tfviz
 from tfviz.analysis import forward as fw
 from tfviz.analysis import layernorm as lna
 from tfviz.viz import forward as fwv
+from tfviz.viz.charts import rows_of
 from tfviz.viz import layernorm as lnv
-from tfviz.viz.style import token_labels
 
 TEXT = "the cat sat."
 
@@ -32,38 +32,39 @@ def gpt():
     return b, b.trace(TEXT)
 
 
-def test_token_stats_chart(gpt):
-    _, tr = gpt
-    labels = token_labels(tr.tokens)
-    s = lna.token_stats(tr, 0, "ln1")
-    chart = lnv.token_stats_chart(tr.tokens, s.mean_before, s.std_before, s.mean_after, s.std_after,
-                                  title="μ and σ")
-    rows = _rows(chart)
-    assert _title(chart) == "μ and σ" and len(rows) == 4 * len(tr.tokens)
-    got = {(r["token"], r["statistic"]): r["value"] for r in rows}
-    assert got[(labels[3], "σ before")] == pytest.approx(float(s.std_before[3]))
-    spec = chart.to_dict()
-    assert spec["encoding"]["x"]["sort"] == labels and spec["encoding"]["x"]["title"] == "token"
+def _matrix(spec: dict) -> np.ndarray:
+    """The matrix a heatmap of ``instant.matrix_chart`` carries, as numbers (4 decimals)."""
+    return np.array([float(v) for v in spec["datasets"]["matrix"][0]["v"].split(",")])
 
 
 def test_gamma_beta_heatmap(gpt):
     b, _ = gpt
     params = lna.gamma_beta(b.weights())
-    fig = lnv.gamma_beta_heatmap(params, which="beta")
-    np.testing.assert_allclose(fig.data[0].z, np.stack([p[1] for p in params.values()]))
-    assert list(fig.layout.yaxis.ticktext) == list(params)
-    assert fig.layout.xaxis.title.text == "dimension" and "β" in fig.layout.title.text
-    assert "γ" in lnv.gamma_beta_heatmap(params, which="gamma").layout.title.text
+    spec = lnv.gamma_beta_heatmap(params, which="beta")
+    beta = np.stack([p[1] for p in params.values()])
+    np.testing.assert_allclose(_matrix(spec).reshape(beta.shape), beta, atol=5e-5)  # 4 decimals
+    labels = {p["name"]: p["value"] for p in spec["params"]}
+    assert labels["ylabels"] == list(params)
+    rect = spec["layer"][0]["encoding"]
+    assert rect["x"]["axis"]["title"] == "dimension" and "β" in spec["title"]
+    bound = float(np.abs(beta).max())
+    assert rect["color"]["scale"]["domain"] == [-bound, bound]  # red and blue around 0
+    gamma = lnv.gamma_beta_heatmap(params, which="gamma")
+    assert "γ" in gamma["title"]
+    g = np.stack([p[0] for p in params.values()])
+    assert gamma["layer"][0]["encoding"]["color"]["scale"]["domain"] == [float(g.min()), float(g.max())]
 
 
 def test_residual_norm_chart(gpt):
     _, tr = gpt
     series = {"model": lna.residual_norms(tr), "other": [("embed", 1.0), ("L0 attn", 2.0)]}
-    chart = lnv.residual_norm_chart(series, title="size")
-    rows = _rows(chart)
+    spec = lnv.residual_norm_chart(series, title="size")
+    rows = rows_of(spec)
     assert len(rows) == len(series["model"]) + 2
+    assert [r["mean L2 norm"] for r in rows if r["model"] == "model"] == [v for _, v in series["model"]]
     assert {r["model"] for r in rows} == {"model", "other"}
-    assert chart.to_dict()["encoding"]["x"]["sort"][:3] == ["embed", "L0 attn", "L0 ffn"]
+    assert spec["encoding"]["x"]["sort"][:3] == ["embed", "L0 attn", "L0 ffn"]
+    assert spec["title"] == "size"
 
 
 def test_params_chart():

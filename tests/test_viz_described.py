@@ -139,7 +139,12 @@ def _cases():
         "tfviz.viz.layernorm.residual_norm_chart": (
             lambda: layernorm.residual_norm_chart({"gpt-tiny": [("embed", 1.0), ("L0 attn", 2.0)]},
                                                   title="Size of the residual stream through the stack"),
-            "Size of the residual stream through the stack"),
+            "The mean length of the tokens' vectors in the residual stream after each sublayer, one "
+            "line per model: gpt-tiny."),
+        "tfviz.viz.layernorm.gamma_beta_heatmap": (
+            lambda: layernorm.gamma_beta_heatmap({"L0 ln1": (np.ones(3), np.zeros(3))}, which="beta"),
+            "The learned β (shift) of each of the model's 1 LayerNorms (rows), dimension by dimension "
+            "(columns)."),
         "tfviz.viz.forward.params_chart": (
             lambda: forward.params_chart({"embeddings": 100, "attention": 200},
                                          title="Parameters of gpt-tiny by part (total 300)"),
