@@ -3,12 +3,14 @@
 Every way a folder can be wrong ends in one :class:`CheckpointError` that names the folder,
 what is wrong and what to do, checked before the model is built:
 
-- no config.json, or a ``model_type`` tfviz cannot build (only GPT-2 so far);
+- no config.json, or a ``model_type`` tfviz cannot build (it builds GPT-2 and BERT), or a
+  config.json asking for what our model does not do (another activation, a task head);
 - weights only as ``pytorch_model.bin``: a pickle, which can run code when it is read, so it
   is refused, with the one line that converts it to safetensors;
 - a truncated ``model.safetensors`` (its header promises more bytes than the file has);
 - a tensor whose shape does not match config.json, or one missing;
-- no ``tokenizer.json``, or one with more tokens than the model has embeddings.
+- no ``tokenizer.json``, one with more tokens than the model has embeddings, or one of
+  another kind than its family reads (a BERT reads WordPiece).
 
 Nothing is downloaded and transformers is not needed: the config is plain JSON, the weights
 are read with ``safetensors`` and the tokenizer with ``tokenizers``.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +29,7 @@ from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer as HFTokenizer
 
 from tfviz.config import ModelConfig
-from tfviz.hf import gpt2
+from tfviz.hf import bert, gpt2
 from tfviz.model import Transformer
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
 
@@ -45,16 +47,23 @@ class Family:
     name: str  # shown to people: "GPT-2"
     example: str  # a model_type with its usual architecture, for messages
     config: Callable[[Mapping, str], ModelConfig]
-    stored_name: Callable[[str, ModelConfig], str | None]  # None: a tensor our model does not read
+    # A stored key -> the family's name for it, given the config and every key in the file;
+    # None: a tensor our model does not read.
+    stored_name: Callable[[str, ModelConfig, Collection[str]], str | None]
     expected_shapes: Callable[[ModelConfig], dict[str, tuple[int, ...]]]
     state_dict: Callable[[Mapping, ModelConfig], dict[str, torch.Tensor]]
     sizes: Callable[[ModelConfig], str]  # config.json's size fields, for a shape message
+    # tokenizer.json's tokenizer, config.json's data, the folder -> ours; ValueError: why not
+    tokenizer: Callable[[HFTokenizer, Mapping, Path], CheckpointTokenizer]
 
 
 FAMILIES: dict[str, Family] = {
     "gpt2": Family("GPT-2", "model_type 'gpt2', GPT2LMHeadModel", gpt2.gpt2_config,
-                   lambda key, cfg: gpt2.stored_name(key, cfg.tie_embeddings), gpt2.expected_shapes,
-                   gpt2.gpt2_state_dict, gpt2.config_sizes),
+                   lambda key, cfg, present: gpt2.stored_name(key, cfg.tie_embeddings), gpt2.expected_shapes,
+                   gpt2.gpt2_state_dict, gpt2.config_sizes, gpt2.gpt2_tokenizer),
+    "bert": Family("BERT", "model_type 'bert', BertForMaskedLM or BertModel", bert.bert_config,
+                   bert.stored_name, bert.expected_shapes, bert.bert_state_dict, bert.config_sizes,
+                   bert.bert_tokenizer),
 }
 
 
@@ -189,7 +198,7 @@ def check_shapes(folder: Path, path: Path, shapes: Mapping[str, tuple[int, ...]]
     want = family.expected_shapes(cfg)
     keys: dict[str, str] = {}
     for key, shape in shapes.items():
-        name = family.stored_name(key, cfg)
+        name = family.stored_name(key, cfg, shapes.keys())
         if name is None:
             continue  # a buffer, a tied copy, or a head our model does not use
         if name not in want:
@@ -217,14 +226,16 @@ def read_tensors(folder: Path, path: Path, keys: Mapping[str, str]) -> dict[str,
         raise CheckpointError(folder, f"{path.name} cannot be read as safetensors ({e}).") from None
 
 
-def read_tokenizer(folder: Path, data: dict, cfg: ModelConfig) -> CheckpointTokenizer:
+def read_tokenizer(folder: Path, data: dict, family: Family, cfg: ModelConfig) -> CheckpointTokenizer:
     path = require_tokenizer(folder)
     try:
         hf = HFTokenizer.from_file(str(path))
     except Exception as e:  # tokenizers raises a bare Exception for a malformed file
         raise CheckpointError(folder, f"tokenizer.json cannot be read ({e}).") from None
-    eos = data.get("eos_token_id")
-    tok = CheckpointTokenizer(hf, hf.id_to_token(eos) if isinstance(eos, int) else None)
+    try:
+        tok = family.tokenizer(hf, data, folder)
+    except ValueError as e:
+        raise CheckpointError(folder, f"{e}.") from None
     if tok.vocab_size > cfg.vocab_size:
         raise CheckpointError(folder, f"tokenizer.json has {tok.vocab_size:,} tokens but the model "
                               f"only {cfg.vocab_size:,} embeddings (config.json's vocab_size); "
@@ -296,7 +307,7 @@ def load_checkpoint(folder: str | Path) -> Bundle:
 
     folder = Path(folder)
     data, family, cfg, path = open_config(folder)
-    tok = read_tokenizer(folder, data, cfg)
+    tok = read_tokenizer(folder, data, family, cfg)
     keys = check_shapes(folder, path, header_shapes(folder, path), family, cfg)
     state = family.state_dict(read_tensors(folder, path, keys), cfg)
     with torch.device("meta"):

@@ -16,10 +16,13 @@ read through the token embedding itself (tied unembedding). Two things differ in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
+from tokenizers import Tokenizer as HFTokenizer
 from torch import Tensor
 
 from tfviz.config import ModelConfig
+from tfviz.tokenizer.checkpoint import CheckpointTokenizer
 
 # transformers' names for the activation -> ours. "gelu_new" and "gelu_pytorch_tanh" are the
 # same tanh formula (GPT-2's); "gelu" is the exact one.
@@ -129,3 +132,10 @@ def gpt2_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[str
             ours, turn = rename[name]
             out[ours] = turn(t).float().contiguous()
     return out
+
+
+def gpt2_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path) -> CheckpointTokenizer:
+    """The checkpoint's byte-level BPE, used as saved (no prefix space, no special tokens added);
+    its end-of-text token is the one config.json's ``eos_token_id`` names."""
+    eos = data.get("eos_token_id")
+    return CheckpointTokenizer(hf, hf.id_to_token(eos) if isinstance(eos, int) else None)

@@ -1,8 +1,10 @@
 """A downloaded model's own tokenizer (its ``tokenizer.json``), used exactly as it was saved.
 
 Our served tokenizer adds a prefix space and lowercases (``served``); a checkpoint's tokenizer
-must read text the way its model was trained to, so this wrapper adds nothing: ``encode`` gives
-the ids the HF ``tokenizers`` library gives for the file, without special tokens.
+must read text the way its model was trained to, so this wrapper adds nothing of its own:
+``encode`` gives the ids the HF ``tokenizers`` library gives for the file. A GPT-2 reads text
+without special tokens; a BERT (``add_special_tokens=True``) gets the [CLS] ... [SEP] the
+tokenizer's post-processor adds (which :mod:`tfviz.hf.bert` sets as transformers does).
 
     >>> from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     >>> hf = Tokenizer(models.BPE())
@@ -18,8 +20,9 @@ the ids the HF ``tokenizers`` library gives for the file, without special tokens
     (('<|endoftext|>',), 0, None)
 
 Unlike our own tokenizers, a checkpoint's special tokens need not come first (GPT-2's
-``<|endoftext|>`` is id 50256); ``pad_id``, ``bos_id`` and ``eos_id`` are all that one token,
-as GPT-2 uses it.
+``<|endoftext|>`` is id 50256). ``eos_id`` is ``eos_token``'s id (else the last special token),
+and ``bos_id`` and ``pad_id`` the same one unless ``bos_token``/``pad_token`` name others: GPT-2
+uses its one token for all three; BERT has [CLS], [SEP] and [PAD].
 """
 from __future__ import annotations
 
@@ -33,15 +36,24 @@ from tfviz.tokenizer.readable import readable_token
 class CheckpointTokenizer:
     """Implements ``tfviz.tokenizer.base.Tokenizer`` over a checkpoint's ``tokenizer.json``."""
 
-    def __init__(self, hf: Tokenizer, eos_token: str | None = None) -> None:
+    def __init__(self, hf: Tokenizer, eos_token: str | None = None, *, bos_token: str | None = None,
+                 pad_token: str | None = None, add_special_tokens: bool = False,
+                 byte_level: bool = True) -> None:
+        """``add_special_tokens``: let the file's post-processor add its tokens (BERT's [CLS]
+        and [SEP]); ``byte_level``: tokens are GPT-2's byte-level strings, shown readable
+        ("Ġthe" as "␣the"); otherwise (WordPiece) they are shown as stored."""
         self.hf = hf
+        self.add_special_tokens = add_special_tokens
+        self.byte_level = byte_level
         added = sorted((i, t.content) for i, t in hf.get_added_tokens_decoder().items() if t.special)
         self.specials: tuple[str, ...] = tuple(content for _, content in added)
         self.special_ids = {content: i for i, content in added}
         eos = self.special_ids.get(eos_token) if eos_token else None
         if eos is None:  # GPT-2 names <|endoftext|> in its config; else the last special token
             eos = added[-1][0] if added else 0
-        self.pad_id = self.bos_id = self.eos_id = eos
+        self.eos_id = eos
+        self.bos_id = self.special_ids.get(bos_token, eos) if bos_token else eos
+        self.pad_id = self.special_ids.get(pad_token, eos) if pad_token else eos
         mask = [i for i, c in added if c in ("[MASK]", "<mask>")]
         self.mask_id: int | None = mask[0] if mask else None
 
@@ -54,17 +66,18 @@ class CheckpointTokenizer:
         return self.hf.normalizer.normalize_str(text) if self.hf.normalizer is not None else text
 
     def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text, add_special_tokens=False).ids
+        return self.hf.encode(text, add_special_tokens=self.add_special_tokens).ids
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.hf.decode(list(ids), skip_special_tokens=False)
 
     def id_to_token(self, token_id: int) -> str:
-        """Readable string for one id: GPT-2's "Ġthe" is shown as "␣the"."""
+        """Readable string for one id: GPT-2's "Ġthe" is shown as "␣the"; a WordPiece token
+        ("##ing") as it is stored."""
         raw = self.hf.id_to_token(token_id)
         if raw is None:
             raise IndexError(f"id {token_id} is outside the vocabulary (size {self.vocab_size})")
-        return raw if raw in self.special_ids else readable_token(raw)
+        return raw if raw in self.special_ids or not self.byte_level else readable_token(raw)
 
     def tokens(self, text: str) -> list[str]:
         return [self.id_to_token(i) for i in self.encode(text)]
