@@ -19,26 +19,11 @@ from tfviz.viz import lab as lv
 
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 3e-3, 5e-3, 1e-2, 2e-2, 3e-2)
 STEP_CHOICES = (10, 25, 50, 100, 200, 300, 400, 500, 600, 800, 1000, 1500)
-WIDGETS = {"n_layers": "lab_layers", "n_heads": "lab_heads", "d_model": "lab_d_model",
-           "positional": "lab_pos", "scale": "lab_scale", "norm": "lab_norm",
-           "n_experts": "lab_experts", "top_k": "lab_topk", "lr": "lab_lr", "steps": "lab_steps",
-           "seed": "lab_seed"}
-
-
-def load_defaults() -> None:
-    """Put the chosen task's default setting into the widgets."""
-    s = LabSettings.default(st.session_state.get("lab_task", TASK_NAMES[0]))
-    for field, key in WIDGETS.items():
-        st.session_state[key] = getattr(s, field)
-
 
 runner = ul.lab_runner()
 sid = ul.session_id()
 ul.tidy(runner)
-if "lab_layers" not in st.session_state or st.session_state.get("lab_task") not in TASKS:
-    st.session_state["lab_task"] = st.session_state.get("lab_task") if \
-        st.session_state.get("lab_task") in TASKS else "reverse"
-    load_defaults()
+ul.start_state()
 
 st.title("Training lab")
 st.markdown(
@@ -50,7 +35,7 @@ st.markdown(
 
 with step("1 · The task"):
     task_key = st.selectbox("Task", TASK_NAMES, key="lab_task", format_func=lambda k: TASKS[k].title,
-                            on_change=load_defaults)
+                            on_change=ul.load_defaults)
     task = TASKS[task_key]
     st.markdown(task.blurb)
     example = task.examples(1, seed=7, split="heldout")[0]
@@ -61,17 +46,8 @@ with step("1 · The task"):
 
 with step("2 · The architecture"):
     defaults = LabSettings.default(task_key)
-
-    def whole(key: str, lo: int, hi: int, default: int) -> None:
-        """Keep a slider's or number box's stored value a whole number in range (a forged or stale
-        state would otherwise reach the widget)."""
-        v = st.session_state.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            st.session_state[key] = default
-
-
     c1, c2, c3 = st.columns(3)
-    whole("lab_layers", 1, 4, defaults.n_layers)
+    ul.whole("lab_layers", 1, 4, defaults.n_layers)
     c1.slider("Layers", 1, 4, key="lab_layers")
     stable_select("Heads", [1, 2, 4], "lab_heads", default=defaults.n_heads, slider=True, where=c1)
     stable_select("d_model (width)", [16, 32, 64, 128], "lab_d_model", default=defaults.d_model,
@@ -80,31 +56,29 @@ with step("2 · The architecture"):
                   format_func=lambda p: value_text("positional", p),
                   help="none adds nothing to the tokens: an encoder is then blind to order, while a "
                        "decoder's causal mask still hints at it (a token sees how many came before).")
-    if not isinstance(st.session_state.get("lab_scale"), bool):
-        st.session_state["lab_scale"] = defaults.scale
+    ul.boolean("lab_scale", defaults.scale)
     c2.toggle("Divide scores by √d_k", key="lab_scale")
     stable_select("LayerNorm", ["pre", "post"], "lab_norm", default=defaults.norm, where=c2,
                   format_func=lambda n: f"{n}-LN")
     experts = stable_select("Feed-forward", [0, 2, 4, 8], "lab_experts", default=0, where=c3,
                             format_func=lambda e: value_text("n_experts", e) + (" (mixture)" if e else ""))
     if experts:
-        whole("lab_topk", 1, experts, 1)
+        ul.whole("lab_topk", 1, experts, 1)
         c3.slider("Experts per token (top-k)", 1, experts, key="lab_topk")
     else:
         st.session_state["lab_topk"] = 1
     stable_select("Learning rate", LR_CHOICES, "lab_lr", default=defaults.lr, slider=True, where=c3,
                   format_func=lambda x: f"{x:g}")
     stable_select("Steps", STEP_CHOICES, "lab_steps", default=defaults.steps, slider=True, where=c3)
-    whole("lab_seed", 0, 10_000, 0)
+    ul.whole("lab_seed", 0, 10_000, 0)
     c3.number_input("Seed", 0, 10_000, key="lab_seed")
-    st.button("Back to this task's default", key="lab_reset", on_click=load_defaults)
+    st.button("Back to this task's default", key="lab_reset", on_click=ul.load_defaults)
 
-    settings = None
-    try:
-        settings = LabSettings(task=task_key, **{f: st.session_state[k] for f, k in WIDGETS.items()})
+    settings, problem = ul.chosen_settings(task_key)
+    if settings is not None:
         st.caption(f"Will train: {settings.describe()}. Head size d_head = {settings.d_head}.")
-    except ValueError as err:  # anything a widget or a stale state could hold
-        st.warning(str(err))
+    else:
+        st.warning(problem)
 
 with step("3 · Train"):
     job = runner.status(sid)
@@ -112,25 +86,13 @@ with step("3 · Train"):
     b1, b2, _ = st.columns([1, 1, 4])
     if b1.button("Train", key="lab_train", type="primary", disabled=settings is None or busy):
         try:
-            job = runner.submit(sid, settings)
-            st.session_state.pop("lab_pending", None)
+            job = ul.submit(runner, sid, settings)
             busy = True
         except (LabBusy, ValueError) as err:
             st.warning(str(err))
     if b2.button("Stop", key="lab_stop", disabled=not busy):
         runner.stop(sid)
         job = runner.status(sid)
-
-    def collect(done) -> None:
-        """A finished job's runs join the comparison; a ready-made one gets its sentence."""
-        if st.session_state.get(ul.COLLECTED_KEY) == done.id:
-            return
-        st.session_state[ul.COLLECTED_KEY] = done.id
-        ul.keep(list(done.runs))
-        pending = st.session_state.pop("lab_pending", None)
-        if pending in COMPARISONS:
-            st.session_state[ul.SUMMARY_KEY] = (COMPARISONS[pending].title,
-                                                 COMPARISONS[pending].summarize(done.runs))
 
     @safe_fragment(run_every=1.0 if busy else None)
     def progress() -> None:
@@ -161,7 +123,7 @@ with step("3 · Train"):
                                           [[c.accuracy for c in r.checkpoints] for r in shown],
                                           chance=run.settings.spec.chance))
         if now.finished:
-            collect(now)
+            ul.collect(now)
             if busy:  # the run ended since the page was drawn: redraw it all, and stop polling
                 st.rerun()
 
@@ -230,8 +192,7 @@ with step("5 · Compare runs"):
         table(comparison_table(runs, names), hide_index=True)
         st.caption("They differ in: " + (", ".join(fields) or "nothing (the same setting twice)") + ".")
     if runs and st.button("Forget these runs", key="lab_clear"):
-        st.session_state[ul.RUNS_KEY] = []
-        st.session_state.pop(ul.SUMMARY_KEY, None)
+        ul.forget_runs()
         st.rerun()
 
 with step("6 · Ready-made comparisons"):
@@ -241,8 +202,7 @@ with step("6 · Ready-made comparisons"):
     for col, (key, comp) in zip(cols, COMPARISONS.items()):
         if col.button(comp.title, key=f"lab_cmp_{key}", disabled=busy):
             try:
-                runner.submit(sid, comp.settings)
-                st.session_state["lab_pending"] = key
+                ul.submit(runner, sid, comp.settings, comparison=key)
                 st.rerun()
             except LabBusy as err:
                 st.warning(str(err))
