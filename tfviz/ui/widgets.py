@@ -12,6 +12,7 @@ import streamlit as st
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.present import presenting
 from tfviz.viz import presenter, presenter_plotly
+from tfviz.viz.chart_numbers import ChartTable, chart_tables, markdown_table
 from tfviz.viz.style import described, token_labels
 
 FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
@@ -156,18 +157,38 @@ def _as_dict(chart) -> dict:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
-    """The spec ``vega`` draws: the builder's dict with a description (``style.described``) and
-    its named datasets already as Arrow bytes, which Streamlit sends as they are (converting
-    them on every rerun was a tenth of a class's server time, bench_class). A chart whose rows
-    sit inside its views (``data.values``, the tour's) needs no pyarrow at all."""
+def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+    """What ``vega`` draws: the builder's dict with a description (``style.described``) and its
+    named datasets already as Arrow bytes, which Streamlit sends as they are (converting them
+    on every rerun was a tenth of a class's server time, bench_class), and its numbers as
+    tables (``viz.chart_numbers.chart_tables``, read from the rows before they are bytes). A
+    chart whose rows sit inside its views (``data.values``, the tour's) needs no pyarrow."""
     spec = _builder(*args, **kwargs)
     if not isinstance(spec, dict):
         spec = _as_dict(spec)
+    tables = chart_tables(spec)
     if spec.get("datasets"):
         spec = {**spec, "datasets": {key: rows if isinstance(rows, bytes) else arrow_bytes(rows)
                                      for key, rows in spec["datasets"].items()}}
-    return described(spec)
+    return described(spec), tables
+
+
+def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
+    """The spec ``vega`` draws (built once per input by :func:`_vega_drawn`; a copy each call)."""
+    return _vega_drawn(name, args, kwargs, _builder=_builder)[0]
+
+
+def numbers_expander(tables: list[ChartTable]) -> None:
+    """"The numbers as a table" under a chart: its numbers where a screen reader reads them cell
+    by cell (WCAG 2.2 AA, 1.1.1), collapsed. Not in presenter view: the projector shows the
+    chart, and each student's own page has the table."""
+    if not tables or presenting():
+        return
+    with st.expander("The numbers as a table"):
+        for t in tables:
+            st.markdown(markdown_table(t))
+            if t.total > len(t.rows):
+                st.caption(f"The first {len(t.rows):,} of {t.total:,} rows.")
 
 
 def vega(builder, *args, **kwargs) -> None:
@@ -179,7 +200,9 @@ def vega(builder, *args, **kwargs) -> None:
     own copy (``st.cache_data``). A builder may still return an altair chart while it waits to
     be written as a dict; it is validated once, here.
     """
-    vega_lite(_vega_spec(_builder_name(builder), args, kwargs, _builder=builder))
+    spec, tables = _vega_drawn(_builder_name(builder), args, kwargs, _builder=builder)
+    vega_lite(spec)
+    numbers_expander(tables)
 
 
 def vega_lite(spec: dict, **kwargs) -> None:

@@ -83,3 +83,121 @@ def decoder(self_maps: np.ndarray, cross_maps: np.ndarray, dec_tokens: Sequence[
     (t × t, empty above the diagonal) and cross-attention (t × n)."""
     return [*heads("decoder self-attention", self_maps, dec_tokens, dec_tokens),
             *heads("cross-attention", cross_maps, dec_tokens, src_tokens)]
+
+
+# ----- the numbers of any plain Vega-Lite chart ----------------------------------------------
+#: The encoding channels whose fields a table shows, in this order (a tooltip's fields last).
+CHANNELS = ("row", "column", "facet", "y", "x", "y2", "x2", "theta", "color", "fill", "stroke",
+            "shape", "size", "opacity", "text", "detail", "tooltip")
+MAX_TABLE_ROWS = 400  # rows a chart's table shows; a longer one says how many it leaves out
+
+
+@dataclass(frozen=True)
+class ChartTable:
+    """One data source of a chart as a table: ``columns`` are the encoded fields' titles,
+    ``rows`` at most ``MAX_TABLE_ROWS`` of its rows, ``total`` how many it has."""
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    total: int
+
+
+def _views(spec: dict, data=None):
+    """Every single view of a spec with the data it reads: (view, data), through layers,
+    concatenations, facets and repeats; a view without data reads its parent's."""
+    data = spec.get("data", data)
+    for key in ("layer", "concat", "hconcat", "vconcat"):
+        for part in spec.get(key, ()):
+            yield from _views(part, data)
+    if isinstance(spec.get("spec"), dict):
+        yield from _views(spec["spec"], data)
+    if "mark" in spec:
+        yield spec, data
+
+
+def _fields(encoding: dict) -> list[tuple[str, str]]:
+    """(field, title) of every encoded field: what names a row first (nominal and ordinal
+    fields: a token, a part, a position), then the measured numbers, each in ``CHANNELS`` order."""
+    keys, numbers = [], []
+    for channel in CHANNELS:
+        defs = encoding.get(channel)
+        for d in defs if isinstance(defs, list) else [defs]:
+            if isinstance(d, dict) and isinstance(d.get("field"), str) and "aggregate" not in d:
+                title = d.get("title")
+                pair = (d["field"], title if isinstance(title, str) and title else d["field"])
+                (numbers if d.get("type") == "quantitative" else keys).append(pair)
+    return keys + numbers
+
+
+def chart_tables(spec: dict) -> list[ChartTable]:
+    """The numbers of a plain Vega-Lite chart as tables, one per data source its views read,
+    with the columns its encodings draw (titled as on the chart).
+
+    An instant view (a spec with parameters bound to inputs) gives none: what it draws depends
+    on the view chosen in the browser, and its rows are packed (``tfviz.viz.instant``); the
+    pages that need its numbers as a table build them from the trace (:func:`heads` and the
+    others above). Nor does a chart whose rows are already Arrow bytes.
+
+    >>> spec = {"data": {"name": "rows"}, "datasets": {"rows": [{"t": "a", "p": 0.25, "k": 1}]},
+    ...         "mark": "bar", "encoding": {"y": {"field": "t", "title": "token"},
+    ...                                     "x": {"field": "p", "title": "probability"}}}
+    >>> chart_tables(spec)
+    [ChartTable(columns=('token', 'probability'), rows=(('a', 0.25),), total=1)]
+    """
+    if any(isinstance(p, dict) and "bind" in p for p in spec.get("params", ())):
+        return []
+    sources: dict[str, tuple[list, list[tuple[str, str]]]] = {}
+    for view, data in _views(spec):
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get("values"), list):
+            key, rows = f"values:{id(data['values'])}", data["values"]
+        elif isinstance(data.get("name"), str) and isinstance(spec.get("datasets", {}).get(data["name"]), list):
+            key, rows = data["name"], spec["datasets"][data["name"]]
+        else:
+            continue
+        if not rows or not all(isinstance(r, dict) for r in rows):
+            continue
+        _, fields = sources.setdefault(key, (rows, []))
+        present = set().union(*(r.keys() for r in rows))
+        for field, title in _fields(view.get("encoding", {})):
+            if field in present and field not in [f for f, _ in fields]:
+                fields.append((field, title))
+    tables = []
+    for rows, fields in sources.values():
+        if fields:
+            titles = unique([t for _, t in fields])
+            shown = tuple(tuple(r.get(f) for f, _ in fields) for r in rows[:MAX_TABLE_ROWS])
+            tables.append(ChartTable(titles, shown, len(rows)))
+    return tables
+
+
+def markdown_table(t: ChartTable) -> str:
+    """A :class:`ChartTable` as a Markdown table (drawn as an HTML ``<table>``, which a screen
+    reader reads cell by cell): numbers to at most 4 decimals, text escaped.
+
+    >>> print(markdown_table(ChartTable(("token", "p"), (("a|b", 0.123456), ("*", 2)), 2)))
+    | token | p |
+    |---|---|
+    | a\\|b | 0.1235 |
+    | \\* | 2 |
+    """
+    def cell(v) -> str:
+        if isinstance(v, (float, np.floating)):
+            v = np.format_float_positional(float(v), precision=4, trim="-") if np.isfinite(v) else str(v)
+        text = "" if v is None else str(v)
+        return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|<>~" and not _in_number(text) else c
+                       for c in text).replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in t.columns) + " |",
+             "|" + "---|" * len(t.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in t.rows]
+    return "\n".join(lines)
+
+
+def _in_number(text: str) -> bool:
+    """A number as text ("-0.25", "1e-05") keeps its minus sign and point unescaped."""
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
