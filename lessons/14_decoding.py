@@ -180,25 +180,8 @@ with step("3 · Beam search: keep several continuations alive"):
                 "finished (<eos>)": search.finished(h)} for i, h in enumerate(search.hypotheses)],
               hide_index=True)
         cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
-        said_g = continuation_text(bundle, ids_b, cmp.greedy_ids).strip() or "(nothing: it ends at once)"
-        said_b = continuation_text(bundle, ids_b, cmp.beam_ids).strip() or "(nothing: it ends at once)"
-        if cmp.parted is None:
-            st.markdown(f"Here greedy and beam search agree: both write “{said_b}” "
-                        f"(sum of log p = {cmp.beam_logprob:.3f}). Try a wider beam or another prompt.")
-        else:
-            where = f"at new token {cmp.parted + 1}"
-            lost = (f" Greedy's path left the beam at step {cmp.pruned_at + 1}: {width} other "
-                    f"partial continuations had higher sums there." if cmp.pruned_at is not None else "")
-            verdict = ("Beam search found the more likely text, as it is meant to."
-                       if cmp.beam_logprob > cmp.greedy_logprob else
-                       "Here greedy's text is the more likely one: beam search is a heuristic, and "
-                       "it pruned a prefix that would have led somewhere better.")
-            st.markdown(f"Greedy writes “{said_g}” (sum of log p = {cmp.greedy_logprob:.3f}); beam "
-                        f"search's best is “{said_b}” ({cmp.beam_logprob:.3f}). They part {where}."
-                        f"{lost} {verdict}" + (" Without length normalisation, a short finished "
-                                              "beam often wins: every extra token adds a negative "
-                                              "log-probability." if len(cmp.beam_ids) < len(cmp.greedy_ids)
-                                              else ""))
+        st.markdown(dec.greedy_vs_beam_verdict(cmp, continuation_text(bundle, ids_b, cmp.greedy_ids),
+                                               continuation_text(bundle, ids_b, cmp.beam_ids), width))
         show_code(beam_search_tree)
     if st.button("Beam search by hand: the exercise with two beams", key="dec_exercise",
                  icon=":material/edit_note:"):

@@ -6,7 +6,8 @@ import torch
 
 import tfviz
 from tests.support.tiny_lm import tiny_bundle
-from tfviz.analysis.decoding import beam_tree, greedy_vs_beam, lm_head, step_notes
+from tfviz.analysis.decoding import (GreedyVsBeam, beam_tree, greedy_vs_beam, greedy_vs_beam_verdict,
+                                    lm_head, step_notes)
 from tfviz.decoding import beam_search_tree, generate
 from tfviz.decoding.generate import step_contexts
 
@@ -124,3 +125,20 @@ def test_step_notes_say_what_each_step_did(gpt):
     greedy = generate(gpt, "the dog", max_new_tokens=2)
     first = step_notes(greedy.steps, step_contexts(gpt, greedy), strategy="greedy", vocab=600)[0][1]
     assert first == f"Greedy takes the most probable token: ␣didn (p = {greedy.steps[0].before[0]:.3f})."
+
+
+def test_greedy_vs_beam_verdict_says_which_text_is_more_likely_and_why():
+    agree = GreedyVsBeam((3, 4), -1.25, (3, 4), -1.25, None, None)
+    assert greedy_vs_beam_verdict(agree, " the dog", " the dog", 3) == (
+        "Here greedy and beam search agree: both write “the dog” (sum of log p = -1.250). "
+        "Try a wider beam or another prompt.")
+    # greedy more likely, never pruned; the beam's best is shorter (it finished early)
+    greedy_wins = GreedyVsBeam((3, 4, 5), -2.0, (3, 9), -2.5, 1, None)
+    text = greedy_vs_beam_verdict(greedy_wins, " a b c", "", 3)
+    assert "beam search's best is “(nothing: it ends at once)” (-2.500)" in text
+    assert "They part at new token 2. Here greedy's text is the more likely one" in text
+    assert "left the beam" not in text and text.endswith("adds a negative log-probability.")
+    beam_wins = GreedyVsBeam((3, 4), -3.0, (3, 7), -1.0, 1, 0)
+    text = greedy_vs_beam_verdict(beam_wins, " a b", " a z", 4)
+    assert "left the beam at step 1: 4 other partial continuations" in text
+    assert text.endswith("Beam search found the more likely text, as it is meant to.")

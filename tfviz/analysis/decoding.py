@@ -171,6 +171,31 @@ def greedy_vs_beam(search, greedy_ids: Sequence[int], greedy_logprobs: Sequence[
     return GreedyVsBeam(g, float(sum(greedy_logprobs)), tuple(b), float(b_lp), parted, pruned)
 
 
+def greedy_vs_beam_verdict(cmp: GreedyVsBeam, greedy_text: str, beam_text: str, width: int) -> str:
+    """The lesson's sentence on a :class:`GreedyVsBeam`: what each wrote, with its sum of log p,
+    where they part, where greedy's path left the beam, and which text is the more likely.
+
+    >>> print(greedy_vs_beam_verdict(GreedyVsBeam((1, 2), -3.0, (1, 4), -2.5, 1, 1), " a b", " a c", 2))
+    Greedy writes “a b” (sum of log p = -3.000); beam search's best is “a c” (-2.500). They part at new token 2. Greedy's path left the beam at step 2: 2 other partial continuations had higher sums there. Beam search found the more likely text, as it is meant to.
+    """
+    said_g = greedy_text.strip() or "(nothing: it ends at once)"
+    said_b = beam_text.strip() or "(nothing: it ends at once)"
+    if cmp.parted is None:
+        return (f"Here greedy and beam search agree: both write “{said_b}” "
+                f"(sum of log p = {cmp.beam_logprob:.3f}). Try a wider beam or another prompt.")
+    lost = (f" Greedy's path left the beam at step {cmp.pruned_at + 1}: {width} other "
+            f"partial continuations had higher sums there." if cmp.pruned_at is not None else "")
+    verdict = ("Beam search found the more likely text, as it is meant to."
+               if cmp.beam_logprob > cmp.greedy_logprob else
+               "Here greedy's text is the more likely one: beam search is a heuristic, and "
+               "it pruned a prefix that would have led somewhere better.")
+    short = (" Without length normalisation, a short finished beam often wins: every extra token "
+             "adds a negative log-probability." if len(cmp.beam_ids) < len(cmp.greedy_ids) else "")
+    return (f"Greedy writes “{said_g}” (sum of log p = {cmp.greedy_logprob:.3f}); beam "
+            f"search's best is “{said_b}” ({cmp.beam_logprob:.3f}). They part at new token "
+            f"{cmp.parted + 1}.{lost} {verdict}{short}")
+
+
 # --- words for each generation step ----------------------------------------------------------
 
 
