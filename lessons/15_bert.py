@@ -24,7 +24,7 @@ from tfviz.ui.pretraining_cache import masked_guesses, tally
 from tfviz.ui.pretraining_widgets import position_table, seed_with_redraw
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import chart, show_code, table, vega
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_bert as ib
 from tfviz.viz import finetune_runs as ftv
 from tfviz.viz import pretraining as ptv
@@ -104,7 +104,7 @@ with step("1 · Masked LM on your sentence"):
         draws = st.select_slider("Number of draws", [10, 100, 1000, 5000, 20000], value=5000,
                                  key="bert_draws")
         shares = pt.running_shares(tally(n, int(draws), 0, cfg.vocab_size), n)
-        chart(ptv.masking_shares_figure, shares, pt.TARGETS)
+        vega(ptv.masking_shares_figure, shares, pt.TARGETS)
         k = pt.chosen_per_sentence(n)
         table([{"share": name, "after all draws": round(float(v), 4), "target": t}
                for name, v, t in zip(pt.SHARES, shares[-1], pt.TARGETS)], hide_index=True)
@@ -253,10 +253,10 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
         counts = ftc.trainable_rows(rank, chosen, p)
         table(counts, hide_index=True)
         base = next(r for r in counts if r["model"] == "BERT-base")
-        chart(ptv.trainable_figure, ["full fine-tuning", f"LoRA, r = {rank}", f"prefix, p = {p}",
-                                     f"prompt, p = {p}"],
-              [base["full fine-tuning"], base[f"LoRA r={rank}"], base[f"prefix p={p}"], base[f"prompt p={p}"]],
-              title="BERT-base: numbers trained")
+        vega(ptv.trainable_figure, ["full fine-tuning", f"LoRA, r = {rank}", f"prefix, p = {p}",
+                                    f"prompt, p = {p}"],
+             [base["full fine-tuning"], base[f"LoRA r={rank}"], base[f"prefix p={p}"], base[f"prompt p={p}"]],
+             title="BERT-base: numbers trained")
         d_in, d_out = ft.matrix_shapes(BERT_BASE)["W_Q"]
         st.caption(
             f"By hand for BERT-base: a {d_in}×{d_out} W_Q gets A ({d_in}×{rank}) and B ({rank}×{d_out}), "

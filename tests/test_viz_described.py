@@ -52,7 +52,7 @@ def _cases():
     """builder -> (its inputs as a function, the description it must carry, or the words and
     numbers it must hold)."""
     from tfviz.analysis import pipeline, scaling
-    from tfviz.viz import attention, forward, lab, layernorm, long_sequences as ls, lookup
+    from tfviz.viz import attention, forward, lab, layernorm, long_sequences as ls, lookup, pretraining
     from tfviz.viz import pipeline as vp, positions, scaling as vs
     from tfviz.viz import vision as vv
 
@@ -124,6 +124,14 @@ def _cases():
             lambda: attention.logit_change_figure(np.array([0.0, 1.0, 2.0]), ["a", "b", "c"], 1),
             "The largest change of any logit at each of 3 positions after the token at position 1 "
             "was replaced; earlier positions are green and labelled with their change."),
+        "tfviz.viz.pretraining.masking_shares_figure": (
+            lambda: pretraining.masking_shares_figure(np.full((3, 4), 0.5), (0.15, 0.8, 0.1, 0.1)),
+            "The running share of each masking outcome over 3 draws (log scale), each with its "
+            "target as a dotted line: chosen (of all positions) 0.15; [MASK] (of the chosen) 0.8; "
+            "random token (of the chosen) 0.1; unchanged (of the chosen) 0.1."),
+        "tfviz.viz.pretraining.trainable_figure": (
+            lambda: pretraining.trainable_figure(["full", "LoRA, r = 8"], [1000, 80], title="t"),
+            "How many numbers each way of fine-tuning trains (log scale): full 1,000; LoRA, r = 8 80."),
         "tfviz.viz.scaling.variance_chart": (
             lambda: vs.variance_chart(scaling.dot_product_variance((4, 16), 200, 0)),
             "Variance of q·k grows like d_k; ÷√d_k keeps it at 1: measured variance (points) and "
