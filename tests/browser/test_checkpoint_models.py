@@ -1,0 +1,69 @@
+"""A Hugging Face folder named in TFVIZ_MODELS, in chromium: the server lists it in the
+sidebar's picker with its family and size, opens it from a link or from the picker, and the
+self-attention lesson runs on it with no exception and no traceback."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
+from tests.support.serve import streamlit_server
+
+pytestmark = pytest.mark.browser
+transformers = pytest.importorskip("transformers")
+from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
+
+CHARTS_JS = """() => document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg, '
+                + '[data-testid="stMain"] [data-testid="stVegaLiteChart"] canvas').length"""
+
+
+@pytest.fixture(scope="module")
+def folder_server(tmp_path_factory):
+    """A server whose TFVIZ_MODELS holds one random GPT-2 folder, "gpt2" (2 layers × 2 heads,
+    d = 32), and whose Hugging Face cache is empty; yields (url, the picker's label)."""
+    models = tmp_path_factory.mktemp("models")
+    n = make_checkpoint(models / "gpt2").num_parameters()
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    env = {"TFVIZ_MODELS": str(models), "HF_HUB_CACHE": str(tmp_path_factory.mktemp("empty-hub"))}
+    with streamlit_server(env=env, log_path=log) as (url, proc, _):
+        yield url, f"gpt2 · GPT-2, 2 layers × 2 heads, {round(n / 1000)}k parameters"
+        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+
+
+def picker_text(page) -> str:
+    """The sidebar picker's shown value (its combobox input holds the chosen option's label)."""
+    return page.locator('[data-testid="stSidebar"] input[aria-label="Model"]').input_value()
+
+
+def lesson_ran(page) -> None:
+    wait_for_app(page)
+    assert_no_exception(page)
+    page.wait_for_function(f"() => ({CHARTS_JS})() > 0", timeout=30_000)
+    assert_no_exception(page)
+    assert not page.js_errors, page.js_errors
+
+
+def test_a_link_opens_the_folder_in_the_self_attention_lesson(folder_server, page):
+    url, label = folder_server
+    page.goto(f"{url}/self-attention?model=gpt2")
+    lesson_ran(page)
+    assert picker_text(page) == label
+    assert "model=gpt2" in page.url
+    assert page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').count() == 0  # no refusal
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "checkpoint_self_attention.png"), full_page=True)
+
+
+def test_picking_the_folder_in_the_sidebar(folder_server, page):
+    url, label = folder_server
+    page.goto(f"{url}/self-attention")
+    wait_for_app(page)
+    assert picker_text(page) == "gpt-tiny"
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name=label, exact=True).click()
+    page.wait_for_url("**model=gpt2**", timeout=60_000)
+    lesson_ran(page)
+    assert picker_text(page) == label
+    # the folder's memory cost is listed beside it, before and after it is opened
+    page.locator('[data-testid="stSidebar"] summary', has_text="Model folders").click()
+    notes = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').inner_text()
+    assert "Opening it takes about" in notes and "of memory" in notes
