@@ -126,14 +126,16 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
                                     "scale": {"scheme": SCHEME, "domainMin": 0}},
                           "tooltip": [{"field": "patch", "title": "patch"},
                                       {"field": "v", "title": "weight", "format": ".4f"}]}},
-            {"mark": {"type": "text", "fontSize": FONT_SIZE - 3, "aria": False},
+            # the patch over its weight, two short lines: at presenter view's 24 px, "p12: 0.03"
+            # on one line is wider than a cell
+            {"mark": {"type": "text", "fontSize": FONT_SIZE - 3, "lineBreak": "\n", "aria": False},
              "encoding": {"text": {"field": "label"},
                           "color": {"condition": {"test": "datum.v > 0.6 * datum.top", "value": "black"},
                                     "value": "white"}}},
         ],
         "title": {"text": "The same weights, patch by patch", "fontSize": FONT_SIZE},
     }
-    grid["transform"] = [*keep, {"calculate": "'p' + datum.patch + ': ' + format(datum.v, '.2f')",
+    grid["transform"] = [*keep, {"calculate": "'p' + datum.patch + '\\n' + format(datum.v, '.2f')",
                                  "as": "label"}]
     title = {"text": {"expr": "'Class token → patches: layer ' + layer + ', head ' + head"}}
     body = {"hconcat": [picture, grid], "spacing": 40, "title": title,
