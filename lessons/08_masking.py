@@ -96,7 +96,8 @@ with step("4 · Proof by experiment: a decoder cannot peek"):
                            default=n - 1 if n < 4 else n // 2, where=c1)
         ids = [int(i) for i in trace.ids]
         choices = mk.replacement_candidates(ids, cfg.vocab_size, exclude=ids[pos],
-                                           first_id=mk.first_ordinary_id(bundle.tokenizer))
+                                           first_id=mk.first_ordinary_id(bundle.tokenizer),
+                                           skip=mk.special_ids(bundle.tokenizer))
         label = dict(zip(choices, bundle.token_strings(choices)))  # id -> token string
         ids_by_label = {s: i for i, s in label.items()}  # to read a stale label back
         new_id = stable_select("New token", choices, "mk_new", where=c2, recover=ids_by_label.get,

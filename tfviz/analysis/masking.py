@@ -21,7 +21,7 @@ decoder cannot peek at later tokens) live in ``tfviz/experiments/padding.py`` an
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -55,21 +55,35 @@ def padding_mask(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[n
 
 
 def replacement_candidates(ids: Sequence[int], vocab_size: int, exclude: int,
-                           first_id: int = 7, n_extra: int = 40) -> list[int]:
+                           first_id: int = 7, n_extra: int = 40,
+                           skip: Collection[int] = ()) -> list[int]:
     """Token ids to offer as replacements: the text's own tokens, then the first ``n_extra``
-    ordinary ids of the vocabulary (after the special tokens), without ``exclude``.
+    ordinary ids of the vocabulary from ``first_id`` on, without ``exclude`` and the ids in
+    ``skip`` (the special tokens, wherever the tokenizer keeps them).
 
     >>> replacement_candidates([9, 8, 9], vocab_size=12, exclude=8, n_extra=4)
     [9, 7, 10]
+    >>> replacement_candidates([3, 11], vocab_size=12, exclude=3, first_id=0, n_extra=3, skip={11})
+    [0, 1, 2]
     """
     seen: list[int] = []
     for i in [*ids, *range(first_id, min(vocab_size, first_id + n_extra))]:
-        if i != exclude and i not in seen and 0 <= i < vocab_size:
+        if i != exclude and i not in skip and i not in seen and 0 <= i < vocab_size:
             seen.append(int(i))
     return seen
 
 
+def special_ids(tokenizer: Tokenizer) -> set[int]:
+    """The ids of a tokenizer's special tokens. Ours keep them first (0..len(specials)-1); a
+    checkpoint's tokenizer names its own, wherever they are (GPT-2's <|endoftext|> is 50256,
+    the last id)."""
+    named = getattr(tokenizer, "special_ids", None)
+    return set(named.values()) if named is not None else set(range(len(tokenizer.specials)))
+
+
 def first_ordinary_id(tokenizer: Tokenizer) -> int:
-    """The first id after a tokenizer's special tokens (<pad>, <bos>, …): 7 for our byte-level
-    tokenizers, 4 for the letters-only task tokenizer."""
-    return len(tokenizer.specials)
+    """The first id that is not a special token (<pad>, <bos>, …): 7 for our byte-level
+    tokenizers, 4 for the letters-only task tokenizer, 0 for GPT-2's (its one special token
+    is its last id)."""
+    taken = special_ids(tokenizer)
+    return next(i for i in range(tokenizer.vocab_size) if i not in taken)
