@@ -36,7 +36,7 @@ with step("1 · Measure it"):
     seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
     rows = dot_product_variance(D_KS, int(n_samples), int(seed))
     vega(scv.variance_chart, rows)
-    table(scv.variance_frame(rows))
+    table(scv.variance_rows(rows))
     show_code(sc.dot_product_variance)
 
 with step("2 · What large scores do to softmax"):

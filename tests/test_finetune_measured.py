@@ -11,6 +11,7 @@ from tfviz.data.classify import TASKS, make_examples, number_pair_heldout
 from tfviz.data.coref import coref_split
 from tfviz.data.lexicon import NOUNS, plural
 from tfviz.data.stories import SUBJECTS, words_of
+from tfviz.viz.charts import rows_of
 from tfviz.viz.finetune_runs import params_accuracy_chart
 
 SINGULAR = {n: n for n in NOUNS} | {plural(n): n for n in NOUNS}
@@ -102,10 +103,9 @@ def test_points_round_once_and_the_table_rows():
 
 
 def test_the_chart_carries_the_measured_numbers_on_a_log_scale():
-    spec = params_accuracy_chart(["head only", "LoRA", "full"], [130, 2178, 138498], [0.61, 0.9, 0.93]).to_dict()
+    spec = params_accuracy_chart(["head only", "LoRA", "full"], [130, 2178, 138498], [0.61, 0.9, 0.93])
     points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
     assert points["encoding"]["x"]["scale"]["type"] == "log"
-    values = [v for layer in spec["layer"] for v in layer.get("data", {}).get("values", [])]
-    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "shown": "90%"} in values
-    assert {"chance": 0.5} in values
+    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "shown": "90%"} in rows_of(spec)
+    assert rows_of(spec, "chance") == [{"chance": 0.5}]
     assert "LoRA: 2,178 numbers, 90.0%" in spec["description"]

@@ -82,18 +82,24 @@ def test_logit_change_figure(gpt):
 
 def test_scaling_charts_carry_the_experiment():
     rows = sc.dot_product_variance([1, 4, 16], n_samples=500, seed=0)
-    spec = scv.variance_chart(rows).to_dict()
-    values = spec["datasets"][next(iter(spec["datasets"]))]
+    spec = scv.variance_chart(rows)
+    values = rows_of(spec)
     assert len(values) == 6
     assert {v["scores"] for v in values} == {scv.WITHOUT, scv.WITH}
     assert [v["variance"] for v in values if v["scores"] == scv.WITHOUT] == [r.var_raw for r in rows]
-    assert "d_k" in spec["title"]["text"] if isinstance(spec["title"], dict) else "d_k" in spec["title"]
-    sat = scv.saturation_chart(sc.saturation([1, 64], seed=0, n_rows=20)).to_dict()
-    assert len(sat["hconcat"]) == 3
+    assert [v["variance"] for v in values if v["scores"] == scv.WITH] == [r.var_scaled for r in rows]
+    assert [v["theory"] for v in values] == [1, 4, 16, 1, 1, 1]  # d_k without the scale, 1 with it
+    assert "d_k" in spec["title"]
+    assert [layer["encoding"]["y"]["field"] for layer in spec["layer"]] == ["theory", "variance"]
+    sat_rows = sc.saturation([1, 64], seed=0, n_rows=20)
+    sat = scv.saturation_chart(sat_rows)
+    assert [p["encoding"]["y"]["field"] for p in sat["hconcat"]] == list(scv.MEASURES)
+    assert [r["largest gradient"] for r in rows_of(sat)] == [r.max_grad for r in sat_rows]
     raw, p0, p1 = sc.example_row(16, n_keys=4)
-    ex = scv.example_row_chart(raw, p0, p1, 16).to_dict()
+    ex = scv.example_row_chart(raw, p0, p1, 16)
     assert "d_k = 16" in ex["title"]
-    ent = scv.entropy_chart(np.array([0.0, 1.0]), np.array([0.0, 0.5]), ["a", "<b>"]).to_dict()
-    data = ent["datasets"][next(iter(ent["datasets"]))]
-    assert [d["query"] for d in data] == ["0 a", "1 <b>"] * 2  # altair shows text as typed
-    assert [d["entropy (bits)"] for d in data] == [0.0, 1.0, 0.0, 0.5]
+    drawn = rows_of(ex)
+    np.testing.assert_array_equal([d["weight"] for d in drawn], np.concatenate([p0, p1]))
+    assert [d["raw score"] for d in drawn] == list(raw) * 2
+    # with the scale the row is softmax(raw / 4), d_k = 16, checked by an independent softmax
+    np.testing.assert_allclose(p1, np.exp(raw / 4) / np.exp(raw / 4).sum(), rtol=1e-6)

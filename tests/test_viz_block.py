@@ -69,7 +69,7 @@ def test_residual_norm_chart(gpt):
 
 def test_params_chart():
     groups = fw.grouped_params(tfviz.load("gpt-tiny").config)
-    chart = fwv.params_chart(groups, title="params")
-    rows = _rows(chart)
-    assert {r["part"]: r["parameters"] for r in rows} == groups
-    assert _title(chart) == "params"
+    spec = fwv.params_chart(groups, title="params")
+    assert {r["part"]: r["parameters"] for r in rows_of(spec)} == groups
+    assert spec["title"] == "params"
+    assert spec["layer"][0]["encoding"]["y"]["sort"] == list(groups)  # the parts in the model's order

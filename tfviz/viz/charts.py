@@ -3,9 +3,10 @@
 A builder returns ``chart(body, title=..., description=..., rows=...)``: ``body`` is one view
 (``mark`` and ``encoding``), a ``layer`` or a ``concat``; ``rows`` (a list of flat dicts) travel
 as the dataset ``ROWS``, which ``tfviz.ui.widgets.vega`` sends as Arrow bytes and every view
-reads with ``data=ROWS`` (the default of ``view``). The pieces an encoding is made of are
-``q`` / ``n`` / ``o`` (a quantitative, nominal or ordinal field), ``colour`` (a field's colours
-from ``tfviz.viz.style``) and ``tip`` (a tooltip). Heatmaps over tokens, sliders and the other
+reads with ``data=ROWS`` (the default of ``view``). Other named ``datasets`` hold what a layer
+draws besides (a rule at chance); "The numbers as a table" under the chart lists ``ROWS``. The
+pieces an encoding is made of are ``q`` / ``n`` / ``o`` (a quantitative, nominal or ordinal
+field), ``colour`` (a field's colours from ``tfviz.viz.style``) and ``tip`` (a tooltip). Heatmaps over tokens, sliders and the other
 view controls are the instant views' (``tfviz.viz.instant``): a chart with view controls is
 ``instant.spec``, laid out the same way.
 
@@ -111,6 +112,8 @@ def chart(body: dict, *, title=None, description: str, rows: Sequence[dict] | No
     for key, extra in (config or {}).items():
         base[key] = {**base.get(key, {}), **extra}
     out = {"$schema": SCHEMA, "description": description, "config": base, **top, **body}
+    if rows is not None:  # the chart's own rows: views reading other datasets draw decoration
+        out.setdefault("data", {"name": ROWS})
     if sets:
         out["datasets"] = sets
     if title is not None:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import pandas as pd
-import altair as alt
-
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, readable
+from tfviz.viz.charts import chart, n, q, tip, view
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 
-def params_chart(groups: Mapping[str, int], *, title: str) -> alt.Chart:
+def params_chart(groups: Mapping[str, int], *, title: str) -> dict:
     """Horizontal bars: parameters per part of the model, with the count written beside each."""
     names = list(groups)
-    df = pd.DataFrame({"part": names, "parameters": [int(groups[n]) for n in names]})
-    base = alt.Chart(df).encode(y=alt.Y("part:N", sort=names, title=""),
-                                x=alt.X("parameters:Q", title="parameters"))
-    bars = base.mark_bar(color=CATEGORICAL[0]).encode(tooltip=["part", alt.Tooltip("parameters:Q", format=",")])
-    labels = base.mark_text(align="left", dx=4, fontSize=FONT_SIZE - 2).encode(
-        text=alt.Text("parameters:Q", format=","))
-    return readable((bars + labels).properties(title=title, height=40 * len(names) + 40))
+    rows = [{"part": name, "parameters": int(groups[name])} for name in names]
+    y, x = n("part", "", sort=names), q("parameters", "parameters")
+    bars = view({"type": "bar", "color": CATEGORICAL[0]}, x=x, y=y,
+                tooltip=tip("part", "parameters:,"))
+    counts = view({"type": "text", "align": "left", "dx": 4, "fontSize": FONT_SIZE - 2}, x=x, y=y,
+                  text=q("parameters", format=","))
+    return chart({"layer": [bars, counts]}, title=title, height=40 * len(names) + 40, rows=rows,
+                 description=f"{title}: " + ", ".join(f"{r['part']} {r['parameters']:,}" for r in rows)
+                             + ".")

@@ -9,9 +9,10 @@ slower (BENCHMARKS.md, "first lesson"). ``tfviz.ui.widgets.vega`` draws dicts as
 """
 from __future__ import annotations
 
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND, described, readable_config
+from tfviz.viz.charts import chart, colour, n, q, tip, view
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
-SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
+SMALL_LEGEND = {"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}}
 
 
 def predictions_chart(predictions, *, title: str) -> dict:
@@ -19,22 +20,20 @@ def predictions_chart(predictions, *, title: str) -> dict:
     most likely first (the bars keep that order)."""
     rows = [{"id": int(i), "token": str(t), "probability": float(p), "label": f"{t}  (id {i})"}
             for i, t, p in predictions]
-    encoding = {
-        "x": {"field": "probability", "type": "quantitative", "title": "probability"},
-        "y": {"field": "label", "type": "nominal", "title": "next token",
-              "sort": [r["label"] for r in rows]},
-        "tooltip": [{"field": "token", "type": "nominal"}, {"field": "id", "type": "quantitative"},
-                    {"field": "probability", "type": "quantitative", "format": ".4f"}],
-    }
-    data = {"values": rows}
-    bars = {"data": data, "mark": {"type": "bar", "color": CATEGORICAL[0]}, "encoding": encoding}
-    text = {"data": data, "mark": {"type": "text", "align": "left", "dx": 4,
-                                   "fontSize": FONT_SIZE - 2},
-            "encoding": {**encoding, "text": {"field": "probability", "type": "quantitative",
-                                              "format": ".3f"}}}
+    data = {"values": rows}  # in the views, not a dataset: no Arrow (module docstring)
+    x = q("probability", "probability")
+    y = n("label", "next token", sort=[r["label"] for r in rows])
+    hover = [{"field": "token", "type": "nominal"}, {"field": "id", "type": "quantitative"},
+             {"field": "probability", "type": "quantitative", "format": ".4f"}]
+    bars = view({"type": "bar", "color": CATEGORICAL[0]}, data=None, x=x, y=y, tooltip=hover)
+    text = view({"type": "text", "align": "left", "dx": 4, "fontSize": FONT_SIZE - 2}, data=None,
+                x=x, y=y, tooltip=hover, text=q("probability", format=".3f"))
+    said = ", ".join(f"{r['token']} {r['probability']:.3f}" for r in rows)
     # A step height per bar: Streamlit ignores a fixed height on layered charts.
-    return described({"$schema": SCHEMA, "layer": [bars, text], "title": title,
-                      "height": {"step": 40}, "config": readable_config(**SMALL_LEGEND)})
+    return chart({"layer": [{"data": data, **bars}, {"data": data, **text}]}, title=title,
+                 height={"step": 40}, config=SMALL_LEGEND,
+                 description=f"{title} The most likely next tokens and their probabilities: "
+                             f"{said}.")
 
 
 def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the sentence grows"
@@ -42,24 +41,22 @@ def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the se
     """Two panels (sequential steps, longest path) with one line per model; rows from
     :func:`tfviz.analysis.pipeline.rnn_vs_transformer`. The faceted chart sits alone in a
     concat so that its rows stay in the spec (module docstring)."""
-    model = {"field": "model", "type": "nominal", "title": "model"}
-    lines = {
-        "mark": {"type": "line", "point": True, "strokeWidth": 3},
-        "encoding": {
-            "x": {"field": "n", "type": "quantitative", "title": "sentence length n (tokens)"},
-            "y": {"field": "value", "type": "quantitative", "title": "count"},
-            "color": {**model, "scale": {"domain": ["RNN", "Transformer"],
-                                         "range": [CATEGORICAL[5], CATEGORICAL[0]]}},
-            "strokeDash": model,
-            "tooltip": [{"field": "model", "type": "nominal"},
-                        {"field": "measure", "type": "nominal"},
-                        {"field": "n", "type": "quantitative"},
-                        {"field": "value", "type": "quantitative"}],
-        },
-        "width": 300, "height": 240,
-    }
+    model = n("model", "model")
+    lines = {**view({"type": "line", "point": True, "strokeWidth": 3}, data=None,
+                    x=q("n", "sentence length n (tokens)"), y=q("value", "count"),
+                    color=colour("model", ["RNN", "Transformer"], [CATEGORICAL[5], CATEGORICAL[0]],
+                                 title="model"),
+                    strokeDash=model,
+                    tooltip=[{"field": "model", "type": "nominal"},
+                             {"field": "measure", "type": "nominal"},
+                             {"field": "n", "type": "quantitative"},
+                             {"field": "value", "type": "quantitative"}]),
+             "width": 300, "height": 240}
     column = {"field": "measure", "type": "nominal", "title": None,
               "header": {"labelFontSize": FONT_SIZE}}
     panels = {"data": {"values": list(rows)}, "facet": {"column": column}, "spec": lines}
-    return described({"$schema": SCHEMA, "hconcat": [panels], "title": title,
-                      "config": readable_config(**SMALL_LEGEND)})
+    longest = max((r["n"] for r in rows), default=0)
+    return chart({"hconcat": [panels]}, title=title, config=SMALL_LEGEND,
+                 description=f"{title}: sequential steps and the longest path between two tokens "
+                             f"for sentences of 2 to {longest} tokens; an RNN's grow with the "
+                             "length, a transformer's stay at 1.")
