@@ -7,9 +7,10 @@ from tfviz.model.masks import (pattern_mask, reach_by_layer, reach_matrix, spars
                                strided_halves)
 from tfviz.ui.cache import coref_gap_notice, get_trace, read_text
 from tfviz.ui.context import lesson_context
-from tfviz.ui.experiments_cache import attention_timings, pattern_whatifs
+from tfviz.ui.experiments_cache import attention_timings, linformer_layers, pattern_whatifs
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
+from tfviz.ui.views import view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import long_sequences as lv
 
@@ -187,17 +188,15 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
         reading = read_text(name, text)
         runs = pattern_whatifs(name, text, tuple(sorted(pattern.items())))
         tokens = tuple(bundle.token_strings(reading.ids))
-        c1, c2 = st.columns(2)
-        layer = c1.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers - 1,
-                          key="ls_layer") if cfg.n_layers > 1 else 0
-        head = c2.slider("Head", 0, cfg.n_heads - 1, 0, key="ls_head") if cfg.n_heads > 1 else 0
-        for col, shown in zip(st.columns(2), ("full", kind)):
-            with col:
-                vega(lv.attention_map, runs[shown].patterns[layer, head], tokens,
-                     f"{titles[shown]}: layer {layer}, head {head}")
-        st.caption("Rows are queries, columns keys; a darker cell is more weight. Under a pattern "
-                   "a query's forbidden keys get weight 0 and its other weights grow so the row "
-                   "still adds up to 1. Pick the pattern in the explorer above.")
+        layer = view_value("layer", cfg.n_layers - 1, cfg.n_layers - 1)
+        head = view_value("head", cfg.n_heads - 1)
+        vega(lv.whatif_maps, runs["full"].patterns, runs[kind].patterns, tokens, titles[kind],
+             layer=layer, head=head)
+        st.caption("Move the layer and head sliders under the maps (or use the arrow keys on "
+                   "them): the maps change in your browser at once. Rows are queries, columns "
+                   "keys; a brighter cell is more weight. Under a pattern a query's forbidden keys "
+                   "get weight 0 and its other weights grow so the row still adds up to 1. Pick "
+                   "the pattern in the explorer above.")
         if cfg.arch == "encoder":
             st.info(f"{name} is an encoder: it fills in hidden words instead of predicting the "
                     "next one, so there is no next-token loss or answer to compare here. Pick "
@@ -244,30 +243,24 @@ with step("4 · Linformer: project keys and values to k rows"):
         st.info("Pick a decoder or encoder model (gpt-tiny, bert-tiny) to run Linformer on its "
                 "self-attention.")
     else:
-        base = get_trace(name, text)
-        q, k, v = (base[nm, layer] for nm in ("q", "k", "v"))
-        n_tok = q.shape[0]
+        n_tok = len(get_trace(name, text).tokens)
         rows_k = st.slider("Projected rows k", 1, max(2, n_tok), max(1, n_tok // 2), key="ls_k")
-        rows_k = min(rows_k, n_tok)  # one token: k = 1, its only run
-        lin = ls.linformer(q, k, v, rows_k)
-        vega(lv.linformer_chart, lin.maps[head], tokens)
-        ks = list(range(1, n_tok + 1))
-        best = ls.best_rank_errors(q, k, v)
-        vega(lv.error_chart, tuple(ks), tuple(ls.linformer(q, k, v, kk).error for kk in ks),
-             tuple(float(e) for e in best))
+        lin = linformer_layers(name, text, rows_k)
+        vega(lv.linformer_views, lin.maps, lin.pooled, lin.best, tokens, layer=layer, head=head)
         st.caption(
-            f"The map: layer {layer}, head {head} (the sliders above), each query's weights over "
-            f"the k = {rows_k} pooled rows, in text order. The chart: relative output error over "
-            "all heads of the layer (the size of the difference from full attention's output, "
-            "divided by the size of that output; 1 is as far off as an output of zeros). At "
-            f"k = {rows_k}: mean-pooling (vermillion) {lin.error:.3f}, closest rank-k map (blue) "
-            f"{best[rows_k - 1]:.3f}. Pooling is exact at k = n, where every run is one "
+            "The map: each query's weights over the k pooled rows, in text order, for the layer "
+            "and head of the sliders under it (they move with the what-if's above). The chart: "
+            "relative output error over all heads of the layer (the size of the difference from "
+            "full attention's output, divided by the size of that output; 1 is as far off as an "
+            "output of zeros), with the dashed line at the k of the map; its title gives both "
+            "errors there, mean-pooling (vermillion) and the closest rank-k map (blue). Pooling "
+            "is exact at k = n, where every run is one "
             "position. The blue line is a yardstick: each head's real attention matrix cut to "
             "its k largest singular values (truncated SVD, the closest matrix of rank k), times "
             "V. A method that reads k projected rows can only make maps of rank k or less, so "
             "this line shows roughly what well-chosen projections could reach; it is 0 at k = n. "
             "The gap between the lines is what learning E and F, and a model trained to read "
             "through them, can win.")
-        show_code(ls.linformer, ls.pooling, ls.best_rank_errors)
+        show_code(ls.linformer, ls.pooling, ls.best_rank_errors, ls.linformer_layers)
 
 in_the_notes("long-sequences")

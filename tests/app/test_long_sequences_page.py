@@ -13,6 +13,8 @@ import tfviz
 from tfviz.model.masks import receptive_field, sparse_pattern
 from tfviz.model.transformer import Transformer
 
+from tests.app.specs import instant_charts, param_values, unpacked
+
 PAGE = "17_long_sequences.py"
 
 
@@ -143,9 +145,22 @@ def test_whatif_table_is_the_model_run_directly(app_page):
         assert row['"it" refers to the …'] == word
         assert row["probability"] == pytest.approx(prob, abs=1e-3)
     assert table['"it" refers to the …'][0] == "street"
-    at.slider(key="ls_layer").set_value(0)
-    at.slider(key="ls_head").set_value(3)
-    _ok(at.run())
+    # the maps: every layer and head of both runs travel at once (the sliders are the chart's)
+    spec, data = next((s, d) for s, d in instant_charts(at) if "sparse" in d)
+    b = tfviz.load("gpt-tiny")
+    tr = b.trace(b.read(PROBE))
+    n = len(tr.tokens)
+    assert len(data["full"]) == len(data["sparse"]) == b.config.n_layers * b.config.n_heads
+    assert param_values(spec)["layer"] == b.config.n_layers - 1 and param_values(spec)["head"] == 0
+    allowed = sparse_pattern("sliding", n, **SLIDERS) & np.tri(n, dtype=bool)  # the default pattern, read causally
+    for layer, head in ((0, 3), (2, 1)):
+        full = data["full"].query(f"layer == {layer} and head == {head}")["v"].iloc[0]
+        sparse = data["sparse"].query(f"layer == {layer} and head == {head}")["v"].iloc[0]
+        np.testing.assert_allclose(unpacked(full).reshape(n, n), tr["pattern", layer][head],
+                                   atol=5e-5 + 1e-6)  # sent to 4 decimals
+        shown = unpacked(sparse).reshape(n, n)
+        assert (shown[~allowed] == 0).all()  # forbidden keys get no weight
+        np.testing.assert_allclose(shown.sum(1), 1, atol=n * 5e-5)  # each row still sums to 1
 
 
 def test_default_text_says_how_to_get_the_answer(app_page):
@@ -175,31 +190,39 @@ def test_measured_memory_is_shown_and_grows_as_n_squared(app_page):
 
 def test_linformer_line_is_mean_pooling_against_numpy(app_page):
     at = _ok(app_page(PAGE))
-    caption = [c.value for c in at.caption if "mean-pooling (vermillion)" in c.value][0]
-    k, shown = re.search(r"At k = (\d+): mean-pooling \(vermillion\) ([0-9.]+)", caption).groups()
+    spec, data = next((s, d) for s, d in instant_charts(at) if "errors" in d)
     b = tfviz.load("gpt-tiny")
     tr = b.trace(b.read(at.session_state["text"]))
-    layer = b.config.n_layers - 1  # the page's default layer
-    q, kk, v = (tr[nm, layer] for nm in ("q", "k", "v"))
-    n, H, dh = q.shape
-    k = int(k)
-    assert k == n // 2
-    P = np.zeros((k, n))
-    for r in range(k):  # k runs of neighbouring positions, as even as they can be
-        lo, hi = r * n // k, (r + 1) * n // k
-        P[r, lo:hi] = 1 / (hi - lo)
+    n = len(tr.tokens)
+    k = int(data["chosen"]["k"].iloc[0])
+    assert k == n // 2  # the k slider's default
+    assert len(data["maps"]) == b.config.n_layers * b.config.n_heads
 
     def softmax(s):
         e = np.exp(s - s.max(1, keepdims=True))
         return e / e.sum(1, keepdims=True)
 
-    num = den = 0.0
-    for h in range(H):
-        exact = softmax(q[:, h] @ kk[:, h].T / np.sqrt(dh)) @ v[:, h]
-        approx = softmax(q[:, h] @ (P @ kk[:, h]).T / np.sqrt(dh)) @ (P @ v[:, h])
-        num, den = num + ((approx - exact) ** 2).sum(), den + (exact ** 2).sum()
-    assert float(shown) == pytest.approx(np.sqrt(num / den), abs=5e-4)
-    assert float(shown) < 1  # better than an output of zeros
+    errors = data["errors"]
+    at_k = param_values(spec)["at"]  # what the title says at k, for each layer
+    for layer in range(b.config.n_layers):
+        q, kk, v = (tr[nm, layer] for nm in ("q", "k", "v"))
+        _, H, dh = q.shape
+        P = np.zeros((k, n))
+        for r in range(k):  # k runs of neighbouring positions, as even as they can be
+            lo, hi = r * n // k, (r + 1) * n // k
+            P[r, lo:hi] = 1 / (hi - lo)
+        num = den = 0.0
+        for h in range(H):
+            exact = softmax(q[:, h] @ kk[:, h].T / np.sqrt(dh)) @ v[:, h]
+            approx = softmax(q[:, h] @ (P @ kk[:, h]).T / np.sqrt(dh)) @ (P @ v[:, h])
+            num, den = num + ((approx - exact) ** 2).sum(), den + (exact ** 2).sum()
+        pooled = errors[(errors["layer"] == layer) & (errors["k"] == k)
+                        & errors["method"].str.startswith("mean-pooled")]["error"].iloc[0]
+        assert pooled == pytest.approx(np.sqrt(num / den), abs=5e-5 + 1e-6)  # sent to 4 decimals
+        assert at_k[layer][0] == pytest.approx(np.sqrt(num / den), abs=1e-6)
+        assert pooled < 1  # better than an output of zeros
+        closest = errors[(errors["layer"] == layer) & errors["method"].str.startswith("closest")]
+        assert closest["error"].iloc[-1] == pytest.approx(0, abs=1e-4)  # rank n: the map itself
     page = " ".join(str(e.value) for e in [*at.markdown, *at.caption])
     assert "orange" not in page and "random projection (" not in page
 

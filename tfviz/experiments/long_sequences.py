@@ -367,3 +367,24 @@ def best_rank_errors(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     left = parts.flip(0).cumsum(0).flip(0)  # left[i] = Σ_{j≥i} parts[j]
     exact = (A @ v).norm().clamp_min(1e-12)
     return (torch.cat([left[1:], left.new_zeros(1)]).clamp_min(0).sqrt() / exact).numpy()
+
+
+class LinformerLayers(NamedTuple):
+    maps: np.ndarray  # (L, H, n, k): each layer's and head's weights over the k pooled rows
+    pooled: np.ndarray  # (L, n): relative output error of mean-pooling to k = 1..n rows
+    best: np.ndarray  # (L, n): that of the closest rank-k map (best_rank_errors)
+
+
+def linformer_layers(qs: Sequence[np.ndarray], ks: Sequence[np.ndarray], vs: Sequence[np.ndarray],
+                     rows: int) -> LinformerLayers:
+    """:func:`linformer` with ``rows`` pooled rows, and both error curves over k = 1..n, for
+    every layer (q, k, v of layer l as (n, H, dh)): all a page needs to show any layer and
+    head without running again."""
+    n = qs[0].shape[0]
+    rows = max(1, min(rows, n))  # one token: k = 1, its only run
+    maps, pooled, best = [], [], []
+    for q, k, v in zip(qs, ks, vs):
+        maps.append(linformer(q, k, v, rows).maps)
+        pooled.append([linformer(q, k, v, kk).error for kk in range(1, n + 1)])
+        best.append(best_rank_errors(q, k, v))
+    return LinformerLayers(np.stack(maps), np.asarray(pooled, dtype=float), np.stack(best))

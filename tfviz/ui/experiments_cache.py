@@ -86,3 +86,13 @@ def pattern_whatifs(model: str, text: str, pattern: tuple[tuple[str, int], ...])
     """Lesson 17's what-if: copies of the model run ``text`` under every pattern (the keyword
     settings in ``pattern``); {kind: WhatIf}. The shared model is only copied, never changed."""
     return ls.pattern_whatifs(get_bundle(model).model, read_text(model, text).ids, **dict(pattern))
+
+
+@per_model(st.cache_data(max_entries=32, show_spinner=False))
+def linformer_layers(model: str, text: str, rows: int) -> ls.LinformerLayers:
+    """Lesson 17's Linformer on every layer of ``text``'s trace, ``rows`` pooled rows, with
+    both error curves over k (``experiments.long_sequences.linformer_layers``)."""
+    trace = get_trace(model, text)
+    layers = range(trace.config.n_layers)
+    qs, ks, vs = ([trace[name, layer] for layer in layers] for name in ("q", "k", "v"))
+    return ls.linformer_layers(qs, ks, vs, rows)

@@ -1,54 +1,73 @@
 """Lesson 17's charts: masks as grids (a pattern, or what it joins after L layers), what a
-token has read after 1..L layers, cost curves with n² and n·w references, attention maps side by
-side, and Linformer's maps and errors."""
+token has read after 1..L layers, cost curves with n² and n·w references, the what-if's
+attention maps and Linformer's maps and errors.
+
+The what-if's maps and Linformer's views hold every layer and head at once, with layer and
+head sliders under the chart (``tfviz.viz.instant``): choosing what to look at repaints in the
+browser, with no script run. What changes the computation (the pattern, k) stays a widget of
+the page.
+"""
 from __future__ import annotations
 
 from typing import Sequence
 
-import pandas  # noqa: F401  (before altair: see tfviz.ui.warmup)
-import altair as alt
 import numpy as np
 
+from tfviz.viz.charts import chart, colour, n as nominal, o, q, tip, view
+from tfviz.viz.instant import constant, heat_layer, packed, rounded, spec, unpack
+from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
 from tfviz.viz.style import CATEGORICAL, token_labels
 
 PAIR = [CATEGORICAL[5], CATEGORICAL[0]]  # vermillion, then blue: the two lines of a cost or error chart
+ALLOWED, BLOCKED = "#1f4e79", "#f2f2f2"  # a mask grid's cells
+REACHED, UNREACHED = "#c0392b", "#dddddd"
+VIEW = ("layer", "head")
 
 
-def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> alt.Chart:
-    """A boolean (n, n) mask: dark = the query (row) may read the key (column)."""
-    i, j = np.indices(mask.shape)
-    rows = [{"query": int(a), "key": int(b), "allowed": bool(m)}
-            for a, b, m in zip(i.ravel(), j.ravel(), mask.ravel())]
-    return alt.Chart(alt.Data(values=rows), title=title).mark_rect().encode(
-        x=alt.X("key:O", axis=None), y=alt.Y("query:O", axis=None),
-        color=alt.Color("allowed:N", scale=alt.Scale(domain=[False, True],
-                                                     range=["#f2f2f2", "#1f4e79"]), legend=None),
-        tooltip=["query:Q", "key:Q", "allowed:N"]).properties(width=size, height=size)
+def mask_chart(mask: np.ndarray, title: str, size: int = 220) -> dict:
+    """A boolean (n, n) mask: dark = the query (row) may read the key (column). The cells
+    travel packed in one row (``instant.packed``): a 64-token grid is 4,096 cells."""
+    n_rows, n_cols = mask.shape
+    cells_drawn = view("rect", transform=unpack(n_cols),
+                       x=o("col", axis=None), y=o("row", axis=None),
+                       color=colour("allowed", [False, True], [BLOCKED, ALLOWED], legend=None),
+                       tooltip=tip({"field": "row", "title": "query"}, {"field": "col", "title": "key"},
+                                   "allowed"))
+    cells_drawn["transform"].append({"calculate": "datum.v > 0", "as": "allowed"})
+    allowed = int(np.asarray(mask).sum())
+    return chart(cells_drawn, title=title, width=size, height=size,
+                 rows=[{"v": packed(np.asarray(mask, dtype=float))}],
+                 description=f"{title}: a grid of {n_rows} queries (rows) by {n_cols} keys "
+                             f"(columns); {allowed} of the {n_rows * n_cols} pairs may read.")
 
 
-def reach_chart(rows: np.ndarray, query: int | None = None) -> alt.Chart:
+def reach_chart(rows: np.ndarray, query: int | None = None) -> dict:
     """(L, n) bool rows: which positions token ``query`` (default: the last) has read after
     1..L layers, one row per number of layers, so the growth reads from top to bottom."""
     L, n = rows.shape
     query = n - 1 if query is None else query
     data = [{"layers": l + 1, "position": p, "reached": "yes" if rows[l, p] else "no"}
             for l in range(L) for p in range(n)]
-    return alt.Chart(alt.Data(values=data)).mark_rect(stroke="white", strokeWidth=1).encode(
-        x=alt.X("position:O", axis=alt.Axis(labelOverlap=True,
-                                            title=f"position (the query is position {query})")),
-        y=alt.Y("layers:O", title="after layers"),
-        color=alt.Color("reached:N", scale=alt.Scale(domain=["no", "yes"], range=["#dddddd", "#c0392b"]),
-                        legend=alt.Legend(title="reached")),
-        # a fixed step per row, not a fixed height: the axes and their labels come on top of the
-        # rows instead of squeezing them (presenter view's 24 px labels left the rows no room)
-        tooltip=["layers:Q", "position:Q", "reached:N"]).properties(
-        width=600, height=alt.Step(22),
-        description=f"Which of {n} positions token {query} has read after 1 to {L} layers: "
-                    + ", ".join(f"{int(r.sum())} after {l + 1}" for l, r in enumerate(rows)) + ".")
+    grid = view({"type": "rect", "stroke": "white", "strokeWidth": 1},
+                x=o("position", axis={"labelOverlap": True,
+                                      "title": f"position (the query is position {query})"}),
+                y=o("layers", "after layers"),
+                color=colour("reached", ["no", "yes"], [UNREACHED, REACHED],
+                             legend={"title": "reached"}),
+                tooltip=tip("layers", "position", "reached"))
+    # a fixed step per row, not a fixed height: the axes and their labels come on top of the
+    # rows instead of squeezing them (presenter view's 24 px labels left the rows no room)
+    return chart(grid, rows=data, width=600, height={"step": 22},
+                 description=f"Which of {n} positions token {query} has read after 1 to {L} layers: "
+                             + ", ".join(f"{int(r.sum())} after {l + 1}" for l, r in enumerate(rows))
+                             + ".")
+
+
+CURVES = ["measured", "reference ∝ n²", "reference ∝ n·w"]
 
 
 def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float],
-               quantity: str = "time (ms)") -> alt.Chart:
+               quantity: str = "time (ms)") -> dict:
     """Measured ``quantity`` of full and window attention against n (solid, with points), and
     dashed references ∝ n² and ∝ n·w (w fixed, so ∝ n), each scaled to pass through its own
     measured point at the largest n."""
@@ -61,67 +80,81 @@ def cost_chart(ns: Sequence[int], full: Sequence[float], window: Sequence[float]
         top = float(ts[list(ns).index(max(ns))])
         rows += [{"n": float(n), "value": top * (n / last) ** power, "kind": kind, "curve": name}
                  for n in grid]
-    curves = ["measured", "reference ∝ n²", "reference ∝ n·w"]
-    return (alt.Chart(alt.Data(values=rows)).mark_line().encode(
-        x=alt.X("n:Q", title="sequence length n"), y=alt.Y("value:Q", title=quantity),
-        color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=["full", "sliding window"],
-                                                              range=PAIR)),
-        strokeDash=alt.StrokeDash("curve:N", title=None, sort=curves,
-                                  scale=alt.Scale(domain=curves, range=[[1, 0], [6, 4], [2, 3]])),
-        detail="curve:N", tooltip=["n:Q", alt.Tooltip("value:Q", format=".3f"), "kind:N", "curve:N"]
-    ).properties(width=420, height=260) + alt.Chart(alt.Data(values=[
-        r for r in rows if r["curve"] == "measured"])).mark_point(filled=True).encode(
-        x="n:Q", y="value:Q", color="kind:N")).properties(
-        description=f"Measured {quantity} of full and sliding-window attention at n = "
-                    f"{', '.join(str(int(n)) for n in ns)}, with dashed references ∝ n² and ∝ n·w.")
+    x, y = q("n", "sequence length n"), q("value", quantity)
+    kind = colour("kind", ["full", "sliding window"], PAIR, title=None)
+    lines = view("line", x=x, y=y, color=kind, detail=nominal("curve"),
+                 strokeDash=nominal("curve", None, sort=CURVES,
+                                    scale={"domain": CURVES, "range": [[1, 0], [6, 4], [2, 3]]}),
+                 tooltip=tip("n", "value:.3f", "kind", "curve"))
+    points = view({"type": "point", "filled": True}, x=x, y=y, color=kind,
+                  transform=[{"filter": "datum.curve == 'measured'"}])
+    return chart({"layer": [lines, points]}, rows=rows, width=420, height=260,
+                 description=f"Measured {quantity} of full and sliding-window attention at n = "
+                             f"{', '.join(str(int(n)) for n in ns)}, with dashed references ∝ n² "
+                             "and ∝ n·w.")
 
 
-def attention_map(weights: np.ndarray, tokens: Sequence[str], title: str) -> alt.Chart:
-    """(n, n) attention weights, queries as rows and keys as columns, labelled "i token"; a
-    fixed step per row (24 px for a sentence, smaller for a long text); labels up to 23 tokens."""
-    labels = token_labels(tokens)
-    n = weights.shape[0]
-    rows = [{"query": labels[i], "key": labels[j], "weight": round(float(weights[i, j]), 4)}
-            for i in range(n) for j in range(n)]
-    # a fixed step per row and column, not the container's width, and 24 px while there are
-    # labels: presenter view's 24 px labels then get 36 px each instead of running into each
-    # other. From 24 tokens on the cells shrink, and the tooltips name the tokens instead.
-    labelled = n <= 23
-    axis = alt.Axis(labels=labelled, ticks=labelled, labelLimit=90, labelOverlap=False)
-    step = alt.Step(max(3, min(24, 560 // n)))
-    return alt.Chart(alt.Data(values=rows), title=title).mark_rect().encode(
-        x=alt.X("key:N", sort=labels, axis=axis, title="key"),
-        y=alt.Y("query:N", sort=labels, axis=axis, title="query"),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1])),
-        tooltip=["query:N", "key:N", "weight:Q"]).properties(width=step, height=step)
+def whatif_maps(full: np.ndarray, sparse: np.ndarray, tokens: Sequence[str], pattern: str, *,
+                layer: int = 0, head: int = 0) -> dict:
+    """The what-if's attention maps, full attention beside the chosen ``pattern``: ``full``
+    and ``sparse`` are the two runs' weights (layers, heads, n, n); the layer and head sliders
+    under the chart pick the map shown. Rows are queries, columns keys."""
+    n_layers, n_heads, n, _ = full.shape
+    if sparse.shape != full.shape:
+        raise ValueError("the two runs must cover the same layers, heads and tokens")
+    maps = map_pair(("full", "sparse"), ("full", pattern), n,
+                    title={"text": {"expr": "'Layer ' + layer + ', head ' + head + "
+                                            f"': full attention and {pattern}'"}})
+    return spec(maps, params=view_params(n_layers, n_heads, layer, head),
+                tokens=token_labels(tokens), marks=cells(n, 2),
+                datasets={"full": map_rows(full, *VIEW), "sparse": map_rows(sparse, *VIEW)},
+                description=f"One head's attention weights as the trained model reads the text "
+                            f"with full attention and through the {pattern} pattern, queries as "
+                            "rows and keys as columns; the layer and head sliders pick the head.")
 
 
-def linformer_chart(maps: np.ndarray, tokens: Sequence[str]) -> alt.Chart:
-    """(n, k) weights of each query over the k pooled rows of keys."""
-    labels = token_labels(tokens)
-    rows = [{"query": labels[i], "row": int(r), "weight": round(float(maps[i, r]), 4)}
-            for i in range(maps.shape[0]) for r in range(maps.shape[1])]
-    return alt.Chart(alt.Data(values=rows)).mark_rect().encode(
-        x=alt.X("row:O", title="pooled row (k of them, in order)"),
-        y=alt.Y("query:N", sort=labels, title="query"),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues")),
-        tooltip=["query:N", "row:Q", "weight:Q"]).properties(
-        width=300, description=f"Weights of each of {maps.shape[0]} queries over the "
-                               f"{maps.shape[1]} pooled rows of keys.")
+ERROR_NAMES = ["mean-pooled keys and values (untrained)", "closest rank-k map (truncated SVD)"]
 
 
-def error_chart(ks: Sequence[int], pooled: Sequence[float], best: Sequence[float]) -> alt.Chart:
-    """Relative output error against k: K and V mean-pooled to k rows (Linformer's shape,
-    untrained) and the closest rank-k map."""
-    names = ["mean-pooled keys and values (untrained)", "closest rank-k map (truncated SVD)"]
-    rows = [{"k": int(k), "error": float(e), "method": name}
-            for name, errs in zip(names, (pooled, best)) for k, e in zip(ks, errs)]
-    return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
-        x=alt.X("k:Q", title="projected rows k", axis=alt.Axis(tickMinStep=1, format="d")),
-        y=alt.Y("error:Q", title="relative error"),
-        color=alt.Color("method:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400),
-                        scale=alt.Scale(domain=names, range=PAIR)),
-        tooltip=["k:Q", alt.Tooltip("error:Q", format=".3f"), "method:N"]
-    ).properties(width=420, height=340,
-                 description=f"Relative output error against k = {', '.join(str(int(k)) for k in ks)}: "
-                             "mean-pooled keys and values, and the closest rank-k map.")
+def linformer_views(maps: np.ndarray, pooled: np.ndarray, best: np.ndarray,
+                    tokens: Sequence[str], *, layer: int = 0, head: int = 0) -> dict:
+    """Linformer on every layer and head, picked by the sliders under the chart: each query's
+    weights over the k pooled rows of keys (``maps``, (layers, heads, n, k)), then the
+    relative output error of the layer against k = 1..n (``pooled`` for mean-pooled keys and
+    values, ``best`` for the closest rank-k map; each (layers, n)), the chosen k marked."""
+    n_layers, n_heads, n, k = maps.shape
+    heat = heat_layer(k, n, x_title="pooled row (k of them, in order)", y_title="query",
+                      value_title="weight", x_labels="pooled",
+                      before=[view_filter(*VIEW), *unpack(k)], masked=False)
+    heat["title"] = {"text": {"expr": "'Layer ' + layer + ', head ' + head + ': each query\\'s "
+                                      f"weights over the k = {k} pooled rows'"}}
+    heat = {"data": {"name": "maps"}, **heat}
+    errs = [{"layer": l, "k": kk + 1, "error": e, "method": name}
+            for l in range(n_layers)
+            for name, errors in zip(ERROR_NAMES, (pooled, best))
+            for kk, e in enumerate(rounded(errors[l]))]
+    x = q("k", "projected rows k", axis={"tickMinStep": 1, "format": "d"})
+    y = q("error", "relative error")
+    method = colour("method", ERROR_NAMES, PAIR, title=None,
+                    legend={"orient": "bottom", "labelLimit": 400})
+    lines = view({"type": "line", "point": True}, data="errors", x=x, y=y, color=method,
+                 transform=[view_filter("layer")], tooltip=tip("k", "error:.3f", "method"))
+    chosen = view({"type": "rule", "strokeDash": [4, 4], "color": "#555"}, data="chosen", x=x,
+                  tooltip=tip({"field": "k", "title": "k on the map"}))
+    said = ("'Layer ' + layer + ' at k = " + str(k) + ": pooled ' + format(at[layer][0], '.3f') + "
+            "', closest rank-k ' + format(at[layer][1], '.3f')")
+    errors = {"layer": [lines, chosen], "width": 420, "height": 300,
+              "title": {"text": {"expr": f"['Relative output error of the layer against k', {said}]"}}}
+    at = [[float(pooled[l, k - 1]), float(best[l, k - 1])] for l in range(n_layers)]
+    return spec({"vconcat": [heat, errors], "spacing": 30,
+                 "resolve": {"scale": {"color": "independent"}}},
+                params=[*view_params(n_layers, n_heads, layer, head),
+                        constant("pooled", [str(i) for i in range(k)]), constant("at", at)],
+                tokens=token_labels(tokens), marks=n * k + 4 * n,
+                datasets={"maps": [{"layer": l, "head": h, "v": packed(maps[l, h])}
+                                   for l in range(n_layers) for h in range(n_heads)],
+                          "errors": errs, "chosen": [{"k": k}]},
+                description=f"Linformer with keys and values mean-pooled to k = {k} rows: each "
+                            "query's weights over the pooled rows for the chosen layer and head, "
+                            "then the layer's relative output error against k for mean-pooling "
+                            "and for the closest rank-k map.")
