@@ -86,6 +86,11 @@ def test_picking_a_folder_opens_it_for_the_lessons(app, models):
     assert at.query_params["model"] == "gpt2"  # a shared link names it
     assert not at.sidebar.warning
     assert at.session_state["sa_for_model"] == "gpt2"  # the page ran its what-ifs on gpt2
+    n = models[1]
+    (caption,) = [c.value for c in at.sidebar.caption if c.value.startswith("GPT-2")]
+    assert caption == (f"GPT-2, 2 layers × 2 heads, {round(n / 1000)}k parameters, from TFVIZ_MODELS. "
+                       f"It takes about {human_bytes(opening_cost(4 * n))} of this server's "
+                       "memory, once for every learner.")
 
 
 def test_a_link_opens_the_folder_and_the_shared_copy_is_the_files_model(app, models):

@@ -139,6 +139,16 @@ def picker_label(name: str) -> str:
     return f.label if f is not None else name
 
 
+def chosen_note() -> None:
+    """Under the picker, when a found folder is the model: its whole label (the picker may cut
+    it), where it came from and that it is shared."""
+    f = found(st.session_state.get("model"))
+    if f is not None:
+        st.caption(f"{f.size}, from {f.source}. It takes about "
+                   f"{human_bytes(opening_cost(f.info.memory_bytes))} of this server's memory, once "
+                   "for every learner.")
+
+
 def folders_note() -> None:
     """Under the picker: each found folder with what opening it costs, and each folder that is
     not offered with the reason, so a lecturer sees why theirs is missing."""

@@ -52,6 +52,7 @@ def sidebar_controls() -> None:
             st.info(note)
         if refused:
             st.warning(refused)
+        checkpoints.chosen_note()
         checkpoints.folders_note()
         if own_model.chosen() is not None:
             st.selectbox("Examples (held out in training)", list(opened.examples), index=None,
