@@ -32,7 +32,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 from safetensors.torch import load_file, save_file  # noqa: E402
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+from tokenizers import (Tokenizer, decoders, models, normalizers, pre_tokenizers,  # noqa: E402
+                        processors, trainers)
 
 import tfviz  # noqa: E402
 from tfviz.data.stories import story_corpus  # noqa: E402
@@ -259,10 +260,11 @@ def test_weights_export_every_parameter_once(folder, bundle):
     W = bundle.weights()
     model = transformers.BertForMaskedLM.from_pretrained(folder, dtype=torch.float32)
     assert sum(a.size for a in W.values()) == sum(p.numel() for p in model.parameters())
-    assert np.array_equal(W["W_token_type"], model.bert.embeddings.token_type_embeddings.weight.detach().numpy())
+    emb = model.bert.embeddings
+    assert np.array_equal(W["W_token_type"], emb.token_type_embeddings.weight.detach().numpy())
     assert np.array_equal(W["mlm_head.W"], model.cls.predictions.transform.dense.weight.detach().numpy().T)
     assert np.array_equal(W["b_U"], model.cls.predictions.bias.detach().numpy())
-    assert np.array_equal(W["ln_embed.w"], model.bert.embeddings.LayerNorm.weight.detach().numpy())
+    assert np.array_equal(W["ln_embed.w"], emb.LayerNorm.weight.detach().numpy())
 
 
 def test_untied_decoder_is_read_from_its_own_weight(tmp_path):
