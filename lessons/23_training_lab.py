@@ -1,7 +1,6 @@
 """The training lab: pick a task and an architecture, train it here, watch attention form,
 compare runs and the ready-made design choices. Training runs in the server's background queue
 (tfviz.lab.runs); this page only submits, polls and draws."""
-import numpy as np
 import streamlit as st
 
 from tfviz.lab.comparisons import COMPARISONS, comparison_table
@@ -14,6 +13,7 @@ from tfviz.ui import own_model
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
 from tfviz.ui.present import step
+from tfviz.ui.views import view_value
 from tfviz.ui.widgets import show_code, stable_select, table, vega
 from tfviz.viz import lab as lv
 
@@ -143,26 +143,19 @@ with step("4 · Attention forming"):
         pick = run_labels.index(chosen) if chosen in run_labels else len(runs) - 1
         run = runs[pick]
         cfg = run.settings
-        m1, m2, m3 = st.columns(3)
-        ex_labels = [f"{i + 1}: {' '.join(tokens)}" for i, tokens in enumerate(run.shown_tokens)]
-        chosen = m1.selectbox("Held-out example", ex_labels, key="lab_map_ex")
-        ex = ex_labels.index(chosen) if chosen in ex_labels else 0
-        layer = m2.slider("Layer", 0, cfg.n_layers - 1, 0, key=f"lab_map_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
-        head = m3.slider("Head", 0, cfg.n_heads - 1, 0, key=f"lab_map_head{cfg.n_heads}") if cfg.n_heads > 1 else 0
-        layer, head, ex = min(layer, cfg.n_layers - 1), min(head, cfg.n_heads - 1), min(ex, len(run.shown_tokens) - 1)
-        maps = np.stack([c.patterns[ex][layer, head] for c in run.checkpoints])  # (checkpoints, T, T)
-        vega(lv.attention_over_time, maps, tuple(c.step for c in run.checkpoints),
-             tuple(run.shown_tokens[ex]), f"layer {layer}, head {head}")
-        st.caption("Move the slider under the map to go through training: each row is a query, and "
-                   "its cells show how much it reads each key. Before training (checkpoint 0) the "
-                   "weights are spread almost evenly; the pattern the task needs appears as the "
-                   "accuracy climbs.")
-        loads = [c.expert_load for c in run.checkpoints]
+        layer = view_value("layer", cfg.n_layers - 1)
+        head = view_value("head", cfg.n_heads - 1)
+        steps = tuple(c.step for c in run.checkpoints)
+        vega(lv.attention_forming, tuple(c.patterns for c in run.checkpoints), steps,
+             run.shown_tokens, layer=layer, head=head)
+        st.caption("Move the checkpoint slider under the map to go through training (the layer and "
+                   "head sliders and the example box pick the map; all of them change it in your "
+                   "browser at once): each row is a query, and its cells show how much it reads "
+                   "each key. Before training (checkpoint 0) the weights are spread almost evenly; "
+                   "the pattern the task needs appears as the accuracy climbs.")
+        loads = tuple(c.expert_load for c in run.checkpoints)
         if loads[-1] is not None:
-            el = st.slider("Expert load of layer", 0, cfg.n_layers - 1, 0,
-                           key=f"lab_load_layer{cfg.n_layers}") if cfg.n_layers > 1 else 0
-            vega(lv.expert_load_chart, tuple(c.step for c in run.checkpoints),
-                 np.stack([ld[el] for ld in loads]), f"each expert's share of held-out tokens, layer {el}")
+            vega(lv.expert_load_chart, steps, loads, layer=layer)
         st.button("Open in the lessons", key="lab_open", on_click=own_model.open_run, args=(run,),
                   disabled=run.weights is None,
                   help="This run's model becomes a model of your own in the sidebar, for this browser "
@@ -174,10 +167,10 @@ with step("4 · Attention forming"):
                        "the sidebar's text is one of its held-out examples. Only you see it, until "
                        "you close this tab; choose a shared model in the sidebar to go back.")
             links = st.columns(4)
-            for i, (url, label) in enumerate(lab_lesson_links(opened.bundle.config)):
+            for i, (url, link_label) in enumerate(lab_lesson_links(opened.bundle.config)):
                 lesson = by_url(url)
                 if lesson is not None:
-                    links[i % 4].page_link(f"lessons/{lesson.file}", label=label)
+                    links[i % 4].page_link(f"lessons/{lesson.file}", label=link_label)
 
 with step("5 · Compare runs"):
     if len(runs) < 2:

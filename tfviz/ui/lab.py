@@ -143,6 +143,7 @@ def keep(runs: list[RunView]) -> None:
     st.session_state[RUNS_KEY] = (kept_runs() + fresh)[-KEPT:]
 
 
-def live_chart(chart) -> None:
-    """Draw an altair chart that changes every second (live curves): no cache, no validation."""
-    vega_lite(chart.to_dict(validate=False))  # presenter view draws a copy in large type
+def live_chart(spec: dict) -> None:
+    """Draw a Vega-Lite chart that changes every second (the live curves): not cached, since
+    each second's is new."""
+    vega_lite(spec)  # presenter view draws a copy in large type

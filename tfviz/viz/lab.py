@@ -1,20 +1,26 @@
-"""The training lab's charts (altair): loss and held-out accuracy curves of up to four runs,
-attention maps with a slider over training time, and each expert's load over training.
+"""The training lab's charts: loss and held-out accuracy curves of up to four runs, a run's
+attention maps as they form, and each expert's load over training.
 
-Pure functions of numbers and strings. The attention chart carries every checkpoint at once and
-filters it in the browser, so moving its slider costs no rerun (see README, "Instant views").
+Pure functions of numbers and strings, returning Vega-Lite dicts (``tfviz.viz.charts``). The
+attention and expert charts carry every checkpoint, held-out example, layer and head of the run
+at once, with sliders under the chart (``tfviz.viz.instant``): moving one repaints in the
+browser, with no script run (README, "Instant views").
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pandas  # noqa: F401  (before altair: see tfviz.ui.warmup)
-import altair as alt
 import numpy as np
 
-from tfviz.viz.style import CATEGORICAL, token_labels
+from tfviz.viz.charts import chart, colour, q, tip, view
+from tfviz.viz.instant import choice, constant, heat_layer, packed, slider, spec, unpack
+from tfviz.viz.instant_masking import view_filter
+from tfviz.viz.instant_pictures import picture, picture_layer
+from tfviz.viz.style import token_labels
 
 MAX_POINTS = 300  # loss points per run on the chart: longer runs are averaged in bins
+VALUE_CELLS = 150_000  # more cells than this across a run's maps travel as pictures
+GAP = "#ffffff"  # a picture's cells past a shorter example's end
 
 
 def binned(losses: Sequence[float], max_points: int = MAX_POINTS) -> tuple[list[int], list[float]]:
@@ -38,7 +44,7 @@ def binned(losses: Sequence[float], max_points: int = MAX_POINTS) -> tuple[list[
 
 def curves_chart(labels: Sequence[str], losses: Sequence[Sequence[float]],
                  acc_steps: Sequence[Sequence[int]], accs: Sequence[Sequence[float]],
-                 chance: float | None = None) -> alt.HConcatChart:
+                 chance: float | None = None) -> dict:
     """Training loss (left) and held-out accuracy (right) against steps, one colour per run."""
     loss_rows, acc_rows = [], []
     for name, run_losses, steps, run_accs in zip(labels, losses, acc_steps, accs):
@@ -46,57 +52,95 @@ def curves_chart(labels: Sequence[str], losses: Sequence[Sequence[float]],
         loss_rows += [{"run": name, "step": x, "loss": round(y, 4)} for x, y in zip(xs, ys)]
         acc_rows += [{"run": name, "step": int(s), "accuracy": round(float(a), 4)}
                      for s, a in zip(steps, run_accs)]
-    colour = alt.Color("run:N", title=None, scale=alt.Scale(domain=list(labels),
-                                                              range=CATEGORICAL[:max(1, len(labels))]),
-                       legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=600))
-    loss = alt.Chart(alt.Data(values=loss_rows), title="training loss").mark_line().encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("loss:Q", title="cross-entropy (nats)"),
-        color=colour, tooltip=["run:N", "step:Q", "loss:Q"]).properties(width=330, height=220)
-    acc = alt.Chart(alt.Data(values=acc_rows), title="held-out accuracy").mark_line(point=True).encode(
-        x=alt.X("step:Q", title="step"),
-        y=alt.Y("accuracy:Q", title="share of held-out examples solved", scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(format="%")),
-        color=colour, tooltip=["run:N", "step:Q", alt.Tooltip("accuracy:Q", format=".1%")])
+    run = colour("run", labels, title=None,
+                 legend={"orient": "bottom", "direction": "vertical", "labelLimit": 600})
+    step = q("step", "step")
+    loss = {**view("line", data="loss", x=step, y=q("loss", "cross-entropy (nats)"), color=run,
+                   tooltip=tip("run", "step", "loss")),
+            "title": "training loss", "width": 330, "height": 220}
+    acc_line = view({"type": "line", "point": True}, data="accuracy", x=step, color=run,
+                    y=q("accuracy", "share of held-out examples solved", scale={"domain": [0, 1]},
+                        axis={"format": "%"}),
+                    tooltip=tip("run", "step", "accuracy:.1%"))
+    layers = [acc_line]
+    sets = {"loss": loss_rows, "accuracy": acc_rows}
     if chance is not None:
-        rule = alt.Chart(alt.Data(values=[{"chance": chance}])).mark_rule(strokeDash=[4, 4], color="#888").encode(
-            y="chance:Q", tooltip=[alt.Tooltip("chance:Q", title="chance", format=".1%")])
-        acc = alt.layer(acc, rule)
-    return alt.hconcat(loss, acc.properties(width=330, height=220)).properties(
-        description=f"Training loss (left) and held-out accuracy (right) against steps, for "
-                    f"{len(labels)} run{'s' if len(labels) != 1 else ''}: {'; '.join(labels)}.")
+        layers.append(view({"type": "rule", "strokeDash": [4, 4], "color": "#888"}, data="chance",
+                           y=q("chance"), tooltip=tip({"field": "chance", "title": "chance",
+                                                       "format": ".1%"})))
+        sets["chance"] = [{"chance": chance}]
+    acc = {"layer": layers, "title": "held-out accuracy", "width": 330, "height": 220}
+    runs = f"{len(labels)} run{'s' if len(labels) != 1 else ''}"
+    return chart({"hconcat": [loss, acc]}, datasets=sets,
+                 description=f"Training loss (left) and held-out accuracy (right) against steps, "
+                             f"for {runs}: {'; '.join(labels)}.")
 
 
-def attention_over_time(maps: np.ndarray, steps: Sequence[int], tokens: Sequence[str],
-                        title: str) -> alt.Chart:
-    """maps: (checkpoints, T, T) one head's weights at each checkpoint; a slider picks the
-    checkpoint in the browser. Rows are queries, columns keys."""
-    C, T, _ = maps.shape
-    names = token_labels(tokens)
-    rows = [{"c": c, "query": names[q], "key": names[k], "weight": round(float(maps[c, q, k]), 3)}
-            for c in range(C) for q in range(T) for k in range(T)]
-    pick = alt.param(name="checkpoint", value=C - 1,
-                     bind=alt.binding_range(min=0, max=max(C - 1, 0), step=1,
-                                            name="checkpoint (0 = before training) "))
-    step_rows = [{"c": c, "step": int(s)} for c, s in enumerate(steps)]
-    heat = alt.Chart(alt.Data(values=rows)).mark_rect().encode(
-        x=alt.X("key:N", sort=names, title="key (attended to)"),
-        y=alt.Y("query:N", sort=names, title="query"),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), title="weight"),
-        tooltip=["query:N", "key:N", "weight:Q"]).transform_filter("datum.c == checkpoint").properties(
-        width=22 * T + 40, height=22 * T, title=title)
-    label = alt.Chart(alt.Data(values=step_rows)).mark_text(align="left", fontSize=13).encode(
-        text=alt.Text("label:N")).transform_filter("datum.c == checkpoint").transform_calculate(
-        label="'after ' + datum.step + ' steps'").properties(width=22 * T + 40, height=18)
-    return alt.vconcat(label, heat).add_params(pick).properties(
-        description=f"{title}: one head's attention weights, queries as rows and keys as columns, "
-                    f"at each of {C} checkpoints; the checkpoint slider picks one.")
+def attention_forming(patterns: Sequence[Sequence[np.ndarray]], steps: Sequence[int],
+                      tokens: Sequence[Sequence[str]], *, layer: int = 0, head: int = 0) -> dict:
+    """One run's attention maps as training goes: ``patterns[c][e]`` is checkpoint c's
+    weights (layers, heads, T, T) on held-out example e, ``steps[c]`` its step and
+    ``tokens[e]`` that example's tokens. Sliders under the chart pick the checkpoint (the
+    last one first), the layer and the head, a select box the example; rows are queries,
+    columns keys. A run whose maps hold more than ``VALUE_CELLS`` cells in all sends them as
+    pictures (no values on hover)."""
+    n_ckpt, n_ex = len(patterns), len(tokens)
+    n_layers, n_heads = patterns[0][0].shape[:2]
+    longest = max(len(t) for t in tokens)
+    pictured = n_ckpt * n_ex * n_layers * n_heads * longest ** 2 > VALUE_CELLS
+    rows = []
+    for c in range(n_ckpt):
+        for e in range(n_ex):
+            maps = np.full((n_layers, n_heads, longest, longest), np.nan)
+            t = patterns[c][e].shape[-1]
+            maps[:, :, :t, :t] = patterns[c][e]
+            for lyr in range(n_layers):
+                for h in range(n_heads):
+                    cell = picture(maps[lyr, h], masked=GAP) if pictured else packed(maps[lyr, h])
+                    rows.append({"checkpoint": c, "example": e, "layer": lyr, "head": h,
+                                 ("img" if pictured else "v"): cell})
+    keep = view_filter("checkpoint", "example", "layer", "head")
+    labels = "extokens[example]"
+    if pictured:
+        heat = picture_layer(longest, longest, x_title="key (attended to)", y_title="query",
+                             value_title="weight", before=[keep], x_labels=labels, y_labels=labels)
+    else:
+        heat = heat_layer(longest, longest, x_title="key (attended to)", y_title="query",
+                          value_title="weight", before=[keep, *unpack(longest)],
+                          x_labels=labels, y_labels=labels, cell=22)
+    heat["title"] = {"text": {"expr": "'Layer ' + layer + ', head ' + head + ', after ' + "
+                                      "steps[checkpoint] + ' steps'"}}
+    said = [" ".join(t) for t in tokens]
+    params = [slider("checkpoint", n_ckpt - 1, "checkpoint (0 = before training)", n_ckpt - 1),
+              choice("example", range(n_ex), [f"{e + 1}: {s}" for e, s in enumerate(said)],
+                     "held-out example"),
+              slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+              constant("steps", [int(s) for s in steps]),
+              constant("extokens", [token_labels(t) for t in tokens])]
+    return spec({"data": {"name": "maps"}, **heat}, params=params, datasets={"maps": rows},
+                marks=0 if pictured else longest ** 2,
+                description=f"One head's attention weights on a held-out example, queries as rows "
+                            f"and keys as columns, at each of {n_ckpt} checkpoints of training; "
+                            "sliders pick the checkpoint, the layer and the head, a select box "
+                            "the example.")
 
 
-def expert_load_chart(steps: Sequence[int], load: np.ndarray, title: str) -> alt.Chart:
-    """load: (checkpoints, E) share of held-out tokens whose first choice was each expert."""
-    rows = [{"step": int(s), "expert": f"expert {e}", "share": round(float(load[c, e]), 4)}
-            for c, s in enumerate(steps) for e in range(load.shape[1])]
-    return alt.Chart(alt.Data(values=rows), title=title).mark_line(point=True).encode(
-        x=alt.X("step:Q"), y=alt.Y("share:Q", axis=alt.Axis(format="%"), title="share of tokens"),
-        color=alt.Color("expert:N", title=None),
-        tooltip=["expert:N", "step:Q", alt.Tooltip("share:Q", format=".1%")]).properties(width=420, height=200)
+def expert_load_chart(steps: Sequence[int], loads: Sequence[np.ndarray], *, layer: int = 0) -> dict:
+    """loads[c]: checkpoint c's (layers, experts) share of held-out tokens whose first choice
+    was each expert; the layer slider under the chart picks the layer."""
+    load = np.stack(loads)  # (checkpoints, layers, experts)
+    n_layers, n_experts = load.shape[1:]
+    rows = [{"step": int(s), "layer": lyr, "expert": f"expert {e}",
+             "share": round(float(load[c, lyr, e]), 4)}
+            for c, s in enumerate(steps) for lyr in range(n_layers) for e in range(n_experts)]
+    lines = view({"type": "line", "point": True}, x=q("step", "step"),
+                 y=q("share", "share of tokens", axis={"format": "%"}),
+                 color=colour("expert", [f"expert {e}" for e in range(n_experts)], title=None),
+                 transform=[view_filter("layer")], tooltip=tip("expert", "step", "share:.1%"))
+    lines["title"] = {"text": {"expr": "'Each expert\\'s share of held-out tokens, layer ' + layer"}}
+    return spec({**lines, "width": 420, "height": 200},
+                params=[slider("layer", n_layers - 1, "Layer", layer)],
+                datasets={"rows": rows}, marks=len(rows),
+                description=f"Each of {n_experts} experts' share of the held-out tokens that chose "
+                            f"it first, against training steps; the layer slider picks one of "
+                            f"{n_layers} layers.")
