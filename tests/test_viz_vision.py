@@ -49,7 +49,7 @@ def labels_of(spec: dict, name: str) -> list[str]:
 def test_the_picture_is_the_image_pixel_by_pixel_with_its_grid_and_names(image):
     spec = valid(vv.image_grid_figure(image, 4, title="Your image"))
     pixels = spec["datasets"]["pixels"]
-    assert len(pixels) == 16 * 16
+    assert len(pixels) == 16 * 16 and spec["data"] == {"name": "pixels"}  # the chart's own rows
     for p in pixels:
         want = np.round(np.clip(image[p["y"], p["x"]], 0, 1) * 255).astype(int).tolist()
         assert [int(p["rgb"][k:k + 2], 16) for k in (1, 3, 5)] == want
@@ -144,8 +144,11 @@ def test_the_bars_are_torchs_softmax_of_the_logits(vit, image):
     assert [r["class"] for r in rows] == list(vit.config.classes)
     for r, w in zip(rows, want):
         assert r["p"] == pytest.approx(float(w), abs=SENT)
-        assert r["label"] == f"{float(w):.3f}"
-        assert r["drawn"] == ("the shape drawn" if r["class"] == "square" else "another shape")
+        assert r["drawn"] == ("yes" if r["class"] == "square" else "no")
+    bars, numbers = spec["layer"]
+    assert numbers["encoding"]["text"] == {"field": "p", "type": "quantitative", "title": "probability",
+                                           "format": ".3f"}  # each bar's number beside it
+    assert bars["encoding"]["color"]["scale"]["range"] == ["#009E73", "#0072B2"]  # drawn: green
     told = "; ".join(f"{c} {float(w):.3f}" for c, w in zip(vit.config.classes, want))
     assert spec["description"] == f"vit-tiny's probability for each class: {told}. The shape drawn is square."
 
@@ -159,3 +162,22 @@ def test_presenter_view_keeps_the_pictures_pixels_square_and_grows_the_rest(imag
     assert big["height"] == matrix["height"] * presenter.SCALE
     # and its colour bar may grow with it (Vega-Lite caps it at 200 px unless told)
     assert big["config"]["legend"]["gradientVerticalMaxLength"] == 200 * presenter.SCALE
+
+
+def test_the_numbers_under_each_chart_are_its_data_not_its_decoration(vit, image):
+    """'The numbers as a table' (chart_numbers.chart_tables) tables what each chart draws: the
+    pixels, not the grid lines or the patch names; the bars' classes and probabilities."""
+    from tfviz.viz.chart_numbers import chart_tables
+
+    (pixels,) = chart_tables(vv.image_grid_figure(image, 4, title="t"))
+    assert pixels.columns == ("colour", "row", "column", "R, G, B (0-255)") and pixels.total == 256
+    colour, row, col, rgb = pixels.rows[17]
+    assert (row, col) == (1, 1) and colour == "#%02x%02x%02x" % tuple(
+        int(v) for v in np.round(np.clip(image[1, 1], 0, 1) * 255))
+    probs = np.array([0.2, 0.3, 0.5])
+    (bars,) = chart_tables(vv.probabilities_figure(vit.config.classes, probs, "circle"))
+    assert bars.columns == ("class", "the shape drawn?", "probability")
+    assert bars.rows == tuple((c, "yes" if c == "circle" else "no", p)
+                              for c, p in zip(vit.config.classes, probs))
+    (matrix,) = chart_tables(vv.similarity_figure(np.eye(2), 0))
+    assert matrix.rows == (("0", 1.0, 0.0), ("1", 0.0, 1.0))

@@ -52,17 +52,18 @@ def pixel_axes(width: int, height: int, *, axes: bool = False, tick: int = 4) ->
     return channel(width, "column", False), channel(height, "row", True)
 
 
-def pixel_layer(width: int, height: int, *, data: str = "pixels", axes: bool = False) -> dict:
-    """The picture ``pixel_rows`` sends, one rect per pixel in its own colour (a 16×16 image is
-    256 marks). The pixels stay out of the accessibility tree: the chart's description says
-    what the picture is, and 256 colour names would bury it."""
+def pixel_layer(width: int, height: int, *, data: str | None = "pixels", axes: bool = False) -> dict:
+    """The picture ``pixel_rows`` sends (the dataset ``data``; None: the chart's own rows), one
+    rect per pixel in its own colour (a 16×16 image is 256 marks). The pixels stay out of the
+    accessibility tree: the chart's description says what the picture is, and 256 colour names
+    would bury it."""
     x, y = pixel_axes(width, height, axes=axes)
-    return {"data": {"name": data},
+    return {**({"data": {"name": data}} if data else {}),
             "transform": [{"calculate": "datum.x + 1", "as": "x1"}, {"calculate": "datum.y + 1", "as": "y1"}],
             "mark": {"type": "rect", "aria": False},
             "encoding": {"x": {"field": "x", **x}, "x2": {"field": "x1"},
                          "y": {"field": "y", **y}, "y2": {"field": "y1"},
-                         "color": {"field": "rgb", "type": "nominal", "scale": None},
+                         "color": {"field": "rgb", "type": "nominal", "scale": None, "title": "colour"},
                          "tooltip": [{"field": "y", "title": "row"}, {"field": "x", "title": "column"},
                                      {"field": "RGB", "title": "R, G, B (0-255)"}]}}
 

@@ -35,7 +35,7 @@ def image_grid_figure(image: np.ndarray, patch: int, *, title: str, size: int = 
     x, y = pixel_axes(W, H, axes=True)  # every layer names the same axes
     lines = ([{"x": c * patch, "y": 0, "x2": c * patch, "y2": H} for c in range(1, cols)] +
              [{"x": 0, "y": r * patch, "x2": W, "y2": r * patch} for r in range(1, rows)])
-    layers = [pixel_layer(W, H, axes=True)]
+    layers = [pixel_layer(W, H, data=None, axes=True)]  # the chart's rows; lines and names decorate
     if lines:
         layers.append({"data": {"name": "grid"},
                        "mark": {"type": "rule", "color": FRAME, "strokeWidth": 2, "aria": False},
@@ -56,7 +56,7 @@ def image_grid_figure(image: np.ndarray, patch: int, *, title: str, size: int = 
                    f"patches of {patch}×{patch} pixels"
                    + (f", named p0 to p{rows * cols - 1} row by row." if named else ".")
                    if lines else f"The {H}×{W} image, pixel by pixel: one patch of {patch}×{patch} pixels.")
-    body = {"width": cell * W, "height": cell * H, "layer": layers,
+    body = {"data": {"name": "pixels"}, "width": cell * W, "height": cell * H, "layer": layers,
             "name": PICTURE}  # presenter view keeps its pixels square
     datasets = {"pixels": pixel_rows(image), **({"grid": lines} if lines else {}),
                 **({"patches": labels} if labels else {})}
@@ -142,18 +142,17 @@ def similarity_figure(similarity: np.ndarray, patch: int, *, cell: int = 90) -> 
 def probabilities_figure(classes: Sequence[str], probs: np.ndarray, truth: str | None) -> dict:
     """The model's probability for each class, its number beside the bar; the shape actually
     drawn (``truth``) in green, the others in blue."""
-    rows = [{"class": c, "p": round(float(p), 4), "label": f"{float(p):.3f}",
-             "drawn": "the shape drawn" if c == truth else "another shape"}
+    rows = [{"class": c, "p": round(float(p), 4), "drawn": "yes" if c == truth else "no"}
             for c, p in zip(classes, probs)]
     y = n("class", None, sort=list(classes), axis={"title": None, "labelAngle": 0})
     bars = view("bar", x=q("p", "probability", scale={"domain": [0, 1.15], "nice": False},
                            axis={"values": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}),
-                y=y, color=colour("drawn", ["the shape drawn", "another shape"],
-                                  [CATEGORICAL[2], CATEGORICAL[0]], legend=None),
-                tooltip=tip("class", "p:.4f"))
+                y=y, color=colour("drawn", ["yes", "no"], [CATEGORICAL[2], CATEGORICAL[0]],
+                                  title="the shape drawn?", legend=None),
+                tooltip=tip("class", {"field": "p", "title": "probability", "format": ".4f"}))
     numbers = view({"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 2},
-                   x=q("p"), y=y, text=n("label"))
-    told = "; ".join(f"{r['class']} {r['label']}" for r in rows)
+                   x=q("p", "probability"), y=y, text=q("p", "probability", format=".3f"))
+    told = "; ".join(f"{c} {float(p):.3f}" for c, p in zip(classes, probs))
     return chart({"layer": [bars, numbers]}, title="Class probabilities (green: the shape drawn)",
                  description=(f"vit-tiny's probability for each class: {told}"
                               + (f". The shape drawn is {truth}." if truth else ".")),
