@@ -47,6 +47,21 @@ def test_an_instant_view_has_no_generic_table():
 
     spec = {"params": [{"name": "layer", "value": 0, "bind": {"input": "range"}}],
             "data": {"values": [{"layer": 0, "w": 0.5}]}, "mark": "rect",
-            "encoding": {"x": {"field": "w"}}}
+            "encoding": {"x": {"field": "w", "title": "weight"}}}
     assert chart_tables(spec) == []
     assert chart_tables({**spec, "params": []})[0].rows == ((0.5,),)
+
+
+def test_a_matrix_chart_table_holds_the_models_gamma_row_by_row(app_page):
+    """Lesson 9's γ map travels packed (``instant.matrix_chart``); its table unpacks it into
+    one row per LayerNorm, named as the chart names them, which must be the model's own γ."""
+    import numpy as np
+
+    at = app_page("09_layernorm.py")
+    gammas = [t for t in tables(at) if t[1][0] == "L0 ln1"]
+    assert gammas, [t[0][:3] for t in tables(at)]
+    model = tfviz.load(DEFAULT_MODEL).model
+    first = np.array([float(v) for v in gammas[0][1][1:]])
+    # The chart's data carries 4 decimals (instant.DIGITS), so the table does too.
+    np.testing.assert_allclose(first, model.blocks[0].ln1.weight.detach().numpy(), atol=5.1e-5)
+    assert len(gammas[0][0]) == 1 + model.cfg.d_model

@@ -116,7 +116,8 @@ def _views(spec: dict, data=None):
 
 def _fields(encoding: dict) -> list[tuple[str, str]]:
     """(field, title) of every encoded field: what names a row first (nominal and ordinal
-    fields: a token, a part, a position), then the measured numbers, each in ``CHANNELS`` order."""
+    fields: a token, a part, a position), then the measured numbers, each in ``CHANNELS`` order.
+    A field without a title of its own is titled by its name."""
     keys, numbers = [], []
     for channel in CHANNELS:
         defs = encoding.get(channel)
@@ -128,43 +129,74 @@ def _fields(encoding: dict) -> list[tuple[str, str]]:
     return keys + numbers
 
 
-def chart_tables(spec: dict) -> list[ChartTable]:
-    """The numbers of a plain Vega-Lite chart as tables, one per data source its views read,
-    with the columns its encodings draw (titled as on the chart).
+def _source(spec: dict, data) -> tuple[str, list] | None:
+    """(key, rows) of the data a view reads, if its rows are here as a list of dicts."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("values"), list):
+        key, rows = f"values:{id(data['values'])}", data["values"]
+    elif isinstance(data.get("name"), str) and isinstance(spec.get("datasets", {}).get(data["name"]), list):
+        key, rows = data["name"], spec["datasets"][data["name"]]
+    else:
+        return None
+    return (key, rows) if rows and all(isinstance(r, dict) for r in rows) else None
 
-    An instant view (a spec with parameters bound to inputs) gives none: what it draws depends
-    on the view chosen in the browser, and its rows are packed (``tfviz.viz.instant``); the
-    pages that need its numbers as a table build them from the trace (:func:`heads` and the
-    others above). Nor does a chart whose rows are already Arrow bytes.
+
+def _matrix_table(spec: dict, rows: list[dict]) -> ChartTable | None:
+    """A matrix packed into one row (``instant.matrix_rows``) as a table: one row per matrix
+    row, named by the chart's ``ylabels``, one column per ``xlabels`` entry."""
+    consts = {p["name"]: p["value"] for p in spec.get("params", ())
+              if isinstance(p, dict) and "value" in p and "bind" not in p}
+    xs, ys = consts.get("xlabels"), consts.get("ylabels")
+    if len(rows) != 1 or not isinstance(rows[0].get("v"), str) or not xs or not ys:
+        return None
+    cells = [float(v) if v else None for v in rows[0]["v"].split(",")]
+    if len(cells) != len(xs) * len(ys):
+        return None
+    body = tuple((str(y), *cells[i * len(xs):(i + 1) * len(xs)]) for i, y in enumerate(ys))
+    return ChartTable(unique(["", *map(str, xs)]), body[:MAX_TABLE_ROWS], len(body))
+
+
+def chart_tables(spec: dict) -> list[ChartTable]:
+    """The numbers of a plain Vega-Lite chart as tables, with the columns its encodings draw
+    (titled as on the chart), or the matrix it draws (``instant.matrix_chart``).
+
+    Only the chart's own data is tabled: the rows its top level reads (else, for side-by-side
+    views with no data of their own at the top, each view's); a layer that brings rows of its
+    own draws decoration (a frame, a rule, a label), and so do rows whose views title no field. An instant view (a spec with parameters
+    bound to inputs) gives none: what it draws depends on the view chosen in the browser, and
+    its rows are packed (``tfviz.viz.instant``); the pages that need its numbers as a table
+    build them from the trace (:func:`heads` and the others above).
 
     >>> spec = {"data": {"name": "rows"}, "datasets": {"rows": [{"t": "a", "p": 0.25, "k": 1}]},
-    ...         "mark": "bar", "encoding": {"y": {"field": "t", "title": "token"},
+    ...         "mark": "bar", "encoding": {"y": {"field": "t", "title": "token", "type": "nominal"},
     ...                                     "x": {"field": "p", "title": "probability"}}}
     >>> chart_tables(spec)
     [ChartTable(columns=('token', 'probability'), rows=(('a', 0.25),), total=1)]
     """
     if any(isinstance(p, dict) and "bind" in p for p in spec.get("params", ())):
         return []
+    top = _source(spec, spec.get("data"))
     sources: dict[str, tuple[list, list[tuple[str, str]]]] = {}
+    titled: set[str] = set()  # sources with a field the chart names (not a frame or a rule)
     for view, data in _views(spec):
-        if not isinstance(data, dict):
+        found = _source(spec, data)
+        if found is None or (top is not None and found[0] != top[0]):
             continue
-        if isinstance(data.get("values"), list):
-            key, rows = f"values:{id(data['values'])}", data["values"]
-        elif isinstance(data.get("name"), str) and isinstance(spec.get("datasets", {}).get(data["name"]), list):
-            key, rows = data["name"], spec["datasets"][data["name"]]
-        else:
-            continue
-        if not rows or not all(isinstance(r, dict) for r in rows):
-            continue
+        key, rows = found
         _, fields = sources.setdefault(key, (rows, []))
+        if any(isinstance(d, dict) and d.get("title") for d in view.get("encoding", {}).values()):
+            titled.add(key)
         present = set().union(*(r.keys() for r in rows))
         for field, title in _fields(view.get("encoding", {})):
             if field in present and field not in [f for f, _ in fields]:
                 fields.append((field, title))
     tables = []
-    for rows, fields in sources.values():
-        if fields:
+    for key, (rows, fields) in sources.items():
+        matrix_table = _matrix_table(spec, rows)
+        if matrix_table is not None:
+            tables.append(matrix_table)
+        elif fields and key in titled and not any(f == "v" and isinstance(rows[0].get("v"), str) for f, _ in fields):
             titles = unique([t for _, t in fields])
             shown = tuple(tuple(r.get(f) for f, _ in fields) for r in rows[:MAX_TABLE_ROWS])
             tables.append(ChartTable(titles, shown, len(rows)))
