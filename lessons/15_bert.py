@@ -3,7 +3,6 @@ fine-tuning counted, fine-tuning measured three ways, span corruption."""
 import streamlit as st
 
 from tfviz.analysis import coref
-from tfviz.analysis import coref_compare as cc
 from tfviz.analysis import finetune as ft
 from tfviz.analysis import finetune_compare as ftc
 from tfviz.analysis import finetune_measured as fm
@@ -180,7 +179,7 @@ with step("3 · “it” looks both ways"):
                  "the “wide” sentence": EXAMPLES["Coreference (wide)"]}
     if text not in sentences.values() and coref.coref_spans(trace.tokens) is not None:
         sentences["your sentence"] = text
-    found = cc.probed_sentences({title: get_trace(BERT, s) for title, s in sentences.items()})
+    found = coref.probed_sentences({title: get_trace(BERT, s) for title, s in sentences.items()})
     head_record = evaluation.coref_head
     if len(found) < 2:
         st.info("The two example sentences do not fit this model's tokens.")
@@ -211,7 +210,7 @@ with step("3 · “it” looks both ways"):
                            "noun (bert-tiny's manifest, re-measured by its tests).")
         gpt = "gpt-tiny"
         if gpt in model_names():
-            changes = cc.row_changes([get_trace(gpt, s) for s in list(sentences.values())[:2]],
+            changes = coref.row_changes([get_trace(gpt, s) for s in list(sentences.values())[:2]],
                                      list(found.values())[:2])
             if changes is not None:
                 change, bert_change = changes

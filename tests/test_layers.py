@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The floors, from the ground up: (what the floor is for, its parts).
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("definitions and pure maths that import no other part",
-     ("config", "reference", "labels", "textinput", "curriculum", "vision", "notes_errata",
-      "weights")),
+     ("config", "reference", "labels", "manifest", "textinput", "curriculum", "vision",
+      "notes_errata", "weights")),
     ("the model, our data, and counting a model's parameters",
      ("model", "data", "params")),
     ("reading a model and text: traces and tokenizers",
