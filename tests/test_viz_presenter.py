@@ -1,4 +1,4 @@
-"""Presenter view's chart settings (tfviz.viz.presenter, presenter_plotly), and the palette it keeps.
+"""Presenter view's chart settings (tfviz.viz.presenter), and the palette it keeps.
 
 The functions are pure: they return a new spec or figure and never write into the one they
 get, which is shared by every learner on the server (a cached spec, a shared figure).
@@ -9,10 +9,9 @@ import copy
 import itertools
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 
-from tfviz.viz import presenter, presenter_plotly
+from tfviz.viz import presenter
 from tfviz.viz.style import CATEGORICAL
 
 FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize")
@@ -50,15 +49,14 @@ def _instant_spec() -> dict:
                             entropy, ["a", "b", "c", "d", "e"], layer=1, head=0)
 
 
-def _chart_spec() -> dict:
-    """A chart of the toolkit (``tfviz.viz.charts``): lesson 6's variance chart."""
+def _altair_spec() -> dict:
     from tfviz.analysis.scaling import dot_product_variance
     from tfviz.viz.scaling import variance_chart
 
-    return variance_chart(dot_product_variance((1, 4, 16), 200, 0))
+    return variance_chart(dot_product_variance((1, 4, 16), 200, 0)).to_dict()
 
 
-@pytest.mark.parametrize("make", [_instant_spec, _chart_spec], ids=["instant", "chart"])
+@pytest.mark.parametrize("make", [_instant_spec, _altair_spec], ids=["instant", "altair"])
 def test_vega_spec_enlarges_text_and_lines_and_leaves_the_shared_spec_alone(make):
     import altair as alt
 
@@ -99,45 +97,6 @@ def test_vega_spec_scales_explicit_sizes_and_fills_in_the_rest():
     cells = presenter.vega_spec({"layer": [{"mark": "rect"},
                                            {"mark": {"type": "text", "fontSize": 12}}]})
     assert cells["layer"][1]["mark"] == {"type": "text", "fontSize": 24, "opacity": 0}  # hidden
-
-
-def test_plotly_heatmaps_keep_cell_numbers_only_where_they_fit():
-    from tfviz.viz.heatmap import heatmap
-
-    def cells(n):
-        fig = heatmap(np.eye(n), title="", text=True)
-        return "texttemplate" in presenter_plotly.plotly_figure(fig.to_dict())["data"][0]
-
-    assert cells(8) and not cells(16)  # 16 columns of 24 px numbers need more than 1100 px
-
-
-def _heatmap() -> go.Figure:
-    from tfviz.viz.heatmap import heatmap
-
-    values = np.arange(13 * 64, dtype=float).reshape(13, 64) / 100
-    return heatmap(values, title="rows", y_labels=[f"{i} tok" for i in range(13)],
-                   x_labels=[str(j) for j in range(64)], x_title="dimension", y_title="token",
-                   text=False, height=300)
-
-
-def test_plotly_figure_sizes_every_text_and_makes_room_for_its_rows():
-    fig = _heatmap()
-    before = fig.to_dict()
-    kept = copy.deepcopy(before)
-    out = presenter_plotly.plotly_figure(before)
-    assert before.keys() == kept.keys() and str(before) == str(kept)  # untouched
-    layout = out["layout"]
-    assert layout["font"]["size"] >= 24 and layout["title"]["font"]["size"] >= 28
-    for name in ("xaxis", "yaxis"):  # Streamlit's theme sizes these itself unless we do
-        assert layout[name]["tickfont"]["size"] >= 24 and layout[name]["title"]["font"]["size"] >= 24
-    assert out["data"][0]["colorbar"]["tickfont"]["size"] >= 24
-    margin = layout["margin"]
-    rows = 13 * presenter_plotly.ROW
-    assert layout["height"] - margin["t"] - margin["b"] >= rows  # 32 px per token row
-    shown = layout["xaxis"]["ticktext"]  # 64 dimensions thinned to what fits side by side
-    assert len(shown) < 64 and len(shown) * (0.6 * 24 * 2 + 12) <= presenter_plotly.PLOT_WIDTH
-    assert shown == [str(v) for v in layout["xaxis"]["tickvals"]] and shown[0] == "0"
-    go.Figure(out)  # still a valid figure
 
 
 def test_the_sweep_chart_keeps_its_log_axis_and_thickens_its_lines():

@@ -1,24 +1,9 @@
 """Reading what a page sent to the browser back out of AppTest's protos."""
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
-
-
-def plotly_specs(at) -> list[dict]:
-    """Every plotly figure on the page, as the JSON Streamlit sends."""
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def shown_z(trace: dict) -> np.ndarray:
-    """A heatmap trace's values as sent to the browser (plotly ships arrays as typed base64)."""
-    z = trace["z"]
-    if isinstance(z, dict):
-        flat = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        return flat.reshape([int(s) for s in str(z.get("shape", len(flat))).split(",")])
-    return np.asarray(z, dtype=float)
 
 
 def instant_charts(at) -> list[tuple[dict, dict]]:
@@ -44,12 +29,11 @@ def unpacked(packed: str) -> np.ndarray:
 
 
 def shown_arrays(at) -> list[tuple[np.ndarray, float]]:
-    """Every matrix a page sent, flat, with the tolerance it was sent at: plotly heatmaps
-    (float64, exact to 1e-6 of the float32 trace) and the packed rows of instant charts
-    (DIGITS = 4 decimals, so within 5e-5 plus float rounding)."""
+    """Every matrix a page sent, flat, with the tolerance it was sent at: the packed rows of
+    its Vega-Lite charts (DIGITS = 4 decimals, so within 5e-5 plus float rounding)."""
     from tfviz.viz.instant import DIGITS
 
-    found = [(shown_z(t).ravel(), 1e-6) for spec in plotly_specs(at) for t in spec["data"] if "z" in t]
+    found = []
     for _, data in instant_charts(at):
         for table in data.values():
             if "v" in table and len(table) and isinstance(table["v"].iloc[0], str):

@@ -57,9 +57,8 @@ def drawn_steps(at) -> list[tuple[str, str]]:
     return steps
 
 
-def chart_specs(at) -> tuple[list[dict], list[dict]]:
-    return ([json.loads(c.proto.spec) for c in at.get("vega_lite_chart")],
-            [json.loads(c.proto.spec) for c in at.get("plotly_chart")])
+def chart_specs(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
 
 
 def test_the_normal_page_and_presenter_view_draw_the_declared_steps():
@@ -89,13 +88,9 @@ def test_the_normal_page_and_presenter_view_draw_the_declared_steps():
             problems.append(f"{lesson.url}: drew {normal}, declared {[p.pattern for p in declared]}")
         if not normal:
             problems.append(f"{lesson.url}: no steps")
-        vega, plots = chart_specs(at)
-        for spec in vega:
+        for spec in chart_specs(at):
             if spec.get("config", {}).get("axis", {}).get("labelFontSize", 0) < 24:
                 problems.append(f"{lesson.url}: a Vega-Lite chart without presenter sizes")
-        for fig in plots:
-            if fig.get("layout", {}).get("font", {}).get("size", 0) < 24:
-                problems.append(f"{lesson.url}: a plotly figure without presenter sizes")
     assert not problems, "\n".join(problems)
 
     # The shared specs and figures came through presenter view unchanged.

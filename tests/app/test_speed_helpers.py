@@ -1,4 +1,4 @@
-"""The shared figure cache and the server's warm-up: right values, built once, nothing edited."""
+"""What the multi-head page sends, and the server's warm-up: right values, built once."""
 from __future__ import annotations
 
 import json
@@ -7,26 +7,6 @@ import numpy as np
 
 from tests.app.specs import instant_charts, param_values, unpacked
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
-from tfviz.viz.heatmap import attention_heatmap
-
-
-def test_shared_figure_is_built_once_per_distinct_input():
-    from tfviz.ui.widgets import _shared_figure
-
-    calls = []
-
-    def builder(values, *, title):
-        calls.append(title)
-        return attention_heatmap(values, ["a", "b"], title=title)
-
-    a = np.array([[1.0, 0.0], [0.5, 0.5]])
-    first = _shared_figure("test.builder", (a,), {"title": "one"}, _builder=builder)
-    again = _shared_figure("test.builder", (a.copy(),), {"title": "one"}, _builder=builder)
-    other = _shared_figure("test.builder", (a,), {"title": "two"}, _builder=builder)
-    changed = _shared_figure("test.builder", (a[::-1].copy(),), {"title": "one"}, _builder=builder)
-    assert calls == ["one", "two", "one"]
-    assert again is first and other is not first and changed is not first
-    assert list(changed.data[0].z[0]) == [0.5, 0.5]
 
 
 def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):

@@ -8,7 +8,7 @@ server.py also keeps the garbage collector off while this runs and freezes what 
 It runs in two parts. First what the first page (the tour) needs: torch and tfviz, the
 default model and its trace of the default text. Then it waits
 until a page run has ended (``page_ran``, called by the frame; at most ``FIRST_PAGE_WAIT``
-seconds) before the rest: pandas, altair and plotly, which other pages need, and the other
+seconds) before the rest: pandas and altair, which other pages need, and the other
 models. All of it is Python work under one GIL, so whatever the warm-up did while the first
 page ran was added to that run: pandas and altair alone made it 0.7 s longer, on a start-up
 target of 3 s (BENCHMARKS.md, "first lesson").
@@ -30,7 +30,7 @@ from tfviz.ui.background import quiet_context_warnings
 log = logging.getLogger("tfviz")
 FIRST_PAGE = threading.Event()  # set once a page run has ended
 FIRST_PAGE_WAIT = 20.0  # seconds the second part waits for it at most (nobody may come)
-LATER = ("pandas", "altair", "plotly.graph_objects")  # in this order (module docstring);
+LATER = ("pandas", "altair")  # in this order (module docstring);
 # pandas brings pyarrow, which the instant charts' data needs (tfviz.ui.widgets.arrow_bytes)
 
 

@@ -11,15 +11,9 @@ import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.present import presenting
-from tfviz.viz import presenter, presenter_plotly
+from tfviz.viz import presenter
 from tfviz.viz.chart_numbers import ChartTable, chart_tables, markdown_table
 from tfviz.viz.style import described, token_labels
-
-FIGURES_KEPT = 96  # a 128-token head grid is about 2 MB; short sentences are a few kB
-PLOTLY_CONFIG = {
-    "displaylogo": False,
-    "toImageButtonOptions": {"format": "png", "scale": 2},  # the camera icon saves a PNG
-}
 
 
 def leading_number(label) -> int | None:
@@ -88,44 +82,9 @@ def token_select(label: str, tokens, key: str, *, default: int | None = None, fi
                              recover=leading_number, format_func=labels.__getitem__))
 
 
-def _draw_plotly(fig, **kwargs) -> None:
-    """The one place a plotly figure is drawn. Presenter view draws a copy with its large type
-    and thick lines (``tfviz.viz.presenter_plotly``); ``fig`` itself is never changed."""
-    if presenting():
-        fig = presenter_plotly.plotly_figure(fig.to_dict())  # to_dict copies the figure
-    st.plotly_chart(fig, config=PLOTLY_CONFIG, **kwargs)
-
-
-def plotly(fig, **kwargs) -> None:
-    """Draw a figure the page built for itself (``chart`` draws shared ones). Its builder
-    fixed its margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out once."""
-    _draw_plotly(fig, **kwargs)
-
-
 def _builder_name(builder) -> str:
-    """The cache key part naming a figure builder (its arguments are hashed by Streamlit)."""
+    """The cache key part naming a chart builder (its arguments are hashed by Streamlit)."""
     return f"{builder.__module__}.{builder.__qualname__}"
-
-
-@st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
-def _shared_figure(name: str, args: tuple, kwargs: dict, _builder=None):
-    return _builder(*args, **kwargs)
-
-
-def _build(builder, args: tuple, kwargs: dict):
-    """The shared figure ``chart(builder, *args, **kwargs)`` draws, built once. Never edit it."""
-    return _shared_figure(_builder_name(builder), args, kwargs, _builder=builder)
-
-
-def chart(builder, *args, **kwargs) -> None:
-    """Draw the plotly figure ``builder(*args, **kwargs)``, built once per distinct input.
-
-    Building a plotly figure costs 10-150 ms of validation, which dominates a rerun; a class
-    looking at the same sentence shares one copy. The shared figure is only ever read
-    (``st.plotly_chart`` serialises a copy of it), never changed. Its builder fixed its
-    margins (``tfviz.viz.style.fixed_margins``), so the browser lays it out only once.
-    """
-    _draw_plotly(_build(builder, args, kwargs))
 
 
 def arrow_bytes(rows: list[dict]) -> bytes:

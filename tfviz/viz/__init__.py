@@ -1,1 +1,1 @@
-"""Pure figure builders: numpy arrays + token strings in, plotly Figures / altair Charts out."""
+"""Pure chart builders: numpy arrays + token strings in, Vega-Lite specs (plain dicts) out."""

@@ -43,8 +43,8 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
 VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos", "norm", "neurons")
 DIGITS = 4  # decimals sent to the browser: the pages print 3-4, and hover shows 4
-SCHEME = "cividis"  # as tfviz.viz.style.SEQUENTIAL: perceptually uniform, colour-blind safe
-DIVERGING_SCHEME = "redblue"  # reversed below so that blue is negative, as in style.DIVERGING
+SCHEME = "cividis"  # perceptually uniform and colour-blind safe
+DIVERGING_SCHEME = "redblue"  # reversed below so that blue is negative, red positive
 
 
 def slider(name: str, upper: int, label: str, value: int = 0) -> dict:
@@ -148,7 +148,7 @@ def unpack(cols: int | str, *, group: Sequence[str] = ()) -> list[dict]:
 def token_axis(title: str, *, labels: str = "tokens", n: int | None = None,
                free: bool = False) -> dict:
     """An axis whose ticks are positions and whose labels are ``labels[position]``. Past 40
-    positions only every k-th is labelled (as tfviz.viz.heatmap.MAX_TICKS); ``free`` (a
+    positions only every k-th is labelled (more overlap at projector size); ``free`` (a
     length-free chart, ``n`` its ``length_cap``) works k out from ``ntok`` in the browser."""
     axis = {"title": title, "labelExpr": f"{labels}[datum.value]", "labelLimit": 160,
             "labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE}

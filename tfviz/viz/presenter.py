@@ -1,8 +1,9 @@
 """Presenter view's charts: the same figure, legible from the back of a lecture hall (issue #19).
 
-Pure functions on the JSON a chart is sent as (a Vega-Lite spec dict, a plotly figure dict).
-They return a new dict and never change the one they are given: the specs and figures the
-wrappers in ``tfviz.ui`` draw are cached and shared by every learner on the server.
+Pure functions on the JSON a chart is sent as (a Vega-Lite spec dict): every 2-D chart of the
+app is one, so this is the one restyler. They return a new dict and never change the one they
+are given: the specs the wrappers in ``tfviz.ui`` draw are cached and shared by every learner
+on the server.
 
 - Text: every font size becomes at least ``MIN_TEXT`` px (24), and sizes above that grow by
   ``SCALE``. That covers the chart's config (axes, legends, titles, facet headers, text marks)
@@ -10,22 +11,16 @@ wrappers in ``tfviz.ui`` draw are cached and shared by every learner on the serv
 - Annotations packed into cells or onto bars (text marks a builder made small, at most
   ``SMALL_TEXT`` px) are not drawn: at 24 px they would run into each other, and at their own
   size nobody at the back reads them. The colours and the legend carry the values; the
-  tooltip and the normal page still give each number. The same for plotly heatmaps' cell
-  text when a cell is too narrow for it.
+  tooltip and the normal page still give each number.
 - Lines: strokes twice as thick (at least ``MIN_STROKE`` px), points ``SCALE``² the area.
 - Contrast: labels, titles and text marks in black instead of grey. The colours of the data
   are kept as they are: the palette is already colour-blind safe (``tfviz.viz.style``;
   tests/test_viz_presenter.py measures it), and a class that follows on its own laptops
   should see the same colours as the projector.
-- Room: views (and plotly figures) are ``SCALE`` times taller, so that rows of labels (a heatmap's tokens) do not
+- Room: views are ``SCALE`` times taller, so that rows of labels (a heatmap's tokens) do not
   run into each other (a view named ``PICTURE``, an image drawn pixel by pixel, keeps its
-  height, so that its pixels stay square); length limits on labels double, as the text grows by up to 24/14;
-  plotly's fixed margins (sized for 16 px text by ``style.fixed_margins``) grow by ``SCALE``,
-  and a plotly figure gets at least ``ROW`` px per label of a categorical y axis. Widths stay
-  as they are: the screen's width is what runs out first.
-
-This module holds the shared sizes and the Vega-Lite copy (``vega_spec``); plotly figures are
-:mod:`tfviz.viz.presenter_plotly` (``plotly_figure``).
+  height, so that its pixels stay square); length limits on labels double, as the text grows
+  by up to 24/14. Widths stay as they are: the screen's width is what runs out first.
 
 >>> spec = {"mark": {"type": "text", "fontSize": 12}, "config": {"axis": {"labelFontSize": 14}}}
 >>> big = vega_spec(spec)

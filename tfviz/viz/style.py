@@ -5,21 +5,10 @@ from types import MappingProxyType
 # too); figure builders take them from here.
 from tfviz.labels import hex_colour, rgb, safe_label, token_labels, unit_rgb  # noqa: F401
 
-SEQUENTIAL = "Cividis"  # perceptually uniform and colour-blind safe
-DIVERGING = "RdBu_r"  # blue = negative, red = positive; safe for red-green deficiency
 # Okabe & Ito's palette for categories (experts, heads, token classes).
 CATEGORICAL = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
                "#000000"]
 FONT_SIZE = 16
-# Heatmaps start from plotly's empty template: its grid lines and backgrounds add nothing to a
-# map of coloured cells.
-PLAIN_TEMPLATE = "none"
-
-
-
-
-
-
 
 
 def relative_luminance(hex_colour: str) -> float:
@@ -42,100 +31,6 @@ def contrast_ratio(foreground: str, background: str) -> float:
     """
     light, dark = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
-
-
-def label_margin(labels, *, title: bool = True) -> int:
-    """Pixels a column of tick labels (and an axis title) needs beside a plot.
-
-    >>> label_margin(["0 the", "1 animal"]) > label_margin(["0 a"])
-    True
-    """
-    longest = max((len(str(label)) for label in labels), default=1)
-    return int(0.6 * FONT_SIZE * longest) + (2 * FONT_SIZE if title else 0) + 12
-
-
-def layout(fig, title: str, height: int, **extra):
-    """What every plotly figure's layout shares: its title, projector-sized text and a height;
-    ``extra`` adds the figure's own settings (template, background, legend). The altair
-    counterpart is ``readable``; margins are ``fixed_margins``. Returns ``fig``.
-
-    >>> import plotly.graph_objects as go
-    >>> fig = layout(go.Figure(), "Keys", 300, showlegend=False)
-    >>> fig.layout.title.text, fig.layout.font.size, fig.layout.height, fig.layout.showlegend
-    ('Keys', 16, 300, False)
-    """
-    return fig.update_layout(title={"text": title}, font={"size": FONT_SIZE}, height=height,
-                             **extra)
-
-
-NUMBER_WIDTH = 6  # characters of a numeric tick label such as "−0.25" or "1,000"
-
-
-def fixed_margins(fig, *, top: int = 60, right: int = 10, left: int | None = None,
-                  bottom: int | None = None, plot_width: int = 700):
-    """Give ``fig`` fixed margins and switch off plotly's automatic ones on every axis: the one
-    place a figure's margins are set. Every plotly builder calls it last. Returns ``fig``.
-
-    Streamlit's chart theme turns ``automargin`` on for every axis. plotly.js then measures
-    every tick label in the browser and lays the chart out a second time. Streamlit mounts a
-    new chart whenever a figure changes, so this is paid on every slider move; without it a
-    12-token map draws in about half the time (bench/bench_plotly.py, BENCHMARKS.md).
-
-    ``left`` and ``bottom`` default to room estimated from the figure's own tick labels and
-    axis titles (``label_margin``): x labels get their full length when there are too many to
-    sit side by side (plotly then turns them), one line otherwise. Colour bars and legends
-    still make their own room.
-
-    >>> import plotly.graph_objects as go
-    >>> fig = fixed_margins(go.Figure(go.Bar(x=["a", "b"], y=[1, 2])), top=50)
-    >>> fig.layout.margin.to_plotly_json(), fig.layout.xaxis.automargin
-    ({'l': 69, 'r': 10, 't': 50, 'b': 40}, False)
-    """
-    if left is None or bottom is None:
-        fit_left, fit_bottom = _label_room(fig, plot_width)
-        left = fit_left if left is None else left
-        bottom = fit_bottom if bottom is None else bottom
-    fig.update_layout(margin={"l": left, "r": right, "t": top, "b": bottom})
-    fig.update_xaxes(automargin=False)
-    fig.update_yaxes(automargin=False)
-    return fig
-
-
-def _label_room(fig, plot_width: int) -> tuple[int, int]:
-    """(left, bottom) pixels for the left-hand y labels and the bottom x labels of ``fig``."""
-    lefts, bottoms = [FONT_SIZE], [FONT_SIZE]
-    for name in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
-        axis = fig.layout[name]
-        labels, titled = _axis_labels(fig, name), bool(axis.title.text)
-        if name.startswith("y") and axis.side != "right":
-            lefts.append(label_margin(labels, title=titled) if labels else 2 * FONT_SIZE + 12)
-        elif name.startswith("x") and axis.side != "top":
-            longest = max((len(t) for t in labels), default=0)
-            side_by_side = len(labels) * (0.6 * FONT_SIZE * longest + 8) <= plot_width
-            bottoms.append(label_margin(labels, title=titled) if labels and not side_by_side
-                           else (FONT_SIZE + 12 if labels else 0) + (2 * FONT_SIZE if titled else 0) + 12)
-    return max(lefts), max(bottoms)
-
-
-def _axis_labels(fig, name: str) -> list[str]:
-    """The tick labels axis ``name`` ("xaxis", "yaxis2", ...) will show, as well as they can be
-    known before the browser draws them: its ticktext, or the category names of the traces
-    on it, or a number's width."""
-    axis = fig.layout[name]
-    if axis.showticklabels is False:
-        return []
-    if axis.ticktext is not None:
-        return [str(t) for t in axis.ticktext]
-    letter, ref = name[0], name[0] + name[5:]  # "xaxis2" -> trace attribute "x", reference "x2"
-    labels = []
-    for trace in fig.data:
-        if getattr(trace, f"{letter}axis", None) in (ref, None if ref in "xy" else ref):
-            values = getattr(trace, letter, None)
-            if values is not None and len(values) and isinstance(values[0], str):
-                labels += [str(v) for v in values]
-    return labels or ["0" * NUMBER_WIDTH]
-
-
 
 
 def readable(chart, *, legend_title_size: int = FONT_SIZE, legend_label_limit: int = 400):
