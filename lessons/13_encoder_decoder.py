@@ -11,9 +11,9 @@ from tfviz.model.transformer import Transformer
 from tfviz.textinput import MAX_TYPED_CHARS
 from tfviz.ui.cache import get_bundle
 from tfviz.ui.context import lesson_context
+from tfviz.ui.decoding_cache import SEQ2SEQ_MODEL as MODEL, translation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.seq2seq_cache import MODEL, translation
 from tfviz.ui.chart_numbers import numbers_table
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table

@@ -9,7 +9,7 @@ from tfviz.decoding.memory import human_bytes
 from tfviz.decoding.generate import continuation_text
 from tfviz.experiments import kv_cache as kc
 from tfviz.experiments import kv_cache_lengths as klen
-from tfviz.ui import kv_cache_runs as runs
+from tfviz.ui import decoding_cache as runs
 from tfviz.ui.cache import get_bundle
 from tfviz.lab.opened import is_run_name, prompt_part, room_after
 from tfviz.ui.context import lesson_context

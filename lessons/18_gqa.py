@@ -5,8 +5,8 @@ from tfviz.analysis import gqa
 from tfviz.decoding.memory import config_kv_cache_bytes, human_bytes
 from tfviz.experiments.gqa_decode import decode_times
 from tfviz.ui.cache import get_bundle, get_trace
-from tfviz.ui.gqa_runs import decode_timing
 from tfviz.ui.context import lesson_context
+from tfviz.ui.decoding_cache import decode_timing
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value

@@ -1,6 +1,8 @@
-"""Cached runs for lesson 14 (the LM head and decoding): generation, beam search, the per-token
-loss and the LM head's check, per model and input. The shared models are only read; every
-what-if (strategy, temperature, top-k, top-p, seed, beam width) is an argument here."""
+"""Cached runs of the decoding lessons, per model and input, shared by a class that asks the
+same: lesson 14's generation, beam search, per-token loss and LM head check; lesson 13's
+reverse-encdec answering a source; lesson 16's KV cache side by side and its cost over lengths;
+lesson 18's decode times of MHA, GQA and MQA. The shared models are only read; every what-if
+(strategy, temperature, top-k, top-p, seed, beam width, reusing K and V) is an argument here."""
 from __future__ import annotations
 
 import math
@@ -8,9 +10,16 @@ import math
 import streamlit as st
 
 from tfviz.analysis.decoding import HeadReading, lm_head
+from tfviz.analysis.gqa import VARIANTS
 from tfviz.decoding import BeamSearch, Generation, TokenLoss, beam_search_tree, generate, lm_loss_per_token
 from tfviz.decoding.head import is_tied
+from tfviz.decoding.seq2seq import Translation, translate
+from tfviz.experiments import kv_cache as kc
+from tfviz.experiments import kv_cache_lengths as klen
+from tfviz.experiments.gqa_decode import DecodeTiming, decode_times
 from tfviz.ui.cache import get_bundle, get_trace, per_model
+
+SEQ2SEQ_MODEL = "reverse-encdec"  # lesson 13 always shows this model, whatever the sidebar says
 
 
 @per_model(st.cache_data(max_entries=256, show_spinner=False))
@@ -44,3 +53,44 @@ def head_reading(model: str, text: str) -> tuple[HeadReading, bool]:
     bundle = get_bundle(model)
     reading = lm_head(get_trace(model, text), bundle.weights(), bundle.token_strings)
     return reading, is_tied(bundle.model)
+
+
+# ----- lesson 13: an encoder-decoder writes its answer --------------------------------------------
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def translation(source: str, reuse_cross_kv: bool = True) -> Translation:
+    """``translate`` of a checked source (``check_source(...).letters``) on reverse-encdec, with
+    K and V of the memory reused at every step or projected again each time. A source is at most
+    12 letters, so a class shares these."""
+    return translate(get_bundle(SEQ2SEQ_MODEL), source, reuse_cross_kv=reuse_cross_kv)
+
+
+# ----- lesson 16: the KV cache, timed -------------------------------------------------------------
+# Timed runs: a class sharing a prompt shares one measurement, and a second measurement is a new
+# ``run`` number (the page's "Measure again"). A longer context is a copy of the model
+# (``kv_cache_lengths.stretched``).
+
+@per_model(st.cache_data(max_entries=64, show_spinner="Generating with and without the cache…"))
+def side_by_side(model: str, prompt_ids: tuple[int, ...], new_tokens: int, run: int = 0) -> kc.SideBySide:
+    return kc.side_by_side(get_bundle(model), prompt_ids, new_tokens)
+
+
+FILLER = "the dog didn't cross the bridge because it was too tired."  # what is timed: a
+# step's time does not depend on the tokens, so every prompt shares one measurement
+
+
+@per_model(st.cache_data(max_entries=32, show_spinner="Timing one step at each length…"))
+def cost(model: str, top: int, run: int = 0) -> list[klen.LengthCost]:
+    bundle = get_bundle(model)
+    timed = klen.stretched(bundle.model, top)
+    return klen.cost_over_lengths(timed, bundle.encode(FILLER), klen.lengths_up_to(top))
+
+
+# ----- lesson 18: decode time of MHA, GQA and MQA -------------------------------------------------
+
+@st.cache_resource(show_spinner="Timing MHA, GQA and MQA on this machine (once per server)…")
+def decode_timing() -> DecodeTiming:
+    """MHA, GQA and MQA timed with the KV cache, once per server: a timing is a property of the
+    machine, not of the learner's text, so every learner sees the same measurement (and a page
+    run waits for it only once). Frozen dataclasses, so sharing them is safe."""
+    return decode_times({variant: get_bundle(model) for variant, model in VARIANTS})
