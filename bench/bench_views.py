@@ -35,8 +35,9 @@ from tests.support.serve import streamlit_server
 
 PAGES = ["multi-head", "self-attention", "masking", "layernorm", "feed-forward",
          "mixture-of-experts", "forward-walk", "attention-lookup", "scaling", "encoder-decoder",
-         "decoding", "bert"]
+         "decoding", "bert", "long-sequences", "training-lab"]
 MODEL_FOR = {"mixture-of-experts": "moe-tiny"}
+LAB_RUN = 120_000  # ms a tiny training-lab run may take on a loaded machine
 VIEW_INPUTS = ".vega-bind input[type=range], .vega-bind select"
 SENTENCE_TOKENS = 12  # the issue's "new sentence typed", 12 tokens
 LENGTH_STEPS = [-3, +3, -2, +2, -4, +4, -1, +1] * 4  # sentences that change the length
@@ -150,6 +151,20 @@ async def new_sentences(page, sentences: list[str]) -> list[float]:
     return times
 
 
+async def train_a_tiny_run(page) -> None:
+    """The training lab shows its instant charts once a run is kept: train its default task
+    for 10 steps at width 16 (the least the sliders allow), as a learner would."""
+    main = page.locator('[data-testid="stMain"]')
+    for label in ("Steps", "d_model"):
+        thumb = main.locator('[data-testid="stSlider"]', has_text=label).first.get_by_role("slider")
+        await thumb.focus()
+        await page.keyboard.press("Home")
+        await wait_idle(page)
+    await main.get_by_role("button", name="Train", exact=True).click()
+    await page.wait_for_selector(VIEW_INPUTS, timeout=LAB_RUN)
+    await wait_idle(page)
+
+
 async def one_server(browser, pages: list[str], changes: int, sentences: int, outside: list[str],
                      text: str | None = None):
     results = {}
@@ -160,6 +175,8 @@ async def one_server(browser, pages: list[str], changes: int, sentences: int, ou
             query = {k: v for k, v in (("model", model), ("text", text)) if v}
             await page.goto(f"{url}/{lesson}" + ("?" + urlencode(query) if query else ""))
             await wait_idle(page)
+            if lesson == "training-lab":
+                await train_a_tiny_run(page)
             try:  # the charts mount after the run is over
                 await page.wait_for_selector(VIEW_INPUTS, timeout=20_000)
             except Exception:

@@ -301,3 +301,137 @@ def test_a_sentence_of_another_length_keeps_lesson_5s_charts_and_fits_the_token_
     assert {tuple(s) for s in pg.evaluate(SLIDERS_JS)} == {("0", str(n - 1), str(n - 1), str(n - 1))}
     context.close()
     assert not guard.outside, guard.outside[:5]
+
+
+# ----- lesson 17 (long sequences) and the training lab: their views are instant too ---------
+
+def _chart_cells(pg, title: str, part: str) -> list[dict]:
+    """The ARIA labels of the marks of group ``part`` ("concat_0_layer_0_marks") in the chart
+    whose title is ``title`` (a page holds several charts)."""
+    return pg.evaluate(
+        """([title, part]) => {
+            const chart = Array.from(document.querySelectorAll('.vega-embed')).find((c) =>
+                Array.from(c.querySelectorAll('g.role-title text')).some((t) => t.textContent === title));
+            if (!chart) return [];
+            return Array.from(chart.querySelectorAll(`g.${part} path`)).map((e) => e.getAttribute('aria-label') || '');
+        }""", [title, part])
+
+
+def _matrix(labels: list[str], n: int, m: int, value: str = "weight") -> np.ndarray:
+    out = np.full((n, m), np.nan)
+    for label in labels:
+        cell = dict(part.split(": ", 1) for part in label.split("; ") if ": " in part)
+        if value in cell:
+            out[int(cell["row"]), int(cell["col"])] = float(cell[value].replace("−", "-"))
+    return out
+
+
+def test_long_sequences_layer_and_head_switch_in_the_browser(server, browser):
+    """Lesson 17's what-if maps and Linformer's map follow the layer and head sliders under
+    them with no script run: the maps drawn are the trace's own (full attention is the model
+    as trained; the sliding window's keeps only the window's keys) and Linformer's title
+    follows the layer."""
+    from tfviz.experiments import long_sequences as ls
+    from tfviz.model.masks import sparse_pattern
+
+    bundle = tfviz.load(DEFAULT_MODEL)
+    trace = bundle.trace(DEFAULT_TEXT)
+    n = len(trace.tokens)
+    context, guard, pg = _open(browser, f"{server}/long-sequences?layer=0&head=3")
+    title = "Layer 0, head 3: full attention and sliding window"
+    _wait_title(pg, title)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_0_layer_0_marks"), n, n),
+                               trace["pattern", 0][3], atol=TOL)
+    window = sparse_pattern("sliding", n, window=2) & np.tri(n, dtype=bool)  # read causally
+    drawn = _matrix(_chart_cells(pg, title, "concat_1_layer_0_marks"), n, n)
+    assert (drawn[~window] == 0).all() and not (drawn[window] == 0).all()
+
+    head = pg.locator('.vega-bind input[name="head"]').first
+    head.focus()
+    pg.keyboard.press("ArrowLeft")  # head 2
+    title = "Layer 0, head 2: full attention and sliding window"
+    _wait_title(pg, title)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_0_layer_0_marks"), n, n),
+                               trace["pattern", 0][2], atol=TOL)
+    layer = pg.locator('.vega-bind input[name="layer"]').first
+    layer.focus()
+    pg.keyboard.press("ArrowRight")  # layer 1
+    title = "Layer 1, head 2: full attention and sliding window"
+    _wait_title(pg, title)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_0_layer_0_marks"), n, n),
+                               trace["pattern", 1][2], atol=TOL)
+    pg.wait_for_function("() => location.search.includes('layer=1') && location.search.includes('head=2')",
+                         timeout=10_000)
+
+    # Linformer's chart, further down, follows once in sight: layer 1, head 2, k = n // 2
+    pg.locator('.vega-bind input[name="layer"]').last.scroll_into_view_if_needed()
+    k = n // 2
+    lin = ls.linformer(trace["q", 1], trace["k", 1], trace["v", 1], k)
+    best = ls.best_rank_errors(trace["q", 1], trace["k", 1], trace["v", 1])
+    said = f"Layer 1 at k = {k}: pooled {lin.error:.3f}, closest rank-k {best[k - 1]:.3f}"
+    pg.wait_for_function("(t) => Array.from(document.querySelectorAll('.vega-embed g.role-title text'))"
+                         ".some(e => e.textContent.includes(t))", arg=said, timeout=30_000)
+    own = f"Layer 1, head 2: each query's weights over the k = {k} pooled rows"
+    _wait_title(pg, own)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, own, "concat_0_layer_0_marks"), n, k),
+                               lin.maps[2], atol=TOL)
+    assert pg.evaluate("window.__runs") == 0  # not one script run for all of that
+    context.close()
+    assert not guard.outside, guard.outside[:5]
+
+
+def test_training_lab_checkpoint_example_layer_and_head_switch_in_the_browser(server, browser):
+    """A tiny run of the lab's default task: its attention chart moves through checkpoints,
+    held-out examples, layers and heads with no script run, and draws the run's own weights
+    (the same settings trained here, seeded, give the same run)."""
+    from tfviz.lab.settings import LabSettings
+    from tfviz.lab.train import RunLog, train
+
+    settings = LabSettings.default("reverse").replace(steps=10, d_model=16)
+    run = train(settings, RunLog(settings))
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    guard = OutboundGuard()
+    context.route("**/*", guard)
+    pg = context.new_page()
+    pg.goto(f"{server}/training-lab")
+    pg.wait_for_function(IDLE_JS, timeout=90_000)
+    main = pg.locator('[data-testid="stMain"]')
+    for label in ("Steps", "d_model"):
+        thumb = main.locator('[data-testid="stSlider"]', has_text=label).first.get_by_role("slider")
+        thumb.focus()
+        pg.keyboard.press("Home")
+        pg.wait_for_timeout(300)
+        pg.wait_for_function(IDLE_JS, timeout=60_000)
+    main.get_by_role("button", name="Train", exact=True).click()
+    pg.wait_for_selector(".vega-bind input[name='checkpoint']", timeout=120_000)
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    pg.evaluate(COUNT_RUNS_JS)
+
+    def drawn(c: int, e: int, layer: int, head: int) -> None:
+        title = f"Layer {layer}, head {head}, after {run.checkpoints[c].step} steps"
+        _wait_title(pg, title)
+        want = run.checkpoints[c].patterns[e][layer, head].astype(float)
+        t = want.shape[-1]
+        got = _matrix(_chart_cells(pg, title, "layer_0_marks"), t, t)
+        np.testing.assert_allclose(got, want, atol=TOL)
+
+    last = len(run.checkpoints) - 1
+    drawn(last, 0, 0, 0)  # the last checkpoint, the first example, layer 0, head 0
+    checkpoint = pg.locator('.vega-bind input[name="checkpoint"]').first
+    checkpoint.focus()
+    pg.keyboard.press("Home")  # before training
+    drawn(0, 0, 0, 0)
+    pg.locator('.vega-bind select[name="example"]').first.select_option("2")
+    drawn(0, 2, 0, 0)
+    head = pg.locator('.vega-bind input[name="head"]').first
+    head.focus()
+    pg.keyboard.press("ArrowRight")
+    layer = pg.locator('.vega-bind input[name="layer"]').first
+    layer.focus()
+    pg.keyboard.press("ArrowRight")
+    drawn(0, 2, 1, 1)
+    pg.wait_for_function("() => location.search.includes('layer=1') && location.search.includes('head=1')",
+                         timeout=10_000)
+    assert pg.evaluate("window.__runs") == 0  # not one script run for all of that
+    context.close()
+    assert not guard.outside, guard.outside[:5]
