@@ -483,3 +483,35 @@ def test_header_shapes_are_read_from_the_header_alone(copy, bundle):
     path.write_bytes(data[:8 + n] + bytes(len(data) - 8 - n))
     assert describe(copy) == info
     assert not np.array_equal(tfviz.load(copy).trace(TEXT)["logits"], bundle.trace(TEXT)["logits"])
+
+
+# ----- the forward walk (lesson 12) reads BERT's own steps ---------------------------------
+
+def test_forward_walk_shows_berts_embedding_norm_and_mlm_transform(folder, bundle):
+    """The walk's embedding step is what enters block 0 (transformers' hidden_states[0]: word +
+    segment + position, then LayerNorm), an MLM-transform step comes before the logits, and
+    the logits' formula has the decoder bias."""
+    from tfviz.analysis.forward import forward_steps
+
+    tr = bundle.trace(TEXT)
+    steps = {s.title: s for s in forward_steps(tr, token_strings=bundle.token_strings)}
+    ref = reference(folder, bundle.encode(TEXT))
+    embed = steps["+ positions, segment and LayerNorm"]
+    assert embed.formula == r"x_t = \mathrm{LN}\big(E[\text{id}_t] + S[0] + P[t]\big)"
+    assert relative_error(embed.values, ref["hidden"][0]) < TOLERANCE
+    titles = list(steps)
+    assert titles.index("Masked-LM transform") == titles.index("Logits") - 1
+    assert steps["Logits"].formula == r"\text{logits} = h\,E^\top + b_U"
+    assert np.array_equal(steps["Masked-LM transform"].values, tr["mlm_head.ln.hook_normalized"])
+
+
+def test_forward_walk_of_a_headless_bert_ends_at_its_last_block(tmp_path):
+    from tfviz.analysis.forward import forward_steps
+
+    make_checkpoint(tmp_path, "BertModel", n_layer=1, seed=4)
+    bundle = tfviz.load(tmp_path)
+    tr = bundle.trace(TEXT)
+    steps = forward_steps(tr, token_strings=bundle.token_strings)
+    assert steps[-1].title == "Output: no LM head"
+    assert np.array_equal(steps[-1].values, tr["blocks.0.hook_resid_post"])
+    assert not any(s.title in ("Logits", "Softmax") for s in steps)

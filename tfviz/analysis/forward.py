@@ -72,7 +72,18 @@ def _input_steps(trace: Trace, enc: bool) -> list[Step]:
              emb, f"Each id picks one row of the embedding matrix E ({cfg.vocab_size}×{d}): a "
              "learned vector per token.", rows=rows, cols=_dims(d)),
     ]
-    if cfg.positional in ("sinusoidal", "learned"):
+    if cfg.n_token_types or cfg.embed_norm:  # a BERT checkpoint (tfviz.hf.bert)
+        summed = r"E[\text{id}_t] + " + (r"S[0] + " if cfg.n_token_types else "") + "P[t]"
+        formula = rf"x_t = \mathrm{{LN}}\big({summed}\big)" if cfg.embed_norm else rf"x_t = {summed}"
+        steps.append(Step("+ positions" + (", segment" if cfg.n_token_types else "")
+                          + (" and LayerNorm" if cfg.embed_norm else ""), formula, f"(T={T}, d={d})",
+                          start, f"A {cfg.positional} position vector is added to every token, so "
+                          "the model can tell word order apart"
+                          + (", and so is row 0 of the segment table S: every token of one "
+                             "sentence is in segment A" if cfg.n_token_types else "")
+                          + (". A LayerNorm then normalises each token's sum" if cfg.embed_norm else "")
+                          + ". This enters block 0.", rows=rows, cols=_dims(d)))
+    elif cfg.positional in ("sinusoidal", "learned"):
         formula = (r"x_t = E[\text{id}_t] + PE(t),\quad PE(t,2i) = \sin\!\big(t / 10000^{2i/d}\big)"
                    if cfg.positional == "sinusoidal" else r"x_t = E[\text{id}_t] + P[t]")
         steps.append(Step(f"+ positions{' (' + side.strip() + ')' if side else ''}", formula, f"(T={T}, d={d})", start,
@@ -156,6 +167,11 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
 def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position: int) -> list[Step]:
     a, cfg = trace.activations, trace.config
     rows = tuple(token_labels(trace.tokens))
+    if not cfg.lm_head:  # an encoder saved without a head (BertModel): it ends at its last block
+        last = a[f"blocks.{cfg.n_layers - 1}.hook_resid_post"]  # (T, d)
+        return [Step("Output: no LM head", r"\text{output}_t = x_t", f"(T={last.shape[0]}, d={cfg.d_model})",
+                     last, f"{cfg.name} was saved without a language-model head, so it ends here: one "
+                     "vector per token, and no token is predicted.", rows=rows, cols=_dims(cfg.d_model))]
     logits = a["logits"].astype(np.float64)  # (T, V)
     T, V = logits.shape
     pos = position % T
@@ -168,8 +184,16 @@ def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position:
                           f"(T={T}, d={cfg.d_model})", a["ln_final.hook_normalized"],
                           "A last LayerNorm tidies the stream (shown before γ and β).",
                           rows=rows, cols=_dims(cfg.d_model)))
-    head = r"E^\top" if cfg.tie_embeddings else "W_U"
-    steps.append(Step("Logits", rf"\text{{logits}} = x\,{head}", f"(T={T}, V={V})", logits[:, best],
+    x = "x"
+    if cfg.mlm_transform and "mlm_head.ln.hook_normalized" in a:
+        x = "h"
+        steps.append(Step("Masked-LM transform", r"h = \mathrm{LN}\big(\mathrm{GELU}(x\,W + b)\big)",
+                          f"(T={T}, d={cfg.d_model})", a["mlm_head.ln.hook_normalized"],
+                          "BERT's masked-LM head passes each final vector through one more dense "
+                          "layer, GELU and a LayerNorm (shown before γ and β) before scoring it.",
+                          rows=rows, cols=_dims(cfg.d_model)))
+    head = (r"E^\top" if cfg.tie_embeddings else "W_U") + (" + b_U" if cfg.unembed_bias else "")
+    steps.append(Step("Logits", rf"\text{{logits}} = {x}\,{head}", f"(T={T}, V={V})", logits[:, best],
                       f"Each token's final vector is scored against every one of the {V} vocabulary "
                       + ("rows of E (the same matrix that embedded the input). " if cfg.tie_embeddings else "rows. ")
                       + f"Shown: the 8 columns that score highest at {rows[pos]}.",
