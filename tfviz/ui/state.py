@@ -1,11 +1,12 @@
 """Learner state shared by every page, mirrored in the URL so a teacher can share a view.
 
-The values live in ``st.session_state`` under plain keys (``model``, ``text``, ``layer``,
-``head``). When a session starts they are read from the URL's query parameters, checked, and
-anything unusable falls back to a default with a short notice. After every run the model and
+The values live in ``st.session_state`` under plain keys (``model``, ``text``). When a session
+starts they are read from the URL's query parameters, checked, and anything unusable falls back
+to a default with a short notice. After every run the model and
 text are written back to the URL (a training-lab run's model as "my-run", never its id: a link
-cannot open someone else's run); the view keys (layer, head, token...) are the browser's own
-(``tfviz.ui.views``).
+cannot open someone else's run); the view keys (layer, head, token...) are the browser's own:
+a chart starts where a link points (``tfviz.ui.views.view_value``), and the session keeps none
+of them; a link's layer or head that is not a small whole number only earns a notice here.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ EXAMPLES = {
 }
 DEFAULT_TEXT = EXAMPLES["Coreference (tired)"]
 DEFAULT_MODEL = "gpt-tiny"
-_INT_KEYS = ("layer", "head")
+_LINKED_VIEW_KEYS = ("layer", "head")  # checked for the notice; read by ui.views.view_value
 
 
 def _int_param(raw: str | None, upper: int = 64) -> int | None:
@@ -68,11 +69,10 @@ def init_state(model_names: list[str]) -> list[str]:
     if note:
         notices.append(note)
     st.session_state["text"] = text or DEFAULT_TEXT
-    for key in _INT_KEYS:
-        value = _int_param(params.get(key))
-        if value == -1:
-            notices.append(f"The link's {key} was not a small whole number; starting at 0.")
-        st.session_state[key] = max(value or 0, 0)
+    for key in _LINKED_VIEW_KEYS:
+        if _int_param(params.get(key)) == -1:
+            notices.append(f"The link's {key} was not a small whole number; the charts open on "
+                           "a view they have.")
     st.session_state["_state_ready"] = True
     return notices
 
