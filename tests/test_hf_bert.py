@@ -515,3 +515,14 @@ def test_forward_walk_of_a_headless_bert_ends_at_its_last_block(tmp_path):
     assert steps[-1].title == "Output: no LM head"
     assert np.array_equal(steps[-1].values, tr["blocks.0.hook_resid_post"])
     assert not any(s.title in ("Logits", "Softmax") for s in steps)
+
+
+def test_tour_stages_of_a_headless_bert_end_at_its_last_block(tmp_path):
+    from tfviz.analysis.pipeline import pipeline_stages
+
+    make_checkpoint(tmp_path, "BertModel", n_layer=1, seed=4)
+    bundle = tfviz.load(tmp_path)
+    tr = bundle.trace(TEXT)
+    stages = pipeline_stages(tr)
+    assert stages[-1].title == "No LM head" and stages[-1].shape == tr["blocks.0.hook_resid_post"].shape
+    assert stages[0].shape == (len(bundle.encode(TEXT)),)

@@ -45,7 +45,7 @@ def pipeline_stages(trace: Trace) -> list[Stage]:
     For "the cat" on a byte-level gpt-tiny: tokens (7,), embed (7, 64), attention (4, 7, 7), ...
     """
     cfg = trace.config
-    T = len(trace.tokens) if trace.tokens else trace.logits.shape[0]
+    T = len(trace.tokens) if trace.tokens else trace[("resid_pre", 0)].shape[0]
     d, last = cfg.d_model, cfg.n_layers - 1
     stages = [
         Stage("tokens", "Tokens", (T,), f"{T} token ids, one per piece of text"),
@@ -72,6 +72,11 @@ def pipeline_stages(trace: Trace) -> list[Stage]:
     else:
         stages.append(Stage("ffn", "Feed-forward (per block)", _shape(trace, ("mlp.pre", 0)),
                             f"each token widened to {cfg.d_ff} numbers, then back to {d}"))
+    if not cfg.lm_head:  # an encoder saved without a head (BertModel): it ends at its last block
+        stages.append(Stage("logits", "No LM head", _shape(trace, ("resid_post", last)),
+                            "this model was saved without a language-model head: it gives one "
+                            "vector per token and predicts no token"))
+        return stages
     V = trace.logits.shape[-1]
     stages.append(Stage("logits", "Logits", tuple(trace.logits.shape),
                         f"one score for each of the {V} vocabulary entries, at every position"))
