@@ -131,7 +131,7 @@ def strongest_keys(weights: np.ndarray, k: int = 10) -> list[int]:
 @dataclass(frozen=True)
 class AllQueries:
     """``query_walkthrough`` for every layer, head and query, stacked (float64): what lesson
-    5 sends to the browser once, so that layer, head and query switch there (issue #15).
+    5 sends to the browser once, so that layer, head and query switch there (instant views).
     ``walk(layer, head, i)`` gives back the single walkthrough."""
 
     tokens: tuple[str, ...]

@@ -22,7 +22,7 @@ gpt-tiny trains for 1,600 steps: at 800 it copied the wrong place noun on 5-9% o
 held-out items in some forms (comma, "very", all variations at once); at 1,600 it answers
 every held-out item in every form. The manifest records the accuracy per form.
 
-bert-tiny (issue #16): the page shows a head whose "it" looks at the right noun in "the animal
+bert-tiny (lesson 15): the page shows a head whose "it" looks at the right noun in "the animal
 didn't cross the street because it was too tired." (animal) / "... too wide." (street).
 Masked LM alone gave no such head: its corpus already holds the statements with their probe
 ("... it refers to the animal."), but nothing in masked LM asks "it" for its noun, and every

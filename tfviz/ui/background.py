@@ -1,8 +1,7 @@
 """The server's own threads (the warm-up in server.py) and the one warning they must not log.
 
-Before instant views (issue #15), a background worker here built the figures of the layer a
-learner would most likely open next. Every layer now travels to the browser with the first
-chart, so nothing is built ahead any more; what stays is the warm-up thread's log filter.
+Nothing is built ahead for a learner: every layer of a trace travels to the browser with the
+first chart (instant views). What lives here is the warm-up thread's name and its log filter.
 """
 from __future__ import annotations
 

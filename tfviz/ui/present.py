@@ -1,4 +1,4 @@
-"""A lesson's steps, declared once (issue #19): the normal page and presenter view both come
+"""A lesson's steps, declared once: the normal page and presenter view both come
 from the same ``with step(...)`` blocks.
 
     with step("1 · Measure it"):

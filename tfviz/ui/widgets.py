@@ -46,7 +46,7 @@ def stable_select(label: str, options, key: str, *, format_func=str, default=Non
     the browser keeps the old label ("3 ␣sat"), and on the *next* rerun it sends that
     label back. It is deserialised against the options drawn for the previous run, matches
     none, and ``SelectboxSerde.deserialize`` returns the raw string: ``session_state[key]``
-    is then "3 ␣sat", and ``session_state[key] >= n`` raised TypeError (issue #13). A rerun
+    is then "3 ␣sat", and ``session_state[key] >= n`` would raise TypeError. A rerun
     interrupted by fast typing can leave the same mismatch.
 
     So the state is made valid by construction before the widget is drawn: one of
