@@ -313,7 +313,7 @@ with step("5 · Fine-tune bert-tiny three ways, measured"):
                        "This fine-tune was stopped; press the button to start it again.")
             return
         if not now.finished:
-            which = "waiting for the fine-tune before it to finish" if now.state == "queued" else \
+            which = fm.waiting(now.position) if now.state == "queued" else \
                 f"{now.mode}, step {now.step} of {now.steps}"
             st.progress(now.progress, text=f"Fine-tuning: {which}")
             return
