@@ -25,30 +25,34 @@ SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 ROWS = "rows"  # the dataset a chart's views read unless they name another
 
 
+UNSET = "unset"  # a field's title when none is given: Vega-Lite then shows the field's name
+
+
 def _field(name: str, kind: str, title, extra: dict) -> dict:
     out = {"field": name, "type": kind}
-    if title is not None:
-        out["title"] = title
+    if title != UNSET:
+        out["title"] = title  # None: no title at all (a legend the chart's words explain)
     return {**out, **extra}
 
 
-def q(name: str, title: str | None = None, **extra) -> dict:
-    """A quantitative field; ``extra`` adds scale, axis, format... as Vega-Lite spells them."""
+def q(name: str, title: str | None = UNSET, **extra) -> dict:
+    """A quantitative field; ``extra`` adds scale, axis, format... as Vega-Lite spells them.
+    ``title`` None draws no title; left out, the field's name is the title."""
     return _field(name, "quantitative", title, extra)
 
 
-def n(name: str, title: str | None = None, **extra) -> dict:
+def n(name: str, title: str | None = UNSET, **extra) -> dict:
     """A nominal field (names: a token, a run, a method)."""
     return _field(name, "nominal", title, extra)
 
 
-def o(name: str, title: str | None = None, **extra) -> dict:
+def o(name: str, title: str | None = UNSET, **extra) -> dict:
     """An ordinal field (positions, layers: ordered, drawn as bands)."""
     return _field(name, "ordinal", title, extra)
 
 
 def colour(name: str, domain: Sequence, colours: Sequence[str] | None = None, *,
-           title: str | None = None, **extra) -> dict:
+           title: str | None = UNSET, **extra) -> dict:
     """A nominal colour encoding: ``domain``'s values in ``colours`` (the Okabe-Ito palette,
     ``style.CATEGORICAL``, in order unless given), so a value keeps its colour on every chart.
 
