@@ -526,3 +526,20 @@ def test_tour_stages_of_a_headless_bert_end_at_its_last_block(tmp_path):
     stages = pipeline_stages(tr)
     assert stages[-1].title == "No LM head" and stages[-1].shape == tr["blocks.0.hook_resid_post"].shape
     assert stages[0].shape == (len(bundle.encode(TEXT)),)
+
+
+def test_embedding_rows_past_the_tokenizer_are_named_by_id(base_folder):
+    """BERT-base's shape with our 400-token tokenizer: the model scores 30,522 ids, and the
+    ones no token uses are named "#id" (as a vocabulary padded to a round size needs), so the
+    forward walk's top columns can be labelled; ids past the embedding are still an error."""
+    from tfviz.analysis.forward import forward_steps
+
+    path, _ = base_folder
+    bundle = tfviz.load(path)
+    tok = bundle.tokenizer
+    assert tok.vocab_size == 400 and bundle.config.vocab_size == 30522
+    assert tok.id_to_token(25267) == "#25267" and tok.id_to_token(3) == "[SEP]"
+    with pytest.raises(IndexError):
+        tok.id_to_token(30522)
+    steps = forward_steps(bundle.trace(TEXT), token_strings=bundle.token_strings)
+    assert steps[-1].title.startswith("Top-5 prediction")

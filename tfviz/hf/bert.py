@@ -153,7 +153,7 @@ def bert_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[str
     return {layout[name][0]: t.float().contiguous() for name, t in tensors.items()}
 
 
-def bert_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path) -> CheckpointTokenizer:
+def bert_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) -> CheckpointTokenizer:
     """The checkpoint's WordPiece vocabulary, reading text as transformers' BertTokenizer reads
     one sentence: transformers keeps only the vocabulary (and added tokens) of tokenizer.json
     and rebuilds the rest from tokenizer_config.json, or its defaults when there is none:
@@ -181,7 +181,7 @@ def bert_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path) -> CheckpointTo
         single=f"{cls}:0 $A:0 {sep}:0", pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
         special_tokens=list(ids.items()))
     return CheckpointTokenizer(hf, sep, bos_token=cls, pad_token=_token(settings, "pad_token", "[PAD]"),
-                               add_special_tokens=True, byte_level=False)
+                               add_special_tokens=True, byte_level=False, n_ids=n_ids)
 
 
 def _tokenizer_settings(folder: Path) -> dict:

@@ -53,8 +53,9 @@ class Family:
     expected_shapes: Callable[[ModelConfig], dict[str, tuple[int, ...]]]
     state_dict: Callable[[Mapping, ModelConfig], dict[str, torch.Tensor]]
     sizes: Callable[[ModelConfig], str]  # config.json's size fields, for a shape message
-    # tokenizer.json's tokenizer, config.json's data, the folder -> ours; ValueError: why not
-    tokenizer: Callable[[HFTokenizer, Mapping, Path], CheckpointTokenizer]
+    # tokenizer.json's tokenizer, config.json's data, the folder, the model's embedding rows ->
+    # ours; ValueError: why not
+    tokenizer: Callable[[HFTokenizer, Mapping, Path, int], CheckpointTokenizer]
 
 
 FAMILIES: dict[str, Family] = {
@@ -233,7 +234,7 @@ def read_tokenizer(folder: Path, data: dict, family: Family, cfg: ModelConfig) -
     except Exception as e:  # tokenizers raises a bare Exception for a malformed file
         raise CheckpointError(folder, f"tokenizer.json cannot be read ({e}).") from None
     try:
-        tok = family.tokenizer(hf, data, folder)
+        tok = family.tokenizer(hf, data, folder, cfg.vocab_size)
     except ValueError as e:
         raise CheckpointError(folder, f"{e}.") from None
     if tok.vocab_size > cfg.vocab_size:

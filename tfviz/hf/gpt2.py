@@ -134,8 +134,8 @@ def gpt2_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[str
     return out
 
 
-def gpt2_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path) -> CheckpointTokenizer:
+def gpt2_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) -> CheckpointTokenizer:
     """The checkpoint's byte-level BPE, used as saved (no prefix space, no special tokens added);
     its end-of-text token is the one config.json's ``eos_token_id`` names."""
     eos = data.get("eos_token_id")
-    return CheckpointTokenizer(hf, hf.id_to_token(eos) if isinstance(eos, int) else None)
+    return CheckpointTokenizer(hf, hf.id_to_token(eos) if isinstance(eos, int) else None, n_ids=n_ids)

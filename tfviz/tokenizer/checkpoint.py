@@ -38,11 +38,15 @@ class CheckpointTokenizer:
 
     def __init__(self, hf: Tokenizer, eos_token: str | None = None, *, bos_token: str | None = None,
                  pad_token: str | None = None, add_special_tokens: bool = False,
-                 byte_level: bool = True) -> None:
+                 byte_level: bool = True, n_ids: int | None = None) -> None:
         """``add_special_tokens``: let the file's post-processor add its tokens (BERT's [CLS]
         and [SEP]); ``byte_level``: tokens are GPT-2's byte-level strings, shown readable
-        ("Ġthe" as "␣the"); otherwise (WordPiece) they are shown as stored."""
+        ("Ġthe" as "␣the"); otherwise (WordPiece) they are shown as stored. ``n_ids``: the
+        model's embedding rows, when it has more than the tokenizer has tokens (a vocabulary
+        padded to a round size): ids past the tokenizer's are named "#id", since a model may
+        still give them a logit."""
         self.hf = hf
+        self.n_ids = max(n_ids or 0, hf.get_vocab_size())
         self.add_special_tokens = add_special_tokens
         self.byte_level = byte_level
         added = sorted((i, t.content) for i, t in hf.get_added_tokens_decoder().items() if t.special)
@@ -75,6 +79,8 @@ class CheckpointTokenizer:
         """Readable string for one id: GPT-2's "Ġthe" is shown as "␣the"; a WordPiece token
         ("##ing") as it is stored."""
         raw = self.hf.id_to_token(token_id)
+        if raw is None and 0 <= token_id < self.n_ids:
+            return f"#{token_id}"  # an embedding row no token of the tokenizer uses
         if raw is None:
             raise IndexError(f"id {token_id} is outside the vocabulary (size {self.vocab_size})")
         return raw if raw in self.special_ids or not self.byte_level else readable_token(raw)
