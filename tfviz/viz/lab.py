@@ -107,7 +107,7 @@ def attention_forming(patterns: Sequence[Sequence[np.ndarray]], steps: Sequence[
     else:
         heat = heat_layer(longest, longest, x_title="key (attended to)", y_title="query",
                           value_title="weight", before=[keep, *unpack(longest)],
-                          x_labels=labels, y_labels=labels, cell=22)
+                          x_labels=labels, y_labels=labels, cell=24)
     heat["title"] = {"text": {"expr": "'Layer ' + layer + ', head ' + head + ', after ' + "
                                       "steps[checkpoint] + ' steps'"}}
     said = [" ".join(t) for t in tokens]
