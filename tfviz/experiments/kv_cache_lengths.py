@@ -104,6 +104,16 @@ def cost_over_lengths(model, prompt_ids, lengths, repeats: int = 5) -> list[Leng
     return out
 
 
+BIG_MODEL = 10_000_000  # parameters: past this a step at a few hundred tokens takes ~1 s here
+
+
+def timing_repeats(model) -> int:
+    """Timed rounds per step: 5 for our small models, whose steps take milliseconds and where
+    one stall of a shared machine would spoil a round; 1 for a model of GPT-2's size (124M
+    parameters), whose 20-step generation re-read 5 times took minutes on a 2-core server."""
+    return 1 if sum(p.numel() for p in model.parameters()) > BIG_MODEL else 5
+
+
 def lengths_up_to(top: int) -> list[int]:
     """Six lengths up to ``top``: 1/8, 1/4, 3/8, 1/2, 3/4 and all of it (at least 2 tokens).
 
