@@ -83,38 +83,32 @@ def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
 
 
 def test_vega_spec_is_the_charts_own_spec_computed_once():
-    """An altair chart's spec is built (and validated) once per input, its datasets sent as
-    Arrow bytes; a chart written as a dict (the tour's) is drawn as it is."""
-    import altair as alt
-    import pandas as pd
+    """A chart's spec is built once per input, its named datasets sent as Arrow bytes with the
+    same numbers; a chart whose rows sit inside its views (the tour's) is drawn as it is."""
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
     from tfviz.analysis.pipeline import rnn_vs_transformer
     from tfviz.ui.widgets import _vega_spec
+    from tfviz.viz.charts import chart, q, view
     from tfviz.viz.pipeline import rnn_vs_transformer_chart
 
     calls = []
 
     def builder(rows):
         calls.append(len(rows))
-        return alt.Chart(pd.DataFrame(rows)).mark_line().encode(x="n:Q", y="value:Q",
-                                                                  color="model:N")
+        return chart(view("line", x=q("n"), y=q("value")), rows=rows, description="Lines.")
 
     rows = rnn_vs_transformer(range(2, 9))
     spec = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
     again = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
     assert calls == [len(rows)] and spec == again and spec is not again  # each caller a copy
-    direct = builder(rows).to_dict()
-    assert spec["datasets"].keys() == direct["datasets"].keys()
-    for name, arrow in spec["datasets"].items():  # Arrow bytes, sent as they are: same numbers
-        shown = convert_arrow_bytes_to_pandas_df(arrow)
-        assert shown.to_dict("records") == direct["datasets"][name]
-    assert "continuousWidth" not in spec.get("config", {}).get("view", {})
-    values = convert_arrow_bytes_to_pandas_df(next(iter(spec["datasets"].values())))
-    assert values.select_dtypes("number").max().max() == 8
+    direct = builder(rows)
+    assert spec["datasets"].keys() == direct["datasets"].keys() == {"rows"}
+    shown = convert_arrow_bytes_to_pandas_df(spec["datasets"]["rows"])  # sent as they are
+    assert shown.to_dict("records") == rows
+    assert shown["value"].max() == 8  # an RNN's 8 steps at n = 8
     tour = _vega_spec("test.tour", (rows,), {}, _builder=rnn_vs_transformer_chart)
     assert tour == rnn_vs_transformer_chart(rows) and "datasets" not in tour
-
 
 def test_the_server_runs_torch_on_one_thread_per_op(app_page):
     """A tiny model's ops are too small to share between threads; the extra OpenMP threads

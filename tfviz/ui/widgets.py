@@ -105,16 +105,6 @@ def arrow_bytes(rows: list[dict]) -> bytes:
     return convert_arrow_table_to_arrow_bytes(table)
 
 
-def _as_dict(chart) -> dict:
-    """An altair chart as its Vega-Lite dict (validated here, once), without altair's default
-    view size: Streamlit sizes charts itself. Only for builders not yet written as dicts."""
-    spec = chart.to_dict()
-    view = spec.get("config", {}).get("view", {})
-    for default in ("continuousWidth", "continuousHeight"):
-        view.pop(default, None)
-    return spec
-
-
 @st.cache_data(max_entries=256, show_spinner=False)
 def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
     """What ``vega`` draws: the builder's dict with a description (``style.described``) and its
@@ -123,8 +113,6 @@ def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[di
     tables (``viz.chart_numbers.chart_tables``, read from the rows before they are bytes). A
     chart whose rows sit inside its views (``data.values``, the tour's) needs no pyarrow."""
     spec = _builder(*args, **kwargs)
-    if not isinstance(spec, dict):
-        spec = _as_dict(spec)
     tables = chart_tables(spec)
     if spec.get("datasets"):
         spec = {**spec, "datasets": {key: rows if isinstance(rows, bytes) else arrow_bytes(rows)
@@ -156,8 +144,9 @@ def vega(builder, *args, **kwargs) -> None:
 
     Building a chart's rows and their Arrow bytes is most of a rerun's work, so it happens
     once per input and a class looking at the same sentence shares it; each caller gets its
-    own copy (``st.cache_data``). A builder may still return an altair chart while it waits to
-    be written as a dict; it is validated once, here.
+    own copy (``st.cache_data``). Builders write their dicts with ``tfviz.viz.charts`` (plain
+    charts) or ``tfviz.viz.instant`` (charts with view controls); tests validate them against
+    the Vega-Lite schema, so nothing is validated here at run time.
     """
     spec, tables = _vega_drawn(_builder_name(builder), args, kwargs, _builder=builder)
     vega_lite(spec)
