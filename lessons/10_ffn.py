@@ -2,18 +2,15 @@
 import streamlit as st
 
 from tfviz.analysis import ffn as fa
-from tfviz.ui.cache import get_trace, model_names
+from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.lessons import available, by_url
+from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_ffn as ivf
 from tfviz.viz.style import token_labels
-
-
-def _switch_model(to: str) -> None:
-    st.session_state["model"] = to
 
 
 name, text, _, cfg = lesson_context()
@@ -49,9 +46,7 @@ with step("1 · Which neurons fire?"):
                 f"{cfg.moe_top_k} of them. The experts are the subject of the next lesson.")
         if by_url("mixture-of-experts") in available():
             st.page_link("lessons/11_moe.py", label="Lesson 11 · Mixture of experts", icon="🔀")
-        if "gpt-tiny" in model_names():
-            st.button("Show the neurons of gpt-tiny instead", key="ffn_switch",
-                      on_click=_switch_model, args=("gpt-tiny",))
+        offer("gpt-tiny", key="ffn_switch", label="Show the neurons of gpt-tiny instead")
     else:
         most = min(32, cfg.d_ff)
         views = fa.neuron_views(trace, most)

@@ -4,17 +4,14 @@ import streamlit as st
 from tfviz.analysis import moe as ma
 from tfviz.config import RunOptions
 from tfviz.lab.opened import reads_letters
-from tfviz.ui.cache import get_trace, model_names
+from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import class_table
+from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_moe as ivm
-
-
-def _switch_model(to: str) -> None:
-    st.session_state["model"] = to
 
 
 name, text, bundle, cfg = lesson_context()
@@ -35,9 +32,7 @@ if not cfg.is_moe:
     st.info(f"**{name}** is a dense model: every block has one ordinary feed-forward network "
             "and no router, so there is no routing to show here. The sidebar's **moe-tiny** "
             "is the same kind of small decoder with experts in every block.")
-    if "moe-tiny" in model_names():
-        st.button("Switch to moe-tiny", key="moe_switch", on_click=_switch_model,
-                  args=("moe-tiny",), type="primary")
+    offer("moe-tiny", key="moe_switch", label="Switch to moe-tiny")
     show_code(ma.routing, ma.capacity_of, ma.class_expert_table, ma.concentration)
 else:
     E, L = cfg.n_experts, cfg.n_layers

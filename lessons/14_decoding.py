@@ -11,6 +11,7 @@ from tfviz.ui import decoding_cache as dc
 from tfviz.ui.cache import coref_gap_notice, get_bundle, get_trace
 from tfviz.lab.opened import is_run_name, prompt_part, room_after
 from tfviz.ui.context import lesson_context
+from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
@@ -39,6 +40,7 @@ if sidebar_model != name:
     st.info(f"**{sidebar_model}** is not a decoder: it does not predict the next token, so this "
             f"page uses **{name}**, our small decoder ({cfg.n_layers} layers, d = {cfg.d_model}, "
             f"{V} tokens). The other pages keep using {sidebar_model}.")
+    offer(name, key="decoding_switch")
 in_the_notes("decoding")
 
 # --- 1 · the LM head ----------------------------------------------------------------------------

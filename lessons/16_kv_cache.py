@@ -13,6 +13,7 @@ from tfviz.ui import decoding_cache as runs
 from tfviz.ui.cache import get_bundle
 from tfviz.lab.opened import is_run_name, prompt_part, room_after
 from tfviz.ui.context import lesson_context
+from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
@@ -40,6 +41,7 @@ if sidebar_model != name:
     st.info(f"**{sidebar_model}** is not a decoder: it does not write text one token at a time, so "
             f"this page uses **{name}**, our small decoder ({L} layers, {H} heads of {dh}). The "
             f"other pages keep using {sidebar_model}.")
+    offer(name, key="kv_switch")
 in_the_notes("kv-cache")
 
 # --- 1 · the idea ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 pytest.importorskip("transformers")
 from tests.app.conftest import APP  # noqa: E402
+from tests.test_hf_bert import make_checkpoint as make_bert  # noqa: E402
 from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
 
 import tfviz  # noqa: E402
@@ -24,10 +25,12 @@ SELF_ATTENTION = "lessons/05_self_attention.py"
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    """A folder of model folders: gpt2 (2 layers × 2 heads, d = 32), and badtok, whose
-    tokenizer.json is not JSON: describe() (no tokenizer read) offers it, opening it fails."""
+    """A folder of model folders: gpt2 and bert (2 layers × 2 heads, d = 32), badtok, whose
+    tokenizer.json is not JSON (describe() reads no tokenizer and offers it, opening it fails),
+    and llama, a model_type tfviz does not build."""
     root = tmp_path_factory.mktemp("models")
     n = make_checkpoint(root / "gpt2").num_parameters()
+    make_bert(root / "bert")
     shutil.copytree(root / "gpt2", root / "badtok")
     (root / "badtok" / "tokenizer.json").write_text("{ not json")
     shutil.copytree(root / "gpt2", root / "llama")
@@ -67,8 +70,9 @@ def test_found_folders_join_the_picker_labelled_with_family_and_size(app, models
     k = f"{round(n / 1000)}k"  # model cards' way: "40k", as from 40,320
     options = picker(at).options
     assert options[:4] == ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec"]
-    assert options[4:] == [f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters",
-                           f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
+    assert options[4] == f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters"
+    assert options[5].startswith("bert · BERT, 2 layers × 2 heads, ")
+    assert options[6:] == [f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
     # nothing was opened to list them: the picker's model is still the default
     assert at.session_state["model"] == DEFAULT_MODEL
     notes = " ".join(e.proto.body for e in at.sidebar.markdown)
@@ -129,3 +133,21 @@ def test_a_folder_that_fails_to_open_says_why_and_keeps_the_default(app, models)
                                     "tokenizer.json cannot be read")
     assert "Traceback" not in warning.value
     ok(at.switch_page(SELF_ATTENTION).run())  # the lessons go on with the default
+
+
+# ----- lessons that cannot show the sidebar's model offer one they can -----------------------
+
+@pytest.mark.parametrize("lesson, model, key, offered", [
+    ("lessons/14_decoding.py", "bert", "decoding_switch", "gpt-tiny"),
+    ("lessons/16_kv_cache.py", "bert", "kv_switch", "gpt-tiny"),
+    ("lessons/11_moe.py", "gpt2", "moe_switch", "moe-tiny"),
+])
+def test_a_lesson_that_does_not_apply_offers_a_bundled_model(app, lesson, model, key, offered):
+    at = app(model=model)
+    ok(at.switch_page(lesson).run())
+    assert at.session_state["model"] == model
+    (line,) = [i.value for i in at.info if i.value.startswith(f"**{model}** is ")]
+    assert "not a decoder" in line or "dense model" in line
+    ok(at.button(key=key).click().run())
+    assert at.session_state["model"] == offered
+    assert picker(at).value == offered
