@@ -6,7 +6,11 @@
    finished its first script run in the browser. The browser is already open, as a learner's
    would be. Measured for `streamlit run server.py` (what scripts/run.sh starts: it warms up
    in the background) and for a cold `streamlit run app.py`, ``--starts`` fresh servers each
-   (3). tfviz's bytecode is compiled first, as scripts/run.sh does.
+   (3). tfviz's bytecode is compiled first, as scripts/run.sh does. The yardstick is a
+   one-line Streamlit app (``st.title("hello")``) started the same way, in the same run, from
+   the same folder (so with the same .streamlit/config.toml): the ratio of the medians says
+   what tfviz adds to what any Streamlit app costs on this machine (target ≤ 1.3×). The
+   entries take turns, so a busy moment of the machine falls on each alike.
 2. View changes (layer, head, token, step) no longer reach the server: they are timed in the
    browser by bench/bench_views.py (issue #15's instant views).
 """
@@ -17,6 +21,7 @@ import asyncio
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,11 +33,15 @@ from tests.support.serve import streamlit_server
 ROOT = Path(__file__).resolve().parents[1]
 
 
+HELLO = 'import streamlit as st\n\nst.title("hello")\n'
+
+
 async def first_page(browser, entry: str, outside: list[str]) -> float:
-    """Seconds from launching a fresh server to the tour being interactive."""
+    """Seconds from launching a fresh server to the tour (or, for the yardstick, its one
+    title) being interactive."""
     context, page = await new_page(browser, outside)
     with streamlit_server(entry=entry) as (url, _, started):
-        await page.goto(f"{url}/tour")
+        await page.goto(f"{url}/tour" if entry in ("server.py", "app.py") else url)
         await wait_idle(page)
         took = time.perf_counter() - started
     await context.close()
@@ -44,12 +53,19 @@ async def measure(starts: int) -> dict:
     # PYTHONDONTWRITEBYTECODE=1, so no import ever writes bytecode): so do we
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tfviz")], check=True)
     outside: list[str] = []
-    async with async_playwright() as p:
-        browser = await launch(p)
-        starts = {entry: [await first_page(browser, entry, outside) for _ in range(starts)]
-                  for entry in ("server.py", "app.py")}
-        await browser.close()
-    return {"starts": starts, "outside": outside}
+    with tempfile.TemporaryDirectory() as folder:
+        hello = Path(folder) / "hello.py"
+        hello.write_text(HELLO)
+        entries = ("server.py", "app.py", str(hello))
+        times: dict[str, list[float]] = {e: [] for e in entries}
+        async with async_playwright() as p:
+            browser = await launch(p)
+            for _ in range(starts):
+                for entry in entries:
+                    times[entry].append(await first_page(browser, entry, outside))
+            await browser.close()
+    times["hello"] = times.pop(str(hello))
+    return {"starts": times, "outside": outside}
 
 
 def main() -> None:
@@ -64,6 +80,11 @@ def main() -> None:
         target = "≤ 3 s" if entry == "server.py" else ""
         print(f"| server start → tour interactive, `{entry}` ({label}), median of {len(runs)} "
               f"({each}) | {statistics.median(runs):.2f} s | {target} |")
+    hello = result["starts"]["hello"]
+    print(f"| server start → page interactive, one-line app `st.title(\"hello\")`, median of "
+          f"{len(hello)} ({', '.join(f'{t:.1f}' for t in hello)}) | {statistics.median(hello):.2f} s | |")
+    ratio = statistics.median(result["starts"]["server.py"]) / statistics.median(hello)
+    print(f"| tour (`server.py`) ÷ one-line app | {ratio:.2f}× | ≤ 1.3× |")
     print(f"| requests that left localhost | {len(result['outside'])} | 0 |")
 
 
