@@ -22,7 +22,7 @@ def test_masking_shares_follow_every_draw_then_a_log_spaced_sample():
         assert [r["draws"] for r in line] == kept.tolist()
         np.testing.assert_array_equal([r["value"] for r in line], shares[kept - 1, j])
     assert [t["target"] for t in rows_of(spec, "targets")] == list(pt.TARGETS)
-    assert spec["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     short = rows_of(ptv.masking_shares_figure(shares[:10], pt.TARGETS))
     assert [r["draws"] for r in short][:10] == list(range(1, 11))  # a short run keeps every draw
 

@@ -23,15 +23,15 @@ def coref_figure(weights: np.ndarray, nouns: Sequence[str], *, best: tuple[int, 
     heads_shown = [f"L{layer} H{head}" for layer in range(layers) for head in range(heads)]
     rows = [{"head": f"L{layer} H{head}", "noun": noun, "weight": float(weights[layer, head, p])}
             for layer in range(layers) for head in range(heads) for p, noun in enumerate(nouns)]
-    top = max(0.05, float(weights.max(initial=0.0)) * 1.25)
-    x = n("head", "layer and head", sort=heads_shown, axis={"labelAngle": -45})
+    top = max(0.05, float(weights.max(initial=0.0)) * 1.3)  # room for the note over the bars
+    x = n("head", "layer and head", sort=heads_shown, axis={"labelAngle": 0})
     bars = view("bar", x=x, xOffset=n("noun", sort=nouns),
                 y=q("weight", "attention weight", scale={"domain": [0, top], "nice": False}),
                 color=colour("noun", nouns, [CATEGORICAL[p % len(CATEGORICAL)] for p in range(len(nouns))],
                              title="attends to", sort=nouns),
                 tooltip=tip("head", "noun", "weight:.4f"))
     mark = {"head": f"L{best[0]} H{best[1]}", "weight": float(weights[best].max()), "text": "biggest gap ↓"}
-    note = view({"type": "text", "dy": -14, "fontSize": FONT_SIZE - 2, "baseline": "bottom"},
+    note = view({"type": "text", "dy": -4, "fontSize": FONT_SIZE - 2, "baseline": "bottom"},
                 data="best", x=n("head", sort=heads_shown), y=q("weight"), text=n("text"))
     return chart({"layer": [bars, note]}, title=f"How much {probe} attends to each noun, head by head",
                  rows=rows, datasets={"best": [mark]}, height=340,
@@ -50,7 +50,9 @@ def logit_change_figure(change: np.ndarray, tokens: Sequence[str], position: int
              "where": where[0] if i < position else where[1] if i == position else where[2],
              "label": ("0" if v == 0 else f"{v:.2g}") if i < position else ""}
             for i, v in enumerate(change)]
-    x = o("position", "position", axis={"labelExpr": "tokens[datum.value]", "labelAngle": -45},
+    upright = len(labels) <= 16  # side by side while they fit, else turned
+    x = o("position", "position",
+          axis={"labelExpr": "tokens[datum.value]", "labelAngle": 0 if upright else -45},
           scale={"domain": list(range(len(labels)))})
     bars = view("bar", x=x, y=q("change", "largest change of a logit"),
                 color=colour("where", where, [CATEGORICAL[2], CATEGORICAL[5], CATEGORICAL[0]],

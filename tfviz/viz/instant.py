@@ -267,6 +267,9 @@ def matrix_layer(rows: int, cols: int, *, x_title: str, y_title: str, value_titl
         view["width"] = width
     if height:
         view["height"] = height
+    y_axis = view["layer"][0]["encoding"]["y"]["axis"]
+    if rows <= 40 and view["height"] / max(rows, 1) >= FONT_SIZE:  # room for every row's label:
+        y_axis["labelOverlap"] = False  # Vega's own check dropped every other token at 22 px a row
     return view
 
 

@@ -33,11 +33,12 @@ def residual_norm_chart(series: Mapping[str, Sequence[tuple[str, float]]], *, ti
             for name, points in series.items() for stage, value in points]
     stages = list(dict.fromkeys(r["stage"] for r in rows))
     names = list(series)
+    # The legend sits beside the lines: under them it took the chart's fixed height from the
+    # plot itself, which was drawn flat.
     line = view({"type": "line", "point": True},
-                x=n("stage", "point in the stack", sort=stages),
+                x=n("stage", "point in the stack", sort=stages, axis={"labelAngle": 0}),
                 y=q("mean L2 norm", "mean ‖x‖ over tokens"),
-                color=colour("model", names, sort=names,
-                             legend={"orient": "bottom", "direction": "vertical"}),
+                color=colour("model", names, sort=names),
                 tooltip=tip("model", "stage", "mean L2 norm:.3f"))
     return chart(line, title=title, rows=rows, height=320,
                  description="The mean length of the tokens' vectors in the residual stream after "

@@ -75,7 +75,7 @@ def sweep_chart(rows, current: float | None = None, *,
     current τ. rows from :func:`tfviz.analysis.lookup.temperature_sweep`."""
     data = [{"temperature": float(r["temperature"]), "weight on best key": float(r["weight on best key"]),
              "distance from hard answer": float(r["distance from hard answer"])} for r in rows]
-    x = q("temperature", "temperature τ (log scale)", scale={"type": "log"})
+    x = q("temperature", "temperature τ (log scale)", scale={"type": "log", "nice": False})
     layers = [view({"type": "line", "point": True, "strokeWidth": 3, "color": CATEGORICAL[0]},
                    x=x, y=q("weight on best key", "weight on the best-matching key",
                             scale={"domain": [0, 1.05], "nice": False}),

@@ -47,14 +47,14 @@ def masking_shares_figure(shares: np.ndarray, targets: Sequence[float]) -> dict:
     kept = kept_draws(len(shares))
     rows = [{"draws": int(d), "share": labels[j], "value": float(shares[d - 1, j])}
             for j in range(len(labels)) for d in kept]
-    hue = colour("share", labels, CATEGORICAL[:len(labels)], title=None,
-                 legend={"orient": "bottom", "columns": 2, "labelLimit": 400})
+    # The legend beside the lines: under them it would take its room from the plot's height.
+    hue = colour("share", labels, CATEGORICAL[:len(labels)], title=None, legend={"labelLimit": 400})
     lines = view({"type": "line", "strokeWidth": 3},
-                 x=q("draws", "draws so far", scale={"type": "log"}),
+                 x=q("draws", "draws so far", scale={"type": "log", "nice": False}),
                  y=q("value", "share", scale={"domain": [0, 1]}), color=hue,
                  tooltip=tip("share", {"field": "draws", "title": "after draws"}, "value:.4f"))
     goals = view({"type": "rule", "strokeDash": [2, 3], "strokeWidth": 2}, data="targets",
-                 y=q("target"), color={**hue, "legend": None},
+                 y=q("target"), color=hue,
                  tooltip=tip("share", "target:.2f"))
     return chart({"layer": [lines, goals]}, title="Shares over many draws (dotted: the target)",
                  rows=rows, datasets={"targets": [{"share": label, "target": float(t)}
@@ -70,14 +70,16 @@ def trainable_figure(names: Sequence[str], counts: Sequence[int], *, title: str)
     """Horizontal bars on a log scale: how many numbers each way of fine-tuning trains."""
     names = [str(x) for x in names]
     rows = [{"way": name, "numbers": int(c), "label": f"{int(c):,}"} for name, c in zip(names, counts)]
-    y = n("way", None, sort=names, axis={"labelLimit": 400})
-    bars = view("bar", y=y, x=q("numbers", "trained numbers (log scale)", scale={"type": "log"}),
+    y = n("way", sort=names, axis={"labelLimit": 400, "title": None})
+    # not stacked: a stack starts at 0, which a log axis cannot show; each bar starts at the axis
+    x = q("numbers", "trained numbers (log scale)", scale={"type": "log"}, stack=None)
+    bars = view("bar", y=y, x=x,
                 color=colour("way", names, [CATEGORICAL[j % len(CATEGORICAL)] for j in range(len(names))],
                              legend=None),
                 tooltip=tip("way", "numbers:,"))
     text = view({"type": "text", "align": "left", "dx": 6, "fontSize": FONT_SIZE - 2},
                 y=y, x=q("numbers"), text=n("label"))
-    return chart({"layer": [bars, text]}, title=title, rows=rows, height=48 * len(names),
+    return chart({"layer": [bars, text]}, title=title, rows=rows, height={"step": 44},
                  padding={"right": 90},  # room for the largest count written past its bar
                  description="How many numbers each way of fine-tuning trains (log scale): "
                              + "; ".join(f"{r['way']} {r['label']}" for r in rows) + ".")
