@@ -1,6 +1,6 @@
-"""A Hugging Face folder named in TFVIZ_MODELS, in chromium: the server lists it in the
-sidebar's picker with its family and size, opens it from a link or from the picker, and the
-self-attention lesson runs on it with no exception and no traceback."""
+"""Hugging Face folders named in TFVIZ_MODELS, in chromium: the server lists a GPT-2 and a BERT
+in the sidebar's picker with family and size, opens each from a link or from the picker, and
+the self-attention lesson runs on it with no exception and no traceback."""
 from __future__ import annotations
 
 import pytest
@@ -10,6 +10,7 @@ from tests.support.serve import streamlit_server
 
 pytestmark = pytest.mark.browser
 transformers = pytest.importorskip("transformers")
+from tests.test_hf_bert import make_checkpoint as make_bert  # noqa: E402
 from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
 
 CHARTS_JS = """() => document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg, '
@@ -18,10 +19,11 @@ CHARTS_JS = """() => document.querySelectorAll('[data-testid="stMain"] [data-tes
 
 @pytest.fixture(scope="module")
 def folder_server(tmp_path_factory):
-    """A server whose TFVIZ_MODELS holds one random GPT-2 folder, "gpt2" (2 layers × 2 heads,
-    d = 32), and whose Hugging Face cache is empty; yields (url, the picker's label)."""
+    """A server whose TFVIZ_MODELS holds two random folders, "gpt2" and "bert" (2 layers × 2
+    heads, d = 32), and whose Hugging Face cache is empty; yields (url, gpt2's picker label)."""
     models = tmp_path_factory.mktemp("models")
     n = make_checkpoint(models / "gpt2").num_parameters()
+    make_bert(models / "bert")
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     env = {"TFVIZ_MODELS": str(models), "HF_HUB_CACHE": str(tmp_path_factory.mktemp("empty-hub"))}
     with streamlit_server(env=env, log_path=log) as (url, proc, _):
@@ -67,3 +69,13 @@ def test_picking_the_folder_in_the_sidebar(folder_server, page):
     page.locator('[data-testid="stSidebar"] summary', has_text="Model folders").click()
     notes = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').inner_text()
     assert "Opening it takes about" in notes and "of memory" in notes
+
+
+def test_a_bert_folder_in_the_self_attention_lesson(folder_server, page):
+    url, _ = folder_server
+    page.goto(f"{url}/self-attention?model=bert")
+    lesson_ran(page)
+    assert picker_text(page).startswith("bert · BERT, 2 layers × 2 heads, ")
+    assert "model=bert" in page.url
+    assert page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').count() == 0
+    page.screenshot(path=str(SHOTS / "checkpoint_bert_self_attention.png"), full_page=True)
