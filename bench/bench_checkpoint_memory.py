@@ -1,0 +1,93 @@
+"""What a shared server holds once a learner opens a Hugging Face folder, measured in chromium.
+
+    python -m bench.bench_checkpoint_memory                 # builds a random GPT-2 small folder
+    python -m bench.bench_checkpoint_memory --folder DIR    # or names one (a model folder)
+
+A real ``streamlit run server.py`` is started with ``TFVIZ_MODELS`` naming the folder. One
+browser opens the self-attention lesson on the default model; the server's resident set (RSS,
+from /proc) is read. Then it opens the same lesson on the folder's model with ``?model=``: the
+server opens the folder (the first learner to ask pays for it) and the RSS is read again. A
+second browser then opens the same page: the model is shared, so only that learner's trace and
+page should add to it. The table also prints what the sidebar said before opening (the
+estimate of ``tfviz.hf.memory``) and the machine's MemAvailable before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tfviz.decoding.memory import human_bytes
+from tfviz.hf import describe
+from tfviz.hf.memory import available_bytes, opening_cost
+
+IDLE_JS = """() => { const app = document.querySelector('[data-testid="stApp"]');
+    return !!document.querySelector('[data-testid="stMain"] h1') && !!app &&
+           app.getAttribute('data-test-script-state') === 'notRunning'; }"""
+
+
+def rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def open_page(browser, url: str) -> float:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    start = time.perf_counter()
+    page.goto(url)
+    for _ in range(2):  # twice, so a run about to start is not missed
+        page.wait_for_function(IDLE_JS, timeout=600_000, polling=200)
+        page.wait_for_timeout(500)
+    if page.locator('[data-testid="stException"]').count() or "Traceback" in page.inner_text("body"):
+        raise RuntimeError(f"{url} showed an exception")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", help="a model folder (default: a random GPT-2 small, built here)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.folder:
+            folder = Path(args.folder).expanduser()
+        else:
+            from bench.make_gpt2_folder import make_gpt2_folder
+
+            folder = make_gpt2_folder(Path(tmp) / "gpt2")
+        info = describe(folder)
+        name = folder.resolve().name  # discovery's name for a lone folder (not a bundled one's)
+        env = {"TFVIZ_MODELS": str(folder), "HF_HUB_CACHE": str(Path(tmp) / "no-hub")}
+        rows = []
+        with streamlit_server(env=env) as (url, proc, _), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            open_page(browser, f"{url}/self-attention")
+            base, free0 = rss(proc.pid), available_bytes()
+            rows.append(("server on the default model (gpt-tiny), one learner", 0.0, base))
+            took = open_page(browser, f"{url}/self-attention?model={name}")
+            opened = rss(proc.pid)
+            rows.append((f"first learner opens {name} (self-attention)", took, opened))
+            took = open_page(browser, f"{url}/self-attention?model={name}")
+            rows.append(("a second learner, same page", took, rss(proc.pid)))
+            free1 = available_bytes()
+            browser.close()
+    print(f"\n{name}: {info.family}, {info.size}, {info.n_params:,} parameters, "
+          f"{info.bytes_on_disk / 1e6:.0f} MB on disk")
+    print(f"said before opening: about {human_bytes(opening_cost(info.memory_bytes))} "
+          f"({info.memory_bytes / 1e6:.0f} MB of float32 weights)\n")
+    print("| step | seconds | server RSS, MB | growth, MB |")
+    print("|---|---:|---:|---:|")
+    for what, sec, r in rows:
+        print(f"| {what} | {sec:.1f} | {r / 1e6:.0f} | {(r - base) / 1e6:+.0f} |")
+    if free0 is not None and free1 is not None:
+        print(f"\nMemAvailable fell by {(free0 - free1) / 1e6:.0f} MB while the folder was opened "
+              "(other work on the machine moves it too)")
+
+
+if __name__ == "__main__":
+    main()
