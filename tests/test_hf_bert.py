@@ -543,3 +543,25 @@ def test_embedding_rows_past_the_tokenizer_are_named_by_id(base_folder):
         tok.id_to_token(30522)
     steps = forward_steps(bundle.trace(TEXT), token_strings=bundle.token_strings)
     assert steps[-1].title.startswith("Top-5 prediction")
+
+
+@pytest.mark.parametrize("model_class,config", [("BertForMaskedLM", {}),
+                                                ("BertForMaskedLM", {"tie_word_embeddings": False}),
+                                                ("BertModel", {})])
+def test_parameter_counter_counts_berts_parts(tmp_path, model_class, config):
+    """The exercises' counter (lesson 12's bar chart) counts what a BERT checkpoint adds: the
+    segment table, the embedding LayerNorm, the MLM transform and the decoder bias; its total
+    is the converted model's own count."""
+    from tfviz.analysis.forward import grouped_params, param_parts, param_total
+
+    make_checkpoint(tmp_path, model_class, n_layer=1, **config)
+    bundle = tfviz.load(tmp_path)
+    total = sum(p.numel() for p in bundle.model.parameters())
+    assert param_total(bundle.config) == total == sum(grouped_params(bundle.config).values())
+    parts, d, V = param_parts(bundle.config), 32, bundle.config.vocab_size
+    assert parts["segment embedding"] == 2 * d and parts["embedding norm"] == 2 * d
+    if model_class == "BertModel":
+        assert "MLM transform" not in parts and "output layer" not in parts
+    else:
+        assert parts["MLM transform"] == d * d + d + 2 * d
+        assert parts["output layer"] == V + (0 if bundle.config.tie_embeddings else V * d)

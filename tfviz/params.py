@@ -78,7 +78,11 @@ def spec_of(config) -> tuple[ParamSpec, dict]:
                      head_dim=config.d_head, n_kv_heads=config.kv_heads,
                      n_experts=config.n_experts, name=config.name)
     engine = dict(bias=config.bias, tied=config.tie_embeddings, final_norm=config.final_norm,
-                  positions="learned" if config.positional == "learned" else "none")
+                  positions="learned" if config.positional == "learned" else "none",
+                  # what a BERT checkpoint adds (tfviz.hf.bert); off for our own models
+                  segments=config.n_token_types, embedding_norm=config.embed_norm,
+                  mlm_transform=config.mlm_transform, output_bias=config.unembed_bias,
+                  head=config.lm_head)
     return spec, engine
 
 
@@ -109,9 +113,10 @@ def ffn_params(s: ParamSpec, bias: bool = True) -> int:
 def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "layernorm",
                      attn_output: bool = True, positions: CountedPositions | None = None,
                      tied: bool | None = None, final_norm: bool | None = None,
-                     norm_place: Norm = "post", embedding_norm: bool = False,
-                     segments: int = 0, pooler: bool = False, relative_buckets: int = 32,
-                     arch: Arch | None = None) -> ParamCount:
+                     norm_place: Norm = "post", embedding_norm: bool | None = None,
+                     segments: int | None = None, pooler: bool = False, relative_buckets: int = 32,
+                     arch: Arch | None = None, mlm_transform: bool | None = None,
+                     output_bias: bool | None = None, head: bool | None = None) -> ParamCount:
     """Parameters of ``config`` (a ParamSpec or a tfviz ModelConfig), by part, with ``total``.
 
     bias:        linear layers carry biases (default True; a ModelConfig's own ``bias``)
@@ -126,8 +131,18 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
     segments:    rows of a segment (token type) table (BERT: 2)
     pooler:      BERT's d×d + d pooler on the first token
     arch:        override the config's encoder / decoder / encoder-decoder
+    mlm_transform: BERT's masked-LM transform before the output layer (d×d + d, and a norm)
+    output_bias: a bias per vocabulary entry on the logits (BERT's decoder bias)
+    head:        False: no output layer at all (a BERT saved as BertModel)
+    (embedding_norm, segments, mlm_transform, output_bias and head default to a ModelConfig's
+    own, else to a plain model's: none of them, and a head.)
     """
     spec, engine = spec_of(config)
+    embedding_norm = engine.get("embedding_norm", False) if embedding_norm is None else embedding_norm
+    segments = engine.get("segments", 0) if segments is None else segments
+    mlm_transform = engine.get("mlm_transform", False) if mlm_transform is None else mlm_transform
+    output_bias = engine.get("output_bias", False) if output_bias is None else output_bias
+    head = engine.get("head", True) if head is None else head
     bias = engine.get("bias", True) if bias is None else bias
     tied = engine.get("tied", True) if tied is None else tied
     if positions is None:
@@ -161,10 +176,15 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
             parts[f"{name} relative positions"] = relative_buckets * spec.n_heads
     if pooler:
         parts["pooler"] = d * d + (d if bias else 0)
-    parts["output layer"] = 0 if tied else d * spec.vocab_size
+    if head and mlm_transform:
+        parts["MLM transform"] = d * d + (d if bias else 0) + ln
+    if head:
+        parts["output layer"] = ((0 if tied else d * spec.vocab_size)
+                                 + (spec.vocab_size if output_bias else 0))
     conventions = dict(bias=bias, norm=norm, attn_output=attn_output, positions=positions,
                        tied=tied, final_norm=final_norm, embedding_norm=embedding_norm,
-                       segments=segments, pooler=pooler, arch=arch)
+                       segments=segments, pooler=pooler, arch=arch, mlm_transform=mlm_transform,
+                       output_bias=output_bias, head=head)
     return ParamCount(parts, conventions)
 
 

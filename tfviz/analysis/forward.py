@@ -244,7 +244,7 @@ _GROUPS = (("embeddings", ("token embedding", "segment embedding", "embedding no
            ("attention", ("self-attention", "cross-attention")),
            ("FFN / experts", ("feed-forward",)),
            ("LayerNorm", ("norms",)),
-           ("head", ("output layer", "pooler")))
+           ("head", ("output layer", "pooler", "MLM transform")))
 
 
 def param_parts(config) -> dict[str, int]:
