@@ -195,7 +195,8 @@ def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position:
     head = (r"E^\top" if cfg.tie_embeddings else "W_U") + (" + b_U" if cfg.unembed_bias else "")
     steps.append(Step("Logits", rf"\text{{logits}} = {x}\,{head}", f"(T={T}, V={V})", logits[:, best],
                       f"Each token's final vector is scored against every one of the {V} vocabulary "
-                      + ("rows of E (the same matrix that embedded the input). " if cfg.tie_embeddings else "rows. ")
+                      + ("rows of E (the same matrix that embedded the input)" if cfg.tie_embeddings else "rows")
+                      + (", and each vocabulary entry adds its own bias. " if cfg.unembed_bias else ". ")
                       + f"Shown: the 8 columns that score highest at {rows[pos]}.",
                       rows=rows, cols=names, x_title="vocabulary token (id)"))
     steps.append(Step("Softmax", r"P(w) = \frac{e^{\text{logit}_w}}{\sum_{v} e^{\text{logit}_v}}",
