@@ -80,7 +80,9 @@ def test_triangle_sends_every_layers_masked_scores(gpt):
         assert (np.isnan(decode(r["v"]).reshape(n, n)) == np.triu(np.ones((n, n), bool), 1)).all()
     # masked cells are drawn grey with the −∞ sign, and named in the tooltip / ARIA label
     bound = np.abs(scores[np.isfinite(scores)]).max()  # one colour range for every view
-    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-bound, bound]
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}
+    assert spec["datasets"]["scores"][0]["bound"] == pytest.approx(bound)  # read by "bound"
+    assert params(spec)["bound"]["expr"] == "length(data('scores')) ? data('scores')[0].bound : 1"
     grey = [lyr for lyr in spec["layer"] if lyr.get("mark", {}).get("color") == im.MASKED_GREY]
     assert grey and grey[0]["transform"][0] == {"filter": "!isValid(datum.v)"}
 
@@ -190,9 +192,42 @@ def test_long_texts_travel_as_pictures(gpt):
         assert np.corrcoef(red[finite], want[finite])[0, 1] > 0.9
         assert zero_colour.tolist() == [0xf7, 0xf7, 0xf7]
     legend = spec["layer"][1]["encoding"]["color"]["scale"]
-    assert legend["domain"] == [-bound, bound] and legend["scheme"] == iv.DIVERGING_SCHEME
+    assert legend["domain"] == {"expr": "[-bound, bound]"} and legend["scheme"] == iv.DIVERGING_SCHEME
+    assert rows[0]["bound"] == bound  # the range rides in the data: the spec is length-free
     patterns = stacked(trace, "pattern")
     pair = im.two_masks(patterns, patterns, trace.tokens)
     validate_jsonschema(pair, SCHEMA)
     assert [r["img"] for r in pair["datasets"]["causal"]] == [
         ipic.picture(patterns[idx]) for idx in np.ndindex(3, 4)]
+
+
+def test_the_sentences_maps_are_length_free(gpt):
+    """The triangle and the two masks hold nothing of the sentence's length: sentences of
+    3-16 tokens share one spec (a new one swaps the data), and each carries its own scores
+    and weights, decoded as the browser decodes them."""
+    from tests.support.length_free import check_length_free
+
+    def traces(n):
+        text = "abcdefghijklmnopqrstuvwxyz"[:n]  # a byte a token
+        return (gpt.trace(text, options=RunOptions(causal=True)),
+                gpt.trace(text, options=RunOptions(causal=False)))
+
+    def triangle(n):
+        causal, _ = traces(n)
+        chart = im.triangle(stacked(causal, "attn_scores"), causal.tokens, layer=1, head=2)
+        check_rows(chart["datasets"]["scores"], stacked(causal, "attn_scores"), "layer", "head")
+        check_sliders(chart, 3, 4, 1, 2)
+        return chart, token_labels(causal.tokens)
+
+    def pair(n):
+        causal, free = traces(n)
+        chart = im.two_masks(stacked(free, "pattern"), stacked(causal, "pattern"), causal.tokens)
+        check_rows(chart["datasets"]["bidirectional"], stacked(free, "pattern"), "layer", "head")
+        check_rows(chart["datasets"]["causal"], stacked(causal, "pattern"), "layer", "head")
+        return chart, token_labels(causal.tokens)
+
+    built = check_length_free(triangle)
+    assert built[13]["layer"][0]["encoding"]["x"]["scale"]["domain"] == {"expr": "sequence(0, ntok)"}
+    check_length_free(pair)
+    # the cap decides cells or a picture as the data does: 24 tokens still travel as cells
+    assert not im.pictured(24) and im.pictured(25)

@@ -74,11 +74,14 @@ def test_scale_on_off_carries_both_runs_and_their_entropies(runs):
     assert (p["layer"]["value"], p["head"]["value"]) == (2, 1)
     assert p["layer"]["bind"]["max"] == 2 and p["head"]["bind"]["max"] == 3
     assert iv.spec_tokens(spec) == token_labels(tokens)
-    means = np.array(p["means"]["value"])  # (layers, heads, [with, without]) for the title
-    np.testing.assert_allclose(means[..., 0], torch_on.mean(-1), atol=1e-9)
-    np.testing.assert_allclose(means[..., 1], torch_off.mean(-1), atol=1e-9)
+    # the title's means ride in the data, packed: (layers, heads, [with, without])
+    assert p["means"]["expr"] == "length(data('entropy')) ? data('entropy')[0].means : ''"
+    means = np.array([float(x) for x in rows[0]["means"].split(",")]).reshape(3, 4, 2)
+    np.testing.assert_allclose(means[..., 0], torch_on.mean(-1), atol=TOL)  # packed: DIGITS
+    np.testing.assert_allclose(means[..., 1], torch_off.mean(-1), atol=TOL)
     title = spec["vconcat"][1]["title"]["text"]["expr"]
-    assert "means[layer][head][0]" in title and "means[layer][head][1]" in title
+    assert "split(means, ',')[2 * (layer * 4 + head) + 0]" in title
+    assert "split(means, ',')[2 * (layer * 4 + head) + 1]" in title
 
 
 def test_scale_on_off_refuses_runs_of_different_shapes(runs):
@@ -98,3 +101,33 @@ def test_a_long_texts_maps_are_pictures():
     validate_jsonschema(spec, SCHEMA)
     assert [r["img"] for r in spec["datasets"]["off"]] == [ipic.picture(off[i]) for i in np.ndindex(3, 4)]
     assert len(spec["datasets"]["entropy"]) == 2 * 3 * 4 * len(tokens)  # still every row's value
+
+
+def test_scale_on_off_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data); each carries its
+    own two runs' maps and entropies, and the entropy axis runs to log2 of the sentence's
+    length in the browser."""
+    from tests.support.length_free import check_length_free
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+    def build(n):
+        text = "abcdefghijklmnopqrstuvwxyz"[:n]
+        on, off = (b.trace(text, options=RunOptions(scale=s)) for s in (True, False))
+        maps = [np.stack([t["pattern", lyr] for lyr in range(3)]) for t in (on, off)]
+        ent = [sc.row_entropy(m) for m in maps]
+        chart = isc.scale_on_off(*maps, *ent, on.tokens, layer=2, head=1)
+        got = {(r["scores"], r["layer"], r["head"], r["q"]): r["v"] for r in chart["datasets"]["entropy"]}
+        for name, p in ((WITH, maps[0]), (WITHOUT, maps[1])):
+            bits = torch_bits(p)
+            assert all(abs(got[(name, *i)] - bits[i]) <= TOL + 1e-6 for i in np.ndindex(*bits.shape))
+        rows = chart["datasets"]["on"]
+        assert all(np.allclose([float(x) for x in r["v"].split(",")], maps[0][r["layer"], r["head"]].ravel(),
+                               atol=TOL) for r in rows)
+        return chart, token_labels(on.tokens)
+
+    built = check_length_free(build)
+    y = built[13]["vconcat"][1]["encoding"]["y"]["scale"]["domain"]
+    assert y == {"expr": "[0, max(log(max(ntok, 2)) / LN2, 1)]"}

@@ -48,6 +48,15 @@ def length_params(dataset: str, query: bool) -> list[dict]:
     return out
 
 
+def first_row_value(name: str, dataset: str, default: float = 0) -> dict:
+    """The expression ``name``: the field ``name`` of ``dataset``'s first row (``default``
+    while the chart waits for its data). A number that follows the sentence, such as the
+    colour range of its scores, rides in the data this way rather than in the spec, so a new
+    sentence still swaps data only."""
+    rows = f"data('{dataset}')"
+    return {"name": name, "expr": f"length({rows}) ? {rows}[0].{name} : {default}"}
+
+
 def token_slider(upper: int, label: str, value: int | None) -> dict:
     """The query-token slider of a length-free chart (``length_cap``): its range is the
     layout's, 0..upper, and the page's view script narrows it to the sentence's own tokens

@@ -16,6 +16,12 @@ red-blue, with masked cells grey, on one colour range for every layer and head.
 
 ``map_pair`` (two attention maps on one 0..1 scale, side by side when they fit) is shared
 with lesson 6 (``tfviz.viz.instant_scaling``).
+
+The charts of the sidebar's sentence (``triangle``, ``two_masks``) are length-free
+(``tfviz.viz.instant_length``): laid out for ``length_cap(n)`` tokens, they read the
+sentence's length ``ntok`` from their data, so a new sentence of another length within the
+cap swaps their data. The padded batch's two sentences are the page's own inputs, and its
+token labels ride in the spec.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
 from tfviz.viz.instant import DIVERGING_SCHEME, constant, heat_layer, slider, spec, stack_rows, unpack
+from tfviz.viz.instant_length import first_row_value, length_cap
 from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
 from tfviz.viz.style import FONT_SIZE, token_labels
 
@@ -96,24 +103,29 @@ def view_params(n_layers: int, n_heads: int, layer: int, head: int) -> list[dict
 
 def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
                 y_labels: str = "tokens", cell: int | None = None, value_title: str = "score",
-                x_title: str = "key", y_title: str = "query", bound: float = 1.0) -> dict:
+                x_title: str = "key", y_title: str = "query", bound: float | str = 1.0,
+                free: bool = False) -> dict:
     """``heat_layer`` of scores from −bound to +bound (reversed red-blue), with every masked
     cell grey and reading "−∞"; its value in the tooltip and ARIA label is "masked (−∞)".
     ``keep`` is the filter that keeps the view's row. One range for every layer and head keeps
     the legend still when the view changes (relaying it out cost a third of a view change).
-    A long text's scores are a picture (``map_rows(..., scores=True, bound=bound)``)."""
+    A long text's scores are a picture (``map_rows(..., scores=True, bound=bound)``).
+    ``free``: a length-free map (``n`` and ``m`` its ``length_cap``) of ``ntok`` cells a side;
+    ``bound`` may then name an expression (``bound_param``), so that the range rides in the
+    data rather than in the spec."""
     cell = cell or fit_cell(max(n, m))
+    domain = {"expr": f"[-{bound}, {bound}]"} if isinstance(bound, str) else [-bound, bound]
     if pictured(max(n, m)):
         view = picture_layer(m, n, x_title=x_title, y_title=y_title, value_title=value_title,
-                             before=[keep], cell=cell,
+                             before=[keep], cell=cell, free=free,
                              x_labels=x_labels, y_labels=y_labels)
         view["layer"][1]["encoding"]["color"]["scale"] = {
-            "domain": [-bound, bound], "scheme": DIVERGING_SCHEME, "reverse": True}
+            "domain": domain, "scheme": DIVERGING_SCHEME, "reverse": True}
         return view
     view = heat_layer(m, n, x_title=x_title, y_title=y_title, value_title=value_title,
-                      before=[keep, *unpack(m)], x_labels=x_labels, y_labels=y_labels,
-                      domain=(-bound, bound),
-                      diverging=True, cell=cell)
+                      before=[keep, *unpack("ntok" if free else m)], x_labels=x_labels,
+                      y_labels=y_labels, domain=None, diverging=True, cell=cell, free=free)
+    view["layer"][0]["encoding"]["color"]["scale"]["domain"] = domain
     where = {"x": {"field": "col", "type": "ordinal"}, "y": {"field": "row", "type": "ordinal"}}
     grey = {"transform": [{"filter": "!isValid(datum.v)"},
                           {"calculate": f"'{MASKED}'", "as": "masked"}],
@@ -129,12 +141,21 @@ def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
     return view
 
 
+def bound_param(rows: list[dict], bound: float, dataset: str) -> dict:
+    """The expression ``bound`` (a length-free ``masked_heat``'s colour range ±bound), read
+    from the first of ``rows`` (the rows of ``dataset``), which it is written into."""
+    rows[0]["bound"] = float(bound)  # as the pictures are coloured
+    return first_row_value("bound", dataset, 1)
+
+
 def map_pair(sources: Sequence[str], titles: Sequence[str], n: int, *, fields=("layer", "head"),
-             labels: Sequence[str] = ("tokens", "tokens"), title: dict | None = None) -> dict:
+             labels: Sequence[str] = ("tokens", "tokens"), title: dict | None = None,
+             free: bool = False) -> dict:
     """Two attention maps of ``n`` tokens on one 0..1 colour scale (so one legend): the rows of
     datasets ``sources`` (made by ``map_rows``) that ``fields`` select. Side by side up to
     SIDE_BY_SIDE tokens, else one above the other; the second map repeats its token labels
-    only when they differ or sit below."""
+    only when they differ or sit below. ``free``: length-free maps, ``n`` being the
+    sentence's ``length_cap`` (``masked_heat``)."""
     across = 2 if n <= SIDE_BY_SIDE else 1
     cell = fit_cell(n, across)
     views = []
@@ -144,12 +165,12 @@ def map_pair(sources: Sequence[str], titles: Sequence[str], n: int, *, fields=("
         if pictured(n):  # a long text: a picture per map (rows from map_rows)
             view = picture_layer(n, n, x_title="key", y_title=y_title, value_title="weight",
                                  before=[view_filter(*fields)], cell=cell, x_labels=lab,
-                                 y_labels=lab)
+                                 y_labels=lab, free=free)
         else:
             view = heat_layer(n, n, x_title="key", y_title=y_title, value_title="weight",
                               x_labels=lab, y_labels=lab, cell=cell, masked=False,
-                              y_axis=first or across == 1 or lab != labels[0],
-                              before=[view_filter(*fields), *unpack(n)])
+                              y_axis=first or across == 1 or lab != labels[0], free=free,
+                              before=[view_filter(*fields), *unpack("ntok" if free else n)])
         views.append({"data": {"name": source}, **view, "title": {"text": name, "fontSize": FONT_SIZE}})
     body = {"hconcat" if across == 2 else "vconcat": views, "spacing": 16 if across == 2 else 24}
     if title:
@@ -167,34 +188,38 @@ def _n_layers_heads(arr: np.ndarray) -> tuple[int, int, int]:
 def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0,
              head: int = 0) -> dict:
     """Section 1: the scores after the causal mask, (layers, heads, n, n) with −∞ above the
-    diagonal, for the layer and head chosen below the chart."""
+    diagonal, for the layer and head chosen below the chart. Length-free (module docstring)."""
     n_layers, n_heads, n = _n_layers_heads(masked_scores)
+    cap = length_cap(n)
     bound = abs_bound(masked_scores)
+    rows = map_rows(masked_scores, "layer", "head", scores=True, bound=bound)
     body = {"data": {"name": "scores"},
-            **masked_heat(n, n, keep=view_filter("layer", "head"), bound=bound),
+            **masked_heat(cap, cap, keep=view_filter("layer", "head"), bound="bound", free=True),
             "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
-    return spec(body, params=view_params(n_layers, n_heads, layer, head),
-                datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True, bound=bound)},
-                tokens=token_labels(tokens),
-                marks=cells(n), description="Attention scores after the causal mask; masked cells read −∞.")
+    return spec(body, params=[*view_params(n_layers, n_heads, layer, head),
+                              bound_param(rows, bound, "scores")],
+                datasets={"scores": rows},
+                tokens=token_labels(tokens), free=True,
+                marks=cells(cap), description="Attention scores after the causal mask; masked cells read −∞.")
 
 
 def two_masks(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[str], *,
               layer: int = 0, head: int = 0) -> dict:
     """Section 2: the same layer and head's weights with no mask and with the causal mask;
-    both (layers, heads, n, n)."""
+    both (layers, heads, n, n). Length-free (module docstring)."""
     n_layers, n_heads, n = _n_layers_heads(bidirectional)
+    cap = length_cap(n)
     if causal.shape != bidirectional.shape:
         raise ValueError(f"the two runs differ in shape: {bidirectional.shape} vs {causal.shape}")
     body = map_pair(("bidirectional", "causal"),
-                    ("bidirectional: every key", "causal: only earlier keys"), n,
+                    ("bidirectional: every key", "causal: only earlier keys"), cap,
                     title={"text": {"expr": "'The same weights, two masks (layer ' + layer + "
-                                            "', head ' + head + ')'"}})
+                                            "', head ' + head + ')'"}}, free=True)
     return spec(body, params=view_params(n_layers, n_heads, layer, head),
                 datasets={"bidirectional": map_rows(bidirectional, "layer", "head"),
                           "causal": map_rows(causal, "layer", "head")},
-                tokens=token_labels(tokens),
-                marks=cells(n, 2), description="Attention weights of one head without and with the causal mask.")
+                tokens=token_labels(tokens), free=True,
+                marks=cells(cap, 2), description="Attention weights of one head without and with the causal mask.")
 
 
 def padded_batch(patterns: np.ndarray, masked_scores: np.ndarray,

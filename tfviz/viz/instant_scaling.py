@@ -4,7 +4,8 @@ off, and the entropy of each row, switched in the browser (``tfviz.viz.instant``
 Turning the scale off is a what-if (the page runs the model twice); choosing the layer and
 head only selects what to look at, so both runs' maps for every layer and head travel once
 and the sliders under the chart pick one. A long text's maps travel as pictures
-(``instant_masking.map_rows``).
+(``instant_masking.map_rows``). Length-free (``tfviz.viz.instant_length``): a new sentence of
+another length within the layout's ``length_cap`` swaps the chart's data.
 """
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import constant, rounded, spec
+from tfviz.viz.instant import packed, rounded, spec
+from tfviz.viz.instant_length import TOKENS_DOMAIN, first_row_value, length_cap
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
 from tfviz.viz.scaling import WITH, WITHOUT
 from tfviz.viz.style import CATEGORICAL, token_labels
 
-MEAN_TEXT = ("'Mean entropy over the rows: ' + format(means[layer][head][0], '.3f') + ' bits "
-             "with the scale, ' + format(means[layer][head][1], '.3f') + ' bits without (' + "
-             "format(means[layer][head][1] - means[layer][head][0], '+.3f') + ')'")
+
+
+
+def mean_text(n_heads: int) -> str:
+    """The title's second line: the chosen head's mean row entropy with and without the scale,
+    read from ``means`` (the packed means of every layer and head, two each, in the data)."""
+    on, off = (f"toNumber(split(means, ',')[2 * (layer * {n_heads} + head) + {k}])" for k in (0, 1))
+    return (f"'Mean entropy over the rows: ' + format({on}, '.3f') + ' bits with the scale, ' + "
+            f"format({off}, '.3f') + ' bits without (' + format({off} - {on}, '+.3f') + ')'")
 
 
 def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
@@ -34,7 +42,8 @@ def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
     n_layers, n_heads, n, _ = on.shape
     if off.shape != on.shape or entropy_on.shape != on.shape[:3] or entropy_off.shape != on.shape[:3]:
         raise ValueError("the two runs and their entropies must cover the same layers, heads, tokens")
-    maps = map_pair(("on", "off"), (WITH, WITHOUT), n,
+    cap = length_cap(n)
+    maps = map_pair(("on", "off"), (WITH, WITHOUT), cap, free=True,
                     title={"text": {"expr": "'Layer ' + layer + ', head ' + head + "
                                             "': the same text, scale on and off'"}})
     rows = [{"layer": lyr, "head": h, "q": q, "scores": name, "v": value}
@@ -48,25 +57,27 @@ def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
         "encoding": {
             "x": {"field": "q", "type": "ordinal", "title": "query token",
                   "axis": {"labelExpr": "tokens[datum.value]", "labelLimit": 160},
-                  "scale": {"domain": list(range(n))}},
+                  "scale": {"domain": TOKENS_DOMAIN}},
+            # up to log2(n) bits, the entropy of a row that spreads evenly over n keys
             "y": {"field": "v", "type": "quantitative", "title": "entropy of the row (bits)",
-                  "scale": {"domain": [0, float(max(np.log2(max(n, 2)), 1.0))]}},
+                  "scale": {"domain": {"expr": "[0, max(log(max(ntok, 2)) / LN2, 1)]"}}},
             "color": {"field": "scores", "type": "nominal", "title": "scores",
                       "scale": {"domain": [WITHOUT, WITH], "range": [CATEGORICAL[5], CATEGORICAL[0]]},
                       "legend": {"orient": "top"}},
             "tooltip": [{"field": "query", "title": "query"}, {"field": "scores"},
                         {"field": "v", "title": "entropy (bits)", "format": ".3f"}],
         },
-        "width": max(320, min(640, 40 * n)), "height": 300,
+        "width": max(320, min(640, 40 * cap)), "height": 300,
         "title": {"text": {"expr": "['How spread out each row is: high = looks broadly, "
-                                   f"0 = one key', {MEAN_TEXT}]"}},  # two lines
+                                   f"0 = one key', {mean_text(n_heads)}]"}},  # two lines
     }
-    means = [[[float(entropy_on[lyr, h].mean()), float(entropy_off[lyr, h].mean())]
-              for h in range(n_heads)] for lyr in range(n_layers)]
+    means = [[float(entropy_on[lyr, h].mean()), float(entropy_off[lyr, h].mean())]
+             for lyr in range(n_layers) for h in range(n_heads)]
+    rows[0]["means"] = packed(means)  # in the data: they follow the sentence
     body = {"vconcat": [maps, lines], "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
     params = [*view_params(n_layers, n_heads, layer, head),
-              constant("means", means)]
-    return spec(body, params=params, tokens=token_labels(tokens),
+              first_row_value("means", "entropy", "''")]
+    return spec(body, params=params, tokens=token_labels(tokens), free=True,
                 datasets={"on": map_rows(on, "layer", "head"), "off": map_rows(off, "layer", "head"),
-                          "entropy": rows}, marks=cells(n, 2) + 4 * n,
+                          "entropy": rows}, marks=cells(cap, 2) + 4 * cap,
                 description="Attention of one head with and without the scale, and each row's entropy.")

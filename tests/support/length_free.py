@@ -1,0 +1,42 @@
+"""A check every length-free instant chart passes (``tfviz.viz.instant_length``).
+
+Streamlit swaps a chart's data when its spec is unchanged and draws it anew otherwise, so the
+spec of a length-free chart, its datasets left out, must be the same for every sentence whose
+length shares one ``length_cap``, and differ once the sentence outgrows the cap.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from altair.utils.schemapi import validate_jsonschema
+from altair.vegalite.v6.schema.core import load_schema
+
+from tfviz.viz import instant as iv
+
+SCHEMA = load_schema()
+LENGTHS = (3, 8, 13, 16, 17, 24)  # one cap (16) for the first four, the next (24) for the last two
+
+
+def without_data(chart: dict) -> str:
+    """The chart's spec with its datasets left out, as canonical JSON."""
+    return json.dumps({k: v for k, v in chart.items() if k != "datasets"}, sort_keys=True)
+
+
+def check_length_free(build: Callable[[int], tuple[dict, list[str]]],
+                      lengths=LENGTHS) -> dict[int, dict]:
+    """``build(n)`` returns the chart of an ``n``-token sentence and that sentence's token
+    labels. Checks that the specs of 3, 8, 13 and 16 tokens are one, that 17 and 24 tokens
+    share another, that each chart is valid Vega-Lite carrying its own sentence's labels in
+    its data, and returns the charts by length."""
+    built = {}
+    for n in lengths:
+        chart, labels = build(n)
+        validate_jsonschema(chart, SCHEMA)
+        assert iv.spec_tokens(chart) == list(labels) and len(labels) == n
+        assert {p["name"]: p for p in chart["params"]}["ntok"]["expr"] == "length(tokens)"
+        built[n] = chart
+    same = {n: without_data(built[n]) == without_data(built[13]) for n in lengths}
+    assert same == {n: n <= 16 for n in lengths}, same
+    assert without_data(built[17]) == without_data(built[24])
+    return built
