@@ -18,6 +18,15 @@ over and every chart on the page (the hidden tabs' too) has changed. A sentence 
 length only swaps the charts' data; one of another length redraws them, since sizes, axes
 and the token slider's range follow the length: that is timed as a second row.
 
+    python -m bench.bench_views --every-lesson --servers 1 --sentences 8
+
+times "a new sentence of another length" on every page instead (no view changes): each page
+opens on a 12-token sentence, then a sentence of 12 ± 1-4 tokens is typed, again and again.
+The time runs from Ctrl+Enter to the last change the page makes (any chart's mutation, new
+chart or text) once the run is over and the page has been still for a while, plus a frame.
+The table also says how many of the page's charts were kept (their data swapped) rather
+than drawn anew: a length-free chart is kept.
+
 Prints a table; the p95 targets are 100 ms (view change) and 600 ms (new sentence).
 """
 from __future__ import annotations
@@ -151,6 +160,72 @@ async def new_sentences(page, sentences: list[str]) -> list[float]:
     return times
 
 
+# Installed before each new sentence of the every-lesson mode: the time of the page's last
+# change (any mutation under the main area) after Ctrl+Enter, and the charts there before it.
+SETTLE_JS = """() => {
+    window.__before = Array.from(document.querySelectorAll('[data-testid="stMain"] .vega-embed'));
+    window.__last = null; window.__t0 = null;
+    if (window.__settle) window.__settle.disconnect();
+    window.__settle = new MutationObserver(() => {
+        if (window.__t0 === null) return;
+        requestAnimationFrame(() => setTimeout(() => { window.__last = performance.now(); }, 0));
+    });
+    window.__settle.observe(document.querySelector('[data-testid="stMain"]'),
+        {subtree: true, childList: true, attributes: true, characterData: true});
+    if (!window.__enter) {
+        window.__enter = true;
+        document.addEventListener('keydown', (e) => {
+            if (e.key === 'Enter' && window.__t0 === null) window.__t0 = performance.now();
+        }, true);
+    }
+}"""
+SETTLED_JS = """(quiet) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return window.__t0 !== null && window.__last !== null &&
+        app.getAttribute('data-test-script-state') === 'notRunning' &&
+        performance.now() - window.__last > quiet;
+}"""
+KEPT_JS = """() => {
+    const now = Array.from(document.querySelectorAll('[data-testid="stMain"] .vega-embed'));
+    return [now.filter(c => window.__before.includes(c)).length, now.length];
+}"""
+QUIET_MS = 1500  # still this long after the run: the page has settled
+
+
+async def resized_sentences(page, sentences: list[str]) -> tuple[list[float], list[tuple[int, int]]]:
+    """Seconds from Ctrl+Enter with each new sentence to the page's last change, and for each
+    (charts kept, charts on the page) afterwards."""
+    box = page.locator('[data-testid="stSidebar"] textarea')
+    times, kept = [], []
+    for sentence in sentences:
+        await page.evaluate(SETTLE_JS)
+        await box.fill(sentence)
+        await box.press("Control+Enter")
+        await page.wait_for_function(SETTLED_JS, arg=QUIET_MS, timeout=60_000, polling=100)
+        times.append(await page.evaluate("window.__last - window.__t0") / 1e3)
+        kept.append(tuple(await page.evaluate(KEPT_JS)))
+        await asyncio.sleep(0.3)
+    return times, kept
+
+
+async def every_lesson(browser, pages: list[str], sentences: int, outside: list[str]) -> dict:
+    """The every-lesson mode on one fresh server: per page, (times, kept) of ``sentences``
+    new sentences of another length, opened on a 12-token one."""
+    start = sentences_of([SENTENCE_TOKENS])[0]
+    other = sentences_of([SENTENCE_TOKENS + d for d in LENGTH_STEPS][:sentences], seed=11)
+    results = {}
+    with streamlit_server() as (url, _proc, _started):
+        for lesson in pages:
+            context, page = await new_page(browser, outside)
+            query = {k: v for k, v in (("model", MODEL_FOR.get(lesson)), ("text", start)) if v}
+            await page.goto(f"{url}/{lesson}?" + urlencode(query))
+            await wait_idle(page)
+            await page.wait_for_timeout(1000)
+            results[lesson] = await resized_sentences(page, other)
+            await context.close()
+    return results
+
+
 async def train_a_tiny_run(page) -> None:
     """The training lab shows its instant charts once a run is kept: train its default task
     for 10 steps at width 16 (the least the sliders allow), as a learner would."""
@@ -200,6 +275,11 @@ async def measure(args) -> tuple[list[dict], list[str]]:
     outside: list[str] = []
     async with async_playwright() as p:
         browser = await launch(p)
+        if args.every_lesson:
+            runs = [await every_lesson(browser, args.pages, args.sentences, outside)
+                    for _ in range(args.servers)]
+            await browser.close()
+            return runs, outside
         runs = [await one_server(browser, args.pages, args.changes, args.sentences, outside, args.text)
                 for _ in range(args.servers)]
         await browser.close()
@@ -213,8 +293,13 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=20)
     ap.add_argument("--pages", nargs="+", default=PAGES)
     ap.add_argument("--text", default=None, help="open the pages on this text (default: theirs)")
+    ap.add_argument("--every-lesson", action="store_true",
+                    help="time a new sentence of another length on every page (module docstring)")
     args = ap.parse_args()
     runs, outside = asyncio.run(measure(args))
+    if args.every_lesson:
+        print_every_lesson(args, runs, outside)
+        return
     print("| page | view control | changes | median | p95 | target |")
     print("|---|---|---:|---:|---:|---:|")
     worst, reruns = 0.0, 0
@@ -242,6 +327,22 @@ def main() -> None:
     print(f"| all pages | script runs caused by view changes | | | {reruns} | 0 |")
     print(f"| all pages | requests that left localhost | | | {len(outside)} | 0 |")
     print(f"worst_view_p95_ms={worst:.0f} reruns={reruns} servers={args.servers}")
+
+
+def print_every_lesson(args, runs: list[dict], outside: list[str]) -> None:
+    print(f"| page | new sentence of another length ({SENTENCE_TOKENS} ± 1-4 tokens) | median | "
+          "p95 | charts kept / on the page | target |")
+    print("|---|---:|---:|---:|---:|---:|")
+    worst = 0.0
+    for lesson in args.pages:
+        pooled = [t for r in runs for t in r[lesson][0]]
+        kept = [k for r in runs for k in r[lesson][1]]
+        median, p95 = summary(pooled)
+        worst = max(worst, p95)
+        shown = f"{sum(k for k, _ in kept)} / {sum(n for _, n in kept)}"
+        print(f"| {lesson} | {len(pooled)} | {median:.0f} ms | {p95:.0f} ms | {shown} | ≤ 600 ms |")
+    print(f"| all pages | requests that left localhost | | {len(outside)} | | 0 |")
+    print(f"worst_resized_p95_ms={worst:.0f} servers={args.servers}")
 
 
 if __name__ == "__main__":
