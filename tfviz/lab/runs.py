@@ -34,7 +34,7 @@ from tfviz.lab.train import RunLog, RunView, train
 
 MAX_RUNNING = 2  # one training per core of this 2-core machine
 MAX_QUEUED = 200  # a class of 40 is fine; beyond this, "come back in a minute"
-THREAD_PREFIX = "tfviz-lab-"  # tfviz.ui.background quiets Streamlit's context warnings for "tfviz-"
+THREAD_PREFIX = "tfviz-lab-"  # tfviz.ui.warmup quiets Streamlit's context warnings for "tfviz-"
 
 
 class LabBusy(RuntimeError):

@@ -1,4 +1,5 @@
-"""Do a server's slow first-time work before any learner asks for it.
+"""Do a server's slow first-time work before any learner asks for it, and keep its own threads'
+intended "missing ScriptRunContext" warnings out of the log.
 
 `server.py` runs :func:`warm_up` in a background thread when the server starts, so the
 first learner does not wait for torch to import (about 2.5 s here) or the first models to load.
@@ -25,9 +26,31 @@ import logging
 import threading
 import time
 
-from tfviz.ui.background import quiet_context_warnings
-
 log = logging.getLogger("tfviz")
+
+
+# ----- the server's own threads, and the one warning they must not log ---------------------------
+
+THREAD_PREFIX = "tfviz-"  # the warm-up thread (server.py)
+
+
+class _OurThreadsNeedNoContext(logging.Filter):
+    """Streamlit warns when a cached function runs outside a page run ("missing
+    ScriptRunContext"). In our own threads that is intended, not a mistake."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not threading.current_thread().name.startswith(THREAD_PREFIX)
+
+
+def quiet_context_warnings() -> None:
+    """Install the filter above once on Streamlit's context logger."""
+    logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    if not any(isinstance(f, _OurThreadsNeedNoContext) for f in logger.filters):
+        logger.addFilter(_OurThreadsNeedNoContext())
+
+
+# ----- the warm-up -------------------------------------------------------------------------------
+
 FIRST_PAGE = threading.Event()  # set once a page run has ended
 FIRST_PAGE_WAIT = 20.0  # seconds the second part waits for it at most (nobody may come)
 LATER = ("pandas", "altair")  # in this order (module docstring);
