@@ -9,15 +9,11 @@ server.py also keeps the garbage collector off while this runs and freezes what 
 It runs in two parts. First what the first page (the tour) needs: torch and tfviz, the
 default model and its trace of the default text. Then it waits
 until a page run has ended (``page_ran``, called by the frame; at most ``FIRST_PAGE_WAIT``
-seconds) before the rest: pandas and altair, which other pages need, and the other
-models. All of it is Python work under one GIL, so whatever the warm-up did while the first
-page ran was added to that run: pandas and altair alone made it 0.7 s longer, on a start-up
-target of 3 s (BENCHMARKS.md, "first lesson").
-
-pandas is imported before altair, here and in every module that imports altair: altair looks
-pandas up in ``sys.modules`` without importing it, so a page building a chart while this
-thread was half-way through importing pandas failed ("partially initialized module 'pandas'
-has no attribute 'Timestamp'"). An import statement waits until the other thread has finished.
+seconds) before the rest: pandas (the pages' tables) and pyarrow (the charts' datasets travel
+as Arrow bytes, ``tfviz.ui.widgets.arrow_bytes``), and the other models. All of it is Python
+work under one GIL, so whatever the warm-up did while the first page ran was added to that
+run: pandas and altair alone made it 0.7 s longer, on a start-up target of 3 s (BENCHMARKS.md,
+"first lesson"). altair is not imported at all: every chart is a Vega-Lite dict.
 """
 from __future__ import annotations
 
@@ -53,8 +49,7 @@ def quiet_context_warnings() -> None:
 
 FIRST_PAGE = threading.Event()  # set once a page run has ended
 FIRST_PAGE_WAIT = 20.0  # seconds the second part waits for it at most (nobody may come)
-LATER = ("pandas", "altair")  # in this order (module docstring);
-# pandas brings pyarrow, which the instant charts' data needs (tfviz.ui.widgets.arrow_bytes)
+LATER = ("pandas", "pyarrow")  # what the other pages need (module docstring)
 
 
 def page_ran() -> None:
