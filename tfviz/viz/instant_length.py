@@ -48,13 +48,24 @@ def length_params(dataset: str, query: bool) -> list[dict]:
     return out
 
 
-def first_row_value(name: str, dataset: str, default: float = 0) -> dict:
-    """The expression ``name``: the field ``name`` of ``dataset``'s first row (``default``
-    while the chart waits for its data). A number that follows the sentence, such as the
-    colour range of its scores, rides in the data this way rather than in the spec, so a new
-    sentence still swaps data only."""
-    rows = f"data('{dataset}')"
-    return {"name": name, "expr": f"length({rows}) ? {rows}[0].{name} : {default}"}
+SENTENCE = "sentence"  # the dataset of one row holding a chart's numbers of the whole sentence
+
+
+def sentence_values(**values) -> tuple[dict[str, list[dict]], list[dict]]:
+    """Numbers or strings that follow the sentence but not the view (the colour range of its
+    scores, the means in a title, the heads' role labels), as the one-row dataset
+    ``SENTENCE`` and one expression per value reading it: they ride in the data rather than
+    in the spec, so a new sentence still swaps data only. The row has no ``layer``, so a
+    chart cut to one layer (``tfviz.viz.instant_layer``) keeps it whole.
+
+    >>> sentence_values(bound=2.5)
+    ({'sentence': [{'bound': 2.5}]}, [{'name': 'bound', 'expr': "length(data('sentence')) ? data('sentence')[0].bound : 0"}])
+    """
+    rows = f"data('{SENTENCE}')"
+    params = [{"name": name, "expr": f"length({rows}) ? {rows}[0].{name} : "
+                                     f"{chr(39) * 2 if isinstance(value, str) else 0}"}
+              for name, value in values.items()]
+    return {SENTENCE: [dict(values)]}, params
 
 
 def token_slider(upper: int, label: str, value: int | None) -> dict:
