@@ -135,6 +135,22 @@ def test_a_folder_that_fails_to_open_says_why_and_keeps_the_default(app, models)
     ok(at.switch_page(SELF_ATTENTION).run())  # the lessons go on with the default
 
 
+def test_a_folder_gone_while_chosen_falls_back_to_the_default(app, monkeypatch):
+    """A session chose gpt2, then the server stopped finding it (its folder moved, TFVIZ_MODELS
+    changed on a replica): the sidebar goes back to the default instead of failing. (Called
+    directly: AppTest cannot replay a picker whose chosen option has disappeared.)"""
+    state = {"model": "gpt2"}
+    monkeypatch.setattr(checkpoints.st, "session_state", state)
+    assert checkpoints.settle(DEFAULT_MODEL, ["gpt-tiny", "gpt2"]) is None  # still found: opened
+    assert state["model"] == "gpt2"
+    monkeypatch.setenv("TFVIZ_MODELS", "")  # the folder is no longer listed
+    assert checkpoints.settle(DEFAULT_MODEL, ["gpt-tiny"]) == (
+        f"gpt2 is no longer among the models this server finds. Showing {DEFAULT_MODEL}.")
+    assert state["model"] == DEFAULT_MODEL
+    state["model"] = "my run 1: sort, 2 layers × 2 heads"  # a lab run is the session's own
+    assert checkpoints.settle(DEFAULT_MODEL, ["gpt-tiny"]) is None
+
+
 # ----- lessons that cannot show the sidebar's model offer one they can -----------------------
 
 @pytest.mark.parametrize("lesson, model, key, offered", [

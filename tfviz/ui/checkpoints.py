@@ -35,7 +35,7 @@ from tfviz.decoding.memory import human_bytes
 from tfviz.hf import CheckpointError
 from tfviz.hf.discover import ENV_VAR, Discovery, Found, discover, hub_cache, short_count
 from tfviz.hf.memory import available_bytes, opening_cost, refusal
-from tfviz.lab.opened import RUN_LINK
+from tfviz.lab.opened import RUN_LINK, is_run_name
 from tfviz.model.vit import VIT_PRESETS
 
 RESCAN_SECONDS = 60  # a folder downloaded while the server runs appears within a minute
@@ -119,11 +119,15 @@ def open_bundle(name: str) -> Bundle:
     return result
 
 
-def settle(default_model: str) -> str | None:
+def settle(default_model: str, known: list[str]) -> str | None:
     """Before the sidebar draws the picker: if the chosen model is a found folder, open it (or
-    find it open); if it cannot be, choose ``default_model`` instead and return the reason."""
+    find it open); if it cannot be, or it is a name no longer in ``known`` (a folder gone since
+    the session chose it), choose ``default_model`` instead and return the reason."""
     name = st.session_state.get("model")
     if found(name) is None:
+        if isinstance(name, str) and name not in known and not is_run_name(name):
+            st.session_state["model"] = default_model
+            return f"{name} is no longer among the models this server finds. Showing {default_model}."
         return None
     try:
         open_bundle(name)

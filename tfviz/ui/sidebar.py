@@ -39,8 +39,8 @@ def sidebar_controls() -> None:
     A training-lab run this session opened is listed too (``tfviz.ui.own_model``); choosing
     it puts one of its task's examples in the text box."""
     note = own_model.fit_text_to_model(DEFAULT_MODEL)
-    refused = checkpoints.settle(DEFAULT_MODEL)  # a picked folder: opened now, or said why not
     names = model_names() + own_model.own_names()
+    refused = checkpoints.settle(DEFAULT_MODEL, names)  # a picked folder: opened now, or why not
     opened = own_model.own()
     folders = checkpoints.discovery().models
     with st.sidebar:
