@@ -268,8 +268,10 @@ def matrix_layer(rows: int, cols: int, *, x_title: str, y_title: str, value_titl
     if height:
         view["height"] = height
     y_axis = view["layer"][0]["encoding"]["y"]["axis"]
-    if rows <= 40 and view["height"] / max(rows, 1) >= FONT_SIZE:  # room for every row's label:
-        y_axis["labelOverlap"] = False  # Vega's own check dropped every other token at 22 px a row
+    # Rows with room for their labels, also at presenter view's 24 px on rows 1.5 times taller,
+    # keep every label: Vega's own overlap check dropped every other token at 22 px a row.
+    if rows <= 40 and view["height"] / max(rows, 1) >= 20:
+        y_axis["labelOverlap"] = False
     return view
 
 
