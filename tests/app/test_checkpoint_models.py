@@ -167,3 +167,15 @@ def test_a_lesson_that_does_not_apply_offers_a_bundled_model(app, lesson, model,
     ok(at.button(key=key).click().run())
     assert at.session_state["model"] == offered
     assert picker(at).value == offered
+
+
+def test_the_servers_warm_up_opens_no_model_folder(app, monkeypatch):
+    """server.py warms up the bundled models in the background; a folder waits for a learner."""
+    from tfviz.ui import warmup
+
+    opened = []
+    monkeypatch.setattr(checkpoints, "open_bundle", lambda name: opened.append(name))
+    monkeypatch.setattr(warmup.FIRST_PAGE, "wait", lambda timeout=None: True)
+    warmup.warm_up()
+    assert checkpoints.discovery().names == ["badtok", "bert", "gpt2"]  # listed all the same
+    assert opened == []

@@ -63,12 +63,16 @@ def per_model(shared, *, copies: bool = True):
     return wrap
 
 
+def shipped_model_names() -> list[str]:
+    """The sidebar's bundled models (gpt-tiny, moe-tiny, bert-tiny, reverse-encdec)."""
+    trained = bundled_names()
+    return [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
+
+
 def model_names() -> list[str]:
     """The sidebar's models: the bundled ones, then the Hugging Face folders found on this
     server (``tfviz.ui.checkpoints``; listed without being opened)."""
-    trained = bundled_names()
-    bundled = [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
-    return bundled + checkpoints.discovery().names
+    return shipped_model_names() + checkpoints.discovery().names
 
 
 @per_model(st.cache_data(max_entries=512, show_spinner=False))

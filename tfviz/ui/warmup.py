@@ -80,14 +80,14 @@ def warm_up() -> float:
     quiet_context_warnings()  # cached calls outside a page run are intended here
     try:
         one_thread_per_op()
-        from tfviz.ui.cache import get_bundle, get_trace, model_names
+        from tfviz.ui.cache import get_bundle, get_trace, shipped_model_names
         from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
         get_trace(DEFAULT_MODEL, DEFAULT_TEXT)
         FIRST_PAGE.wait(FIRST_PAGE_WAIT)
         for module in LATER:
             importlib.import_module(module)
-        for name in model_names():
+        for name in shipped_model_names():  # a model folder opens only when a learner picks it
             get_bundle(name)
     except Exception:  # a failed warm-up only means a slower first page
         log.exception("warm-up failed")
