@@ -7,6 +7,7 @@ import pytest
 
 from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
 from tests.support.serve import streamlit_server
+from tfviz.ui.errors import FRIENDLY_ERROR
 
 pytestmark = pytest.mark.browser
 transformers = pytest.importorskip("transformers")
@@ -41,6 +42,7 @@ def lesson_ran(page) -> None:
     assert_no_exception(page)
     page.wait_for_function(f"() => ({CHARTS_JS})() > 0", timeout=30_000)
     assert_no_exception(page)
+    assert FRIENDLY_ERROR not in page.inner_text("body")  # the error boundary's words
     assert not page.js_errors, page.js_errors
 
 
