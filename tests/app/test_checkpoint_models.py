@@ -179,3 +179,30 @@ def test_the_servers_warm_up_opens_no_model_folder(app, monkeypatch):
     warmup.warm_up()
     assert checkpoints.discovery().names == ["badtok", "bert", "gpt2"]  # listed all the same
     assert opened == []
+
+
+def test_an_unexpected_failure_while_opening_is_said_not_raised(app, monkeypatch):
+    """Not a CheckpointError (a disk that fails mid-read, torch refusing a tensor): the sidebar
+    still says what happened and goes back to the default; running out of memory is not kept,
+    so a later learner may try again."""
+    checkpoints._opened.clear()
+    real = checkpoints.tfviz.load
+
+    def failing(error):
+        def load(folder):
+            raise error
+        return load
+
+    monkeypatch.setattr(checkpoints.tfviz, "load", failing(OSError(5, "Input/output error")))
+    at = app(model="gpt2")
+    assert at.session_state["model"] == DEFAULT_MODEL
+    (warning,) = at.sidebar.warning
+    assert warning.value.endswith(": OSError: [Errno 5] Input/output error Showing gpt-tiny.")
+    checkpoints._opened.clear()
+    monkeypatch.setattr(checkpoints.tfviz, "load", failing(MemoryError()))
+    at = app(model="gpt2")
+    (warning,) = at.sidebar.warning
+    assert warning.value.startswith("gpt2 is not opened: this server ran out of memory opening it.")
+    monkeypatch.setattr(checkpoints.tfviz, "load", real)  # memory is back: the next one opens it
+    at = app(model="gpt2")
+    assert at.session_state["model"] == "gpt2" and not at.sidebar.warning

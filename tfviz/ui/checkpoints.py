@@ -94,6 +94,11 @@ def _opened(name: str, folder: str, stamp: tuple) -> Bundle | str:
         bundle = tfviz.load(f.folder)
     except CheckpointError as e:
         return str(e)
+    except MemoryError:  # the estimate fell short: say so, and let a later try find more free
+        raise NotOpened(f"{name} is not opened: this server ran out of memory opening it. "
+                        "The lessons go on with a bundled model.") from None
+    except (OSError, RuntimeError, ValueError) as e:  # unreadable files, a tensor torch refuses
+        return f"Cannot open the model folder {f.folder}: {type(e).__name__}: {e}"
     for p in bundle.model.parameters():  # a shared model must never train by accident
         p.requires_grad_(False)
     return bundle
