@@ -10,7 +10,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code
 from tfviz.viz import instant_attention as ia
 from tfviz.viz import instant_attention_maps as iam
@@ -50,8 +50,10 @@ def walkthrough() -> None:
     # Where the charts open: a shared link's view, else layer 0, head 0 and the sentence's
     # own query (its "it", else its last token), which travels in the data
     # (tfviz.viz.instant_length): the charts' specs then hold nothing of the sentence.
-    view = {"layer": view_value("layer", cfg.n_layers - 1),
-            "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query")}
+    only = layer_picker(cfg.n_layers, "sa_layer")  # a deep model sends one layer at a time
+    view = {"layer": view_value("layer", cfg.n_layers - 1) if only is None else only,
+            "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query"),
+            "only_layer": only}
     opens_on = found.probe if found else n - 1
     every = att.all_queries(trace)  # every layer, head and query: the browser picks the view
     if cfg.arch == "encoder-decoder":
@@ -114,7 +116,8 @@ def matrices(trace, view) -> None:
     if ("rot_q", 0) not in trace:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
                    f"within {error:.1e}, in every layer and head.")
-    instant(iam.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"])
+    instant(iam.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"],
+            only_layer=view["only_layer"])
     show_code(atm.matrix_form)
 
 

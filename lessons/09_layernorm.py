@@ -10,7 +10,7 @@ from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, layer_picker, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_block as ivb
 from tfviz.viz import layernorm as lnv
@@ -60,7 +60,8 @@ with step("1 · Where the norm sits"):
 with step("2 · The statistics, layer by layer"):
     st.caption("Choose the layer, the LayerNorm and the token under the charts (the arrow keys "
                "work on them too): the charts change in your browser at once.")
-    layer0 = view_value("layer", cfg.n_layers - 1)
+    only = layer_picker(cfg.n_layers, "ln_layer")  # a deep model sends one layer at a time
+    layer0 = view_value("layer", cfg.n_layers - 1) if only is None else only
     norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see instant_block)
     params = lna.gamma_beta(bundle.weights())
     every = lna.every_norm(trace, params)
@@ -70,7 +71,8 @@ with step("2 · The statistics, layer by layer"):
         + ("In this post-LN model the norm's input is the stream plus the sublayer's output."
            if cfg.norm == "post" else "In this pre-LN model the norm's input is the stream itself.")
     )
-    instant(ivb.token_stats, every.stats, every.norms, trace.tokens, layer=layer0, norm=norm0)
+    instant(ivb.token_stats, every.stats, every.norms, trace.tokens, layer=layer0, norm=norm0,
+            only_layer=only)
     st.markdown("Averages over the tokens, for every LayerNorm in the stack:")
     table(lna.stats_table(trace), hide_index=True)
 
@@ -92,7 +94,8 @@ with step("2 · The statistics, layer by layer"):
                 "(μ in ln.hook_mean, σ in ln.hook_scale, and its output):")
     instant(ivb.worked_example, every.mean, every.sigma, every.trace_mean, every.trace_sigma,
             every.steps, every.vectors, every.norms, trace.tokens, d_model=cfg.d_model,
-            layer=layer0, norm=norm0, pos=view_value("pos", len(trace.tokens) - 1))
+            layer=layer0, norm=norm0, pos=view_value("pos", len(trace.tokens) - 1),
+            only_layer=only)
     st.success("Largest difference between the hand calculation and the model, over every layer, "
                f"LayerNorm, token and dimension: {every.max_error:.1e}")
 

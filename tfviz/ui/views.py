@@ -27,6 +27,7 @@ import streamlit as st
 from tfviz.ui.browser_code import module_script
 from tfviz.ui.widgets import vega
 from tfviz.viz.instant import VIEW_KEYS
+from tfviz.viz.instant_layer import one_layer
 
 
 def view_sync() -> None:
@@ -59,8 +60,37 @@ def view_value(key: str, upper: int, default: int = 0) -> int:
     return min(max(default, 0), upper) if linked is None else min(linked, upper)
 
 
-def instant(builder, *args, **kwargs) -> None:
+def instant(builder, *args, only_layer: int | None = None, **kwargs) -> None:
     """Draw the instant chart ``builder(*args, **kwargs)`` (a Vega-Lite dict from
     ``tfviz.viz.instant``): ``tfviz.ui.widgets.vega``, the one cached wrapper, by the name the
-    lessons' instant views were written with."""
-    vega(builder, *args, **kwargs)
+    lessons' instant views were written with. ``only_layer``: send that layer's numbers only
+    (``tfviz.viz.instant_layer``; the layer comes from :func:`layer_picker`)."""
+    if only_layer is None:
+        vega(builder, *args, **kwargs)
+        return
+
+    def one(*a, **k):
+        return one_layer(builder(*a, **k), only_layer)
+
+    one.__module__ = builder.__module__  # the cache key names the builder and the layer
+    one.__qualname__ = f"{builder.__qualname__}[layer {int(only_layer)}]"
+    vega(one, *args, **kwargs)
+
+
+ALL_LAYERS_UP_TO = 4  # a model with more layers sends its instant charts one layer at a time
+
+
+def layer_picker(n_layers: int, key: str) -> int | None:
+    """For a deep model (more than ``ALL_LAYERS_UP_TO`` layers: GPT-2 small has 12), a slider
+    choosing the one layer whose numbers the page's instant charts carry; None for our small
+    models, whose charts carry every layer and switch layers in the browser. Moving it reruns
+    the page: the price of keeping a 12-layer page to one layer's megabytes."""
+    if n_layers <= ALL_LAYERS_UP_TO:
+        return None
+    layer = st.slider("Layer", 0, n_layers - 1, view_value("layer", n_layers - 1), key=key,
+                      help="This model is deep: the charts below carry one layer at a time, so "
+                           "choosing another layer asks the server (heads and tokens still "
+                           "switch in your browser).")
+    st.caption(f"{n_layers} layers: the charts below show layer {layer}; the slider above "
+               "chooses another.")
+    return layer

@@ -188,7 +188,8 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
     for row in rows:
         weights = aq.weights[row["layer"], row["head"], row["q"]]
         row["best"] = ",".join(map(str, strongest_keys(weights, keep)))
-    values = [{"id": f"{r['layer']}-{r['head']}", "v": r["v"]}  # by key/value head
+    values = [{"id": f"{r['layer']}-{r['head']}", "layer": r["layer"], "v": r["v"]}  # by key/value
+              # head; its layer lets a deep model's page send one layer (viz.instant_layer)
               for r in stack_rows(aq.v, "layer", "head")]
     # One chain for every layer: the chosen row, its values v_j, each cell's α_j v_j and the
     # row it is drawn in (its place among the kept keys, or -1 for the others).

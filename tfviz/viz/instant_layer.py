@@ -1,0 +1,39 @@
+"""One layer of an instant chart, for a model too deep to send every layer at once.
+
+An instant chart carries every layer, head and token so that the browser switches between
+them without asking the server (``tfviz.viz.instant``). For our 3-layer models that is a few
+hundred kB; for GPT-2 small (12 layers x 12 heads, 64 tokens, d = 768) lesson 5's charts came
+to 38 MB and lesson 9's to 27 MB. ``one_layer`` keeps one layer of such a chart: its datasets'
+rows of that layer only, and its ``layer`` parameter as a constant, so the chart's own
+expressions and titles still read the right layer number while the page's layer picker (a
+server-side widget) chooses which. Heads and tokens still switch in the browser.
+
+>>> chart = {"params": [{"name": "layer", "value": 0, "bind": {"input": "range"}}],
+...          "datasets": {"maps": [{"layer": 0, "tokens": "a\\x1fb"}, {"layer": 1}, {"layer": 1}]}}
+>>> one_layer(chart, 1)["datasets"]["maps"], one_layer(chart, 1)["params"]
+([{'layer': 1, 'tokens': 'a\\x1fb'}, {'layer': 1}], [{'name': 'layer', 'value': 1}])
+"""
+from __future__ import annotations
+
+# What spec(..., tokens=...) puts in the first row of a dataset only: kept with the new first row.
+FIRST_ROW_KEYS = ("tokens", "dq")
+
+
+def _rows_of(rows: list, layer: int) -> list:
+    if not rows or not isinstance(rows[0], dict) or not any("layer" in r for r in rows):
+        return rows
+    kept = [r for r in rows if r.get("layer", layer) == layer]
+    carried = {k: rows[0][k] for k in FIRST_ROW_KEYS if k in rows[0]}
+    if kept and carried:
+        kept[0] = {**kept[0], **carried}
+    return kept
+
+
+def one_layer(chart: dict, layer: int) -> dict:
+    """A copy of the instant chart ``chart`` carrying layer ``layer`` only (module docstring);
+    ``chart`` itself is not changed."""
+    out = dict(chart)
+    out["datasets"] = {name: _rows_of(rows, layer) for name, rows in chart.get("datasets", {}).items()}
+    out["params"] = [{"name": "layer", "value": int(layer)} if p.get("name") == "layer" else p
+                     for p in chart.get("params", [])]
+    return out
