@@ -171,14 +171,15 @@ def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | N
     heads, size, _ = bias.shape
     labels = token_labels(tokens) if tokens is not None else [str(i) for i in range(size)]
     low = float(bias.min()) if bias.size and bias.min() < 0 else -1.0
-    cell = max(16, min(28, 720 // max(heads * size, 1)))  # a row per token label
+    cell = max(10, min(28, 720 // max(heads * size, 1)))  # the heads side by side on the page
+    tall = max(cell, 22)  # every row's token label fits beside it (taller than wide if need be)
     panels = []
     for h in range(heads):
         panel = matrix_layer(size, size, x_title="key", y_title="query" if h == 0 else "",
                              value_title="bias", x_labels="labels", y_labels="labels",
                              keep={"filter": f"datum.head == {h}"}, diverging=True,
                              domain=(low, -low), cell=cell, text=False, x_axis=False,
-                             y_axis=h == 0)
+                             y_axis=h == 0, height=tall * size)
         panels.append({"data": {"name": "bias"}, **panel,
                        "title": {"text": f"head {h}: m = {slopes[h]:.4g}", "fontSize": FONT_SIZE}})
     return spec({"hconcat": panels, "spacing": 10}, params=[constant("labels", labels)],
