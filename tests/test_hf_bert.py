@@ -526,6 +526,8 @@ def test_tour_stages_of_a_headless_bert_end_at_its_last_block(tmp_path):
     stages = pipeline_stages(tr)
     assert stages[-1].title == "No LM head" and stages[-1].shape == tr["blocks.0.hook_resid_post"].shape
     assert stages[0].shape == (len(bundle.encode(TEXT)),)
+    pos = next(s for s in stages if s.key == "pos")
+    assert pos.note == "one vector per position (learned table), added, with the segment row, then a LayerNorm"
 
 
 def test_embedding_rows_past_the_tokenizer_are_named_by_id(base_folder):

@@ -55,7 +55,9 @@ def pipeline_stages(trace: Trace) -> list[Stage]:
     pos = _shape(trace, "hook_pos_embed")
     if pos is not None:
         kind = "sine/cosine table" if cfg.positional == "sinusoidal" else "learned table"
-        stages.append(Stage("pos", "+ positions", pos, f"one vector per position ({kind}), added"))
+        extra = ((", with the segment row" if cfg.n_token_types else "")
+                 + (", then a LayerNorm" if cfg.embed_norm else ""))  # a BERT checkpoint's
+        stages.append(Stage("pos", "+ positions", pos, f"one vector per position ({kind}), added{extra}"))
     else:
         where = {"rope": "rotates queries and keys inside attention (RoPE)",
                  "alibi": "adds a distance penalty to attention scores (ALiBi)",
