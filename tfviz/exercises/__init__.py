@@ -25,8 +25,8 @@ import importlib
 _WHERE = {
     "solve_attention": "attention", "solve_multihead": "attention", "select": "attention",
     "AttentionSteps": "attention", "MultiHeadSteps": "attention",
-    "positional_table": "positional",
-    "count_parameters": "params", "ParamSpec": "params", "ParamCount": "params",
+    "positional_table": "tfviz.reference",  # the reference maths, a floor down
+    "count_parameters": "tfviz.params", "ParamSpec": "tfviz.params", "ParamCount": "tfviz.params",
     "parse_numbers": "answers", "parse_number": "answers", "ParseResult": "answers",
     "DEFAULT_TOLERANCE": "answers",
     "EXERCISES": "registry", "make_instance": "registry", "parse_class_code": "registry",
@@ -43,7 +43,8 @@ def __getattr__(name: str):
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'tfviz.exercises' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"tfviz.exercises.{module}"), name)
+    full = module if module.startswith("tfviz.") else f"tfviz.exercises.{module}"
+    return getattr(importlib.import_module(full), name)
 
 
 def __dir__() -> list[str]:
