@@ -8,7 +8,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz.instant_attention_maps import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
@@ -87,7 +87,8 @@ with step("2 · The same thing inside the model"):
     n = len(trace.tokens)
     instant(lookup_weights, patterns, trace.tokens, effective_counts(patterns),
             layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1),
-            query=view_value("query", n - 1, n - 1))
+            query=linked_value("query"))  # None: the sentence's last token, from the data
+    length_marker(n, n - 1)  # fits the query slider to this sentence (the chart is length-free)
     if cfg.causal:
         st.caption("This model only lets a token look at itself and earlier tokens, so later "
                    "ones get weight 0.")

@@ -9,7 +9,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_attention_maps as iam
@@ -88,8 +88,10 @@ with step("3 · Joining the heads: concatenate, then W^O"):
     st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
     found = coref.find_coref_positions(trace.tokens)
     lengths, gap = hd.share_lengths(trace, bundle.weights())
+    opens_on = found.probe if found else n - 1  # travels in the data: the spec is length-free
     instant(iam.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
-            query=view_value("query", n - 1, found.probe if found else n - 1))
+            query=linked_value("query"), default_query=opens_on)
+    length_marker(n, opens_on)  # fits the token slider to this sentence
     st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "
                f"attention output to within {gap:.1e}.")
     show_code(hd.head_contributions, hd.output_weights, hd.share_lengths)

@@ -20,6 +20,7 @@ from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
 from tfviz.viz import instant_attention_maps as iam
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.style import token_labels
 
 SCHEMA = load_schema()
@@ -72,7 +73,9 @@ def test_attention_maps_spec_is_valid_and_carries_every_layer_and_head(gpt):
     assert p["layer"]["value"] == 1 and p["layer"]["bind"]["max"] == cfg.n_layers - 1
     assert p["head"]["value"] == 3 and p["head"]["bind"]["max"] == cfg.n_heads - 1
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)
-    assert p["names"]["value"] == names
+    # the role labels follow the sentence: they ride in the data, layer after layer
+    assert spec["datasets"]["sentence"][0]["names"].split(iv.SEPARATOR) == [x for r in names for x in r]
+    assert p["names"]["expr"] == "length(data('sentence')) ? data('sentence')[0].names : ''"
     rows = spec["datasets"]["maps"]
     assert [(r["layer"], r["head"]) for r in rows] == [
         (lyr, h) for lyr in range(cfg.n_layers) for h in range(cfg.n_heads)]
@@ -106,7 +109,7 @@ def test_head_shares_match_each_heads_block_of_W_O(gpt):
     for r in rows[::7]:
         assert r["v"] == pytest.approx(lengths[r["layer"], r["q"], r["head"]], abs=1e-4)
     p = params(spec)
-    assert p["query"]["bind"]["max"] == n - 1 and p["query"]["value"] == n - 1
+    assert p["query"]["bind"]["max"] == length_cap(n) - 1 and p["query"]["value"] == n - 1
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)
 
 
@@ -159,3 +162,38 @@ def test_a_column_pyarrow_cannot_type_goes_streamlits_own_way():
 
     table = pa.ipc.open_stream(arrow_bytes([{"a": 1, "b": 0.5}, {"a": "x", "b": None}])).read_all()
     assert table.column("a").to_pylist() == ["1", "x"] and table.column("b").to_pylist()[0] == 0.5
+
+
+def test_multihead_charts_are_length_free(gpt):
+    """Lesson 7's maps and head shares (and lesson 18's maps) hold nothing of the sentence's
+    length: 3-16 tokens share one spec, so a new sentence swaps data; each carries its own
+    sentence's weights, shares and role labels, and the shares open on its default query."""
+    from tests.support.length_free import check_length_free
+
+    b, _ = gpt
+    w = b.weights()
+
+    def maps(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
+        patterns = np.stack([trace["pattern", layer] for layer in range(b.config.n_layers)])
+        names = [[s.label for s in hd.head_stats(p)] for p in patterns]
+        chart = iam.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
+        assert chart["datasets"]["sentence"][0]["names"].split(iv.SEPARATOR) == [x for r in names for x in r]
+        for r in chart["datasets"]["maps"]:
+            if "v" in r:  # cells up to 24 tokens (a picture past them, as before)
+                assert np.allclose(decode(r["v"]).reshape(n, n), patterns[r["layer"], r["head"]],
+                                   atol=0.5 * 10 ** -iv.DIGITS + 1e-9)
+        return chart, token_labels(trace.tokens)
+
+    def shares(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])
+        lengths, _ = hd.share_lengths(trace, w)
+        chart = iam.head_shares(lengths, trace.tokens, layer=1, head=2, default_query=n // 2)
+        rows = chart["datasets"]["shares"]
+        assert rows[0]["dq"] == n // 2 and params(chart)["query"]["value"] == -1
+        assert all(r["v"] == pytest.approx(lengths[r["layer"], r["q"], r["head"]], abs=1e-4) for r in rows)
+        return chart, token_labels(trace.tokens)
+
+    check_length_free(maps)
+    built = check_length_free(shares)
+    assert params(built[13])["qi"]["expr"] == "query < 0 ? dq : min(query, ntok - 1)"

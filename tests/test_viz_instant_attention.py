@@ -291,7 +291,7 @@ def test_lookup_weights_name_the_best_key_and_the_mix(gpt):
         assert counts[layer, head, i] == pytest.approx(effective_count(patterns[layer, head, i]))
     n = len(trace.tokens)
     spec = iam.lookup_weights(patterns, trace.tokens, counts, layer=2, head=1, query=n - 1)
-    check_view_params(spec, b.config, n, layer=2, head=1, query=n - 1)
+    check_view_params(spec, b.config, n, layer=2, head=1, query=n - 1, free=True)
     for r in spec["datasets"]["rows"]:
         row = patterns[r["layer"], r["head"], r["q"]]
         np.testing.assert_allclose(decode(r["w"]), row, atol=TOL)
@@ -339,3 +339,26 @@ def test_lesson5_specs_hold_nothing_of_the_sentences_length():
     # a shared link's token is held as it is; the browser keeps it below the length
     linked = ia.score_steps(att.all_queries(b.trace(texts[8])), query=11)
     assert params(linked)["query"]["value"] == 11 and params(linked)["query"]["bind"]["max"] == 15
+
+
+def test_lesson4s_lookup_is_length_free(gpt):
+    """Lesson 4's bars hold nothing of the sentence's length: 3-16 tokens share one spec, each
+    carrying its own weights, best keys and mixes, opening on its last token."""
+    from tests.support.length_free import check_length_free
+
+    b, _ = gpt
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])
+        patterns = np.stack([trace["pattern", layer] for layer in range(3)])
+        chart = iam.lookup_weights(patterns, trace.tokens, effective_counts(patterns), layer=1)
+        rows = chart["datasets"]["rows"]
+        assert rows[0]["dq"] == n - 1 and params(chart)["query"]["value"] == -1
+        for r in rows:
+            row = patterns[r["layer"], r["head"], r["q"]]
+            np.testing.assert_allclose(decode(r["w"]), row, atol=TOL)
+            assert r["top"] == int(row.argmax())
+        return chart, token_labels(trace.tokens)
+
+    built = check_length_free(build)
+    assert "' + ntok + ' values" in json.dumps(built[13], ensure_ascii=False)

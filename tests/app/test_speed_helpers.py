@@ -24,7 +24,8 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
         np.testing.assert_allclose(unpacked(row.v).reshape(n, n),
                                    trace["pattern", row.layer][row.head], atol=6e-5)  # 4 decimals
     stats = [hd.head_stats(trace["pattern", layer]) for layer in range(3)]
-    assert param_values(maps)["names"] == [[s.label for s in row] for row in stats]
+    # the role labels follow the sentence: they ride in the data (the spec is length-free)
+    assert maps_data["sentence"]["names"][0].split("\x1f") == [s.label for row in stats for s in row]
     # The table of head kinds: every layer's statistics, every share shown with three decimals.
     (table,) = at.dataframe
     np.testing.assert_allclose(table.value["→ previous token"],
@@ -37,7 +38,9 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
                                      "spread (0 focused … 1 uniform)", "→ favourite"], "%.3f")
     # The bars of section 3: each head's share, opening on the coreference probe "it".
     probe = find_coref_positions(trace.tokens).probe
-    assert param_values(bars)["query"] == probe and param_values(bars)["layer"] == 1
+    # opens on "it": the slider says -1 (the sentence's own query), which rides in the data
+    assert param_values(bars)["query"] == -1 and bars_data["shares"]["dq"][0] == probe
+    assert param_values(bars)["layer"] == 1
     shown = bars_data["shares"]
     W_O, _ = hd.output_weights(tfviz.load(DEFAULT_MODEL).weights(), 1)
     lengths = np.linalg.norm(hd.head_contributions(trace["z", 1][probe], W_O), axis=1)

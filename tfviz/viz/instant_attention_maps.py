@@ -1,7 +1,12 @@
 """Instant charts of whole attention maps: multi-head's maps of every layer and head and each
 head's share of the output (lessons 7 and 18), lesson 5's matrices and flying arrows, lesson 4's
 lookup bars. Layer, head and query switch in the browser (rows and controls from
-``instant_queries``)."""
+``instant_queries``).
+
+Every chart here is length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(n)``
+tokens, it reads the sentence's length ``ntok`` (and its default query ``dq``) from its data,
+so a new sentence of another length within the cap swaps the data instead of drawing the
+chart anew. A page with a query slider places ``tfviz.ui.views.length_marker`` beside it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,10 +14,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import AllQueries
-from tfviz.viz.instant import constant, heat_layer, rounded, slider, spec, stack_rows, unpack
-from tfviz.viz.instant_length import length_cap
+from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, rounded, slider, spec, stack_rows,
+                               unpack)
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values, token_slider
 from tfviz.viz.instant_pictures import PICTURE_CELLS, picture_layer, picture_rows
-from tfviz.viz.instant_queries import (BLUE, FREE_ROW, GREY, ROW, VERMILLION, WHERE, query_rows,
+from tfviz.viz.instant_queries import (BLUE, FREE_ROW, GREY, VERMILLION, WHERE, query_rows,
                                          keyed, shown_weights, signed_picture_layer,
                                          signed_pictures, split_keys, title_expr, view_params)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
@@ -26,54 +32,66 @@ def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequen
     """Multi-head's section 2: the chosen layer's heads side by side, and the chosen head large.
 
     ``patterns`` is (layers, heads, query, key); ``names`` the role label of each (layer, head).
-    Layer and head are sliders; both maps follow them in the browser.
+    Layer and head are sliders; both maps follow them in the browser. The role labels, which
+    follow the sentence, travel in the data (``names``, one string: label of layer 0 head 0,
+    then head 1, ...).
     """
     n_layers, n_heads, n, m = patterns.shape
+    if n != m:
+        raise ValueError(f"expected square maps (layers, heads, n, n), got {patterns.shape}")
     labels = token_labels(tokens)
-    small = max(3, min(22, 190 // max(n, m, 1)))  # four small maps fit a wide page
-    pictures = n * m > PICTURE_CELLS
+    cap = length_cap(n)
+    small = max(3, min(22, 190 // cap))  # four small maps fit a wide page
+    pictures = cap * cap > PICTURE_CELLS
     data = {"data": {"name": "maps"}}
+    role = "split(names, '\\u001f')[layer * {0} + {1}]"  # names[layer][head]
 
     def small_map(h: int) -> dict:  # always a picture: four maps of cells cost 0.2 s at 24 tokens
         keep = [{"filter": f"datum.layer == layer && datum.head == {h}"}]
-        return picture_layer(m, n, x_title="key", y_title="query", value_title="weight",
-                             before=keep, cell=small, axes=False, legend=False)
+        return picture_layer(cap, cap, x_title="key", y_title="query", value_title="weight",
+                             before=keep, cell=small, axes=False, legend=False, free=True)
 
     grid = {"hconcat": [{**data, **small_map(h),
-                         "title": {"text": {"expr": f"'head {h} · ' + names[layer][{h}]"},
+                         "title": {"text": {"expr": f"'head {h} · ' + " + role.format(n_heads, h)},
                                    "fontSize": FONT_SIZE}} for h in range(n_heads)], "spacing": 12}
     grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
     keep = [{"filter": "datum.layer == layer && datum.head == head"}]
     big = {
         **data,
-        **(picture_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
-                         value_title="weight", before=keep) if pictures else
-           heat_layer(m, n, x_title="key (attended to)", y_title="query (attending)",
-                      value_title="weight", masked=False, before=[*keep, *unpack(m)])),
-        "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + names[layer][head] + ')'"}},
+        **(picture_layer(cap, cap, x_title="key (attended to)", y_title="query (attending)",
+                         value_title="weight", before=keep, free=True) if pictures else
+           heat_layer(cap, cap, x_title="key (attended to)", y_title="query (attending)",
+                      value_title="weight", masked=False, free=True,
+                      before=[*keep, *unpack("ntok")])),
+        "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + "
+                                   + role.format(n_heads, "head") + " + ')'"}},
     }
+    sentence, values = sentence_values(names=SEPARATOR.join(
+        str(name).replace(SEPARATOR, " ") for row in names for name in row))
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              constant("names", [list(map(str, r)) for r in names])]
+              *values]
     rows = picture_rows(patterns, "layer", "head")
     if not pictures:  # the large map's cells, with their values on hover
         rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
-    return spec({"vconcat": [grid, big], "spacing": 30}, params=params,
-                marks=0 if pictures else n * m, datasets={"maps": rows}, tokens=labels,
+    return spec({"vconcat": [grid, big], "spacing": 30}, params=params, free=True,
+                marks=0 if pictures else cap * cap, datasets={"maps": rows, **sentence},
+                tokens=labels,
                 description="Attention weights of every head; layer and head are chosen below.")
 
 
 def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
-                query: int = 0) -> dict:
+                query: int | None = None, default_query: int | None = None) -> dict:
     """Multi-head's section 3: for each layer and token, the length ‖z_h W^O_h‖ of each head's
     share of the attention output. ``lengths`` is (layers, tokens, heads); layer, head (the
-    highlighted bar) and the token are chosen below the chart."""
+    highlighted bar) and the token are chosen below the chart. ``query`` None: the
+    sentence's ``default_query`` (else its last token), which travels in the data."""
     n_layers, n, n_heads = lengths.shape
     labels = token_labels(tokens)
     rows = [{"layer": int(lyr), "q": int(q), "head": int(h), "v": rounded(lengths[lyr, q, h])}
             for lyr in range(n_layers) for q in range(n) for h in range(n_heads)]
     base = {
         "data": {"name": "shares"},
-        "transform": [{"filter": "datum.layer == layer && datum.q == query"},
+        "transform": [{"filter": "datum.layer == layer && datum.q == qi"},
                       {"calculate": "datum.head == head ? 'chosen head' : 'other heads'", "as": "chosen"}],
         "encoding": {
             "x": {"field": "head", "type": "ordinal", "title": "head", "axis": {"labelAngle": 0}},
@@ -87,10 +105,11 @@ def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, h
     values = {"mark": {"type": "text", "dy": -10, "fontSize": FONT_SIZE - 2},
               "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"}}}
     body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
-            "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[query] + ' (layer ' + layer + ')'"}}}
+            "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[qi] + ' (layer ' + layer + ')'"}}}
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              slider("query", n - 1, "Token", query)]
-    return spec(body, params=params, datasets={"shares": rows}, tokens=labels,
+              token_slider(length_cap(n) - 1, "Token", query)]
+    return spec(body, params=params, datasets={"shares": rows}, tokens=labels, free=True,
+                default_query=default_query,
                 description="Each head's share of one token's attention output.")
 
 
@@ -199,17 +218,20 @@ HARD, SOFT = "hard lookup (best key only)", "attention (softmax blend)"  # as vi
 
 
 def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarray, *,
-                   layer: int = 0, head: int = 0, query: int = 0) -> dict:
+                   layer: int = 0, head: int = 0, query: int | None = None,
+                   default_query: int | None = None) -> dict:
     """Lesson 4's bars for the model: the chosen query's softmax weights beside the one-hot
     weights of a hard lookup, and a line naming the largest weight and how many values the
     head mixes. ``patterns`` is (L, H, n, n); ``counts`` (L, H, n) holds each row's 1 / Σα²
-    (``analysis.lookup.effective_counts``), sent as ``mix``."""
+    (``analysis.lookup.effective_counts``), sent as ``mix``. ``query`` None: the sentence's
+    ``default_query`` (else its last token), which travels in the data."""
     n_layers, n_heads, n, _ = patterns.shape
+    cap = length_cap(n)
     rows = query_rows(w=patterns)
     for row, top, count in zip(rows, patterns.argmax(-1).ravel(), rounded(counts.ravel())):
         row.update(top=int(top), mix=count)
-    width = max(320, min(820, 34 * n))
-    base = [{"filter": ROW}, *split_keys("w"), {"calculate": "toNumber(datum.w)", "as": "w"},
+    width = max(320, min(820, 34 * cap))
+    base = [{"filter": FREE_ROW}, *split_keys("w"), {"calculate": "toNumber(datum.w)", "as": "w"},
             {"calculate": "tokens[datum.key]", "as": "label"}]
     kinds = {"domain": [HARD, SOFT]}
     bars = {
@@ -219,7 +241,7 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
                        "as": "lookup"}],
         "mark": {"type": "bar"}, "width": width, "height": 300,
         "encoding": {
-            "x": {"field": "key", "type": "ordinal", "scale": {"domain": list(range(n))},
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
                   "axis": {"title": "key token", "labelExpr": "tokens[datum.value]",
                            "labelLimit": 160}},
             "xOffset": {"field": "lookup", "type": "nominal", "scale": kinds},
@@ -231,8 +253,8 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
             "tooltip": [{"field": "label", "title": "key"}, {"field": "lookup"},
                         {"field": "weight", "format": ".4f"}]}}
     sentence = ("'The largest weight is ' + format(datum.w, '.3f') + ' on “' + datum.label"
-                " + '”; this head mixes about ' + format(datum.mix, '.1f') + ' of the "
-                f"{n} values (1 / Σα²).'")
+                " + '”; this head mixes about ' + format(datum.mix, '.1f') + ' of the ' + ntok"
+                " + ' values (1 / Σα²).'")
     line = {
         "transform": [{"filter": "datum.key == datum.top"}, {"calculate": sentence, "as": "line"}],
         "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_SIZE - 1,
@@ -240,9 +262,10 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
         "encoding": {"x": {"value": 0}, "y": {"value": 11}, "text": {"field": "line"}},
         "width": width, "height": 22}
     body = {"data": {"name": "rows"}, "transform": base, "vconcat": [bars, line], "spacing": 12,
-            "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[query]"
+            "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[qi]"
                                 " + ' looks up'")}
-    return spec(body, params=view_params((n_layers, n_heads, n), layer, head, query),
-                datasets={"rows": rows}, marks=2 * n + 1, tokens=token_labels(tokens),
+    return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                datasets={"rows": rows}, marks=2 * cap + 1, tokens=token_labels(tokens),
+                free=True, default_query=default_query,
                 description="Softmax weights of the chosen query beside a hard lookup's one-hot "
                             "weights.")
