@@ -158,7 +158,7 @@ def load_dir(path: Path) -> Bundle:
 
 def load(preset_or_path: str | Path) -> Bundle:
     """A trained bundle from assets/ or a folder; else the preset with fresh seeded weights.
-    A Hugging Face folder (config.json with a ``model_type``: GPT-2) is converted to our model
+    A Hugging Face folder (config.json with a ``model_type``: GPT-2 or BERT) is converted to our model
     by :func:`tfviz.hf.load_checkpoint`, which raises :class:`tfviz.hf.CheckpointError` with
     what is wrong when it cannot be opened.
     ``load("vit-tiny")`` gives a :class:`tfviz.vision_bundle.VisionBundle`, which reads images."""
@@ -166,7 +166,7 @@ def load(preset_or_path: str | Path) -> Bundle:
     if path.is_dir():
         from tfviz.hf import is_checkpoint_folder, load_checkpoint
 
-        if is_checkpoint_folder(path):  # a Hugging Face folder: GPT-2 (tfviz.hf)
+        if is_checkpoint_folder(path):  # a Hugging Face folder: GPT-2 or BERT (tfviz.hf)
             return load_checkpoint(path)
         if (path / "model.safetensors").exists():
             return load_dir(path)
