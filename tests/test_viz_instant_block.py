@@ -134,3 +134,28 @@ def test_worked_example_decodes_to_every_tokens_calculation(gpt):
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)
     assert p["columns"]["value"] == list(lna.STEP_COLUMNS)
     assert p["dims"]["value"] == [str(i) for i in range(trace.config.d_model)]
+
+
+def test_token_stats_chart_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data), each carrying its
+    own tokens' statistics, checked against torch's layer_norm input statistics."""
+    from tests.support.length_free import check_length_free
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+    params = lna.gamma_beta(b.weights())
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
+        every = lna.every_norm(trace, params)
+        chart = ivb.token_stats(every.stats, every.norms, trace.tokens, layer=1, norm=2)
+        for r in chart["datasets"]["stats"][::5]:
+            if r["stat"] == "μ before":  # the norm's input, straight from the trace
+                j = every.norms.index(lna.NORM_ORDER[r["norm"]])
+                x = torch.tensor(every.vectors[r["layer"], j, r["q"], 0], dtype=torch.float64)
+                assert r["v"] == pytest.approx(float(x.mean()), abs=TOL + 1e-6)
+        return chart, token_labels(trace.tokens)
+
+    built = check_length_free(build, past_cap=False)  # a line chart 640 px wide up to 40 tokens
+    assert built[13]["encoding"]["x"]["scale"]["domain"] == {"expr": "sequence(0, ntok)"}

@@ -18,6 +18,7 @@ import numpy as np
 from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, STEP_COLUMNS
 from tfviz.viz.instant import (choice, constant, heat_layer, rounded, slider, spec, stack_rows,
                                token_axis, unpack)
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
 from tfviz.viz.instant_masking import abs_bound, view_filter
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -40,8 +41,11 @@ def _codes(norms: Sequence[str]) -> list[int]:
 def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], *,
                 layer: int = 0, norm: int = 0) -> dict:
     """μ and σ of every token before the chosen norm and after normalising (before γ, β):
-    ``stats`` is (layers, norms, 4, T) in the order of STATS, ``norms`` names its axis 1."""
+    ``stats`` is (layers, norms, 4, T) in the order of STATS, ``norms`` names its axis 1.
+    Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(T)`` tokens, so a
+    new sentence of another length within the cap swaps the chart's data."""
     n_layers, n_norms, _, n = stats.shape
+    cap = length_cap(n)
     codes = _codes(norms)
     rows = [{"layer": lyr, "norm": codes[k], "stat": STATS[s], "q": q, "v": v}
             for lyr, k, s in np.ndindex(n_layers, n_norms, len(STATS))
@@ -51,8 +55,8 @@ def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], 
         "transform": [view_filter(*VIEW), {"calculate": "tokens[datum.q]", "as": "token"}],
         "mark": {"type": "line", "point": True},
         "encoding": {
-            "x": {"field": "q", "type": "ordinal", "axis": token_axis("token", n=n),
-                  "scale": {"domain": list(range(n))}},
+            "x": {"field": "q", "type": "ordinal", "axis": token_axis("token", n=cap, free=True),
+                  "scale": {"domain": TOKENS_DOMAIN}},
             "y": {"field": "v", "type": "quantitative", "title": "value"},
             "color": {"field": "stat", "type": "nominal", "title": "statistic",
                       "scale": {"domain": list(STATS), "range": CATEGORICAL[:4]}},
@@ -60,13 +64,13 @@ def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], 
             "tooltip": [{"field": "token"}, {"field": "stat", "title": "statistic"},
                         {"field": "v", "title": "value", "format": ".4f"}],
         },
-        "width": max(320, min(640, 44 * n)), "height": 320,
+        "width": max(320, min(640, 44 * cap)), "height": 320,
         "title": {"text": {"expr": "'μ and σ per token, layer ' + layer + ', ' + names[norm]"}},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
               constant("names", NAMES)]
     return spec(body, params=params, datasets={"stats": rows}, tokens=token_labels(tokens),
-                description="Mean and spread of every token before and after the chosen LayerNorm.")
+                free=True, description="Mean and spread of every token before and after the chosen LayerNorm.")
 
 
 def _line(y: int, expr: str, size: int = FONT_SIZE) -> dict:
