@@ -8,7 +8,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import dot_product_variance, saturation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, layer_picker, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_scaling as isc
 from tfviz.viz import scaling as scv
@@ -73,8 +73,10 @@ with step("3 · Your text, with and without the scale"):
     on = get_trace(name, text, RunOptions(scale=True))
     off = get_trace(name, text, RunOptions(scale=False))
     maps = [t.stack("pattern") for t in (on, off)]  # (L, H, n, n) each
+    only = layer_picker(L, "sc_layer")  # a deep model sends one layer at a time
     instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
-            layer=view_value("layer", L - 1), head=view_value("head", H - 1))
+            layer=view_value("layer", L - 1) if only is None else only,
+            head=view_value("head", H - 1), only_layer=only)
     st.markdown("Mean entropy of every head's rows, with and without the scale:")
     three_decimals = st.column_config.NumberColumn(format="%.3f")
     entropies = sc.entropy_by_head(*maps)

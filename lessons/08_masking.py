@@ -10,7 +10,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, layer_picker, view_value
 from tfviz.ui.widgets import show_code, stable_select, table, token_select, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_masking as im
@@ -36,13 +36,15 @@ with step("1 · The triangle of −∞"):
     st.caption("Move the layer and head sliders under a chart (or use the arrow keys on them): "
                "every chart of this page follows them in your browser at once.")
     L, H = cfg.n_layers, cfg.n_heads
-    layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
+    only = layer_picker(L, "mk_layer")  # a deep model sends one layer at a time
+    layer0 = view_value("layer", L - 1) if only is None else only
+    head0 = view_value("head", H - 1)
     causal = get_trace(name, text, RunOptions(causal=True))
     if not cfg.causal:
         st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                    "causal mask switched on, so you can see the triangle.")
     scores = causal.stack("attn_scores")  # (layers, heads, n, n)
-    instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0)
+    instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0, only_layer=only)
     hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
     st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
                "every layer and head: everything above the diagonal. Row i may only use keys 0…i.")
@@ -51,7 +53,7 @@ with step("1 · The triangle of −∞"):
 with step("2 · Bidirectional (encoder) vs causal (decoder)"):
     both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
     instant(im.two_masks, *[t.stack("pattern") for t in both],
-            causal.tokens, layer=layer0, head=head0)
+            causal.tokens, layer=layer0, head=head0, only_layer=only)
     st.caption("The first token of a causal model can only look at itself, so its row is a "
                "single 1. In the bidirectional map every row spreads over the whole text.")
     in_the_notes("masking")
@@ -72,7 +74,7 @@ with step("3 · Padding masks"):
           hide_index=True)
     instant(im.padded_batch, demo.trace.stack("pattern"),  # (layers, sentence, heads, n, n)
             demo.trace.stack("attn_scores")[:, 1], demo.tokens,
-            layer=layer0, head=head0)
+            layer=layer0, head=head0, only_layer=only)
     note = (" This model mixes experts: pad tokens pass through the router too, but they come "
             "after the real tokens and each sentence's expert capacity is counted as it goes, so "
             "they never take a real token's place." if cfg.is_moe else "")
