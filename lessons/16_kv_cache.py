@@ -148,8 +148,8 @@ with step("3 · How the cost grows with t"):
                f"head over {cfg.vocab_size} tokens). With d_head = {dh}, the t² term passes c·t only "
                f"past t ≈ {kcost.step_macs(cfg, 1, True)['rest'] // (2 * L * H * dh):,} tokens, so a "
                "small model shows the quadratic late.")
-    choices = [cfg.max_seq_len] + [n for n in (256, 512, 1024) if n > cfg.max_seq_len and klen.can_stretch(cfg)]
-    top = st.select_slider("Longest length timed", choices, value=choices[-2] if len(choices) > 2 else choices[0],
+    choices, start = klen.length_choices(cfg)
+    top = st.select_slider("Longest length timed", choices, value=start,
                            key="kv_top",
                            help=f"{name} reads {cfg.max_seq_len} tokens. Longer lengths time a copy "
                                 "with a longer position table: its outputs there mean nothing (it was "

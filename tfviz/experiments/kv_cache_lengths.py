@@ -114,6 +114,23 @@ def timing_repeats(model) -> int:
     return 1 if sum(p.numel() for p in model.parameters()) > BIG_MODEL else 5
 
 
+def length_choices(cfg) -> tuple[list[int], int]:
+    """The longest lengths lesson 16 offers to time, and the one it starts on. Our models read
+    64-128 tokens: their own context, then longer copies where the positions allow
+    (:func:`stretched`), starting on the second longest. A model with a long context of its
+    own (GPT-2: 1,024) offers powers of two up to it and starts on 128, since one 1,024-token
+    step of a 124M-parameter model takes seconds on a shared 2-core server.
+
+    >>> from tfviz.config import preset
+    >>> length_choices(preset("gpt-tiny").replace(max_seq_len=1024))
+    ([64, 128, 256, 512, 1024], 128)
+    """
+    if cfg.max_seq_len > 256:
+        return [n for n in (64, 128, 256, 512) if n < cfg.max_seq_len] + [cfg.max_seq_len], 128
+    choices = [cfg.max_seq_len] + [n for n in (256, 512, 1024) if n > cfg.max_seq_len and can_stretch(cfg)]
+    return choices, choices[-2] if len(choices) > 2 else choices[0]
+
+
 def lengths_up_to(top: int) -> list[int]:
     """Six lengths up to ``top``: 1/8, 1/4, 3/8, 1/2, 3/4 and all of it (at least 2 tokens).
 
