@@ -109,7 +109,8 @@ def test_neuron_chart_is_valid_and_carries_every_layers_neurons(gpt):
     assert p["layer"]["value"] == 2 and p["layer"]["bind"]["max"] == cfg.n_layers - 1
     assert p["neurons"]["value"] == 9
     assert (p["neurons"]["bind"]["min"], p["neurons"]["bind"]["max"]) == (4, 32)
-    assert p["ids"]["value"] == views.ids.tolist()
+    ids = [int(x) for x in spec["datasets"]["sentence"][0]["ids"].split(",")]  # in the data
+    assert np.reshape(ids, views.ids.shape).tolist() == views.ids.tolist()
     assert iv.spec_tokens(spec) == token_labels(gpt.tokens)
     rows = spec["datasets"]["neurons"]
     n = len(gpt.tokens)
@@ -135,8 +136,8 @@ def test_gelu_neurons_get_a_diverging_scale(bert):
                             activation="GELU")
     validate_jsonschema(spec, SCHEMA)
     scale = spec["vconcat"][0]["encoding"]["color"]["scale"]
-    assert scale["scheme"] == iv.DIVERGING_SCHEME and scale["domain"] == {"expr": "[-peak[layer], peak[layer]]"}
-    peaks = params(spec)["peak"]["value"]
+    assert scale["scheme"] == iv.DIVERGING_SCHEME and scale["domain"] == {"expr": f"[-{ivf.PEAK}, {ivf.PEAK}]"}
+    peaks = [float(x) for x in spec["datasets"]["sentence"][0]["peak"].split(",")]  # in the data
     assert peaks == [pytest.approx(np.abs(a).max(), abs=1e-4) for a in views.acts]
 
 
@@ -178,3 +179,29 @@ def test_hostile_tokens_stay_plain_text_in_the_spec(gpt):
     back = json.loads(json.dumps(spec))
     assert iv.spec_tokens(back) == token_labels(tokens)
     assert "<script>" in iv.spec_tokens(back)[0]
+
+
+def test_neuron_chart_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data): the strongest
+    neurons and each layer's colour range, which follow the sentence, ride in the data, and
+    each chart carries its own sentence's activations as torch's topk ranks them."""
+    from tests.support.length_free import check_length_free
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
+        views = fa.neuron_views(trace, 16)
+        chart = ivf.neuron_chart(views.ids, views.acts, views.active, trace.tokens, d_ff=cfg.d_ff,
+                                 activation="ReLU", layer=1, neurons=9)
+        ids = np.array([int(x) for x in chart["datasets"]["sentence"][0]["ids"].split(",")])
+        for r in chart["datasets"]["neurons"]:
+            post = torch.tensor(trace[f"blocks.{r['layer']}.mlp.hook_post"], dtype=torch.float64)  # (n, d_ff)
+            top = torch.topk(post.max(dim=0).values, 16).indices.numpy()
+            assert (ids.reshape(3, 16)[r["layer"]] == top).all()
+            np.testing.assert_allclose(decode(r["v"]).reshape(n, 16), post[:, top], atol=TOL)
+        return chart, token_labels(trace.tokens)
+
+    check_length_free(build)

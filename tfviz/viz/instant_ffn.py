@@ -17,6 +17,7 @@ import numpy as np
 
 from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
                                slider, spec, stack_rows, token_axis, unpack)
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 
@@ -27,6 +28,10 @@ def bounded_slider(name: str, lower: int, upper: int, label: str, value: int) ->
                      "name": f"{label} "}}
 
 
+PEAK = "toNumber(split(peak, ',')[layer])"  # the chosen layer's colour range, from the data
+NEURON = "split(ids, ',')[layer * {most} + {col}]"  # the id of the chosen layer's neuron in a column
+
+
 def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: Sequence[str], *,
                  d_ff: int, activation: str, layer: int = 0, neurons: int = 12,
                  fewest: int = 4) -> dict:
@@ -35,10 +40,14 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     ``ids`` (L, m) are each layer's neurons ranked by their peak activation, ``acts`` (L, T, m)
     their activations in that order, ``active`` (L, T) the share of all ``d_ff`` neurons > 0
     (``tfviz.analysis.ffn.neuron_views``). The chart shows the first ``neurons`` of the m.
+    Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(T)`` tokens, with
+    the neurons' ids and each layer's colour range in the data, so a new sentence of another
+    length within the cap swaps the chart's data.
     """
     n_layers, n, most = acts.shape
     labels = token_labels(tokens)
-    tall = max(12, min(28, 640 // max(n, 1)))  # a row per token: labels stay readable
+    cap = length_cap(n)
+    tall = max(12, min(28, 640 // cap))  # a row per token: labels stay readable
     wide = max(12, min(28, 680 // max(most, 1)))  # a column per neuron: 32 fit in 680 px
     # Each layer's map gets the colour range of its own values (the legend says which), so a
     # layer with small activations is not drawn all dark; GELU's small negatives get a range
@@ -46,28 +55,28 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     peak = [float(np.abs(a).max(initial=0.0)) or 1.0 for a in acts]  # per layer
     if float(np.min(acts, initial=0.0)) < 0:
         scale = {"scheme": DIVERGING_SCHEME, "reverse": True,
-                 "domain": {"expr": "[-peak[layer], peak[layer]]"}}
+                 "domain": {"expr": f"[-{PEAK}, {PEAK}]"}}
     else:
-        scale = {"scheme": SCHEME, "domain": {"expr": "[0, peak[layer]]"}}
+        scale = {"scheme": SCHEME, "domain": {"expr": f"[0, {PEAK}]"}}
     heat = {
         "data": {"name": "neurons"},
         "transform": [{"filter": "datum.layer == layer"}, *unpack(most),
                       {"filter": "datum.col < neurons"},
                       {"calculate": "tokens[datum.row]", "as": "token"},
-                      {"calculate": "'n' + ids[layer][datum.col]", "as": "neuron"}],
+                      {"calculate": f"'n' + {NEURON.format(most=most, col='datum.col')}", "as": "neuron"}],
         "mark": {"type": "rect"},
         "encoding": {
             "x": {"field": "col", "type": "ordinal",
                   "axis": {"title": "neuron (strongest first)", "labelAngle": -90,
-                           "labelExpr": "'n' + ids[layer][datum.value]"}},
-            "y": {"field": "row", "type": "ordinal", "scale": {"domain": list(range(n))},
-                  "axis": token_axis("token", n=n)},
+                           "labelExpr": f"'n' + {NEURON.format(most=most, col='datum.value')}"}},
+            "y": {"field": "row", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
+                  "axis": token_axis("token", n=cap, free=True)},
             "color": {"field": "v", "type": "quantitative", "title": f"after {activation}",
                       "scale": scale},
             "tooltip": [{"field": "token"}, {"field": "neuron"},
                         {"field": "v", "title": "activation", "format": ".4f"}],
         },
-        "width": {"step": wide}, "height": tall * n,
+        "width": {"step": wide}, "height": {"step": tall},
         "title": {"text": {"expr": "'The ' + neurons + ' neurons of layer ' + layer + "
                                    "' with the largest value anywhere in your text'"},
                   "subtitle": f"mlp.hook_post, after the {activation}: tokens × neurons",
@@ -81,27 +90,30 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
             {"mark": {"type": "bar", "color": CATEGORICAL[0]}},
             {"mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 5},
              "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".0%"}}},
-        ] if n <= 24 else [{"mark": {"type": "bar", "color": CATEGORICAL[0]}}],
+        ] if cap <= 24 else [{"mark": {"type": "bar", "color": CATEGORICAL[0]}}],
         "encoding": {
-            "x": {"field": "t", "type": "ordinal", "scale": {"domain": list(range(n))},
-                  "axis": token_axis("token", n=n)},
+            "x": {"field": "t", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
+                  "axis": token_axis("token", n=cap, free=True)},
             "y": {"field": "v", "type": "quantitative", "title": "share of neurons > 0",
                   "scale": {"domain": [0, 1]}, "axis": {"format": "%"}},
             "tooltip": [{"field": "token"}, {"field": "v", "title": "share active", "format": ".1%"}],
         },
-        "width": max(300, min(680, 40 * n)), "height": 240,
+        "width": max(300, min(680, 40 * cap)), "height": 240,
         "title": {"text": {"expr": f"'Share of the {d_ff} neurons above zero, layer ' + layer"}},
     }
+    # the strongest neurons and each layer's range follow the sentence: they ride in the data
+    sentence, values = sentence_values(ids=",".join(map(str, np.asarray(ids).astype(int).ravel())),
+                                       peak=packed(peak))
     params = [slider("layer", n_layers - 1, "Layer", layer),
               bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons),
-              constant("ids", np.asarray(ids).astype(int).tolist()),
-              constant("peak", [round(x, 4) for x in peak])]
+              *values]
     return spec({"vconcat": [heat, bars], "spacing": 30,
                  "resolve": {"legend": {"color": "independent"}}}, params=params,
                 datasets={"neurons": stack_rows(acts, "layer"),
                           "active": [{"layer": int(lyr), "t": int(t), "v": rounded(active[lyr, t])}
-                                     for lyr in range(n_layers) for t in range(n)]},
-                tokens=labels, description="The strongest feed-forward neurons of a layer for every token.")
+                                     for lyr in range(n_layers) for t in range(n)],
+                **sentence}, tokens=labels, free=True,
+                description="The strongest feed-forward neurons of a layer for every token.")
 
 
 def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside: np.ndarray,
