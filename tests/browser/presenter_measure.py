@@ -29,9 +29,7 @@ READY_JS = """() => {  // the visible charts are drawn (one in a closed expander
   const shown = (el) => el.getClientRects().length > 0 && !el.closest('details:not([open])');
   const main = document.querySelector('[data-testid="stMain"]');
   const vega = Array.from(main.querySelectorAll('[data-testid="stVegaLiteChart"]')).filter(shown);
-  const plots = Array.from(main.querySelectorAll('[data-testid="stPlotlyChart"]')).filter(shown);
-  return vega.every((c) => c.querySelector('.vega-embed svg.marks, .vega-embed canvas.marks')) &&
-         plots.every((c) => c.querySelector('.js-plotly-plot .main-svg'));
+  return vega.every((c) => c.querySelector('.vega-embed svg.marks, .vega-embed canvas.marks'));
 }"""
 
 # Everything measured on the slide on screen (the slide scrolls inside stMain: elements below
@@ -58,7 +56,7 @@ MEASURE_JS = """([MIN]) => {
   }
   // Charts: inside the screen sideways, and not clipped by a container of their own.
   let canvases = 0;
-  const charts = Array.from(main.querySelectorAll('.vega-embed, .js-plotly-plot, img, [data-testid="stDataFrame"]')).filter(seen);
+  const charts = Array.from(main.querySelectorAll('.vega-embed, img, [data-testid="stDataFrame"]')).filter(seen);
   for (const c of charts) {
     if (c.matches('[data-testid="stDataFrame"]')) {
       problems.push('st.dataframe (a canvas at 14 px): draw it with tfviz.ui.widgets.table');
@@ -132,7 +130,7 @@ MEASURE_JS = """([MIN]) => {
     }
   }
   // Axis labels that run into each other (24 px labels on an axis sized for 14 px ones).
-  const axes = main.querySelectorAll('.vega-embed g.role-axis, .js-plotly-plot g.xaxislayer-above, .js-plotly-plot g.yaxislayer-above');
+  const axes = main.querySelectorAll('.vega-embed g.role-axis');
   for (const axis of axes) {
     if (!seen(axis)) continue;
     const labels = Array.from(axis.querySelectorAll(axis.matches('.role-axis') ? 'g.role-axis-label text' : 'text'))

@@ -13,8 +13,7 @@ from __future__ import annotations
 PHONE = {"width": 390, "height": 844}
 
 # Is any chart on show yet (a page whose charts have not come passes "every chart drawn")?
-CHARTS_ON_SHOW_JS = """() => Array.from(document.querySelectorAll(
-        '[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]'))
+CHARTS_ON_SHOW_JS = """() => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
     .some((box) => box.offsetParent !== null)"""
 
 # Every chart on the page that has a size (a hidden tab's have none): where its box ends, and
@@ -22,10 +21,10 @@ CHARTS_ON_SHOW_JS = """() => Array.from(document.querySelectorAll(
 MEASURE_JS = """() => {
     const W = document.documentElement.clientWidth;
     const out = [];
-    for (const box of document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"], [data-testid="stImage"]')) {
+    for (const box of document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stImage"]')) {
         const r = box.getBoundingClientRect();
         if (r.width === 0 || r.height === 0) continue;
-        const drawn = box.querySelector('.vega-embed svg, .vega-embed canvas, .main-svg, img');
+        const drawn = box.querySelector('.vega-embed svg, .vega-embed canvas, img');
         const wide = drawn ? drawn.getBoundingClientRect().width : r.width;
         const x = getComputedStyle(box).overflowX;
         out.push({kind: box.dataset.testid, left: Math.round(r.left), right: Math.round(r.right),

@@ -48,11 +48,10 @@ EXEMPT = {
 }
 
 # Every chart on show drawn (a hidden tab's charts wait until it opens): each Vega-Lite
-# element holds its SVG or canvas, each plotly element its plot.
-DRAWN_JS = """() => Array.from(document.querySelectorAll(
-        '[data-testid="stVegaLiteChart"], [data-testid="stPlotlyChart"]'))
+# element holds its SVG or canvas.
+DRAWN_JS = """() => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
     .filter((box) => box.offsetParent !== null)
-    .every((box) => box.querySelector('.vega-embed svg, .vega-embed canvas, .js-plotly-plot .main-svg'))"""
+    .every((box) => box.querySelector('.vega-embed svg, .vega-embed canvas'))"""
 
 # axe's violations, without the exempt nodes, as plain data
 RUN_AXE_JS = """async ([tags, exempt]) => {

@@ -10,10 +10,8 @@ from tfviz.ui.lessons import available
 pytestmark = pytest.mark.browser
 LESSONS = available()
 
-CHART_STATE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .map(p => JSON.stringify((p.data || []).map(t => [t.z, t.y, t.x, t.text, t.customdata])))
-    .concat(Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'))
-    .map(c => c.outerHTML.length + ':' + (c.toDataURL ? c.toDataURL().length : 0)))
+CHART_STATE_JS = """() => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'))
+    .map(c => c.outerHTML.length + ':' + (c.toDataURL ? c.toDataURL().length : 0))
     .concat(Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] svg [aria-label]'))
     .map(e => e.getAttribute('aria-label')))
     .concat(Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stTable"], [data-testid="stMain"] [data-testid="stMarkdownContainer"], [data-testid="stMain"] [data-testid="stMetricValue"]')).map(e => e.innerText))
@@ -80,9 +78,11 @@ def test_lesson_by_url_then_interact(server, page, lesson):
     assert_no_exception(page)
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert nav.count() == 1 and "Foundations" in nav.inner_text()  # the frame, not a bare page
-    page.wait_for_function(  # charts draw after the script run ends; wait for them to exist
-        """() => document.querySelectorAll('[data-testid="stPlotlyChart"]').length ===
-                 document.querySelectorAll('.js-plotly-plot').length""", timeout=30_000)
+    page.wait_for_function(  # charts draw after the script run ends: wait for every one on show
+        """() => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+            .filter((box) => box.offsetParent !== null)
+            .every((box) => box.querySelector('.vega-embed svg, .vega-embed canvas'))""",
+        timeout=30_000)
     page.wait_for_timeout(500)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{lesson.file[:-3]}.png"), full_page=True)

@@ -8,7 +8,7 @@ would (PageDown scrolls a slide taller than the screen before it moves on). On e
   main block's children, cut at every ``st-key-tfviz-step-*`` container), the sidebar is
   hidden and the slide bar names the slide;
 - nothing overflows the document sideways;
-- every visible chart (Vega-Lite, plotly, image) lies inside the screen horizontally and is not
+- every visible chart (Vega-Lite, image) lies inside the screen horizontally and is not
   clipped by any container with its own overflow;
 - every visible text is at least 24 px: each element with a text node of its own (HTML, and
   SVG ``<text>`` of the charts), its computed font size times the scale its SVG or any CSS
