@@ -151,7 +151,7 @@ def test_mixing_chart_is_valid_and_carries_every_layer_head_and_query(gpt):
     json.dumps(spec)
     p = params(spec)
     assert (p["layer"]["value"], p["head"]["value"], p["query"]["value"]) == (1, 3, n - 1)
-    assert p["head"]["bind"]["max"] == H - 1 and p["query"]["bind"]["max"] == n - 1
+    assert p["head"]["bind"]["max"] == H - 1 and p["query"]["bind"]["max"] == 15  # the layout's length_cap
     assert iv.spec_tokens(spec) == token_labels(gpt.tokens)
     rows = spec["datasets"]["mix"]
     assert [(r["layer"], r["head"]) for r in rows] == [(a, b) for a in range(L) for b in range(H)]
@@ -205,3 +205,32 @@ def test_neuron_chart_is_length_free():
         return chart, token_labels(trace.tokens)
 
     check_length_free(build)
+
+
+def test_mixing_chart_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data), opening on the
+    sentence's default query; each carries its own weights, values and z, and the checks
+    (smallest weight, sum) are the weights' own, computed here with torch."""
+    from tests.support.length_free import check_length_free
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
+        mixes = fa.mixing_views(trace)
+        chart = ivf.mixing_chart(mixes.weights, mixes.values, mixes.z, mixes.inside, trace.tokens,
+                                 layer=1, head=2, default_query=n // 2)
+        assert chart["datasets"]["mix"][0]["dq"] == n // 2 and params(chart)["query"]["value"] == -1
+        for r in chart["datasets"]["mix"]:
+            np.testing.assert_allclose(decode(r["w"]).reshape(n, n), trace["pattern", r["layer"]][r["head"]],
+                                       atol=TOL)
+        for r in chart["datasets"]["checks"][::5]:
+            w = torch.tensor(trace["pattern", r["layer"]][r["head"], r["q"]], dtype=torch.float64)
+            assert r["min"] == pytest.approx(float(w.min()), abs=1e-6)
+            assert r["sum"] == pytest.approx(float(w.sum()), abs=1e-6)
+        return chart, token_labels(trace.tokens)
+
+    built = check_length_free(build)
+    assert "qi * ntok" in json.dumps(built[13])

@@ -17,7 +17,7 @@ import numpy as np
 
 from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
                                slider, spec, stack_rows, token_axis, unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values, token_slider
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 
@@ -117,15 +117,22 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
 
 
 def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside: np.ndarray,
-                 tokens: Sequence[str], *, layer: int = 0, head: int = 0, query: int = 0) -> dict:
+                 tokens: Sequence[str], *, layer: int = 0, head: int = 0, query: int | None = None,
+                 default_query: int | None = None) -> dict:
     """One head's output for one query, as a weighted average of the value vectors.
 
     ``weights`` (L, H, T, T), ``values`` (L, H, T, dh), ``z`` (L, H, T, dh) and ``inside``
     (L, H, T) come from ``tfviz.analysis.ffn.mixing_views``. Three panels follow the view:
     the checks (smallest weight, their sum, z inside the range), the weights over the keys,
     and per coordinate every value vector as a tick (darker = more weight) with z as a dot.
+    Length-free (``tfviz.viz.instant_length``): ``query`` None opens on the sentence's
+    ``default_query`` (else its last token), which travels in the data; the page's
+    ``length_marker`` fits the slider to the sentence.
     """
     n_layers, n_heads, n, m = weights.shape
+    if n != m:
+        raise ValueError(f"expected self-attention weights (L, H, T, T), got {weights.shape}")
+    cap = length_cap(n)
     dh = values.shape[-1]
     labels = token_labels(tokens)
     mix = [{"layer": lyr, "head": h, "w": packed(weights[lyr, h]), "val": packed(values[lyr, h]),
@@ -136,7 +143,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
     this = {"filter": "datum.layer == layer && datum.head == head"}
     metrics = {
         "data": {"name": "checks"},
-        "transform": [{"filter": "datum.layer == layer && datum.head == head && datum.q == query"},
+        "transform": [{"filter": "datum.layer == layer && datum.head == head && datum.q == qi"},
                       {"fold": ["min", "sum", "inside"], "as": ["what", "x"]},
                       {"calculate": "datum.what == 'min' ? 'smallest weight' : datum.what == 'sum' ? "
                                     "'sum of weights' : 'z inside the range'", "as": "name"},
@@ -150,9 +157,9 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
                   {"mark": {"type": "text", "fontSize": FONT_SIZE + 12, "baseline": "top", "dy": 4},
                    "encoding": {"text": {"field": "shown"}}}],
         "width": 680, "height": 70,  # three names side by side, even at presenter view's 24 px
-        "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ', query ' + tokens[query]"}},
+        "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ', query ' + tokens[qi]"}},
     }
-    row = [this, {"calculate": f"slice(split(datum.w, ','), query * {m}, query * {m} + {m})",
+    row = [this, {"calculate": "slice(split(datum.w, ','), qi * ntok, qi * ntok + ntok)",
                   "as": "wq"}]
     bars = {
         "data": {"name": "mix"},
@@ -162,8 +169,8 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
                       {"calculate": "toNumber(datum.wq)", "as": "weight"},
                       {"calculate": "tokens[datum.key]", "as": "token"}],
         "encoding": {
-            "x": {"field": "key", "type": "ordinal", "scale": {"domain": list(range(m))},
-                  "axis": token_axis("key token", n=m)},
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
+                  "axis": token_axis("key token", n=cap, free=True)},
             "y": {"field": "weight", "type": "quantitative", "title": "weight α",
                   "scale": {"domain": [0, 1]}},
             "tooltip": [{"field": "token", "title": "key"},
@@ -172,9 +179,9 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
         "layer": [{"mark": {"type": "bar", "color": CATEGORICAL[0]}}]
         + ([{"mark": {"type": "text", "dy": -8, "fontSize": FONT_SIZE - 5},
              "encoding": {"text": {"field": "weight", "type": "quantitative", "format": ".2f"}}}]
-           if m <= 24 else []),
-        "width": max(300, min(680, 40 * m)), "height": 200,
-        "title": {"text": {"expr": "'Weights α of ' + tokens[query] + ' over the keys (they sum to 1)'"}},
+           if cap <= 24 else []),
+        "width": max(300, min(680, 40 * cap)), "height": 200,
+        "title": {"text": {"expr": "'Weights α of ' + tokens[qi] + ' over the keys (they sum to 1)'"}},
     }
     ticks = {
         "transform": [*row, {"calculate": "split(datum.val, ',')", "as": "val"},
@@ -198,7 +205,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
         },
     }
     dots = {
-        "transform": [this, {"calculate": f"slice(split(datum.z, ','), query * {dh}, query * {dh} + {dh})",
+        "transform": [this, {"calculate": f"slice(split(datum.z, ','), qi * {dh}, qi * {dh} + {dh})",
                              "as": "zq"},
                       {"flatten": ["zq"]},
                       {"window": [{"op": "row_number", "as": "coordinate"}]},
@@ -215,11 +222,12 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
         "data": {"name": "mix"}, "layer": [ticks, dots], "width": max(300, min(680, 36 * dh)),
         "height": 320,
         "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ': values seen by ' + "
-                                   "tokens[query] + ' (ticks) and their mix z (dots)'"}},
+                                   "tokens[qi] + ' (ticks) and their mix z (dots)'"}},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               slider("head", n_heads - 1, "Head", head),
-              slider("query", n - 1, "Query token", query)]
+              token_slider(cap - 1, "Query token", query)]
     return spec({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
-                datasets={"mix": mix, "checks": checks}, tokens=labels,
+                datasets={"mix": mix, "checks": checks}, tokens=labels, free=True,
+                default_query=default_query,
                 description="An attention head's output as a weighted average of value vectors.")
