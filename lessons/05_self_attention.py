@@ -61,8 +61,9 @@ def walkthrough() -> None:
                    "self-attention. Its cross-attention, where the decoder's queries meet keys "
                    "and values made from the encoder's output, is among the steps of lesson 12 "
                    "(Full forward walk).")
-    st.caption("Choose the layer, head and query token under any chart (the arrow keys move "
-               "them too): every chart on this page follows at once, in your browser.")
+    st.caption(f"Choose the {'layer, ' if only is None else ''}head and query token under any "
+               "chart (the arrow keys move them too): every chart on this page follows at once, "
+               "in your browser.")
     # All three views are sent once; switching tabs, like moving a view control, runs nothing.
     tab_one, tab_matrix, tab_arrows = st.tabs(VIEWS)
     with tab_one:
