@@ -58,9 +58,10 @@ with step("1 · Where the norm sits"):
                if cfg.arch == "encoder-decoder" else ""))
 
 with step("2 · The statistics, layer by layer"):
-    st.caption("Choose the layer, the LayerNorm and the token under the charts (the arrow keys "
-               "work on them too): the charts change in your browser at once.")
     only = layer_picker(cfg.n_layers, "ln_layer")  # a deep model sends one layer at a time
+    st.caption(f"Choose {'the layer, ' if only is None else ''}the LayerNorm and the token under "
+               "the charts (the arrow keys work on them too): the charts change in your browser "
+               "at once.")
     layer0 = view_value("layer", cfg.n_layers - 1) if only is None else only
     norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see instant_block)
     params = lna.gamma_beta(bundle.weights())
