@@ -8,7 +8,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz.instant_attention_maps import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
@@ -85,9 +85,12 @@ with step("2 · The same thing inside the model"):
     )
     patterns = trace.stack("pattern")  # (L, H, n, n)
     n = len(trace.tokens)
+    only = layer_picker(cfg.n_layers, "lk_layer")  # a deep model sends one layer at a time
     instant(lookup_weights, patterns, trace.tokens, effective_counts(patterns),
-            layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1),
-            query=linked_value("query"))  # None: the sentence's last token, from the data
+            layer=view_value("layer", cfg.n_layers - 1) if only is None else only,
+            head=view_value("head", cfg.n_heads - 1),
+            query=linked_value("query"),  # None: the sentence's last token, from the data
+            only_layer=only)
     length_marker(n, n - 1)  # fits the query slider to this sentence (the chart is length-free)
     if cfg.causal:
         st.caption("This model only lets a token look at itself and earlier tokens, so later "

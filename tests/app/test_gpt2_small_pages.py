@@ -111,9 +111,11 @@ def test_tour(page, trace):
     assert "12 blocks, 12 heads, 768 numbers per token" in " ".join(c.value for c in at.caption)
 
 
-def test_lookup_weights_of_every_layer_head_and_query(page, trace):
-    at = page("04_lookup.py")
-    assert shown_patterns(at, trace) >= 12 * 12 * 64
+def test_lookup_weights_of_every_head_and_query_of_the_chosen_layer(page, trace):
+    at = page("04_lookup.py", layer="10")
+    assert at.slider(key="lk_layer").value == 10
+    assert layers_sent(at) == {10}
+    assert shown_patterns(at, trace) >= 12 * 64
 
 
 
