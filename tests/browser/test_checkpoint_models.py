@@ -40,7 +40,7 @@ def picker_text(page) -> str:
 def lesson_ran(page) -> None:
     wait_for_app(page)
     assert_no_exception(page)
-    page.wait_for_function(f"() => ({CHARTS_JS})() > 0", timeout=30_000)
+    page.wait_for_function(f"() => ({CHARTS_JS})() > 0", timeout=120_000)  # a loaded machine
     assert_no_exception(page)
     assert FRIENDLY_ERROR not in page.inner_text("body")  # the error boundary's words
     assert not page.js_errors, page.js_errors
@@ -64,7 +64,7 @@ def test_picking_the_folder_in_the_sidebar(folder_server, page):
     assert picker_text(page) == "gpt-tiny"
     page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
     page.get_by_role("option", name=label, exact=True).click()
-    page.wait_for_url("**model=gpt2**", timeout=60_000)
+    page.wait_for_url("**model=gpt2**", timeout=120_000)
     lesson_ran(page)
     assert picker_text(page) == label
     # the folder's memory cost is listed beside it, before and after it is opened
