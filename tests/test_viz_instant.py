@@ -74,8 +74,8 @@ def test_attention_maps_spec_is_valid_and_carries_every_layer_and_head(gpt):
     assert p["head"]["value"] == 3 and p["head"]["bind"]["max"] == cfg.n_heads - 1
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)
     # the role labels follow the sentence: they ride in the data, layer after layer
-    assert spec["datasets"]["sentence"][0]["names"].split(iv.SEPARATOR) == [x for r in names for x in r]
-    assert p["names"]["expr"] == "length(data('sentence')) ? data('sentence')[0].names : ''"
+    assert spec["datasets"]["maps"][0]["s_names"].split(iv.SEPARATOR) == [x for r in names for x in r]
+    assert p["names"]["expr"] == "length(data('maps')) ? data('maps')[0].s_names : ''"
     rows = spec["datasets"]["maps"]
     assert [(r["layer"], r["head"]) for r in rows] == [
         (lyr, h) for lyr in range(cfg.n_layers) for h in range(cfg.n_heads)]
@@ -178,7 +178,7 @@ def test_multihead_charts_are_length_free(gpt):
         patterns = np.stack([trace["pattern", layer] for layer in range(b.config.n_layers)])
         names = [[s.label for s in hd.head_stats(p)] for p in patterns]
         chart = iam.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
-        assert chart["datasets"]["sentence"][0]["names"].split(iv.SEPARATOR) == [x for r in names for x in r]
+        assert chart["datasets"]["maps"][0]["s_names"].split(iv.SEPARATOR) == [x for r in names for x in r]
         for r in chart["datasets"]["maps"]:
             if "v" in r:  # cells up to 24 tokens (a picture past them, as before)
                 assert np.allclose(decode(r["v"]).reshape(n, n), patterns[r["layer"], r["head"]],
@@ -197,3 +197,17 @@ def test_multihead_charts_are_length_free(gpt):
     check_length_free(maps)
     built = check_length_free(shares)
     assert params(built[13])["qi"]["expr"] == "query < 0 ? dq : min(query, ntok - 1)"
+
+
+def test_a_chart_cut_to_one_layer_keeps_its_sentence_values(gpt):
+    """A deep model's page sends one layer (instant_layer.one_layer): the role labels that
+    ride in the first row (spec(sentence=...)) come along with the token labels."""
+    from tfviz.viz.instant_layer import one_layer
+
+    b, trace = gpt
+    patterns = np.stack([trace["pattern", layer] for layer in range(b.config.n_layers)])
+    names = [[f"role {lyr}.{h}" for h in range(b.config.n_heads)] for lyr in range(b.config.n_layers)]
+    cut = one_layer(iam.attention_maps(patterns, trace.tokens, names=names), 2)
+    first = cut["datasets"]["maps"][0]
+    assert first["layer"] == 2 and first["s_names"].split(iv.SEPARATOR) == [x for r in names for x in r]
+    assert first["tokens"].split(iv.SEPARATOR) == token_labels(trace.tokens)

@@ -109,7 +109,7 @@ def test_neuron_chart_is_valid_and_carries_every_layers_neurons(gpt):
     assert p["layer"]["value"] == 2 and p["layer"]["bind"]["max"] == cfg.n_layers - 1
     assert p["neurons"]["value"] == 9
     assert (p["neurons"]["bind"]["min"], p["neurons"]["bind"]["max"]) == (4, 32)
-    ids = [int(x) for x in spec["datasets"]["sentence"][0]["ids"].split(",")]  # in the data
+    ids = [int(x) for x in spec["datasets"]["neurons"][0]["s_ids"].split(",")]  # in the data
     assert np.reshape(ids, views.ids.shape).tolist() == views.ids.tolist()
     assert iv.spec_tokens(spec) == token_labels(gpt.tokens)
     rows = spec["datasets"]["neurons"]
@@ -137,7 +137,7 @@ def test_gelu_neurons_get_a_diverging_scale(bert):
     validate_jsonschema(spec, SCHEMA)
     scale = spec["vconcat"][0]["encoding"]["color"]["scale"]
     assert scale["scheme"] == iv.DIVERGING_SCHEME and scale["domain"] == {"expr": f"[-{ivf.PEAK}, {ivf.PEAK}]"}
-    peaks = [float(x) for x in spec["datasets"]["sentence"][0]["peak"].split(",")]  # in the data
+    peaks = [float(x) for x in spec["datasets"]["neurons"][0]["s_peak"].split(",")]  # in the data
     assert peaks == [pytest.approx(np.abs(a).max(), abs=1e-4) for a in views.acts]
 
 
@@ -196,7 +196,7 @@ def test_neuron_chart_is_length_free():
         views = fa.neuron_views(trace, 16)
         chart = ivf.neuron_chart(views.ids, views.acts, views.active, trace.tokens, d_ff=cfg.d_ff,
                                  activation="ReLU", layer=1, neurons=9)
-        ids = np.array([int(x) for x in chart["datasets"]["sentence"][0]["ids"].split(",")])
+        ids = np.array([int(x) for x in chart["datasets"]["neurons"][0]["s_ids"].split(",")])
         for r in chart["datasets"]["neurons"]:
             post = torch.tensor(trace[f"blocks.{r['layer']}.mlp.hook_post"], dtype=torch.float64)  # (n, d_ff)
             top = torch.topk(post.max(dim=0).values, 16).indices.numpy()

@@ -81,8 +81,8 @@ def test_triangle_sends_every_layers_masked_scores(gpt):
     # masked cells are drawn grey with the −∞ sign, and named in the tooltip / ARIA label
     bound = np.abs(scores[np.isfinite(scores)]).max()  # one colour range for every view
     assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}
-    assert spec["datasets"]["sentence"] == [{"bound": pytest.approx(bound)}]  # read by "bound"
-    assert params(spec)["bound"]["expr"] == "length(data('sentence')) ? data('sentence')[0].bound : 0"
+    assert spec["datasets"]["scores"][0]["s_bound"] == pytest.approx(bound)  # read by "bound"
+    assert params(spec)["bound"]["expr"] == "length(data('scores')) ? data('scores')[0].s_bound : 0"
     grey = [lyr for lyr in spec["layer"] if lyr.get("mark", {}).get("color") == im.MASKED_GREY]
     assert grey and grey[0]["transform"][0] == {"filter": "!isValid(datum.v)"}
 
@@ -193,7 +193,7 @@ def test_long_texts_travel_as_pictures(gpt):
         assert zero_colour.tolist() == [0xf7, 0xf7, 0xf7]
     legend = spec["layer"][1]["encoding"]["color"]["scale"]
     assert legend["domain"] == {"expr": "[-bound, bound]"} and legend["scheme"] == iv.DIVERGING_SCHEME
-    assert spec["datasets"]["sentence"][0]["bound"] == bound  # in the data: the spec is length-free
+    assert spec["datasets"]["scores"][0]["s_bound"] == bound  # in the data: the spec is length-free
     patterns = stacked(trace, "pattern")
     pair = im.two_masks(patterns, patterns, trace.tokens)
     validate_jsonschema(pair, SCHEMA)

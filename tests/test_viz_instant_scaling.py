@@ -75,8 +75,8 @@ def test_scale_on_off_carries_both_runs_and_their_entropies(runs):
     assert p["layer"]["bind"]["max"] == 2 and p["head"]["bind"]["max"] == 3
     assert iv.spec_tokens(spec) == token_labels(tokens)
     # the title's means ride in the data, packed: (layers, heads, [with, without])
-    assert p["means"]["expr"] == "length(data('sentence')) ? data('sentence')[0].means : ''"
-    means = np.array([float(x) for x in spec["datasets"]["sentence"][0]["means"].split(",")])
+    assert p["means"]["expr"] == "length(data('on')) ? data('on')[0].s_means : ''"
+    means = np.array([float(x) for x in spec["datasets"]["on"][0]["s_means"].split(",")])
     means = means.reshape(3, 4, 2)
     np.testing.assert_allclose(means[..., 0], torch_on.mean(-1), atol=TOL)  # packed: DIGITS
     np.testing.assert_allclose(means[..., 1], torch_off.mean(-1), atol=TOL)

@@ -102,7 +102,7 @@ def test_scaling_every_widget(app_page):
     (spec, data), = [c for c in instant_charts(at) if "layer" in param_values(c[0])]  # not altair's
     assert param_values(spec)["layer"] == 2 and param_values(spec)["head"] == 1
     # what the title prints for each view, sent in the data (4 decimals: the length-free spec)
-    means = unpacked(data["sentence"]["means"][0]).reshape(3, 4, 2)
+    means = unpacked(data["on"]["s_means"][0]).reshape(3, 4, 2)
     np.testing.assert_allclose(means[..., 0], bits[True], atol=5e-5 + 1e-9)
     np.testing.assert_allclose(means[..., 1], bits[False], atol=5e-5 + 1e-9)
     assert means[2, 1, 1] < means[2, 1, 0]  # the scale off sharpens the link's head

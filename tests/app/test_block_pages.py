@@ -103,7 +103,7 @@ def test_ffn_page(run):
         "layer": 1, "head": 2, "query": 3}
     for row in neuron_data["neurons"].itertuples():  # each layer's 32 strongest neurons
         acts = fa.neuron_acts(trace, row.layer)
-        every = [int(x) for x in neuron_data["sentence"]["ids"][0].split(",")]  # in the data
+        every = [int(x) for x in neuron_data["neurons"]["s_ids"][0].split(",")]  # in the data
         ids = every[32 * row.layer:32 * (row.layer + 1)]
         assert ids == fa.top_neurons(acts, 32).tolist()
         np.testing.assert_allclose(unpacked(row.v).reshape(n, 32), acts[:, ids], atol=6e-5)

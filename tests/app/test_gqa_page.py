@@ -27,7 +27,7 @@ def _maps(at):
 def test_maps_are_gqa_tiny_on_the_text_whatever_the_sidebar(app_page, gqa_bundle, model):
     at = app_page(PAGE, model=model, text="the cat sat on the mat")
     spec, data = _maps(at)
-    names = data["sentence"]["names"][0].split("\x1f")  # in the data: the spec is length-free
+    names = data["maps"]["s_names"][0].split("\x1f")  # in the data: the spec is length-free
     assert names == ["K/V head 0", "K/V head 0", "K/V head 1", "K/V head 1"] * 3
     assert param_values(spec)["layer"] == 0 and param_values(spec)["head"] == 0  # no view in the URL
     ids = gqa_bundle.read(at.session_state["text"]).ids

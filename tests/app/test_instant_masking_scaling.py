@@ -69,7 +69,8 @@ def test_masking_with_a_long_text_sends_pictures(app_page):
         sent = sum(len(table.to_json()) for table in data.values()) + len(str(spec))
         assert sent < 1_000_000, (spec["description"], sent)
     (_, triangle), _, _ = _instant(at)
-    assert list(triangle["scores"].columns) == ["layer", "head", "img", "tokens"]  # labels: row 0
+    # labels and the colour range ride in row 0
+    assert list(triangle["scores"].columns) == ["layer", "head", "img", "tokens", "s_bound"]
     assert triangle["scores"]["img"].str.startswith("data:image/png;base64,").all()
 
 

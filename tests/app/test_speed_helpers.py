@@ -25,7 +25,7 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
                                    trace["pattern", row.layer][row.head], atol=6e-5)  # 4 decimals
     stats = [hd.head_stats(trace["pattern", layer]) for layer in range(3)]
     # the role labels follow the sentence: they ride in the data (the spec is length-free)
-    assert maps_data["sentence"]["names"][0].split("\x1f") == [s.label for row in stats for s in row]
+    assert maps_data["maps"]["s_names"][0].split("\x1f") == [s.label for row in stats for s in row]
     # The table of head kinds: every layer's statistics, every share shown with three decimals.
     (table,) = at.dataframe
     np.testing.assert_allclose(table.value["→ previous token"],

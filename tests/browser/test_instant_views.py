@@ -303,6 +303,93 @@ def test_a_sentence_of_another_length_keeps_lesson_5s_charts_and_fits_the_token_
     assert not guard.outside, guard.outside[:5]
 
 
+def _keep_svgs(pg) -> None:
+    pg.evaluate("() => { window.__svgs = Array.from(document.querySelectorAll('.vega-embed svg')); }")
+
+
+def _kept_svgs(pg) -> list[bool]:
+    """For each chart on the page, in order: whether its drawing survived since
+    ``_keep_svgs`` (Vega swapped its data) rather than being drawn anew."""
+    return pg.evaluate("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
+                       ".map(s => window.__svgs.includes(s))")
+
+
+def _type(pg, text: str) -> None:
+    box = pg.locator('[data-testid="stSidebar"] textarea')
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def test_a_sentence_of_another_length_keeps_multi_heads_charts_with_its_numbers(server, browser):
+    """Lesson 7's maps and head shares are length-free too: 10 -> 15 tokens keeps both SVGs,
+    the large map draws the new sentence's 15 × 15 weights, the role labels are its own, and
+    the token slider fits the new sentence and follows its "it" (OTHER_LENGTHS[0] has none)."""
+    bundle = tfviz.load(DEFAULT_MODEL)
+    short, longer = (bundle.trace(t) for t in OTHER_LENGTHS)
+    n, m = len(short.tokens), len(longer.tokens)
+    probe = find_coref_positions(longer.tokens).probe
+    lengths, _ = hd.share_lengths(longer, bundle.weights())
+    context, guard, pg = _open(browser, f"{server}/multi-head?text=" + OTHER_LENGTHS[0].replace(" ", "+")
+                               + "&layer=1&head=2")
+    assert _drawn_map(pg, n).shape == (n, n)
+    _keep_svgs(pg)
+    _type(pg, OTHER_LENGTHS[1])
+    label = token_labels(longer.tokens)[probe]
+    _wait_title(pg, f"How much each head adds to the output for {label} (layer 1)")
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    # both charts kept; the third is section 4's, which only a sentence with "it" has
+    assert _kept_svgs(pg) == [True, True, False]
+    big = "(k) => document.querySelector('.vega-embed').querySelectorAll('g.concat_1_layer_0_marks path')"
+    pg.wait_for_function(big + ".length === k", arg=m * m, timeout=10_000)  # the first chart's
+    raw = pg.locator(".vega-embed").first.locator("g.concat_1_layer_0_marks path").evaluate_all(
+        "els => els.map(e => e.getAttribute('aria-label'))")
+    cells = [dict(part.split(": ", 1) for part in label.split("; ") if ": " in part) for label in raw]
+    drawn = np.full((m, m), np.nan)
+    for c in cells:
+        drawn[int(c["row"]), int(c["col"])] = float(c["weight"])
+    np.testing.assert_allclose(drawn, longer["pattern", 1][2], atol=TOL)
+    role = hd.head_stats(longer["pattern", 1])[2].label
+    assert f"Layer 1, head 2 ({role})" in _titles(pg)
+    assert {tuple(s) for s in pg.evaluate(SLIDERS_JS)} == {("0", str(m - 1), str(probe), str(probe))}
+    shares = pg.locator(".vega-embed").nth(1)  # the heads' shares (section 4's chart follows)
+    shares.scroll_into_view_if_needed()
+    raw = shares.locator("g.layer_0_marks path").evaluate_all(
+        "els => els.map(e => e.getAttribute('aria-label'))")
+    bars = [dict(part.split(": ", 1) for part in label.split("; ") if ": " in part) for label in raw]
+    drawn = [float(b["length"]) for b in sorted(bars, key=lambda b: int(b["head"]))]
+    np.testing.assert_allclose(drawn, lengths[1, probe], atol=TOL)
+    assert pg.evaluate("window.__runs") == 1  # the new sentence's run, nothing else
+    context.close()
+    assert not guard.outside, guard.outside[:5]
+
+
+def test_a_sentence_of_another_length_keeps_the_masking_charts_with_its_scores(server, browser):
+    """Lesson 8's triangle and two masks: 10 -> 15 tokens keeps both SVGs, and the triangle
+    draws the new sentence's masked scores (−∞ above the diagonal)."""
+    bundle = tfviz.load(DEFAULT_MODEL)
+    longer = bundle.trace(OTHER_LENGTHS[1])
+    m = len(longer.tokens)
+    context, guard, pg = _open(browser, f"{server}/masking?text=" + OTHER_LENGTHS[0].replace(" ", "+")
+                               + "&layer=2&head=1")
+    _keep_svgs(pg)
+    _type(pg, OTHER_LENGTHS[1])
+    cells = ".vega-embed >> nth=0"
+    triangle = pg.locator(cells).locator("g.layer_0_marks path")
+    pg.wait_for_function(IDLE_JS, timeout=60_000)
+    pg.wait_for_function("(k) => document.querySelector('.vega-embed')"
+                         ".querySelectorAll('g.layer_0_marks path').length === k",
+                         arg=m * (m + 1) // 2, timeout=30_000)  # the finite cells, row i: keys 0..i
+    assert _kept_svgs(pg)[:2] == [True, True]  # the padded batch below is the page's own
+    labels = triangle.evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+    want = longer["attn_scores", 2][1]
+    for label in labels:
+        c = dict(part.split(": ", 1) for part in label.split("; ") if ": " in part)
+        i, j = int(c["row"]), int(c["col"])
+        assert j <= i and abs(float(c["score"].replace("−", "-")) - want[i, j]) <= TOL
+    context.close()
+    assert not guard.outside, guard.outside[:5]
+
+
 # ----- lesson 17 (long sequences) and the training lab: their views are instant too ---------
 
 def _chart_cells(pg, title: str, part: str) -> list[dict]:

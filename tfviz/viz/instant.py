@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_params
+from tfviz.viz.instant_length import SENTENCE_PREFIX, TOKENS_DOMAIN, length_params, sentence_params
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
@@ -319,7 +319,7 @@ def renderer(marks: int) -> str:
 
 def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
          description: str = "", marks: int = 0, tokens: Sequence[str] | None = None,
-         free: bool = False, default_query: int | None = None) -> dict:
+         free: bool = False, default_query: int | None = None, sentence: dict | None = None) -> dict:
     """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
     datasets, projector-sized text, and the renderer for its number of ``marks``.
 
@@ -333,7 +333,9 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
     ``free`` (a length-free chart, laid out for ``length_cap``) adds the expression ``ntok``;
     with a query slider among ``params``, the sentence's ``default_query`` (else its last
     token) rides in the first row too, for the expressions ``dq`` and ``qi``
-    (``length_params``): the spec then holds nothing of the sentence at all."""
+    (``length_params``): the spec then holds nothing of the sentence at all. ``sentence``:
+    numbers or strings of the whole sentence that the expressions read by name
+    (``instant_length.sentence_params``), riding in that first row too."""
     if not description.strip():  # Vega makes it the chart's accessible name (style.described)
         raise ValueError("an instant chart needs a description: what it shows, in words")
     if tokens is not None:
@@ -344,8 +346,9 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
         query = free and any(p["name"] == "query" for p in params)
         if query:
             rows[0]["dq"] = int(len(tokens) - 1 if default_query is None else default_query)
+        rows[0].update({f"{SENTENCE_PREFIX}{k}": v for k, v in (sentence or {}).items()})
         datasets = {**datasets, first: rows}
-        params = [*params, tokens_param(first)]
+        params = [*params, tokens_param(first), *sentence_params(first, sentence or {})]
         if free:
             params += length_params(first, query)
     out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",

@@ -16,7 +16,7 @@ import numpy as np
 from tfviz.analysis.attention import AllQueries
 from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, rounded, slider, spec, stack_rows,
                                unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values, token_slider
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_pictures import PICTURE_CELLS, picture_layer, picture_rows
 from tfviz.viz.instant_queries import (BLUE, FREE_ROW, GREY, VERMILLION, WHERE, query_rows,
                                          keyed, shown_weights, signed_picture_layer,
@@ -66,15 +66,13 @@ def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequen
         "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + "
                                    + role.format(n_heads, "head") + " + ')'"}},
     }
-    sentence, values = sentence_values(names=SEPARATOR.join(
-        str(name).replace(SEPARATOR, " ") for row in names for name in row))
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
-              *values]
+    roles = SEPARATOR.join(str(name).replace(SEPARATOR, " ") for row in names for name in row)
+    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
     rows = picture_rows(patterns, "layer", "head")
     if not pictures:  # the large map's cells, with their values on hover
         rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
     return spec({"vconcat": [grid, big], "spacing": 30}, params=params, free=True,
-                marks=0 if pictures else cap * cap, datasets={"maps": rows, **sentence},
+                marks=0 if pictures else cap * cap, datasets={"maps": rows}, sentence={"names": roles},
                 tokens=labels,
                 description="Attention weights of every head; layer and head are chosen below.")
 

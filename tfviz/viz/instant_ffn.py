@@ -17,7 +17,7 @@ import numpy as np
 
 from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
                                slider, spec, stack_rows, token_axis, unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values, token_slider
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 
@@ -102,17 +102,15 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
         "title": {"text": {"expr": f"'Share of the {d_ff} neurons above zero, layer ' + layer"}},
     }
     # the strongest neurons and each layer's range follow the sentence: they ride in the data
-    sentence, values = sentence_values(ids=",".join(map(str, np.asarray(ids).astype(int).ravel())),
-                                       peak=packed(peak))
+    sentence = {"ids": ",".join(map(str, np.asarray(ids).astype(int).ravel())), "peak": packed(peak)}
     params = [slider("layer", n_layers - 1, "Layer", layer),
-              bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons),
-              *values]
+              bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons)]
     return spec({"vconcat": [heat, bars], "spacing": 30,
                  "resolve": {"legend": {"color": "independent"}}}, params=params,
                 datasets={"neurons": stack_rows(acts, "layer"),
                           "active": [{"layer": int(lyr), "t": int(t), "v": rounded(active[lyr, t])}
-                                     for lyr in range(n_layers) for t in range(n)],
-                **sentence}, tokens=labels, free=True,
+                                     for lyr in range(n_layers) for t in range(n)]},
+                tokens=labels, free=True, sentence=sentence,
                 description="The strongest feed-forward neurons of a layer for every token.")
 
 

@@ -15,7 +15,10 @@ server-side widget) chooses which. Heads and tokens still switch in the browser.
 """
 from __future__ import annotations
 
-# What spec(..., tokens=...) puts in the first row of a dataset only: kept with the new first row.
+from tfviz.viz.instant_length import SENTENCE_PREFIX
+
+# What spec(..., tokens=...) puts in the first row of a dataset only (and its sentence values,
+# SENTENCE_PREFIX): kept with the new first row.
 FIRST_ROW_KEYS = ("tokens", "dq")
 
 
@@ -23,7 +26,7 @@ def _rows_of(rows: list, layer: int) -> list:
     if not rows or not isinstance(rows[0], dict) or not any("layer" in r for r in rows):
         return rows
     kept = [r for r in rows if r.get("layer", layer) == layer]
-    carried = {k: rows[0][k] for k in FIRST_ROW_KEYS if k in rows[0]}
+    carried = {k: v for k, v in rows[0].items() if k in FIRST_ROW_KEYS or k.startswith(SENTENCE_PREFIX)}
     if kept and carried:
         kept[0] = {**kept[0], **carried}
     return kept

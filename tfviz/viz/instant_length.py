@@ -48,24 +48,24 @@ def length_params(dataset: str, query: bool) -> list[dict]:
     return out
 
 
-SENTENCE = "sentence"  # the dataset of one row holding a chart's numbers of the whole sentence
+SENTENCE_PREFIX = "s_"  # the first row's keys that hold a length-free chart's sentence values
 
 
-def sentence_values(**values) -> tuple[dict[str, list[dict]], list[dict]]:
-    """Numbers or strings that follow the sentence but not the view (the colour range of its
-    scores, the means in a title, the heads' role labels), as the one-row dataset
-    ``SENTENCE`` and one expression per value reading it: they ride in the data rather than
-    in the spec, so a new sentence still swaps data only. The row has no ``layer``, so a
-    chart cut to one layer (``tfviz.viz.instant_layer``) keeps it whole.
+def sentence_params(dataset: str, values: dict) -> list[dict]:
+    """Expressions of numbers or strings that follow the sentence but not the view (the colour
+    range of its scores, the means in a title, the heads' role labels): each ``name`` reads
+    the key ``s_name`` of ``dataset``'s first row, where ``instant.spec(sentence=...)`` puts
+    it beside the token labels. They ride in the data rather than in the spec, so a new
+    sentence still swaps data only. (A dataset of their own would be dropped: Vega-Lite
+    compiles only the datasets a view draws from.)
 
-    >>> sentence_values(bound=2.5)
-    ({'sentence': [{'bound': 2.5}]}, [{'name': 'bound', 'expr': "length(data('sentence')) ? data('sentence')[0].bound : 0"}])
+    >>> sentence_params("maps", {"bound": 2.5})
+    [{'name': 'bound', 'expr': "length(data('maps')) ? data('maps')[0].s_bound : 0"}]
     """
-    rows = f"data('{SENTENCE}')"
-    params = [{"name": name, "expr": f"length({rows}) ? {rows}[0].{name} : "
-                                     f"{chr(39) * 2 if isinstance(value, str) else 0}"}
-              for name, value in values.items()]
-    return {SENTENCE: [dict(values)]}, params
+    rows = f"data('{dataset}')"
+    return [{"name": name, "expr": f"length({rows}) ? {rows}[0].{SENTENCE_PREFIX}{name} : "
+                                   f"{chr(39) * 2 if isinstance(value, str) else 0}"}
+            for name, value in values.items()]
 
 
 def token_slider(upper: int, label: str, value: int | None) -> dict:

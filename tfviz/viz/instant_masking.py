@@ -31,7 +31,7 @@ import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
 from tfviz.viz.instant import DIVERGING_SCHEME, constant, heat_layer, slider, spec, stack_rows, unpack
-from tfviz.viz.instant_length import length_cap, sentence_values
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
 from tfviz.viz.style import FONT_SIZE, token_labels
 
@@ -111,7 +111,7 @@ def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
     the legend still when the view changes (relaying it out cost a third of a view change).
     A long text's scores are a picture (``map_rows(..., scores=True, bound=bound)``).
     ``free``: a length-free map (``n`` and ``m`` its ``length_cap``) of ``ntok`` cells a side;
-    ``bound`` may then name an expression (``instant_length.sentence_values``), so that the
+    ``bound`` may then name an expression (``instant.spec(sentence=...)``), so that the
     range rides in the data rather than in the spec."""
     cell = cell or fit_cell(max(n, m))
     domain = {"expr": f"[-{bound}, {bound}]"} if isinstance(bound, str) else [-bound, bound]
@@ -185,13 +185,13 @@ def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0
     n_layers, n_heads, n = _n_layers_heads(masked_scores)
     cap = length_cap(n)
     bound = abs_bound(masked_scores)
-    sentence, values = sentence_values(bound=bound)  # as the pictures are coloured
     body = {"data": {"name": "scores"},
             **masked_heat(cap, cap, keep=view_filter("layer", "head"), bound="bound", free=True),
             "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
-    return spec(body, params=[*view_params(n_layers, n_heads, layer, head), *values],
+    return spec(body, params=view_params(n_layers, n_heads, layer, head),
                 datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True,
-                                             bound=bound), **sentence},
+                                             bound=bound)},
+                sentence={"bound": bound},  # as the pictures are coloured
                 tokens=token_labels(tokens), free=True,
                 marks=cells(cap), description="Attention scores after the causal mask; masked cells read −∞.")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.instant import packed, rounded, spec
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, sentence_values
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
 from tfviz.viz.scaling import WITH, WITHOUT
 from tfviz.viz.style import CATEGORICAL, token_labels
@@ -73,11 +73,10 @@ def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
     }
     means = [[float(entropy_on[lyr, h].mean()), float(entropy_off[lyr, h].mean())]
              for lyr in range(n_layers) for h in range(n_heads)]
-    sentence, values = sentence_values(means=packed(means))  # they follow the sentence
     body = {"vconcat": [maps, lines], "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
-    params = [*view_params(n_layers, n_heads, layer, head),
-              *values]
+    params = view_params(n_layers, n_heads, layer, head)
     return spec(body, params=params, tokens=token_labels(tokens), free=True,
                 datasets={"on": map_rows(on, "layer", "head"), "off": map_rows(off, "layer", "head"),
-                          "entropy": rows, **sentence}, marks=cells(cap, 2) + 4 * cap,
+                          "entropy": rows},
+                sentence={"means": packed(means)}, marks=cells(cap, 2) + 4 * cap,
                 description="Attention of one head with and without the scale, and each row's entropy.")
