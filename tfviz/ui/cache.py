@@ -43,24 +43,50 @@ def get_bundle(name: str) -> Bundle:
     return _shared_bundle(name)
 
 
+#: Entries each cached function keeps for a model folder's calls: a GPT-2 small trace of 64
+#: tokens is 65 MB (BENCHMARKS.md), so 512 of them, the bundled models' allowance, would be 33 GB.
+LARGE_MODEL_ENTRIES = 8
+
+
 def per_model(shared, *, copies: bool = True):
     """``@per_model(st.cache_data(...))`` on a function whose first argument is a model name:
     a shared model's calls go through ``shared`` (a Streamlit cache decorator, server-wide);
-    a session's own model's calls are remembered in that session only (``own_model.memo``).
+    a model folder's (``tfviz.ui.checkpoints``) through a cache of its own that keeps only
+    ``LARGE_MODEL_ENTRIES`` results, each one many times a tiny model's; a session's own
+    model's calls are remembered in that session only (``own_model.memo``).
     ``copies=False`` for ``st.cache_resource`` functions, whose callers share one object."""
     def wrap(fn):
         cached = shared(fn)
+        kind = st.cache_data if copies else st.cache_resource
+        large = kind(max_entries=LARGE_MODEL_ENTRIES, show_spinner=False)(_renamed(fn, "large"))
 
         @functools.wraps(fn)
         def call(model, *args, **kwargs):
             if is_run_name(model):
                 return own_model.memo(fn, model, args, kwargs, copies)
+            if checkpoints.found(model) is not None:
+                return large(model, *args, **kwargs)
             return cached(model, *args, **kwargs)
 
-        call.clear = cached.clear
+        def clear(*args, **kwargs):
+            cached.clear(*args, **kwargs)
+            large.clear(*args, **kwargs)
+
+        call.clear = clear
         return call
 
     return wrap
+
+
+def _renamed(fn, suffix: str):
+    """``fn`` under a name of its own: Streamlit keys a cache by the function's qualified name,
+    so a second cache of the same function needs another."""
+    @functools.wraps(fn)
+    def same(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    same.__qualname__ = f"{fn.__qualname__}.{suffix}"
+    return same
 
 
 def shipped_model_names() -> list[str]:
@@ -99,10 +125,17 @@ def _trace(model: str, text: str, scale: bool | None, causal: bool | None, tempe
     return get_bundle(model).trace(read_text(model, text), options=options)
 
 
+NOT_OUR_CORPUS = ("{model} was trained by others, on text we have not seen: it reads any text "
+                  "with its own tokenizer, and the example sentences and word lists of these "
+                  "pages were written for our own small models.")
+
+
 @per_model(st.cache_data(max_entries=512, show_spinner=False))
 def vocabulary_notice(model: str, text: str) -> str | None:
     """Names the words of ``text`` the model never read in training (None if it has no record);
     a lab run's model names the symbols it skipped, and what it does read."""
+    if checkpoints.found(model) is not None:
+        return NOT_OUR_CORPUS.format(model=model)
     bundle = get_bundle(model)
     if hasattr(bundle.tokenizer, "unknown_notice"):
         return bundle.tokenizer.unknown_notice(text)
@@ -112,6 +145,11 @@ def vocabulary_notice(model: str, text: str) -> str | None:
 
 @per_model(st.cache_data(max_entries=512, show_spinner=False))
 def coref_gap_notice(model: str, text: str) -> str | None:
-    """Names the words of an "it" sentence that never filled that role in the model's training."""
+    """Names the words of an "it" sentence that never filled that role in the model's training;
+    for a model folder, says that the "it" sentences were written for our models."""
+    if checkpoints.found(model) is not None:
+        return (f"The “it” sentences here were written for the models we trained on our own "
+                f"corpus; {model} learned from text we have not seen, so whether a head links "
+                "“it” to its noun shows what that model learned, not a lesson's promise.")
     roles = get_bundle(model).manifest.get("vocabulary", {}).get("coref")
     return pattern_gap_notice(pattern_gaps(text, roles)) if roles else None
