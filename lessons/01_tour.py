@@ -1,16 +1,18 @@
 """Lesson 1 · Tour: the whole trip from your text to the model's next-token guess."""
 import streamlit as st
 
-from tfviz.analysis.pipeline import (mask_token_id, pipeline_stages, probabilities,
-                                     rnn_vs_transformer, top_predictions)
+from tfviz.analysis.pipeline import (first_ordinary_position, mask_token_id, pipeline_stages,
+                                     probabilities, rnn_vs_transformer, top_predictions,
+                                     vector_lengths)
 from tfviz.experiments.masked import masked_trace
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import masked
 from tfviz.ui.lessons import available
+from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
-from tfviz.ui.widgets import show_code, token_select, vega
+from tfviz.ui.widgets import show_code, table, token_select, vega
 from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
 from tfviz.viz.tokens import token_chips_html
 
@@ -68,31 +70,47 @@ with step("1 · From text to a prediction"):
 
 
 with step("2 · The model's guess"):
-    st.latex(r"p(w) = \mathrm{softmax}(z)_w = \frac{e^{z_w}}{\sum_{v} e^{z_v}}")
-    if cfg.arch == "encoder":
-        mask_id = mask_token_id(bundle.tokenizer)
-        st.markdown("An encoder sees the whole sentence at once, so it is trained to fill in "
-                    "a **hidden** token. Pick one to hide behind [MASK]; the bars show what the "
-                    "model thinks was there.")
-        position = token_select("Token to hide", trace.tokens, "tour_mask_pos")
-        if mask_id is None:
-            st.warning("This tokenizer has no [MASK] token, so we show the guess at that "
-                       "position without hiding it.")
-            row = trace.logits[position]
-        else:
-            row = masked(model, text, int(position)).logits[position]
-        title = f"What hides at position {position}? (the answer was {trace.tokens[position]!r})"
+    if not cfg.lm_head:
+        last = f"blocks.{cfg.n_layers - 1}.hook_resid_post"
+        st.info(f"**{model}** was saved without a head (a BERT's `BertModel`), so it makes no "
+                f"guess: it ends at its last block, with one vector of {cfg.d_model} numbers per "
+                "token. A folder saved with its masked-LM head (`BertForMaskedLM`) shows its "
+                "guess for a hidden token here.")
+        table([{"position": i, "token": t, "length of its last vector": round(float(v), 3)}
+               for i, (t, v) in enumerate(zip(trace.tokens, vector_lengths(trace[last])))],
+              hide_index=True)
+        st.caption(f"What it does give: each token's vector after the last block (`{last}`), "
+                   "here by its length. Fine-tuning puts a new head on vectors like these "
+                   "(lesson 15).")
+        offer("bert-tiny", key="tour_switch", label="Switch the sidebar to bert-tiny, which has a head")
+        show_code(pipeline_stages, vector_lengths)
     else:
-        st.markdown("The last position's row of logits becomes probabilities for the token that "
-                    "comes **next**. Here are the five most likely:")
-        row = trace.logits[-1]
-        title = f"After {trace.tokens[-1]!r}, the next token is probably…"
-    preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
-    vega(predictions_chart, preds, title=title)
-    if not bundle.trained:
-        st.caption("These weights are still random (the trained model is not installed yet), so "
-                   "the guesses are guesses in the dark.")
-    show_code(pipeline_stages, top_predictions, probabilities, masked_trace)
+        st.latex(r"p(w) = \mathrm{softmax}(z)_w = \frac{e^{z_w}}{\sum_{v} e^{z_v}}")
+        if cfg.arch == "encoder":
+            mask_id = mask_token_id(bundle.tokenizer)
+            st.markdown("An encoder sees the whole sentence at once, so it is trained to fill in "
+                        "a **hidden** token. Pick one to hide behind [MASK]; the bars show what the "
+                        "model thinks was there.")
+            position = token_select("Token to hide", trace.tokens, "tour_mask_pos",
+                                default=first_ordinary_position(trace.ids, bundle.tokenizer))
+            if mask_id is None:
+                st.warning("This tokenizer has no [MASK] token, so we show the guess at that "
+                           "position without hiding it.")
+                row = trace.logits[position]
+            else:
+                row = masked(model, text, int(position)).logits[position]
+            title = f"What hides at position {position}? (the answer was {trace.tokens[position]!r})"
+        else:
+            st.markdown("The last position's row of logits becomes probabilities for the token that "
+                        "comes **next**. Here are the five most likely:")
+            row = trace.logits[-1]
+            title = f"After {trace.tokens[-1]!r}, the next token is probably…"
+        preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
+        vega(predictions_chart, preds, title=title)
+        if not bundle.trained:
+            st.caption("These weights are still random (the trained model is not installed yet), so "
+                       "the guesses are guesses in the dark.")
+        show_code(pipeline_stages, top_predictions, probabilities, masked_trace)
 
 
 with step("3 · Why not a recurrent network?"):

@@ -3,6 +3,7 @@ fine-tuning counted, fine-tuning measured three ways, span corruption."""
 import streamlit as st
 
 from tfviz.analysis import coref
+from tfviz.analysis.masking import special_ids
 from tfviz.analysis import finetune as ft
 from tfviz.analysis import finetune_compare as ftc
 from tfviz.analysis import finetune_measured as fm
@@ -28,13 +29,16 @@ from tfviz.viz import instant_bert as ib
 from tfviz.viz import finetune_runs as ftv
 from tfviz.viz import pretraining as ptv
 
-BERT = "bert-tiny"
-sidebar_model, text, _, _ = lesson_context()
+TINY = "bert-tiny"  # ours: the fallback, and the model section 5 fine-tunes
+sidebar_model, text, sidebar_bundle, _ = lesson_context()
+# The sidebar's model when it is a BERT with its masked-LM head (a checkpoint folder), else ours.
+BERT = sidebar_model if pt.reads_masked_lm(sidebar_bundle.config, sidebar_bundle.tokenizer) else TINY
 bundle = get_bundle(BERT)
 cfg, tok = bundle.config, bundle.tokenizer
 trace = get_trace(BERT, text)
 ids = tuple(int(i) for i in trace.ids)
 n = len(ids)
+ordinary = pt.ordinary_count(ids, special_ids(tok))  # [CLS] and [SEP] are never masked
 evaluation, recipe = bundle.evaluation, bundle.recipe  # measured, and how it was trained
 
 st.title("BERT and pretraining")
@@ -47,9 +51,14 @@ st.markdown(
     "learns to guess them."
 )
 if sidebar_model != BERT:
-    st.info(f"This lesson always uses **{BERT}**, our small BERT (2 encoder layers, 4 heads, "
-            f"d = {cfg.d_model}). The sidebar's model, {sidebar_model}, is used again on the other "
-            "pages; your text is used here too.")
+    st.info(f"This lesson uses **{BERT}**, our small BERT (2 encoder layers, 4 heads, "
+            f"d = {cfg.d_model}), because the sidebar's model, {sidebar_model}, is not a BERT with "
+            "a masked-LM head. It is used again on the other pages; your text is used here too.")
+elif BERT != TINY:
+    st.info(f"This lesson runs on the sidebar's **{BERT}** ({cfg.n_layers} layers × {cfg.n_heads} "
+            f"heads, d = {cfg.d_model}), with its own tokenizer and [MASK]. What only our "
+            f"{TINY} has (its measured accuracy, the head trained on “it”) is said where it "
+            f"applies, and section 5 fine-tunes {TINY}.")
 if not bundle.trained:
     st.warning(f"{BERT} has no trained weights here, so its guesses are random.")
 in_the_notes("bert")
@@ -57,8 +66,11 @@ in_the_notes("bert")
 # --- 1 · masked LM ----------------------------------------------------------------------------
 with step("1 · Masked LM on your sentence"):
     st.markdown(
-        f"Of your sentence's **{n}** tokens, BERT's rule chooses 15% of the positions, rounded to a "
-        f"whole number and at least one: **{pt.chosen_per_sentence(n)}** here. The loss is computed "
+        f"Of your sentence's **{n}** tokens"
+        + (f", {n - ordinary} are [CLS] or [SEP], which are never hidden; of the other {ordinary}"
+           if ordinary < n else "")
+        + ", BERT's rule chooses 15% of the positions, rounded to a "
+        f"whole number and at least one: **{pt.chosen_per_sentence(ordinary)}** here. The loss is computed "
         "only at those positions. Each chosen token then becomes **[MASK]** with probability 0.8, "
         "a **random token** with probability 0.1, or stays **unchanged** with probability 0.1. "
         "The random and unchanged ones matter: at fine-tuning time there is no [MASK] in the text, "
@@ -72,6 +84,9 @@ with step("1 · Masked LM on your sentence"):
         seed = seed_with_redraw("Seed of the draw", "bert_seed", "bert_draw",
                                 help="The same seed draws the same positions and replacements.")
         drawn, g = masked_guesses(BERT, ids, seed)
+        if not drawn.chosen:
+            st.info("Your text has no token to hide (only [CLS] and [SEP]): type a few words.")
+            return
         typed, reads = bundle.token_strings(drawn.ids), bundle.token_strings(drawn.inputs)
         kinds = [mlm.KIND_NAMES[k] for k in drawn.kinds]
         guess_tokens = [bundle.token_strings(row) for row in g.ids]
@@ -80,10 +95,11 @@ with step("1 · Masked LM on your sentence"):
                 pos=view_value("pos", n - 1, first))
         st.caption("Move the **Position** slider under the chart: the model guesses at every "
                    "position, but only the chosen ones count in the loss. Unchosen positions show "
-                   "the token itself, so the model mostly just copies it. One exception: at the "
-                   "“it” of an “it” sentence on its own (no “it refers to …” after it), "
-                   f"{BERT} was also trained to name the noun “it” stands for (section 3), so "
-                   "there its guess is that noun.")
+                   "the token itself, so the model mostly just copies it."
+                   + (" One exception: at the “it” of an “it” sentence on its own (no “it refers "
+                      f"to …” after it), {BERT} was also trained to name the noun “it” stands for "
+                      "(section 3), so there its guess is that noun." if recipe.coref_statements
+                      else ""))
         table([{"position": i, "typed": typed[i], "becomes": kinds[i], "model reads": reads[i],
                 "top guess": guess_tokens[i][0], "p(typed token)": round(float(g.target_probs[i]), 4)}
                for i in drawn.chosen], hide_index=True)
@@ -102,16 +118,19 @@ with step("1 · Masked LM on your sentence"):
         st.subheader("Draw it many times")
         draws = st.select_slider("Number of draws", [10, 100, 1000, 5000, 20000], value=5000,
                                  key="bert_draws")
-        shares = pt.running_shares(tally(n, int(draws), 0, cfg.vocab_size), n)
+        shares = pt.running_shares(tally(max(ordinary, 1), int(draws), 0, tok.vocab_size),
+                                   max(ordinary, 1))
         vega(ptv.masking_shares_figure, shares, pt.TARGETS)
-        k = pt.chosen_per_sentence(n)
+        k, m = pt.chosen_per_sentence(ordinary), max(ordinary, 1)
         table([{"share": name, "after all draws": round(float(v), 4), "target": t}
                for name, v, t in zip(pt.SHARES, shares[-1], pt.TARGETS)], hide_index=True)
         st.caption(f"The 80 / 10 / 10 split settles on its targets as draws accumulate (one coin per "
-                   f"chosen token). The chosen share does not vary at all: it is always {k} of {n} "
-                   f"= {k / n:.1%} for your sentence, because the rule rounds 15% to whole tokens. "
+                   f"chosen token). The chosen share does not vary at all: it is always {k} of {m} "
+                   f"= {k / m:.1%} for your sentence"
+                   + (" (its tokens but [CLS] and [SEP])" if ordinary < n else "")
+                   + ", because the rule rounds 15% to whole tokens. "
                    "Over sentences of many lengths it averages out near 15%"
-                   + (f" (in bert-tiny's held-out draw: {evaluation.selected_share:.1%})."
+                   + (f" (in {BERT}'s held-out draw: {evaluation.selected_share:.1%})."
                       if evaluation.selected_share is not None else "."))
         show_code(mlm.masking_tally, pt.running_shares)
 
@@ -134,9 +153,10 @@ with step("2 · [CLS] and [SEP]: two sentences in one input"):
                                "It was very tired.", key="bert_sentence_b", max_chars=300)
     else:
         st.caption("Sentence A and B are the first two sentences of your text.")
-    a_ids, b_ids = tok.encode(first), tok.encode(second)
+    a_ids, b_ids = pt.sentence_ids(tok, first), pt.sentence_ids(tok, second)
     pair = pt.sentence_pair(bundle.token_strings(a_ids), bundle.token_strings(b_ids))
-    pair_ids = [tok.cls_id, *a_ids, tok.sep_id, *b_ids, tok.sep_id]
+    cls_id, sep_id = pt.cls_sep_ids(tok)
+    pair_ids = [cls_id, *a_ids, sep_id, *b_ids, sep_id]
     position_table((("token", pair.tokens), ("id", pair_ids), ("segment", pair.segments)))
     st.caption("One column per position: the pair as BERT reads it, with each token's id and segment.")
     parts = pt.pretraining_parts(bundle.model.state_dict().keys(), cfg.tie_embeddings)
@@ -149,7 +169,7 @@ with step("2 · [CLS] and [SEP]: two sentences in one input"):
             "masked LM (plus one labelled job on its “it” sentences, section 3), one sentence per "
             "row, without [CLS] or [SEP] (its manifest: "
             f"“{recipe.row or 'sentence'}”). Its tokenizer reserves "
-            f"ids {tok.cls_id} and {tok.sep_id} for [CLS] and [SEP], so the input above is exactly "
+            f"ids {cls_id} and {sep_id} for [CLS] and [SEP], so the input above is exactly "
             "what BERT would read, but our model cannot say whether B follows A. Later models "
             "(RoBERTa) dropped next-sentence prediction too, finding that it did not help.")
     show_code(pt.sentence_pair, pt.pretraining_parts)
@@ -218,7 +238,7 @@ with step("3 · “it” looks both ways"):
                     f"**A decoder cannot.** Across every layer and head, gpt-tiny's “it” row changes by "
                     f"{'**nothing**' if change == 0 else f'at most **{change:.1e}**'} between "
                     "the two sentences: “tired” and “wide” come after “it”, and the causal mask hides "
-                    f"them. bert-tiny's rows change by up to **{bert_change:.2f}**. (Lesson 7 finds "
+                    f"them. {BERT}'s rows change by up to **{bert_change:.2f}**. (Lesson 7 finds "
                     "the head in gpt-tiny that decides later, at the end of the sentence.)")
     show_code(coref.prefers_right, coref.preference_share, coref.chosen_head, coref.row_change)
 
@@ -261,7 +281,7 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
             f"By hand for BERT-base: a {d_in}×{d_out} W_Q gets A ({d_in}×{rank}) and B ({rank}×{d_out}), "
             f"{rank}·({d_in}+{d_out}) = {rank * (d_in + d_out):,} numbers, instead of the {d_in * d_out:,} "
             f"of W itself. A low-rank update saves only while r < d_in·d_out/(d_in+d_out) = "
-            f"{d_in * d_out // (d_in + d_out)}; past that (and for bert-tiny past r = "
+            f"{d_in * d_out // (d_in + d_out)}; past that (and for {BERT} past r = "
             f"{cfg.d_model // 2}) it trains more numbers than the matrix it adjusts.")
         st.caption(f"Prefix tuning adds p = {p} keys and values to every attention layer, so every "
                    f"query scores n + {p} keys; prompt tuning makes the input {p} tokens longer, and "
@@ -273,13 +293,16 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
 
 # --- 5 · fine-tuning measured ---------------------------------------------------------------------
 with step("5 · Fine-tune bert-tiny three ways, measured"):
+    tiny_d = get_bundle(TINY).config.d_model
     st.markdown(
-        f"Counting is one thing; here {BERT} is fine-tuned for real, on a two-way question about "
+        (f"This section always uses {TINY}: fine-tuning {BERT} here would take far longer than "
+         "a lesson. " if BERT != TINY else "") +
+        f"Counting is one thing; here {TINY} is fine-tuned for real, on a two-way question about "
         "sentences our own generator writes, three ways: **head only** (the pretrained model "
-        f"frozen, a new classifier of {cfg.d_model} × 2 weights and 2 biases trained), **LoRA** "
+        f"frozen, a new classifier of {tiny_d} × 2 weights and 2 biases trained), **LoRA** "
         "(frozen too, plus A and B beside W_Q and W_V of both layers, B starting at zero) and "
         "**full** (every weight). The classifier reads the mean of the last layer's vectors: "
-        f"{BERT} was pretrained without [CLS], so it never learned to gather a summary there. "
+        f"{TINY} was pretrained without [CLS], so it never learned to gather a summary there. "
         "Held-out sentences use word combinations that no training sentence uses.")
     c1, c2 = st.columns(2)
     task = c1.selectbox("Task", list(TASKS), format_func=lambda k: TASKS[k].title, key="bert_ft_task")
@@ -291,7 +314,7 @@ with step("5 · Fine-tune bert-tiny three ways, measured"):
     if st.button("Fine-tune three ways", key="bert_ft_run", type="primary"):
         fc.ask(chosen)
     asked = fc.asked()
-    first = None if asked is None else fc.status(BERT, asked)
+    first = None if asked is None else fc.status(TINY, asked)
     busy = first is not None and not first.finished
 
     @safe_fragment(run_every=1.0 if busy else None)
@@ -302,12 +325,12 @@ with step("5 · Fine-tune bert-tiny three ways, measured"):
                     "for each way, about 10 to 30 seconds for all three on one core, depending on how "
                     "busy the server is. A result is kept for the whole server, so a class trains it once.")
             return
-        now = fc.status(BERT, asked)
+        now = fc.status(TINY, asked)
         if asked != chosen:
             st.caption(f"Shown: the run for rank {asked.rank} on “{TASKS[asked.task].title}”; press "
                        "the button to run the settings above.")
         if now.state in ("failed", "stopped"):
-            fc.forget(BERT, asked)
+            fc.forget(TINY, asked)
             st.warning("This fine-tune failed (the server's log has the details); press the button "
                        "to try again." if now.state == "failed" else
                        "This fine-tune was stopped; press the button to start it again.")

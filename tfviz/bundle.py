@@ -92,6 +92,11 @@ class Bundle:
         """
         ids = self.encode(text)
         n = self.config.max_seq_len
+        tok = self.tokenizer
+        if (len(ids) > n > 1 and getattr(tok, "add_special_tokens", False)
+                and ids[-1] == tok.eos_id):  # a BERT's [CLS] ... [SEP]: cut inside, keep [SEP]
+            closing = tok.id_to_token(ids[-1])
+            return Reading((*ids[:n - 1], ids[-1]), truncation_notice(len(ids), n, closing))
         return Reading(tuple(ids[:n]) or (0,), truncation_notice(len(ids), n))
 
     def trace(self, text: str | Reading, *, source: str | None = None,

@@ -36,8 +36,13 @@ def clean_text(text: object) -> tuple[str, str | None]:
     return cleaned, None
 
 
-def truncation_notice(n_tokens: int, context: int) -> str | None:
-    if n_tokens > context:
-        return (f"Your text is {n_tokens} tokens long; the model reads at most {context}, "
-                f"so only the first {context} are shown.")
-    return None
+def truncation_notice(n_tokens: int, context: int, closing: str | None = None) -> str | None:
+    """What a learner is told when the text is longer than the model's context. ``closing``:
+    the token the tokenizer ends every text with ([SEP]), kept after the cut."""
+    if n_tokens <= context:
+        return None
+    if closing:
+        return (f"Your text is {n_tokens} tokens long; the model reads at most {context}, so only "
+                f"the first {context - 1} are shown, then the {closing} that ends every text.")
+    return (f"Your text is {n_tokens} tokens long; the model reads at most {context}, "
+            f"so only the first {context} are shown.")

@@ -41,7 +41,7 @@ def test_the_page_reads_bert_tiny_whatever_the_sidebar_says(app_page, bert, mode
     at = app_page(PAGE, model=model)
     assert at.session_state["model"] == model
     _check_guesses(at, bert, seed=0)
-    assert (model != "bert-tiny") == any("always uses **bert-tiny**" in i.value for i in at.info)
+    assert (model != "bert-tiny") == any("This lesson uses **bert-tiny**" in i.value for i in at.info)
 
 
 def test_draw_again_and_the_seed(app_page, bert):

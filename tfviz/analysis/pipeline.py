@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tfviz.analysis.masking import special_ids
 from tfviz.reference import softmax as probabilities  # softmax over the vocabulary
 from tfviz.tokenizer.base import Tokenizer
 
@@ -107,6 +108,29 @@ def top_predictions(logits_row: np.ndarray, k: int = 5,
 def mask_token_id(tokenizer: Tokenizer) -> int | None:
     """The id of "[MASK]", or None if the vocabulary has none (the letters-only task tokenizer)."""
     return tokenizer.mask_id
+
+
+def first_ordinary_position(ids, tokenizer: Tokenizer) -> int:
+    """The first position that holds no special token: the one the tour hides first. On a
+    BERT checkpoint's text that is the word after [CLS] (hiding [CLS] asks nothing about the
+    sentence); on our tokenizers' text, which holds no special token, position 0.
+
+    >>> from tfviz.tokenizer.byte import ByteTokenizer
+    >>> first_ordinary_position([5, 111, 112, 6], ByteTokenizer())   # [CLS] h i [SEP]
+    1
+    """
+    taken = special_ids(tokenizer)
+    return next((i for i, t in enumerate(ids) if int(t) not in taken), 0)
+
+
+def vector_lengths(vectors: np.ndarray) -> np.ndarray:
+    """(T,) the Euclidean length of each token's vector in ``vectors`` (T, d): what a model
+    without a head still shows of its last block, one number per token.
+
+    >>> vector_lengths(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [5.0, 0.0]
+    """
+    return np.sqrt((np.asarray(vectors, dtype=np.float64) ** 2).sum(axis=-1))
 
 
 def rnn_vs_transformer(lengths) -> list[dict]:

@@ -63,6 +63,44 @@ def sentence_pair(a: Sequence[str], b: Sequence[str]) -> PairInput:
     return PairInput(tokens, (0,) * (len(a) + 2) + (1,) * (len(b) + 1))
 
 
+def reads_masked_lm(config, tokenizer) -> bool:
+    """Whether a model can play BERT's masked-LM game: an encoder with its head (a BERT folder
+    saved as ``BertForMaskedLM``, not a bare ``BertModel``) and a [MASK] in its vocabulary."""
+    return config.arch == "encoder" and config.lm_head and tokenizer.mask_id is not None
+
+
+def ordinary_count(ids: Sequence[int], specials: Iterable[int]) -> int:
+    """How many of ``ids`` are not special tokens: the positions BERT's masking may choose
+    (a checkpoint's text is [CLS] ... [SEP]; ours holds no special token).
+
+    >>> ordinary_count([101, 7592, 2088, 102], {0, 100, 101, 102, 103})
+    2
+    """
+    taken = set(specials)
+    return sum(int(i) not in taken for i in ids)
+
+
+def cls_sep_ids(tokenizer) -> tuple[int, int]:
+    """The ids of [CLS] and [SEP]: our tokenizers name them (cls_id, sep_id); a BERT
+    checkpoint's starts every text with its [CLS] (bos_id) and ends it with its [SEP] (eos_id)."""
+    cls = getattr(tokenizer, "cls_id", None)
+    sep = getattr(tokenizer, "sep_id", None)
+    return (tokenizer.bos_id if cls is None else cls, tokenizer.eos_id if sep is None else sep)
+
+
+def sentence_ids(tokenizer, text: str) -> list[int]:
+    """The ids of one sentence of ``text``, without the [CLS] ... [SEP] a checkpoint's
+    tokenizer puts around every text it reads (ours put none), so that two of them can be
+    joined into one pair input."""
+    ids = list(tokenizer.encode(text))
+    if getattr(tokenizer, "add_special_tokens", False):  # a checkpoint's: [CLS] is its bos_id
+        if ids and ids[0] == tokenizer.bos_id:
+            ids = ids[1:]
+        if ids and ids[-1] == tokenizer.eos_id:
+            ids = ids[:-1]
+    return ids
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 

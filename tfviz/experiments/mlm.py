@@ -15,7 +15,7 @@ chosen positions (``chosen_loss``). The shared model is only read, never changed
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -39,14 +39,36 @@ class MaskedSentence(NamedTuple):
 
 
 def draw_masks(ids: Sequence[int], seed: int, *, mask_id: int, vocab_size: int,
-               first_ordinary: int = 7) -> MaskedSentence:
-    """One BERT masking draw of the sentence ``ids``, from a generator seeded with ``seed``."""
-    gen = torch.Generator().manual_seed(int(seed))
-    d = mlm_draw([list(ids)], gen, vocab_size=vocab_size, first_ordinary=first_ordinary)
-    inputs = torch.where(d.kind == MASKED, torch.full_like(d.x, mask_id), d.x)
-    inputs = torch.where(d.kind == RANDOM, d.random_ids, inputs)
-    return MaskedSentence(tuple(int(i) for i in ids), tuple(inputs[0].tolist()),
-                          tuple(d.kind[0].tolist()))
+               first_ordinary: int = 7, special_ids: Collection[int] | None = None) -> MaskedSentence:
+    """One BERT masking draw of the sentence ``ids``, from a generator seeded with ``seed``.
+
+    ``special_ids``: the tokenizer's special tokens (default: ids below ``first_ordinary``, as
+    in our own tokenizers). A position holding one ([CLS], [SEP]) is never chosen, and 15% of
+    the other positions are, as BERT's own data code does; a random replacement is any id of
+    the tokenizer's ``vocab_size`` but a special one. Where the specials are our first ids and
+    the sentence holds none (bert-tiny), this is exactly the draw of bert-tiny's training.
+
+    >>> d = draw_masks([2, 10, 11, 12, 13, 14, 15, 3], 0, mask_id=4, vocab_size=30,
+    ...                special_ids={0, 1, 2, 3, 4})
+    >>> d.kinds[0], d.kinds[-1]               # [CLS] and [SEP] are never chosen
+    (-1, -1)
+    """
+    specials = set(range(first_ordinary)) if special_ids is None else set(special_ids)
+    at = [i for i, t in enumerate(ids) if t not in specials]  # the positions that may be chosen
+    kinds = [NOT_CHOSEN] * len(ids)
+    inputs = [int(i) for i in ids]
+    if at:
+        pool = torch.tensor([i for i in range(vocab_size) if i not in specials])  # (V - specials,)
+        gen = torch.Generator().manual_seed(int(seed))
+        d = mlm_draw([[ids[i] for i in at]], gen, vocab_size=len(pool), first_ordinary=0)
+        replaced = pool[d.random_ids[0]]  # (len(at),) an index into the pool, as an id
+        for j, i in enumerate(at):
+            kinds[i] = int(d.kind[0, j])
+            if kinds[i] == MASKED:
+                inputs[i] = mask_id
+            elif kinds[i] == RANDOM:
+                inputs[i] = int(replaced[j])
+    return MaskedSentence(tuple(int(i) for i in ids), tuple(inputs), tuple(kinds))
 
 
 def masking_tally(n_tokens: int, draws: int, seed: int, *, vocab_size: int,

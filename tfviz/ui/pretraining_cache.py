@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from tfviz.analysis.masking import special_ids
 from tfviz.experiments.mlm import Guesses, MaskedSentence, draw_masks, guesses, masking_tally
 from tfviz.ui.cache import get_bundle, per_model
 
@@ -14,7 +15,8 @@ def masked_guesses(model: str, ids: tuple[int, ...], seed: int, k: int = 5) -> t
     """BERT's masking drawn on ``ids`` with ``seed``, and the model's top-k at every position."""
     bundle = get_bundle(model)
     tok = bundle.tokenizer
-    drawn = draw_masks(ids, seed, mask_id=tok.mask_id, vocab_size=tok.vocab_size)
+    drawn = draw_masks(ids, seed, mask_id=tok.mask_id, vocab_size=tok.vocab_size,
+                       special_ids=special_ids(tok))
     return drawn, guesses(bundle.model, drawn.inputs, drawn.ids, k)
 
 

@@ -1,0 +1,229 @@
+"""Every lesson that applies to an encoder, on a random checkpoint of BERT-base's shape (12 x
+12, d = 768, 30,522 ids, tests/support/bert_base.py): the page runs without an exception, and
+numbers it sends to the browser are the trace's. Lesson 15 (BERT) runs on the checkpoint
+itself: its masking never hides [CLS] or [SEP] and draws replacements from the checkpoint's
+own tokens. A BERT saved without its masked-LM head (``BertModel``) gets the tour without a
+guess, said in words.
+
+The folder is named as a model the way the sidebar lists one (as in test_gpt2_small_pages).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import tfviz
+from tests.app.specs import instant_charts
+from tests.app.test_gpt2_small_pages import PICTURE_TOLERANCE, layers_sent, picture_values, shown_patterns
+from tests.support.bert_base import bert_base_folder, bert_headless_folder
+
+pytestmark = pytest.mark.slow
+TEXT = ("The animal didn't cross the street because it was too tired. The dog saw the cat near "
+        "the old bridge, and it ran home quickly!")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return str(bert_base_folder(tmp_path_factory))
+
+
+@pytest.fixture(scope="module")
+def bundle(folder):
+    return tfviz.load(folder)
+
+
+@pytest.fixture(scope="module")
+def trace(bundle):
+    return bundle.trace(TEXT)
+
+
+def listing(monkeypatch, *folders):
+    import tfviz.ui.cache as cache
+    import tfviz.ui.live as live
+    import tfviz.ui.model_offer as model_offer
+    import tfviz.ui.sidebar as sidebar
+
+    listed = cache.model_names
+    for module in (cache, sidebar, live, model_offer):
+        monkeypatch.setattr(module, "model_names", lambda: [*listed(), *folders])
+
+
+@pytest.fixture
+def page(folder, app_page, monkeypatch):
+    listing(monkeypatch, folder)
+
+    def run(lesson: str, text: str = TEXT, **query):
+        at = app_page(lesson, model=folder, text=text, **query)
+        assert at.session_state["model"] == folder  # the page ran on the checkpoint
+        return at
+
+    return run
+
+
+def all_text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for kind in ("info", "warning", "success", "error") for e in at.get(kind)]
+    return " ".join(str(p) for p in parts)
+
+
+def test_tour_hides_a_token_and_shows_the_checkpoints_guess(page, bundle, trace):
+    at = page("01_tour.py")
+    assert "12 blocks, 12 heads, 768 numbers per token" in " ".join(c.value for c in at.caption)
+    bars = [spec for spec in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))
+            if "What hides at position" in json.dumps(spec.get("title", ""))]
+    rows = bars[0]["layer"][0]["data"]["values"]
+    position = int(at.session_state["tour_mask_pos"])
+    ids = list(trace.ids)
+    ids[position] = bundle.tokenizer.mask_id
+    with torch.no_grad():  # the model's plain forward pass (its parity with transformers: test_hf_bert)
+        logits = bundle.model(torch.tensor([ids]))[0, position].double().numpy()
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    assert [r["id"] for r in rows] == np.argsort(-p)[:5].tolist()
+    np.testing.assert_allclose([r["probability"] for r in rows], np.sort(p)[::-1][:5], rtol=1e-5)
+
+
+def test_lookup_weights_of_every_layer_head_and_query(page, trace):
+    at = page("04_lookup.py")
+    assert shown_patterns(at, trace) >= 12 * 12 * len(trace.ids)
+
+
+def test_self_attention_sends_the_chosen_layer(page, trace):
+    at = page("05_self_attention.py", layer="7")
+    assert layers_sent(at) == {7}
+    assert shown_patterns(at, trace) >= 12 + 12 * len(trace.ids)
+
+
+def test_multihead_maps_of_every_layer_and_head(page, trace):
+    at = page("07_multihead.py")
+    assert shown_patterns(at, trace) >= 12 * 12
+
+
+def test_layernorm_statistics_are_the_hooks(page, trace):
+    at = page("09_layernorm.py", layer="4")
+    assert layers_sent(at) == {4}
+    stats = next(data["stats"] for _, data in instant_charts(at) if "stats" in data)
+    for norm_index, norm in ((0, "ln1"), (2, "ln2")):
+        mine = stats[stats["norm"] == norm_index]
+        for stat, hook in (("μ before", "hook_mean"), ("σ before", "hook_scale")):
+            got = mine[mine["stat"] == stat].sort_values("q")["v"].to_numpy()
+            np.testing.assert_allclose(got, trace[f"blocks.4.{norm}.{hook}"], atol=6e-5)
+
+
+def test_forward_walk_of_one_block(page, trace):
+    at = page("12_forward.py")
+    walk = next(data["numbers"] for _, data in instant_charts(at) if "numbers" in data)
+    heads = walk[walk["step"] == 3]  # tokens, embeddings, positions, then block 0's attention
+    assert sorted(heads["head"]) == list(range(12))
+    for row in heads.itertuples():
+        shown = picture_values(row.img)
+        assert np.abs(shown - trace["pattern", 0][int(row.head)]).max() <= PICTURE_TOLERANCE
+
+
+@pytest.mark.parametrize("lesson", ["06_scaling.py", "08_masking.py"])
+def test_scaling_and_masking_send_the_chosen_layer(page, lesson):
+    at = page(lesson, layer="5")
+    assert layers_sent(at) == {5}
+
+
+@pytest.mark.parametrize("lesson", ["02_tokenizer.py", "03_embeddings.py", "10_ffn.py",
+                                    "17_long_sequences.py", "18_gqa.py"])
+def test_page_runs(page, lesson):
+    """Runs without an exception on the checkpoint (the fixture's app_page asserts it)."""
+    at = page(lesson)
+    assert at.title
+
+
+def test_bert_lesson_masks_the_checkpoints_own_tokens(page, bundle, trace):
+    """Lesson 15 runs on the sidebar's BERT: the chosen positions are never [CLS] or [SEP],
+    a random replacement is one of its tokenizer's own ordinary ids, and each chosen row's
+    p(typed token) is the model's own softmax on what the row says it reads."""
+    from tfviz.analysis.masking import special_ids
+
+    tok = bundle.tokenizer
+    taken = special_ids(tok)
+    for seed in range(4):  # several draws, so that some replace a token by a random one
+        at = page("15_bert.py", bert_seed=str(seed)) if seed == 0 else at
+        if seed:
+            at.number_input(key="bert_seed").set_value(seed)
+            at.run()
+            assert not at.exception
+        text = all_text(at)
+        assert f"This lesson runs on the sidebar's **{bundle.name}**" in text or "sidebar's" in text
+        rows = at.dataframe[0].value.to_dict("records")
+        n = len(trace.ids)
+        ordinary = n - 2
+        assert len(rows) == max(1, round(0.15 * ordinary))
+        inputs = list(trace.ids)
+        for r in rows:
+            i = int(r["position"])
+            assert 0 < i < n - 1 and r["typed"] == trace.tokens[i]
+            read = r["model reads"]
+            if r["becomes"] == "[MASK]":
+                assert read == "[MASK]"
+                inputs[i] = tok.mask_id
+            elif r["becomes"] == "random token":
+                rid = next(j for j in range(tok.vocab_size) if tok.id_to_token(j) == read)
+                assert rid not in taken and rid < tok.vocab_size
+                inputs[i] = rid
+        with torch.no_grad():
+            p = torch.softmax(bundle.model(torch.tensor([inputs]))[0].double(), -1).numpy()
+        for r in rows:
+            i = int(r["position"])
+            assert r["p(typed token)"] == pytest.approx(p[i, trace.ids[i]], abs=5e-5)  # shown to 4 places
+
+
+def test_bert_lesson_pair_input_has_one_cls_and_two_seps(page, bundle):
+    at = page("15_bert.py")
+    assert not at.exception
+    text = all_text(at)
+    assert "section 5 fine-tunes bert-tiny" in text and "This section always uses bert-tiny" in text
+
+
+def test_a_text_longer_than_the_context_keeps_its_sep(bundle):
+    """Bundle.read cuts a BERT's text inside: [CLS], the first 510 tokens, [SEP]."""
+    long = "the dog ran. " * 200
+    ids, notice = bundle.read(long)
+    full = bundle.encode(long)
+    assert len(full) > 512 and len(ids) == 512
+    assert list(ids) == full[:511] + [full[-1]]
+    assert bundle.token_strings([ids[0], ids[-1]]) == ["[CLS]", "[SEP]"]
+    assert notice == (f"Your text is {len(full)} tokens long; the model reads at most 512, so only "
+                      "the first 511 are shown, then the [SEP] that ends every text.")
+
+
+def test_a_long_text_in_the_app_ends_with_sep(page):
+    """The tour on 700 tokens of text: the notice says where it was cut, and the tokens shown
+    end with [SEP]."""
+    at = page("01_tour.py", text="! " * 700)
+    notices = [e.value for kind in ("warning", "info", "caption") for e in [*at.get(kind), *at.sidebar.get(kind)]]
+    assert any("then the [SEP] that ends every text" in v for v in notices), notices
+    assert "shape (512,)" in [c.value for c in at.code]
+
+
+@pytest.fixture
+def headless(tmp_path_factory, app_page, monkeypatch):
+    folder = str(bert_headless_folder(tmp_path_factory))
+    listing(monkeypatch, folder)
+    return folder
+
+
+def test_tour_of_a_bert_without_head_says_so_and_shows_its_last_vectors(headless, app_page):
+    at = app_page("01_tour.py", model=headless, text=TEXT)
+    assert at.session_state["model"] == headless
+    (info,) = [i.value for i in at.info if "without a head" in i.value]
+    assert "makes no guess" in info
+    shown = at.dataframe[0].value
+    tr = tfviz.load(headless).trace(TEXT)
+    want = np.linalg.norm(tr["blocks.1.hook_resid_post"].astype(np.float64), axis=-1)
+    np.testing.assert_allclose(shown["length of its last vector"], want, atol=5e-4)  # rounded to 3 places
+    assert list(shown["token"]) == list(tr.tokens)
+    assert at.button(key="tour_switch")
+
+
+def test_bert_lesson_on_a_bert_without_head_uses_ours(headless, app_page):
+    at = app_page("15_bert.py", model=headless, text=TEXT)
+    assert "is not a BERT with a masked-LM head" in all_text(at)
