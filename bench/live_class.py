@@ -41,7 +41,9 @@ from tfviz.exercises.registry import make_instance
 EXERCISE = "flying-arrows"
 ARRIVAL_S = 20.0  # students join over the first 20 s, as a room types the code off the projector
 SAVED = "Saved for your class's dashboard (anonymously)."
-STAMP = re.compile(r"follow the teacher's view \((\d+)\)")
+# The follower's run draws the view move (tfviz/ui/assets/view_move.js) with its settings as
+# JSON: the teacher's version it applies is their "stamp".
+STAMP = re.compile(r'start\(window, \{.*"stamp": (\d+)')
 
 
 @dataclass

@@ -24,7 +24,7 @@ import psutil
 import pytest
 
 from bench.headless import Session
-from bench.live_class import get_json
+from bench.live_class import STAMP, get_json
 from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local, in_own_thread
 from tests.support.serve_class import NO_NGINX, ServedClass
 
@@ -167,7 +167,7 @@ async def _follows(student, follower: str, version: int) -> None:
     """The student's follower shows the teacher's move ``version`` within a few polls."""
     for _ in range(20):
         run = await student.rerun(fragment_id=follower, auto=True)
-        if any(f"follow the teacher's view ({version})" in t for t in run.texts):
+        if any((m := STAMP.search(t)) and int(m[1]) == version for t in run.texts):
             return
         await asyncio.sleep(0.5)
     raise AssertionError(f"version {version} never reached the student")
