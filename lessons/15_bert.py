@@ -92,7 +92,7 @@ with step("1 · Masked LM on your sentence"):
         guess_tokens = [bundle.token_strings(row) for row in g.ids]
         first = drawn.chosen[0]
         instant(ib.guesses_chart, reads, typed, kinds, guess_tokens, g.probs,
-                pos=view_value("pos", n - 1, first))
+                pos=view_value("pos", n - 1, first), model=BERT)
         st.caption("Move the **Position** slider under the chart: the model guesses at every "
                    "position, but only the chosen ones count in the loss. Unchosen positions show "
                    "the token itself, so the model mostly just copies it."

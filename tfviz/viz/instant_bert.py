@@ -5,7 +5,7 @@ In the conventions of ``tfviz.viz.instant``: the position (``pos``) and the laye
 sent once and the browser filters it, so moving a slider runs nothing on the server. What
 changes the computation (the sentence, the masking seed) stays a Streamlit widget.
 
-``guesses_chart`` draws the sentence as bert-tiny reads it after masking (a strip of
+``guesses_chart`` draws the sentence as a BERT (``model``) reads it after masking (a strip of
 tokens, coloured by what the draw did to each) and, for the chosen position, the model's
 top guesses as bars, the original token marked. ``it_rows_chart`` draws, for the chosen
 layer and head, how much "it" attends to every token of each sentence, the two nouns marked.
@@ -27,7 +27,7 @@ ROLE_COLOURS = (CATEGORICAL[5], CATEGORICAL[0], CATEGORICAL[1], "#bdbdbd")
 
 def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence[str],
                   guess_tokens: Sequence[Sequence[str]], guess_probs: np.ndarray, *,
-                  pos: int = 0) -> dict:
+                  pos: int = 0, model: str = "bert-tiny") -> dict:
     """The masked sentence as a strip, and the top guesses at the position chosen below it.
 
     ``reads``/``original``: the token the model reads / the one typed, per position;
@@ -63,7 +63,7 @@ def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence
             {"mark": {"type": "text", "fontSize": FONT_SIZE - 4, "limit": cell - 4, "aria": False},
              "encoding": {"text": {"field": "reads"}}},
         ],
-        "title": {"text": "What bert-tiny reads (the frame marks the position chosen below)",
+        "title": {"text": f"What {model} reads (the frame marks the position chosen below)",
                   "fontSize": FONT_SIZE},
     }
     bars = {
