@@ -57,7 +57,9 @@ def _drawn_bars(pg) -> np.ndarray:
     pg.wait_for_function("() => new Set(Array.from(document.querySelectorAll('.vega-bind "
                          "input[name=layer]')).map(e => e.value)).size === 1", timeout=10_000)
     pg.wait_for_timeout(100)  # the frame that draws it
-    bars = [b for b in _labels(pg, ".vega-embed g.layer_0_marks path") if "head" in b]
+    # the head-share bars: their head is a number (lesson 7's coreference bars say "L0 H0")
+    bars = [b for b in _labels(pg, ".vega-embed g.layer_0_marks path")
+            if str(b.get("head", "")).isdigit() and "length" in b]
     return np.array([float(b["length"]) for b in sorted(bars, key=lambda b: int(b["head"]))])
 
 
