@@ -33,5 +33,6 @@ elif [ "${CI:-}" = true ]; then echo "eslint could not be installed, and CI=true
 if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node missing: tests/js skipped"; fi
 # Two workers (pytest-xdist), one per core: the suite is mostly waiting on one process at a
 # time (a page run, a browser); work-stealing keeps both busy to the end. Each worker starts
-# its own servers for the browser tests (free ports, nothing shared on disk).
-python3 -m pytest -n 2 --dist worksteal tests tfviz "$@"
+# its own servers for the browser tests (free ports, nothing shared on disk). The 30 slowest
+# tests are listed at the end: the suite's time budget is 12 minutes, and this says where it goes.
+python3 -m pytest -n 2 --dist worksteal --durations=30 tests tfviz "$@"
