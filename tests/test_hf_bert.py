@@ -36,8 +36,10 @@ from tokenizers import (Tokenizer, decoders, models, normalizers, pre_tokenizers
                         processors, trainers)
 
 import tfviz  # noqa: E402
+from tests.support import hf_folders  # noqa: E402
+from tests.support.hf_folders import edit_config  # noqa: E402
 from tfviz.data.stories import story_corpus  # noqa: E402
-from tfviz.hf import CheckpointError, describe  # noqa: E402
+from tfviz.hf import describe  # noqa: E402
 
 TEXT = "The Animal didn't cross the street because it was too tired!"
 TOLERANCE = 1e-5  # relative to the reference tensor's largest entry; see the module docstring
@@ -377,31 +379,16 @@ def test_bert_base_shape_matches_transformers(base_folder):
 
 # ----- bad folders -------------------------------------------------------------------------
 
+def problem(path) -> str:
+    """load's CheckpointError message, which names the folder; describe says the same."""
+    return hf_folders.problem(path, described=True)
+
+
 @pytest.fixture
 def copy(folder, tmp_path):
     target = tmp_path / "my-bert"
     shutil.copytree(folder, target)
     return target
-
-
-def edit_config(path, **changes):
-    data = json.loads((path / "config.json").read_text())
-    data.update(changes)
-    (path / "config.json").write_text(json.dumps(data))
-
-
-def problem(path) -> str:
-    """load's CheckpointError message, which names the folder; describe says the same."""
-    with pytest.raises(CheckpointError) as info:
-        tfviz.load(path)
-    message = str(info.value)
-    assert str(path) in message
-    assert isinstance(info.value, ValueError) and info.value.folder == path
-    if "tokenizer.json cannot" not in message and "WordPiece" not in message:
-        with pytest.raises(CheckpointError) as described:
-            describe(path)
-        assert str(described.value) == message
-    return message
 
 
 def test_unknown_model_type_names_both_families(copy):
