@@ -24,7 +24,7 @@ import torch
 from safetensors.torch import load_file
 
 from tfviz.config import ModelConfig, RunOptions, preset
-from tfviz.manifest import Evaluation, Recipe
+from tfviz.manifest import Measured
 from tfviz.model import Transformer
 from tfviz.tokenizer import load_tokenizer
 from tfviz.tokenizer.base import Tokenizer
@@ -45,7 +45,7 @@ class Reading(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Bundle:
+class Bundle(Measured):
     name: str
     model: Transformer
     tokenizer: Tokenizer
@@ -65,16 +65,6 @@ class Bundle:
         if self._weights is None:
             object.__setattr__(self, "_weights", export_weights(self.model))
         return self._weights
-
-    @property
-    def evaluation(self) -> Evaluation:
-        """What training measured on held-out data (the manifest's ``eval``), typed."""
-        return Evaluation.from_manifest(self.manifest)
-
-    @property
-    def recipe(self) -> Recipe:
-        """How it was trained: the command that rebuilds it, its seconds, its data's shape."""
-        return Recipe.from_manifest(self.manifest)
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text))

@@ -113,3 +113,20 @@ class Recipe:
             head_dropout_layer=int(dropout["layer"]) if dropout else None,
             head_dropout_p=float(dropout["p"]) if dropout else None,
         )
+
+
+class Measured:
+    """``evaluation`` and ``recipe``, typed, for a bundle that holds its ``manifest`` (the text
+    models' Bundle and vit-tiny's VisionBundle)."""
+
+    manifest: Mapping
+
+    @property
+    def evaluation(self) -> Evaluation:
+        """What training measured on held-out data (the manifest's ``eval``), typed."""
+        return Evaluation.from_manifest(self.manifest)
+
+    @property
+    def recipe(self) -> Recipe:
+        """How it was trained: the command that rebuilds it, its seconds, its data's shape."""
+        return Recipe.from_manifest(self.manifest)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.torch import load_file
 
-from tfviz.manifest import Evaluation, Recipe
+from tfviz.manifest import Measured
 from tfviz.model.vit import VIT_PRESETS, ViTConfig, VisionTransformer
 from tfviz.reference import softmax
 from tfviz.trace import NamesFilter, Trace, trace_image
@@ -34,7 +34,7 @@ from tfviz.weights import export_vit_weights
 
 
 @dataclass(frozen=True)
-class VisionBundle:
+class VisionBundle(Measured):
     name: str
     model: VisionTransformer
     config: ViTConfig
@@ -48,16 +48,6 @@ class VisionBundle:
         if self._weights is None:
             object.__setattr__(self, "_weights", export_vit_weights(self.model))
         return self._weights
-
-    @property
-    def evaluation(self) -> Evaluation:
-        """What training measured on held-out data (the manifest's ``eval``), typed."""
-        return Evaluation.from_manifest(self.manifest)
-
-    @property
-    def recipe(self) -> Recipe:
-        """How it was trained: the command that rebuilds it, its seconds, its data's shape."""
-        return Recipe.from_manifest(self.manifest)
 
     def trace(self, image, *, names: NamesFilter = None) -> Trace:
         """Every activation of one pass on ``image`` (H, W, C), without the batch axis."""
