@@ -39,3 +39,15 @@ def shown_arrays(at) -> list[tuple[np.ndarray, float]]:
             if "v" in table and len(table) and isinstance(table["v"].iloc[0], str):
                 found += [(unpacked(v), 0.5 * 10 ** -DIGITS + 1e-6) for v in table["v"]]
     return found
+
+
+def assert_layernorm_stats_are_the_hooks(at, trace, layer: int) -> None:
+    """Lesson 9's chart of ``layer``'s μ and σ (both LayerNorms, before normalising) holds the
+    model's own recorded statistics (``hook_mean``, ``hook_scale``), to the 4 decimals the
+    chart's data carries."""
+    stats = next(data["stats"] for _, data in instant_charts(at) if "stats" in data)
+    for norm_index, norm in ((0, "ln1"), (2, "ln2")):
+        mine = stats[stats["norm"] == norm_index]
+        for stat, hook in (("μ before", "hook_mean"), ("σ before", "hook_scale")):
+            got = mine[mine["stat"] == stat].sort_values("q")["v"].to_numpy()
+            np.testing.assert_allclose(got, trace[f"blocks.{layer}.{norm}.{hook}"], atol=6e-5)

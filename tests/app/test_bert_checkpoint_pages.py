@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import tfviz
-from tests.app.specs import instant_charts
+from tests.app.specs import assert_layernorm_stats_are_the_hooks, instant_charts
 from tests.app.test_gpt2_small_pages import PICTURE_TOLERANCE, layers_sent, picture_values, shown_patterns
 from tests.support.bert_base import bert_base_folder, bert_headless_folder
 
@@ -106,12 +106,7 @@ def test_multihead_maps_of_every_layer_and_head(page, trace):
 def test_layernorm_statistics_are_the_hooks(page, trace):
     at = page("09_layernorm.py", layer="4")
     assert layers_sent(at) == {4}
-    stats = next(data["stats"] for _, data in instant_charts(at) if "stats" in data)
-    for norm_index, norm in ((0, "ln1"), (2, "ln2")):
-        mine = stats[stats["norm"] == norm_index]
-        for stat, hook in (("μ before", "hook_mean"), ("σ before", "hook_scale")):
-            got = mine[mine["stat"] == stat].sort_values("q")["v"].to_numpy()
-            np.testing.assert_allclose(got, trace[f"blocks.4.{norm}.{hook}"], atol=6e-5)
+    assert_layernorm_stats_are_the_hooks(at, trace, 4)
 
 
 def test_forward_walk_of_one_block(page, trace):
