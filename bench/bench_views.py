@@ -27,6 +27,12 @@ chart or text) once the run is over and the page has been still for a while, plu
 The table also says how many of the page's charts kept their drawing (Vega swapped their
 data) rather than being embedded anew: a length-free chart keeps it.
 
+    python -m bench.bench_views --models DIR --model gpt2 --servers 1 --pages self-attention
+
+runs the view changes on a model folder the server finds in ``DIR`` (``TFVIZ_MODELS``; e.g. a
+random GPT-2-small-shaped one from ``python -m bench.make_gpt2_folder DIR/gpt2``), every page
+opened on it by link.
+
 Prints a table; the p95 targets are 100 ms (view change) and 600 ms (new sentence).
 """
 from __future__ import annotations
@@ -244,12 +250,13 @@ async def train_a_tiny_run(page) -> None:
 
 
 async def one_server(browser, pages: list[str], changes: int, sentences: int, outside: list[str],
-                     text: str | None = None):
+                     text: str | None = None, model_name: str | None = None,
+                     models: str | None = None):
     results = {}
-    with streamlit_server() as (url, _proc, _started):
+    with streamlit_server(env={"TFVIZ_MODELS": models} if models else None) as (url, _proc, _started):
         for lesson in pages:
             context, page = await new_page(browser, outside)
-            model = MODEL_FOR.get(lesson)
+            model = model_name or MODEL_FOR.get(lesson)
             query = {k: v for k, v in (("model", model), ("text", text)) if v}
             await page.goto(f"{url}/{lesson}" + ("?" + urlencode(query) if query else ""))
             await wait_idle(page)
@@ -283,7 +290,8 @@ async def measure(args) -> tuple[list[dict], list[str]]:
                     for _ in range(args.servers)]
             await browser.close()
             return runs, outside
-        runs = [await one_server(browser, args.pages, args.changes, args.sentences, outside, args.text)
+        runs = [await one_server(browser, args.pages, args.changes, args.sentences, outside, args.text,
+                                 args.model, args.models)
                 for _ in range(args.servers)]
         await browser.close()
     return runs, outside
@@ -296,6 +304,8 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=20)
     ap.add_argument("--pages", nargs="+", default=PAGES)
     ap.add_argument("--text", default=None, help="open the pages on this text (default: theirs)")
+    ap.add_argument("--models", default=None, help="TFVIZ_MODELS for the servers: model folders")
+    ap.add_argument("--model", default=None, help="open every page on this model (a link's ?model=)")
     ap.add_argument("--every-lesson", action="store_true",
                     help="time a new sentence of another length on every page (module docstring)")
     args = ap.parse_args()
