@@ -52,8 +52,8 @@ st.markdown(
 )
 if sidebar_model != BERT:
     st.info(f"This lesson uses **{BERT}**, our small BERT (2 encoder layers, 4 heads, "
-            f"d = {cfg.d_model}), because the sidebar's model, {sidebar_model}, is not a BERT with "
-            "a masked-LM head. It is used again on the other pages; your text is used here too.")
+            f"d = {cfg.d_model}): it needs a BERT with a masked-LM head. The sidebar's model, "
+            f"{sidebar_model}, is used again on the other pages; your text is used here too.")
 elif BERT != TINY:
     st.info(f"This lesson runs on the sidebar's **{BERT}** ({cfg.n_layers} layers × {cfg.n_heads} "
             f"heads, d = {cfg.d_model}), with its own tokenizer and [MASK]. What only our "

@@ -237,4 +237,4 @@ def test_tour_of_a_bert_without_head_says_so_and_shows_its_last_vectors(headless
 
 def test_bert_lesson_on_a_bert_without_head_uses_ours(headless, app_page):
     at = app_page("15_bert.py", model=headless, text=TEXT)
-    assert "is not a BERT with a masked-LM head" in all_text(at)
+    assert "it needs a BERT with a masked-LM head" in all_text(at)
