@@ -62,8 +62,12 @@ def test_picking_the_folder_in_the_sidebar(folder_server, page):
     page.goto(f"{url}/self-attention")
     wait_for_app(page)
     assert picker_text(page) == "gpt-tiny"
-    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name=label, exact=True).click()
+    picker = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first
+    picker.locator("input").click()
+    page.keyboard.type("gpt2")  # a select box filters its options as one types, and opens
+    option = page.get_by_role("option", name=label, exact=True)
+    option.wait_for(timeout=30_000)
+    option.click()
     page.wait_for_url("**model=gpt2**", timeout=120_000)
     lesson_ran(page)
     assert picker_text(page) == label
