@@ -120,6 +120,10 @@ def _vega_walk(node: Any, *, text_mark: bool = False) -> Any:
     for key, value in node.items():
         if key == "datasets" or key == "data" or key == "values":
             out[key] = value  # data is never resized: copy nothing
+        elif key == "labelOverlap" and value is False:
+            # every label fitted at the page's size; at 24 px they may touch, and then Vega
+            # drops one rather than print one over the other
+            out[key] = True
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
             if key in _GREY_TEXT_KEYS and is_grey(value) and (is_text or key != "color"):
                 out[key] = INK
@@ -173,6 +177,8 @@ def vega_spec(spec: dict) -> dict:
     >>> out = vega_spec(spec)
     >>> out["config"]["title"]["fontSize"], out["config"]["line"]["strokeWidth"], "line" in spec["config"]
     (27, 4, False)
+    >>> vega_spec({"mark": "rect", "encoding": {"y": {"axis": {"labelOverlap": False}}}})["encoding"]
+    {'y': {'axis': {'labelOverlap': True}}}
     """
     out = _vega_walk(spec)
     out["config"] = _merge(out.get("config") or {}, VEGA_CONFIG)
