@@ -1,8 +1,8 @@
 """Instant views on a page: draw a chart from ``tfviz.viz.instant``, and keep the URL in step.
 
 The view controls of an instant chart (layer, head, query token, step) are inputs that Vega
-binds under the chart; moving one changes the chart in the browser without a script rerun
-(issue #15). The server never hears of it, so the browser owns those URL keys:
+binds under the chart; moving one changes the chart in the browser without a script rerun.
+The server never hears of it, so the browser owns those URL keys:
 
 - the view script (``tfviz/ui/assets/view_sync.js``, drawn once by the frame, ``view_sync``)
   writes a moved input's value into

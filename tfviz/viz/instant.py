@@ -1,6 +1,6 @@
 """Instant views: every view of one trace in a single Vega-Lite spec, switched in the browser.
 
-Issue #15. Once a trace exists (model, text, what-ifs), the data behind every view of it is
+Once a trace exists (model, text, what-ifs), the data behind every view of it is
 small: for gpt-tiny, 3 layers x 4 heads x n x n attention weights and a few vectors per token.
 So the server sends all of it once, and the view controls (layer, head, query token, step)
 are Vega-Lite parameters bound to HTML inputs under the chart. Moving one filters the data in

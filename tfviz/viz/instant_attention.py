@@ -1,6 +1,6 @@
 """Instant charts of self-attention (lesson 5): one query's trip through the three steps.
 
-Issue #15. The page computes every layer, head and query once (``analysis.attention.
+The page computes every layer, head and query once (``analysis.attention.
 all_queries`` and ``analysis.attention_matrix.matrix_forms``); each builder here packs what its
 section needs and lets the browser choose the layer, head and query (parameters ``layer``,
 ``head``, ``query``, bound to labelled inputs under the chart). Only a what-if (scale, causal

@@ -1,4 +1,4 @@
-"""What the attention lessons' instant charts share (lessons 4 and 5; issue #15): rows of
+"""What the attention lessons' instant charts share (lessons 4 and 5): rows of
 per-query numbers, the view controls, and signed matrices sent as pictures.
 
 A dataset row holds one (layer, head, query) and that query's numbers over the keys, packed as

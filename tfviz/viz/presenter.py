@@ -1,4 +1,4 @@
-"""Presenter view's charts: the same figure, legible from the back of a lecture hall (issue #19).
+"""Presenter view's charts: the same figure, legible from the back of a lecture hall.
 
 Pure functions on the JSON a chart is sent as (a Vega-Lite spec dict): every 2-D chart of the
 app is one, so this is the one restyler. They return a new dict and never change the one they
