@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
 from tests.browser.presenter_measure import MEASURE_JS, MIN_TEXT, SLIDES_JS, STEP, _drawn, _settle
@@ -129,7 +130,9 @@ def test_the_normal_page_shows_every_step_and_escape_leaves_presenter_view(serve
     assert normal["steps"] >= 3 and normal["visible"] == list(range(normal["count"]))
     assert page.evaluate("() => !window.__tfvizPresent && !document.getElementById('tfviz-present-bar')")
     assert page.locator('[data-testid="stSidebar"]').is_visible()
-    assert page.locator('[data-testid="stSidebar"]').get_by_text("Presenter view").is_visible()
+    # expect() retries for a few seconds: the sidebar's widgets can still be redrawing when the
+    # page's run has just ended (seen once in a full run)
+    expect(page.locator('[data-testid="stSidebar"]').get_by_text("Presenter view")).to_be_visible()
 
     page.goto(f"{server}/scaling?present=1&slide=99")  # past the end: the last slide
     wait_for_app(page)
