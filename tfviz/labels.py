@@ -37,7 +37,8 @@ def hex_colour(unit: tuple[float, float, float]) -> str:
 
 
 def safe_label(text: str) -> str:
-    """Escape text for plotly's label markup.
+    """Escape the characters HTML reads (``<``, ``>``, ``&``), so that text a learner typed shows
+    as typed where a label passes through Markdown or HTML.
 
     >>> safe_label("<img src=x onerror=alert(1)>")
     '&lt;img src=x onerror=alert(1)&gt;'
@@ -49,9 +50,9 @@ def token_labels(tokens, *, escape: bool = False, start: int = 0) -> list[str]:
     """Labels that stay distinct when a token repeats: "the" at 0 and 4 -> "0 the", "4 the".
 
     Every page names tokens this way, in figures, tables and pickers. ``escape=True`` is for
-    plotly, which reads a little HTML in labels (<b>, <a href>): text a learner typed is then
-    escaped and shows as typed. Vega-Lite, tables and widgets show text as it is, so the
-    default leaves it alone. ``start`` is the first number (1 for the exercise tables, which
+    labels placed in Markdown (a page's own sentences), which reads a little HTML: text a
+    learner typed is then escaped and shows as typed. Vega-Lite, tables and widgets show text
+    as it is, so the default leaves it alone. ``start`` is the first number (1 for the exercise tables, which
     count from 1).
 
     >>> token_labels(["the", "cat", "<b>"])
