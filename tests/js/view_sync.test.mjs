@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  absolute, canTake, merged, pngName, relinked, shownQuery, startView,
+  absolute, canTake, fitted, merged, pngName, relinked, shownPosition, startView,
 } from "../../tfviz/ui/assets/view_sync.js";
 
 test("the view starts from the keys the address names, and only those", () => {
@@ -48,14 +48,45 @@ test("a slider takes values between its ends, a select box only its options", ()
   assert.equal(canTake(select, "ln3"), false);
 });
 
-test("the query slider shows the learner's token kept below the length, else the default", () => {
-  assert.equal(shownQuery("3", 8, 7), 3);
-  assert.equal(shownQuery("12", 8, 7), 7); // past the end of an 8-token sentence: its last
-  assert.equal(shownQuery(undefined, 8, 5), 5);
-  assert.equal(shownQuery("", 8, 5), 5);
-  assert.equal(shownQuery("12345", 8, 5), 5); // five digits: not a link's token
-  assert.equal(shownQuery("-1", 8, 5), 5);
-  assert.equal(shownQuery("2a", 8, 5), 5);
+test("a fitted slider shows the learner's position kept below the length, else the default", () => {
+  assert.equal(shownPosition("3", 8, 7), 3);
+  assert.equal(shownPosition("12", 8, 7), 7); // past the end of an 8-token sentence: its last
+  assert.equal(shownPosition("7", 8, 2), 7);
+  assert.equal(shownPosition("0", 8, 5), 0);
+  assert.equal(shownPosition(undefined, 8, 5), 5);
+  assert.equal(shownPosition("", 8, 5), 5);
+  assert.equal(shownPosition("12345", 8, 5), 5); // five digits: not a link's token
+  assert.equal(shownPosition("-1", 8, 5), 5);
+  assert.equal(shownPosition("2a", 8, 5), 5);
+  // a slider counted from 1 (a step): 1..8
+  assert.equal(shownPosition("0", 8, 3, 1), 1);
+  assert.equal(shownPosition("9", 8, 3, 1), 8);
+  assert.equal(shownPosition("8", 8, 3, 1), 8);
+});
+
+test("a length marker fits every slider it names, each to its own count", () => {
+  const fit = JSON.stringify({ query: { n: 10, default: 6 }, pos: { n: 10, default: 9 } });
+  assert.deepEqual(fitted(fit, {}), { query: { min: 0, max: 9, value: 6 },
+                                      pos: { min: 0, max: 9, value: 9 } });
+  // the learner chose query 3 and pos 14 (on a longer sentence): 3 stays, 14 becomes the last
+  assert.deepEqual(fitted(fit, { query: "3", pos: "14", layer: "2" }),
+                   { query: { min: 0, max: 9, value: 3 }, pos: { min: 0, max: 9, value: 9 } });
+  // a target of its own length beside a source (an encoder-decoder), a step counted from 1
+  const two = JSON.stringify({ query: { n: 4, default: 3 }, step: { n: 5, default: 1, from: 1 } });
+  assert.deepEqual(fitted(two, { query: "7", step: "9" }),
+                   { query: { min: 0, max: 3, value: 3 }, step: { min: 1, max: 5, value: 5 } });
+});
+
+test("a length marker's broken entries are left out, never half applied", () => {
+  assert.deepEqual(fitted(undefined, {}), {});
+  assert.deepEqual(fitted("", {}), {});
+  assert.deepEqual(fitted("{not json", {}), {});
+  assert.deepEqual(fitted("null", {}), {});
+  assert.deepEqual(fitted("[1, 2]", {}), {}); // an array: no names
+  const some = JSON.stringify({ query: { n: 0, default: 0 }, pos: { n: 3 },
+                                head: { n: "3", default: 1 }, step: { n: 2.5, default: 1 },
+                                neurons: null, layer: { n: 3, default: 1 } });
+  assert.deepEqual(fitted(some, {}), { layer: { min: 0, max: 2, value: 1 } });
 });
 
 test("a PNG is named after its chart's title", () => {

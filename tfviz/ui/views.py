@@ -22,6 +22,9 @@ right when the page opens (a shared link) and when the learner moves to another 
 """
 from __future__ import annotations
 
+import html
+import json
+
 import streamlit as st
 
 from tfviz.ui.browser_code import module_script
@@ -37,11 +40,33 @@ def view_sync() -> None:
     st.html(module_script("view_sync.js", {"keys": list(VIEW_KEYS)}), unsafe_allow_javascript=True)
 
 
-def length_marker(n: int, default_query: int) -> None:
-    """The length and default query of the sentence that the length-free charts beside it
-    draw (``tfviz.viz.instant_length``): the view script fits their query sliders to it."""
-    st.html(f'<div hidden class="tfviz-length" data-ntok="{int(n)}" '
-            f'data-dq="{int(default_query)}"></div>')
+def fit_html(fit: dict[str, dict]) -> str:
+    """The hidden marker that tells the view script which token sliders beside it follow the
+    sentence: ``fit`` maps a slider's name to ``{"n": positions, "default": where the sentence
+    opens}`` (and ``"from": 1`` for a slider counted from 1), sent as JSON data. The script
+    (``fitted`` in ``assets/view_sync.js``) gives each slider that range and shows the position
+    the charts draw: the learner's, kept in range, else the default.
+
+    >>> fit_html({"pos": {"n": 3, "default": 2}})
+    '<div hidden class="tfviz-length" data-fit="{&quot;pos&quot;: {&quot;n&quot;: 3, &quot;default&quot;: 2}}"></div>'
+    """
+    clean = {str(name): {k: int(v) for k, v in f.items()} for name, f in fit.items()}
+    return f'<div hidden class="tfviz-length" data-fit="{html.escape(json.dumps(clean))}"></div>'
+
+
+def length_marker(n: int, default_query: int | None = None, **defaults: int) -> None:
+    """The length of the sentence that the length-free charts beside it draw
+    (``tfviz.viz.instant_length``) and which of their token sliders follow it: the query
+    sliders, opening on ``default_query`` (when given), and each slider named in ``defaults``
+    opening where it says (``pos=n - 1``). The view script fits each to 0..n-1 (``fit_html``)."""
+    opens = ({"query": default_query} if default_query is not None else {}) | defaults
+    fit_marker({name: {"n": n, "default": at} for name, at in opens.items()})
+
+
+def fit_marker(fit: dict[str, dict]) -> None:
+    """Draw ``fit_html(fit)``: token sliders fitted to counts of their own (a target beside its
+    source, the steps of an answer counted from 1)."""
+    st.html(fit_html(fit))
 
 
 def linked_value(key: str) -> int | None:

@@ -55,11 +55,29 @@ export function canTake(el, value) {
     : (+value >= +el.min && +value <= +el.max);
 }
 
-/** The query token a length-free chart shows for a sentence of `n` tokens opening on `dq`: the
- * learner's (`query`, read as a link is: 1-4 digits), kept below the length, else `dq`. */
-export function shownQuery(query, n, dq) {
-  const chosen = /^\d{1,4}$/.test(query || "");
-  return chosen ? Math.min(+query, n - 1) : dq;
+/** The position a fitted token slider shows (a length-free chart, `fitted`): the learner's
+ * (`chosen`, read as a link is: 1-4 digits), kept within the slider's `n` positions counted
+ * from `from`, else the sentence's default `dflt`. */
+export function shownPosition(chosen, n, dflt, from = 0) {
+  const ok = /^\d{1,4}$/.test(chosen || "");
+  return ok ? Math.max(from, Math.min(+chosen, from + n - 1)) : dflt;
+}
+
+/** The token sliders a length marker fits (`tfviz.ui.views.length_marker`), from its JSON
+ * `data-fit` = {name: {n, default, from?}} (from: the first position, 0 unless a slider counts
+ * from 1), and the view's chosen positions: {name: {min, max, value}}. A name whose entry is not
+ * whole numbers with n >= 1 is left out, and so is all of it when the JSON does not parse. */
+export function fitted(json, view) {
+  let fit;
+  try { fit = JSON.parse(json || "{}"); } catch { return {}; }
+  const out = {};
+  if (!fit || typeof fit !== "object") return out;
+  for (const [name, f] of Object.entries(fit)) {
+    const from = f && f.from !== undefined ? f.from : 0;
+    if (!f || ![f.n, f.default, from].every(Number.isInteger) || f.n < 1) continue;
+    out[name] = { min: from, max: from + f.n - 1, value: shownPosition(view[name], f.n, f.default, from) };
+  }
+  return out;
 }
 
 /** A PNG's file name from a chart's title: letters, digits and dashes, the rest as one
@@ -213,24 +231,24 @@ export function start(w, config) {
     chart.appendChild(b);
   };
   // Length-free charts (tfviz.viz.instant_length) are laid out for a range of lengths. The
-  // page's marker (length_marker) says how long its sentence is and which token it opens on:
-  // the query sliders beside it take the sentence's range and show the query the charts draw
-  // (the learner's, kept below the length, else the sentence's own). No event is sent: the
-  // charts already draw it.
-  const fitQueries = () => {
+  // page's marker (length_marker) says, as JSON data, which token sliders beside it follow the
+  // sentence (query, pos, ...), over how many positions and where the sentence opens: each
+  // takes that range and shows the position the charts draw (the learner's, kept in range,
+  // else the sentence's own). No event is sent: the charts already draw it.
+  const fitSliders = () => {
     for (const m of document.querySelectorAll(".tfviz-length")) {
-      const n = +m.dataset.ntok, dq = +m.dataset.dq;
       const root = m.closest('[data-testid="stVerticalBlock"]') || document;
-      for (const el of inputs(root, "query")) {
-        const shown = shownQuery(view.query, n, dq);
-        el.min = 0; el.max = n - 1; el.value = shown;
-        const label = el.nextElementSibling;
-        if (label && label.tagName === "SPAN") label.textContent = shown;
+      for (const [name, fit] of Object.entries(fitted(m.dataset.fit, view))) {
+        for (const el of inputs(root, name)) {
+          el.min = fit.min; el.max = fit.max; el.value = fit.value;
+          const label = el.nextElementSibling;
+          if (label && label.tagName === "SPAN") label.textContent = fit.value;
+        }
       }
     }
   };
   const adopt = () => { // a chart drawn anew: show the view, offer its PNG
-    watch(); fitQueries(); show(document); relink();
+    watch(); fitSliders(); show(document); relink();
     for (const c of document.querySelectorAll(".vega-embed")) addSave(c);
   };
   const SVG = "http://www.w3.org/2000/svg"; // a chart's own drawing: never holds its inputs
@@ -241,7 +259,7 @@ export function start(w, config) {
   new MutationObserver((records) => {
     const added = records.flatMap((r) => Array.from(r.addedNodes));
     if (added.some(bindsInputs)) adopt();
-    else if (added.some(marks)) fitQueries(); // a new sentence: same charts, new data
+    else if (added.some(marks)) fitSliders(); // a new sentence: same charts, new data
   }).observe(document.body, { childList: true, subtree: true });
   w.__tfvizViews = { view, changes: 0, adopt, stale };
   adopt();
