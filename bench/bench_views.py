@@ -53,6 +53,7 @@ PAGES = ["multi-head", "self-attention", "masking", "layernorm", "feed-forward",
          "decoding", "bert", "long-sequences", "training-lab"]
 MODEL_FOR = {"mixture-of-experts": "moe-tiny"}
 LAB_RUN = 120_000  # ms a tiny training-lab run may take on a loaded machine
+FOLDER_OPENING = 900_000  # ms the first page on a model folder may take: it opens the folder
 VIEW_INPUTS = ".vega-bind input[type=range], .vega-bind select"
 SENTENCE_TOKENS = 12  # the "new sentence typed", 12 tokens
 LENGTH_STEPS = [-3, +3, -2, +2, -4, +4, -1, +1] * 4  # sentences that change the length
@@ -259,7 +260,7 @@ async def one_server(browser, pages: list[str], changes: int, sentences: int, ou
             model = model_name or MODEL_FOR.get(lesson)
             query = {k: v for k, v in (("model", model), ("text", text)) if v}
             await page.goto(f"{url}/{lesson}" + ("?" + urlencode(query) if query else ""))
-            await wait_idle(page)
+            await wait_idle(page, timeout=FOLDER_OPENING if models else 60_000)
             if lesson == "training-lab":
                 await train_a_tiny_run(page)
             try:  # the charts mount after the run is over
