@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-_HOMES = {"Bundle": "tfviz.bundle", "load": "tfviz.bundle", "ModelConfig": "tfviz.config",
+_HOMES = {"Bundle": "tfviz.bundle", "load": "tfviz.opening", "ModelConfig": "tfviz.config",
           "RunOptions": "tfviz.config", "preset": "tfviz.config",
           "CheckpointError": "tfviz.hf"}
 

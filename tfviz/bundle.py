@@ -1,4 +1,4 @@
-"""``tfviz.load``: a ready model + tokenizer + config, for the app and for notebooks.
+"""A ready model + tokenizer + config (what ``tfviz.load`` returns), for the app and for notebooks.
 
 >>> import tfviz
 >>> b = tfviz.load("gpt-tiny")
@@ -8,7 +8,7 @@
 
 Trained bundles live in ``assets/<name>/`` (config.json, model.safetensors, tokenizer.json,
 manifest.json), written by ``python -m tfviz.train --preset NAME``. If a preset has no trained
-files yet, ``load`` builds it with fresh seeded weights and a byte-level tokenizer.
+files yet, ``tfviz.load`` (``tfviz.opening``) builds it with fresh seeded weights and a byte-level tokenizer.
 Weights are read with safetensors only, never with pickle.
 """
 from __future__ import annotations
@@ -128,7 +128,7 @@ class Bundle(Measured):
         return src, dec
 
 
-def _fresh(cfg: ModelConfig) -> Bundle:
+def fresh(cfg: ModelConfig) -> Bundle:
     tok = ByteTokenizer()
     if cfg.vocab_size < tok.vocab_size:
         cfg = cfg.replace(vocab_size=tok.vocab_size)
@@ -149,36 +149,6 @@ def load_dir(path: Path) -> Bundle:
     manifest_path = path / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     return Bundle(cfg.name, model, load_tokenizer(path), cfg, manifest, trained=True)
-
-
-def load(preset_or_path: str | Path) -> Bundle:
-    """A trained bundle from assets/ or a folder; else the preset with fresh seeded weights.
-    A Hugging Face folder (config.json with a ``model_type``: GPT-2 or BERT) is converted to our model
-    by :func:`tfviz.hf.load_checkpoint`, which raises :class:`tfviz.hf.CheckpointError` with
-    what is wrong when it cannot be opened.
-    ``load("vit-tiny")`` gives a :class:`tfviz.vision_bundle.VisionBundle`, which reads images."""
-    path = Path(preset_or_path).expanduser()
-    if path.is_dir():
-        from tfviz.hf import is_checkpoint_folder, load_checkpoint
-
-        if is_checkpoint_folder(path):  # a Hugging Face folder: GPT-2 or BERT (tfviz.hf)
-            return load_checkpoint(path)
-        if (path / "model.safetensors").exists():
-            return load_dir(path)
-    elif "/" in str(preset_or_path) or "\\" in str(preset_or_path):  # a path, not a preset's name
-        from tfviz.hf import CheckpointError
-
-        raise CheckpointError(path, "there is no such folder.")
-    name = str(preset_or_path)
-    if (ASSETS / name / "model.safetensors").exists():
-        return load_dir(ASSETS / name)
-    from tfviz.model.vit import VIT_PRESETS
-
-    if name in VIT_PRESETS:  # vit-tiny: a VisionBundle, which reads images
-        from tfviz.vision_bundle import fresh_vision
-
-        return fresh_vision(name)
-    return _fresh(preset(name))
 
 
 def bundled_names() -> list[str]:

@@ -304,7 +304,7 @@ def load_checkpoint(folder: str | Path) -> Bundle:
     device (no memory, no random numbers) and takes the file's tensors as its own, so a
     GPT-2 small needs its weights in memory once, not twice.
     """
-    from tfviz.bundle import Bundle  # noqa: F811  bundle imports this module lazily; no cycle
+    from tfviz.bundle import Bundle  # noqa: F811
 
     folder = Path(folder)
     data, family, cfg, path = open_config(folder)
