@@ -206,6 +206,10 @@ with step("3 · “it” looks both ways"):
     else:
         L, H = cfg.n_layers, cfg.n_heads
         start = (head_record.layer, head_record.head) if head_record else (L - 1, 0)
+        gaps = [coref.antecedent_gap(get_trace(BERT, s)) for s in list(sentences.values())[:2]]
+        moving = BERT != TINY and all(g is not None for g in gaps)  # no head trained: the one that moves
+        if moving:
+            start, _ = coref.switching_head(*gaps)
         rows, tokens = [s.rows for s in found.values()], [s.tokens for s in found.values()]
         roles = [[ib.ROLES[r] for r in s.roles] for s in found.values()]
         instant(ib.it_rows_chart, rows, tokens, roles, list(found),
@@ -228,6 +232,16 @@ with step("3 · “it” looks both ways"):
                        for layer, row in enumerate(shares)], hide_index=True)
                 st.caption("Share of held-out sentences where each head, from “it”, prefers the right "
                            "noun (bert-tiny's manifest, re-measured by its tests).")
+        elif moving:
+            layer, head = start
+            st.markdown(
+                f"**{BERT}'s head that moves most: layer {layer}, head {head}.** From “it”, its "
+                "weight on “animal” minus its weight on “street” is "
+                f"**{gaps[0][start]:+.3f}** in the “tired” sentence and **{gaps[1][start]:+.3f}** "
+                "in the “wide” one; a head that followed the meaning would go from positive to "
+                f"negative. Unlike {TINY}, {BERT} was given no extra training on “it”, and it "
+                "learned from text we have not seen: the chart shows what it does, not a promise. "
+                "What holds for every encoder is that these rows *can* change, as below.")
         gpt = "gpt-tiny"
         if gpt in model_names():
             changes = coref.row_changes([get_trace(gpt, s) for s in list(sentences.values())[:2]],
@@ -371,19 +385,24 @@ with step("6 · Span corruption (T5)"):
 
     @safe_fragment
     def span_corruption() -> None:
-        if n < 2:
+        if ordinary < 2:
             st.info("Type at least two tokens of text to hide a span.")
             return
         seed = st.number_input("Seed of the spans", 0, 1_000_000, 0, key="bert_span_seed")
-        view = sv.corruption_view(pt.span_corruption(trace.tokens, int(seed)))
+        specials = special_ids(tok)
+        view = sv.text_corruption(trace.tokens, [i in specials for i in ids], int(seed),
+                                  wordpiece=pt.reads_wordpiece(tok))
         st.markdown("**The encoder reads:**")
         st.code(view.encoder, language=None, wrap_lines=True)
         st.markdown("**The decoder writes:**")
         st.code(view.decoder, language=None, wrap_lines=True)
         hidden, spans = view.hidden, view.spans
-        st.caption(f"{hidden} of {n} tokens hidden, in {spans} span{'s' if spans != 1 else ''}. "
+        st.caption(f"{hidden} of {view.among} tokens hidden, in {spans} span{'s' if spans != 1 else ''}. "
                    "T5's code starts with a run of kept tokens and ends with a hidden run, so the "
-                   "last token is always hidden.")
+                   "last of them is always hidden."
+                   + (f" {' and '.join(dict.fromkeys(view.ends))}, which {BERT}'s tokenizer puts "
+                      "around every text, are not words of it: they stay in their places, and only "
+                      "the tokens between them are hidden." if view.ends else ""))
         show_code(pt.noise_mask, pt.corrupt)
 
     span_corruption()

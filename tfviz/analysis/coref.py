@@ -58,14 +58,32 @@ class CorefPositions(NamedTuple):
     place: int  # the second noun ("street")
 
 
+def is_wordpiece(tokens: Sequence[str]) -> bool:
+    """Whether ``tokens`` are WordPiece's (a BERT checkpoint's): no token of two or more
+    carries a space or a space marker, since WordPiece marks the pieces that continue a word
+    ("##imal") instead of the ones that start one. Byte-level and letter tokenizers keep every
+    space, so any text of two words or more shows one.
+
+    >>> is_wordpiece(["[CLS]", "the", "an", "##imal", "[SEP]"]), is_wordpiece(["␣the", "␣cat"])
+    (True, False)
+    """
+    return len(tokens) > 1 and not any(m in tok for tok in tokens for m in (*SPACE_MARKERS, " "))
+
+
 def token_words(tokens: Sequence[str]) -> list[tuple[str, list[int]]]:
-    """[(lower-case word, token positions it came from), …] in order.
+    """[(lower-case word, token positions it came from), …] in order. WordPiece tokens
+    (:func:`is_wordpiece`) start a word unless they begin with "##".
 
     >>> token_words(["␣the", "␣an", "imal", "."])
     [('the', [0]), ('animal', [1, 2])]
+    >>> token_words(["[CLS]", "the", "an", "##imal", "it", "[SEP]"])
+    [('cls', [0]), ('the', [1]), ('animal', [2, 3]), ('it', [4]), ('sep', [5])]
     """
+    wordpiece = is_wordpiece(tokens)
     text, owner = [], []
     for pos, tok in enumerate(tokens):
+        if wordpiece:
+            tok = tok[2:] if tok.startswith("##") else " " + tok
         for marker in SPACE_MARKERS:
             tok = tok.replace(marker, " ")
         text.append(tok.lower())
@@ -306,11 +324,14 @@ def probed_sentences(traces: Mapping[str, Trace]) -> dict[str, ProbedSentence]:
 def row_changes(decoder: Sequence[Trace], encoder: Sequence[ProbedSentence]
                 ) -> tuple[float, float] | None:
     """The largest change of any head's "it" row between two sentences, over the keys up to
-    "it" of the decoder's first sentence: (decoder's change, encoder's change). None when
-    the decoder's tokens of either sentence hold no "it" and two nouns."""
+    and including "it", the words both sentences share: (decoder's change, encoder's change).
+    Each model is read at its own "it", since their tokenizers may place it differently (a
+    BERT checkpoint's text starts with [CLS]). None when the decoder's tokens of either
+    sentence hold no "it" and two nouns."""
     pair = [probe_rows(trace) for trace in decoder[:2]]
     if any(found is None for found in pair):
         return None
     upto = pair[0][1][0][-1]
+    encoder_upto = max(i for i, role in enumerate(encoder[0].roles) if role == 0)
     return (row_change(pair[0][0], pair[1][0], upto),
-            row_change(encoder[0].rows, encoder[1].rows, upto))
+            row_change(encoder[0].rows, encoder[1].rows, encoder_upto))

@@ -69,6 +69,13 @@ def reads_masked_lm(config, tokenizer) -> bool:
     return config.arch == "encoder" and config.lm_head and tokenizer.mask_id is not None
 
 
+def reads_wordpiece(tokenizer) -> bool:
+    """Whether the tokenizer is a BERT checkpoint's WordPiece, whose tokens are shown as stored
+    ("##imal" continues a word, a word's first piece has no space marker); ours and GPT-2's mark
+    the space before a word ("␣the")."""
+    return getattr(tokenizer, "byte_level", True) is False
+
+
 def ordinary_count(ids: Sequence[int], specials: Iterable[int]) -> int:
     """How many of ``ids`` are not special tokens: the positions BERT's masking may choose
     (a checkpoint's text is [CLS] ... [SEP]; ours holds no special token).
