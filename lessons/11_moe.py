@@ -9,7 +9,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import class_table
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_moe as ivm
 
@@ -50,7 +50,9 @@ else:
                     "cross a choice that was turned away because the expert was already full. "
                     "Move **Layer** under the chart and pick the token to **follow**: the chart "
                     "changes in your browser at once.")
-        instant(ivm.routing_chart, routes, trace.tokens, layer=layer0, pos=view_value("pos", n - 1))
+        instant(ivm.routing_chart, routes, trace.tokens, layer=layer0,
+                pos=linked_value("pos"))  # None: the sentence's last token, from the data
+        length_marker(n, pos=n - 1)  # fits the token slider to this sentence
 
     with step("2 · Load and capacity"):
         cap = ma.capacity_of(cfg.moe_capacity_factor, n, k, E)

@@ -44,6 +44,18 @@ def params(spec) -> dict:
     return {p["name"]: p for p in spec["params"]}
 
 
+def sentence(spec) -> dict:
+    """What the walk carries of the sentence in its first data row (``walk_sentence``), read
+    back: every head's titles, every step's row and column labels, every step's colour range."""
+    first = spec["datasets"]["numbers"][0]
+    steps = len(first["s_edges"].split(","))
+    titles = first["s_titles"].split("\x1f")
+    return {"titles": [titles[h * steps:(h + 1) * steps] for h in range(len(titles) // steps)],
+            "rows": [r.split("\x1f") for r in first["s_rows_all"].split("\x1e")],
+            "cols": [c.split("\x1f") for c in first["s_cols_all"].split("\x1e")],
+            "edge": [float(e) for e in first["s_edges"].split(",")]}
+
+
 def pixels(url: str) -> np.ndarray:
     """A picture's (rows, cols, 3) RGB values."""
     from PIL import Image
@@ -96,9 +108,10 @@ def test_walk_chart_carries_every_step_for_every_head(steps):
     assert p["step"]["value"] == 4
     assert p["step"]["bind"] == {"input": "range", "min": 1, "max": n_steps, "step": 1, "name": "Step "}
     assert p["head"]["value"] == n_heads - 1 and p["head"]["bind"]["max"] == n_heads - 1
-    assert p["titles"]["value"] == [[s.title for s in per_head] for per_head in steps]
-    assert p["rows"]["value"] == [list(s.rows) for s in steps[0]]
-    assert p["cols"]["value"] == [list(s.cols) for s in steps[0]]
+    carried = sentence(spec)
+    assert carried["titles"] == [[s.title for s in per_head] for per_head in steps]
+    assert carried["rows"] == [list(s.rows) for s in steps[0]]
+    assert carried["cols"] == [list(s.cols) for s in steps[0]]
     rows = spec["datasets"]["numbers"]
     sent = {(r["step"], r["head"]): r for r in rows}
     for i in range(n_steps):
@@ -115,7 +128,7 @@ def test_walk_chart_carries_every_step_for_every_head(steps):
             elif r["kind"] == "seq":  # weights: instant's own cividis picture of the values
                 assert r["img"] == ipic.picture(want)
             else:
-                check_diverging(pixels(r["img"]), want, params(spec)["edge"]["value"][i])
+                check_diverging(pixels(r["img"]), want, carried["edge"][i])
     attention = [i for i, s in enumerate(steps[0]) if "attention (head" in s.title]
     assert attention and all((i, 0) in sent and (i, -1) not in sent for i in attention)
     notes = spec["datasets"]["notes"]
@@ -135,7 +148,7 @@ def test_step_kinds_and_colour_scales():
     assert kinds[0] == "ids" and kinds[-1] == "bars"
     assert kinds[titles.index("Softmax")] == "seq" and kinds[titles.index("Logits")] == "div"
     assert all(kinds[i] == "seq" for i, t in enumerate(titles) if "attention" in t)
-    edge = params(spec)["edge"]["value"]  # a diverging map's colour range is symmetric about 0
+    edge = sentence(spec)["edge"]  # a diverging map's colour range is symmetric about 0
     logits = titles.index("Logits")
     assert edge[logits] == pytest.approx(np.abs(steps[0][logits].values).max(), abs=1e-4)
     assert params(spec)["step"]["value"] == 1 and params(spec)["head"]["value"] == 0
@@ -150,8 +163,8 @@ def test_hostile_text_stays_data():
     spec = ifw.walk_chart(hostile)
     validate_jsonschema(spec, SCHEMA)
     back = json.loads(json.dumps(spec))
-    assert back["params"] == spec["params"]
-    labels = " ".join(params(back)["rows"]["value"][1])  # the embeddings' rows: every token
+    assert back == spec
+    labels = " ".join(sentence(back)["rows"][1])  # the embeddings' rows: every token
     assert "1 <" in labels and "7 >" in labels and "12 '" in labels  # as typed, not escaped
 
 
@@ -169,4 +182,54 @@ def test_a_long_text_travels_as_pictures():
                         and steps[0][i].values.size > ipic.PICTURE_CELLS}
     assert len(json.dumps(spec["datasets"])) < 400_000
     hidden = next(r for r in rows if r["step"] == 5)  # block 0's hidden units, 68 x 256
-    check_diverging(pixels(hidden["img"]), steps[0][5].values, params(spec)["edge"]["value"][5])
+    check_diverging(pixels(hidden["img"]), steps[0][5].values, sentence(spec)["edge"][5])
+
+
+def test_walk_chart_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data), each carrying its
+    own numbers: every head's attention map is torch's softmax of the model's recorded scores,
+    the softmax step is torch's softmax of the logits, and the labels and the last title name
+    the sentence's own tokens."""
+    import torch
+
+    from tests.support.length_free import check_length_free
+    from tfviz.bundle import Bundle
+    from tfviz.config import preset
+    from tfviz.model import Transformer
+    from tfviz.tokenizer.byte import ByteTokenizer
+    from tfviz.viz.style import token_labels
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
+        steps = [fw.forward_steps(trace, head=h, token_strings=b.token_strings)
+                 for h in range(cfg.n_heads)]
+        chart = ifw.walk_chart(steps, step=4, head=1)
+        labels = token_labels(trace.tokens)
+        carried = sentence(chart)
+        titles = carried["titles"]
+        assert titles[1][3] == "Block 0 · self-attention (head 1)"
+        assert titles[0][-1] == f"Top-5 prediction at {labels[-1]}"
+        assert carried["rows"][1] == labels and carried["cols"][0] == labels
+        sent = {(r["step"], r["head"]): r for r in chart["datasets"]["numbers"]}
+        for h in range(cfg.n_heads):  # step 4: block 0's attention, a map per head
+            scores = torch.as_tensor(trace["attn_scores", 0][h], dtype=torch.float64)
+            want = torch.softmax(scores, dim=-1).numpy()  # the mask is in the scores (−∞)
+            np.testing.assert_allclose(decode(sent[3, h]["v"]).reshape(n, n), want,
+                                       atol=TOL + 1e-6)  # float32 scores, 4 decimals sent
+        soft = titles[0].index("Softmax")
+        logits = torch.as_tensor(trace["logits"], dtype=torch.float64)
+        best = [int(c.rsplit("(", 1)[1].rstrip(")")) for c in carried["cols"][soft]]
+        want = torch.softmax(logits, dim=-1)[:, best].numpy()
+        shown = sent[soft, -1]  # n x 8 cells: numbers, not a picture
+        assert not shown["pic"]
+        np.testing.assert_allclose(decode(shown["v"]).reshape(want.shape), want, atol=TOL + 1e-6)
+        return chart, labels
+
+    built = check_length_free(build)
+    assert params(built[13])["step"]["bind"]["max"] == len(sentence(built[13])["edge"])
+    heat = built[13]["vconcat"][1]
+    assert heat["height"] == {"step": 26} and built[24]["vconcat"][1]["height"] == {"step": 25}

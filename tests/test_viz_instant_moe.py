@@ -53,7 +53,9 @@ def test_routing_chart_is_valid_and_carries_every_layers_gates(moe):
     json.dumps(spec)
     p = params(spec)
     assert p["layer"]["value"] == 1 and p["layer"]["bind"]["max"] == cfg.n_layers - 1
-    assert p["pos"]["value"] == n - 1 and p["pos"]["bind"]["max"] == n - 1
+    # the slider spans the layout's 24 tokens (22 bytes); the chart keeps it below the sentence's
+    assert n == 22 and p["pos"]["value"] == n - 1 and p["pos"]["bind"]["max"] == 23
+    assert p["posi"]["expr"] == "pos < 0 ? dpos : min(pos, ntok - 1)"
     assert spec_tokens(spec) == token_labels(moe.tokens)
     gates = spec["datasets"]["gates"]
     assert len(gates) == cfg.n_layers * n * cfg.n_experts
@@ -123,3 +125,41 @@ def test_class_chart_carries_each_layers_table():
                 assert rows[layer, c, ei] == (pytest.approx(shares[ci, ei], abs=5e-5), counts[ci, ei])
     assert rows[0, "verb", 0] == (0.0, 0)  # a class with no tokens stays at zero, no division
     assert spec["title"]["text"]["expr"] == '"Token class × expert (training), layer " + layer'
+
+
+def test_routing_chart_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data), each carrying its
+    own tokens' gates, checked against torch's softmax of the router's logits and torch's
+    top-k, and opening on its own last token unless a link names one."""
+    from tests.support.length_free import check_length_free
+
+    torch.manual_seed(0)
+    cfg = preset("moe-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n], options=RunOptions(moe_top_k=2))
+        routes = [ma.routing(trace, layer) for layer in range(cfg.n_layers)]
+        chart = ivm.routing_chart(routes, trace.tokens, layer=1)
+        gates = chart["datasets"]["gates"]
+        assert len(gates) == cfg.n_layers * n * cfg.n_experts
+        for g in gates:
+            hooks = f"blocks.{g['layer']}.mlp."
+            logits = torch.as_tensor(trace[hooks + "hook_router_logits"], dtype=torch.float64)
+            probs = torch.softmax(logits, dim=-1)  # (T, E), independent of the model's own gates
+            # float32 gates, sent with 4 decimals
+            assert g["p"] == pytest.approx(float(probs[g["t"], g["e"]]), abs=5e-5 + 1e-6)
+            top = torch.topk(probs[g["t"]], 2).indices.tolist()
+            assert (g["status"] != "not chosen") == (g["e"] in top)
+        assert gates[0]["dpos"] == n - 1  # a link naming no token: the last one
+        assert params(chart)["pos"]["value"] == -1
+        return chart, token_labels(trace.tokens)
+
+    built = check_length_free(build)
+    heat = built[13]["vconcat"][0]
+    assert heat["encoding"]["y"]["scale"]["domain"] == {"expr": "sequence(0, ntok)"}
+    assert heat["height"] == {"step": 28} and built[24]["vconcat"][0]["height"] == {"step": 26}
+    # a link's token past the sentence's end is kept below it in the browser (posi), and the
+    # spec stays the same whatever the sentence
+    linked = ivm.routing_chart([ma.routing(b.trace("abc"), 0)], ["a", "b", "c"], pos=9)
+    assert params(linked)["pos"]["value"] == 9

@@ -37,7 +37,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant_length import SENTENCE_PREFIX, TOKENS_DOMAIN, length_params, sentence_params
+from tfviz.viz.instant_length import (POSITIONS, SENTENCE_PREFIX, TOKENS_DOMAIN, length_params,
+                                     sentence_params, shown_names)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
@@ -319,7 +320,8 @@ def renderer(marks: int) -> str:
 
 def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
          description: str = "", marks: int = 0, tokens: Sequence[str] | None = None,
-         free: bool = False, default_query: int | None = None, sentence: dict | None = None) -> dict:
+         free: bool = False, default_query: int | None = None, sentence: dict | None = None,
+         defaults: dict[str, int] | None = None) -> dict:
     """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
     datasets, projector-sized text, and the renderer for its number of ``marks``.
 
@@ -333,7 +335,9 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
     ``free`` (a length-free chart, laid out for ``length_cap``) adds the expression ``ntok``;
     with a query slider among ``params``, the sentence's ``default_query`` (else its last
     token) rides in the first row too, for the expressions ``dq`` and ``qi``
-    (``length_params``): the spec then holds nothing of the sentence at all. ``sentence``:
+    (``length_params``): the spec then holds nothing of the sentence at all. Another token
+    slider (``instant_length.POSITIONS``: ``pos``) opens where ``defaults`` says, else on the
+    last token, read the same way (``dpos``, ``posi``). ``sentence``:
     numbers or strings of the whole sentence that the expressions read by name
     (``instant_length.sentence_params``), riding in that first row too."""
     if not description.strip():  # Vega makes it the chart's accessible name (style.described)
@@ -343,14 +347,16 @@ def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title
         rows = list(datasets[first])
         rows[0] = {**rows[0], "tokens": SEPARATOR.join(str(t).replace(SEPARATOR, " ")
                                                        for t in tokens)}
-        query = free and any(p["name"] == "query" for p in params)
-        if query:
-            rows[0]["dq"] = int(len(tokens) - 1 if default_query is None else default_query)
+        positions = [p["name"] for p in params if free and p["name"] in POSITIONS]
+        opens = {"query": default_query, **(defaults or {})}
+        for slider in positions:
+            at = opens.get(slider)
+            rows[0][shown_names(slider)[0]] = int(len(tokens) - 1 if at is None else at)
         rows[0].update({f"{SENTENCE_PREFIX}{k}": v for k, v in (sentence or {}).items()})
         datasets = {**datasets, first: rows}
         params = [*params, tokens_param(first), *sentence_params(first, sentence or {})]
         if free:
-            params += length_params(first, query)
+            params += length_params(first, positions)
     out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
            "description": description, "params": list(params), "datasets": datasets,
            "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},

@@ -13,6 +13,11 @@ to show for the step has no rows and folds away (its sizes follow its rows):
   weights, red-blue about 0 otherwise), which the browser swaps at once, with no hover values;
 - horizontal bars for the final top-k prediction.
 
+The walk is length-free (``tfviz.viz.instant_length``): its steps are the model's, whatever the
+sentence, and what follows the sentence (each step's row and column labels, its colour range,
+the titles that name a token) rides in the first data row as ``walk_sentence`` packs it, so a
+new sentence of another length within the layout's ``length_cap`` swaps the data.
+
 >>> plain_formula(r"\\alpha = \\mathrm{softmax}\\!\\Big(\\frac{QK^\\top}{\\sqrt{d_k}} + M\\Big),\\quad z = \\alpha V")
 'α = softmax(QKᵀ / √d_k + M),   z = α V'
 """
@@ -27,6 +32,7 @@ import numpy as np
 
 from tfviz.analysis.forward import Step
 from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
@@ -116,10 +122,36 @@ def _legend(kind: str) -> dict:
             "labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2}
 
 
+LIST, ITEM = "\x1e", "\x1f"  # between the steps' label lists, and between the labels of one
+
+
+def _joined(labels: Sequence[str]) -> str:
+    return ITEM.join(str(x).replace(LIST, " ").replace(ITEM, " ") for x in labels)
+
+
+def walk_sentence(steps_by_head: Sequence[Sequence[Step]], edge: Sequence[float]) -> dict:
+    """What the walk's spec would otherwise hold of the sentence, as the strings and numbers
+    that ride in its first data row (``instant.spec(sentence=...)``): every head's step titles
+    in one list (the last names the token predicted from), every step's row and column labels
+    (tokens, and the vocabulary's best columns), and every step's colour range ``edge``. The
+    expressions ``steptitle``, ``rows``, ``cols`` and ``edge`` pick the chosen step's.
+
+    >>> one = Step("Tokens", "", "", np.zeros((1, 2)), "", rows=("id",), cols=("0 a", "1 b"))
+    >>> walk_sentence([[one]], [1.0])
+    {'titles': 'Tokens', 'rows_all': 'id', 'cols_all': '0 a\\x1f1 b', 'edges': '1'}
+    """
+    first = steps_by_head[0]
+    return {"titles": _joined([s.title for steps in steps_by_head for s in steps]),
+            "rows_all": LIST.join(_joined(s.rows) for s in first),
+            "cols_all": LIST.join(_joined(s.cols) for s in first),
+            "edges": packed(edge)}
+
+
 def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: int = 0) -> dict:
     """Every step of the forward walk for every head. ``steps_by_head[h]`` is
     ``forward_steps(trace, head=h)``; steps that do not depend on the head are sent once
-    (head -1). ``step`` counts from 1."""
+    (head -1). ``step`` counts from 1. Length-free (module docstring): laid out for the
+    ``length_cap`` of its longest step's rows."""
     n_heads, n_steps = len(steps_by_head), len(steps_by_head[0])
     first = steps_by_head[0]
     edge = [max(float(np.abs(np.asarray(per_head[i].values, dtype=float)).max(initial=0.0))
@@ -141,8 +173,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
             numbers.append(row)
             notes += [{"step": i, "head": h, "line": j, "kind": k, "text": line}
                       for j, (k, line) in enumerate(_notes(st))]
-    most_rows = max(len(s.rows) for s in first)
-    tall = max(12, min(26, 600 // max(most_rows, 1)))
+    cap = length_cap(max(len(s.rows) for s in first))
+    tall = max(12, min(26, 600 // cap))  # a row's height: the layout's, not the sentence's
     this = {"filter": "datum.step == step - 1 && (datum.head == head || datum.head < 0)"}
     words = {
         "data": {"name": "notes"},
@@ -166,8 +198,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
              {"calculate": "datum.v === '' ? null : toNumber(datum.v)", "as": "v"},
              {"calculate": "floor((datum.cell - 1) / datum.c)", "as": "row"},
              {"calculate": "(datum.cell - 1) % datum.c", "as": "col"},
-             {"calculate": "rows[step - 1][datum.row]", "as": "rowlabel"},
-             {"calculate": "cols[step - 1][datum.col]", "as": "collabel"}]
+             {"calculate": "rows[datum.row]", "as": "rowlabel"},
+             {"calculate": "cols[datum.col]", "as": "collabel"}]
     tooltip = [{"field": "rowlabel", "title": "row"}, {"field": "collabel", "title": "column"},
                {"field": "v", "title": "value", "format": ".4f"}]
 
@@ -187,7 +219,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
     image = {"transform": pictured,
              "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
                       "baseline": "top", "aria": False, "width": WIDTH,
-                      "height": {"expr": f"{tall} * length(rows[step - 1])"}},
+                      "height": {"expr": f"{tall} * length(rows)"}},
              "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
                           "y": {"value": 0}}}
 
@@ -201,20 +233,20 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
         "data": {"name": "numbers"}, "transform": cells,
         "encoding": {
             "x": {"field": "col", "type": "ordinal", "axis": {
-                "title": None, "labelExpr": "cols[step - 1][datum.value]", "labelOverlap": "greedy",
+                "title": None, "labelExpr": "cols[datum.value]", "labelOverlap": "greedy",
                 "labelLimit": 140}},
             "y": {"field": "row", "type": "ordinal", "axis": {
-                "title": None, "labelExpr": "rows[step - 1][datum.value]", "labelLimit": 160,
+                "title": None, "labelExpr": "rows[datum.value]", "labelLimit": 160,
                 "labelOverlap": False,  # every row is a token: the font is sized to fit
                 "labelFontSize": max(9, min(FONT_SIZE - 2, tall - 4))}},
         },
         "layer": [
-            image, skeleton("col", "datum.c"), skeleton("row", "length(rows[step - 1])"),
+            image, skeleton("col", "datum.c"), skeleton("row", "length(rows)"),
             rect("seq", {"field": "v", "type": "quantitative", "title": "weight",
                          "scale": {"scheme": SCHEME, "domain": [0, 1]}, "legend": _legend("seq")}),
             rect("div", {"field": "v", "type": "quantitative", "title": "value",
                          "scale": {"scheme": DIVERGING_SCHEME, "reverse": True,  # symmetric:
-                                   "domain": {"expr": "[-edge[step - 1], edge[step - 1]]"}},
+                                   "domain": {"expr": "[-edge, edge]"}},
                          "legend": _legend("div")}),
             {"transform": [{"filter": "datum.kind == 'ids'"}],
              "mark": {"type": "rect", "fill": "#eeeeee", "stroke": "white", "aria": False},
@@ -227,7 +259,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
              "encoding": {"text": {"field": "shown"},
                           "color": {"condition": {  # white on the dark ends of either scale
                               "test": "datum.kind == 'seq' ? datum.v < 0.5 : "
-                                      "datum.kind == 'div' && abs(datum.v) > 0.6 * edge[step - 1]",
+                                      "datum.kind == 'div' && abs(datum.v) > 0.6 * edge",
                               "value": "white"}, "value": "black"}}},
         ],
         "width": WIDTH, "height": {"step": tall},
@@ -240,9 +272,9 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                       {"window": [{"op": "row_number", "as": "rank"}]},
                       {"calculate": "datum.rank - 1", "as": "rank"},
                       {"calculate": "toNumber(datum.v)", "as": "p"},
-                      {"calculate": "cols[step - 1][datum.rank]", "as": "candidate"}],
+                      {"calculate": "cols[datum.rank]", "as": "candidate"}],
         "encoding": {"y": {"field": "rank", "type": "ordinal", "axis": {
-                         "title": None, "labelExpr": "cols[step - 1][datum.value]", "labelLimit": 200}},
+                         "title": None, "labelExpr": "cols[datum.value]", "labelLimit": 200}},
                      "x": {"field": "p", "type": "quantitative", "axis": None,
                            "scale": {"domain": [0, 1]}}},
         "layer": [{"mark": {"type": "bar", "color": CATEGORICAL[0], "aria": False},
@@ -253,20 +285,23 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                    "encoding": {"text": {"field": "p", "type": "quantitative", "format": ".3f"}}}],
         "width": 500, "height": {"step": 34},
     }
-    titles = [[s.title for s in steps] for steps in steps_by_head]
     params = [slider("step", n_steps, "Step", step) | {"bind": {
                   "input": "range", "min": 1, "max": n_steps, "step": 1, "name": "Step "},
                   "value": int(min(max(step, 1), n_steps))},
               slider("head", n_heads - 1, "Head shown in the attention steps", head),
-              constant("titles", titles),
-              constant("kinds", [_kind(s) for s in first]),
-              constant("edge", [round(e, 4) for e in edge]),
-              constant("rows", [list(s.rows) for s in first]),
-              constant("cols", [list(s.cols) for s in first])]
+              constant("kinds", [_kind(s) for s in first])]  # the model's: the same for every sentence
     out = spec({"vconcat": [words, heat, bars], "spacing": 16,
                 "resolve": {"legend": {"color": "independent"}}},
                params=params, datasets={"numbers": numbers, "notes": notes},
-               title={"text": {"expr": f"'Step ' + step + ' of {n_steps}: ' + titles[head][step - 1]"}},
+               title={"text": {"expr": f"'Step ' + step + ' of {n_steps}: ' + steptitle"}},
+               tokens=first[0].cols, free=True, sentence=walk_sentence(steps_by_head, edge),
                description="The forward pass one step at a time, with the model's numbers.")
+    # The chosen step's labels, colour range and title, from the sentence's (read once per
+    # step, not once per cell).
+    out["params"] += [
+        {"name": "steptitle", "expr": f"split(titles, '\\u001f')[head * {n_steps} + step - 1]"},
+        {"name": "rows", "expr": "split(split(rows_all, '\\u001e')[step - 1], '\\u001f')"},
+        {"name": "cols", "expr": "split(split(cols_all, '\\u001e')[step - 1], '\\u001f')"},
+        {"name": "edge", "expr": "toNumber(split(edges, ',')[step - 1])"}]
     out["autosize"] = {"type": "pad", "resize": True}  # each step has its own size: re-lay out
     return out

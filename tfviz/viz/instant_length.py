@@ -17,6 +17,8 @@ another length, which cost the browser about 250 ms more than a data swap on les
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # Sentences are laid out for the smallest of these lengths that holds them (``length_cap``):
 # a new sentence of 8-16 tokens keeps the charts of the last one and swaps their data.
 LENGTH_CAPS = (16, 24, 32, 48, 64, 96, 128)
@@ -36,15 +38,31 @@ def length_cap(n: int) -> int:
     return next((cap for cap in LENGTH_CAPS if n <= cap), n)
 
 
-def length_params(dataset: str, query: bool) -> list[dict]:
-    """Expressions of a length-free chart: ``ntok``, the sentence's length; with ``query``,
+POSITIONS = ("query", "pos")  # a length-free chart's token sliders (``token_slider``)
+
+
+def shown_names(slider: str) -> tuple[str, str]:
+    """The expressions of a token slider: the sentence's default position (a key of the first
+    data row too) and the position shown.
+
+    >>> shown_names("query"), shown_names("pos")
+    (('dq', 'qi'), ('dpos', 'posi'))
+    """
+    return ("dq", "qi") if slider == "query" else (f"d{slider}", f"{slider}i")
+
+
+def length_params(dataset: str, positions: Sequence[str] = ()) -> list[dict]:
+    """Expressions of a length-free chart: ``ntok``, the sentence's length, and for each of its
+    token sliders in ``positions`` (``POSITIONS``) two more (``shown_names``): for ``query``,
     ``dq`` (the sentence's default query, sent in the first row of ``dataset``) and ``qi``,
-    the query shown: the slider's, kept below ``ntok``, or ``dq`` while the slider says -1."""
+    the query shown: the slider's, kept below ``ntok``, or ``dq`` while the slider says -1;
+    for ``pos``, ``dpos`` and ``posi`` alike."""
     out = [{"name": "ntok", "expr": "length(tokens)"}]
-    if query:
-        rows = f"data('{dataset}')"
-        out += [{"name": "dq", "expr": f"length({rows}) ? {rows}[0].dq : 0"},
-                {"name": "qi", "expr": "query < 0 ? dq : min(query, ntok - 1)"}]
+    rows = f"data('{dataset}')"
+    for slider in positions:
+        default, shown = shown_names(slider)
+        out += [{"name": default, "expr": f"length({rows}) ? {rows}[0].{default} : 0"},
+                {"name": shown, "expr": f"{slider} < 0 ? {default} : min({slider}, ntok - 1)"}]
     return out
 
 
@@ -68,12 +86,12 @@ def sentence_params(dataset: str, values: dict) -> list[dict]:
             for name, value in values.items()]
 
 
-def token_slider(upper: int, label: str, value: int | None) -> dict:
-    """The query-token slider of a length-free chart (``length_cap``): its range is the
-    layout's, 0..upper, and the page's view script narrows it to the sentence's own tokens
-    (``tfviz.ui.views.length_marker``). ``value`` None or below 0 means "the sentence's own
-    default query" (``qi``), which the chart reads from its data; the spec then holds nothing
-    of the sentence."""
+def token_slider(upper: int, label: str, value: int | None, name: str = "query") -> dict:
+    """The token slider ``name`` (one of ``POSITIONS``) of a length-free chart
+    (``length_cap``): its range is the layout's, 0..upper, and the page's view script narrows
+    it to the sentence's own tokens (``tfviz.ui.views.length_marker``). ``value`` None or below
+    0 means "the sentence's own default" (``qi``, ``posi``: ``shown_names``), which the chart
+    reads from its data; the spec then holds nothing of the sentence."""
     value = -1 if value is None or value < 0 else int(min(value, upper))
-    return {"name": "query", "value": value,
+    return {"name": name, "value": value,
             "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}

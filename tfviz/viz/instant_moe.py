@@ -6,7 +6,9 @@ model, so each chart is built for one k.
 
 - ``routing_chart``: tokens × experts gate probabilities with the chosen (dot) and dropped
   (cross) experts, the followed token's row outlined, its gates as bars and its routing
-  written out (h, p, the chosen set and y).
+  written out (h, p, the chosen set and y). Length-free (``tfviz.viz.instant_length``): laid
+  out for ``length_cap`` tokens, it reads the sentence's length and the token it follows
+  (``posi``) from its data, so a new sentence of another length within the cap swaps data.
 - ``load_chart``: tokens served and choices dropped per expert, with the capacity.
 - ``class_chart``: token class × first-choice expert over the sample sentences.
 """
@@ -19,6 +21,7 @@ import numpy as np
 
 from tfviz.analysis.moe import Routing
 from tfviz.viz.instant import SCHEME, rounded, slider, spec, token_axis
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATUS = ("not chosen", "chosen", "dropped (expert full)")  # a (token, expert) pair's fate
@@ -52,10 +55,12 @@ def _status(r: Routing) -> np.ndarray:
 
 
 def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: int = 0,
-                  pos: int = 0) -> dict:
-    """Every layer's gates for every token, the chosen experts, and one followed token."""
+                  pos: int | None = None) -> dict:
+    """Every layer's gates for every token, the chosen experts, and one followed token:
+    ``pos``, or the sentence's last token when None (a link that names no token)."""
     n_layers = len(routes)
     n, n_experts = routes[0].probs.shape
+    cap = length_cap(n)
     k = routes[0].k
     labels = token_labels(tokens)
     gates = []
@@ -65,7 +70,7 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
                    "status": STATUS[status[t, e]]} for t in range(n) for e in range(n_experts)]
     follow = [{"layer": lyr, "t": t, "line": i, "text": line} for lyr, r in enumerate(routes)
               for t in range(n) for i, line in enumerate(routing_lines(r, t))]
-    tall = max(16, min(28, 640 // max(n, 1)))
+    tall = max(16, min(28, 640 // max(cap, 1)))
     marks = {"field": "status", "type": "nominal", "title": None,
              "scale": {"domain": list(STATUS[1:]), "range": ["circle", "cross"]},
              "legend": {"orient": "top", "symbolFillColor": CATEGORICAL[5],
@@ -79,8 +84,8 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
             "x": {"field": "e", "type": "ordinal", "scale": {"domain": list(range(n_experts))},
                   "axis": {"title": "expert", "labelAngle": 0, "labelExpr": "'expert ' + datum.value",
                            "orient": "top", "labelFlush": False}},
-            "y": {"field": "t", "type": "ordinal", "scale": {"domain": list(range(n))},
-                  "axis": token_axis("token", n=n)},
+            "y": {"field": "t", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
+                  "axis": token_axis("token", n=cap, free=True)},
         },
         "layer": [
             {"mark": {"type": "rect"},
@@ -89,31 +94,32 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
                           "tooltip": [{"field": "token"}, {"field": "expert"},
                                       {"field": "p", "title": "gate p", "format": ".4f"},
                                       {"field": "status"}]}},
-            *([{"transform": [{"calculate": "format(datum.p, '.2f') + (datum.status == 'chosen' ? "
+            *([{"transform": [*([{"filter": "ntok <= 40"}] if cap > 40 else []),  # room to read
+                              {"calculate": "format(datum.p, '.2f') + (datum.status == 'chosen' ? "
                                             "' ✓' : datum.status == 'not chosen' ? '' : ' ✗')",
                                "as": "shown"}],
                 "mark": {"type": "text", "fontSize": FONT_SIZE - 4, "aria": False},
                 "encoding": {"text": {"field": "shown"},
                              "color": {"condition": {"test": "datum.p > 0.5", "value": "black"},
-                                       "value": "white"}}}] if n <= 40 else []),
+                                       "value": "white"}}}] if cap <= 48 else []),
             {"transform": [{"filter": "datum.status != 'not chosen'"}],
              "mark": {"type": "point", "filled": True, "size": 90, "xOffset": 34,
                       "color": CATEGORICAL[5], "stroke": "white", "strokeWidth": 1.5,
                       "opacity": 1},
              "encoding": {"shape": marks,
                           "tooltip": [{"field": "token"}, {"field": "expert"}, {"field": "status"}]}},
-            {"transform": [{"filter": "datum.t == pos && datum.e == 0"}],
+            {"transform": [{"filter": "datum.t == posi && datum.e == 0"}],
              "mark": {"type": "rect", "fill": None, "stroke": "black", "strokeWidth": 3,
                       "aria": False},
              "encoding": {"x": {"value": 0}, "x2": {"value": 90 * n_experts}}},
         ],
-        "width": {"step": 90}, "height": tall * n,
+        "width": {"step": 90}, "height": {"step": tall},
         "title": {"text": {"expr": f"'Gate probabilities p, layer ' + layer + ', top-{k}'"},
                   "subtitle": "outlined: the token you follow", "subtitleFontSize": FONT_SIZE - 2},
     }
     bars = {
         "data": {"name": "gates"},
-        "transform": [{"filter": "datum.layer == layer && datum.t == pos"},
+        "transform": [{"filter": "datum.layer == layer && datum.t == posi"},
                       {"calculate": "'expert ' + datum.e", "as": "expert"}],
         "encoding": {
             "x": {"field": "expert", "type": "nominal", "title": "expert", "axis": {"labelAngle": 0},
@@ -131,23 +137,23 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
                   {"mark": {"type": "text", "dy": -10, "fontSize": FONT_SIZE - 2, "aria": False},
                    "encoding": {"text": {"field": "p", "type": "quantitative", "format": ".3f"}}}],
         "width": 90 * n_experts, "height": 220,
-        "title": {"text": {"expr": "'Follow ' + tokens[pos] + ': its gates in layer ' + layer"}},
+        "title": {"text": {"expr": "'Follow ' + tokens[posi] + ': its gates in layer ' + layer"}},
     }
     lines = {
         "data": {"name": "follow"},
-        "transform": [{"filter": "datum.layer == layer && datum.t == pos"}],
+        "transform": [{"filter": "datum.layer == layer && datum.t == posi"}],
         "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_SIZE - 1},
         "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
                      "x": {"value": 0}, "text": {"field": "text"}},
         "width": 720, "height": {"step": 28},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
-              slider("pos", n - 1, "Follow one token", pos)]
+              token_slider(cap - 1, "Follow one token", pos, name="pos")]
     return spec({"vconcat": [heat, bars, lines], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"},
                              "legend": {"color": "independent", "shape": "independent"}}},
                 params=params, datasets={"gates": gates, "follow": follow}, tokens=labels,
-                description="Router gates of every token, and one token's routing.")
+                free=True, description="Router gates of every token, and one token's routing.")
 
 
 def load_chart(routes: Sequence[Routing], capacity: int | None, *, layer: int = 0) -> dict:
