@@ -10,6 +10,7 @@ The folder is named as a model the way the sidebar lists one (as in test_gpt2_sm
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -172,6 +173,98 @@ def test_bert_lesson_masks_the_checkpoints_own_tokens(page, bundle, trace):
         for r in rows:
             i = int(r["position"])
             assert r["p(typed token)"] == pytest.approx(p[i, trace.ids[i]], abs=5e-5)  # shown to 4 places
+
+
+def transformers_it_rows(folder, sentence: str):
+    """transformers' own reading of an "it" sentence, found without tfviz: its tokenizer's ids,
+    the token of "it" and the tokens of "animal" and "street" by their characters (offsets),
+    and every head's attention row from "it", (layers, heads, n)."""
+    import transformers
+
+    from tests.test_hf_bert import reference
+
+    enc = transformers.AutoTokenizer.from_pretrained(folder)(sentence, return_offsets_mapping=True)
+    lower = sentence.lower()
+
+    def pieces(word: str) -> list[int]:
+        start = re.search(rf"\b{word}\b", lower).start()
+        return [i for i, (a, b) in enumerate(enc["offset_mapping"]) if start <= a < start + len(word) and b > a]
+
+    (it,), animal, street = pieces("it"), pieces("animal"), pieces("street")
+    rows = np.stack([p[:, it, :] for p in reference(folder, enc["input_ids"])["patterns"]])
+    return rows, it, animal, street
+
+
+def test_bert_lesson_shows_the_checkpoints_it_head_that_moves_most(page, folder):
+    """Section 3 on the checkpoint: WordPiece tokens hold "it" and its two nouns; the chart
+    opens on the head whose (weight on animal − weight on street) from "it" moves most between
+    the "tired" and the "wide" sentence, and the page's numbers are transformers' attention."""
+    from tests.app.specs import param_values
+    from tfviz.ui.state import EXAMPLES
+
+    at = page("15_bert.py")
+    model = at.session_state["model"]
+    ref = [transformers_it_rows(folder, EXAMPLES[f"Coreference ({w})"]) for w in ("tired", "wide")]
+    gaps = [rows[:, :, animal].sum(-1) - rows[:, :, street].sum(-1) for rows, _, animal, street in ref]
+    change = gaps[0] - gaps[1]
+    layer, head = (int(x) for x in np.unravel_index(np.argmax(np.abs(change)), change.shape))
+    line = next(m.value for m in at.markdown if "head that moves most" in m.value)
+    assert line.startswith(f"**{model}'s head that moves most: layer {layer}, head {head}.**")
+    shown = [float(x) for x in re.findall(r"\*\*([+-]\d\.\d{3})\*\*", line)]
+    np.testing.assert_allclose(shown, [gaps[0][layer, head], gaps[1][layer, head]], atol=6e-4)  # 3 decimals
+    spec, data = next((s, d) for s, d in instant_charts(at) if "it_rows" in d)
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (layer, head)
+    table = data["it_rows"]
+    for s, (rows, *_) in enumerate(ref):
+        got = table[table["s"] == s]
+        assert len(got) == rows.size
+        for r in got.itertuples():
+            assert abs(r.v - rows[r.layer, r.head, r.i]) <= 6e-5  # four decimals sent
+    # an encoder's "it" row changes with the word after it: up to "it", read at its own position
+    it = ref[0][1]
+    bert_change = np.abs(ref[0][0][..., :it + 1] - ref[1][0][..., :it + 1]).max()
+    decoder = next(m.value for m in at.markdown if m.value.startswith("**A decoder cannot.**"))
+    assert f"{model}'s rows change by up to **{bert_change:.2f}**" in decoder
+
+
+def test_span_corruption_keeps_the_checkpoints_own_cls_and_sep(page, folder, trace):
+    """Section 6 on the checkpoint: runs of the text's tokens are hidden, never [CLS] or
+    [SEP], which stay first and last; each run reads as the tokenizers library's WordPiece
+    decoder joins its tokens ("##" continues a word), and each hidden run comes back after its
+    sentinel in the decoder's line."""
+    import itertools
+
+    import transformers
+    from tokenizers import decoders
+
+    from tfviz.analysis.pretraining import noise_mask, sentinel
+
+    hf = transformers.AutoTokenizer.from_pretrained(folder)
+    tokens = hf.convert_ids_to_tokens(hf(TEXT)["input_ids"])
+    cls, inner, sep = tokens[0], tokens[1:-1], tokens[-1]
+    assert (cls, sep) == ("[CLS]", "[SEP]")
+    wordpiece = decoders.WordPiece(prefix="##", cleanup=False)
+    at = page("15_bert.py")
+    for seed in (0, 3):
+        at.number_input(key="bert_span_seed").set_value(seed).run()
+        assert not at.exception
+        noise = noise_mask(len(inner), seed)
+        encoder, decoder, k = [cls], [], 0
+        for hide, run in itertools.groupby(zip(noise, inner), key=lambda x: x[0]):
+            words = wordpiece.decode([t for _, t in run])
+            if hide:
+                encoder.append(sentinel(k))
+                decoder += [sentinel(k), words]
+                k += 1
+            else:
+                encoder.append(words)
+        encoder.append(sep)
+        decoder.append(sentinel(k))
+        code = [c.value for c in at.code]
+        assert " ".join(encoder) in code and " ".join(decoder) in code
+        caption = next(c.value for c in at.caption if "tokens hidden" in c.value)
+        assert caption.startswith(f"{sum(noise)} of {len(inner)} tokens hidden, in {k} span")
+        assert "[CLS] and [SEP], which" in caption
 
 
 def test_bert_lesson_fine_tunes_bert_tiny_and_says_so(page):

@@ -40,17 +40,23 @@ class CorruptionView(NamedTuple):
 def joined(tokens: Iterable[str], sentinels: set[str], wordpiece: bool = False) -> str:
     """The readable pieces glued back into text, sentinels spaced.
 
-    >>> joined(["[CLS]", "it", "ran", "##g", "<X>", "[SEP]"], {"<X>"}, wordpiece=True)
-    '[CLS] it rang <X> [SEP]'
+    A WordPiece piece that continues a word is glued to it, except right after a sentinel,
+    where the word's start is hidden: there it keeps its "##", as WordPiece's decoder leaves a
+    run's first piece.
+
+    >>> joined(["[CLS]", "it", "ran", "##g", "<X>", "##ld", "[SEP]"], {"<X>"}, wordpiece=True)
+    '[CLS] it rang <X> ##ld [SEP]'
     """
-    def piece(t: str) -> str:
+    def piece(t: str, after: str | None) -> str:
         if t in sentinels:
             return f" {t}"
         if wordpiece:
-            return t[2:] if t.startswith("##") else f" {t}"
+            glued = t.startswith("##") and after is not None and after not in sentinels
+            return t[2:] if glued else f" {t}"
         return t.replace("␣", " ")
 
-    return "".join(piece(t) for t in tokens).strip()
+    tokens = list(tokens)
+    return "".join(piece(t, tokens[i - 1] if i else None) for i, t in enumerate(tokens)).strip()
 
 
 def span_count(noise: Sequence[bool]) -> int:
