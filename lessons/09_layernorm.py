@@ -10,7 +10,7 @@ from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, view_value
+from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_block as ivb
 from tfviz.viz import layernorm as lnv
@@ -95,8 +95,9 @@ with step("2 · The statistics, layer by layer"):
                 "(μ in ln.hook_mean, σ in ln.hook_scale, and its output):")
     instant(ivb.worked_example, every.mean, every.sigma, every.trace_mean, every.trace_sigma,
             every.steps, every.vectors, every.norms, trace.tokens, d_model=cfg.d_model,
-            layer=layer0, norm=norm0, pos=view_value("pos", len(trace.tokens) - 1),
+            layer=layer0, norm=norm0, pos=linked_value("pos"),  # None: the last token, from the data
             only_layer=only)
+    length_marker(len(trace.tokens), pos=len(trace.tokens) - 1)  # fits the token slider to this sentence
     st.success("Largest difference between the hand calculation and the model, over every layer, "
                f"LayerNorm, token and dimension: {every.max_error:.1e}")
 

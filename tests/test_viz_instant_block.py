@@ -130,7 +130,10 @@ def test_worked_example_decodes_to_every_tokens_calculation(gpt):
             np.testing.assert_allclose(decode(r["v"]), arr[r["layer"], j, r["pos"]].ravel(), atol=TOL)
     p = by_name(spec)
     assert (p["layer"]["value"], p["norm"]["value"], p["pos"]["value"]) == (1, 2, n - 1)
-    assert p["pos"]["bind"]["input"] == "range" and p["pos"]["bind"]["max"] == n - 1
+    # the slider spans the layout's 16 tokens (11 bytes here); the chart keeps it below the length
+    assert n == 11 and p["pos"]["bind"]["input"] == "range" and p["pos"]["bind"]["max"] == 15
+    assert p["posi"]["expr"] == "pos < 0 ? dpos : min(pos, ntok - 1)"
+    assert data["numbers"][0]["s_bound"] == pytest.approx(float(np.abs(every.vectors).max()))
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)
     assert p["columns"]["value"] == list(lna.STEP_COLUMNS)
     assert p["dims"]["value"] == [str(i) for i in range(trace.config.d_model)]
@@ -159,3 +162,40 @@ def test_token_stats_chart_is_length_free():
 
     built = check_length_free(build, past_cap=False)  # a line chart 640 px wide up to 40 tokens
     assert built[13]["encoding"]["x"]["scale"]["domain"] == {"expr": "sequence(0, ntok)"}
+
+
+def test_worked_example_is_length_free():
+    """Sentences of 3-16 tokens share one spec (a new one swaps the data), each carrying its own
+    tokens' LayerNorm by hand, checked against torch's layer_norm, and its own colour range;
+    with no token in the link it opens on the sentence's last token."""
+    from tests.support.length_free import check_length_free
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+    params = lna.gamma_beta(b.weights())
+    d = cfg.d_model
+
+    def build(n):
+        trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
+        every = lna.every_norm(trace, params)
+        chart = ivb.worked_example(every.mean, every.sigma, every.trace_mean, every.trace_sigma,
+                                   every.steps, every.vectors, every.norms, trace.tokens,
+                                   d_model=d, layer=1, norm=2)
+        first = chart["datasets"]["numbers"][0]
+        assert by_name(chart)["pos"]["value"] == -1 and first["dpos"] == n - 1
+        assert first["s_bound"] == pytest.approx(float(np.abs(every.vectors).max()))
+        for r in chart["datasets"]["vectors"][::7]:
+            norm = lna.NORM_ORDER[r["norm"]]
+            gamma, beta = (torch.tensor(a, dtype=torch.float64) for a in params[f"L{r['layer']} {norm}"])
+            x = torch.tensor(lna.ln_input(trace, r["layer"], norm), dtype=torch.float64)  # (T, d)
+            out = F.layer_norm(x, (d,), gamma, beta, cfg.ln_eps).numpy()
+            plain = F.layer_norm(x, (d,), eps=cfg.ln_eps).numpy()
+            want = np.stack([x[r["pos"]].numpy(), plain[r["pos"]], out[r["pos"]]])  # (3, d)
+            np.testing.assert_allclose(decode(r["v"]).reshape(3, d), want, atol=TOL)
+        return chart, token_labels(trace.tokens)
+
+    built = check_length_free(build)
+    strips = built[13]["vconcat"][2]
+    assert strips["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}
+    assert by_name(built[13])["pos"]["bind"]["max"] == 15 and by_name(built[24])["pos"]["bind"]["max"] == 23

@@ -3,7 +3,10 @@
 The page computes every LayerNorm of the stack for every token once
 (``tfviz.analysis.layernorm.every_norm``); these builders send it all, and the view controls
 (``tfviz.viz.instant``) choose what is drawn: the layer (range slider ``layer``), which norm
-of the block (select ``norm``) and, for the worked example, the token (select ``pos``).
+of the block (select ``norm``) and, for the worked example, the token (range slider ``pos``).
+Both charts are length-free (``tfviz.viz.instant_length``): laid out for ``length_cap`` tokens,
+they read the sentence's length, the token it opens on and its colour range from their data,
+so a new sentence of another length within the cap swaps their data.
 
 The ``norm`` parameter holds the norm's index in ``NORM_ORDER`` (ln1 = 0, ln_cross = 1,
 ln2 = 2), not its place in this model's block, so ``norm=2`` in a shared link always means
@@ -18,7 +21,7 @@ import numpy as np
 from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, STEP_COLUMNS
 from tfviz.viz.instant import (choice, constant, heat_layer, rounded, slider, spec, stack_rows,
                                token_axis, unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_masking import abs_bound, view_filter
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -84,7 +87,7 @@ def _line(y: int, expr: str, size: int = FONT_SIZE) -> dict:
 def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                    trace_sigma: np.ndarray, steps: np.ndarray, vectors: np.ndarray,
                    norms: Sequence[str], tokens: Sequence[str], *, d_model: int,
-                   layer: int = 0, norm: int = 0, pos: int = 0) -> dict:
+                   layer: int = 0, norm: int = 0, pos: int | None = None) -> dict:
     """One token's LayerNorm by hand, for the layer, norm and token chosen below the chart:
     μ and σ beside the model's own, the first k dimensions step by step (``steps``,
     (layers, norms, T, k, 7) in the order of STEP_COLUMNS) and all d numbers of x, (x − μ)/σ
@@ -103,7 +106,9 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
             r["norm"] = codes[r["norm"]]
         return rows
 
-    chosen = view_filter("layer", "norm", "pos")
+    # ``posi``: the token shown, ``pos`` kept below the sentence's length, or its last token
+    # while a link names none (``pos`` None)
+    chosen = {"filter": "datum.layer == layer && datum.norm == norm && datum.pos == posi"}
     text = {
         "data": {"name": "numbers"}, "transform": [chosen], "width": 640, "height": 84,
         "layer": [
@@ -112,7 +117,7 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
             _line(58, "'The model recorded μ = ' + format(datum.tmean, '.4f') + ' (ln.hook_mean) "
                       "and σ = ' + format(datum.tsigma, '.4f') + ' (ln.hook_scale).'", FONT_SIZE - 2),
         ],
-        "title": {"text": {"expr": "'One token by hand: ' + tokens[pos] + ' (layer ' + layer + "
+        "title": {"text": {"expr": "'One token by hand: ' + tokens[posi] + ' (layer ' + layer + "
                                    "', ' + names[norm] + ')'"}},
     }
     table = {
@@ -144,12 +149,17 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
     strips.update({"data": {"name": "vectors"}, "height": 30 * len(VECTORS),
                    "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output",
                              "fontSize": FONT_SIZE}})
+    for view in strips["layer"]:  # the colour range follows the sentence: it rides in the data
+        scale = view.get("encoding", {}).get("color", {}).get("scale", {})
+        if "domain" in scale:
+            scale["domain"] = {"expr": "[-bound, bound]"}
     params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
-              slider("pos", n - 1, "Token", pos), constant("names", NAMES),
+              token_slider(length_cap(n) - 1, "Token", pos, name="pos"), constant("names", NAMES),
               constant("columns", list(STEP_COLUMNS)), constant("vectors", list(VECTORS)),
               constant("dims", [str(i) for i in range(d)])]
     return spec({"vconcat": [text, table, strips], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
                 datasets={"numbers": numbers, "steps": packed_rows(steps),
                           "vectors": packed_rows(vectors)}, tokens=token_labels(tokens),
+                free=True, sentence={"bound": bound},
                 description="LayerNorm of one token by hand, next to what the model computed.")
