@@ -10,7 +10,7 @@ from tfviz.ui.lessons import available
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
-from tfviz.viz.instant_attention_maps import lookup_weights
+from tfviz.viz.instant_attention import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]

@@ -13,7 +13,6 @@ from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code
 from tfviz.viz import instant_attention as ia
-from tfviz.viz import instant_attention_maps as iam
 
 name, text, bundle, cfg = lesson_context()
 
@@ -73,7 +72,7 @@ def walkthrough() -> None:
     with tab_arrows:
         st.markdown("Each line leaves the query on the left and lands on a key on the right; "
                     "the thicker and darker it is, the more attention that key receives.")
-        instant(iam.flying_arrows, every, **view, default_query=opens_on)
+        instant(ia.flying_arrows, every, **view, default_query=opens_on)
     length_marker(n, opens_on)  # fits the query sliders to this sentence (drawn last: no gap)
 
 
@@ -117,7 +116,7 @@ def matrices(trace, view) -> None:
     if ("rot_q", 0) not in trace:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
                    f"within {error:.1e}, in every layer and head.")
-    instant(iam.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"],
+    instant(ia.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"],
             only_layer=view["only_layer"])
     show_code(atm.matrix_form)
 

@@ -12,7 +12,7 @@ from tfviz.ui.present import step
 from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import attention as attv
-from tfviz.viz import instant_attention_maps as iam
+from tfviz.viz import instant_attention as ia
 from tfviz.viz.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
@@ -51,7 +51,7 @@ with step("2 · Every head of the layer at once"):
     layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
     patterns = trace.stack("pattern")  # (layers, heads, n, n)
     stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
-    instant(iam.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
+    instant(ia.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
             layer=layer0, head=head0)
 
     st.subheader("What kind of head is it?")
@@ -89,7 +89,7 @@ with step("3 · Joining the heads: concatenate, then W^O"):
     found = coref.find_coref_positions(trace.tokens)
     lengths, gap = hd.share_lengths(trace, bundle.weights())
     opens_on = found.probe if found else n - 1  # travels in the data: the spec is length-free
-    instant(iam.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
+    instant(ia.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
             query=linked_value("query"), default_query=opens_on)
     length_marker(n, opens_on)  # fits the token slider to this sentence
     st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "

@@ -11,7 +11,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table
-from tfviz.viz import instant_attention_maps as iam
+from tfviz.viz import instant_attention as ia
 
 sidebar_model, text, _, _ = lesson_context()  # the sidebar's text; this page reads its own three models
 
@@ -58,7 +58,7 @@ with step("2 · One map per query head, two K/V heads"):
                "maps change in your browser at once.")
     cfg = bundles["GQA"].config
     patterns = trace.stack("pattern")  # (layers, heads, n, n)
-    instant(iam.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
+    instant(ia.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
             layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1))
     if not bundles["GQA"].trained:
         st.warning("gqa-tiny is not trained on this installation (no assets/gqa-tiny): these maps "

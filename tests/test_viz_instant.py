@@ -19,7 +19,7 @@ from tfviz.config import preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
-from tfviz.viz import instant_attention_maps as iam
+from tfviz.viz import instant_attention as ia
 from tfviz.viz.instant_length import length_cap
 from tfviz.viz.style import token_labels
 
@@ -66,7 +66,7 @@ def test_attention_maps_spec_is_valid_and_carries_every_layer_and_head(gpt):
     cfg = b.config
     patterns = np.stack([trace["pattern", layer] for layer in range(cfg.n_layers)])
     names = [[s.label for s in hd.head_stats(p)] for p in patterns]
-    spec = iam.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
+    spec = ia.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
     validate_jsonschema(spec, SCHEMA)
     json.dumps(spec)  # plain JSON, nothing numpy left
     p = params(spec)
@@ -102,7 +102,7 @@ def test_head_shares_match_each_heads_block_of_W_O(gpt):
             assert np.allclose(lengths[layer, :, h], want, rtol=1e-9, atol=1e-12)
     # the shares add up to the model's float32 output: float32 rounding, not zero
     assert gap < 1e-4
-    spec = iam.head_shares(lengths, trace.tokens, layer=2, head=1, query=n - 1)
+    spec = ia.head_shares(lengths, trace.tokens, layer=2, head=1, query=n - 1)
     validate_jsonschema(spec, SCHEMA)
     rows = spec["datasets"]["shares"]
     assert len(rows) == cfg.n_layers * n * cfg.n_heads
@@ -123,7 +123,7 @@ def test_a_new_sentence_of_the_same_length_changes_only_the_data(gpt):
     def shares(trace):
         lengths = np.random.default_rng(0).random((b.config.n_layers, len(trace.tokens),
                                                    b.config.n_heads))
-        return iam.head_shares(lengths, trace.tokens, layer=1, query=2)
+        return ia.head_shares(lengths, trace.tokens, layer=1, query=2)
 
     a, c = shares(one), shares(two)
     assert {k: v for k, v in a.items() if k != "datasets"} == \
@@ -143,7 +143,7 @@ def test_token_labels_survive_separators_and_the_arrow_trip():
     from tfviz.ui.widgets import arrow_bytes
 
     tokens = ["a\x1fb", "<b>", "مرحبا", "👩‍💻", ""]
-    chart = iam.head_shares(np.ones((1, len(tokens), 2)), tokens)
+    chart = ia.head_shares(np.ones((1, len(tokens), 2)), tokens)
     assert iv.spec_tokens(chart) == [label.replace("\x1f", " ") for label in token_labels(tokens)]
     rows = chart["datasets"]["shares"]
     ours = pa.ipc.open_stream(arrow_bytes(rows)).read_all().to_pydict()
@@ -177,7 +177,7 @@ def test_multihead_charts_are_length_free(gpt):
         trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])  # a byte a token
         patterns = np.stack([trace["pattern", layer] for layer in range(b.config.n_layers)])
         names = [[s.label for s in hd.head_stats(p)] for p in patterns]
-        chart = iam.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
+        chart = ia.attention_maps(patterns, trace.tokens, names=names, layer=1, head=3)
         assert chart["datasets"]["maps"][0]["s_names"].split(iv.SEPARATOR) == [x for r in names for x in r]
         for r in chart["datasets"]["maps"]:
             if "v" in r:  # cells up to 24 tokens (a picture past them, as before)
@@ -188,7 +188,7 @@ def test_multihead_charts_are_length_free(gpt):
     def shares(n):
         trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])
         lengths, _ = hd.share_lengths(trace, w)
-        chart = iam.head_shares(lengths, trace.tokens, layer=1, head=2, default_query=n // 2)
+        chart = ia.head_shares(lengths, trace.tokens, layer=1, head=2, default_query=n // 2)
         rows = chart["datasets"]["shares"]
         assert rows[0]["dq"] == n // 2 and params(chart)["query"]["value"] == -1
         assert all(r["v"] == pytest.approx(lengths[r["layer"], r["q"], r["head"]], abs=1e-4) for r in rows)
@@ -207,7 +207,7 @@ def test_a_chart_cut_to_one_layer_keeps_its_sentence_values(gpt):
     b, trace = gpt
     patterns = np.stack([trace["pattern", layer] for layer in range(b.config.n_layers)])
     names = [[f"role {lyr}.{h}" for h in range(b.config.n_heads)] for lyr in range(b.config.n_layers)]
-    cut = one_layer(iam.attention_maps(patterns, trace.tokens, names=names), 2)
+    cut = one_layer(ia.attention_maps(patterns, trace.tokens, names=names), 2)
     first = cut["datasets"]["maps"][0]
     assert first["layer"] == 2 and first["s_names"].split(iv.SEPARATOR) == [x for r in names for x in r]
     assert first["tokens"].split(iv.SEPARATOR) == token_labels(trace.tokens)

@@ -23,8 +23,6 @@ from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant as iv
 from tfviz.viz import instant_attention as ia
-from tfviz.viz import instant_attention_maps as iam
-from tfviz.viz import instant_queries as iq
 from tfviz.viz.instant_length import length_cap
 from tfviz.viz.style import token_labels
 
@@ -151,7 +149,7 @@ def test_matrix_forms_equal_torch_products(gpt):
 
 def unpicture(row: dict) -> np.ndarray:
     """A ``signed_pictures`` row back to numbers: each pixel's nearest colour on the blue-red
-    ramp from -m to +m (so to about 1% of m; the ramp's eleven stops are iq.BLUE_RED)."""
+    ramp from -m to +m (so to about 1% of m; the ramp's eleven stops are ia.BLUE_RED)."""
     import base64
     import io
 
@@ -159,7 +157,7 @@ def unpicture(row: dict) -> np.ndarray:
 
     png = base64.b64decode(row["img"].split(",", 1)[1])
     rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)  # (rows, cols, 3)
-    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in iq.BLUE_RED], float)
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in ia.BLUE_RED], float)
     t = np.linspace(0, 1, 2001)
     where = t * (len(stops) - 1)
     i = np.minimum(where.astype(int), len(stops) - 2)
@@ -248,7 +246,7 @@ def test_matrix_views_send_every_heads_matrices(gpt):
     b, trace = gpt
     forms, _ = atm.matrix_forms(trace, b.weights())
     n = len(trace.tokens)
-    spec = iam.matrix_views(forms, trace.tokens, layer=2, head=3)
+    spec = ia.matrix_views(forms, trace.tokens, layer=2, head=3)
     check_view_params(spec, b.config, n, layer=2, head=3, free=True)
     for name in "QKVZ":  # pictures of every head's matrices
         for r in spec["datasets"][name]:
@@ -260,7 +258,7 @@ def test_matrix_views_send_every_heads_matrices(gpt):
     # a 40-token text: A (1,600 cells) is a picture too; with no cells left as marks, SVG
     long = b.trace("the cat sat on the mat and the dog ran.!")
     forms, _ = atm.matrix_forms(long, b.weights())
-    spec = iam.matrix_views(forms, long.tokens)
+    spec = ia.matrix_views(forms, long.tokens)
     validate_jsonschema(spec, SCHEMA)
     assert spec["datasets"]["A"][0]["img"].startswith("data:image/png;base64,")
     assert all("img" in spec["datasets"][name][0] for name in "QKVZA")
@@ -270,7 +268,7 @@ def test_matrix_views_send_every_heads_matrices(gpt):
 def test_flying_arrows_carry_every_row_of_weights(gpt):
     b, trace = gpt
     every, n = att.all_queries(trace), len(trace.tokens)
-    spec = iam.flying_arrows(every, layer=1, head=0, query=2)
+    spec = ia.flying_arrows(every, layer=1, head=0, query=2)
     check_view_params(spec, b.config, n, layer=1, head=0, query=2, free=True)
     rows = spec["datasets"]["weights"]
     assert len(rows) == 3 * 4 * n
@@ -280,7 +278,7 @@ def test_flying_arrows_carry_every_row_of_weights(gpt):
         want = every.weights[r["layer"], r["head"], r["q"]]
         np.testing.assert_allclose(np.nan_to_num(w), want, atol=TOL)
     width = spec["layer"][0]["encoding"]["strokeWidth"]["scale"]
-    assert width == {"domain": [0, 1], "range": [0.5, iam.MAX_WIDTH]}  # weight 1: 14 px
+    assert width == {"domain": [0, 1], "range": [0.5, ia.MAX_WIDTH]}  # weight 1: 14 px
 
 
 def test_lookup_weights_name_the_best_key_and_the_mix(gpt):
@@ -290,7 +288,7 @@ def test_lookup_weights_name_the_best_key_and_the_mix(gpt):
     for layer, head, i in [(0, 0, 0), (2, 1, 5)]:  # against the one-row function of the toy table
         assert counts[layer, head, i] == pytest.approx(effective_count(patterns[layer, head, i]))
     n = len(trace.tokens)
-    spec = iam.lookup_weights(patterns, trace.tokens, counts, layer=2, head=1, query=n - 1)
+    spec = ia.lookup_weights(patterns, trace.tokens, counts, layer=2, head=1, query=n - 1)
     check_view_params(spec, b.config, n, layer=2, head=1, query=n - 1, free=True)
     for r in spec["datasets"]["rows"]:
         row = patterns[r["layer"], r["head"], r["q"]]
@@ -298,7 +296,7 @@ def test_lookup_weights_name_the_best_key_and_the_mix(gpt):
         assert r["top"] == int(row.argmax())
         assert r["mix"] == pytest.approx(effective_count(row), abs=TOL)
     assert r["q"] == n - 1 and counts[2, 3, 0] == pytest.approx(1.0)  # token 0 sees only itself
-    assert iam.HARD in json.dumps(spec) and "1 / Σα²" in json.dumps(spec, ensure_ascii=False)
+    assert ia.HARD in json.dumps(spec) and "1 / Σα²" in json.dumps(spec, ensure_ascii=False)
 
 
 def _lesson5_specs(bundle, text: str, **view) -> dict:
@@ -310,8 +308,8 @@ def _lesson5_specs(bundle, text: str, **view) -> dict:
     return {"vectors": ia.query_vectors(every, **view, default_query=2),
             "steps": ia.score_steps(every, **view, default_query=2),
             "sum": ia.weighted_sum(every, **view, default_query=2),
-            "matrices": iam.matrix_views(forms, trace.tokens, **query),
-            "arrows": iam.flying_arrows(every, **view, default_query=2)}
+            "matrices": ia.matrix_views(forms, trace.tokens, **query),
+            "arrows": ia.flying_arrows(every, **view, default_query=2)}
 
 
 def test_lesson5_specs_hold_nothing_of_the_sentences_length():
@@ -351,7 +349,7 @@ def test_lesson4s_lookup_is_length_free(gpt):
     def build(n):
         trace = b.trace("abcdefghijklmnopqrstuvwxyz"[:n])
         patterns = np.stack([trace["pattern", layer] for layer in range(3)])
-        chart = iam.lookup_weights(patterns, trace.tokens, effective_counts(patterns), layer=1)
+        chart = ia.lookup_weights(patterns, trace.tokens, effective_counts(patterns), layer=1)
         rows = chart["datasets"]["rows"]
         assert rows[0]["dq"] == n - 1 and params(chart)["query"]["value"] == -1
         for r in rows:
