@@ -43,3 +43,39 @@ def test_a_model_folder_is_told_apart_from_our_corpus(monkeypatch):
     assert "written for the models we trained" in cache.coref_gap_notice("gpt2", "it was tired")
     ours = cache.vocabulary_notice("gpt-tiny", "The zorblax sat.")
     assert ours is not None and "zorblax" in ours  # the bundled model still names the word
+
+
+def test_a_model_folders_charts_keep_only_a_few_entries(monkeypatch):
+    """Charts drawn on a page whose sidebar model is a folder go to a cache of their own that
+    keeps ``FOLDER_CHARTS`` (one layer of a GPT-2 small chart is megabytes); a bundled model's
+    page keeps its 256, and each caller still gets its own copy of the same drawing."""
+    from tfviz.ui import widgets
+
+    monkeypatch.setattr(cache.checkpoints, "found", lambda name: object() if name == "big" else None)
+    built = []
+
+    def chart(i: int) -> dict:
+        built.append(i)
+        return {"description": f"chart {i}", "mark": "point", "datasets": {"rows": [{"i": i}]}}
+
+    def draw_all(model: str) -> None:
+        monkeypatch.setattr(st, "session_state", {"model": model})
+        assert widgets._on_a_folder() == (model == "big")
+        for i in range(n):
+            spec = widgets._vega_spec("test.chart", (i,), {}, _builder=chart)
+            assert spec["description"] == f"chart {i}" and isinstance(spec["datasets"]["rows"], bytes)
+        widgets._vega_spec("test.chart", (0,), {}, _builder=chart)  # the first again
+
+    widgets._vega_drawn.clear()
+    widgets._vega_drawn_for_folder.clear()
+    n = widgets.FOLDER_CHARTS + 2
+    draw_all("gpt-tiny")
+    assert built == list(range(n))  # all kept: the first was not built again
+    built.clear()
+    draw_all("big")
+    assert built == [*range(n), 0]  # a folder's page kept the last FOLDER_CHARTS only
+    one = widgets._vega_spec("test.chart", (1,), {}, _builder=chart)
+    one["description"] = "changed by a caller"
+    assert widgets._vega_spec("test.chart", (1,), {}, _builder=chart)["description"] == "chart 1"
+    widgets._vega_drawn.clear()
+    widgets._vega_drawn_for_folder.clear()

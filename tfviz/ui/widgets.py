@@ -105,8 +105,7 @@ def arrow_bytes(rows: list[dict]) -> bytes:
     return convert_arrow_table_to_arrow_bytes(table)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+def _draw(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
     """What ``vega`` draws: the builder's dict with a description (``style.described``) and its
     named datasets already as Arrow bytes, which Streamlit sends as they are (converting them
     on every rerun was a tenth of a class's server time, bench_class), and its numbers as
@@ -120,9 +119,41 @@ def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[di
     return described(spec), tables
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+    """:func:`_draw`, kept for every learner: the bundled models' charts (and a lab run's)."""
+    return _draw(name, args, kwargs, _builder=_builder)
+
+
+#: Drawn charts kept for pages whose sidebar model is a Hugging Face folder, apart from the
+#: bundled models' 256: one layer of a GPT-2 small chart is up to a few MB (BENCHMARKS.md), so
+#: 256 of them would hold the better part of a GB; 32 keep a few pages' charts at a few layers.
+FOLDER_CHARTS = 32
+
+
+@st.cache_data(max_entries=FOLDER_CHARTS, show_spinner=False)
+def _vega_drawn_for_folder(name: str, args: tuple, kwargs: dict, _builder=None):
+    """:func:`_draw` for a model folder's pages, in a cache of its own (``FOLDER_CHARTS``)."""
+    return _draw(name, args, kwargs, _builder=_builder)
+
+
+def _on_a_folder() -> bool:
+    """Whether this run's sidebar model is a Hugging Face folder (``tfviz.ui.checkpoints``)."""
+    from tfviz.ui import checkpoints  # here: the tour's first view imports no more than it needs
+
+    return checkpoints.found(st.session_state.get("model")) is not None
+
+
+def drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+    """The chart ``_builder(*args, **kwargs)`` as ``vega`` draws it, from the cache its size
+    calls for: a model folder's page's charts (:func:`_on_a_folder`) are kept apart and fewer."""
+    cached = _vega_drawn_for_folder if _on_a_folder() else _vega_drawn
+    return cached(name, args, kwargs, _builder=_builder)
+
+
 def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
-    """The spec ``vega`` draws (built once per input by :func:`_vega_drawn`; a copy each call)."""
-    return _vega_drawn(name, args, kwargs, _builder=_builder)[0]
+    """The spec ``vega`` draws (built once per input by :func:`drawn`; a copy each call)."""
+    return drawn(name, args, kwargs, _builder=_builder)[0]
 
 
 def numbers_expander(tables: list[ChartTable]) -> None:
@@ -148,7 +179,7 @@ def vega(builder, *args, **kwargs) -> None:
     charts) or ``tfviz.viz.instant`` (charts with view controls); tests validate them against
     the Vega-Lite schema, so nothing is validated here at run time.
     """
-    spec, tables = _vega_drawn(_builder_name(builder), args, kwargs, _builder=builder)
+    spec, tables = drawn(_builder_name(builder), args, kwargs, _builder=builder)
     vega_lite(spec)
     numbers_expander(tables)
 
