@@ -23,7 +23,7 @@ from tfviz.ui.present import step
 from tfviz.ui.pretraining_cache import masked_guesses, tally
 from tfviz.ui.pretraining_widgets import position_table, seed_with_redraw
 from tfviz.ui.state import EXAMPLES
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_bert as ib
 from tfviz.viz import finetune_runs as ftv
@@ -92,7 +92,7 @@ with step("1 · Masked LM on your sentence"):
         guess_tokens = [bundle.token_strings(row) for row in g.ids]
         first = drawn.chosen[0]
         instant(ib.guesses_chart, reads, typed, kinds, guess_tokens, g.probs,
-                pos=view_value("pos", n - 1, first), model=BERT)
+                pos=linked_value("pos"), opens_on=first, model=BERT)
         st.caption("Move the **Position** slider under the chart: the model guesses at every "
                    "position, but only the chosen ones count in the loss. Unchosen positions show "
                    "the token itself, so the model mostly just copies it."
@@ -110,6 +110,7 @@ with step("1 · Masked LM on your sentence"):
                        f"token exactly at {evaluation.masked_accuracy:.0%} of [MASK] positions "
                        f"(its manifest).")
         show_code(mlm.draw_masks, batches.mlm_draw, mlm.guesses, mlm.chosen_loss)
+        length_marker(n, pos=first)  # fits the position slider to this sentence (drawn last: no gap)
 
     masked_lm()
 

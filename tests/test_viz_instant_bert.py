@@ -12,6 +12,7 @@ from tfviz.analysis import coref
 from tfviz.experiments import mlm
 from tfviz.viz import instant as iv
 from tfviz.viz import instant_bert as ib
+from tfviz.viz.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals
@@ -36,13 +37,14 @@ def test_guesses_chart_carries_every_position(bert):
     typed, reads = bert.token_strings(drawn.ids), bert.token_strings(drawn.inputs)
     kinds = [mlm.KIND_NAMES[k] for k in drawn.kinds]
     guess_tokens = [bert.token_strings(r) for r in g.ids]
-    spec = ib.guesses_chart(reads, typed, kinds, guess_tokens, g.probs, pos=drawn.chosen[0])
+    spec = ib.guesses_chart(reads, typed, kinds, guess_tokens, g.probs, opens_on=drawn.chosen[0])
     validate_jsonschema(spec, SCHEMA)
     json.dumps(spec, allow_nan=False)
     n = len(ids)
-    assert params(spec)["pos"]["bind"] == {"input": "range", "min": 0, "max": n - 1, "step": 1,
-                                           "name": "Position "}
-    assert params(spec)["pos"]["value"] == drawn.chosen[0]
+    assert n == 23 and params(spec)["pos"]["bind"] == {  # laid out for 24 tokens
+        "input": "range", "min": 0, "max": 23, "step": 1, "name": "Position "}
+    assert params(spec)["pos"]["value"] == -1  # opens where the draw does, read from the data
+    assert spec["datasets"]["strip"][0]["dpos"] == drawn.chosen[0]
     strip = spec["datasets"]["strip"]
     assert [r["reads"] for r in strip] == reads and [r["was"] for r in strip] == typed
     assert [r["kind"] for r in strip] == kinds and set(kinds) <= set(ib.KINDS)
@@ -80,3 +82,46 @@ def test_it_rows_chart_carries_every_layer_and_head(bert):
     assert sum(1 for r in data if r["s"] == 0) == 2 * 4 * len(tokens[0])
     with pytest.raises(ValueError):
         ib.it_rows_chart(rows, tokens[:1], roles, ["tired", "wide"])
+
+
+def test_guesses_chart_is_length_free(bert):
+    """Sentences of 3-16 tokens share one spec, and so do new draws: each carries its own
+    strip, the position its draw opens on (its first chosen one) and bert-tiny's top 5 at
+    every position, here recomputed with torch's softmax and topk on the model's logits."""
+    import torch
+
+    from tests.support.length_free import check_length_free
+
+    tok = bert.tokenizer
+    long = bert.encode("The animal did not cross the street because it was too tired, and the "
+                       "dog saw the bird on the mat by the door today.")  # 31 tokens
+
+    def build(n):
+        ids = long[:n]
+        drawn = mlm.draw_masks(ids, seed=n, mask_id=tok.mask_id, vocab_size=tok.vocab_size)
+        g = mlm.guesses(bert.model, drawn.inputs, drawn.ids, k=5)
+        typed, reads = bert.token_strings(drawn.ids), bert.token_strings(drawn.inputs)
+        chart = ib.guesses_chart(reads, typed, [mlm.KIND_NAMES[k] for k in drawn.kinds],
+                                 [bert.token_strings(r) for r in g.ids], g.probs,
+                                 opens_on=drawn.chosen[0])
+        strip, rows = chart["datasets"]["strip"], chart["datasets"]["guesses"]
+        assert params(chart)["pos"]["value"] == -1 and strip[0]["dpos"] == drawn.chosen[0]
+        assert [r["reads"] for r in strip] == reads and [r["was"] for r in strip] == typed
+        with torch.no_grad():
+            logits = bert.model(torch.tensor([list(drawn.inputs)]))[0].double()  # (n, vocab)
+        top = torch.softmax(logits, dim=-1).topk(5, dim=-1)
+        assert len(rows) == 5 * n
+        for r in rows:
+            assert r["tok"] == bert.token_strings([int(top.indices[r["pos"], r["rank"]])])[0]
+            assert abs(r["p"] - float(top.values[r["pos"], r["rank"]])) <= TOL
+        return chart, token_labels(typed)
+
+    built = check_length_free(build)
+    assert params(built[13])["pos"]["bind"]["max"] == 15  # the layout's; the page fits it to n
+    assert params(built[13])["posi"]["expr"] == "pos < 0 ? dpos : min(pos, ntok - 1)"
+    linked = ib.guesses_chart(["a"] * 3, ["a"] * 3, ["not chosen"] * 3, [["a"]] * 3,
+                              np.ones((3, 1)), pos=2, opens_on=0)
+    assert params(linked)["pos"]["value"] == 2  # a shared link's position, kept below the cap
+    with pytest.raises(ValueError):
+        ib.guesses_chart(["a"] * 3, ["a"] * 3, ["not chosen"] * 3, [["a"]] * 3, np.ones((3, 1)),
+                         opens_on=3)

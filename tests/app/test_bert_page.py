@@ -28,7 +28,11 @@ def _check_guesses(at, bert, seed: int) -> None:
     drawn = mlm.draw_masks(ids, seed, mask_id=tok.mask_id, vocab_size=tok.vocab_size)
     g = mlm.guesses(bert.model, drawn.inputs, drawn.ids, k=5)
     spec, data = _chart(at, "pos")
-    assert param_values(spec)["pos"] == drawn.chosen[0]
+    assert param_values(spec)["pos"] == -1  # length-free: it opens where the data says
+    assert data["strip"]["dpos"][0] == drawn.chosen[0]
+    fit = [m for m in at.get("html") if m.proto.body.startswith("<div hidden class=\"tfviz-length\"")]
+    assert len(fit) == 1 and f"{{&quot;pos&quot;: {{&quot;n&quot;: {len(ids)}, &quot;default&quot;: " \
+        f"{drawn.chosen[0]}}}}}" in fit[0].proto.body  # the view script fits the slider to it
     assert list(data["strip"]["reads"]) == bert.token_strings(drawn.inputs)
     assert list(data["strip"]["kind"]) == [mlm.KIND_NAMES[k] for k in drawn.kinds]
     got = data["guesses"].sort_values(["pos", "rank"])

@@ -9,6 +9,11 @@ changes the computation (the sentence, the masking seed) stays a Streamlit widge
 tokens, coloured by what the draw did to each) and, for the chosen position, the model's
 top guesses as bars, the original token marked. ``it_rows_chart`` draws, for the chosen
 layer and head, how much "it" attends to every token of each sentence, the two nouns marked.
+
+``guesses_chart`` is length-free (``tfviz.viz.instant_length``): laid out for
+``length_cap(n)`` tokens, it reads the sentence's length and the draw's first chosen position
+(where it opens) from its data, so a new sentence of another length within the cap, or a new
+draw, swaps its data. The page's ``length_marker`` fits the position slider to the sentence.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.instant import rounded, slider, spec
+from tfviz.viz.instant_length import length_cap, token_slider
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 KINDS = ("not chosen", "[MASK]", "random token", "unchanged")  # as tfviz.experiments.mlm.KIND_NAMES
@@ -27,16 +33,23 @@ ROLE_COLOURS = (CATEGORICAL[5], CATEGORICAL[0], CATEGORICAL[1], "#bdbdbd")
 
 def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence[str],
                   guess_tokens: Sequence[Sequence[str]], guess_probs: np.ndarray, *,
-                  pos: int = 0, model: str = "bert-tiny") -> dict:
+                  pos: int | None = None, opens_on: int = 0, model: str = "bert-tiny") -> dict:
     """The masked sentence as a strip, and the top guesses at the position chosen below it.
 
     ``reads``/``original``: the token the model reads / the one typed, per position;
     ``kinds``: one of KINDS per position; ``guess_tokens`` (n, k) and ``guess_probs`` (n, k):
-    the model's k most likely tokens at each position, best first.
+    the model's k most likely tokens at each position, best first. ``pos``: a shared link's
+    position, else None: the chart then opens on ``opens_on`` (the draw's first chosen
+    position), which travels in its data. Length-free (module docstring): the chart draws the
+    position ``posi``, the slider's kept below the sentence's length, or ``opens_on`` while the
+    slider says -1.
     """
     n, k = np.shape(guess_probs)
     if not (len(reads) == len(original) == len(kinds) == len(guess_tokens) == n):
         raise ValueError("one token, kind and row of guesses per position")
+    if not 0 <= opens_on < max(n, 1):
+        raise ValueError(f"the chart opens on position {opens_on}, outside the {n} tokens")
+    cap = length_cap(n)
     probs = rounded(guess_probs)
     typed = token_labels(original)
     strip_rows = [{"i": i, "typed": typed[i], "reads": str(reads[i]), "was": str(original[i]),
@@ -44,11 +57,11 @@ def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence
     guess_rows = [{"pos": i, "rank": r, "tok": str(guess_tokens[i][r]), "p": probs[i][r],
                    "right": "the token you typed" if guess_tokens[i][r] == original[i] else "another token"}
                   for i in range(n) for r in range(k)]
-    cell = max(28, min(60, 900 // max(n, 1)))
+    cell = max(28, min(60, 900 // cap))  # a cell a token: the sentence's own tokens are drawn
     x = {"field": "typed", "type": "nominal", "sort": {"field": "i", "op": "min"}, "title": "typed",
          "axis": {"labelAngle": -45, "labelLimit": 120, "labelOverlap": False}}
     strip = {
-        "data": {"name": "strip"}, "width": cell * n, "height": 46,
+        "data": {"name": "strip"}, "width": {"step": cell}, "height": 46,
         "encoding": {"x": x},
         "layer": [
             {"mark": {"type": "rect", "stroke": "white", "strokeWidth": 2},
@@ -57,7 +70,7 @@ def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence
                                     "legend": {"orient": "top"}},
                           "tooltip": [{"field": "reads", "title": "reads"}, {"field": "was", "title": "typed"},
                                       {"field": "kind", "title": "draw"}]}},
-            {"transform": [{"filter": "datum.i == pos"}],
+            {"transform": [{"filter": "datum.i == posi"}],
              "mark": {"type": "rect", "filled": False, "stroke": "black", "strokeWidth": 3,
                       "aria": False}},
             {"mark": {"type": "text", "fontSize": FONT_SIZE - 4, "limit": cell - 4, "aria": False},
@@ -68,7 +81,7 @@ def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence
     }
     bars = {
         "data": {"name": "guesses"}, "width": 420, "height": 26 * k,
-        "transform": [{"filter": "datum.pos == pos"}],
+        "transform": [{"filter": "datum.pos == posi"}],
         "encoding": {
             "y": {"field": "rank", "type": "ordinal", "title": None,
                   "axis": {"labelExpr": "''", "ticks": False}},
@@ -86,16 +99,18 @@ def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence
             {"mark": {"type": "text", "align": "left", "dx": 4, "fontSize": FONT_SIZE - 2},
              "encoding": {"text": {"field": "label"}}},
         ],
-        "title": {"text": {"expr": "'Guesses at position ' + pos + ' (' + data('strip')[pos].kind "
-                                   "+ '; typed: ' + data('strip')[pos].was + ')'"},
+        "title": {"text": {"expr": "length(data('strip')) > posi ? 'Guesses at position ' + posi + ' (' "
+                                   "+ data('strip')[posi].kind + '; typed: ' + data('strip')[posi].was "
+                                   "+ ')' : ''"},
                   "fontSize": FONT_SIZE},
     }
     bars["transform"].append({"calculate": "datum.tok + '  ' + format(datum.p, '.3f')", "as": "label"})
     # the strip's colours say what the draw did, the bars' whether a guess is right: two scales
     independent = {"scale": {"color": "independent"}, "legend": {"color": "independent"}}
     return spec({"vconcat": [strip, bars], "spacing": 24, "resolve": independent},
-                params=[slider("pos", n - 1, "Position", pos)],
-                datasets={"strip": strip_rows, "guesses": guess_rows}, marks=3 * n + 2 * k,
+                params=[token_slider(cap - 1, "Position", pos, name="pos")],
+                datasets={"strip": strip_rows, "guesses": guess_rows}, marks=3 * cap + 2 * k,
+                tokens=typed, free=True, defaults={"pos": opens_on},
                 description="The masked sentence, and the model's top guesses at the chosen position.")
 
 
