@@ -17,21 +17,21 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import torch
-from safetensors.torch import load_file
 
 from tfviz.config import ModelConfig, RunOptions, preset
 from tfviz.manifest import Measured
-from tfviz.model import Transformer
 from tfviz.tokenizer import load_tokenizer
 from tfviz.tokenizer.base import Tokenizer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.textinput import truncation_notice
-from tfviz.trace import NamesFilter, Trace, run_with_trace
-from tfviz.weights import export_weights
+
+if TYPE_CHECKING:  # torch is imported where a model is built or run, not where a text is read:
+    # the tour's first view and the sidebar read the default sentence without it
+    from tfviz.model import Transformer
+    from tfviz.trace import NamesFilter, Trace
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -63,6 +63,8 @@ class Bundle(Measured):
         one is kept. Nobody can change it, so every learner on a server may share it.
         """
         if self._weights is None:
+            from tfviz.weights import export_weights
+
             object.__setattr__(self, "_weights", export_weights(self.model))
         return self._weights
 
@@ -97,6 +99,8 @@ class Bundle(Measured):
         Encoder-decoder models: the encoder reads ``text`` (or ``source``, and the decoder then
         reads the string ``text``); see :meth:`seq2seq_inputs`.
         """
+        from tfviz.trace import run_with_trace
+
         if self.config.arch != "encoder-decoder":
             ids = list(text.ids if isinstance(text, Reading) else self.read(text).ids)
             return run_with_trace(self.model, ids, tokens=self.token_strings(ids),
@@ -120,6 +124,8 @@ class Bundle(Measured):
         if target is not None:
             return src, [bos, *self.encode(target)][:n]
         dec = [bos]
+        import torch
+
         with torch.no_grad():
             logits, cache = self.model.step(torch.tensor([dec]), enc_ids=torch.tensor([src]))
             while len(dec) < n and (nxt := int(logits[0, -1].argmax())) != eos:
@@ -129,6 +135,8 @@ class Bundle(Measured):
 
 
 def fresh(cfg: ModelConfig) -> Bundle:
+    from tfviz.model import Transformer
+
     tok = ByteTokenizer()
     if cfg.vocab_size < tok.vocab_size:
         cfg = cfg.replace(vocab_size=tok.vocab_size)
@@ -142,6 +150,10 @@ def load_dir(path: Path) -> Bundle:
         from tfviz.vision_bundle import load_vision_dir
 
         return load_vision_dir(path)
+    from safetensors.torch import load_file
+
+    from tfviz.model import Transformer
+
     cfg = ModelConfig.from_dict(data)
     model = Transformer(cfg)
     model.load_state_dict(load_file(path / "model.safetensors"))

@@ -254,6 +254,9 @@ _POS_PRESETS: dict[str, ModelConfig] = {
     for kind in ("learned", "rope")
 }
 POS_PRESET_NAMES = tuple(_POS_PRESETS)
+#: The vision presets' names (``tfviz.model.vit.VIT_PRESETS``, which imports torch), for the
+#: names a model folder may not take; tests/test_tour_numbers.py checks they are the same.
+VIT_PRESET_NAMES = ("vit-tiny",)
 
 
 def preset(name: str) -> ModelConfig:

@@ -6,8 +6,12 @@ position are the model's guess. The shared model is only read, never changed.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tfviz.analysis.pipeline import mask_token_id
-from tfviz.trace import Trace, run_with_trace
+
+if TYPE_CHECKING:  # tfviz.trace imports torch; the tour shows this function's code without it
+    from tfviz.trace import Trace
 
 
 def masked_trace(bundle, text: str, position: int) -> Trace:
@@ -15,6 +19,8 @@ def masked_trace(bundle, text: str, position: int) -> Trace:
 
     The shared model is only read, never changed.
     """
+    from tfviz.trace import run_with_trace
+
     ids = bundle.encode(text)[: bundle.config.max_seq_len] or [0]
     mask_id = mask_token_id(bundle.tokenizer)
     if mask_id is None:

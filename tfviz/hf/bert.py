@@ -28,14 +28,17 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, normalizers, pre_tokenizers, processors
 from tokenizers import models as tokenizer_models
-from torch import Tensor
 
 from tfviz.config import ModelConfig
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
+
+if TYPE_CHECKING:  # torch is imported when a folder is opened, not when one is listed
+    from torch import Tensor
 
 WITH_HEAD = ("BertForMaskedLM", "BertForPreTraining")  # the masked-LM head is there
 WITHOUT_HEAD = ("BertModel",)

@@ -24,16 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import torch
 from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer as HFTokenizer
 
 from tfviz.config import ModelConfig
 from tfviz.hf import bert, gpt2
-from tfviz.model import Transformer
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # torch is imported when a folder is opened, not when one is listed
+    import torch
+
     from tfviz.bundle import Bundle
 
 
@@ -311,6 +311,10 @@ def load_checkpoint(folder: str | Path) -> Bundle:
     tok = read_tokenizer(folder, data, family, cfg)
     keys = check_shapes(folder, path, header_shapes(folder, path), family, cfg)
     state = family.state_dict(read_tensors(folder, path, keys), cfg)
+    import torch
+
+    from tfviz.model import Transformer
+
     with torch.device("meta"):
         model = Transformer(cfg)
     model.load_state_dict(state, strict=True, assign=True)

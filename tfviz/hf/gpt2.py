@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer as HFTokenizer
-from torch import Tensor
 
 from tfviz.config import ModelConfig
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
+
+if TYPE_CHECKING:  # torch is imported when a folder is opened, not when one is listed
+    from torch import Tensor
 
 # transformers' names for the activation -> ours. "gelu_new" and "gelu_pytorch_tanh" are the
 # same tanh formula (GPT-2's); "gelu" is the exact one.

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tfviz.decoding.memory import human_bytes
 
 OPEN_FACTOR = 3.0  # measured 2.93 x the float32 weights for GPT-2 small's shape; see above
 
@@ -58,5 +57,7 @@ def refusal(name: str, cost: int, available: int | None) -> str | None:
     free memory is unknown (then it is tried)."""
     if available is None or cost <= available:
         return None
+    from tfviz.decoding.memory import human_bytes  # the decoding package imports torch
+
     return (f"{name} is not opened: it needs about {human_bytes(cost)} of memory and this server "
             f"has {human_bytes(available)} free. The lessons go on with a bundled model.")

@@ -24,15 +24,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 import numpy as np
-import torch
 
 from tfviz.bundle import Bundle
 from tfviz.data.stories import words_of
 from tfviz.data.tasks import SPECIALS
 from tfviz.lab.settings import LabSettings
 from tfviz.lab.tasks import LabTask
-from tfviz.lab.train import HELDOUT_SEED
-from tfviz.model import Transformer
 
 # A run's model is named "my run N: ..." (N counts the runs this session opened). The name is only
 # unique within its session: what keeps it there is that no server-wide cache ever sees it
@@ -186,6 +183,8 @@ def room_after(bundle: Bundle, prompt: str) -> int:
 def example_texts(task: LabTask, n: int = 5) -> dict[str, str]:
     """The first ``n`` held-out examples of the lab (the ones its maps show first), labelled
     for the sidebar's example picker: "held-out 1: c g f → c f g"."""
+    from tfviz.lab.train import HELDOUT_SEED  # imports torch: only once a run is opened
+
     out = {}
     for i, ex in enumerate(task.examples(n, HELDOUT_SEED, "heldout")):
         source, answer = ex
@@ -214,6 +213,10 @@ def run_bundle(settings: LabSettings, weights: Mapping[str, np.ndarray], name: s
                manifest: dict | None = None) -> Bundle:
     """A bundle holding a copy of a finished run's weights: its own model, in eval mode and
     frozen, so neither the lab nor a lesson can change what the learner opened."""
+    import torch
+
+    from tfviz.model import Transformer
+
     model = Transformer(settings.model_config())
     model.load_state_dict({k: torch.from_numpy(np.array(v, copy=True))
                            for k, v in weights.items()})  # copies: the run's arrays stay as they were

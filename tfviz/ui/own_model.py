@@ -25,12 +25,15 @@ import copy
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from tfviz.bundle import Bundle
 from tfviz.lab.opened import example_texts, is_run_name, run_bundle, run_title
-from tfviz.lab.train import RunView
+
+if TYPE_CHECKING:  # tfviz.lab.train imports torch, which the first page does without
+    from tfviz.lab.train import RunView
 
 OWN_KEY = "_own_model"
 # Traces and what-ifs of one small model, newest kept: a trace of a lab model is 0.17 MB (the
