@@ -5,9 +5,8 @@ from tfviz.analysis.pipeline import (first_ordinary_position, mask_token_id, pip
                                      probabilities, rnn_vs_transformer, top_predictions,
                                      vector_lengths)
 from tfviz.experiments.masked import masked_trace
-from tfviz.ui.cache import get_trace
-from tfviz.ui.context import lesson_context
-from tfviz.ui.experiments_cache import masked
+from tfviz.ui.cache import get_bundle, get_tour_numbers, get_trace
+from tfviz.ui.context import chosen
 from tfviz.ui.lessons import available
 from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
@@ -37,8 +36,12 @@ st.markdown(
     "guess, then click any stage to study it in its own lesson."
 )
 
-model, text, bundle, cfg = lesson_context()
-trace = get_trace(model, text)
+model, text = chosen()
+# The default sentence's numbers are stored with the model: a fresh server draws this page
+# without torch (tfviz.analysis.tour_numbers). The branches for an encoder or a model without
+# a head, which no learner meets first, trace it.
+tour = get_tour_numbers(model, text)
+cfg = tour.config
 files = {lesson.file for lesson in available()}
 
 with step("1 · From text to a prediction"):
@@ -51,7 +54,7 @@ with step("1 · From text to a prediction"):
         st.info("This model first runs your text through an encoder stack; the blocks below are "
                 "the decoder's, which also look at the encoder's output (cross-attention).")
 
-    for n, stage in enumerate(pipeline_stages(trace)):
+    for n, stage in enumerate(tour.stages):
         if n:
             st.markdown("<div style='text-align:center;font-size:1.4em'>↓</div>",
                         unsafe_allow_html=True)  # a fixed arrow, no learner text
@@ -63,7 +66,7 @@ with step("1 · From text to a prediction"):
             if file in files:
                 right.page_link(f"lessons/{file}", label=f"Lesson: {label}", icon="➡️")
             if stage.key == "tokens":
-                st.html(token_chips_html(trace.tokens, trace.ids))
+                st.html(token_chips_html(tour.tokens, tour.ids))
             if stage.key == "attn" and "04_lookup.py" in files:
                 right.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
                                 icon="➡️")
@@ -71,6 +74,7 @@ with step("1 · From text to a prediction"):
 
 with step("2 · The model's guess"):
     if not cfg.lm_head:
+        trace = get_trace(model, text)
         last = f"blocks.{cfg.n_layers - 1}.hook_resid_post"
         st.info(f"**{model}** was saved without a head (a BERT's `BertModel`), so it makes no "
                 f"guess: it ends at its last block, with one vector of {cfg.d_model} numbers per "
@@ -87,6 +91,10 @@ with step("2 · The model's guess"):
     else:
         st.latex(r"p(w) = \mathrm{softmax}(z)_w = \frac{e^{z_w}}{\sum_{v} e^{z_v}}")
         if cfg.arch == "encoder":
+            from tfviz.ui.experiments_cache import masked  # imports torch: only an encoder needs it
+
+            bundle = get_bundle(model)
+            trace = get_trace(model, text)
             mask_id = mask_token_id(bundle.tokenizer)
             st.markdown("An encoder sees the whole sentence at once, so it is trained to fill in "
                         "a **hidden** token. Pick one to hide behind [MASK]; the bars show what the "
@@ -100,14 +108,14 @@ with step("2 · The model's guess"):
             else:
                 row = masked(model, text, int(position)).logits[position]
             title = f"What hides at position {position}? (the answer was {trace.tokens[position]!r})"
+            preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
         else:
             st.markdown("The last position's row of logits becomes probabilities for the token that "
                         "comes **next**. Here are the five most likely:")
-            row = trace.logits[-1]
-            title = f"After {trace.tokens[-1]!r}, the next token is probably…"
-        preds = top_predictions(row, 5, bundle.tokenizer.id_to_token)
+            preds = list(tour.predictions)
+            title = f"After {tour.tokens[-1]!r}, the next token is probably…"
         vega(predictions_chart, preds, title=title)
-        if not bundle.trained:
+        if not tour.trained:
             st.caption("These weights are still random (the trained model is not installed yet), so "
                        "the guesses are guesses in the dark.")
         show_code(pipeline_stages, top_predictions, probabilities, masked_trace)
@@ -122,7 +130,7 @@ with step("3 · Why not a recurrent network?"):
     c1, c2 = (st.container(), st.container()) if presenting() else st.columns(2)  # big type
     c1.latex(r"\text{sequential steps: } O(n) \text{ (RNN)} \;\text{vs}\; O(1)")
     c2.latex(r"\text{longest path between two tokens: } O(n) \;\text{vs}\; O(1)")
-    T = len(trace.tokens)
+    T = len(tour.tokens)
     longest = st.slider("Longest sentence on the chart", 4, 128, max(16, min(T, 128)),
                         key="tour_max_len")
     rows = rnn_vs_transformer(range(2, longest + 1))

@@ -5,7 +5,9 @@
     python -m tfviz.train --preset gpt-tiny --steps 20 --out /tmp/gpt   # a quick smoke run
 
 Each run trains from scratch with fixed seeds and writes config.json, model.safetensors,
-tokenizer.json and manifest.json (training settings + metrics measured on held-out data).
+tokenizer.json and manifest.json (training settings + metrics measured on held-out data);
+gpt-tiny's folder also gets tour_numbers.json, what the tour shows of the default sentence,
+so that a fresh server draws its first page without torch (``tfviz.training.tour``).
 The files in assets/ are exactly what these commands write; only ``train.wall_seconds``
 in the manifest differs between runs.
 """
@@ -16,9 +18,11 @@ import json
 import sys
 from pathlib import Path
 
+from tfviz.analysis import tour_numbers
 from tfviz.bundle import ASSETS
 from tfviz.training.loop import DEFAULT_THREADS, fit
 from tfviz.training.recipes import RECIPES
+from tfviz.training import tour
 from tfviz.training.save import write_bundle
 
 
@@ -27,7 +31,10 @@ def train_one(name: str, out: Path, steps: int | None = None, threads: int = DEF
     """Train preset ``name`` and write its bundle into ``out``; returns the manifest."""
     recipe = RECIPES[name]
     result = fit(recipe, steps=steps, threads=threads, log_every=0 if quiet else 100)
-    return write_bundle(recipe, result, out)
+    manifest = write_bundle(recipe, result, out)
+    if name == tour_numbers.MODEL:
+        tour.write_for(out)
+    return manifest
 
 
 def main(argv: list[str] | None = None) -> int:

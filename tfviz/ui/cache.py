@@ -11,16 +11,21 @@ every function decorated with ``per_model`` answers it from that session's memo.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 import tfviz
-from tfviz.bundle import Bundle, Reading, bundled_names
+from tfviz.analysis import tour_numbers as tn
+from tfviz.bundle import ASSETS, Bundle, Reading, bundled_names
 from tfviz.config import PRESET_NAMES, RunOptions
-from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps, unknown_words, unknown_words_notice
+from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps
 from tfviz.lab.opened import is_run_name
-from tfviz.trace import Trace
 from tfviz.ui import checkpoints, own_model
+from tfviz.ui.warmup import one_thread_per_op
+
+if TYPE_CHECKING:  # tfviz.trace imports torch, which the tour's first view does without
+    from tfviz.trace import Trace
 
 
 @st.cache_resource(show_spinner="Loading the model…")
@@ -28,6 +33,7 @@ def _shared_bundle(name: str) -> Bundle:
     bundle = tfviz.load(name)
     for p in bundle.model.parameters():  # a shared model must never train by accident
         p.requires_grad_(False)
+    one_thread_per_op()  # torch is loaded now, perhaps by this run (tfviz.ui.warmup)
     return bundle
 
 
@@ -105,7 +111,38 @@ def model_names() -> list[str]:
 def read_text(model: str, text: str) -> Reading:
     """The ids ``model`` reads of ``text`` and the notice if it was cut: tokenised once, for
     the sidebar's notice and for every trace of that text."""
+    first = stored_tour_numbers(model, text)
+    if first is not None:  # the default sentence: read without loading the model
+        return Reading(first.ids, first.reading_notice)
     return get_bundle(model).read(text)
+
+
+@st.cache_resource(show_spinner=False)
+def _stored_tour_numbers(model: str) -> tn.TourNumbers | None:
+    return tn.stored(ASSETS / model)
+
+
+def stored_tour_numbers(model: str, text: str) -> tn.TourNumbers | None:
+    """The tour's numbers of ``text`` on a bundled ``model`` as they were stored when the model
+    was built (``tfviz.analysis.tour_numbers``): there are some for the default sentence only,
+    and only while the files they came from are unchanged. With them, a fresh server's first
+    page (the tour, with the sidebar's notices) needs no torch, which the warm-up imports
+    after that page has run (``tfviz.ui.warmup``)."""
+    if is_run_name(model) or checkpoints.found(model) is not None:
+        return None
+    first = _stored_tour_numbers(model)
+    return first if first is not None and first.name == model and first.text == text else None
+
+
+def get_tour_numbers(model: str, text: str) -> tn.TourNumbers:
+    """What the tour shows of ``text`` on ``model``: stored for the default sentence, else
+    from the (cached) trace."""
+    first = stored_tour_numbers(model, text)
+    if first is not None:
+        return first
+    reading = read_text(model, text)
+    return tn.tour_numbers(model, text, get_bundle(model), get_trace(model, text), reading.notice,
+                           vocabulary_notice(model, text))
 
 
 def get_trace(model: str, text: str, options: RunOptions = RunOptions()) -> Trace:
@@ -136,11 +173,10 @@ def vocabulary_notice(model: str, text: str) -> str | None:
     a lab run's model names the symbols it skipped, and what it does read."""
     if checkpoints.found(model) is not None:
         return NOT_OUR_CORPUS.format(model=model)
-    bundle = get_bundle(model)
-    if hasattr(bundle.tokenizer, "unknown_notice"):
-        return bundle.tokenizer.unknown_notice(text)
-    words = bundle.manifest.get("vocabulary", {}).get("words")
-    return unknown_words_notice(model, unknown_words(text, words)) if words else None
+    first = stored_tour_numbers(model, text)
+    if first is not None:  # the default sentence: without loading the model
+        return first.vocabulary_notice
+    return tn.vocabulary_notice(get_bundle(model), model, text)
 
 
 @per_model(st.cache_data(max_entries=512, show_spinner=False))

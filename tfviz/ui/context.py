@@ -17,6 +17,12 @@ class LessonContext(NamedTuple):
     config: ModelConfig
 
 
+def chosen() -> tuple[str, str]:
+    """The sidebar's model name and the learner's text, without loading the model (the tour
+    draws its first view from stored numbers: ``tfviz.ui.cache.get_tour_numbers``)."""
+    return st.session_state["model"], st.session_state["text"]
+
+
 def lesson_context() -> LessonContext:
     """The sidebar's model and text, with the model's shared bundle and config: the header of
     every lesson page, ``name, text, bundle, cfg = lesson_context()``."""
