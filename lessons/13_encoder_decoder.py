@@ -15,7 +15,7 @@ from tfviz.ui.decoding_cache import SEQ2SEQ_MODEL as MODEL, translation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.chart_numbers import numbers_table
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import fit_marker, instant, linked_value
 from tfviz.ui.widgets import show_code, table
 from tfviz.viz import chart_numbers
 from tfviz.viz import instant_encdec as ie
@@ -97,9 +97,11 @@ with step("2 · The encoder runs once"):
         "the decoder writes."
     )
     score = ed.anti_diagonal_head(run.cross_attention())
-    instant(ie.encoder_chart, run.enc_patterns, run.memory, src,
-            layer=view_value("layer", cfg.enc_layers - 1, sharp.layer),
-            head=view_value("head", cfg.n_heads - 1, sharp.head))
+    instant(ie.encoder_chart, run.enc_patterns, run.memory, src, opens=(sharp.layer, sharp.head),
+            layer=linked_value("layer"), head=linked_value("head"))
+    # the chart is laid out for 16 tokens and opens on this source's head: the sliders follow it
+    fit_marker({"layer": {"n": cfg.enc_layers, "default": sharp.layer},
+                "head": {"n": cfg.n_heads, "default": sharp.head}})
     numbers_table(chart_numbers.encoder(run.enc_patterns, run.memory, src), key="ed_enc_numbers",
                   default=sharp.layer * cfg.n_heads + sharp.head)
     st.caption(f"The chart opens on layer {sharp.layer}, head {sharp.head}, the head named above. "
@@ -127,8 +129,10 @@ with step("3 · The decoder writes one token per step"):
     instant(ie.decoder_chart, run.self_attention(), run.cross_attention(), read, run.source_tokens,
             notes, candidates, [s.probs for s in run.steps],
             [s.candidates.index(s.chosen) for s in run.steps], (score.layer, score.head),
-            step=max(1, view_value("step", T, 1)), layer=view_value("layer", cfg.n_layers - 1, score.layer),
-            head=view_value("head", cfg.n_heads - 1, score.head))
+            step=linked_value("step") or 1, layer=linked_value("layer"), head=linked_value("head"))
+    fit_marker({"step": {"n": T, "default": 1, "from": 1},  # the chart is laid out for 16 steps
+                "layer": {"n": cfg.n_layers, "default": score.layer},
+                "head": {"n": cfg.n_heads, "default": score.head}})
     numbers_table(chart_numbers.decoder(run.self_attention(), run.cross_attention(), read, src),
                   key="ed_dec_numbers", default=score.layer * cfg.n_heads + score.head)
 

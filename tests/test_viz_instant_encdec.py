@@ -14,7 +14,9 @@ from tfviz.config import preset
 from tfviz.decoding.seq2seq import translate
 from tfviz.viz import instant as iv
 from tfviz.viz import instant_encdec as ie
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.style import token_labels
+from tests.support.length_free import LENGTHS, check_length_free, without_data
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals
@@ -74,11 +76,14 @@ def test_decoder_chart_grows_row_by_row_with_the_models_numbers(run):
     validate_jsonschema(spec, SCHEMA)
     json.dumps(spec)
     p = params(spec)
-    assert p["step"]["value"] == min(2, T)
-    assert p["step"]["bind"] == {"input": "range", "min": 1, "max": T, "step": 1, "name": "Step "}
+    assert p["step"]["value"] == 2  # the chart draws min(step, T): the expression si
+    assert p["si"]["expr"] == "max(1, min(step, ntok))"
+    assert p["step"]["bind"] == {"input": "range", "min": 1, "max": length_cap(T), "step": 1,
+                                 "name": "Step "}  # the layout's; the view script fits it to T
     assert (p["layer"]["value"], p["head"]["value"]) == (1, 3)
     best = ed.anti_diagonal_head(t.cross_attention())
-    assert p["anti"]["value"] == [best.layer, best.head]
+    first = spec["datasets"]["self"][0]  # what follows the source rides in the data
+    assert (first["s_open_layer"], first["s_open_head"]) == (best.layer, best.head)  # opens there
     assert iv.spec_tokens(spec) == token_labels(b.token_strings(t.decoder_ids))
     assert spec["datasets"]["cross"][0]["src"].split(iv.SEPARATOR) == token_labels(t.source_tokens)
     own = {(r["layer"], r["head"]): decode(r["v"]).reshape(T, T) for r in spec["datasets"]["self"]}
@@ -98,23 +103,107 @@ def test_decoder_chart_grows_row_by_row_with_the_models_numbers(run):
         assert " ".join(" ".join(mine).split()) == " ".join(" ".join(lines).split())
         assert all(len(line) <= ie.NOTE_CHARS for line in mine)
     bars = spec["datasets"]["next"]
+    shown = len(t.steps[0].candidates)  # the rank axis names rows (si - 1) * shown onwards
+    assert p["candidates"]["expr"] == (f"slice(pluck(data('next'), 'token'), (si - 1) * {shown}, "
+                                       f"si * {shown})")
     for s, step in enumerate(t.steps):
         mine = [r for r in bars if r["step"] == s + 1]
+        assert mine == bars[s * shown:(s + 1) * shown]
         assert [r["token"] for r in mine] == b.token_strings(step.candidates)
         np.testing.assert_allclose([r["p"] for r in mine], step.probs, atol=TOL)
         assert [r["written"] for r in mine].count("written") == 1
         assert mine[step.candidates.index(step.chosen)]["written"] == "written"
     # the maps keep the rows up to the step, and the self-attention map the keys that exist
     text = json.dumps(spec)
-    assert '"filter": "datum.row < step && datum.col < step"' in text
-    assert '"filter": "datum.row < step"' in text and '"filter": "datum.row == step - 1"' in text
+    assert '"filter": "datum.row < si && datum.col < si"' in text
+    assert '"filter": "datum.row < si"' in text and '"filter": "datum.row == si - 1"' in text
 
 
 def test_decoder_chart_opens_where_a_link_says_and_stays_in_range(run):
     b, t = run
-    T = len(t.steps)
-    assert params(decoder_spec(b, t, step=99)[0])["step"]["value"] == T
+    cap = length_cap(len(t.steps))  # the slider's range is the layout's
+    assert params(decoder_spec(b, t, step=99)[0])["step"]["value"] == cap
     assert params(decoder_spec(b, t, step=0)[0])["step"]["value"] == 1
+
+
+def source_of(n: int) -> list[int]:
+    """A source of ``n`` letters as ids, the 16 letters stepped through five at a time (as ids
+    it may be longer than a learner can type: 17 and 24 letters lay out another cap)."""
+    letters = list(range(4, 20))  # a..p
+    return [letters[(i * 5) % 16] for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    b = tfviz.load("reverse-encdec")
+    assert b.token_strings(source_of(3)) == ["a", "f", "k"]
+    return b, {n: translate(b, source_of(n)) for n in LENGTHS}
+
+
+def test_encoder_chart_is_length_free(runs):
+    """Sources of 3-16 letters share one spec (a new source swaps the data), 17 and 24 another,
+    and each carries its own maps, memory and colour range."""
+    b, translations = runs
+
+    def build(n):
+        t = translations[n]
+        chart = ie.encoder_chart(t.enc_patterns, t.memory, t.source_tokens, layer=1, head=2)
+        for r in chart["datasets"]["enc"]:
+            np.testing.assert_allclose(decode(r["v"]).reshape(n, n), t.enc_patterns[r["layer"], r["head"]],
+                                       atol=TOL)
+        memory, = chart["datasets"]["memory"]
+        np.testing.assert_allclose(decode(memory["v"]).reshape(n, -1), t.memory, atol=TOL)
+        bound = chart["datasets"]["enc"][0]["s_bound"]
+        assert bound == round(float(np.abs(t.memory).max()), 4)
+        return chart, token_labels(t.source_tokens)
+
+    built = check_length_free(build)
+    attn, mem = built[8]["vconcat"]
+    assert attn["width"] == {"step": ie.SOURCE_CELL} and mem["height"] == {"step": 22}
+    assert mem["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}
+    assert mem["layer"][0]["encoding"]["x"]["scale"]["domain"] == list(range(b.config.d_model))
+
+
+def test_decoder_chart_is_length_free(runs):
+    """The decoder chart follows two lengths, the source's (n) and its steps' (T): charts share
+    a spec exactly when both share a cap. Each carries its own maps, candidates and head."""
+    b, translations = runs
+
+    def build(n):
+        t = translations[n]
+        T = len(t.steps)
+        chart, _ = decoder_spec(b, t)
+        own = {(r["layer"], r["head"]): decode(r["v"]).reshape(T, T) for r in chart["datasets"]["self"]}
+        cross = {(r["layer"], r["head"]): decode(r["v"]).reshape(T, n) for r in chart["datasets"]["cross"]}
+        below = np.tril(np.ones((T, T), bool))
+        for (layer, h), m in own.items():
+            np.testing.assert_allclose(m[below], t.self_attention()[layer, h][below], atol=TOL)
+            np.testing.assert_allclose(cross[layer, h], t.cross_attention()[layer, h], atol=TOL)
+        assert [r["token"] for r in chart["datasets"]["next"]] == [
+            tok for s in t.steps for tok in b.token_strings(s.candidates)]
+        return chart, token_labels(b.token_strings(t.decoder_ids)), (length_cap(T), length_cap(n))
+
+    built = check_length_free(build)
+    assert {len(translations[n].steps) for n in LENGTHS} != {len(translations[3].steps)}
+    own, cross = built[8]["vconcat"][1]["hconcat"]
+    assert own["width"] == cross["width"] == {"step": ie.STEP_CELL}
+    assert cross["layer"][0]["encoding"]["x"]["scale"]["domain"] == {"expr": "sequence(0, nsrc)"}
+
+
+def test_decoder_chart_of_a_longer_answer_lays_out_its_own_cap():
+    """Answers of 17-24 steps (a model that does not stop) share a layout of their own: the
+    trained model stops within 16 steps on every source, so these maps are made up."""
+    rng = np.random.default_rng(0)
+
+    def chart(T, n=5):
+        maps = rng.random((2, 4, T, T))
+        maps[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] = np.nan
+        return ie.decoder_chart(maps, rng.random((2, 4, T, n)), ["<bos>"] + ["a"] * (T - 1),
+                                list("abcde")[:n], [["note"]] * T, [["a", "b"]] * T,
+                                [[0.6, 0.4]] * T, [0] * T, (0, 0))
+
+    specs = {T: without_data(chart(T)) for T in (6, 16, 17, 24)}
+    assert specs[6] == specs[16] != specs[17] == specs[24]
 
 
 def test_architectures_chart_draws_each_models_masks():

@@ -1,6 +1,9 @@
 """Lesson 13 (/encoder-decoder) in AppTest: it always reads reverse-encdec, from its own source
 box; every number it sends is checked against the model (one full teacher-forced trace, torch's
 softmax, the training code's anti-diagonal evaluation); bad sources say what is allowed."""
+import html
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +12,7 @@ import tfviz
 from tests.app.specs import instant_charts, param_values, unpacked
 from tfviz.decoding.seq2seq import ALLOWED
 from tfviz.training.evaluate import reverse_metrics
+from tfviz.viz.instant_length import length_cap
 
 PAGE = "13_encoder_decoder.py"
 # Four decimals sent (tfviz.viz.instant.DIGITS: 5e-5), and the page's numbers come from one
@@ -23,6 +27,13 @@ def encdec():
 
 def _chart(at, dataset: str):
     return next((spec, data) for spec, data in instant_charts(at) if dataset in data)
+
+
+def fits(at) -> list[dict]:
+    """What the page's length markers tell the view script, in page order: each fitted
+    slider's count, default and first value (``tfviz.ui.views.fit_marker``)."""
+    bodies = [h.proto.body for h in at.get("html") if 'class="tfviz-length"' in h.proto.body]
+    return [json.loads(html.unescape(b.split('data-fit="', 1)[1].split('"', 1)[0])) for b in bodies]
 
 
 def _source(at, text: str):
@@ -51,7 +62,12 @@ def check_numbers(at, encdec, source: str) -> None:
     # and the text says how concentrated that row is, from the trace
     tops = np.stack([tr["pattern", layer, "enc"] for layer in range(encdec.config.enc_layers)]).max(-1)
     layer, head, query = np.unravel_index(int(tops.argmax()), tops.shape)
-    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (layer, head)
+    first = data["enc"].iloc[0]  # the head it opens on rides in the data: the spec is length-free
+    assert (first["s_open_layer"], first["s_open_head"]) == (layer, head)
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (-1, -1)  # no link: open there
+    encoder_fit, decoder_fit = fits(at)
+    assert encoder_fit == {"layer": {"n": encdec.config.enc_layers, "default": layer},
+                           "head": {"n": H, "default": head}}
     text = " ".join(m.value for m in at.markdown)
     assert "spreads over the whole source" not in text
     if n > 1:
@@ -76,7 +92,8 @@ def check_numbers(at, encdec, source: str) -> None:
         assert list(bars["token"]) == encdec.token_strings(top)
         np.testing.assert_allclose(bars["p"], probs[s, top], atol=TOL)
         assert list(bars["written"])[0] == "written"  # greedy writes the most probable
-    assert param_values(spec)["step"] == 1 and spec["params"][0]["bind"]["max"] == T
+    assert param_values(spec)["step"] == 1 and spec["params"][0]["bind"]["max"] == length_cap(T)
+    assert decoder_fit["step"] == {"n": T, "default": 1, "from": 1}  # the view script fits it to T
 
     ids = encdec.encode(source)
     ref = np.array(reverse_metrics(encdec.model, encdec.tokenizer, [(ids, ids[::-1])])["anti_diagonal_weights"])
@@ -84,8 +101,10 @@ def check_numbers(at, encdec, source: str) -> None:
     shown = table[[f"head {h}" for h in range(H)]].to_numpy(dtype=float)
     np.testing.assert_allclose(shown, ref, atol=TOL)  # both rounded to 4 decimals
     layer, head = np.unravel_index(int(ref.argmax()), ref.shape)
-    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (layer, head)
-    assert param_values(spec)["anti"] == [layer, head]
+    first = data["self"].iloc[0]
+    assert (first["s_open_layer"], first["s_open_head"]) == (layer, head)  # it opens there
+    assert (param_values(spec)["layer"], param_values(spec)["head"]) == (-1, -1)
+    assert decoder_fit["layer"] == {"n": L, "default": layer} and decoder_fit["head"] == {"n": H, "default": head}
     assert any(f"**layer {layer}, head {head}** does it best" in m.value and
                f"**{ref[layer, head]:.3f}**" in m.value for m in at.markdown)
 
@@ -136,9 +155,9 @@ def test_a_shared_link_opens_its_step_layer_and_head(app_page):
     assert (param_values(spec)["step"], param_values(spec)["layer"], param_values(spec)["head"]) == (3, 0, 1)
     spec, _ = _chart(at, "enc")
     assert (param_values(spec)["layer"], param_values(spec)["head"]) == (0, 1)
-    at = app_page(PAGE, step="999")  # past the last step: the last step
+    at = app_page(PAGE, step="999")  # past the last step: the layout's last, drawn as the 6th
     spec, _ = _chart(at, "cross")
-    assert param_values(spec)["step"] == 6
+    assert param_values(spec)["step"] == length_cap(6) and fits(at)[1]["step"]["n"] == 6
 
 
 @pytest.mark.parametrize("typed, named", [

@@ -95,3 +95,19 @@ def token_slider(upper: int, label: str, value: int | None, name: str = "query")
     value = -1 if value is None or value < 0 else int(min(value, upper))
     return {"name": name, "value": value,
             "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}
+
+
+def step_slider(upper: int, value: int) -> dict:
+    """The ``step`` slider of a length-free chart whose steps count from 1 (a decoder's or a
+    generation's): its range is the layout's, 1..upper, and the page's view script narrows it
+    to the steps taken (``tfviz.ui.views.fit_marker``, from 1). The chart draws ``si``
+    (``step_params``), the slider's step kept within the steps it has."""
+    return {"name": "step", "value": int(min(max(value, 1), upper)),
+            "bind": {"input": "range", "min": 1, "max": int(upper), "step": 1, "name": "Step "}}
+
+
+def step_params() -> list[dict]:
+    """``si``: the step a length-free chart draws, the ``step`` slider's kept within 1..``ntok``
+    (its number of steps), so a chart whose layout outlasts a longer answer never draws a step
+    the new one did not take."""
+    return [{"name": "si", "expr": "max(1, min(step, ntok))"}]
