@@ -1,9 +1,10 @@
 """The server entry: `streamlit run server.py` serves app.py and warms it up at start.
 
 Importing torch and the chart libraries takes about 4 s on our 2-core machine; without this
-the first learner to connect would wait for it. Streamlit's `st.App` lifespan hook starts a
-thread that does the work while the browser is still loading Streamlit's frontend. Nothing
-heavy is imported here, so the server answers as soon as it can.
+the learner's second page would wait for it. Streamlit's `st.App` lifespan hook starts a
+thread that does the work once the first page has run (the tour and the home page need no
+torch: tfviz/ui/warmup.py says why it waits). Nothing heavy is imported here, so the server
+answers as soon as it can.
 `streamlit run app.py` serves the same app, only with a cold start.
 """
 import threading

@@ -1,7 +1,11 @@
 """The first page a learner opens (the tour) must not need pandas, altair or pyarrow's pandas:
 on a fresh server every import shares one GIL with the warm-up, and these made the first page
 0.7 s slower (tfviz.ui.warmup, BENCHMARKS.md "first lesson"). And the race that deferring them
-could open stays closed: every module that imports altair imports pandas first."""
+could open stays closed: every module that imports altair imports pandas first.
+
+Nor torch: the tour's default sentence is drawn from numbers stored with the model
+(tfviz.analysis.tour_numbers), and the warm-up imports torch once that first page has run, so
+that its import does not take the CPU the learner's browser is loading Streamlit's frontend on."""
 from __future__ import annotations
 
 import ast
@@ -57,3 +61,28 @@ def test_every_module_that_imports_altair_imports_pandas_before_it():
                 names.append(node.module.split(".")[0])
         if "altair" in names:
             assert "pandas" in names[:names.index("altair")], path
+
+
+def test_the_home_page_and_the_tour_on_the_default_sentence_run_without_torch(tmp_path):
+    """The frame, the home page and the tour run in a fresh interpreter (AppTest, as the
+    server runs them), and torch is still not imported; the tour shows the stored numbers."""
+    code = f"""
+import os, sys
+os.environ["TFVIZ_RAISE"] = "1"
+os.environ["HF_HUB_CACHE"] = {str(tmp_path / "no-hub-cache")!r}
+os.environ["TFVIZ_STORE"] = "sqlite:///" + {str(tmp_path / "live.sqlite3")!r}
+os.environ.pop("TFVIZ_MODELS", None)
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120)
+at.run()
+assert not at.exception, at.exception
+home = "torch" in sys.modules
+at.switch_page("lessons/01_tour.py").run()
+assert not at.exception, at.exception
+print(at.get("vega_lite_chart")[0].proto.spec.count('"probability"') > 0,
+      any("13 token ids" in str(m.value) for m in at.markdown), home, "torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True", "False", "False"], out.stdout
