@@ -5,9 +5,10 @@ from tfviz.analysis import attention as att
 from tfviz.analysis import attention_matrix as atm
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.config import RunOptions
-from tfviz.ui.cache import get_trace
+from tfviz.ui.cache import read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
+from tfviz.ui.experiments_cache import SELF_ATTENTION_TOKENS, first_tokens_trace
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
@@ -43,8 +44,14 @@ def walkthrough() -> None:
         causal = c2.toggle("Causal mask (no peeking ahead)", key="sa_causal")
         temperature = c3.slider("Softmax temperature T", 0.1, 5.0, step=0.1, key="sa_temp",
                                 help="The scores are divided by T before the softmax: below 1 sharper, above 1 flatter.")
-    trace = get_trace(name, text, RunOptions(scale=scale, causal=causal, temperature=temperature))
-    n = len(trace.tokens)
+    trace = first_tokens_trace(name, text, SELF_ATTENTION_TOKENS,
+                               RunOptions(scale=scale, causal=causal, temperature=temperature))
+    n, read = len(trace.tokens), len(read_text(name, text).ids)
+    if n < read:
+        st.info(f"{name} reads {read} tokens of your text. This page follows the first {n}: "
+                f"every head of every layer weighs each token against every other, {read}² = "
+                f"{read * read:,} weights a head, more than a page can show or a server compute "
+                "for every learner. The other lessons read the whole text.")
     found = find_coref_positions(trace.tokens)
     # Where the charts open: a shared link's view, else layer 0, head 0 and the sentence's
     # own query (its "it", else its last token), which travels in the data

@@ -19,6 +19,7 @@ from tfviz.experiments.order import positionless_model
 from tfviz.experiments.padding import PaddingDemo, padding_demo
 from tfviz.experiments.peeking import PeekResult, peek_experiment
 from tfviz.trace import Trace
+from tfviz.bundle import Reading
 from tfviz.ui.cache import get_bundle, get_trace, per_model, read_text
 
 
@@ -96,3 +97,40 @@ def linformer_layers(model: str, text: str, rows: int) -> ls.LinformerLayers:
     layers = range(trace.config.n_layers)
     qs, ks, vs = ([trace[name, layer] for layer in layers] for name in ("q", "k", "v"))
     return ls.linformer_layers(qs, ks, vs, rows)
+
+
+#: Tokens lesson 5 follows at most. Our models read 128 at most anyway; a model folder reads
+#: 512 (BERT) or 1,024 (GPT-2), and lesson 5 on 512 tokens of a BERT-base held 5 GB and ran for
+#: minutes (a 1 GB trace, then every layer's steps and pictures: BENCHMARKS.md).
+SELF_ATTENTION_TOKENS = 128
+
+
+def first_tokens(model: str, text: str, limit: int) -> Reading:
+    """What ``model`` reads of ``text``, cut to its first ``limit`` tokens (a BERT's closing
+    [SEP] kept in the last place, as ``Bundle.read`` cuts at the context); the notice is the
+    reading's own. Equal to ``read_text`` when the text is no longer than ``limit``."""
+    reading = read_text(model, text)
+    ids = reading.ids
+    if len(ids) <= limit:
+        return reading
+    tok = get_bundle(model).tokenizer
+    if getattr(tok, "add_special_tokens", False) and ids[-1] == tok.eos_id:
+        return Reading((*ids[:limit - 1], ids[-1]), reading.notice)
+    return Reading(ids[:limit], reading.notice)
+
+
+def first_tokens_trace(model: str, text: str, limit: int, options: RunOptions = RunOptions()) -> Trace:
+    """``get_trace`` of the first ``limit`` tokens of ``text`` (:func:`first_tokens`): the same
+    cached trace when the text is no longer; else one of its own, cached per model like any
+    trace of a model folder (``per_model``)."""
+    if len(read_text(model, text).ids) <= limit:
+        return get_trace(model, text, options)
+    o = options.canonical(get_bundle(model).config)
+    return _first_tokens_trace(model, text, limit, o.scale, o.causal, o.temperature)
+
+
+@per_model(st.cache_data(max_entries=64, show_spinner=False))
+def _first_tokens_trace(model: str, text: str, limit: int, scale: bool | None, causal: bool | None,
+                        temperature: float) -> Trace:
+    options = RunOptions(scale=scale, causal=causal, temperature=temperature)
+    return get_bundle(model).trace(first_tokens(model, text, limit), options=options)
