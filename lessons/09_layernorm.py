@@ -95,9 +95,9 @@ with step("2 · The statistics, layer by layer"):
                 "(μ in ln.hook_mean, σ in ln.hook_scale, and its output):")
     instant(ivb.worked_example, every.mean, every.sigma, every.trace_mean, every.trace_sigma,
             every.steps, every.vectors, every.norms, trace.tokens, d_model=cfg.d_model,
-            layer=layer0, norm=norm0, pos=linked_value("pos"),  # None: the last token, from the data
+            layer=layer0, norm=norm0, pos=linked_value("pos"),  # None: the first token, from the data
             only_layer=only)
-    length_marker(len(trace.tokens), pos=len(trace.tokens) - 1)  # fits the token slider to this sentence
+    length_marker(len(trace.tokens), pos=0)  # fits the token slider to this sentence
     st.success("Largest difference between the hand calculation and the model, over every layer, "
                f"LayerNorm, token and dimension: {every.max_error:.1e}")
 

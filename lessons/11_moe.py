@@ -51,8 +51,8 @@ else:
                     "Move **Layer** under the chart and pick the token to **follow**: the chart "
                     "changes in your browser at once.")
         instant(ivm.routing_chart, routes, trace.tokens, layer=layer0,
-                pos=linked_value("pos"))  # None: the sentence's last token, from the data
-        length_marker(n, pos=n - 1)  # fits the token slider to this sentence
+                pos=linked_value("pos"))  # None: the sentence's first token, from the data
+        length_marker(n, pos=0)  # fits the token slider to this sentence
 
     with step("2 · Load and capacity"):
         cap = ma.capacity_of(cfg.moe_capacity_factor, n, k, E)

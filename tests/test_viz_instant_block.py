@@ -167,7 +167,7 @@ def test_token_stats_chart_is_length_free():
 def test_worked_example_is_length_free():
     """Sentences of 3-16 tokens share one spec (a new one swaps the data), each carrying its own
     tokens' LayerNorm by hand, checked against torch's layer_norm, and its own colour range;
-    with no token in the link it opens on the sentence's last token."""
+    with no token in the link it opens on the sentence's first token."""
     from tests.support.length_free import check_length_free
 
     torch.manual_seed(0)
@@ -183,7 +183,7 @@ def test_worked_example_is_length_free():
                                    every.steps, every.vectors, every.norms, trace.tokens,
                                    d_model=d, layer=1, norm=2)
         first = chart["datasets"]["numbers"][0]
-        assert by_name(chart)["pos"]["value"] == -1 and first["dpos"] == n - 1
+        assert by_name(chart)["pos"]["value"] == -1 and first["dpos"] == 0
         assert first["s_bound"] == pytest.approx(float(np.abs(every.vectors).max()))
         for r in chart["datasets"]["vectors"][::7]:
             norm = lna.NORM_ORDER[r["norm"]]

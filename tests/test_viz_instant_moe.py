@@ -151,7 +151,7 @@ def test_routing_chart_is_length_free():
             assert g["p"] == pytest.approx(float(probs[g["t"], g["e"]]), abs=5e-5 + 1e-6)
             top = torch.topk(probs[g["t"]], 2).indices.tolist()
             assert (g["status"] != "not chosen") == (g["e"] in top)
-        assert gates[0]["dpos"] == n - 1  # a link naming no token: the last one
+        assert gates[0]["dpos"] == 0  # a link naming no token: the first one
         assert params(chart)["pos"]["value"] == -1
         return chart, token_labels(trace.tokens)
 

@@ -106,7 +106,7 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
             r["norm"] = codes[r["norm"]]
         return rows
 
-    # ``posi``: the token shown, ``pos`` kept below the sentence's length, or its last token
+    # ``posi``: the token shown, ``pos`` kept below the sentence's length, or its first token
     # while a link names none (``pos`` None)
     chosen = {"filter": "datum.layer == layer && datum.norm == norm && datum.pos == posi"}
     text = {
@@ -161,5 +161,5 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
                 datasets={"numbers": numbers, "steps": packed_rows(steps),
                           "vectors": packed_rows(vectors)}, tokens=token_labels(tokens),
-                free=True, sentence={"bound": bound},
+                free=True, sentence={"bound": bound}, defaults={"pos": 0},
                 description="LayerNorm of one token by hand, next to what the model computed.")

@@ -57,7 +57,7 @@ def _status(r: Routing) -> np.ndarray:
 def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: int = 0,
                   pos: int | None = None) -> dict:
     """Every layer's gates for every token, the chosen experts, and one followed token:
-    ``pos``, or the sentence's last token when None (a link that names no token)."""
+    ``pos``, or the sentence's first token when None (a link that names no token)."""
     n_layers = len(routes)
     n, n_experts = routes[0].probs.shape
     cap = length_cap(n)
@@ -153,7 +153,7 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
                  "resolve": {"scale": {"color": "independent"},
                              "legend": {"color": "independent", "shape": "independent"}}},
                 params=params, datasets={"gates": gates, "follow": follow}, tokens=labels,
-                free=True, description="Router gates of every token, and one token's routing.")
+                free=True, defaults={"pos": 0}, description="Router gates of every token, and one token's routing.")
 
 
 def load_chart(routes: Sequence[Routing], capacity: int | None, *, layer: int = 0) -> dict:
