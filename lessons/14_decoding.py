@@ -14,7 +14,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import fit_marker, instant, length_marker, linked_value
 from tfviz.ui.widgets import prompt_box, prompt_ids, show_code, table
 from tfviz.viz import instant_beam as ib
 from tfviz.viz import instant_decoding as idc
@@ -70,7 +70,8 @@ with step("1 · The LM head: logits = h Eᵀ"):
         st.warning(f"{name}'s head has its own matrix W_U ({reading.head_shape[0]} × "
                    f"{reading.head_shape[1]}); h W_U gives its logits to within {reading.gap:.1e}.")
     instant(idc.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
-            pos=view_value("pos", n - 1, n - 1))
+            pos=linked_value("pos"))
+    length_marker(n, pos=n - 1)  # fits the position slider to this text (the chart is length-free)
     st.caption("Move **Position** under the chart (or use the arrow keys on it): each position "
                "predicts the token after it. The bars are the 10 most probable of all "
                f"{V} tokens; hover a bar for its logit and probability.")
@@ -129,8 +130,9 @@ with step("2 · The model continues your prompt"):
         if g.steps:
             notes = dec.step_notes(g.steps, step_contexts(bundle, g), vocab=V,
                                    strategy="sample" if sampling else "greedy", **settings)
-            instant(idc.steps_chart, g.steps, notes, step=max(1, view_value("step", len(g.steps), 1)),
+            instant(idc.steps_chart, g.steps, notes, step=linked_value("step") or 1,
                     nucleus=settings["top_p"] is not None, warm=sampling and settings["temperature"] != 1)
+            fit_marker({"step": {"n": len(g.steps), "default": 1, "from": 1}})  # the steps taken
             st.caption(
                 "Move **Step** under the chart to see every step: coloured bars are still in the "
                 "running (their length: the probability after the filters, renormalised; the black "

@@ -14,7 +14,9 @@ from tfviz.decoding.generate import step_contexts
 from tfviz.viz import instant as iv
 from tfviz.viz import instant_beam as ib
 from tfviz.viz import instant_decoding as idc
+from tfviz.viz.instant_length import length_cap
 from tfviz.viz.style import token_labels
+from tests.support.length_free import check_length_free, without_data
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals
@@ -35,7 +37,12 @@ def test_head_chart_sends_the_top_candidates_of_every_position(gpt):
     spec = idc.head_chart(r.top_probs, r.top_logits, r.top_tokens, tr.tokens, pos=3)
     validate_jsonschema(spec, SCHEMA)
     T = len(tr.tokens)
-    assert params(spec)["pos"]["value"] == 3 and params(spec)["pos"]["bind"]["max"] == T - 1
+    assert params(spec)["pos"]["value"] == 3  # the layout's range, fitted to T by the view script
+    assert params(spec)["pos"]["bind"]["max"] == length_cap(T) - 1
+    assert params(spec)["posi"]["expr"] == "pos < 0 ? dpos : min(pos, ntok - 1)"
+    unlinked = idc.head_chart(r.top_probs, r.top_logits, r.top_tokens, tr.tokens)
+    assert params(unlinked)["pos"]["value"] == -1  # no link: the chart draws the last position
+    assert unlinked["datasets"]["head"][0]["dpos"] == T - 1
     assert iv.spec_tokens(spec) == token_labels(tr.tokens)
     rows = spec["datasets"]["head"]
     assert len(rows) == T * 10
@@ -64,9 +71,12 @@ def test_steps_chart_marks_the_filters_at_every_step(gpt, settings):
     spec = idc.steps_chart(g.steps, notes, step=2, nucleus=nucleus, warm=warm)
     validate_jsonschema(spec, SCHEMA)
     T = len(g.steps)
-    assert params(spec)["step"]["value"] == 2 and params(spec)["step"]["bind"]["max"] == T
-    assert params(spec)["cands"]["value"] == [list(s.tokens) for s in g.steps]
+    assert params(spec)["step"]["value"] == 2 and params(spec)["step"]["bind"]["max"] == length_cap(T)
     rows = spec["datasets"]["cands"]
+    packed = rows[0]["s_cands"]  # each step's candidate labels, as the expression stepcands splits them
+    assert [step.split(iv.SEPARATOR) for step in packed.split(idc.STEP_SEPARATOR)] == [
+        list(s.tokens) for s in g.steps]
+    assert iv.spec_tokens(spec) == [s.tokens[s.candidates.index(s.chosen)] for s in g.steps]
     for t, s in enumerate(g.steps, start=1):
         mine = [r for r in rows if r["step"] == t]
         assert [r["tok"] for r in mine] == list(s.tokens)
@@ -97,7 +107,9 @@ def test_loss_chart_sends_every_pair(gpt):
     assert [row["pair"] for row in rows] == [f"{i} {a} → {b}" for i, (a, b) in
                                              enumerate(zip(r.input_tokens, r.target_tokens))]
     np.testing.assert_allclose([row["loss"] for row in rows], r.losses, atol=TOL)
-    assert spec["layer"][1]["data"]["values"][0]["mean"] == round(r.mean, 4)
+    assert rows[0]["mean"] == round(r.mean, 4) and rows[0]["mean_text"] == f"mean {r.mean:.3f}"
+    assert abs(r.mean - np.mean([-np.log(p) for p in r.probs])) < 1e-6  # float32 logits
+    assert spec["layer"][1]["data"] == {"name": "loss"}  # the rule reads the mean of the data
 
 
 @pytest.mark.parametrize("prompt, width", [("once upon a time", 3), ("the dog jumped", 2)])
@@ -115,3 +127,56 @@ def test_beam_tree_chart_draws_each_node_once(gpt, prompt, width):
         assert abs(row["sum"] - n.total) <= TOL and row["greedy"] == n.greedy
         assert row["status"] == ("best beam" if n.best else "kept" if n.kept else "pruned")
     assert spec["height"] == ib.ROW * tree.rows
+
+
+def test_the_head_chart_is_length_free(gpt):
+    """Texts of 3-16 tokens share one spec (a new sentence swaps the data), longer ones
+    another; each carries its own positions' candidates, checked against torch's softmax."""
+
+    def build(n):
+        tr = gpt.trace("abcdefghijklmnopqrstuvwxyz"[:n])
+        r = lm_head(tr, gpt.weights(), gpt.token_strings)
+        chart = idc.head_chart(r.top_probs, r.top_logits, r.top_tokens, tr.tokens)
+        p = torch.softmax(torch.from_numpy(tr.logits).double(), -1).numpy()
+        rows = chart["datasets"]["head"]
+        assert len(rows) == len(tr.tokens) * 10
+        for row in rows:
+            token = int(r.top_ids[row["pos"], row["rank"]])
+            assert abs(row["p"] - p[row["pos"], token]) <= TOL
+        labels = token_labels(tr.tokens)
+        return chart, labels, length_cap(len(labels))
+
+    check_length_free(build)
+
+
+def test_the_steps_chart_is_length_free(gpt):
+    """Generations of up to 16 steps share one spec, 17-24 another; each carries its own
+    steps' candidates and the tokens taken."""
+    settings = dict(strategy="sample", temperature=0.8, top_k=6, seed=3)
+
+    def build(n):
+        g = generate(gpt, "the dog", max_new_tokens=n, **settings)
+        notes = step_notes(g.steps, step_contexts(gpt, g), strategy="sample", vocab=600,
+                           temperature=0.8, top_k=6, top_p=None)
+        chart = idc.steps_chart(g.steps, notes, step=2, warm=True)
+        rows = chart["datasets"]["cands"]
+        for t, s in enumerate(g.steps, start=1):
+            mine = [r for r in rows if r["step"] == t]
+            np.testing.assert_allclose([r["before"] for r in mine], s.before, atol=TOL)
+        taken = [s.tokens[s.candidates.index(s.chosen)] for s in g.steps]
+        assert gpt.token_strings(g.new_ids) == [str(t) for t in taken]
+        return chart, taken, length_cap(len(g.steps))
+
+    built = check_length_free(build)
+    assert len({len(iv.spec_tokens(c)) for c in built.values()}) > 2  # answers of several lengths
+
+
+def test_the_loss_chart_holds_nothing_of_the_sentence(gpt):
+    """Sentences of any length share the loss chart's spec: the bars' rows and the mean
+    ride in the data."""
+    specs = []
+    for text in ("the cat.", "the cat rested near the lake.",
+                 "once upon a time the small dog ran to the big house near the river."):
+        r = lm_loss_per_token(gpt, text)
+        specs.append(without_data(idc.loss_chart(r.input_tokens, r.target_tokens, r.losses, r.probs)))
+    assert specs[0] == specs[1] == specs[2]

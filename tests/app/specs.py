@@ -1,6 +1,7 @@
 """Reading what a page sent to the browser back out of AppTest's protos."""
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -51,3 +52,10 @@ def assert_layernorm_stats_are_the_hooks(at, trace, layer: int) -> None:
         for stat, hook in (("μ before", "hook_mean"), ("σ before", "hook_scale")):
             got = mine[mine["stat"] == stat].sort_values("q")["v"].to_numpy()
             np.testing.assert_allclose(got, trace[f"blocks.{layer}.{norm}.{hook}"], atol=6e-5)
+
+
+def fits(at) -> list[dict]:
+    """What the page's length markers tell the view script, in page order: each fitted
+    slider's count, default and first value (``tfviz.ui.views.fit_marker``)."""
+    bodies = [h.proto.body for h in at.get("html") if 'class="tfviz-length"' in h.proto.body]
+    return [json.loads(html.unescape(b.split('data-fit="', 1)[1].split('"', 1)[0])) for b in bodies]

@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 
 import tfviz
-from tests.app.specs import instant_charts, param_values
+from tests.app.specs import fits, instant_charts, param_values
+from tfviz.viz.instant_length import length_cap
 from tfviz.decoding import beam_search, generate
 from tfviz.decoding.generate import continuation_text
 
@@ -63,7 +64,10 @@ def test_lm_head_section_checks_the_tie_and_sends_softmax_of_the_logits(app_page
     tr = gpt.trace(DEFAULT)
     spec, data = _chart(at, "head")
     T = len(tr.tokens)
-    assert param_values(spec)["pos"] == T - 1  # opens on the last position: the next token
+    # opens on the last position, the next token: read from the data while the slider says -1
+    assert param_values(spec)["pos"] == -1 and data["head"]["dpos"].iloc[0] == T - 1
+    assert spec["params"][0]["bind"]["max"] == length_cap(T) - 1  # the layout's; fitted to T:
+    assert fits(at)[0] == {"pos": {"n": T, "default": T - 1}}
     # the sequence length is n here: T is the sampling temperature of step 2, and only that
     head = next(e.value for e in at.latex if "logits" in e.value)
     assert f"n = {T}" in head and "T" not in head
@@ -90,7 +94,8 @@ def test_every_strategy_writes_what_generate_writes(app_page, gpt, strategy, wid
     g = generate(gpt, "the dog", max_new_tokens=12, **settings)
     assert _written(at) == "the dog" + g.text
     spec, data = _chart(at, "cands")
-    assert spec["params"][0]["bind"]["max"] == len(g.steps) and param_values(spec)["step"] == 1
+    assert spec["params"][0]["bind"]["max"] == length_cap(len(g.steps)) and param_values(spec)["step"] == 1
+    assert fits(at)[1] == {"step": {"n": len(g.steps), "default": 1, "from": 1}}  # fitted to the steps
     cands = data["cands"]
     for t, s in enumerate(g.steps, start=1):
         rows = cands[cands["step"] == t].sort_values("rank")
@@ -157,6 +162,7 @@ def test_the_training_loss_is_torch_cross_entropy(app_page, gpt):
     assert any(f"**{ce.mean():.3f}** nats" in m.value for m in at.markdown)
     _, data = _chart(at, "loss")
     np.testing.assert_allclose(data["loss"]["loss"], ce, atol=TOL)
+    assert data["loss"]["mean_text"].iloc[0] == f"mean {ce.mean():.3f}"  # the chart's mean line
 
 
 def test_an_empty_prompt_waits_and_the_rest_still_works(app_page):

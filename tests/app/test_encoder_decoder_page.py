@@ -1,15 +1,12 @@
 """Lesson 13 (/encoder-decoder) in AppTest: it always reads reverse-encdec, from its own source
 box; every number it sends is checked against the model (one full teacher-forced trace, torch's
 softmax, the training code's anti-diagonal evaluation); bad sources say what is allowed."""
-import html
-import json
-
 import numpy as np
 import pytest
 import torch
 
 import tfviz
-from tests.app.specs import instant_charts, param_values, unpacked
+from tests.app.specs import fits, instant_charts, param_values, unpacked
 from tfviz.decoding.seq2seq import ALLOWED
 from tfviz.training.evaluate import reverse_metrics
 from tfviz.viz.instant_length import length_cap
@@ -27,13 +24,6 @@ def encdec():
 
 def _chart(at, dataset: str):
     return next((spec, data) for spec, data in instant_charts(at) if dataset in data)
-
-
-def fits(at) -> list[dict]:
-    """What the page's length markers tell the view script, in page order: each fitted
-    slider's count, default and first value (``tfviz.ui.views.fit_marker``)."""
-    bodies = [h.proto.body for h in at.get("html") if 'class="tfviz-length"' in h.proto.body]
-    return [json.loads(html.unescape(b.split('data-fit="', 1)[1].split('"', 1)[0])) for b in bodies]
 
 
 def _source(at, text: str):

@@ -10,6 +10,11 @@
   probability stood before renormalising (and at temperature 1).
 - ``loss_chart``: the per-token training loss of a sentence, one bar per input/target pair
   (a static chart: nothing to choose).
+
+All three are length-free (``tfviz.viz.instant_length``): laid out for ``length_cap`` of the
+text's tokens or of the steps taken, they read that length from their data, and what else
+follows the text (each step's candidates, the mean loss) rides in their data too, so a new
+sentence or prompt of another length swaps their data instead of drawing them anew.
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import constant, rounded, slider, spec
+from tfviz.viz.instant import SEPARATOR, rounded, spec
+from tfviz.viz.instant_length import length_cap, step_params, step_slider, token_slider
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 CHOSEN = CATEGORICAL[5]  # vermillion: the token taken
@@ -27,15 +33,21 @@ NUCLEUS = "#fbeec1"  # the band behind the nucleus set
 STATUS = ("chosen", "kept", "cut by top-k", "cut by top-p")
 BAR_WIDTH = 460
 NOTE_CHARS = 100
+STEP_SEPARATOR = "\x1e"  # between the steps' candidate labels packed into one string
 
 
 def head_chart(top_probs: np.ndarray, top_logits: np.ndarray, top_tokens: Sequence[Sequence[str]],
-               tokens: Sequence[str], *, pos: int = 0) -> dict:
-    """The most probable next tokens after each position. ``top_*`` are (T, k), best first."""
+                tokens: Sequence[str], *, pos: int | None = None) -> dict:
+    """The most probable next tokens after each position. ``top_*`` are (T, k), best first.
+
+    Length-free: the ``pos`` slider is laid out for ``length_cap(T)`` positions, and the
+    chart draws ``posi`` (``instant.spec``): the slider's position kept below the text's
+    length, or its last token while ``pos`` is None (the slider then says -1, and the view
+    script shows where)."""
     T, k = np.shape(top_probs)
     rows = [{"pos": t, "rank": r, "tok": str(top_tokens[t][r]), "p": rounded(top_probs[t][r]),
              "logit": rounded(top_logits[t][r])} for t in range(T) for r in range(k)]
-    keep = [{"filter": "datum.pos == pos"},
+    keep = [{"filter": "datum.pos == posi"},
             {"calculate": "(datum.rank + 1) + '. ' + datum.tok", "as": "label"}]
     y = {"field": "label", "type": "nominal", "sort": {"field": "rank", "op": "min"}}
     tooltip = [{"field": "tok", "title": "token"}, {"field": "logit", "title": "logit", "format": ".4f"},
@@ -61,9 +73,10 @@ def head_chart(top_probs: np.ndarray, top_logits: np.ndarray, top_tokens: Sequen
             "hconcat": [panel("logit", "logit = h · (row of E)", ".2f", {"zero": True}, True),
                         panel("p", "probability = softmax(logits)", ".3f", {"domain": [0, 1]}, False)],
             "spacing": 60,
-            "title": {"text": {"expr": "'After ' + tokens[pos] + ', the model expects'"}}}
-    return spec(body, params=[slider("pos", T - 1, "Position", pos)], datasets={"head": rows},
-                tokens=token_labels(tokens), marks=4 * k,
+            "title": {"text": {"expr": "'After ' + tokens[posi] + ', the model expects'"}}}
+    params = [token_slider(length_cap(T) - 1, "Position", pos, name="pos")]  # posi: spec's
+    return spec(body, params=params, datasets={"head": rows},
+                tokens=token_labels(tokens), marks=4 * k, free=True,
                 description="The most probable next tokens at the chosen position.")
 
 
@@ -85,7 +98,11 @@ def steps_chart(steps: Sequence, notes: Sequence[Sequence[str]], *, step: int = 
                 nucleus: bool = False, warm: bool = False) -> dict:
     """A generation's steps (``Generation.steps``) with their ``notes`` (from
     ``analysis.decoding.step_notes``). ``nucleus``: top-p is on, so mark the nucleus; ``warm``:
-    the temperature is not 1, so tick the model's own probabilities too. ``step`` counts from 1."""
+    the temperature is not 1, so tick the model's own probabilities too. ``step`` counts from 1.
+
+    Length-free: laid out for ``length_cap(T)`` steps, with the tokens taken as the chart's
+    ``tokens`` (``ntok`` = T) and each step's candidates packed into its first row; it draws
+    ``si``, the slider's step kept within the steps taken."""
     T = len(steps)
     cands, lines = [], []
     for s, st in enumerate(steps):
@@ -99,7 +116,7 @@ def steps_chart(steps: Sequence, notes: Sequence[Sequence[str]], *, step: int = 
                           "nucleus": bool(nucleus and st.in_top_k[i] and st.in_top_p[i])})
         lines += [{"step": s + 1, "line": j, "first": first, "text": text}
                   for j, (first, text) in enumerate(_wrapped(notes[s]))]
-    this = {"filter": "datum.step == step"}
+    this = {"filter": "datum.step == si"}
     words = {"data": {"name": "notes"}, "transform": [this],
              "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
                           "x": {"value": 0}, "text": {"field": "text"}},
@@ -109,7 +126,7 @@ def steps_chart(steps: Sequence, notes: Sequence[Sequence[str]], *, step: int = 
                        for bold in (True, False)],
              "width": BAR_WIDTH + 260, "height": {"step": 24}}
     y = {"field": "rank", "type": "ordinal", "title": None,
-         "axis": {"labelExpr": "cands[step - 1][datum.value]", "labelLimit": 160}}
+         "axis": {"labelExpr": "stepcands[datum.value]", "labelLimit": 160}}
     x = {"type": "quantitative", "scale": {"domain": [0, 1]}}
     tooltip = [{"field": "tok", "title": "token"}, {"field": "status"},
                {"field": "plain", "title": "p at temperature 1", "format": ".4f"},
@@ -143,14 +160,15 @@ def steps_chart(steps: Sequence, notes: Sequence[Sequence[str]], *, step: int = 
     bars = {"data": {"name": "cands"}, "transform": [this], "encoding": {"y": y},
             "layer": layers, "width": BAR_WIDTH, "height": {"step": 30}}
     chosen = [str(st.tokens[st.candidates.index(st.chosen)]) for st in steps]
-    params = [{**slider("step", T, "Step", step), "value": int(min(max(step, 1), T)),
-               "bind": {"input": "range", "min": 1, "max": T, "step": 1, "name": "Step "}},
-              constant("cands", [[str(t) for t in st.tokens] for st in steps]),
-              constant("chosen", chosen)]
+    packed = STEP_SEPARATOR.join(SEPARATOR.join(str(t).replace(SEPARATOR, " ").replace(STEP_SEPARATOR, " ")
+                                                for t in st.tokens) for st in steps)
+    params = [step_slider(length_cap(T), step), *step_params(),
+              {"name": "stepcands", "expr": "split(split(cands, '\\u001e')[si - 1] || '', '\\u001f')"}]
     return spec({"vconcat": [words, bars], "spacing": 12}, params=params,
-                datasets={"cands": cands, "notes": lines},
-                title={"text": {"expr": f"'Step ' + step + ' of {T}: the model takes ' + chosen[step - 1]"}},
-                marks=5 * len(cands) // max(T, 1) + 4,
+                datasets={"cands": cands, "notes": lines}, tokens=chosen, free=True,
+                sentence={"cands": packed},  # each step's candidates, step after step
+                title={"text": {"expr": "'Step ' + si + ' of ' + ntok + ': the model takes ' + tokens[si - 1]"}},
+                marks=5 * max((len(st.tokens) for st in steps), default=0) + 4,
                 description="One generation step at a time: candidates, filters and the token taken.")
 
 
@@ -161,6 +179,8 @@ def loss_chart(input_tokens: Sequence[str], target_tokens: Sequence[str],
     rows = [{"i": i, "pair": f"{i} {a} → {b}", "loss": rounded(x), "p": rounded(p)}
             for i, (a, b, x, p) in enumerate(zip(input_tokens, target_tokens, losses, probs))]
     mean = float(np.mean(losses)) if n else 0.0
+    if rows:  # the mean rides in the first row: the spec holds nothing of the sentence
+        rows[0].update(mean=round(mean, 4), mean_text=f"mean {mean:.3f}")
     bars = {"mark": {"type": "bar", "color": KEPT},
             "encoding": {"y": {"field": "pair", "type": "nominal", "sort": {"field": "i", "op": "min"},
                                "title": "input → target (the next token)",
@@ -172,14 +192,14 @@ def loss_chart(input_tokens: Sequence[str], target_tokens: Sequence[str],
     values = {"mark": {"type": "text", "align": "left", "dx": 5, "fontSize": FONT_SIZE - 3, "aria": False},
               "encoding": {"y": bars["encoding"]["y"], "x": {"field": "loss", "type": "quantitative"},
                            "text": {"field": "loss", "type": "quantitative", "format": ".2f"}}}
-    rule = {"data": {"values": [{"mean": round(mean, 4), "text": f"mean {mean:.3f}"}]},
+    rule = {"data": {"name": "loss"}, "transform": [{"filter": "datum.i == 0"}],
             "encoding": {"x": {"field": "mean", "type": "quantitative"}},
             "layer": [{"mark": {"type": "rule", "color": CHOSEN, "strokeDash": [6, 4], "strokeWidth": 2}},
                       {"mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 4, "y": -4,
                                 "color": CHOSEN, "fontSize": FONT_SIZE - 2},
-                       "encoding": {"text": {"field": "text"}}}]}
+                       "encoding": {"text": {"field": "mean_text"}}}]}
     body = {"layer": [{"data": {"name": "loss"}, "layer": [bars, values]}, rule],
             "width": 460, "height": {"step": 22},
             "title": "The loss of each prediction in your sentence"}
-    return spec(body, params=[], datasets={"loss": rows}, marks=2 * n + 2,
+    return spec(body, params=[], datasets={"loss": rows}, marks=2 * length_cap(n) + 2,
                 description="Cross-entropy of each next-token prediction of the sentence.")
