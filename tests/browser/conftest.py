@@ -15,11 +15,20 @@ if not os.path.exists(CHROMIUM):  # the test command installs it; say so plainly
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory):
+def logged_server(tmp_path_factory):
+    """(url, log file) of this test process's one streamlit server, shared by every browser
+    module that needs no environment of its own: a server start and its first, cold page runs
+    are paid once per worker. Each test opens its pages in fresh browser contexts, so each gets
+    sessions of its own; a test that reads the log reads from where its own test began."""
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     with streamlit_server(log_path=log) as (url, proc, _):
-        yield url
+        yield url, log
         assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+
+
+@pytest.fixture(scope="session")
+def server(logged_server):
+    return logged_server[0]
 
 
 @pytest.fixture(scope="session")
@@ -62,6 +71,81 @@ def on_messages(pg, handle) -> None:
             handle(msg)
 
     pg.on("websocket", lambda ws: ws.on("framereceived", frame))
+
+
+class Runs:
+    """The script runs of one page, read off its websocket in the order they happened: each run
+    the browser asked for (a ``rerun_script`` BackMsg it sent), each run the server started, and
+    how each ended. Attach it before the page opens.
+
+    ``idle()`` is the server's own word that nothing is running or about to run for this
+    session: the last event is a run that ended (not one stopped by ``st.rerun``, which starts
+    the next run at once), and the browser has asked for nothing since. Waiting on it replaces
+    a fixed pause "in case a run is about to start": a run can only start because the browser
+    asked for it (seen here as it is sent) or because a run asked for the next (seen here as
+    "stopped for rerun"). Timed fragments (``run_every``) are the one other source; pages that
+    have them must not use this (none of a learner's pages without a live class has one,
+    test_live_class.py checks that)."""
+
+    ENDED = {"finished", "fragment finished", "compile error"}
+
+    def __init__(self, pg):
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self.events: list[str] = []
+        self._ends = {ForwardMsg.FINISHED_SUCCESSFULLY: "finished",
+                      ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY: "fragment finished",
+                      ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile error",
+                      ForwardMsg.FINISHED_EARLY_FOR_RERUN: "stopped for rerun"}
+
+        def received(msg) -> None:
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":
+                self.events.append("started")
+            elif kind == "script_finished":
+                self.events.append(self._ends.get(msg.script_finished, "finished"))
+
+        def sent(payload) -> None:
+            if isinstance(payload, (bytes, bytearray)):
+                msg = BackMsg()
+                try:
+                    msg.ParseFromString(bytes(payload))
+                except Exception:  # not one of Streamlit's messages
+                    return
+                if msg.WhichOneof("type") == "rerun_script":
+                    self.events.append("asked")
+
+        on_messages(pg, received)
+        pg.on("websocket", lambda ws: ws.on("framesent", sent))
+
+    def ended(self) -> int:
+        """How many runs have ended so far (a run stopped for the next one included)."""
+        return sum(e in self.ENDED or e == "stopped for rerun" for e in self.events)
+
+    def asked(self) -> int:
+        return self.events.count("asked")
+
+    def idle(self) -> bool:
+        return bool(self.events) and self.events[-1] in self.ENDED
+
+
+SCRIPT_STATE_JS = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
+
+
+def wait_idle(pg, runs: Runs, after: int = 0, timeout: float = 90.0) -> bool:
+    """Until more than ``after`` runs have ended, the server says this session is idle
+    (``Runs.idle``) and the page has drawn that (its run state is 'notRunning', which React
+    sets after every element the runs sent); False on timeout. Polls every 50 ms: playwright's
+    sync API delivers websocket frames only while it waits."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if runs.ended() > after and runs.idle() and pg.evaluate(SCRIPT_STATE_JS) == "notRunning":
+            return True
+        pg.wait_for_timeout(50)
+    return False
 
 
 @pytest.fixture
