@@ -1,4 +1,4 @@
-"""Issue #19, follow the teacher, in a real browser: three browser contexts on one fresh server.
+"""Issue #19, follow the teacher, in a real browser: three browser contexts on one server.
 
 The teacher starts a live class on /teacher and reads the join code off the page; one student
 opens a ``?join=CODE`` link, the other types the code into the sidebar. The teacher changes the
@@ -19,7 +19,6 @@ from tests.browser.live_class_browsers import (NOTICE_ENDED, SENTENCES, STAY_S, 
                                                _now_ms, _pick_model, _report, _type_text, _watch,
                                                start_class)
 from tests.browser.test_sidebar_text import FAILED
-from tests.support.serve import streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -33,12 +32,11 @@ pytestmark = pytest.mark.browser
 # live_class_browsers.py) so that a slow follow is measured rather than cut off.
 
 
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory):
-    log = tmp_path_factory.mktemp("live_class") / "streamlit.log"
-    with streamlit_server(log_path=log) as (url, proc, _):
-        yield url, log
-        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+@pytest.fixture
+def live_server(logged_server):
+    """The worker's shared server (conftest): a class lives in the store, each browser here is
+    a context of its own, and the log is read from where the test began."""
+    return logged_server
 
 
 def test_students_follow_the_teacher_detach_catch_up_and_cannot_drive(live_server, browser):
