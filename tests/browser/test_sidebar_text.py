@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from tests.browser.conftest import OutboundGuard, on_messages
-from tests.support.serve import streamlit_server
+from tests.browser.conftest import SCRIPT_STATE_JS, OutboundGuard, Runs, on_messages, wait_idle
 from tfviz.ui.lessons import available
 
 pytestmark = pytest.mark.browser
@@ -34,9 +33,6 @@ MODEL_FOR = {"mixture-of-experts": "moe-tiny"}  # its token picker needs a model
 FAILED = re.compile(r"Traceback|(page|fragment) '[^']*' failed")
 FRIENDLY = "Sorry, something went wrong"
 
-STATE_JS = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
-
-
 def _count_finished_runs(pg) -> list:
     """A list that grows by one whenever the server tells this page a script run finished.
 
@@ -53,37 +49,12 @@ def _count_finished_runs(pg) -> list:
     return finished
 
 
-def _wait_runs(pg, finished: list, before: int, seconds: float) -> bool:
-    """Until a run finished after ``before`` runs and the page is idle; False on timeout."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if len(finished) > before and pg.evaluate(f"({STATE_JS})()") == "notRunning":
-            return True
-        pg.wait_for_timeout(100)  # lets playwright deliver the websocket's frames
-    return False
-
-
-@pytest.fixture(scope="module")
-def logged_server(tmp_path_factory):
-    log = tmp_path_factory.mktemp("sidebar_text") / "streamlit.log"
-    with streamlit_server(log_path=log) as (url, proc, _):
-        yield url, log
-        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
-
-
-def _wait(pg, js: str, arg=None, where: tuple = ()) -> None:
-    try:
-        pg.wait_for_function(js, arg=arg, timeout=90_000, polling=100)
-    except Exception as exc:  # say where it hung and in which state
-        state = pg.evaluate(f"[({STATE_JS})(), window.__runs]")
-        raise AssertionError(f"{where}: no end of the run; state, runs = {state}") from exc
-
-
-def _settle(pg, where: tuple = ()) -> None:
-    """Until no script run is going on (checked twice, so a run about to start is not missed)."""
-    for _ in range(2):
-        _wait(pg, f"() => ({STATE_JS})() === 'notRunning'", where=where)
-        pg.wait_for_timeout(200)
+def _wait_settled(pg, runs: Runs, after: int, seconds: float, where: tuple) -> None:
+    """Until a run ended after ``after`` had, and the server says nothing runs or is about to
+    (conftest's ``Runs.idle``, read off the websocket: no fixed pause needed)."""
+    if not wait_idle(pg, runs, after, seconds):
+        raise AssertionError(f"{where}: no end of the run; page state {pg.evaluate(SCRIPT_STATE_JS)},"
+                             f" last websocket events {runs.events[-6:]}")
 
 
 def _problems(pg, log, start: int) -> list[str]:
@@ -102,27 +73,29 @@ def test_hostile_sidebar_text_leaves_no_traceback(logged_server, browser, lesson
     guard = OutboundGuard()
     context.route("**/*", guard)
     pg = context.new_page()
-    finished = _count_finished_runs(pg)
+    runs = Runs(pg)
     start = len(log.read_text(errors="replace"))
     model = MODEL_FOR.get(lesson.url)
     pg.goto(f"{url}/{'' if lesson.url == 'home' else lesson.url}"
             + (f"?model={model}" if model else ""))
     pg.wait_for_selector('[data-testid="stSidebar"] textarea', timeout=90_000)
-    _settle(pg, (lesson.url, "opening"))
+    _wait_settled(pg, runs, 0, 90, (lesson.url, "opening"))
     assert not _problems(pg, log, start), (lesson.url, "on opening", _problems(pg, log, start))
     box = pg.locator('[data-testid="stSidebar"] textarea')
     for name, text in SEQUENCE.items():
         before_value = box.input_value()
-        runs = len(finished)
+        ended, asked = runs.ended(), runs.asked()
         box.fill(text)
         # Checked before committing: after the run the box may hold the last text again (an
         # empty text is refused and the box shows what the page still uses).
         assert box.input_value() != before_value, (lesson.url, name, "the box refused the text")
         pg.keyboard.press("Control+Enter")
-        if not _wait_runs(pg, finished, runs, 20):  # Ctrl+Enter can be lost on a loaded machine
+        deadline = time.monotonic() + 10  # the frame is sent as the key is handled
+        while runs.asked() == asked and time.monotonic() < deadline:
+            pg.wait_for_timeout(50)  # playwright records the sent frame while it waits
+        if runs.asked() == asked:  # Ctrl+Enter can be lost on a loaded machine
             box.blur()  # leaving the box commits it too
-            assert _wait_runs(pg, finished, runs, 90), (lesson.url, name, "no run finished")
-        _settle(pg, (lesson.url, name))
+        _wait_settled(pg, runs, ended, 90, (lesson.url, name))
         if name == "100000 x":  # kept, cut, and the learner is told so
             assert "kept its first 2,000 characters" in pg.inner_text('[data-testid="stSidebar"]')
             assert len(box.input_value()) == 2000
