@@ -39,19 +39,20 @@ def models(tmp_path_factory):
     return root, n
 
 
+def start(**query):
+    """The app's first run, with ``query`` as the link's parameters."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 @pytest.fixture
 def app(models, monkeypatch):
     monkeypatch.setenv("TFVIZ_MODELS", str(models[0]))  # no_model_folders (conftest) empties the cache
-
-    def run(**query):
-        at = AppTest.from_file(APP, default_timeout=90)
-        for key, value in query.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    return run
+    return start
 
 
 def ok(at):
@@ -129,9 +130,9 @@ def test_a_folder_that_fails_to_open_says_why_and_keeps_the_default(app, models)
     assert at.session_state["model"] == DEFAULT_MODEL
     assert picker(at).value == DEFAULT_MODEL
     (warning,) = at.sidebar.warning
-    assert warning.value.startswith(f"Cannot open the model folder {models[0] / 'badtok'}: "
+    assert warning.value.startswith("Cannot open badtok (TFVIZ_MODELS entry 1, folder badtok): "
                                     "tokenizer.json cannot be read")
-    assert "Traceback" not in warning.value
+    assert "Traceback" not in warning.value and str(models[0]) not in warning.value
     ok(at.switch_page(SELF_ATTENTION).run())  # the lessons go on with the default
 
 
@@ -206,3 +207,90 @@ def test_an_unexpected_failure_while_opening_is_said_not_raised(app, monkeypatch
     monkeypatch.setattr(checkpoints.tfviz, "load", real)  # memory is back: the next one opens it
     at = app(model="gpt2")
     assert at.session_state["model"] == "gpt2" and not at.sidebar.warning
+
+
+# ----- learners see names and places, never the server's paths ------------------------------
+
+@pytest.fixture
+def two_gpt2(tmp_path, monkeypatch):
+    """Two folders called gpt2 with different weights, in two TFVIZ_MODELS entries, and a folder
+    with weights only as pytorch_model.bin, whose message names the folder in a command."""
+    first, second = tmp_path / "lecturer" / "models", tmp_path / "shared" / "zoo"
+    make_checkpoint(first / "gpt2", seed=1)
+    make_checkpoint(second / "gpt2", seed=2)
+    shutil.copytree(first / "gpt2", second / "binonly")
+    (second / "binonly" / "model.safetensors").rename(second / "binonly" / "pytorch_model.bin")
+    monkeypatch.setenv("TFVIZ_MODELS", f"{first}:{second}")
+    checkpoints._discovered.clear()
+    checkpoints._logged.clear()
+    return tmp_path, first / "gpt2", second / "gpt2"
+
+
+def sidebar_words(at) -> str:
+    """Everything the sidebar shows in words: the picker's options, notes, captions, warnings."""
+    parts = [*picker(at).options, *(e.proto.body for e in at.sidebar.markdown)]
+    parts += [e.value for kind in ("caption", "warning", "info") for e in at.sidebar.get(kind)]
+    return "\n".join(parts)
+
+
+def test_the_sidebar_names_folders_by_place_and_keeps_their_paths_for_the_log(two_gpt2, caplog):
+    root, first, second = two_gpt2
+    with caplog.at_level("WARNING", logger="tfviz.ui.checkpoints"):
+        at = start()
+    words = sidebar_words(at)
+    assert str(root) not in words and "/lecturer/" not in words  # no path, not even a part of one
+    options = picker(at).options
+    assert [o.split(" · ")[0] for o in options[4:]] == ["gpt2", "gpt2-2"]
+    notes = [e.proto.body for e in at.sidebar.markdown]
+    assert any(n.startswith("**gpt2**: GPT-2, 2 layers × 2 heads, ") and
+               "from TFVIZ_MODELS entry 1, folder gpt2." in n for n in notes)
+    assert any(n.startswith("**gpt2-2**: ") and "from TFVIZ_MODELS entry 2, folder gpt2." in n for n in notes)
+    (bad,) = [n for n in notes if n.startswith("Not offered")]
+    assert bad.startswith("Not offered: TFVIZ_MODELS entry 2, folder binonly: it holds its weights "
+                          "only as pytorch_model.bin.")
+    assert "from_pretrained('…/binonly').save_pretrained('…/binonly'" in bad  # the command still reads
+    # the server's log: which folder each name is, and the bad one's whole message
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert f"model folder gpt2: {first} (TFVIZ_MODELS entry 1, folder gpt2)" in logged
+    assert f"model folder gpt2-2: {second} (TFVIZ_MODELS entry 2, folder gpt2)" in logged
+    assert f"from_pretrained('{second.parent / 'binonly'}')" in logged
+
+
+def test_a_link_names_a_folder_by_its_name_and_never_by_a_path(two_gpt2):
+    """?model=gpt2-2 opens the second folder (its own weights), named gpt2-2 wherever a page
+    reads the model's name; a path in the link, even a found folder's, opens nothing."""
+    root, first, second = two_gpt2
+    at = start(model="gpt2-2")
+    assert at.session_state["model"] == "gpt2-2"
+    shared = checkpoints.open_bundle("gpt2-2")
+    text = "The cat sat near the lake."
+    assert np.array_equal(np.asarray(shared.trace(text)["logits"]),
+                          np.asarray(tfviz.load(second).trace(text)["logits"]))
+    assert not np.array_equal(np.asarray(shared.trace(text)["logits"]),
+                              np.asarray(tfviz.load(first).trace(text)["logits"]))
+    assert (shared.name, shared.config.name) == ("gpt2-2", "gpt2-2")
+    assert shared.manifest["source"] == "TFVIZ_MODELS entry 2, folder gpt2"
+    for path in (str(second), str(root / "elsewhere"), "/etc", "../gpt2"):
+        at = start(model=path)
+        assert at.session_state["model"] == DEFAULT_MODEL
+        assert at.query_params["model"] == DEFAULT_MODEL
+        notices = " ".join(t.value for t in at.toast)
+        assert "asked for a model we don't have" in notices and path not in notices
+
+
+def test_a_folder_that_fails_to_open_is_logged_whole_and_shown_without_its_path(two_gpt2, monkeypatch,
+                                                                               caplog):
+    root, first, second = two_gpt2
+    checkpoints._opened.clear()
+
+    def load(folder):
+        raise OSError(13, "Permission denied", str(folder / "model.safetensors"))
+
+    monkeypatch.setattr(checkpoints.tfviz, "load", load)
+    with caplog.at_level("WARNING", logger="tfviz.ui.checkpoints"):
+        at = start(model="gpt2")
+    (warning,) = at.sidebar.warning
+    assert warning.value == ("Cannot open gpt2 (TFVIZ_MODELS entry 1, folder gpt2): PermissionError: "
+                             "[Errno 13] Permission denied: '…/gpt2/model.safetensors' Showing gpt-tiny.")
+    assert f"'{first / 'model.safetensors'}'" in "\n".join(r.getMessage() for r in caplog.records)
+    checkpoints._opened.clear()

@@ -23,9 +23,16 @@ Each offered model gets a name, the one the app's sidebar, ``session_state["mode
 folder's) becomes ``ORG-NAME`` for a cached repository, else gets ``-2``, ``-3``...: the same
 folders give the same names on every start.
 
+Where each folder is, is said two ways. ``folder`` is its path on this machine, for the
+notebook and the server's log. ``place`` says where it was found without the machine's file
+system ("TFVIZ_MODELS entry 2, folder gpt2", "Hugging Face cache (openai-community/gpt2)"), for
+pages every learner of a shared server reads: enough for the lecturer who set TFVIZ_MODELS to
+tell two folders called gpt2 apart, nothing about anyone's home directory.
+:func:`without_paths` takes the paths out of a reason the same way.
+
 >>> d = discover({"TFVIZ_MODELS": "/no/such/folder", "HF_HUB_CACHE": "/no/such/cache"})
->>> d.models, [s.reason for s in d.skipped]
-((), ['there is no such folder.'])
+>>> d.models, [(s.place, s.reason) for s in d.skipped]
+((), [('TFVIZ_MODELS entry 1, folder folder', 'there is no such folder.')])
 """
 from __future__ import annotations
 
@@ -50,6 +57,7 @@ class Found:
     name: str  # unique in the app, never a bundled model's name
     source: str  # where it was found: "TFVIZ_MODELS" or "Hugging Face cache (openai-community/gpt2)"
     info: FolderInfo
+    place: str = ""  # where, without the file system: "TFVIZ_MODELS entry 2, folder gpt2"
 
     @property
     def folder(self) -> Path:
@@ -74,6 +82,7 @@ class Skipped:
     folder: Path
     source: str
     reason: str
+    place: str = ""  # where, without the file system (as Found.place)
 
 
 @dataclass(frozen=True)
@@ -112,28 +121,55 @@ def hub_cache(env: Mapping[str, str]) -> Path:
     return base / "huggingface" / "hub"
 
 
+# An absolute path in a message (an OSError's file, a command that names the folder): from a
+# "/" or "~/" that does not continue a word, URL or relative path, up to a space or quote.
+_PATH = re.compile(r"(?<![\w.~/:…-])~?/(?:[^\s'\"`/()]+/)*([^\s'\"`/()]+)")
+
+
+def without_paths(text: str, folders: Iterable[Path] = ()) -> str:
+    """``text`` with each path shown by its last name only, "…/gpt2": a message about a
+    folder stays clear to the lecturer, and tells learners nothing of the server's file
+    system. ``folders`` are replaced first, whole, so a name with spaces goes too.
+
+    >>> without_paths("Cannot read /home/lecturer/models/gpt2/model.safetensors (see ~/x).")
+    'Cannot read …/model.safetensors (see …/x).'
+    >>> gpt2 = Path("/srv/my models/gpt2")
+    >>> without_paths(f"from_pretrained('{gpt2}'): {gpt2}/model.safetensors", [gpt2])
+    "from_pretrained('…/gpt2'): …/gpt2/model.safetensors"
+    >>> without_paths("2 layers/4 heads, https://huggingface.co/gpt2, models--a--b/snapshots")
+    '2 layers/4 heads, https://huggingface.co/gpt2, models--a--b/snapshots'
+    """
+    for folder in folders:
+        for spelled in {str(folder), str(folder.expanduser().resolve())}:
+            if len(spelled) > 1:  # the whole path only, not the start of a longer name
+                text = re.sub(re.escape(spelled) + r"(?![^/\s'\"`()])", f"…/{Path(spelled).name}", text)
+    return _PATH.sub(lambda m: f"…/{m.group(1)}", text)
+
+
 def _looks_like_model(folder: Path) -> bool:
     return any((folder / m).exists() for m in MARKERS)
 
 
-def from_paths(value: str) -> tuple[list[tuple[Path, str, list[str]]], list[Skipped]]:
-    """``TFVIZ_MODELS``'s folders as (folder, source, names to try), and the entries that name
-    no model folder."""
+def from_paths(value: str) -> tuple[list[tuple[Path, str, str, list[str]]], list[Skipped]]:
+    """``TFVIZ_MODELS``'s folders as (folder, source, place, names to try), and the entries
+    that name no model folder. An entry is numbered from 1, empty ones not counted."""
     found, skipped = [], []
-    for entry in (e.strip() for e in value.split(os.pathsep)):
-        if not entry:
-            continue
+    entries = [e.strip() for e in value.split(os.pathsep) if e.strip()]
+    for k, entry in enumerate(entries, 1):
         path = Path(entry).expanduser()
+        place = f"{ENV_VAR} entry {k}"
         if not path.is_dir():
-            skipped.append(Skipped(path, ENV_VAR, "there is no such folder."))
+            skipped.append(Skipped(path, ENV_VAR, "there is no such folder.", f"{place}, folder {path.name}"))
         elif _looks_like_model(path):
-            found.append((path, ENV_VAR, [path.resolve().name]))
+            name = path.resolve().name
+            found.append((path, ENV_VAR, f"{place}, folder {name}", [name]))
         else:
             inner = sorted(p for p in path.iterdir() if p.is_dir() and _looks_like_model(p))
             if not inner:
                 skipped.append(Skipped(path, ENV_VAR, "it holds no config.json, and no folder in "
-                                                      "it does: name the model's own folder."))
-            found.extend((p, ENV_VAR, [p.name]) for p in inner)
+                                                      "it does: name the model's own folder.",
+                                       f"{place}, folder {path.resolve().name}"))
+            found.extend((p, ENV_VAR, f"{place}, folder {p.name}", [p.name]) for p in inner)
     return found, skipped
 
 
@@ -150,8 +186,8 @@ def snapshot(repo: Path) -> Path | None:
     return max(kept, key=lambda p: p.stat().st_mtime) if kept else None
 
 
-def from_cache(hub: Path) -> tuple[list[tuple[Path, str, list[str]]], list[Skipped]]:
-    """The cached models' snapshot folders as (folder, source, names to try)."""
+def from_cache(hub: Path) -> tuple[list[tuple[Path, str, str, list[str]]], list[Skipped]]:
+    """The cached models' snapshot folders as (folder, source, place, names to try)."""
     found, skipped = [], []
     repos = sorted(hub.glob("models--*")) if hub.is_dir() else []
     for repo in repos:
@@ -160,9 +196,9 @@ def from_cache(hub: Path) -> tuple[list[tuple[Path, str, list[str]]], list[Skipp
         source = f"Hugging Face cache ({repo_id})"
         folder = snapshot(repo)
         if folder is None:
-            skipped.append(Skipped(repo, source, "it has no downloaded snapshot."))
+            skipped.append(Skipped(repo, source, "it has no downloaded snapshot.", source))
         else:
-            found.append((folder, source, [parts[-1], "-".join(parts)]))
+            found.append((folder, source, source, [parts[-1], "-".join(parts)]))
     return found, skipped
 
 
@@ -201,7 +237,7 @@ def discover(env: Mapping[str, str] | None = None, reserved: Iterable[str] = ())
     taken = {r.lower() for r in reserved}
     seen: set[Path] = set()
     models: list[Found] = []
-    for folder, source, tries in paths + cached:
+    for folder, source, place, tries in paths + cached:
         real = folder.resolve()
         if real in seen:
             continue
@@ -210,11 +246,11 @@ def discover(env: Mapping[str, str] | None = None, reserved: Iterable[str] = ())
         try:
             info = describe(folder)
         except CheckpointError as e:
-            skipped.append(Skipped(folder, source, e.problem))
+            skipped.append(Skipped(folder, source, e.problem, place))
             continue
         except OSError as e:  # unreadable: permissions, a link into a missing blob...
-            skipped.append(Skipped(folder, source, f"it cannot be read ({e})."))
+            skipped.append(Skipped(folder, source, f"it cannot be read ({e}).", place))
             continue
         taken.add(name.lower())
-        models.append(Found(name, source, info))
+        models.append(Found(name, source, info, place))
     return Discovery(tuple(models), tuple(skipped + cache_skipped))

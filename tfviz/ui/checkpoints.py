@@ -21,9 +21,19 @@ refuses before reading a weight when the machine's free memory is smaller than t
 default model with that message. A failure is remembered for that state of the folder (its
 files' sizes and times), so a fixed folder is tried again and a broken one is not re-read by
 every learner.
+
+**No paths on the pages.** Every learner of a shared server reads the sidebar, and the server's
+file system is none of their business: a folder is shown by its name and its place
+(``Found.place``: "TFVIZ_MODELS entry 2, folder gpt2", which tells the lecturer who set
+TFVIZ_MODELS which of two gpt2 folders it is), and a message about one has its paths cut to
+their last name (:func:`tfviz.hf.discover.without_paths`). The full paths go to the server's
+log, once each, where the person who started the server reads them: which folder each name
+is, and each folder not offered or failing to open with its reason.
 """
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 
 import streamlit as st
@@ -32,11 +42,19 @@ import tfviz
 from tfviz.bundle import Bundle, bundled_names
 from tfviz.config import KV_PRESET_NAMES, POS_PRESET_NAMES, PRESET_NAMES, VIT_PRESET_NAMES
 from tfviz.hf import CheckpointError
-from tfviz.hf.discover import ENV_VAR, Discovery, Found, discover, hub_cache, short_count
+from tfviz.hf.discover import ENV_VAR, Discovery, Found, discover, hub_cache, short_count, without_paths
 from tfviz.hf.memory import available_bytes, opening_cost, refusal
 from tfviz.lab.opened import RUN_LINK, is_run_name
 
 RESCAN_SECONDS = 60  # a folder downloaded while the server runs appears within a minute
+log = logging.getLogger(__name__)
+_logged: set[str] = set()  # each line once per server process, not at every rescan
+
+
+def _log_once(line: str) -> None:
+    if line not in _logged:
+        _logged.add(line)
+        log.warning(line)
 
 
 def human_bytes(n: float) -> str:
@@ -60,7 +78,12 @@ class NotOpened(Exception):
 
 @st.cache_resource(ttl=RESCAN_SECONDS, show_spinner=False)
 def _discovered(paths: str, hub: str) -> Discovery:
-    return discover({ENV_VAR: paths, "HF_HUB_CACHE": hub}, reserved=taken_names())
+    found = discover({ENV_VAR: paths, "HF_HUB_CACHE": hub}, reserved=taken_names())
+    for f in found.models:  # the pages name a folder by its place; the log by its path
+        _log_once(f"model folder {f.name}: {f.folder} ({f.place})")
+    for s in found.skipped:
+        _log_once(f"model folder not offered: {s.folder} ({s.place}): {s.reason}")
+    return found
 
 
 def discovery() -> Discovery:
@@ -99,15 +122,25 @@ def _opened(name: str, folder: str, stamp: tuple) -> Bundle | str:
     try:
         bundle = tfviz.load(f.folder)
     except CheckpointError as e:
-        return str(e)
+        return _failed(f, e.problem, str(e))
     except MemoryError:  # the estimate fell short: say so, and let a later try find more free
         raise NotOpened(f"{name} is not opened: this server ran out of memory opening it. "
                         "The lessons go on with a bundled model.") from None
     except (OSError, RuntimeError, ValueError) as e:  # unreadable files, a tensor torch refuses
-        return f"Cannot open the model folder {f.folder}: {type(e).__name__}: {e}"
+        return _failed(f, f"{type(e).__name__}: {e}", f"{f.folder}: {type(e).__name__}: {e}")
     for p in bundle.model.parameters():  # a shared model must never train by accident
         p.requires_grad_(False)
-    return bundle
+    # Named as the app names it (a cached snapshot's folder is its revision's hash), and with
+    # the place it was found instead of its path, which a page could otherwise show.
+    return dataclasses.replace(bundle, name=name, config=dataclasses.replace(bundle.config, name=name),
+                               manifest={**bundle.manifest, "source": f.place})
+
+
+def _failed(f: Found, problem: str, logged: str) -> str:
+    """What the sidebar says when ``f`` fails to open: its name, place and the problem with
+    paths cut short; the server's log gets ``logged``, paths whole."""
+    _log_once(f"model folder {f.name} failed to open: {logged}")
+    return f"Cannot open {f.name} ({f.place}): {without_paths(problem, [f.folder])}"
 
 
 def cost_line(f: Found) -> str:
@@ -175,9 +208,10 @@ def folders_note() -> None:
              + (f", {len(d.skipped)} not" if d.skipped else ""))
     with st.expander(title):
         for f in d.models:
-            st.markdown(f"**{f.name}**: {f.size}, from {f.source} (`{f.folder}`). Opening it "
-                        f"takes {cost_line(f)}.")
+            st.markdown(f"**{f.name}**: {f.size}, from {f.place}. Opening it takes {cost_line(f)}.")
         if free is not None and d.models:
             st.caption(f"This server has {human_bytes(free)} of memory free now.")
         for s in d.skipped:
-            st.markdown(f"Not offered: `{s.folder}` ({s.source}): {s.reason}")
+            st.markdown(f"Not offered: {s.place}: {without_paths(s.reason, [s.folder])}")
+        st.caption("Folders are named by where they were found, not by their paths: the "
+                   "server's log lists those.")
