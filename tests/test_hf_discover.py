@@ -20,7 +20,7 @@ from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
 
 import tfviz  # noqa: E402
 from tfviz.hf import CheckpointError  # noqa: E402
-from tfviz.hf.discover import ENV_VAR, discover, hub_cache, short_count, unique_name  # noqa: E402
+from tfviz.hf.discover import ENV_VAR, discover, hub_cache, short_count, unique_name, without_paths  # noqa: E402
 from tfviz.hf.memory import OPEN_FACTOR, available_bytes, opening_cost, refusal  # noqa: E402
 from tfviz.ui.checkpoints import taken_names  # noqa: E402
 
@@ -132,6 +132,32 @@ def test_names_never_take_a_bundled_name_and_stay_unique(source, tmp_path):
     assert d.names == ["gpt-tiny-2", "gpt2", "gpt2-2", "gpt2-3", "openai-community-gpt2"]
     assert discover(env(folders, hub), reserved=reserved).names == d.names  # same folders, same names
     assert not set(d.names) & reserved
+
+
+def test_each_folder_has_a_place_that_names_no_path(source, tmp_path):
+    """Where a folder was found, as the pages say it: the TFVIZ_MODELS entry (counted from 1,
+    empty entries skipped) and the folder's own name, or the cached repository."""
+    hub = tmp_path / "hub"
+    fake_cache(hub, source, "openai-community/gpt2")
+    direct = copy_to(source, tmp_path / "home" / "lecturer" / "gpt2")
+    inner = copy_to(source, tmp_path / "srv" / "zoo" / "gpt2")
+    missing = tmp_path / "srv" / "gone"
+    d = discover({ENV_VAR: os.pathsep.join(["", str(direct), str(inner.parent), str(missing)]),
+                  "HF_HUB_CACHE": str(hub)})
+    assert [(m.name, m.place) for m in d.models] == [
+        ("gpt2", "TFVIZ_MODELS entry 1, folder gpt2"), ("gpt2-2", "TFVIZ_MODELS entry 2, folder gpt2"),
+        ("openai-community-gpt2", "Hugging Face cache (openai-community/gpt2)")]
+    assert [(s.folder, s.place) for s in d.skipped] == [(missing, "TFVIZ_MODELS entry 3, folder gone")]
+    assert not any(str(tmp_path) in m.place or "lecturer" in m.place for m in d.models)
+
+
+def test_paths_in_a_message_are_cut_to_their_last_name(tmp_path):
+    folder = tmp_path / "my models" / "gpt2"
+    message = (f"convert it: from_pretrained('{folder}'); cannot read {folder}/model.safetensors "
+               "or /root/.cache/huggingface/hub/models--gpt2/blobs/abc12 (2 layers/4 heads).")
+    assert without_paths(message, [folder]) == (
+        "convert it: from_pretrained('…/gpt2'); cannot read …/gpt2/model.safetensors "
+        "or …/abc12 (2 layers/4 heads).")
 
 
 def test_names_are_made_of_safe_characters():
