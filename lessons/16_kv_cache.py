@@ -16,7 +16,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, view_value
+from tfviz.ui.views import fit_marker, instant, linked_value
 from tfviz.ui.widgets import prompt_box, prompt_ids, show_code, table
 from tfviz.viz import instant_kv_cache as ikv
 
@@ -111,9 +111,10 @@ with step("2 · Your prompt, generated both ways"):
         m2.metric("Total time re-reading", f"{total_u:.1f} ms")
         m3.metric("Re-reading takes", f"{total_u / total_c:.2f}×" if total_c > 0 else "–")
         labels = bundle.token_strings(list(side.prompt_ids + side.cached_ids))
-        instant(ikv.steps_chart, steps, side.rows, labels, (L, Hkv, dh),
-                # opens on step 1, the first one that reads the cache; moving right grows it
-                step=view_value("step", len(steps) - 1, min(1, len(steps) - 1)))
+        # opens on step 1, the first one that reads the cache; moving right grows it. Laid out
+        # for new_tokens steps, so a prompt of another length swaps its data (length-free)
+        instant(ikv.steps_chart, steps, side.rows, labels, (L, Hkv, dh), most=new_tokens,
+                step=linked_value("step"))
         st.caption(
             "Move **Step** under the chart: the browser shows that step's times, the cache as it "
             "stands after it, and the row of weights the newest token's query puts on every key. "
@@ -133,6 +134,8 @@ with step("2 · Your prompt, generated both ways"):
                    f"numbers of 4 bytes, {config_kv_cache_bytes(cfg, 1):,} bytes per token. "
                    f"{side.stop_reason == 'eos' and 'Generation stopped when the model wrote <eos>.' or ''}")
         show_code(kc.side_by_side, kc.new_query_rows)
+        # fits the step slider to the steps taken (drawn last: no gap)
+        fit_marker({"step": {"n": len(steps), "default": min(1, len(steps) - 1)}})
 
 # --- 3 · how the cost grows -------------------------------------------------------------------
 with step("3 · How the cost grows with t"):

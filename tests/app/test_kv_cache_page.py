@@ -91,6 +91,10 @@ def test_the_rows_are_the_full_recomputes_last_rows(app_page, gpt):
     at = _set(app_page(PAGE), kv_prompt="the dog", kv_new=6)
     spec, data = _steps_chart(at)
     assert param_values(spec)["step"] == 1  # opens on the first step that reads the cache
+    assert data["weights"]["s_nsteps"][0] == 6  # the steps taken, read by the length-free chart
+    fit = [m.proto.body for m in at.get("html") if m.proto.body.startswith('<div hidden class="tfviz-length"')]
+    assert fit == ['<div hidden class="tfviz-length" data-fit="{&quot;step&quot;: {&quot;n&quot;: 6, '
+                   '&quot;default&quot;: 1}}"></div>']  # the view script fits the step slider to it
     g = generate(gpt, "the dog", max_new_tokens=6)
     ids = list(g.prompt_ids + g.new_ids)
     weights = data["weights"]

@@ -7,6 +7,12 @@
   of attention weights in every layer and head, read from the cache's keys.
 - ``cost_chart``: one step's measured time at each length beside the multiply-adds the formula
   counts, with and without the cache (a static chart: nothing to choose).
+
+``steps_chart`` is length-free (``tfviz.viz.instant_length``): it is laid out for a prompt of
+``length_cap`` tokens followed by the most steps the page lets the model write, and reads the
+prompt's length, the tokens written and the number of steps taken from its data. So a new
+prompt of another length within the cap swaps its data, however soon the model stops
+(``<eos>``); the page's marker fits the step slider to the steps taken.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.instant import constant, heat_layer, packed, rounded, slider, spec
+from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 CACHED, UNCACHED = CATEGORICAL[0], CATEGORICAL[1]  # blue with the cache, orange without
@@ -24,7 +31,7 @@ RUNS = ("with the KV cache", "re-reading everything")
 
 def _row_transforms(H: int) -> list[dict]:
     """The chosen step's rows, one (layer, head) row of t weights each, back into cells."""
-    return [{"filter": "datum.step == step"},
+    return [{"filter": "datum.step == stepi"},
             {"calculate": "split(datum.v, ',')", "as": "v"},
             {"flatten": ["v"]},
             {"window": [{"op": "row_number", "as": "cell"}], "groupby": ["layer", "head"]},
@@ -33,15 +40,34 @@ def _row_transforms(H: int) -> list[dict]:
             {"calculate": f"datum.layer * {H} + datum.head", "as": "row"}]
 
 
+def steps_layout(prompt: int, most: int) -> tuple[int, int]:
+    """The tokens (prompt and answer) and steps a length-free ``steps_chart`` is laid out for:
+    a prompt of ``length_cap(prompt)`` tokens, then ``most`` steps, each but the last adding
+    the token it wrote to what the next one reads.
+
+    >>> steps_layout(13, 20), steps_layout(16, 20), steps_layout(17, 5)
+    ((35, 20), (35, 20), (28, 5))
+    """
+    return length_cap(prompt) + most - 1, most
+
+
 def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[str],
-                dims: tuple[int, int, int], *, step: int = 0) -> dict:
+                dims: tuple[int, int, int], *, most: int | None = None,
+                step: int | None = None) -> dict:
     """``steps``: ``CacheStep`` per step (``tfviz.experiments.kv_cache``); ``rows[s]`` (layers,
     heads, t_s) weights of step s's new query; ``tokens``: labels of every position read
     (prompt and tokens written, at least as many as the last step's t); ``dims``: (layers,
-    K/V heads, d_head) of the model."""
+    K/V heads, d_head) of the model. ``most``: the most steps the generation could take (the
+    page's "new tokens at most"; default: the steps taken). ``step``: a shared link's step,
+    else None: the chart opens on step 1, the first that reads the cache.
+
+    Length-free (module docstring): laid out by ``steps_layout``, the chart draws the step
+    ``stepi``, the slider's kept below the steps taken (``nsteps``, in its data), and the
+    prompt's and answer's tokens (``ntok``) read from its data."""
     n = len(steps)
     L, H, _ = np.shape(rows[0])
     T = int(steps[-1].t)
+    T_cap, n_cap = steps_layout(int(steps[0].t), max(n, most or n))  # step 0 reads the prompt
     n_kv, dh = dims[1], dims[2]
     labels = token_labels(tokens[:T])
     # two rows per step (cached first), each with the step's facts, which the titles read as
@@ -56,7 +82,7 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
     strips = [{"strip": 2 * lyr + kv, "pos": p} for lyr in range(L) for kv in range(2) for p in range(T)]
 
     times = {
-        "data": {"name": "timing"}, "width": max(300, min(720, 26 * n)), "height": 180,
+        "data": {"name": "timing"}, "width": max(300, min(720, 26 * n_cap)), "height": 180,
         "encoding": {
             "x": {"field": "step", "type": "ordinal", "title": "step",
                   "axis": {"labelAngle": 0, "labelOverlap": True}},
@@ -65,8 +91,8 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
             "color": {"field": "run", "type": "nominal", "title": None, "sort": list(RUNS),
                       "scale": {"domain": list(RUNS), "range": [CACHED, UNCACHED]},
                       "legend": {"orient": "top"}},
-            "opacity": {"condition": {"test": "datum.step == step", "value": 1}, "value": 0.45},
-            "stroke": {"condition": {"test": "datum.step == step", "value": "black"}, "value": None},
+            "opacity": {"condition": {"test": "datum.step == stepi", "value": 1}, "value": 0.45},
+            "stroke": {"condition": {"test": "datum.step == stepi", "value": "black"}, "value": None},
             "tooltip": [{"field": "step"}, {"field": "run"},
                         {"field": "ms", "title": "ms", "format": ".3f"},
                         {"field": "fed", "title": "tokens fed to the model"}],
@@ -74,16 +100,16 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
         "mark": {"type": "bar", "strokeWidth": 2},
         "title": {"text": "Time of each step, measured on this server", "fontSize": FONT_SIZE},
     }
-    cell = max(4, min(22, 720 // max(T, 1)))
+    cell = max(4, min(22, 720 // T_cap))  # a cell a token; the answer's own tokens are drawn
     cache = {
-        "data": {"name": "strips"}, "width": cell * T, "height": 24 * 2 * L,
+        "data": {"name": "strips"}, "width": {"step": cell}, "height": 24 * 2 * L,
         "transform": [{"calculate": "cur_t", "as": "t"},
                       {"filter": "datum.pos < datum.t"},
                       {"calculate": "datum.pos == datum.t - 1 ? 'added this step' : 'kept from earlier steps'",
                        "as": "age"}],
         "mark": {"type": "rect", "stroke": "white", "strokeWidth": 1, "aria": False},
         "encoding": {
-            "x": {"field": "pos", "type": "ordinal", "scale": {"domain": list(range(T))},
+            "x": {"field": "pos", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
                   "axis": {"title": "position (one key or value per token)", "labelOverlap": True,
                            "labelAngle": 0}},
             "y": {"field": "strip", "type": "ordinal", "scale": {"domain": list(range(2 * L))},
@@ -93,29 +119,37 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
                       "scale": {"domain": ["kept from earlier steps", "added this step"],
                                 "range": ["#9ecae1", NEW]}, "legend": {"orient": "top"}},
         },
-        "title": {"text": {"expr": f"'The cache after step ' + step + ': {L} layers × 2 × {n_kv} "
+        "title": {"text": {"expr": f"'The cache after step ' + stepi + ': {L} layers × 2 × {n_kv} "
                                    f"K/V heads × ' + cur_t + ' tokens × {dh} = ' + "
                                    "cur_bytes + ' bytes'"},
                   "fontSize": FONT_SIZE},
     }
-    heat = heat_layer(T, L * H, x_title="key (every token so far)", y_title="layer · head",
+    heat_cell = max(14, min(44, 720 // max(T_cap, L * H)))
+    heat = heat_layer(T_cap, L * H, x_title="key (every token so far)", y_title="layer · head",
                       value_title="weight", before=_row_transforms(H), y_labels="heads",
-                      text=False, masked=True)
+                      text=False, masked=True, free=True, cell=heat_cell)
+    y = heat["layer"][0]["encoding"]["y"]
+    y["scale"] = {"domain": list(range(L * H))}  # the model's rows, whatever the answer's length
+    if heat_cell >= 20:  # room for every head's name (Vega's overlap check drops every other)
+        y["axis"]["labelOverlap"] = False
     score = {"data": {"name": "weights"}, **heat,
              "title": {"text": {"expr": "'The query of ' + cur_read + ' against the ' + cur_t + "
                                         "' cached keys: one 1 × ' + cur_t + ' row per layer and head'"},
                        "fontSize": FONT_SIZE}}
-    params = [slider("step", n - 1, "Step", step),
+    params = [slider("step", n_cap - 1, "Step", 1 if step is None else step),
               constant("heads", [f"L{lyr} H{h}" for lyr in range(L) for h in range(H)]),
               # the chosen step's facts, read from the data once it has arrived
-              *({"name": f"cur_{field}", "expr": f"length(data('timing')) > 2 * step ? "
-                                                 f"data('timing')[2 * step].{field} : {empty}"}
+              *({"name": f"cur_{field}", "expr": f"length(data('timing')) > 2 * stepi ? "
+                                                 f"data('timing')[2 * stepi].{field} : {empty}"}
                 for field, empty in (("t", "0"), ("bytes", "0"), ("read", "''"), ("wrote", "''")))]
-    return spec({"vconcat": [times, cache, score], "spacing": 26}, params=params,
-                datasets={"weights": weights, "timing": timing, "strips": strips},
-                tokens=labels, marks=2 * n + L * H * T,
-                title={"text": {"expr": "'Step ' + step + ': reads ' + cur_read + ', writes ' + cur_wrote"}},
-                description="Generation with and without the KV cache, one step at a time.")
+    out = spec({"vconcat": [times, cache, score], "spacing": 26}, params=params,
+               datasets={"weights": weights, "timing": timing, "strips": strips},
+               tokens=labels, free=True, sentence={"nsteps": n}, marks=2 * n_cap + L * H * T_cap,
+               title={"text": {"expr": "'Step ' + stepi + ': reads ' + cur_read + ', writes ' + cur_wrote"}},
+               description="Generation with and without the KV cache, one step at a time.")
+    # the step drawn: the slider's, kept below the steps this answer took
+    out["params"].append({"name": "stepi", "expr": "max(0, min(step, nsteps - 1))"})
+    return out
 
 
 def cost_chart(lengths: Sequence[int], ms_cached: Sequence[float], ms_uncached: Sequence[float],
