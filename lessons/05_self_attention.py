@@ -59,9 +59,10 @@ def walkthrough() -> None:
     only = layer_picker(cfg.n_layers, "sa_layer")  # a deep model sends one layer at a time
     view = {"layer": view_value("layer", cfg.n_layers - 1) if only is None else only,
             "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query"),
-            "only_layer": only}
+            "only_layer": only, "layer_data": only is not None}
     opens_on = found.probe if found else n - 1
-    every = att.all_queries(trace)  # every layer, head and query: the browser picks the view
+    # every layer (or a deep model's chosen one), head and query: the browser picks the view
+    every = att.all_queries(trace, None if only is None else (only,))
     if cfg.arch == "encoder-decoder":
         st.caption("This model has an encoder and a decoder; you are looking at the decoder's "
                    "self-attention. Its cross-attention, where the decoder's queries meet keys "
@@ -110,7 +111,8 @@ def one_query(every, view) -> None:
 
 
 def matrices(trace, view) -> None:
-    forms, error = atm.matrix_forms(trace, bundle.weights())
+    only = view["only_layer"]
+    forms, error = atm.matrix_forms(trace, bundle.weights(), None if only is None else (only,))
     x_is = ("the block's input (post-LN: the residual stream before the block)"
             if cfg.norm == "post" else "LayerNorm of the block's input (pre-LN)")
     st.markdown("All queries are handled at once by stacking the token vectors as rows of a "
@@ -122,9 +124,10 @@ def matrices(trace, view) -> None:
               "here": [r[2] for r in shapes]})
     if ("rot_q", 0) not in trace:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
-                   f"within {error:.1e}, in every layer and head.")
+                   f"within {error:.1e}, in every " + ("layer and head." if only is None
+                                                      else f"head of layer {only}."))
     instant(ia.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"],
-            only_layer=view["only_layer"])
+            only_layer=only, layer_data=only is not None)
     show_code(atm.matrix_form)
 
 

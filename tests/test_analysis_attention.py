@@ -126,3 +126,26 @@ def test_strongest_keys():
     walk = att.query_walkthrough(tr, 0, 0, 1)
     assert att.strongest_keys(np.array([0.1, 0.5, 0.05, 0.35]), k=2) == [1, 3]
     assert att.strongest_keys(walk.weights, k=10) == [0, 1, 2, 3]
+
+
+def test_one_layer_of_every_query_and_matrix_form_is_that_layers_slice(bundles):
+    """A deep model's page asks for its chosen layer only (``layers=``): the numbers are the
+    whole stack's for that layer, in the order asked; the whole stack's are checked above
+    against numpy's attention and the model's own hooks."""
+    import dataclasses
+
+    b = bundles["gpt-tiny"]
+    trace = b.trace("the animal didn't cross the street because it was too tired")
+    whole = att.all_queries(trace)
+    part = att.all_queries(trace, (2, 0))
+    for f in dataclasses.fields(whole):
+        a, p = getattr(whole, f.name), getattr(part, f.name)
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(p, a[[2, 0]])
+        else:
+            assert p == a
+    forms, error = atm.matrix_forms(trace, b.weights())
+    one, one_error = atm.matrix_forms(trace, b.weights(), (1,))
+    assert set(one) == set(forms) and one_error <= error
+    for name in forms:
+        np.testing.assert_array_equal(one[name], forms[name][1:2])

@@ -22,6 +22,7 @@ same head for all tokens as matrices (Q = X W^Q, S = Q Kᵀ, Z = A V) is
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -164,13 +165,16 @@ class AllQueries:
             z=self.z[layer, head, i])
 
 
-def all_queries(trace: Trace) -> AllQueries:
-    """Every step of every query of every head, read from the trace in one pass per layer."""
+def all_queries(trace: Trace, layers: Sequence[int] | None = None) -> AllQueries:
+    """Every step of every query of every head, read from the trace in one pass per layer;
+    ``layers``: of those layers only, stacked in that order (a deep model's page shows one, and
+    the maps of every layer of a 512-token BERT-base text are 1.2 GB of float64)."""
     cfg = trace.config
     scale = trace.options.resolved(cfg).scale
+    chosen = range(cfg.n_layers) if layers is None else layers
 
     def stack(name: str, heads_first: bool = False) -> np.ndarray:
-        per_layer = [trace[name, layer].astype(np.float64) for layer in range(cfg.n_layers)]
+        per_layer = [trace[name, layer].astype(np.float64) for layer in chosen]
         if heads_first:  # q, k, v, z are (n, heads, d_k) -> (heads, n, d_k)
             per_layer = [a.transpose(1, 0, 2) for a in per_layer]
         return np.stack(per_layer)

@@ -14,7 +14,7 @@ query token at a time are :mod:`tfviz.analysis.attention`.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -121,13 +121,14 @@ def matrix_form(trace: Trace, weights: Mapping[str, np.ndarray], layer: int, hea
     return MatrixForm(X=X, Q=Q, K=K, V=V, S=Q @ K.T, A=A, Z=Z, max_error=float(max(errors)))
 
 
-def matrix_forms(trace: Trace, weights: Mapping[str, np.ndarray]
-                 ) -> tuple[dict[str, np.ndarray], float]:
+def matrix_forms(trace: Trace, weights: Mapping[str, np.ndarray],
+                 layers: Sequence[int] | None = None) -> tuple[dict[str, np.ndarray], float]:
     """``matrix_form`` of every layer and head: Q, K, V, Z (L, H, n, d_k) and A (L, H, n, n),
-    with the largest check error over all of them."""
+    with the largest check error over all of them; ``layers``: of those layers only, in that
+    order (L = len(layers))."""
     cfg = trace.config
     forms = [[matrix_form(trace, weights, layer, h) for h in range(cfg.n_heads)]
-             for layer in range(cfg.n_layers)]
+             for layer in (range(cfg.n_layers) if layers is None else layers)]
     stacked = {name: np.array([[getattr(f, name) for f in row] for row in forms])  # (L, H, ...)
                for name in "QKVZA"}
     return stacked, max(f.max_error for row in forms for f in row)

@@ -30,7 +30,7 @@ import streamlit as st
 from tfviz.ui.browser_code import module_script
 from tfviz.ui.widgets import vega
 from tfviz.viz.instant import VIEW_KEYS
-from tfviz.viz.instant_layer import one_layer
+from tfviz.viz.instant_layer import as_layer, one_layer
 
 
 def view_sync() -> None:
@@ -85,20 +85,24 @@ def view_value(key: str, upper: int, default: int = 0) -> int:
     return min(max(default, 0), upper) if linked is None else min(linked, upper)
 
 
-def instant(builder, *args, only_layer: int | None = None, **kwargs) -> None:
+def instant(builder, *args, only_layer: int | None = None, layer_data: bool = False,
+            **kwargs) -> None:
     """Draw the instant chart ``builder(*args, **kwargs)`` (a Vega-Lite dict from
     ``tfviz.viz.instant``): ``tfviz.ui.widgets.vega``, the one cached wrapper, by the name the
     lessons' instant views were written with. ``only_layer``: send that layer's numbers only
-    (``tfviz.viz.instant_layer``; the layer comes from :func:`layer_picker`)."""
+    (``tfviz.viz.instant_layer``; the layer comes from :func:`layer_picker`); with
+    ``layer_data``, the arguments already hold that layer's numbers alone (``as_layer``)."""
     if only_layer is None:
         vega(builder, *args, **kwargs)
         return
+    keep = as_layer if layer_data else one_layer
 
     def one(*a, **k):
-        return one_layer(builder(*a, **k), only_layer)
+        return keep(builder(*a, **k), only_layer)
 
     one.__module__ = builder.__module__  # the cache key names the builder and the layer
-    one.__qualname__ = f"{builder.__qualname__}[layer {int(only_layer)}]"
+    alone = " alone" if layer_data else ""
+    one.__qualname__ = f"{builder.__qualname__}[layer {int(only_layer)}{alone}]"
     vega(one, *args, **kwargs)
 
 

@@ -12,6 +12,15 @@ server-side widget) chooses which. Heads and tokens still switch in the browser.
 ...          "datasets": {"maps": [{"layer": 0, "tokens": "a\\x1fb"}, {"layer": 1}, {"layer": 1}]}}
 >>> one_layer(chart, 1)["datasets"]["maps"], one_layer(chart, 1)["params"]
 ([{'layer': 1, 'tokens': 'a\\x1fb'}, {'layer': 1}], [{'name': 'layer', 'value': 1}])
+
+Cheaper still, a page may build the chart from that one layer's numbers alone (its analysis
+asked for ``layers=(k,)``), so nothing is computed for the other eleven; ``as_layer`` then
+numbers the chart's rows, all of "layer 0", as layer k:
+
+>>> one = {"params": [{"name": "layer", "value": 0, "bind": {"input": "range"}}],
+...        "datasets": {"maps": [{"layer": 0, "tokens": "a\\x1fb"}, {"layer": 0}]}}
+>>> as_layer(one, 7)["datasets"]["maps"], as_layer(one, 7)["params"]
+([{'layer': 7, 'tokens': 'a\\x1fb'}, {'layer': 7}], [{'name': 'layer', 'value': 7}])
 """
 from __future__ import annotations
 
@@ -37,6 +46,18 @@ def one_layer(chart: dict, layer: int) -> dict:
     ``chart`` itself is not changed."""
     out = dict(chart)
     out["datasets"] = {name: _rows_of(rows, layer) for name, rows in chart.get("datasets", {}).items()}
+    out["params"] = [{"name": "layer", "value": int(layer)} if p.get("name") == "layer" else p
+                     for p in chart.get("params", [])]
+    return out
+
+
+def as_layer(chart: dict, layer: int) -> dict:
+    """A copy of ``chart``, built from one layer's numbers only (its rows all say layer 0),
+    with those rows and its ``layer`` parameter saying ``layer`` (module docstring)."""
+    out = dict(chart)
+    out["datasets"] = {name: ([{**r, "layer": int(layer)} if isinstance(r, dict) and "layer" in r
+                                else r for r in rows] if isinstance(rows, list) else rows)
+                       for name, rows in chart.get("datasets", {}).items()}
     out["params"] = [{"name": "layer", "value": int(layer)} if p.get("name") == "layer" else p
                      for p in chart.get("params", [])]
     return out
