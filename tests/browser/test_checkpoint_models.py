@@ -75,6 +75,10 @@ def test_picking_the_folder_in_the_sidebar(folder_server, page):
     page.locator('[data-testid="stSidebar"] summary', has_text="Model folders").click()
     notes = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').inner_text()
     assert "Opening it takes about" in notes and "of memory" in notes
+    # named by place, never by the server's path (the folders are in pytest's /tmp/pytest-of-…)
+    assert "from TFVIZ_MODELS entry 1, folder gpt2." in notes
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "/tmp/" not in sidebar and "pytest-of" not in sidebar
 
 
 def test_a_bert_folder_in_the_self_attention_lesson(folder_server, page):
