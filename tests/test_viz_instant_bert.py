@@ -125,3 +125,30 @@ def test_guesses_chart_is_length_free(bert):
     with pytest.raises(ValueError):
         ib.guesses_chart(["a"] * 3, ["a"] * 3, ["not chosen"] * 3, [["a"]] * 3, np.ones((3, 1)),
                          opens_on=3)
+
+
+def test_it_rows_chart_is_length_free(bert):
+    """Beside the two example sentences, a learner's "it" sentence of 8-16 tokens keeps one
+    spec (17-24 another): each panel is as wide as its own sentence, sized for its length's
+    cap, and carries the weights from "it" that bert-tiny's attention pattern holds."""
+    from tests.support.length_free import check_length_free
+
+    examples = [bert.trace(t) for t in (TIRED, WIDE)]
+
+    def build(n):
+        trace = bert.trace("the dog the cat it was" + " very" * (n - 7) + " tired")
+        assert len(trace.tokens) == n
+        found = coref.probed_sentences({"tired": examples[0], "wide": examples[1], "yours": trace})
+        chart = ib.it_rows_chart([f.rows for f in found.values()], [f.tokens for f in found.values()],
+                                 [[ib.ROLES[r] for r in f.roles] for f in found.values()],
+                                 list(found), layer=1, head=0)
+        probe = coref.coref_spans(trace.tokens)[0][-1]
+        mine = [r for r in chart["datasets"]["it_rows"] if r["s"] == 2]
+        assert len(mine) == 2 * 4 * n
+        for r in mine:
+            assert abs(r["v"] - trace["pattern", r["layer"]][r["head"], probe, r["i"]]) <= TOL
+        return chart, None
+
+    built = check_length_free(build, lengths=(8, 13, 16, 17, 24))
+    widths = [panel["width"] for panel in built[13]["vconcat"]]
+    assert widths == [{"step": 47}] * 3  # 760 px for 16 tokens; the sentence's own are drawn

@@ -14,6 +14,9 @@ layer and head, how much "it" attends to every token of each sentence, the two n
 ``length_cap(n)`` tokens, it reads the sentence's length and the draw's first chosen position
 (where it opens) from its data, so a new sentence of another length within the cap, or a new
 draw, swaps its data. The page's ``length_marker`` fits the position slider to the sentence.
+So is each panel of ``it_rows_chart``: its cells are sized for its sentence's ``length_cap``
+and it is as wide as that sentence's tokens, so a learner's "it" sentence of another length
+within the cap swaps data too.
 """
 from __future__ import annotations
 
@@ -135,10 +138,10 @@ def it_rows_chart(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]],
         data += [{"s": s, "layer": lyr, "head": h, "i": i, "label": labels[i], "role": role[i],
                   "v": values[lyr][h][i]}
                  for lyr in range(n_layers) for h in range(n_heads) for i in range(len(toks))]
-        cell = max(22, min(48, 760 // max(len(toks), 1)))
+        cell = max(22, min(48, 760 // length_cap(len(toks))))  # a bar a token of the sentence
         panels.append({
             "transform": [{"filter": f"datum.s == {s} && datum.layer == layer && datum.head == head"}],
-            "width": cell * len(toks), "height": 150,
+            "width": {"step": cell}, "height": 150,
             "encoding": {
                 # "min": the layers filter differently, and Vega-Lite drops a sort it cannot union
                 "x": {"field": "label", "type": "nominal", "sort": {"field": "i", "op": "min"}, "title": None,
@@ -162,5 +165,6 @@ def it_rows_chart(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]],
     body = {"data": {"name": "it_rows"}, "vconcat": panels, "spacing": 28,
             "title": {"text": {"expr": "'Where “it” looks: layer ' + layer + ', head ' + head"}}}
     params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
-    return spec(body, params=params, datasets={"it_rows": data}, marks=2 * sum(len(t) for t in tokens),
+    return spec(body, params=params, datasets={"it_rows": data},
+                marks=2 * sum(length_cap(len(t)) for t in tokens),
                 description="Attention from “it” to every token, in each sentence, for the chosen head.")
