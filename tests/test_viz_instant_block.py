@@ -199,3 +199,57 @@ def test_worked_example_is_length_free():
     strips = built[13]["vconcat"][2]
     assert strips["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}
     assert by_name(built[13])["pos"]["bind"]["max"] == 15 and by_name(built[24])["pos"]["bind"]["max"] == 23
+
+
+def test_a_wide_models_strips_travel_as_one_picture_per_token():
+    """Past PICTURE_CELLS cells (3 × 256 here; GPT-2's 3 × 768) the three strips of every
+    (layer, norm, token) are one picture whose pixels are the numbers of ``every_norm``, each
+    palette step 2·bound/254 wide, so a token moved to swaps one mark; the rest of the chart
+    (μ, σ, the step table) is unchanged and still SVG."""
+    import base64
+    import dataclasses
+    import io
+
+    from PIL import Image
+
+    from tfviz.viz.instant_pictures import LEVELS
+
+    torch.manual_seed(0)
+    cfg = dataclasses.replace(preset("gpt-tiny"), d_model=256)
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+    trace = b.trace("the cat sat")
+    every = lna.every_norm(trace, lna.gamma_beta(b.weights()))
+    n = len(trace.tokens)
+    assert ivb.strips_pictured(256) and not ivb.strips_pictured(preset("gpt-tiny").d_model)
+    spec = ivb.worked_example(every.mean, every.sigma, every.trace_mean, every.trace_sigma,
+                              every.steps, every.vectors, every.norms, trace.tokens,
+                              d_model=256, layer=1, norm=2, pos=n - 1)
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec, allow_nan=False)
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"
+    rows = spec["datasets"]["vectors"]
+    keys = [(lyr, code, q) for lyr in range(3) for code in (0, 2) for q in range(n)]
+    assert [(r["layer"], r["norm"], r["pos"]) for r in rows] == keys and "v" not in rows[0]
+    bound = float(np.abs(every.vectors).max())
+    for r in rows:
+        image = Image.open(io.BytesIO(base64.b64decode(r["img"].split(",", 1)[1])))
+        assert image.mode == "P" and image.size == (256, 3)  # a pixel a number, a row a vector
+        index = np.asarray(image, dtype=float)
+        decoded = -bound + index / (LEVELS - 1) * 2 * bound
+        j = every.norms.index(lna.NORM_ORDER[r["norm"]])
+        want = every.vectors[r["layer"], j, r["pos"]]  # x, (x − μ)/σ, output
+        # one palette step is 2·bound/254: the nearest step is at most half of it away
+        np.testing.assert_allclose(decoded, want, atol=bound / (LEVELS - 1) + 1e-9)
+    strips = spec["vconcat"][2]
+    image_layer = strips["layer"][0]
+    assert image_layer["mark"]["type"] == "image" and image_layer["transform"] == [
+        {"filter": "datum.layer == layer && datum.norm == norm && datum.pos == posi"}]
+    legend = strips["layer"][3]["encoding"]["color"]["scale"]
+    assert legend["domain"] == {"expr": "[-bound, bound]"}  # the bound rides in the data
+    assert spec["datasets"]["numbers"][0]["s_bound"] == pytest.approx(bound)
+    # the step table still carries the first k numbers of the same vectors, to 4 decimals
+    first = [r for r in spec["datasets"]["steps"] if (r["layer"], r["norm"], r["pos"]) == (1, 2, n - 1)]
+    assert len(first) == 1
+    k = every.steps.shape[3]
+    np.testing.assert_allclose(decode(first[0]["v"]).reshape(k, -1),
+                               every.steps[1, every.norms.index("ln2"), n - 1], atol=TOL)

@@ -140,10 +140,46 @@ def test_multihead_maps_of_every_layer_and_head(page, trace):
     assert shown_patterns(at, trace) >= 12 * 12
 
 
-def test_layernorm_statistics_are_the_hooks(page, trace):
+def test_layernorm_statistics_are_the_hooks(page, trace, folder):
     at = page("09_layernorm.py", layer="4")
     assert layers_sent(at) == {4}
     assert_layernorm_stats_are_the_hooks(at, trace, 4)
+    assert_worked_example_pictures_are_torchs_layer_norm(at, trace, folder, 4)
+
+
+def assert_worked_example_pictures_are_torchs_layer_norm(at, trace, folder, layer):
+    """At d = 768 the worked example's three strips travel as one picture per (norm, token):
+    decoded, its rows are the norm's input (the hooks: GPT-2 is pre-LN), that input normalised
+    and torch's layer_norm with the checkpoint's own γ and β, to within a palette step."""
+    import torch
+    import torch.nn.functional as F
+    from safetensors.numpy import load_file
+
+    from tfviz.viz.instant_length import SENTENCE_PREFIX
+
+    weights = load_file(f"{folder}/model.safetensors")
+
+    def param(suffix):
+        return torch.tensor(next(v for k, v in weights.items() if k.endswith(suffix)), dtype=torch.float64)
+
+    charts = [data for _, data in instant_charts(at) if "vectors" in data and "img" in data["vectors"]]
+    assert len(charts) == 1
+    data = charts[0]
+    bound = float(data["numbers"][f"{SENTENCE_PREFIX}bound"].iloc[0])
+    inputs = {0: ("hook_resid_pre", "ln_1"), 2: ("hook_resid_mid", "ln_2")}  # NORM_ORDER codes
+    rows = data["vectors"]
+    assert set(rows.layer) == {layer} and set(rows.norm) == set(inputs)
+    assert len(rows) == 2 * len(trace.tokens)
+    for row in rows.itertuples():
+        hook, ln = inputs[int(row.norm)]
+        x = torch.tensor(trace[f"blocks.{layer}.{hook}"][int(row.pos)], dtype=torch.float64)
+        want = np.stack([x.numpy(), F.layer_norm(x, (768,), eps=1e-5).numpy(),
+                         F.layer_norm(x, (768,), param(f"h.{layer}.{ln}.weight"),
+                                      param(f"h.{layer}.{ln}.bias"), eps=1e-5).numpy()])
+        shown = -bound + picture_values(row.img) * 2 * bound  # (3, 768)
+        assert shown.shape == (3, 768)
+        # half a palette step of 2·bound/254, plus float32 against float64
+        np.testing.assert_allclose(shown, want, atol=bound / 254 + 1e-4)
 
 
 def test_forward_walk_of_one_block(page, trace):

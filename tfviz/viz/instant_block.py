@@ -19,10 +19,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, STEP_COLUMNS
-from tfviz.viz.instant import (choice, constant, heat_layer, rounded, slider, spec, stack_rows,
-                               token_axis, unpack)
+from tfviz.viz.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, rounded, slider,
+                               spec, stack_rows, token_axis, unpack)
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_masking import abs_bound, view_filter
+from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, index_layer, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATS = ("μ before", "σ before", "μ after", "σ after")
@@ -91,7 +92,8 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
     """One token's LayerNorm by hand, for the layer, norm and token chosen below the chart:
     μ and σ beside the model's own, the first k dimensions step by step (``steps``,
     (layers, norms, T, k, 7) in the order of STEP_COLUMNS) and all d numbers of x, (x − μ)/σ
-    and the output as three strips (``vectors``, (layers, norms, T, 3, d))."""
+    and the output as three strips (``vectors``, (layers, norms, T, 3, d)): cells with their
+    values on hover, or for a wide model one picture per token (``strips_pictured``)."""
     n_layers, n_norms, n = mean.shape
     k, d = steps.shape[3], vectors.shape[-1]
     codes = _codes(norms)
@@ -143,11 +145,19 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                   "fontSize": FONT_SIZE},
     }
     bound = abs_bound(vectors)  # one colour range for every view: the legend stays still
-    strips = heat_layer(d, len(VECTORS), x_title="dimension", y_title="", value_title="value",
-                        before=[chosen, *unpack(d)], x_labels="dims", y_labels="vectors",
-                        domain=(-bound, bound), diverging=True, cell=max(6, min(14, 640 // max(d, 1))))
-    strips.update({"data": {"name": "vectors"}, "height": 30 * len(VECTORS),
-                   "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output",
+    pictured = strips_pictured(d)
+    if pictured:
+        strips = strip_picture(d, bound, before=[chosen])
+    else:
+        strips = heat_layer(d, len(VECTORS), x_title="dimension", y_title="", value_title="value",
+                            before=[chosen, *unpack(d)], x_labels="dims", y_labels="vectors",
+                            domain=(-bound, bound), diverging=True,
+                            cell=max(6, min(14, 640 // max(d, 1))))
+        strips["height"] = 30 * len(VECTORS)
+    strips.update({"data": {"name": "vectors"},
+                   "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output"
+                                     + (f" as colours (the first {k} in figures above)"
+                                        if pictured else ""),
                              "fontSize": FONT_SIZE}})
     for view in strips["layer"]:  # the colour range follows the sentence: it rides in the data
         scale = view.get("encoding", {}).get("color", {}).get("scale", {})
@@ -160,6 +170,58 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
     return spec({"vconcat": [text, table, strips], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
                 datasets={"numbers": numbers, "steps": packed_rows(steps),
-                          "vectors": packed_rows(vectors)}, tokens=token_labels(tokens),
+                          "vectors": (strip_pictures(vectors, bound, codes) if pictured
+                                      else packed_rows(vectors))}, tokens=token_labels(tokens),
                 free=True, sentence={"bound": bound}, defaults={"pos": 0},
                 description="LayerNorm of one token by hand, next to what the model computed.")
+
+
+# --- a wide model's strips as pictures --------------------------------------------------------
+
+def strips_pictured(d_model: int) -> bool:
+    """Whether the worked example's three strips of ``d_model`` numbers travel as one picture per
+    token rather than one mark per number: past ``PICTURE_CELLS`` cells, as the attention maps
+    of a long text do. Redrawn as SVG marks for every token moved to, GPT-2's 3 × 768 cells made
+    that the slowest view change of the lessons (BENCHMARKS.md); a picture is one mark. Our
+    small models (d = 64) keep their cells, with each number on hover and in its ARIA label.
+
+    >>> strips_pictured(64), strips_pictured(768)
+    (False, True)
+    """
+    return len(VECTORS) * d_model > PICTURE_CELLS
+
+
+def strip_pictures(vectors: np.ndarray, bound: float, codes: Sequence[int]) -> list[dict]:
+    """One row per (layer, norm, token) of ``vectors`` ((layers, norms, T, 3, d)), its three
+    strips as one picture (``instant_pictures.picture``: a pixel a number, red-blue from
+    −bound to +bound like the cells' scale); ``norm`` is the norm's code in NORM_ORDER."""
+    return [{"layer": int(lyr), "norm": int(codes[j]), "pos": int(q),
+             "img": picture(vectors[lyr, j, q], low=-bound, high=bound, colours=RED_BLUE)}
+            for lyr, j, q in np.ndindex(*vectors.shape[:3])]
+
+
+STRIP_HEIGHT = 30  # pixels of each of the three strips
+
+
+def strip_picture(d: int, bound: float, *, before: Sequence[dict]) -> dict:
+    """The three strips drawn from the picture of the row ``before`` keeps: ``d`` dimensions
+    across (at least a pixel each), the vectors' names down, and a red-blue legend from −bound
+    to +bound, the picture's own range."""
+    width = max(1, min(14, 768 // max(d, 1))) * d
+    height = STRIP_HEIGHT * len(VECTORS)
+    image = {"transform": list(before),
+             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                      "baseline": "top", "aria": False, "width": width, "height": height},
+             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                          "y": {"value": 0}}}
+    x = index_layer("x", d, title="dimension", labels="dims")
+    y = index_layer("y", len(VECTORS), title="", labels="vectors")
+    # an invisible legend layer of two points: its scale's domain is the range (the page may
+    # make it an expression of the data's bound), so no number of the sentence sits here
+    legend = {"data": {"sequence": {"start": 0, "stop": 2, "as": "v"}},
+              "mark": {"type": "point", "opacity": 0, "aria": False},
+              "encoding": {"color": {"field": "v", "type": "quantitative", "title": "value",
+                                     "scale": {"domain": [-bound, bound],
+                                               "scheme": DIVERGING_SCHEME, "reverse": True,
+                                               "domainMid": 0}}}}
+    return {"width": width, "height": height, "layer": [image, x, y, legend]}
