@@ -34,6 +34,9 @@ KEPT_JS = ("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
 # Each slider of a name, as the page shows it: [min, max, value, the number printed beside it]
 SLIDERS_JS = """(name) => Array.from(document.querySelectorAll(`.vega-bind input[name=${name}]`))
     .map(e => [+e.min, +e.max, +e.value, e.nextElementSibling.textContent])"""
+# Each range input's ends, value and how far Streamlit's stylesheet fills its track
+FILLS_JS = """() => Array.from(document.querySelectorAll('.vega-bind input[type=range]'))
+    .map(e => [+e.min, +e.max, +e.value, e.style.getPropertyValue('--vega-range-progress')])"""
 # Every weight cell of the chart with ``index`` (page order), grouped by its marks' group
 CELLS_JS = """(index) => {
     const chart = document.querySelectorAll('.vega-embed')[index];
@@ -79,7 +82,7 @@ def _weights(labels: list[str]) -> dict[tuple[int, int], float]:
 def test_a_source_of_another_length_keeps_lesson_13s_charts_with_its_numbers(server, browser):
     """hello (6 steps) -> abcdefghij (11 steps): the encoder, decoder and masks charts keep
     their SVGs; the step slider takes 1..11, the layer and head sliders the new source's own
-    heads; the last step draws the new source's cross-attention, all 11 × 10 weights, and
+    heads, each track filled up to its thumb; the last step draws the new source's cross-attention, all 11 × 10 weights, and
     moving the step runs no script."""
     bundle = tfviz.load("reverse-encdec")
     run = translate(bundle, "abcdefghij")
@@ -104,6 +107,8 @@ def test_a_source_of_another_length_keeps_lesson_13s_charts_with_its_numbers(ser
                                                                       anti.layer, anti.head)
     _wait_title(pg, f"Encoder self-attention · layer {sharp.layer}, head {sharp.head} "
                     "(no mask: every row may use every key)")
+    for low, high, value, fill in pg.evaluate(FILLS_JS):  # each track filled up to its thumb
+        assert float(fill.rstrip("%")) == pytest.approx(100 * (value - low) / (high - low) if high > low else 0)
 
     pg.evaluate(COUNT_RUNS_JS)
     slider = pg.locator('.vega-bind input[name="step"]')

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  absolute, canTake, fitted, merged, pngName, relinked, shownPosition, startView,
+  absolute, canTake, fitted, merged, pngName, rangeProgress, relinked, shownPosition, startView,
 } from "../../tfviz/ui/assets/view_sync.js";
 
 test("the view starts from the keys the address names, and only those", () => {
@@ -98,4 +98,12 @@ test("a PNG is named after its chart's title", () => {
   assert.equal(pngName(""), "tfviz_chart.png");
   assert.equal(pngName(undefined), "tfviz_chart.png");
   assert.equal(pngName("x".repeat(100)), "x".repeat(80) + ".png");
+});
+
+test("a fitted slider's track is filled up to its value, as Streamlit fills a moved one", () => {
+  assert.equal(rangeProgress(0, 3, 0), "0%"); // the first head: nothing filled
+  assert.equal(rangeProgress(0, 3, 3), "100%");
+  assert.equal(rangeProgress(1, 11, 6), "50%"); // a step slider counted from 1
+  assert.equal(rangeProgress(0, 0, 0), "0%"); // one position: nothing to fill
+  assert.equal(rangeProgress(0, 4, 9), "100%"); // kept within the track
 });

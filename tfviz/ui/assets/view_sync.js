@@ -80,6 +80,15 @@ export function fitted(json, view) {
   return out;
 }
 
+/** How far a range input's track is filled, as Streamlit's stylesheet draws it (the CSS
+ * variable --vega-range-progress, which it sets only when the input itself moves): `value`
+ * from `min` to `max` as a percentage, 0 for a slider of one position. */
+export function rangeProgress(min, max, value) {
+  const span = max - min;
+  const at = span > 0 ? ((value - min) / span) * 100 : 0;
+  return `${Math.min(100, Math.max(0, at))}%`;
+}
+
 /** A PNG's file name from a chart's title: letters, digits and dashes, the rest as one
  * underscore, at most 80 characters before ".png". */
 export function pngName(title) {
@@ -241,6 +250,7 @@ export function start(w, config) {
       for (const [name, fit] of Object.entries(fitted(m.dataset.fit, view))) {
         for (const el of inputs(root, name)) {
           el.min = fit.min; el.max = fit.max; el.value = fit.value;
+          el.style.setProperty("--vega-range-progress", rangeProgress(fit.min, fit.max, fit.value));
           const label = el.nextElementSibling;
           if (label && label.tagName === "SPAN") label.textContent = fit.value;
         }
