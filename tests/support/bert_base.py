@@ -4,8 +4,8 @@ vocabulary and 512 positions, saved by transformers (dev-only) as ``BertForMaske
 the uncased WordPiece tokenizer of ``tests/test_hf_bert.py`` (400 tokens trained on our
 stories; the ids past them exist in the model only).
 
-Building it takes about half a minute and 0.45 GB of disk, so every test module of a session
-shares the one folder under pytest's base temporary directory. As in
+Building it takes about half a minute and 0.45 GB of disk, so every test module of a session,
+on every xdist worker, shares the one folder (tests/support/session_folder.py). As in
 ``bench.make_gpt2_folder``, the query and key weights are drawn wider than transformers'
 init (std 0.08 instead of 0.02): at d = 768 the init's maps are nearly uniform and the same
 in every head, where a page that showed the wrong head would still show the right numbers.
@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from tests.support.session_folder import session_folder
 
 BERT_BASE_SHAPE = dict(n_layer=12, n_head=12, d=768, d_ff=3072, vocab_size=30522, n_positions=512)
 
@@ -38,11 +40,7 @@ def make_bert_base_folder(folder: Path, *, qk_std: float = 0.08, seed: int = 0) 
 def bert_base_folder(tmp_path_factory) -> Path:
     """The session's BERT-base-shaped folder, built on first use."""
     pytest.importorskip("transformers")
-    folder = tmp_path_factory.getbasetemp() / "bert-base-random"
-    if not (folder / "done").exists():  # written last: its presence means the folder is whole
-        make_bert_base_folder(folder)
-        (folder / "done").write_text("")
-    return folder
+    return session_folder(tmp_path_factory, "bert-base-random", make_bert_base_folder)
 
 
 def bert_headless_folder(tmp_path_factory) -> Path:
