@@ -79,3 +79,37 @@ def test_a_model_folders_charts_keep_only_a_few_entries(monkeypatch):
     assert widgets._vega_spec("test.chart", (1,), {}, _builder=chart)["description"] == "chart 1"
     widgets._vega_drawn.clear()
     widgets._vega_drawn_for_folder.clear()
+
+
+def test_a_model_folders_results_keep_within_a_byte_budget(monkeypatch):
+    """A trace grows with the square of the text's length (a 512-token BERT-base trace is
+    1 GB): a folder's cache keeps at most ``LARGE_MODEL_BYTES`` of results, least recently used
+    forgotten first, one too big for the budget not kept at all; each caller gets a copy."""
+    import numpy as np
+
+    monkeypatch.setattr(cache.checkpoints, "found", lambda name: object() if name == "big" else None)
+    monkeypatch.setattr(cache, "LARGE_MODEL_BYTES", 10_000)
+    calls = []
+
+    @cache.per_model(st.cache_data(max_entries=512, show_spinner=False))
+    def work(model: str, i: int, size: int = 4_000) -> np.ndarray:
+        calls.append(i)
+        return np.full(size // 8, float(i))  # size bytes of float64 (and a little pickle)
+
+    work.clear()
+    for i in range(3):
+        assert work("big", i)[0] == i
+    assert calls == [0, 1, 2]
+    work("big", 2)
+    work("big", 1)  # still kept: the two latest fit in 10,000 bytes, three do not
+    assert calls == [0, 1, 2]
+    work("big", 0)
+    assert calls == [0, 1, 2, 0]  # forgotten to make room
+    mine = work("big", 0)
+    mine[:] = -1  # a caller's copy: the kept result is untouched
+    assert (work("big", 0) == 0).all() and calls == [0, 1, 2, 0]
+    work("big", 9, size=20_000)
+    work("big", 9, size=20_000)
+    assert calls[-2:] == [9, 9]  # larger than the budget: computed each time, never kept
+    assert (work("big", 0) == 0).all() and calls[-1] == 9  # and it evicted nothing
+    work.clear()

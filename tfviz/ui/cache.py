@@ -52,19 +52,75 @@ def get_bundle(name: str) -> Bundle:
 #: Entries each cached function keeps for a model folder's calls: a GPT-2 small trace of 64
 #: tokens is 65 MB (BENCHMARKS.md), so 512 of them, the bundled models' allowance, would be 33 GB.
 LARGE_MODEL_ENTRIES = 8
+#: ...and the bytes they may hold together: a trace grows with the square of the text's length
+#: (a 512-token BERT-base trace is 1 GB), so eight entries alone do not bound the memory.
+LARGE_MODEL_BYTES = 1 << 30
+
+
+class ByteBoundCache:
+    """A server-wide cache of ``fn``'s results that, like ``st.cache_data``, keeps each result
+    pickled and gives every caller its own copy, and keeps at most ``entries`` results and
+    ``budget`` bytes of them, forgetting the least recently used first. A result larger than
+    the budget is computed and returned but not kept. Arguments are keyed by their pickle."""
+
+    def __init__(self, fn, entries: int, budget: int):
+        import collections
+        import threading
+
+        self.fn, self.entries, self.budget = fn, entries, budget
+        self._kept: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, *args, **kwargs):
+        import hashlib
+        import pickle
+
+        key = hashlib.sha256(pickle.dumps((args, sorted(kwargs.items())), protocol=5)).digest()
+        with self._lock:
+            blob = self._kept.get(key)
+            if blob is not None:
+                self._kept.move_to_end(key)
+        if blob is None:
+            blob = pickle.dumps(self.fn(*args, **kwargs), protocol=5)
+            self._keep(key, blob)
+        return pickle.loads(blob)
+
+    def _keep(self, key: bytes, blob: bytes) -> None:
+        if len(blob) > self.budget:
+            return
+        with self._lock:
+            self._kept[key] = blob
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.entries or self.held() > self.budget:
+                self._kept.popitem(last=False)
+
+    def held(self) -> int:
+        """Bytes of the results kept."""
+        return sum(map(len, self._kept.values()))
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def clear(self, *args, **kwargs) -> None:
+        with self._lock:
+            self._kept.clear()
 
 
 def per_model(shared, *, copies: bool = True):
     """``@per_model(st.cache_data(...))`` on a function whose first argument is a model name:
     a shared model's calls go through ``shared`` (a Streamlit cache decorator, server-wide);
     a model folder's (``tfviz.ui.checkpoints``) through a cache of its own that keeps only
-    ``LARGE_MODEL_ENTRIES`` results, each one many times a tiny model's; a session's own
+    ``LARGE_MODEL_ENTRIES`` results, each one many times a tiny model's, and (for results that
+    are copied, ``ByteBoundCache``) at most ``LARGE_MODEL_BYTES`` of them; a session's own
     model's calls are remembered in that session only (``own_model.memo``).
     ``copies=False`` for ``st.cache_resource`` functions, whose callers share one object."""
     def wrap(fn):
         cached = shared(fn)
-        kind = st.cache_data if copies else st.cache_resource
-        large = kind(max_entries=LARGE_MODEL_ENTRIES, show_spinner=False)(_renamed(fn, "large"))
+        if copies:
+            large = ByteBoundCache(fn, LARGE_MODEL_ENTRIES, LARGE_MODEL_BYTES)
+        else:
+            large = st.cache_resource(max_entries=LARGE_MODEL_ENTRIES, show_spinner=False)(
+                _renamed(fn, "large"))
 
         @functools.wraps(fn)
         def call(model, *args, **kwargs):
