@@ -9,7 +9,6 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_block as ivb
