@@ -99,6 +99,23 @@ def test_self_attention_sends_the_chosen_layer(page, trace):
     assert shown_patterns(at, trace) >= 12 + 12 * len(trace.ids)
 
 
+def test_self_attention_follows_the_first_tokens_of_a_long_text(page, bundle):
+    """A 300-token text: lesson 5 says it follows the first 128 (SELF_ATTENTION_TOKENS) and
+    shows the maps of exactly those ids, [CLS] first and the closing [SEP] last."""
+    from tfviz.bundle import Reading
+    from tfviz.ui.experiments_cache import SELF_ATTENTION_TOKENS as LIMIT
+
+    text = "the cat sat on the mat . " * 43
+    ids = bundle.read(text).ids
+    assert len(ids) > LIMIT
+    at = page("05_self_attention.py", text=text, layer="3")
+    assert any(f"reads {len(ids)} tokens" in e.value and f"follows the first {LIMIT}" in e.value
+               for e in at.info), [e.value for e in at.info]
+    cut = bundle.trace(Reading((*ids[:LIMIT - 1], ids[-1]), None))
+    assert layers_sent(at) == {3}
+    assert shown_patterns(at, cut) >= 12  # every head's 128 × 128 map of layer 3
+
+
 def test_multihead_maps_of_every_layer_and_head(page, trace):
     at = page("07_multihead.py")
     assert shown_patterns(at, trace) >= 12 * 12
