@@ -171,3 +171,16 @@ def test_hostile_prompts(app_page, prompt):
     if len(prompt) > 1000:  # cut to the characters the app keeps, then to the room left
         assert any("kept its first" in c.value for c in at.caption)
         assert any("continues from the last" in c.value for c in at.caption)
+
+
+def test_the_prompt_follows_the_sidebar_until_the_learner_types_one(app_page):
+    at = app_page(PAGE)
+    assert at.text_area(key="kv_prompt").value == DEFAULT
+    at = _set(at, _typed="the dog ran to the park")  # the sidebar's text changes
+    assert at.text_area(key="kv_prompt").value == "the dog ran to the park"
+    bundle = tfviz.load("gpt-tiny")  # and the runs use it: the prompt the model read, then its guesses
+    g = generate(bundle, bundle.encode("the dog ran to the park"), max_new_tokens=20, use_cache=True)
+    assert at.code[0].value == bundle.tokenizer.decode(g.prompt_ids) + g.text
+    at = _set(at, kv_prompt="the cat")  # a prompt of the learner's own is kept...
+    at = _set(at, _typed="a bird sat on the mat")  # ...when the sidebar changes again
+    assert at.text_area(key="kv_prompt").value == "the cat"

@@ -272,8 +272,10 @@ def prompt_box(prefix: str, text: str) -> tuple[str, str | None]:
     key, keep, came_from = f"{prefix}_prompt", f"_{prefix}_prompt_keep", f"_{prefix}_prompt_from"
     state = st.session_state
     if state.get(came_from) != text:  # a new sidebar text: offer it, unless
-        if state.get(keep) in (None, state.get(came_from)):
-            state[keep] = text  # the learner typed a prompt of their own
+        if state.get(keep) in (None, state.get(came_from)):  # not when the learner typed
+            state[keep] = text  # a prompt of their own
+            if key in state:  # the box on the screen follows too, not only its next visit
+                state[key] = text
         state[came_from] = text
     if key not in state:  # back from another page: the box's last text
         state[key] = state.get(keep, text)
