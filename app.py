@@ -9,8 +9,7 @@ from tfviz.ui.cache import model_names
 from tfviz.ui.errors import remember_page, report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.live import live_sidebar
-from tfviz.ui.present import presenter_frame, presenter_toggle
-from tfviz.ui.readable import readable_frame
+from tfviz.ui.present import presenter_frame, presenter_toggle, readable_frame
 from tfviz.ui.runlog import timed_run
 from tfviz.ui.sidebar import sidebar_controls
 from tfviz.ui.state import init_state, sync_url

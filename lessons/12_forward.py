@@ -3,12 +3,11 @@ import streamlit as st
 
 from tfviz.analysis import forward as fw
 from tfviz.ui.cache import get_trace
-from tfviz.ui.chart_numbers import numbers_table
 from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.widgets import numbers_table, show_code, table, vega
 from tfviz.viz import chart_numbers
 from tfviz.viz import forward as fwv
 from tfviz.viz import instant_forward as ifw

@@ -14,9 +14,8 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.decoding_cache import SEQ2SEQ_MODEL as MODEL, translation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.chart_numbers import numbers_table
 from tfviz.ui.views import fit_marker, instant, linked_value
-from tfviz.ui.widgets import show_code, table
+from tfviz.ui.widgets import numbers_table, show_code, table
 from tfviz.viz import chart_numbers
 from tfviz.viz import instant_encdec as ie
 

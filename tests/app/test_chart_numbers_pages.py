@@ -1,4 +1,4 @@
-"""The numbers behind lessons 12 and 13's charts, as tables (tfviz.ui.chart_numbers): the
+"""The numbers behind lessons 12 and 13's charts, as tables (tfviz.ui.widgets.numbers_table): the
 expander opens on the view the chart opens on, and its table holds the numbers the chart
 draws, checked against the chart's own data and the model."""
 import numpy as np
@@ -34,7 +34,9 @@ def test_the_encoder_decoder_numbers_open_on_the_charts_heads(app_page):
     at = app_page("13_encoder_decoder.py")
     charts = instant_charts(at)
     enc_spec, enc_data = next((s, d) for s, d in charts if "enc" in d)
-    layer, head = param_values(enc_spec)["layer"], param_values(enc_spec)["head"]
+    assert (param_values(enc_spec)["layer"], param_values(enc_spec)["head"]) == (-1, -1)
+    first = enc_data["enc"].iloc[0]  # with no link, the chart opens on the head its data names
+    layer, head = int(first["s_open_layer"]), int(first["s_open_head"])
     box, frame = _numbers(at, "ed_enc_numbers")
     assert box.options[box.index] == f"encoder self-attention · layer {layer}, head {head}"
     rows = enc_data["enc"]
@@ -46,7 +48,10 @@ def test_the_encoder_decoder_numbers_open_on_the_charts_heads(app_page):
                     and "step" in param_values(s))
     box, frame = _numbers(at, "ed_dec_numbers")
     v = param_values(dec_spec)
-    assert box.options[box.index] == f"decoder self-attention · layer {v['layer']}, head {v['head']}"
+    assert (v["layer"], v["head"]) == (-1, -1)
+    first = next(d for s, d in charts if s is dec_spec)["self"].iloc[0]  # the head it opens on
+    assert box.options[box.index] == \
+        f"decoder self-attention · layer {int(first['s_open_layer'])}, head {int(first['s_open_head'])}"
     t = len(frame)
     assert np.isnan(frame.to_numpy(dtype=float)[np.triu_indices(t, 1)]).all()  # the causal mask
     cross = next(i for i, o in enumerate(box.options) if o.startswith("cross-attention"))

@@ -1,5 +1,9 @@
-"""A lesson's steps, declared once: the normal page and presenter view both come
-from the same ``with step(...)`` blocks.
+"""How a page reads: readable for everyone, and a lesson's steps declared once, so that the
+normal page and presenter view both come from the same ``with step(...)`` blocks.
+
+``readable_frame`` draws what every page needs to be readable for everyone (WCAG 2.2 AA): the
+rules of ``tfviz/ui/assets/readable.css`` (captions dark enough to read, 4.5:1 or more).
+Presenter view draws its own larger, black-on-white rules on top.
 
     with step("1 · Measure it"):
         ...  # everything this step shows
@@ -90,3 +94,8 @@ def presenter_frame() -> None:
         st.html(module_script("presenter.js", {"prefix": STEP_PREFIX, "slide": SLIDE,
                                                "param": PARAM, "toggle": TOGGLE}),
                 unsafe_allow_javascript=True)
+
+
+def readable_frame() -> None:
+    """The page's readable rules, as a style element: it takes no room on the page."""
+    st.html(stylesheet("readable.css"))

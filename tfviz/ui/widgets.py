@@ -6,13 +6,14 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+from collections.abc import Sequence
 
 import streamlit as st
 
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.present import presenting
 from tfviz.viz import presenter
-from tfviz.viz.chart_numbers import ChartTable, chart_tables, markdown_table
+from tfviz.viz.chart_numbers import ChartTable, Numbers, chart_tables, markdown_table
 from tfviz.viz.style import described, token_labels
 
 
@@ -154,6 +155,22 @@ def drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, li
 def _vega_spec(name: str, args: tuple, kwargs: dict, _builder=None) -> dict:
     """The spec ``vega`` draws (built once per input by :func:`drawn`; a copy each call)."""
     return drawn(name, args, kwargs, _builder=_builder)[0]
+
+
+def numbers_table(matrices: Sequence[Numbers], key: str, *, default: int = 0) -> None:
+    """The expander "The numbers as a table" holding one of a chart's matrices
+    (``tfviz.viz.chart_numbers``) at a time, chosen in a select box. A screen reader reads a
+    table cell by cell; a canvas, a picture or a hover label it cannot (WCAG 2.2 AA, 1.1.1)."""
+    if not matrices:
+        return
+    import pandas  # only here, once a page asks for it (tfviz.viz.pipeline: the first page)
+
+    with st.expander("The numbers as a table"):
+        i = stable_select("Which numbers", range(len(matrices)), key,
+                          format_func=lambda j: matrices[j].name, default=default)
+        shown = matrices[i]
+        table(pandas.DataFrame(shown.values, index=list(shown.rows), columns=list(shown.cols)),
+              hide_index=False)
 
 
 def numbers_expander(tables: list[ChartTable]) -> None:
