@@ -12,6 +12,7 @@ import torch
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema.core import load_schema
 
+from tests.support.length_free import without_data
 from tfviz.analysis import moe as ma
 from tfviz.bundle import Bundle
 from tfviz.config import RunOptions, preset
@@ -106,7 +107,8 @@ def test_load_chart_counts_every_layer(moe):
         want = (chosen[~dropped] == e).sum() if x["kind"] == "served" else (chosen[dropped] == e).sum()
         assert x["tokens"] == want  # a recount from the hooks
     rules = [lyr for lyr in spec["layer"] if lyr["mark"]["type"] == "rule"]
-    assert rules[0]["encoding"]["y"]["datum"] == cap
+    assert rules[0]["encoding"]["y"]["field"] == "capacity"
+    assert [x["capacity"] for x in spec["datasets"]["load"] if "capacity" in x] == [cap]  # one row
     assert all(lyr["mark"]["type"] != "rule" for lyr in ivm.load_chart(routes, None)["layer"])
 
 
@@ -163,3 +165,22 @@ def test_routing_chart_is_length_free():
     # spec stays the same whatever the sentence
     linked = ivm.routing_chart([ma.routing(b.trace("abc"), 0)], ["a", "b", "c"], pos=9)
     assert params(linked)["pos"]["value"] == 9
+
+
+def test_the_load_chart_holds_nothing_of_the_sentence():
+    """Its capacity (which grows with the sentence) rides in the data: sentences of two lengths
+    share one spec, so a new sentence swaps the chart's data instead of drawing it anew."""
+    torch.manual_seed(0)
+    cfg = preset("moe-tiny")
+    b = Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+    specs, caps = [], []
+    for text in ("the dog sat", "the animal didn't cross the street because it was too tired"):
+        tr = b.trace(text, options=RunOptions(moe_top_k=2))
+        routes = [ma.routing(tr, layer) for layer in range(cfg.n_layers)]
+        cap = ma.capacity_of(cfg.moe_capacity_factor, len(tr.tokens), 2, cfg.n_experts)
+        spec = ivm.load_chart(routes, cap, layer=1)
+        validate_jsonschema(spec, SCHEMA)
+        assert spec["datasets"]["load"][0]["capacity"] == cap
+        specs.append(without_data(spec))
+        caps.append(cap)
+    assert caps[0] != caps[1] and specs[0] == specs[1]

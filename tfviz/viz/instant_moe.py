@@ -183,14 +183,20 @@ def load_chart(routes: Sequence[Routing], capacity: int | None, *, layer: int = 
     }
     layers = [bars]
     if capacity is not None:
-        line = {"y": {"datum": int(capacity), "type": "quantitative"}}
-        layers += [{"mark": {"type": "rule", "strokeDash": [6, 4], "size": 2, "color": "black",
-                             "description": f"capacity {capacity}"},  # the line's accessible name
-                    "encoding": {**line, "tooltip": {"value": f"capacity {capacity}"}}},
-                   {"mark": {"type": "text", "align": "right", "dy": -10, "fontSize": FONT_SIZE - 2,
-                             "x": "width", "text": f"capacity {capacity}",
-                             "aria": False},
-                    "encoding": line}]
+        # The capacity follows the sentence's length, so it rides in the data (the first row),
+        # not in the spec: a new sentence then swaps the data instead of drawing anew.
+        rows[0]["capacity"] = int(capacity)
+        one = [{"filter": "isValid(datum.capacity)"},
+               {"calculate": "'capacity ' + datum.capacity", "as": "label"}]
+        line = {"y": {"field": "capacity", "type": "quantitative"}}
+        layers += [{"transform": one,
+                    "mark": {"type": "rule", "strokeDash": [6, 4], "size": 2, "color": "black"},
+                    "encoding": {**line, "tooltip": {"field": "label"},
+                                 "description": {"field": "label"}}},  # the line's accessible name
+                   {"transform": one,
+                    "mark": {"type": "text", "align": "right", "dy": -10, "fontSize": FONT_SIZE - 2,
+                             "x": "width", "aria": False},
+                    "encoding": {**line, "text": {"field": "label"}}}]
     body = {"data": {"name": "load"}, "layer": layers, "width": max(300, 110 * n_experts),
             "height": 300,
             "title": {"text": {"expr": "'Tokens per expert, layer ' + layer"},
