@@ -78,7 +78,8 @@ class Bundle(Measured):
         """What the model reads of ``text``: the one place text becomes the ids of a trace, so
         the notice about cutting it to the context sits beside the cut.
 
-        >>> ids, notice = load("reverse-encdec").read("abcd" * 10)
+        >>> import tfviz
+        >>> ids, notice = tfviz.load("reverse-encdec").read("abcd" * 10)
         >>> len(ids), notice
         (32, 'Your text is 40 tokens long; the model reads at most 32, so only the first 32 are shown.')
         """

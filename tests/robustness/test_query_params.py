@@ -3,6 +3,7 @@ import pytest
 
 from tests.app.specs import instant_charts
 from tfviz.ui.lessons import available
+from tfviz.viz.instant_length import shown_names
 
 BAD_PARAMS = [
     {"layer": "99999999999999999999"},
@@ -32,10 +33,13 @@ def test_bad_query_parameters(app_page, lesson, params):
     for spec, _ in instant_charts(at):  # every instant chart opens on a view that exists
         for param in spec.get("params", []):
             bind = param.get("bind", {})
-            names = {p["name"] for p in spec["params"]}
-            if bind.get("input") == "range" and param["value"] == -1 and "qi" in names:
-                continue  # a length-free token slider: -1 is the sentence's own query, drawn
-                # from the data (tfviz.viz.instant_length); the page's script shows it
+            exprs = {p["name"]: p.get("expr", "") for p in spec["params"]}
+            name = param["name"]
+            shown = {"layer": "li", "head": "hi"}.get(name, shown_names(name)[1])
+            if bind.get("input") == "range" and param["value"] == -1 and name in exprs.get(shown, ""):
+                continue  # a slider saying -1 opens on the sentence's own position (query, pos)
+                # or head (lesson 13), read from the data (tfviz.viz.instant_length) into the
+                # expression it draws (qi, posi, li, hi); the page's script shows it
             if bind.get("input") == "range":
                 assert bind["min"] <= param["value"] <= bind["max"], (spec.get("description"), param)
             elif bind.get("input") == "select":
