@@ -94,7 +94,7 @@ def test_a_model_folders_results_keep_within_a_byte_budget(monkeypatch):
     @cache.per_model(st.cache_data(max_entries=512, show_spinner=False))
     def work(model: str, i: int, size: int = 4_000) -> np.ndarray:
         calls.append(i)
-        return np.full(size // 8, float(i))  # size bytes of float64 (and a little pickle)
+        return np.full(size // 8, float(i))  # size bytes of float64 (and a little object overhead)
 
     work.clear()
     for i in range(3):

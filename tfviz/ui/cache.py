@@ -57,46 +57,84 @@ LARGE_MODEL_ENTRIES = 8
 LARGE_MODEL_BYTES = 1 << 30
 
 
+def held_bytes(value, seen: set[int] | None = None) -> int:
+    """About how many bytes ``value`` holds: its arrays' own bytes, plus the size of every other
+    object it reaches (dataclasses, mappings, sequences, objects' attributes), each counted once.
+
+    >>> import numpy as np
+    >>> held_bytes({"a": np.zeros(1000), "b": (np.ones(24, np.float32),)}) >= 8000 + 96
+    True
+    """
+    import sys
+
+    import numpy as np
+
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes if value.base is None else sys.getsizeof(value)
+    size = sys.getsizeof(value)
+    if isinstance(value, (str, bytes, bytearray, int, float, bool, type(None))):
+        return size
+    if isinstance(value, dict):
+        parts = [*value.keys(), *value.values()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        parts = list(value)
+    else:
+        slots = getattr(type(value), "__slots__", ())
+        parts = [*getattr(value, "__dict__", {}).values(),
+                 *(getattr(value, n) for n in ([slots] if isinstance(slots, str) else slots)
+                   if hasattr(value, n))]
+    return size + sum(held_bytes(part, seen) for part in parts)
+
+
 class ByteBoundCache:
-    """A server-wide cache of ``fn``'s results that, like ``st.cache_data``, keeps each result
-    pickled and gives every caller its own copy, and keeps at most ``entries`` results and
-    ``budget`` bytes of them, forgetting the least recently used first. A result larger than
-    the budget is computed and returned but not kept. Arguments are keyed by their pickle."""
+    """A server-wide cache of ``fn``'s results that, like ``st.cache_data``, gives every caller
+    its own copy (a deep copy, as ``own_model.memo`` does), and keeps at most ``entries``
+    results and ``budget`` bytes of them (``held_bytes``), forgetting the least recently used
+    first. A result larger than the budget is computed and returned but not kept. An argument
+    that cannot be a key is computed without being kept."""
 
     def __init__(self, fn, entries: int, budget: int):
         import collections
         import threading
 
         self.fn, self.entries, self.budget = fn, entries, budget
-        self._kept: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
+        self._kept: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
-        import hashlib
-        import pickle
+        import copy
 
-        key = hashlib.sha256(pickle.dumps((args, sorted(kwargs.items())), protocol=5)).digest()
+        key = (args, tuple(sorted(kwargs.items())))
+        try:
+            hash(key)
+        except TypeError:
+            return self.fn(*args, **kwargs)
         with self._lock:
-            blob = self._kept.get(key)
-            if blob is not None:
+            kept = self._kept.get(key)
+            if kept is not None:
                 self._kept.move_to_end(key)
-        if blob is None:
-            blob = pickle.dumps(self.fn(*args, **kwargs), protocol=5)
-            self._keep(key, blob)
-        return pickle.loads(blob)
+        if kept is None:
+            value = self.fn(*args, **kwargs)
+            kept = (value, held_bytes(value))
+            self._keep(key, kept)
+        return copy.deepcopy(kept[0])
 
-    def _keep(self, key: bytes, blob: bytes) -> None:
-        if len(blob) > self.budget:
+    def _keep(self, key: tuple, kept: tuple[object, int]) -> None:
+        if kept[1] > self.budget:
             return
         with self._lock:
-            self._kept[key] = blob
+            self._kept[key] = kept
             self._kept.move_to_end(key)
             while len(self._kept) > self.entries or self.held() > self.budget:
                 self._kept.popitem(last=False)
 
     def held(self) -> int:
         """Bytes of the results kept."""
-        return sum(map(len, self._kept.values()))
+        return sum(size for _, size in self._kept.values())
 
     def __len__(self) -> int:
         return len(self._kept)
