@@ -113,3 +113,15 @@ def test_a_model_folders_results_keep_within_a_byte_budget(monkeypatch):
     assert calls[-2:] == [9, 9]  # larger than the budget: computed each time, never kept
     assert (work("big", 0) == 0).all() and calls[-1] == 9  # and it evicted nothing
     work.clear()
+
+
+def test_held_bytes_counts_a_trace_as_its_pickle_does():
+    """The byte budget's measure, against an independent one: a trace's pickle holds its arrays
+    once plus a little framing, and held_bytes may count a little more, never much less."""
+    import pickle
+
+    import tfviz
+
+    trace = tfviz.load("gpt-tiny").trace("the animal did not cross the street")
+    pickled = len(pickle.dumps(trace, protocol=5))
+    assert 0.95 * pickled <= cache.held_bytes(trace) <= 1.25 * pickled
