@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tfviz
-from tests.browser.conftest import OutboundGuard
+from tests.browser.conftest import OutboundGuard, Runs
 from tfviz.analysis import heads as hd
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
@@ -84,10 +84,12 @@ def _open(browser, url: str):
     guard = OutboundGuard()
     context.route("**/*", guard)
     pg = context.new_page()
+    pg.runs = Runs(pg)  # every run, read off the websocket (window.__runs can miss a fast one)
     pg.goto(url)
     pg.wait_for_selector(".vega-bind input", timeout=90_000)
     pg.wait_for_function(IDLE_JS, timeout=90_000)
     pg.evaluate(COUNT_RUNS_JS)
+    pg.opened = pg.runs.ended()
     return context, guard, pg
 
 

@@ -135,8 +135,9 @@ P = "probability = softmax(logits)"  # the probability panel's bars name their l
 
 
 def test_a_sentence_and_a_prompt_of_another_length_keep_lesson_14s_charts(server, browser):
-    """A sidebar sentence of another length keeps all four SVGs (the LM head's position
-    slider fits the new sentence and opens on its last token, whose candidates it draws), and
+    """A sidebar sentence of another length keeps the LM head's, the steps' and the loss's SVGs
+    (the LM head's position slider fits the new sentence and opens on its last token, whose
+    candidates it draws; the page's prompt follows the sentence), and
     so does a prompt of another length (the steps chart's slider fits its steps)."""
     gpt = tfviz.load(DEFAULT_MODEL)
     short, longer = gpt.trace(SHORT), gpt.trace(LONGER)
@@ -152,7 +153,12 @@ def test_a_sentence_and_a_prompt_of_another_length_keep_lesson_14s_charts(server
     box.press("Control+Enter")
     _wait_title(pg, f"After {token_labels(longer.tokens)[m - 1]}, the model expects")
     _settled(pg)
-    assert pg.evaluate(KEPT_JS) == [True] * 4  # LM head, steps, beam tree, loss
+    # The page's prompt follows the sidebar's new sentence, so the generation's steps and its
+    # beam tree are the new prompt's: the LM head, the steps and the loss keep their drawings;
+    # the beam tree is drawn anew when its tree's shape changes (it follows that shape).
+    assert pg.get_by_role("textbox", name="Prompt").input_value() == LONGER
+    head_kept, steps_kept, _, loss_kept = pg.evaluate(KEPT_JS)
+    assert (head_kept, steps_kept, loss_kept) == (True, True, True)
     assert _sliders(pg, "pos") == {(0, m - 1, m - 1, str(m - 1))}
     head = lm_head(longer, gpt.weights(), gpt.token_strings)
     labels = pg.evaluate("() => Array.from(document.querySelectorAll('.vega-embed')[0]"
