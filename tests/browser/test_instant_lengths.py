@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 import tfviz
 from tests.browser.test_instant_views import (IDLE_JS, OTHER_LENGTHS, TOL, _keep_svgs, _labels,
-                                              _open, _type, _wait_title)
+                                              _open, _runs_since_open, _type, _wait_title)
 from tfviz.analysis import layernorm as lna
 from tfviz.config import RunOptions
 from tfviz.ui.state import DEFAULT_MODEL
@@ -120,7 +120,7 @@ def test_layernorm_worked_example_keeps_its_drawing_and_its_token(server, browse
     check(short, n - 1)  # 14 is past the end: the last token
     assert _kept(pg, "One token by hand") and _kept(pg, "μ and σ per token")
     assert {tuple(s) for s in pg.evaluate(POS_JS)} == {("0", str(n - 1), str(n - 1), str(n - 1))}
-    assert pg.runs.ended() - pg.opened == 2  # the two sentences' runs, nothing else
+    assert _runs_since_open(pg, 2) == 2  # the two sentences' runs, nothing else
     context.close()
     assert not guard.outside, guard.outside[:5]
 
@@ -165,7 +165,7 @@ def test_moe_routing_chart_keeps_its_drawing_and_its_token(server, browser):
     check(short, n - 1)
     assert _kept(pg, "Gate probabilities p")
     assert {tuple(s) for s in pg.evaluate(POS_JS)} == {("0", str(n - 1), str(n - 1), str(n - 1))}
-    assert pg.runs.ended() - pg.opened == 2
+    assert _runs_since_open(pg, 2) == 2
     context.close()
     assert not guard.outside, guard.outside[:5]
 
@@ -199,6 +199,6 @@ def test_forward_walk_keeps_its_drawing_and_its_step(server, browser):
     check(longer, steps)
     assert _kept(pg, f"Step {steps} of {steps}")
     assert pg.locator('.vega-bind input[name="step"]').first.input_value() == str(steps)
-    assert pg.runs.ended() - pg.opened == 1
+    assert _runs_since_open(pg, 1) == 1
     context.close()
     assert not guard.outside, guard.outside[:5]

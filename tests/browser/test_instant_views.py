@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tfviz
-from tests.browser.conftest import OutboundGuard, Runs
+from tests.browser.conftest import OutboundGuard, Runs, wait_idle
 from tfviz.analysis import heads as hd
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
@@ -89,8 +89,18 @@ def _open(browser, url: str):
     pg.wait_for_selector(".vega-bind input", timeout=90_000)
     pg.wait_for_function(IDLE_JS, timeout=90_000)
     pg.evaluate(COUNT_RUNS_JS)
+    assert wait_idle(pg, pg.runs), pg.runs.events  # the opening run's end delivered, too
     pg.opened = pg.runs.ended()
     return context, guard, pg
+
+
+def _runs_since_open(pg, expected: int) -> int:
+    """Script runs that ended since the page opened, read off its websocket (``Runs``), once
+    ``expected`` have ended or 30 s have passed: playwright hands a page's websocket frames
+    to Python only while it waits, so a run the page has drawn may not be counted yet."""
+    wait_idle(pg, pg.runs, after=pg.opened + expected - 1, timeout=30)
+    pg.wait_for_timeout(100)  # a run beyond them, asked already, is then seen too
+    return pg.runs.ended() - pg.opened
 
 
 @pytest.fixture(scope="module")
@@ -362,7 +372,7 @@ def test_a_sentence_of_another_length_keeps_multi_heads_charts_with_its_numbers(
     bars = [dict(part.split(": ", 1) for part in label.split("; ") if ": " in part) for label in raw]
     drawn = [float(b["length"]) for b in sorted(bars, key=lambda b: int(b["head"]))]
     np.testing.assert_allclose(drawn, lengths[1, probe], atol=TOL)
-    assert pg.evaluate("window.__runs") == 1  # the new sentence's run, nothing else
+    assert _runs_since_open(pg, 1) == 1  # the new sentence's run, nothing else
     context.close()
     assert not guard.outside, guard.outside[:5]
 

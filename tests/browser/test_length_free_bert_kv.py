@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tfviz
-from tests.browser.conftest import OutboundGuard
+from tests.browser.test_instant_views import IDLE_JS, _open
 from tfviz.analysis.masking import special_ids
 from tfviz.decoding import generate
 from tfviz.experiments import mlm
@@ -20,8 +20,6 @@ from tfviz.viz.style import token_labels
 
 pytestmark = pytest.mark.browser
 TOL = 6e-5  # four decimals sent (5e-5) plus float printing
-IDLE_JS = ("() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute("
-           "'data-test-script-state') === 'notRunning'")
 KEEP_JS = "() => { window.__svgs = Array.from(document.querySelectorAll('.vega-embed svg')); }"
 KEPT_JS = ("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
            ".map(s => window.__svgs.includes(s))")
@@ -32,17 +30,6 @@ TITLE_JS = ("(t) => Array.from(document.querySelectorAll('.vega-embed g.role-tit
             ".some(e => e.textContent === t)")
 LABELS_JS = """(part) => Array.from(document.querySelectorAll('.vega-embed path[aria-label]'))
     .map(e => e.getAttribute('aria-label')).filter(l => l.includes(part))"""
-
-
-def _open(browser, url: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    guard = OutboundGuard()
-    context.route("**/*", guard)
-    pg = context.new_page()
-    pg.goto(url)
-    pg.wait_for_selector(".vega-bind input", timeout=90_000)
-    pg.wait_for_function(IDLE_JS, timeout=90_000)
-    return context, guard, pg
 
 
 def _settled(pg, title: str) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tfviz
-from tests.browser.conftest import OutboundGuard
+from tests.browser.test_instant_views import COUNT_RUNS_JS, IDLE_JS, _open
 from tfviz.analysis import encdec as ed
 from tfviz.analysis.decoding import lm_head
 from tfviz.decoding import generate
@@ -20,14 +20,6 @@ from tfviz.viz.style import token_labels
 
 pytestmark = pytest.mark.browser
 TOL = 6e-5  # four decimals sent (5e-5) plus float printing
-IDLE_JS = ("() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute("
-           "'data-test-script-state') === 'notRunning'")
-COUNT_RUNS_JS = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    window.__runs = 0;
-    new MutationObserver((rs) => { for (const r of rs) if (r.oldValue === 'running') window.__runs++; })
-        .observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
-}"""
 KEEP_JS = "() => { window.__svgs = Array.from(document.querySelectorAll('.vega-embed svg')); }"
 KEPT_JS = ("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
            ".map(s => window.__svgs.includes(s))")
@@ -47,17 +39,6 @@ CELLS_JS = """(index) => {
     }
     return out;
 }"""
-
-
-def _open(browser, url: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    guard = OutboundGuard()
-    context.route("**/*", guard)
-    pg = context.new_page()
-    pg.goto(url)
-    pg.wait_for_selector(".vega-bind input", timeout=90_000)
-    pg.wait_for_function(IDLE_JS, timeout=90_000)
-    return context, guard, pg
 
 
 def _wait_title(pg, text: str) -> None:
