@@ -27,7 +27,7 @@ from playwright.async_api import async_playwright
 
 from bench.bench_browser import HELLO
 from bench.browser_common import launch, new_page, wait_idle
-from tests.support.serve import free_port, wait_until_up
+from tests.support.serve import streamlit_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,26 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 async def first_page(browser, root: Path, entry: Path, path: str, outside: list[str]) -> float:
     """Seconds from launching ``streamlit run entry`` (in ``root``) to ``path`` interactive."""
     context, page = await new_page(browser, outside)
-    env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
-    env.setdefault("STREAMLIT_SERVER_FILE_WATCHER_TYPE", "none")
-    port = free_port()
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(entry), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_until_up(url)
+    with streamlit_server(entry=str(entry), root=root) as (url, _, started):
         await page.goto(url + path)
         await wait_idle(page)
         took = time.perf_counter() - started
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     await context.close()
     return took
 

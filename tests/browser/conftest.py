@@ -56,21 +56,25 @@ class OutboundGuard:
             route.abort()
 
 
-def on_messages(pg, handle) -> None:
-    """Calls ``handle(msg)`` with every Streamlit message (a ``ForwardMsg``) that page ``pg``
-    receives on its websocket, read from the socket itself rather than from the page."""
+def on_messages(pg, handle, *, sent: bool = False) -> None:
+    """Calls ``handle(msg)`` with every Streamlit message that page ``pg`` receives on its
+    websocket (a ``ForwardMsg``), or with ``sent`` every one it sends (a ``BackMsg``), read from
+    the socket itself rather than from the page."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    kind = BackMsg if sent else ForwardMsg
 
     def frame(payload) -> None:
         if isinstance(payload, (bytes, bytearray)):
-            msg = ForwardMsg()
+            msg = kind()
             try:
                 msg.ParseFromString(bytes(payload))
             except Exception:  # not one of Streamlit's messages
                 return
             handle(msg)
 
-    pg.on("websocket", lambda ws: ws.on("framereceived", frame))
+    pg.on("websocket", lambda ws: ws.on("framesent" if sent else "framereceived", frame))
 
 
 class Runs:
@@ -90,7 +94,6 @@ class Runs:
     ENDED = {"finished", "fragment finished", "compile error"}
 
     def __init__(self, pg):
-        from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
         self.events: list[str] = []
@@ -106,18 +109,12 @@ class Runs:
             elif kind == "script_finished":
                 self.events.append(self._ends.get(msg.script_finished, "finished"))
 
-        def sent(payload) -> None:
-            if isinstance(payload, (bytes, bytearray)):
-                msg = BackMsg()
-                try:
-                    msg.ParseFromString(bytes(payload))
-                except Exception:  # not one of Streamlit's messages
-                    return
-                if msg.WhichOneof("type") == "rerun_script":
-                    self.events.append("asked")
+        def request(msg) -> None:
+            if msg.WhichOneof("type") == "rerun_script":
+                self.events.append("asked")
 
         on_messages(pg, received)
-        pg.on("websocket", lambda ws: ws.on("framesent", sent))
+        on_messages(pg, request, sent=True)
 
     def ended(self) -> int:
         """How many runs have ended so far (a run stopped for the next one included)."""

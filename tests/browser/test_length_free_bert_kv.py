@@ -12,6 +12,7 @@ import torch
 
 import tfviz
 from tests.browser.test_instant_views import IDLE_JS, _open
+from tests.browser.test_length_free_seq2seq import KEEP_JS, KEPT_JS, SLIDERS_JS, TOL
 from tfviz.analysis.masking import special_ids
 from tfviz.decoding import generate
 from tfviz.experiments import mlm
@@ -19,13 +20,6 @@ from tfviz.trace import run_with_trace
 from tfviz.viz.style import token_labels
 
 pytestmark = pytest.mark.browser
-TOL = 6e-5  # four decimals sent (5e-5) plus float printing
-KEEP_JS = "() => { window.__svgs = Array.from(document.querySelectorAll('.vega-embed svg')); }"
-KEPT_JS = ("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
-           ".map(s => window.__svgs.includes(s))")
-# Each slider of a name, as the page shows it: [min, max, value, the number printed beside it]
-SLIDERS_JS = """(name) => Array.from(document.querySelectorAll(`.vega-bind input[name=${name}]`))
-    .map(e => [+e.min, +e.max, +e.value, e.nextElementSibling.textContent])"""
 TITLE_JS = ("(t) => Array.from(document.querySelectorAll('.vega-embed g.role-title text'))"
             ".some(e => e.textContent === t)")
 LABELS_JS = """(part) => Array.from(document.querySelectorAll('.vega-embed path[aria-label]'))

@@ -42,8 +42,10 @@ def wait_until_up(url: str, timeout: float = 60.0) -> float:
 
 
 @contextmanager
-def streamlit_server(env: dict | None = None, log_path: Path | None = None, entry: str = "server.py"):
-    """Yields (base_url, process, started_at) for a fresh server; kills it afterwards."""
+def streamlit_server(env: dict | None = None, log_path: Path | None = None, entry: str = "server.py",
+                     root: Path = ROOT):
+    """Yields (base_url, process, started_at) for a fresh server of the checkout at ``root``
+    (``entry`` relative to it, or absolute); kills it afterwards."""
     port = free_port()
     child_env = {k: v for k, v in os.environ.items() if k not in ("TFVIZ_RAISE", "PYTEST_CURRENT_TEST")}
     # No file watching: an edit to the repo while a test or benchmark runs would reload modules
@@ -53,9 +55,9 @@ def streamlit_server(env: dict | None = None, log_path: Path | None = None, entr
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / entry),
+        [sys.executable, "-m", "streamlit", "run", str(Path(root) / entry),
          "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT)
+        cwd=root, env=child_env, stdout=log, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until_up(url)
