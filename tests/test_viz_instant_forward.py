@@ -233,3 +233,29 @@ def test_walk_chart_is_length_free():
     assert params(built[13])["step"]["bind"]["max"] == len(sentence(built[13])["edge"])
     heat = built[13]["vconcat"][1]
     assert heat["height"] == {"step": 26} and built[24]["vconcat"][1]["height"] == {"step": 25}
+
+
+@pytest.mark.parametrize("cols, bands", [(768, 96), (3072, 96), (64, 64), (100, 50), (97, 97)])
+def test_a_wide_pictures_axis_keeps_one_column_in_a_band(cols, bands):
+    """A pictured map's x axis: the hidden points (evaluated here as Vega's ``sequence(start,
+    stop, step)``, Python's ``range``) make ``bands`` equal bands across the picture, and the
+    column each band is labelled with lies inside the stretch of the picture that band covers,
+    so a label names a column drawn under it."""
+    values = np.random.default_rng(0).normal(size=(40, cols))
+    wide = fw.Step("wide", "x", "(40, c)", values, "", rows=tuple(map(str, range(40))),
+                   cols=tuple(f"d{j}" for j in range(cols)))
+    spec = ifw.walk_chart([[wide]])
+    validate_jsonschema(spec, SCHEMA)
+    row = spec["datasets"]["numbers"][0]
+    assert row["pic"] and row["c"] == cols
+    skeleton = next(layer for layer in spec["vconcat"][1]["layer"]
+                    if layer["mark"]["type"] == "point"
+                    and "x" in layer["encoding"])["transform"][1]["calculate"]
+    assert skeleton.startswith("sequence(")
+    as_python = (skeleton.replace("sequence", "").replace("floor(", "int(")  # all positive
+                 .replace("datum.s", str(row["s"])).replace("datum.c", str(cols)))
+    start, stop, stride = eval(as_python)  # our own expression, numbers only
+    kept = list(range(start, stop, stride))
+    assert len(kept) == bands
+    width = cols / len(kept)  # columns of the picture under one band
+    assert all(j * width <= c < (j + 1) * width for j, c in enumerate(kept))

@@ -39,6 +39,7 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 # Maps of more cells than instant_pictures.PICTURE_CELLS travel as pictures: a 13-token residual step
 # (832 cells) took 120 ms to redraw as cells on a loaded machine, its picture a few ms.
 WIDTH = 720  # the heatmap's width: 256 hidden units still get about 3 px each
+AXIS_COLUMNS = 96  # a picture's x axis has at most this many bands (and candidate labels)
 _SYMBOLS = {r"\alpha": "α", r"\sum": "Σ", r"\to": "→", r"\leftarrow": "←", r"\dots": "…",
             r"\in": "∈", r"\sin": "sin", r"\arg\max": "argmax", r"\max": "max", r"\top": "ᵀ",
             r"\cdot": "·", r"\quad": "   ", r"\,": " ", r"\!": "", r"\;": " "}
@@ -95,6 +96,18 @@ def _kind(step: Step) -> str:
     values = np.asarray(step.values, dtype=float)
     probabilities = not step.diverging and values.min() >= 0 and values.max() <= 1
     return "seq" if probabilities else "div"
+
+
+def column_stride(cols: int) -> int:
+    """Every how many columns a picture's x axis keeps one: the smallest divisor of ``cols``
+    that leaves at most ``AXIS_COLUMNS`` bands, so each band covers whole columns and its label
+    (the band's middle column) sits over that column in the picture. 768 dimensions give
+    96 bands of 8, 3,072 hidden units 96 of 32. Without such a divisor every column stays.
+
+    >>> column_stride(64), column_stride(768), column_stride(3072), column_stride(101)
+    (1, 8, 32, 1)
+    """
+    return next((s for s in range(1, cols // 24 + 1) if cols % s == 0 and cols // s <= AXIS_COLUMNS), 1)
 
 
 def _notes(step: Step) -> list[tuple[str, str]]:
@@ -164,11 +177,11 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
             st = steps_by_head[max(h, 0)][i]
             rows, cols = np.asarray(st.values).shape
             kind = _kind(st)
-            row = {"step": i, "head": h, "kind": kind, "c": int(cols), "pic": False,
+            row = {"step": i, "head": h, "kind": kind, "c": int(cols), "s": 1, "pic": False,
                    "text": bool(rows * cols <= 144 and WIDTH / cols >= 44 or kind == "ids"),
                    "v": packed(st.values), "img": None}
             if kind in ("seq", "div") and rows * cols > PICTURE_CELLS:  # one picture, no cells
-                row.update(pic=True, text=False, v="", img=picture(st.values) if kind == "seq"
+                row.update(pic=True, text=False, v="", s=column_stride(cols), img=picture(st.values) if kind == "seq"
                            else diverging_picture(st.values, round(edge[i], 4)))
             numbers.append(row)
             notes += [{"step": i, "head": h, "line": j, "kind": k, "text": line}
@@ -197,7 +210,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
              {"window": [{"op": "row_number", "as": "cell"}]},
              {"calculate": "datum.v === '' ? null : toNumber(datum.v)", "as": "v"},
              {"calculate": "floor((datum.cell - 1) / datum.c)", "as": "row"},
-             {"calculate": "(datum.cell - 1) % datum.c", "as": "col"},
+             # a picture's one datum sits on its axis's first kept column (``skeleton``)
+             {"calculate": "datum.pic ? floor(datum.s / 2) : (datum.cell - 1) % datum.c", "as": "col"},
              {"calculate": "rows[datum.row]", "as": "rowlabel"},
              {"calculate": "cols[datum.col]", "as": "collabel"}]
     tooltip = [{"field": "rowlabel", "title": "row"}, {"field": "collabel", "title": "column"},
@@ -214,7 +228,9 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                 "encoding": {"color": colour, "tooltip": tooltip}}
 
     # A big map is one picture, from its top left corner; hidden points give the axes its
-    # rows and columns (the cells that would have made them are not drawn).
+    # rows and columns (the cells that would have made them are not drawn). A wide picture's
+    # x axis keeps the middle column of every ``s`` (``column_stride``): 3,072 hidden points
+    # and as many labels to measure made moving onto a GPT-2 hidden-unit step cost 165 ms.
     pictured = [{"filter": "datum.pic"}]
     image = {"transform": pictured,
              "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
@@ -224,7 +240,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                           "y": {"value": 0}}}
 
     def skeleton(field: str, count: str) -> dict:
-        return {"transform": [*pictured, {"calculate": f"sequence(0, {count})", "as": field},
+        return {"transform": [*pictured, {"calculate": count, "as": field},
                               {"flatten": [field]}],
                 "mark": {"type": "point", "opacity": 0, "aria": False},
                 "encoding": {"x" if field == "col" else "y": {"field": field, "type": "ordinal"}}}
@@ -241,7 +257,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                 "labelFontSize": max(9, min(FONT_SIZE - 2, tall - 4))}},
         },
         "layer": [
-            image, skeleton("col", "datum.c"), skeleton("row", "length(rows)"),
+            image, skeleton("col", "sequence(floor(datum.s / 2), datum.c, datum.s)"),
+            skeleton("row", "sequence(0, length(rows))"),
             rect("seq", {"field": "v", "type": "quantitative", "title": "weight",
                          "scale": {"scheme": SCHEME, "domain": [0, 1]}, "legend": _legend("seq")}),
             rect("div", {"field": "v", "type": "quantitative", "title": "value",
