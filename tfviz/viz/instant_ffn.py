@@ -186,10 +186,12 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
                       {"flatten": ["val"]},
                       {"window": [{"op": "row_number", "as": "cell"}]},
                       {"calculate": f"floor((datum.cell - 1) / {dh})", "as": "key"},
-                      {"calculate": f"(datum.cell - 1) % {dh}", "as": "coordinate"},
-                      {"calculate": "toNumber(datum.val)", "as": "value"},
+                      # keys the query cannot see go first: Streamlit's Vega interprets each
+                      # expression per tick, and a GPT-2 head has 64 x 64 of them
                       {"calculate": "toNumber(datum.wq[datum.key])", "as": "weight"},
                       {"filter": "datum.weight > 0"},
+                      {"calculate": f"(datum.cell - 1) % {dh}", "as": "coordinate"},
+                      {"calculate": "toNumber(datum.val)", "as": "value"},
                       {"calculate": "tokens[datum.key]", "as": "token"}],
         "mark": {"type": "tick", "thickness": 2, "size": 18},
         "encoding": {
@@ -227,5 +229,5 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
               token_slider(cap - 1, "Query token", query)]
     return spec({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
                 datasets={"mix": mix, "checks": checks}, tokens=labels, free=True,
-                default_query=default_query,
+                default_query=default_query, marks=cap * dh + cap + dh,  # ticks, bars, dots
                 description="An attention head's output as a weighted average of value vectors.")
