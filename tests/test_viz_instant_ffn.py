@@ -153,6 +153,11 @@ def test_mixing_chart_is_valid_and_carries_every_layer_head_and_query(gpt):
     assert (p["layer"]["value"], p["head"]["value"], p["query"]["value"]) == (1, 3, n - 1)
     assert p["head"]["bind"]["max"] == H - 1 and p["query"]["bind"]["max"] == 15  # the layout's length_cap
     assert iv.spec_tokens(spec) == token_labels(gpt.tokens)
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # a small head's ticks: labelled marks
+    wide = np.zeros((1, 1, 64, 64))  # a GPT-2 head at 64 tokens: 64 x 64 value ticks
+    big = ivf.mixing_chart(wide, np.zeros((1, 1, 64, 64)), np.zeros((1, 1, 64, 64)),
+                           np.ones((1, 1, 64), bool), [str(i) for i in range(64)])
+    assert big["usermeta"]["embedOptions"]["renderer"] == "canvas"
     rows = spec["datasets"]["mix"]
     assert [(r["layer"], r["head"]) for r in rows] == [(a, b) for a in range(L) for b in range(H)]
     for r in rows:
