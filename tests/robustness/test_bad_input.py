@@ -19,13 +19,14 @@ BAD_TEXT = {
 RAW_HTML = ("<script>alert(1)", "<img src=x onerror")
 
 
-def assert_no_raw_html(at) -> None:
-    """User HTML may appear only as text: never inside an element that renders HTML."""
+def assert_no_raw_html(at, where: str = "") -> None:
+    """User HTML may appear only as text: never inside an element that renders HTML.
+    ``where`` names the input in the failure message."""
     for el in at.get("markdown") + at.get("html") + at.get("caption"):
         body = getattr(el.proto, "body", "")
         renders_html = el.type == "html" or getattr(el.proto, "allow_html", False)
         if renders_html:
-            assert not any(raw in body for raw in RAW_HTML), body[:200]
+            assert not any(raw in body for raw in RAW_HTML), (where, body[:200])
 
 
 def _text_boxes(at):
@@ -55,16 +56,20 @@ def test_every_text_box_on_every_page(app_page, lesson):
         assert_no_raw_html(at)
 
 
-@pytest.mark.parametrize("name", list(BAD_TEXT))
 @pytest.mark.parametrize("lesson", available(), ids=lambda l: l.url)
-def test_shared_text_on_every_page(app_page, lesson, name):
+def test_shared_text_on_every_page(app_page, lesson):
+    """Every bad text in turn, typed into the shared box of one session, as a learner would:
+    each run is checked on its own. "empty" and "spaces" come first (BAD_TEXT's order), so the
+    sentence they must keep is the page's own opening one, a real sentence."""
     at = app_page(lesson.file)
-    at.text_area(key="_typed").set_value(BAD_TEXT[name]).run()
-    assert not at.exception, at.exception
-    assert_no_raw_html(at)
-    if name in ("empty", "spaces"):
-        assert at.session_state["text"].strip(), "empty text must keep the previous sentence"
-        assert any("Type some text" in i.value for i in at.info)
-    if name == "huge":
-        assert len(at.session_state["text"]) <= 2000
-        assert any("first 2,000 characters" in i.value for i in at.info)
+    assert at.session_state["text"].strip(), "the page opens with a sentence to keep"
+    for name, bad in BAD_TEXT.items():
+        at.text_area(key="_typed").set_value(bad).run()
+        assert not at.exception, (name, at.exception)
+        assert_no_raw_html(at, name)
+        if name in ("empty", "spaces"):
+            assert at.session_state["text"].strip(), (name, "empty text must keep the previous sentence")
+            assert any("Type some text" in i.value for i in at.info), name
+        if name == "huge":
+            assert len(at.session_state["text"]) <= 2000, name
+            assert any("first 2,000 characters" in i.value for i in at.info), name
