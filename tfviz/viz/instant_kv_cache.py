@@ -4,7 +4,9 @@
   slider under it picks the step in the browser (no rerun): the per-step times of both runs
   (the chosen step outlined), the cache as it stands after that step (one strip per layer for
   K and one for V, a cell per token, the newest in vermillion), and the new token's 1 × t row
-  of attention weights in every layer and head, read from the cache's keys.
+  of attention weights in every layer and head, read from the cache's keys. A model with many
+  layers and heads (``rows_pictured``: GPT-2 small's 144 rows) sends each step's rows as one
+  picture instead of a cell per weight.
 - ``cost_chart``: one step's measured time at each length beside the multiply-adds the formula
   counts, with and without the cache (a static chart: nothing to choose).
 
@@ -20,8 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import constant, heat_layer, packed, rounded, slider, spec
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.instant import SCHEME, constant, heat_layer, packed, rounded, slider, spec
+from tfviz.viz.instant_length import LENGTH_CAPS, TOKENS_DOMAIN, length_cap
+from tfviz.viz.instant_pictures import PICTURE_CELLS, index_layer, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 CACHED, UNCACHED = CATEGORICAL[0], CATEGORICAL[1]  # blue with the cache, orange without
@@ -38,6 +41,51 @@ def _row_transforms(H: int) -> list[dict]:
             {"calculate": "toNumber(datum.v)", "as": "v"},
             {"calculate": "datum.cell - 1", "as": "col"},
             {"calculate": f"datum.layer * {H} + datum.head", "as": "row"}]
+
+
+def rows_pictured(layers: int, heads: int) -> bool:
+    """Whether the rows of weights travel as one picture per step (``instant_pictures``)
+    rather than a cell per weight: when the model's layers × heads rows pass
+    ``PICTURE_CELLS`` cells even at the shortest layout (``LENGTH_CAPS[0]`` tokens). Every
+    step change filters, splits and numbers each cell in the browser and draws it, and GPT-2
+    small's 144 rows of up to ~80 weights (some 11,000 cells) took about 200 ms a change
+    (BENCHMARKS.md); a picture is one mark. The choice follows the model, not the prompt, so
+    a chart stays length-free and our small models (12 rows) keep their cells and hover values
+    at any length.
+
+    >>> rows_pictured(3, 4), rows_pictured(6, 6), rows_pictured(12, 12)
+    (False, False, True)
+    """
+    return layers * heads * LENGTH_CAPS[0] > PICTURE_CELLS
+
+
+def steps_pictures(rows: Sequence[np.ndarray]) -> list[dict]:
+    """One picture per step: its (layers, heads, t) weights as (layers · heads) × t pixels, a
+    row per layer and head (layer-major, as the cells' rows), cividis from 0 to 1 like the
+    cells (``instant_pictures.picture``). Only the t positions the step read are in it."""
+    out = []
+    for s, r in enumerate(rows):
+        L, H, t = np.shape(r)
+        out.append({"step": s, "img": picture(np.reshape(r, (L * H, t)))})  # (L·H, t)
+    return out
+
+
+def _pictured_layer(T_cap: int, n_rows: int, cell: int) -> dict:
+    """The rows of weights drawn from the chosen step's picture (``steps_pictures``): an image
+    ``cur_t`` cells wide from the top left corner, over hidden points that give the axes the
+    sentence's tokens (``ntok`` of them, laid out for ``T_cap``) and the layer · head rows, and
+    the cividis legend the cells have. There are too many weights to point at: no hover."""
+    image = {"transform": [{"filter": "datum.step == stepi"}],
+             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                      "baseline": "top", "aria": False,
+                      "width": {"expr": f"{cell} * cur_t"}, "height": cell * n_rows},
+             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                          "y": {"value": 0}}}
+    x = index_layer("x", T_cap, title="key (every token so far)", free=True)
+    y = index_layer("y", n_rows, title="layer · head", labels="heads")
+    x["encoding"]["color"] = {"field": "i", "type": "quantitative", "title": "weight",
+                              "scale": {"domain": [0, 1], "scheme": SCHEME}}
+    return {"width": {"step": cell}, "height": {"step": cell}, "layer": [image, x, y]}
 
 
 def steps_layout(prompt: int, most: int) -> tuple[int, int]:
@@ -77,8 +125,10 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
                "bytes": s.cache_bytes, "shape": " × ".join(map(str, s.cache_shape))}
               for s in steps for r, (ms, fed) in enumerate(((s.ms_cached, s.tokens_in_cached),
                                                             (s.ms_uncached, s.tokens_in_uncached)))]
-    weights = [{"step": s, "layer": lyr, "head": h, "v": packed(rows[s][lyr, h])}
-               for s in range(n) for lyr in range(L) for h in range(H)]
+    pictured = rows_pictured(L, H)
+    weights = (steps_pictures(rows) if pictured else
+               [{"step": s, "layer": lyr, "head": h, "v": packed(rows[s][lyr, h])}
+                for s in range(n) for lyr in range(L) for h in range(H)])
     strips = [{"strip": 2 * lyr + kv, "pos": p} for lyr in range(L) for kv in range(2) for p in range(T)]
 
     times = {
@@ -125,11 +175,15 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
                   "fontSize": FONT_SIZE},
     }
     heat_cell = max(14, min(44, 720 // max(T_cap, L * H)))
-    heat = heat_layer(T_cap, L * H, x_title="key (every token so far)", y_title="layer · head",
-                      value_title="weight", before=_row_transforms(H), y_labels="heads",
-                      text=False, masked=True, free=True, cell=heat_cell)
-    y = heat["layer"][0]["encoding"]["y"]
-    y["scale"] = {"domain": list(range(L * H))}  # the model's rows, whatever the answer's length
+    if pictured:
+        heat = _pictured_layer(T_cap, L * H, heat_cell)
+        y = heat["layer"][2]["encoding"]["y"]
+    else:
+        heat = heat_layer(T_cap, L * H, x_title="key (every token so far)", y_title="layer · head",
+                          value_title="weight", before=_row_transforms(H), y_labels="heads",
+                          text=False, masked=True, free=True, cell=heat_cell)
+        y = heat["layer"][0]["encoding"]["y"]
+        y["scale"] = {"domain": list(range(L * H))}  # the model's rows, whatever the answer's length
     if heat_cell >= 20:  # room for every head's name (Vega's overlap check drops every other)
         y["axis"]["labelOverlap"] = False
     score = {"data": {"name": "weights"}, **heat,
@@ -144,7 +198,10 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
                 for field, empty in (("t", "0"), ("bytes", "0"), ("read", "''"), ("wrote", "''")))]
     out = spec({"vconcat": [times, cache, score], "spacing": 26}, params=params,
                datasets={"weights": weights, "timing": timing, "strips": strips},
-               tokens=labels, free=True, sentence={"nsteps": n}, marks=2 * n_cap + L * H * T_cap,
+               tokens=labels, free=True, sentence={"nsteps": n},
+               # bars and cells; a picture's panel is one image and hidden points, and then the
+               # cache's 2 L strips of cells decide
+               marks=2 * n_cap + (2 * L * T_cap + 1 + T_cap + L * H if pictured else L * H * T_cap),
                title={"text": {"expr": "'Step ' + stepi + ': reads ' + cur_read + ', writes ' + cur_wrote"}},
                description="Generation with and without the KV cache, one step at a time.")
     # the step drawn: the slider's, kept below the steps this answer took
