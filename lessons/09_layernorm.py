@@ -118,4 +118,5 @@ with step("3 · How big is the residual stream?"):
     st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
                "L0 ffn = after its feed-forward sublayer; and so on.")
 
-    show_code(layer_norm, lna.ln_input, lna.every_norm, lna.residual_norms, wiring.wiring_variants)
+    show_code(layer_norm, lna.ln_input, lna.every_norm, lna.residual_norms, wiring.variant_configs,
+              wiring.fresh_twin)

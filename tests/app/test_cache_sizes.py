@@ -125,3 +125,41 @@ def test_held_bytes_counts_a_trace_as_its_pickle_does():
     trace = tfviz.load("gpt-tiny").trace("the animal did not cross the street")
     pickled = len(pickle.dumps(trace, protocol=5))
     assert 0.95 * pickled <= cache.held_bytes(trace) <= 1.25 * pickled
+
+
+def test_a_model_folders_twins_are_built_one_at_a_time_and_not_kept(monkeypatch):
+    """Lesson 9's fresh post-LN and pre-LN twins are as big as the model: a folder's are built,
+    read and let go one after the other (never both alive, never in the shared resource
+    cache), and their stream sizes are those of the twins built the usual way."""
+    import gc
+    import weakref
+
+    import tfviz
+    from tfviz.analysis import layernorm as lna
+    from tfviz.experiments import wiring
+    from tfviz.ui import experiments_cache as ec
+
+    bundle = tfviz.load("gpt-tiny")  # stands in for the folder's model
+    monkeypatch.setattr(cache.checkpoints, "found", lambda name: object() if name == "big" else None)
+    monkeypatch.setattr(ec, "get_bundle", lambda name: bundle)
+    monkeypatch.setattr(ec, "wiring_variants", lambda name: (_ for _ in ()).throw(AssertionError("kept")))
+    alive, most = [], []
+
+    def tracked(*args):
+        twin = fresh(*args)
+        gc.collect()
+        most.append(sum(r() is not None for r in alive) + 1)
+        alive.append(weakref.ref(twin))
+        return twin
+
+    fresh = wiring.fresh_twin
+    monkeypatch.setattr(wiring, "fresh_twin", tracked)
+    text = "the cat sat on the mat"
+    ec.twin_norms.clear()
+    got = ec.twin_norms("big", text)
+    assert most == [1, 1]  # the second twin was built after the first was gone
+    want = {k: lna.residual_norms(t.trace(text)) for k, t in wiring.wiring_variants(bundle).items()}
+    assert got.keys() == want.keys() == {"fresh post-LN", "fresh pre-LN"}
+    assert got == want  # same seeded weights, same text, same process: equal by construction
+    assert [stage for stage, _ in got["fresh pre-LN"]][:2] == ["embed", "L0 attn"]
+    ec.twin_norms.clear()

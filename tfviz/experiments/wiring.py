@@ -14,14 +14,23 @@ from tfviz.bundle import Bundle
 from tfviz.model import Transformer
 
 
+def variant_configs(config) -> dict:
+    """The twins' configs, by label: the model's sizes wired post-LN, and pre-LN with a final norm."""
+    return {"fresh post-LN": config.replace(norm="post", final_norm=False),
+            "fresh pre-LN": config.replace(norm="pre", final_norm=True)}
+
+
+def fresh_twin(bundle: Bundle, label: str, config) -> Bundle:
+    """One FRESH model of ``config`` (a :func:`variant_configs` entry) with the seeded initial
+    weights, reading with the bundle's tokenizer."""
+    model = Transformer(config).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return Bundle(f"{bundle.name} ({label})", model, bundle.tokenizer, config)
+
+
 def wiring_variants(bundle: Bundle) -> dict[str, Bundle]:
     """Two FRESH models with the bundle's sizes and the same seeded weights, wired post-LN and
     pre-LN (with a final norm). The bundle's own model is never touched."""
-    out = {}
-    for label, cfg in (("fresh post-LN", bundle.config.replace(norm="post", final_norm=False)),
-                       ("fresh pre-LN", bundle.config.replace(norm="pre", final_norm=True))):
-        model = Transformer(cfg).eval()
-        for p in model.parameters():
-            p.requires_grad_(False)
-        out[label] = Bundle(f"{bundle.name} ({label})", model, bundle.tokenizer, cfg)
-    return out
+    return {label: fresh_twin(bundle, label, cfg)
+            for label, cfg in variant_configs(bundle.config).items()}

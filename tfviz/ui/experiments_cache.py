@@ -20,6 +20,7 @@ from tfviz.experiments.padding import PaddingDemo, padding_demo
 from tfviz.experiments.peeking import PeekResult, peek_experiment
 from tfviz.trace import Trace
 from tfviz.bundle import Reading
+from tfviz.ui import checkpoints
 from tfviz.ui.cache import get_bundle, get_trace, per_model, read_text
 
 
@@ -61,8 +62,19 @@ def wiring_variants(model: str) -> dict:
 
 @per_model(st.cache_data(max_entries=128, show_spinner=False))
 def twin_norms(model: str, text: str) -> dict:
-    """Residual-stream sizes of the two fresh twins on this text (two extra forward passes)."""
-    return {k: lna.residual_norms(twin.trace(text)) for k, twin in wiring_variants(model).items()}
+    """Residual-stream sizes of the two fresh twins on this text (two extra forward passes).
+
+    A model folder's twins are as big as the model (two GPT-2 smalls: about 1 GB), so they are
+    not kept: each is built, read and let go before the next, once per text."""
+    if checkpoints.found(model) is None:
+        return {k: lna.residual_norms(twin.trace(text)) for k, twin in wiring_variants(model).items()}
+    bundle, norms = get_bundle(model), {}
+    with st.spinner("Building two fresh twins of this model's size, one after the other…"):
+        for label, config in wiring.variant_configs(bundle.config).items():
+            twin = wiring.fresh_twin(bundle, label, config)
+            norms[label] = lna.residual_norms(twin.trace(text))
+            del twin  # the next twin is built only after this one is gone
+    return norms
 
 
 @per_model(st.cache_data(show_spinner="Routing the sample sentences…"))
