@@ -193,10 +193,18 @@ def test_forward_walk_of_one_block(page, trace):
         assert np.abs(shown - trace["pattern", 0][int(row.head)]).max() <= PICTURE_TOLERANCE
 
 
-def test_kv_cache(page):
+def test_kv_cache(page, trace):
     at = page("16_kv_cache.py")
     per_token = 2 * 12 * 12 * 64 * 4  # K and V, 12 layers, 12 heads, d_head 64, 4-byte floats
     assert any(f"{per_token:,} bytes per token" in c.value for c in at.caption)
+    # 144 rows of weights a step travel as one picture a step; step 0 reads the whole prompt,
+    # so its rows are the last query's row of the trace's pattern in every layer and head
+    weights = next(data["weights"] for _, data in instant_charts(at) if "weights" in data)
+    assert {"step", "img"} <= set(weights.columns) and "v" not in weights.columns
+    first = picture_values(weights.loc[weights["step"] == 0, "img"].iloc[0])
+    want = np.stack([trace["pattern", lyr][:, -1] for lyr in range(12)]).reshape(144, -1)
+    assert first.shape == want.shape == (144, len(trace.tokens))
+    assert np.abs(first - want).max() <= PICTURE_TOLERANCE
 
 
 @pytest.mark.parametrize("lesson", ["06_scaling.py", "08_masking.py"])
