@@ -17,7 +17,7 @@ if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
 fi
 python3 -m pip install -q -r requirements-dev.txt
 # Dev-only npm packages, installed beside the tests (tests/.npm, not in git), never part of the
-# app: axe-core for the accessibility test (tests/browser/test_accessibility.py), and eslint
+# app: axe-core for the accessibility checks (tests/browser/test_every_page.py), and eslint
 # (with its recommended rules and the browser's globals) for the browser's own code. Versions
 # are pinned so that a new rule cannot turn the suite red on its own.
 NPM_OK=0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from tests.support.serve import CHROMIUM, CHROMIUM_ARGS, is_local, streamlit_server
 
 SHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+# A server log's lines that say a run failed: a traceback, or the error boundary's own line.
+FAILED = re.compile(r"Traceback|(page|fragment) '[^']*' failed")
 
 if not os.path.exists(CHROMIUM):  # the test command installs it; say so plainly if it is absent
     pytest.skip(f"{CHROMIUM} is missing: run `apt-get install -y chromium`", allow_module_level=True)

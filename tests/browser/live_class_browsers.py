@@ -10,8 +10,7 @@ import re
 import statistics
 import time
 
-from tests.browser.conftest import OutboundGuard, wait_for_app
-from tests.browser.test_sidebar_text import _count_finished_runs
+from tests.browser.conftest import OutboundGuard, on_messages, wait_for_app
 
 FOLLOW_WAIT_MS = 30_000  # long, so that a slow follow is measured rather than cut off
 STAY_S = 3.0  # poll interval (1 s) + the bound: a detached student would have moved by then
@@ -60,6 +59,22 @@ DIAGNOSE_JS = """() => ({href: location.href,
     sidebar: document.querySelector('[data-testid="stSidebar"]').innerText.slice(-300)})"""
 VIEW_MOVES_JS = "() => window.__tfvizViewMoves || 0"  # how often the follower's script ran
 NOTICE_ENDED = "Your teacher has ended this live session."
+
+
+def _count_finished_runs(pg) -> list:
+    """A list that grows by one whenever the server tells this page a script run finished.
+
+    Read from the websocket itself: the app root's run-state attribute misses a fast run
+    (React can batch "running" and "notRunning" into one render, so the page never shows
+    "running"; seen in CI as a run that "never ended")."""
+    finished: list = []
+
+    def finish(msg) -> None:
+        if msg.WhichOneof("type") == "script_finished":
+            finished.append(msg.script_finished)
+
+    on_messages(pg, finish)
+    return finished
 
 
 class Browser:

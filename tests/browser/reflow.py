@@ -3,7 +3,7 @@
 be clipped and out of reach: each one fits the width, or scrolls sideways inside its own box
 (``tfviz/ui/assets/readable.css``), with its scroll bar as the cue that more lies beyond.
 
-``tests/browser/test_accessibility.py`` checks every page this way, in the same tab that axe
+``tests/browser/test_every_page.py`` checks every page this way, in the same tab that axe
 has just read: the tab is narrowed to the phone's size, so no page is loaded twice. Narrowing a
 drawn page and opening it at that size meet the same rules: the stylesheet's phone rules are
 media queries, and Vega redraws a chart that fits its container when the container changes.

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import wait_for_app
+from tests.browser.conftest import FAILED, wait_for_app
 from tests.browser.live_class_browsers import (NOTICE_ENDED, SENTENCES, STAY_S, VIEW_MOVES_JS, WORDS,
                                                Browser, _followed, _join_typed, _move_view, _nav,
                                                _now_ms, _pick_model, _report, _type_text, _watch,
                                                start_class)
-from tests.browser.test_sidebar_text import FAILED
 
 pytestmark = pytest.mark.browser
 

@@ -39,7 +39,7 @@ from tfviz.ui.lessons import available
 pytestmark = pytest.mark.browser
 VIEWPORT = {"width": 1280, "height": 720}
 LESSONS = [lesson for lesson in available() if lesson.number is not None and 1 <= lesson.number <= 19]
-QUERY = {"mixture-of-experts": "&model=moe-tiny"}  # as tests/browser/test_pages.py
+QUERY = {"mixture-of-experts": "&model=moe-tiny"}  # as tests/browser/test_every_page.py
 
 
 def _address(server: str, lesson) -> str:
