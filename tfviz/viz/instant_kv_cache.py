@@ -47,9 +47,9 @@ def rows_pictured(layers: int, heads: int) -> bool:
     """Whether the rows of weights travel as one picture per step (``instant_pictures``)
     rather than a cell per weight: when the model's layers × heads rows pass
     ``PICTURE_CELLS`` cells even at the shortest layout (``LENGTH_CAPS[0]`` tokens). Every
-    step change filters, splits and numbers each cell in the browser and draws it, and GPT-2
-    small's 144 rows of up to ~80 weights (some 11,000 cells) took about 200 ms a change
-    (BENCHMARKS.md); a picture is one mark. The choice follows the model, not the prompt, so
+    step change filters, splits and numbers each cell in the browser and draws it, and for
+    GPT-2 small's 144 rows of up to ~80 weights (some 11,000 cells) that work is most of the
+    change (BENCHMARKS.md, lesson 16 at 12 × 12); a picture is one mark. The choice follows the model, not the prompt, so
     a chart stays length-free and our small models (12 rows) keep their cells and hover values
     at any length.
 
