@@ -49,9 +49,9 @@ def rows_pictured(layers: int, heads: int) -> bool:
     ``PICTURE_CELLS`` cells even at the shortest layout (``LENGTH_CAPS[0]`` tokens). Every
     step change filters, splits and numbers each cell in the browser and draws it, and for
     GPT-2 small's 144 rows of up to ~80 weights (some 11,000 cells) that work is most of the
-    change (BENCHMARKS.md, lesson 16 at 12 × 12); a picture is one mark. The choice follows the model, not the prompt, so
-    a chart stays length-free and our small models (12 rows) keep their cells and hover values
-    at any length.
+    change (BENCHMARKS.md, lesson 16 at 12 × 12); a picture is one mark. The choice follows
+    the model, not the prompt, so a chart stays length-free and our small models (12 rows)
+    keep their cells and hover values at any length.
 
     >>> rows_pictured(3, 4), rows_pictured(6, 6), rows_pictured(12, 12)
     (False, False, True)
