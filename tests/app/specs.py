@@ -59,3 +59,13 @@ def fits(at) -> list[dict]:
     slider's count, default and first value (``tfviz.ui.views.fit_marker``)."""
     bodies = [h.proto.body for h in at.get("html") if 'class="tfviz-length"' in h.proto.body]
     return [json.loads(html.unescape(b.split('data-fit="', 1)[1].split('"', 1)[0])) for b in bodies]
+
+
+def static_rows(at, column: str) -> list[dict]:
+    """The rows of the page's HTML table (``widgets.table(static=True)``, ``st.table``) that has
+    ``column``, each cell as the learner reads it: the text with its markdown escapes removed."""
+    import re
+
+    frame = next(t.value for t in at.table if column in t.value.columns)
+    return [{k: re.sub(r"\\(.)", r"\1", str(v)) for k, v in row.items()}
+            for row in frame.to_dict("records")]

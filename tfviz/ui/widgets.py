@@ -237,16 +237,21 @@ def _cell(value, fmt: str | None) -> str:
 
 
 def table(data, *, column_config: dict | None = None, hide_index: bool | None = True,
-          **kwargs) -> None:
+          static: bool = False, **kwargs) -> None:
     """A table: ``st.dataframe`` on the normal page; in presenter view an HTML table
     (``st.table``), whose text the presenter CSS enlarges like any other text. A dataframe
     paints its cells on a canvas at 14 px, which CSS cannot reach (nor a test measure).
 
+    ``static``: an HTML table on the normal page too, for a few rows that follow the learner's
+    sentence. A dataframe repaints its canvas with the run, but rewrites the copy of its cells
+    it keeps for screen readers 0.1-0.5 s later; an HTML table is there with the run, for
+    everyone (BENCHMARKS.md, a new sentence on lesson 15).
+
     Presenter view shows the first ``TABLE_ROWS_SHOWN`` rows, each number formatted by its
     column's ``NumberColumn(format="%.3f")`` where there is one, else to at most 4 decimals,
-    and columns renamed by ``column_config``'s labels. ``kwargs`` (width, height...) are the
-    dataframe's."""
-    if not presenting():
+    and columns renamed by ``column_config``'s labels; a static table on the normal page shows
+    every row, formatted the same way. ``kwargs`` (width, height...) are the dataframe's."""
+    if not presenting() and not static:
         st.dataframe(data, column_config=column_config, hide_index=hide_index, **kwargs)
         return
     import pandas  # only here: the first page (the tour) needs no pandas (tfviz.viz.pipeline)
@@ -260,9 +265,10 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
             continue
         conf = config.get(col) or {}
         fmt = (conf.get("type_config") or {}).get("format")
-        shown[conf.get("label") or str(col)] = [_cell(v, fmt) for v in frame[col].head(TABLE_ROWS_SHOWN)]
+        rows = frame[col].head(TABLE_ROWS_SHOWN) if presenting() else frame[col]
+        shown[conf.get("label") or str(col)] = [_cell(v, fmt) for v in rows]
     st.table(pandas.DataFrame(shown), hide_index=bool(hide_index))
-    if len(frame) > TABLE_ROWS_SHOWN:
+    if presenting() and len(frame) > TABLE_ROWS_SHOWN:
         st.caption(f"The first {TABLE_ROWS_SHOWN} of {len(frame)} rows (the normal page shows "
                    "them all).")
 
