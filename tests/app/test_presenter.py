@@ -127,3 +127,20 @@ def test_the_toggle_sets_and_clears_the_flag_and_a_page_switch_keeps_it(app_page
     assert at.query_params.get("present") == "1", "a page switch left presenter view"
     at.toggle(key="tfviz_presenter").set_value(False).run()
     assert "present" not in at.query_params and not at.exception
+
+
+def test_a_static_table_is_html_on_the_normal_page_with_every_row():
+    """``table(static=True)``: an HTML table outside presenter view too, every row of it (20,
+    not presenter view's 12), numbers to 4 decimals."""
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from tfviz.ui.widgets import table
+
+        table([{"i": i, "third": i / 3} for i in range(20)], static=True)
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception and len(at.dataframe) == 0 and len(at.table) == 1
+    shown = at.table[0].value
+    assert len(shown) == 20 and list(shown["third"][:3]) == ["0", "0.3333", "0.6667"]
+    assert not at.caption  # no "first 12 of 20 rows"
