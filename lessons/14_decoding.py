@@ -147,7 +147,7 @@ with step("2 · The model continues your prompt"):
             st.markdown("**Same settings, four seeds.** Run the page again with any of these seeds "
                         "and you get the same text back; another seed draws other tokens.")
             table([{"seed": int(seed) + i, "continuation": t} for i, t in enumerate(others)],
-                  hide_index=True)
+                  hide_index=True, static=True)
         show_code(generate, filter_distribution)
 
 # --- 3 · beam search -----------------------------------------------------------------------------
@@ -182,7 +182,7 @@ with step("3 · Beam search: keep several continuations alive"):
         table([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
                 "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
                 "finished (<eos>)": search.finished(h)} for i, h in enumerate(search.hypotheses)],
-              hide_index=True)
+              hide_index=True, static=True)
         cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
         st.markdown(dec.greedy_vs_beam_verdict(cmp, continuation_text(bundle, ids_b, cmp.greedy_ids),
                                                continuation_text(bundle, ids_b, cmp.beam_ids), width))
@@ -215,7 +215,8 @@ with step("4 · Training: cross-entropy on shifted targets"):
         table([{"position": i, "input": a, "target": b, "p(target)": float(f"{p:.4g}"),
                 "loss (nats)": round(x, 4)}
                for i, (a, b, p, x) in enumerate(zip(loss.input_tokens, loss.target_tokens,
-                                                    loss.probs, loss.losses))], hide_index=True)
+                                                    loss.probs, loss.losses))],
+              hide_index=True, static=None)  # a long text's rows keep a scrolling box
         worst = max(range(len(loss.losses)), key=loss.losses.__getitem__)
         st.markdown(
             f"The mean is **{loss.mean:.3f}** nats (perplexity e^{loss.mean:.2f} = "

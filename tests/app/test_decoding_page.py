@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import tfviz
-from tests.app.specs import fits, instant_charts, param_values
+from tests.app.specs import fits, instant_charts, param_values, static_rows
 from tfviz.viz.instant_length import length_cap
 from tfviz.decoding import beam_search, generate
 from tfviz.decoding.generate import continuation_text
@@ -114,11 +114,11 @@ def test_the_same_seed_gives_the_same_text(app_page, gpt):
     at = _set(app_page(PAGE), dec_prompt="the dog", dec_strategy="sample")
     at = _set(at, dec_temp=2.0, dec_seed=5)
     first = _written(at)
-    table = next(d.value for d in at.dataframe if "seed" in d.value.columns)
-    assert list(table["seed"]) == [5, 6, 7, 8]
+    table = static_rows(at, "seed")  # an HTML table: it follows the prompt
+    assert [int(r["seed"]) for r in table] == [5, 6, 7, 8]
     want = [generate(gpt, "the dog", strategy="sample", temperature=2.0, seed=s, max_new_tokens=20).text
             for s in (5, 6, 7, 8)]
-    assert list(table["continuation"]) == want and len(set(want)) > 1
+    assert [r["continuation"] for r in table] == want and len(set(want)) > 1
     _set(at, dec_seed=6)
     assert _written(at) == "the dog" + want[1] != first
     _set(at, dec_seed=5)
@@ -127,12 +127,12 @@ def test_the_same_seed_gives_the_same_text(app_page, gpt):
 
 def test_beam_tree_and_the_comparison_with_greedy(app_page, gpt):
     at = _set(app_page(PAGE), dec_prompt="the dog jumped", dec_width=2, dec_depth=8)
-    final = next(d.value for d in at.dataframe if "sum of log p" in d.value.columns)
+    final = static_rows(at, "sum of log p")  # an HTML table: it follows the prompt
     want = beam_search(gpt, "the dog jumped", beam_width=2, max_new_tokens=8)
     ids = gpt.encode("the dog jumped")
-    assert list(final["continuation"]) == [continuation_text(gpt, ids, new) for new, _ in want]
-    assert list(final["finished (<eos>)"]) == [new[-1] == gpt.tokenizer.eos_id for new, _ in want]
-    np.testing.assert_allclose(final["sum of log p"], [lp for _, lp in want], atol=1e-4)
+    assert [r["continuation"] for r in final] == [continuation_text(gpt, ids, new) for new, _ in want]
+    assert [r["finished (<eos>)"] for r in final] == [str(new[-1] == gpt.tokenizer.eos_id) for new, _ in want]
+    np.testing.assert_allclose([float(r["sum of log p"]) for r in final], [lp for _, lp in want], atol=1e-4)
     said = " ".join(m.value for m in at.markdown)
     assert "Greedy's path left the beam at step 3" in said and "greedy's text is the more likely" in said
     _, data = _chart(at, "nodes")
@@ -152,13 +152,13 @@ def test_the_exercise_button_opens_the_beam_search_exercise(app_page):
 
 def test_the_training_loss_is_torch_cross_entropy(app_page, gpt):
     at = app_page(PAGE)
-    table = next(d.value for d in at.dataframe if "loss (nats)" in d.value.columns)
+    table = static_rows(at, "loss (nats)")  # a short text's rows: an HTML table
     row = gpt.encode(DEFAULT) + [gpt.tokenizer.eos_id]
     with torch.no_grad():
         logits = gpt.model(torch.tensor([row[:-1]]))[0].double()
     ce = F.cross_entropy(logits, torch.tensor(row[1:]), reduction="none").numpy()
-    np.testing.assert_allclose(table["loss (nats)"], ce, atol=1e-4)  # the table rounds to 4
-    assert list(table["target"]) == gpt.token_strings(row[1:])
+    np.testing.assert_allclose([float(r["loss (nats)"]) for r in table], ce, atol=1e-4)  # rounded to 4
+    assert [r["target"] for r in table] == gpt.token_strings(row[1:])
     assert any(f"**{ce.mean():.3f}** nats" in m.value for m in at.markdown)
     _, data = _chart(at, "loss")
     np.testing.assert_allclose(data["loss"]["loss"], ce, atol=TOL)

@@ -144,3 +144,17 @@ def test_a_static_table_is_html_on_the_normal_page_with_every_row():
     shown = at.table[0].value
     assert len(shown) == 20 and list(shown["third"][:3]) == ["0", "0.3333", "0.6667"]
     assert not at.caption  # no "first 12 of 20 rows"
+
+
+@pytest.mark.parametrize("rows, html", [(24, True), (25, False)])
+def test_a_table_static_while_short_keeps_a_long_ones_scrolling_box(rows, html):
+    """``table(static=None)``: HTML up to ``STATIC_ROWS`` (24) rows, a dataframe beyond."""
+    from streamlit.testing.v1 import AppTest
+
+    def page(n):
+        from tfviz.ui.widgets import table
+
+        table([{"i": i} for i in range(n)], static=None)
+
+    at = AppTest.from_function(page, args=(rows,)).run()
+    assert (len(at.table), len(at.dataframe)) == ((1, 0) if html else (0, 1))

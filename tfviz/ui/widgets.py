@@ -236,8 +236,11 @@ def _cell(value, fmt: str | None) -> str:
     return _MARKDOWN.sub(r"\\\1", str(value))
 
 
+STATIC_ROWS = 24  # table(static=None): an HTML table up to this many rows, a dataframe beyond
+
+
 def table(data, *, column_config: dict | None = None, hide_index: bool | None = True,
-          static: bool = False, **kwargs) -> None:
+          static: bool | None = False, **kwargs) -> None:
     """A table: ``st.dataframe`` on the normal page; in presenter view an HTML table
     (``st.table``), whose text the presenter CSS enlarges like any other text. A dataframe
     paints its cells on a canvas at 14 px, which CSS cannot reach (nor a test measure).
@@ -245,12 +248,15 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
     ``static``: an HTML table on the normal page too, for a few rows that follow the learner's
     sentence. A dataframe repaints its canvas with the run, but rewrites the copy of its cells
     it keeps for screen readers 0.1-0.5 s later; an HTML table is there with the run, for
-    everyone (BENCHMARKS.md, a new sentence on lesson 15).
+    everyone (BENCHMARKS.md, a new sentence on lesson 15). ``static=None``: so while the
+    table has at most ``STATIC_ROWS`` rows; a longer one keeps the dataframe's scrolling box.
 
     Presenter view shows the first ``TABLE_ROWS_SHOWN`` rows, each number formatted by its
     column's ``NumberColumn(format="%.3f")`` where there is one, else to at most 4 decimals,
     and columns renamed by ``column_config``'s labels; a static table on the normal page shows
     every row, formatted the same way. ``kwargs`` (width, height...) are the dataframe's."""
+    if static is None:
+        static = len(data) <= STATIC_ROWS
     if not presenting() and not static:
         st.dataframe(data, column_config=column_config, hide_index=hide_index, **kwargs)
         return
