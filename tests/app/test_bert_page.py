@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tfviz
-from tests.app.specs import instant_charts, param_values, static_rows
+from tests.app.specs import instant_charts, param_values
 from tfviz.analysis import coref
 from tfviz.experiments import mlm
 
@@ -135,8 +135,8 @@ def test_finetuning_table_by_hand(app_page):
 def test_a_pair_from_two_sentences(app_page, bert):
     at = app_page(PAGE, text="The cat sat. It was tired.")
     assert not [t for t in at.text_input if t.key == "bert_sentence_b"]
-    rows = static_rows(at, "")  # one column per position, an HTML table: it follows the sentence
-    pair = {row[""]: [row[str(i)] for i in range(len(rows[0]) - 1)] for row in rows}
+    table = next(d.value for d in at.dataframe if "" in d.value.columns)  # one column per position
+    pair = {row[""]: [row[str(i)] for i in range(len(table.columns) - 1)] for row in table.to_dict("records")}
     tok = bert.tokenizer
     ids = [tok.cls_id, *tok.encode("The cat sat."), tok.sep_id, *tok.encode("It was tired."), tok.sep_id]
     assert pair["id"] == [str(i) for i in ids]

@@ -37,4 +37,4 @@ def position_table(rows: Sequence[tuple[str, Sequence]]) -> None:
     block = PRESENTER_BLOCK if presenting() else n
     for start in range(0, n, block):
         table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
-               for row, values in rows], hide_index=True, static=True)
+               for row, values in rows], hide_index=True)  # a grid: it scrolls by keyboard too
