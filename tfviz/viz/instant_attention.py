@@ -34,7 +34,8 @@ from tfviz.analysis.attention import AllQueries, strongest_keys
 from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, packed, rounded, slider, spec,
                                stack_rows, token_axis, unpack)
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
-from tfviz.viz.instant_pictures import PICTURE_CELLS, index_layer, picture, picture_layer, picture_rows
+from tfviz.viz.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture, picture_layer,
+                                        picture_rows)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"
@@ -136,11 +137,7 @@ def signed_picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, va
     the q row carry the numbers a learner checks. ``free``: ``rows`` is the layout's
     ``length_cap`` and the picture's ``ntok`` rows fill its height."""
     height = min(20 * rows, 720)
-    image = {"transform": list(before),
-             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
-                      "baseline": "top", "aria": False, "width": cell * cols, "height": height},
-             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
-                          "y": {"value": 0}}}
+    image = image_layer(cell * cols, height, before)
     x = index_layer("x", cols, title=x_title, labels=x_labels)
     y = index_layer("y", rows, title=y_title, free=free, overlap=False if rows <= 40 else None)
     legend = {"transform": [*before, {"calculate": "-datum.m", "as": "low"},

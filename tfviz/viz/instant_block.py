@@ -23,7 +23,7 @@ from tfviz.viz.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, r
                                spec, stack_rows, token_axis, unpack)
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_masking import abs_bound, view_filter
-from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, index_layer, picture
+from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, index_layer, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATS = ("μ before", "σ before", "μ after", "σ after")
@@ -209,11 +209,7 @@ def strip_picture(d: int, bound: float, *, before: Sequence[dict]) -> dict:
     to +bound, the picture's own range."""
     width = max(1, min(14, 768 // max(d, 1))) * d
     height = STRIP_HEIGHT * len(VECTORS)
-    image = {"transform": list(before),
-             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
-                      "baseline": "top", "aria": False, "width": width, "height": height},
-             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
-                          "y": {"value": 0}}}
+    image = image_layer(width, height, before)
     x = index_layer("x", d, title="dimension", labels="dims")
     y = index_layer("y", len(VECTORS), title="", labels="vectors")
     # an invisible legend layer of two points: its scale's domain is the range (the page may

@@ -33,7 +33,7 @@ import numpy as np
 from tfviz.analysis.forward import Step
 from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
 from tfviz.viz.instant_length import length_cap
-from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture
+from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 # Maps of more cells than instant_pictures.PICTURE_CELLS travel as pictures: a 13-token residual step
@@ -181,7 +181,8 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                    "text": bool(rows * cols <= 144 and WIDTH / cols >= 44 or kind == "ids"),
                    "v": packed(st.values), "img": None}
             if kind in ("seq", "div") and rows * cols > PICTURE_CELLS:  # one picture, no cells
-                row.update(pic=True, text=False, v="", s=column_stride(cols), img=picture(st.values) if kind == "seq"
+                row.update(pic=True, text=False, v="", s=column_stride(cols),
+                           img=picture(st.values) if kind == "seq"
                            else diverging_picture(st.values, round(edge[i], 4)))
             numbers.append(row)
             notes += [{"step": i, "head": h, "line": j, "kind": k, "text": line}
@@ -232,15 +233,11 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
     # x axis keeps the middle column of every ``s`` (``column_stride``): 3,072 hidden points
     # and as many labels to measure made moving onto a GPT-2 hidden-unit step cost 165 ms.
     pictured = [{"filter": "datum.pic"}]
-    image = {"transform": pictured,
-             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
-                      "baseline": "top", "aria": False, "width": WIDTH,
-                      "height": {"expr": f"{tall} * length(rows)"}},
-             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
-                          "y": {"value": 0}}}
+    image = image_layer(WIDTH, {"expr": f"{tall} * length(rows)"}, pictured)
 
-    def skeleton(field: str, count: str) -> dict:
-        return {"transform": [*pictured, {"calculate": count, "as": field},
+    def skeleton(field: str, positions: str) -> dict:
+        """Hidden points at ``positions`` (an expression: a list) on the ``field`` axis."""
+        return {"transform": [*pictured, {"calculate": positions, "as": field},
                               {"flatten": [field]}],
                 "mark": {"type": "point", "opacity": 0, "aria": False},
                 "encoding": {"x" if field == "col" else "y": {"field": field, "type": "ordinal"}}}

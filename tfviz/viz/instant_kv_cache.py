@@ -24,7 +24,7 @@ import numpy as np
 
 from tfviz.viz.instant import SCHEME, constant, heat_layer, packed, rounded, slider, spec
 from tfviz.viz.instant_length import LENGTH_CAPS, TOKENS_DOMAIN, length_cap
-from tfviz.viz.instant_pictures import PICTURE_CELLS, index_layer, picture
+from tfviz.viz.instant_pictures import PICTURE_CELLS, image_layer, index_layer, picture
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 CACHED, UNCACHED = CATEGORICAL[0], CATEGORICAL[1]  # blue with the cache, orange without
@@ -75,12 +75,7 @@ def _pictured_layer(T_cap: int, n_rows: int, cell: int) -> dict:
     ``cur_t`` cells wide from the top left corner, over hidden points that give the axes the
     sentence's tokens (``ntok`` of them, laid out for ``T_cap``) and the layer · head rows, and
     the cividis legend the cells have. There are too many weights to point at: no hover."""
-    image = {"transform": [{"filter": "datum.step == stepi"}],
-             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
-                      "baseline": "top", "aria": False,
-                      "width": {"expr": f"{cell} * cur_t"}, "height": cell * n_rows},
-             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
-                          "y": {"value": 0}}}
+    image = image_layer({"expr": f"{cell} * cur_t"}, cell * n_rows, [{"filter": "datum.step == stepi"}])
     x = index_layer("x", T_cap, title="key (every token so far)", free=True)
     y = index_layer("y", n_rows, title="layer · head", labels="heads")
     x["encoding"]["color"] = {"field": "i", "type": "quantitative", "title": "weight",

@@ -70,6 +70,17 @@ def picture_rows(matrices: np.ndarray, *names: str) -> list[dict]:
             for index in np.ndindex(*arr.shape[:len(names)])]
 
 
+def image_layer(width, height, transform: Sequence[dict] = ()) -> dict:
+    """A layer drawing each row's picture (its ``img`` data URL) from the top left corner,
+    ``width`` × ``height`` pixels (numbers or ``{"expr": ...}``), for the rows ``transform``
+    keeps; out of the accessibility tree (the chart's description and tables name it)."""
+    return {"transform": list(transform),
+            "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
+                     "baseline": "top", "aria": False, "width": width, "height": height},
+            "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
+                         "y": {"value": 0}}}
+
+
 def index_layer(channel: str, size: int, *, title: str, labels: str = "tokens",
                 free: bool = False, axis: bool = True, overlap: bool | None = None) -> dict:
     """An invisible layer that gives a picture its ordinal ``channel`` ("x" or "y") scale over
@@ -98,11 +109,7 @@ def picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_tit
     the same square whatever the sentence's length, and the axes name its ``ntok`` tokens."""
     cell = cell or max(3, min(44, 520 // max(cols, rows, 1)))
     width, height = cell * cols, cell * rows
-    image = {"transform": list(before),
-             "mark": {"type": "image", "smooth": False, "aspect": False, "align": "left",
-                      "baseline": "top", "aria": False, "width": width, "height": height},
-             "encoding": {"url": {"field": "img", "type": "nominal"}, "x": {"value": 0},
-                          "y": {"value": 0}}}
+    image = image_layer(width, height, before)
     x = index_layer("x", cols, title=x_title, labels=x_labels, free=free, axis=axes)
     y = index_layer("y", rows, title=y_title, labels=y_labels, free=free, axis=axes)
     x["encoding"]["color"] = {"field": "i", "type": "quantitative", "title": value_title,
