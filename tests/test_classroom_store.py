@@ -148,7 +148,9 @@ def test_sigkill_of_redis_itself_loses_no_acknowledged_answer(tmp_path):
         again = open_store(server.url)
         assert again.state(code).text == "the cat sat"
         (row,) = again.summary(code, key)
-        assert row.answered == acked
+        # every acknowledged answer is there; the one in flight when Redis died may be too
+        # (written and fsynced, its reply lost with the server): seen once, 61 after 60 acks
+        assert acked <= row.answered <= acked + 1
     finally:
         server.stop()
 
