@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  absolute, canTake, fitted, merged, pngName, rangeProgress, relinked, shownPosition, startView,
+  absolute, canTake, fitted, merged, pngName, rangeProgress, reachable, relinked, scrollsSideways,
+  shownPosition, startView,
 } from "../../tfviz/ui/assets/view_sync.js";
 
 test("the view starts from the keys the address names, and only those", () => {
@@ -106,4 +107,46 @@ test("a fitted slider's track is filled up to its value, as Streamlit fills a mo
   assert.equal(rangeProgress(1, 11, 6), "50%"); // a step slider counted from 1
   assert.equal(rangeProgress(0, 0, 0), "0%"); // one position: nothing to fill
   assert.equal(rangeProgress(0, 4, 9), "100%"); // kept within the track
+});
+
+/** An element as far as `reachable` sees one: its widths and its attributes. */
+function box(scrollWidth, clientWidth, attrs = {}) {
+  const a = new Map(Object.entries(attrs));
+  return {
+    scrollWidth, clientWidth,
+    getAttribute: (k) => (a.has(k) ? a.get(k) : null),
+    hasAttribute: (k) => a.has(k),
+    setAttribute: (k, v) => a.set(k, String(v)),
+    removeAttribute: (k) => a.delete(k),
+    attrs: a,
+  };
+}
+
+test("a box scrolls sideways only when its content is wider than it (by more than rounding)", () => {
+  assert.equal(scrollsSideways(box(400, 300)), true);
+  assert.equal(scrollsSideways(box(301, 300)), false); // sub-pixel rounding, not a scroll bar
+  assert.equal(scrollsSideways(box(300, 300)), false);
+});
+
+test("a box that scrolls gets a tab stop and a name; fitting again, it gives them back", () => {
+  const el = box(600, 350);
+  reachable(el, "Formula (scrolls sideways)");
+  assert.equal(el.getAttribute("tabindex"), "0");
+  assert.equal(el.getAttribute("role"), "region");
+  assert.equal(el.getAttribute("aria-label"), "Formula (scrolls sideways)");
+  el.clientWidth = 800; // a wider window
+  reachable(el, "Formula (scrolls sideways)");
+  assert.deepEqual([...el.attrs.keys()], []);
+  const fits = box(300, 300);
+  reachable(fits, "x");
+  assert.deepEqual([...fits.attrs.keys()], []); // no tab stop where nothing scrolls
+});
+
+test("a box with a tab stop of its own keeps it, scrolling or not", () => {
+  const own = box(600, 350, { tabindex: "-1" });
+  reachable(own, "x");
+  assert.deepEqual([...own.attrs.entries()], [["tabindex", "-1"]]);
+  own.clientWidth = 800;
+  reachable(own, "x");
+  assert.deepEqual([...own.attrs.entries()], [["tabindex", "-1"]]);
 });

@@ -250,6 +250,8 @@ def table(data, *, column_config: dict | None = None, hide_index: bool | None = 
     it keeps for screen readers 0.1-0.5 s later; an HTML table is there with the run, for
     everyone (BENCHMARKS.md, a new sentence on lesson 15). ``static=None``: so while the
     table has at most ``STATIC_ROWS`` rows; a longer one keeps the dataframe's scrolling box.
+    An HTML table wider than the page scrolls sideways in its own box, which the view script
+    gives a tab stop (``reachable`` in ``assets/view_sync.js``).
 
     Presenter view shows the first ``TABLE_ROWS_SHOWN`` rows, each number formatted by its
     column's ``NumberColumn(format="%.3f")`` where there is one, else to at most 4 decimals,

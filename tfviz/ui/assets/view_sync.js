@@ -96,6 +96,27 @@ export function pngName(title) {
     .trim().slice(0, 80).replace(/ /g, "_") + ".png";
 }
 
+/** Whether a box scrolls sideways: its content is wider than the box. */
+export function scrollsSideways(el) {
+  return el.scrollWidth > el.clientWidth + 1;
+}
+
+/** Give a box that scrolls sideways a tab stop and a name (`label`), so that a keyboard can
+ * reach and scroll it; take them back from a box that fits again (a wider window), so that
+ * the tab order stays the page's own controls. */
+export function reachable(el, label) {
+  const named = el.getAttribute("data-tfviz-reach") !== null;
+  if (scrollsSideways(el)) {
+    if (named || el.hasAttribute("tabindex")) return;
+    el.setAttribute("tabindex", "0");
+    el.setAttribute("role", "region");
+    el.setAttribute("aria-label", label);
+    el.setAttribute("data-tfviz-reach", "");
+  } else if (named) {
+    for (const a of ["tabindex", "role", "aria-label", "data-tfviz-reach"]) el.removeAttribute(a);
+  }
+}
+
 export function start(w, config) {
   if (w.__tfvizViews) return; // once per page load: Streamlit keeps this element mounted
   const KEYS = new Set(config.keys);
@@ -266,11 +287,35 @@ export function start(w, config) {
     (n.matches(".vega-bind, .vega-bindings") || n.querySelector(".vega-bind") !== null);
   const marks = (n) => n.nodeType === 1 && n.namespaceURI !== SVG &&
     (n.matches(".tfviz-length") || n.querySelector(".tfviz-length") !== null);
+  // A wide formula or HTML table scrolls sideways in its own box on a narrow screen (KaTeX's
+  // display box, st.table's): that box must be reachable by keyboard too (reachable), checked
+  // whenever formulas or tables come or the window changes size. (A dataframe's grid handles
+  // the keyboard itself.)
+  let reaching = false;
+  const reach = () => {
+    if (reaching) return;
+    reaching = true;
+    w.requestAnimationFrame(() => {
+      reaching = false;
+      for (const el of document.querySelectorAll(".katex-display")) {
+        reachable(el, "Formula (scrolls sideways)");
+      }
+      for (const el of document.querySelectorAll('[data-testid="stTableStyledTable"]')) {
+        if (el.parentElement) reachable(el.parentElement, "Table (scrolls sideways)");
+      }
+    });
+  };
+  const wide = ".katex, [data-testid=\"stTable\"]"; // what may scroll sideways
+  const widens = (n) => n.nodeType === 1 && n.namespaceURI !== SVG && // new, or new inside
+    (n.closest(wide) !== null || n.querySelector(wide) !== null);
+  w.addEventListener("resize", reach);
   new MutationObserver((records) => {
     const added = records.flatMap((r) => Array.from(r.addedNodes));
     if (added.some(bindsInputs)) adopt();
     else if (added.some(marks)) fitSliders(); // a new sentence: same charts, new data
+    if (added.some(widens)) reach();
   }).observe(document.body, { childList: true, subtree: true });
   w.__tfvizViews = { view, changes: 0, adopt, stale };
   adopt();
+  reach();
 }
