@@ -2,7 +2,9 @@
 the sentence pair as BERT reads it, one column per position.
 
 Presenter view's 24 px text fits about 8 positions across a 1280 px screen, so there the pair
-comes in blocks of 8 (the normal page shows it in one table).
+comes in blocks of 8. The normal page shows it in one HTML table, drawn with the run (a data
+grid rewrites its screen-reader copy after the run, which a new sentence waited for); a pair
+wider than the page scrolls sideways in a box the keyboard can reach (``widgets.table``).
 """
 from __future__ import annotations
 
@@ -37,4 +39,4 @@ def position_table(rows: Sequence[tuple[str, Sequence]]) -> None:
     block = PRESENTER_BLOCK if presenting() else n
     for start in range(0, n, block):
         table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
-               for row, values in rows], hide_index=True)  # a grid: it scrolls by keyboard too
+               for row, values in rows], hide_index=True, static=True)
