@@ -64,12 +64,13 @@ with step("1 · From text to a prediction"):
             mid.code(f"shape {stage.shape}", language=None)
             file, label = MOE_LESSON if stage.key == "ffn" and cfg.is_moe else LESSON_OF[stage.key]
             if file in files:
-                right.page_link(f"lessons/{file}", label=f"Lesson: {label}", icon="➡️")
+                right.page_link(f"lessons/{file}", label=f"Lesson: {label}",
+                                icon=":material/arrow_forward:")
             if stage.key == "tokens":
                 st.html(token_chips_html(tour.tokens, tour.ids))
             if stage.key == "attn" and "04_lookup.py" in files:
                 right.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
-                                icon="➡️")
+                                icon=":material/arrow_forward:")
 
 
 with step("2 · The model's guess"):
