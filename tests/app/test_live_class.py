@@ -202,3 +202,36 @@ def test_a_teachers_own_run_is_never_pushed_to_the_class(monkeypatch):
     monkeypatch.setattr(own_model, "chosen", lambda: None)  # a shared model is pushed as before
     pushed = json.loads(AppTest.from_function(script).run().code[0].value)
     assert pushed["model"] == "my run 1: sort" and pushed["text"] == "<bos> c g f <sep>"
+
+
+def test_a_follow_undone_by_the_browsers_old_model_is_made_again():
+    """A run the student's browser asks for between the follow and its drawing (the follower's
+    timer, a click) carries the sidebar's old model back in; the follower sets the teacher's
+    again. Later, a student's own pick stays theirs."""
+    teacher = _teacher()
+    code = teacher.session_state[TEACHER]["code"]
+    _ok(teacher.switch_page("lessons/07_multihead.py").run())
+    linked = _student(code)
+    _ok(linked.run())
+    assert linked.session_state["model"] == "gpt-tiny"
+    _ok(teacher.selectbox(key="model").set_value("bert-tiny").run())
+    assert live_store().state(code).model == "bert-tiny"
+    _ok(linked.run())  # the poll that follows
+    assert linked.session_state["model"] == "bert-tiny"
+    # the browser's stale box: the model the follow replaced comes back with a run
+    _ok(linked.selectbox(key="model").set_value("gpt-tiny").run())
+    _ok(linked.run())
+    assert linked.session_state["model"] == "bert-tiny"
+    assert linked.selectbox(key="model").value == "bert-tiny"
+    # long after the follow, the student's own pick stays
+    linked.session_state[STUDENT]["applied_at"] -= 60
+    _ok(linked.selectbox(key="model").set_value("gpt-tiny").run())
+    _ok(linked.run())
+    assert linked.session_state["model"] == "gpt-tiny"
+    # and any other model is the student's own at once
+    _ok(teacher.selectbox(key="model").set_value("moe-tiny").run())
+    _ok(linked.run())
+    assert linked.session_state["model"] == "moe-tiny"
+    _ok(linked.selectbox(key="model").set_value("bert-tiny").run())
+    _ok(linked.run())
+    assert linked.session_state["model"] == "bert-tiny"

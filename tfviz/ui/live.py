@@ -26,6 +26,8 @@ in ``tfviz.ui.live_teacher``.
 """
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from tfviz.classroom.codes import format_code, parse_code
@@ -41,6 +43,7 @@ from tfviz.ui.live_session import (FORGET, NOTICE, STUDENT, TEACHER, client, fra
                                    live_store)
 
 SAFETY_POLL_S = 10.0  # the follower's own timer, for when the long poll cannot reach the server
+HOLD_S = 10.0  # how long after a follow a page that lost it is taken to the teacher's again
 CHECKIN_SEED = 0  # the check-in's options are shuffled once, the same for the whole class
 SENT_STATUS = "_live_sent_status"  # (exercise or check-in, box) -> what became of the answer
 
@@ -80,7 +83,8 @@ def _apply(state, url: str) -> None:
     sidebar's widgets are drawn, so the text and model can be set; a run of the follower alone
     has to start a full run for them (and for a new page)."""
     student = st.session_state[STUDENT]
-    student["applied"] = state.version
+    student["applied"], student["applied_at"] = state.version, time.monotonic()
+    student["replaced"] = {k: st.session_state.get(k) for k in ("model", "text")}
     view = {"layer": str(state.layer), "head": str(state.head), "step": str(state.step)}
     moved = False
     if state.text and state.text != st.session_state.get("text"):
@@ -104,6 +108,21 @@ def _apply(state, url: str) -> None:
             "join": student["code"]})
     if moved and fragment_run():  # same page: a run that keeps the page's elements in place
         st.rerun(scope="app")
+
+
+def _undone(state, student: dict) -> bool:
+    """Whether a follow applied less than ``HOLD_S`` seconds ago has been undone: the model or
+    text is back to what the follow replaced. A run that the browser asked for in the meantime
+    (the follower's timer, a click) carries the sidebar's old model back in with it, which
+    replaces the one just set; the class's version says that the follow was applied, so
+    without this the student would stay behind until the teacher's next move. A student who
+    picks something else on purpose keeps it (later, even the old one)."""
+    if time.monotonic() - student.get("applied_at", float("-inf")) > HOLD_S:
+        return False
+    replaced = student.get("replaced", {})
+    wanted = {"model": state.model if state.model in model_names() else None, "text": state.text}
+    return any(want and (now := st.session_state.get(k)) != want and now == replaced.get(k)
+               for k, want in wanted.items())
 
 
 # The page waits for the teacher's next move with a request the server holds open
@@ -134,7 +153,7 @@ def _follower(url: str) -> None:
         st.query_params["join"] = student["code"]  # kept in the URL, so a reconnect rejoins
     if student["following"]:
         st.caption(f"Following class **{format_code(student['code'])}**.")
-        if state.version != student["applied"]:
+        if state.version != student["applied"] or _undone(state, student):
             _apply(state, url)
         class_watch().allow(student["code"])  # this process answers the page's long poll
         student["runs"] = student.get("runs", 0) + 1
