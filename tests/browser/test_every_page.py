@@ -3,7 +3,8 @@ tab, in this order (a page load is most of a lesson's time, so the checks share 
 
 1. **By URL.** A deep link works: the page runs without an exception inside the app's frame
    (the sidebar navigation is there), and every chart on show draws. A screenshot per page is
-   saved for review (``tests/screenshots``).
+   saved for review (``tests/screenshots``). Every chart offers its picture: a button under
+   each, and the first one on show saves a real PNG with no script run.
 2. **Readable for everyone (WCAG 2.2 AA).** axe-core (the npm package, a dev-only dependency
    that ``scripts/test.sh`` installs into ``tests/.npm``) is injected and run with the WCAG
    2.0, 2.1 and 2.2 A and AA rules on the page as it opened. A violation fails the test with its
@@ -15,7 +16,8 @@ tab, in this order (a page load is most of a lesson's time, so the checks share 
    are exempt *inside the sidebar navigation only*; anywhere else they count, and every other
    rule counts everywhere. Then the tab is narrowed to a phone (390 × 844) and every chart is
    measured for reflow (WCAG 1.4.10, ``tests/browser/reflow.py``): it fits the width or scrolls
-   inside its own box. Where axe-core is missing, ``test_axe_core_is_installed`` says how to
+   inside its own box, and a box that scrolls can be reached by keyboard (axe's
+   ``scrollable-region-focusable`` at that width). Where axe-core is missing, ``test_axe_core_is_installed`` says how to
    install it (skipped; in CI, ``CI=true``, a failure, and so is every page here: the check must
    run there); the other checks still run.
 3. **One interaction redraws something** (the tab back at its desktop size).
@@ -309,6 +311,17 @@ def test_lesson_by_url_readable_interactive_and_calm_under_hostile_text(logged_s
     page.wait_for_timeout(500)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{lesson.file[:-3]}.png"), full_page=True)
+    charts = page.locator(".vega-embed").count()
+    if charts:  # each chart's picture (tfviz/ui/assets/view_sync.js: addSave)
+        buttons = page.locator(".vega-embed > button.tfviz-save")
+        assert buttons.count() == charts, (lesson.url, buttons.count(), charts)
+        asked = runs.asked()
+        with page.expect_download() as saved:
+            buttons.filter(visible=True).first.click()
+        png = Path(saved.value.path()).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000, (lesson.url, len(png))
+        assert saved.value.suggested_filename.endswith(".png")
+        assert runs.asked() == asked, (lesson.url, "saving a picture ran the script")
 
     # 2. readable: axe on the page as it opened, then reflow on a phone
     if axe_source is not None:

@@ -247,24 +247,6 @@ def test_every_instant_chart_saves_as_a_png_of_what_it_draws(server, browser, tm
     assert not guard.outside, guard.outside[:5]
 
 
-@pytest.mark.parametrize("url", ["encoder-decoder", "decoding", "bert", "kv-cache", "gqa", "vision"])
-def test_later_lessons_offer_a_png_of_every_chart(server, browser, tmp_path, url):
-    """The same export on lessons 13-19 that draw instant charts (lesson 17's charts bind no
-    view input, which this page opener waits for): a button under every chart, and the first
-    one saves a real PNG, without a script run."""
-    context, guard, pg = _open(browser, f"{server}/{url}")
-    buttons = pg.locator(".vega-embed > button.tfviz-save")
-    assert buttons.count() == pg.locator(".vega-embed").count() >= 1
-    with pg.expect_download() as info:
-        buttons.first.click()
-    path = tmp_path / info.value.suggested_filename
-    info.value.save_as(path)
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
-    assert pg.evaluate("window.__runs") == 0
-    context.close()
-    assert not guard.outside, guard.outside[:5]
-
-
 OTHER_LENGTHS = ("The cat sat on the mat.", "A bird saw the dog because it was very loud today.")
 SLIDERS_JS = """() => Array.from(document.querySelectorAll('.vega-bind input[name=query]'))
     .map(e => [e.min, e.max, e.value, e.nextElementSibling.textContent])"""
