@@ -8,7 +8,9 @@
 //     (a hidden tab, far down the page) follows only when it comes near the viewport;
 //   - when Streamlit rewrites the URL itself (after a rerun) it only knows the keys the page
 //     was opened with, so pushState and replaceState put the current view keys back in;
-//   - a chart drawn anew (a new sentence) is set to the current view as soon as it appears.
+//   - a chart drawn anew (a new sentence) is set to the current view as soon as it appears;
+//   - a formula or HTML table that scrolls sideways in its own box (a phone's screen) gets a
+//     tab stop, so that a keyboard can reach and scroll it.
 // config: {keys: ["layer", "head", "query", ...]}  (tfviz.viz.instant.VIEW_KEYS)
 //
 // The browser runs this file as an inline module followed by `start(window, config)`; node's
