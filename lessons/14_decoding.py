@@ -181,7 +181,8 @@ with step("3 · Beam search: keep several continuations alive"):
             "path greedy decoding takes."))
         table([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
                 "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
-                "finished (<eos>)": search.finished(h)} for i, h in enumerate(search.hypotheses)],
+                "finished (<eos>)": "yes" if search.finished(h) else "no"}
+               for i, h in enumerate(search.hypotheses)],
               hide_index=True, static=True)
         cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
         st.markdown(dec.greedy_vs_beam_verdict(cmp, continuation_text(bundle, ids_b, cmp.greedy_ids),

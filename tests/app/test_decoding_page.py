@@ -131,7 +131,8 @@ def test_beam_tree_and_the_comparison_with_greedy(app_page, gpt):
     want = beam_search(gpt, "the dog jumped", beam_width=2, max_new_tokens=8)
     ids = gpt.encode("the dog jumped")
     assert [r["continuation"] for r in final] == [continuation_text(gpt, ids, new) for new, _ in want]
-    assert [r["finished (<eos>)"] for r in final] == [str(new[-1] == gpt.tokenizer.eos_id) for new, _ in want]
+    assert [r["finished (<eos>)"] for r in final] == [
+        "yes" if new[-1] == gpt.tokenizer.eos_id else "no" for new, _ in want]
     np.testing.assert_allclose([float(r["sum of log p"]) for r in final], [lp for _, lp in want], atol=1e-4)
     said = " ".join(m.value for m in at.markdown)
     assert "Greedy's path left the beam at step 3" in said and "greedy's text is the more likely" in said
