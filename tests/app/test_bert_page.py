@@ -150,6 +150,24 @@ def test_a_pair_from_two_sentences(app_page, bert):
     assert any("no segment table and no next-sentence head" in w.value for w in at.warning)
 
 
+def test_a_long_pair_goes_in_a_data_grid(app_page):
+    """Up to 64 positions the pair is an HTML table; beyond, a data grid, which draws only the
+    columns in sight (a pasted page would be thousands of HTML cells)."""
+    from tfviz.ui.pretraining_widgets import STATIC_POSITIONS
+
+    def pair_tables(at):
+        return ([t for t in at.table if "" in t.value.columns],
+                [d for d in at.dataframe if "" in d.value.columns])
+
+    short = app_page(PAGE, text="The cat sat. It was tired.")
+    assert [len(x) for x in pair_tables(short)] == [1, 0]
+    long = app_page(PAGE, text="The cat sat. " + "the dog ran to the lake and back " * 12 + ".")
+    html, grid = pair_tables(long)
+    assert (len(html), len(grid)) == (0, 1)
+    assert len(grid[0].value.columns) - 1 > STATIC_POSITIONS  # one column per position
+    assert list(grid[0].value[""]) == ["token", "id", "segment"]
+
+
 @pytest.mark.parametrize("text", [
     "a", "🙂🙂🙂", "<script>alert(1)</script> [MASK] [CLS]", "مرحبا بالعالم שלום עולם",
     "attention " * 10_000, "The. . . It.", "it",

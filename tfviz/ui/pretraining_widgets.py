@@ -4,7 +4,9 @@ the sentence pair as BERT reads it, one column per position.
 Presenter view's 24 px text fits about 8 positions across a 1280 px screen, so there the pair
 comes in blocks of 8. The normal page shows it in one HTML table, drawn with the run (a data
 grid rewrites its screen-reader copy after the run, which a new sentence waited for); a pair
-wider than the page scrolls sideways in a box the keyboard can reach (``widgets.table``).
+wider than the page scrolls sideways in a box the keyboard can reach (``widgets.table``). A
+pair of more than ``STATIC_POSITIONS`` positions (a pasted page of text) goes in a data grid,
+which draws only the columns in sight: as HTML it would be thousands of cells.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from tfviz.ui.present import presenting
 from tfviz.ui.widgets import table
 
 PRESENTER_BLOCK = 8  # positions per table in presenter view
+STATIC_POSITIONS = 64  # an HTML table up to this many positions, a data grid beyond
 
 
 def _add_one(key: str) -> None:
@@ -39,4 +42,4 @@ def position_table(rows: Sequence[tuple[str, Sequence]]) -> None:
     block = PRESENTER_BLOCK if presenting() else n
     for start in range(0, n, block):
         table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
-               for row, values in rows], hide_index=True, static=True)
+               for row, values in rows], hide_index=True, static=n <= STATIC_POSITIONS)
