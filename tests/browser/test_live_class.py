@@ -197,16 +197,20 @@ def test_a_page_without_a_class_runs_nothing_on_a_timer(live_server, browser):
     """Ordinary learners pay nothing for live classes: no fragment on a timer, no run at all
     while they read (a student's follower is the only live code that polls)."""
     url, _ = live_server
-    learner = Browser(browser, "learner")
-    for path in ("self-attention", "teacher"):  # a lesson, and the teacher's page with no class
-        learner.open(f"{url}/{path}")
+    paths = ("self-attention", "teacher")  # a lesson, and the teacher's page with no class
+    learners = [Browser(browser, f"learner on /{path}") for path in paths]
+    for learner, path in zip(learners, paths):  # both watched over the same seconds
+        learner.page.goto(f"{url}/{path}")
+    for learner in learners:
+        wait_for_app(learner.page, timeout=90_000)
         learner.settle()
-        learner.page.wait_for_timeout(1000)
-        before = len(learner.runs)
-        learner.page.wait_for_timeout(3500)
-        assert len(learner.runs) == before, f"/{path} with no class ran the script on its own"
+    learners[0].page.wait_for_timeout(1000)
+    before = [len(learner.runs) for learner in learners]
+    learners[0].page.wait_for_timeout(3500)
+    for learner, path, n in zip(learners, paths, before):
+        assert len(learner.runs) == n, f"/{path} with no class ran the script on its own"
         assert "Join a live class" in learner.sidebar()
-    learner.close()
+        learner.close()
 
 
 def test_a_teacher_whose_session_is_lost_keeps_the_class(live_server, browser):
