@@ -1,4 +1,4 @@
-"""The headless class benchmark drives a real server: two learners at a fast pace for 20 s.
+"""The headless class benchmark drives a real server: two learners at a fast pace for 15 s.
 
 No timing is asserted (speed lives in BENCHMARKS.md); what is checked is that the headless
 learners really use the app: they act, nothing fails, the sentence a learner types reaches
@@ -29,7 +29,7 @@ def result(tmp_path_factory):
     # running server, and values cached before the reload then fail to unpickle.
     env = {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none"}
     with streamlit_server(env=env, log_path=log) as (url, proc, _):
-        r = in_own_thread(asyncio.run, run_class(url, 2, 20, seed=3, pace=(0.4, 1.2),
+        r = in_own_thread(asyncio.run, run_class(url, 2, 15, seed=3, pace=(0.4, 1.2),
                                                   server_pids=[proc.pid]))
         assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
     return r
