@@ -41,7 +41,7 @@ if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node 
 wait "$COMPILING" || true  # compiled before the suite's many interpreters start
 # Two workers (pytest-xdist), one per core: through the suite both cores are about 95% busy,
 # two thirds of it chromium drawing pages (a third worker made it no faster); work-stealing
-# keeps both busy to the end. Each worker starts
-# its own servers for the browser tests (free ports, nothing shared on disk). The 30 slowest
-# tests are listed at the end: the suite's time budget is 12 minutes, and this says where it goes.
+# keeps both busy to the end. Each worker starts its own servers for the browser tests (free
+# ports, nothing shared on disk). The 30 slowest tests are listed at the end: the suite's time
+# budget is 12 minutes, and this says where it goes.
 python3 -m pytest -n 2 --dist worksteal --durations=30 tests tfviz "$@"

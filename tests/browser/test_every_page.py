@@ -17,9 +17,9 @@ tab, in this order (a page load is most of a lesson's time, so the checks share 
    rule counts everywhere. Then the tab is narrowed to a phone (390 × 844) and every chart is
    measured for reflow (WCAG 1.4.10, ``tests/browser/reflow.py``): it fits the width or scrolls
    inside its own box, and a box that scrolls can be reached by keyboard (axe's
-   ``scrollable-region-focusable`` at that width). Where axe-core is missing, ``test_axe_core_is_installed`` says how to
-   install it (skipped; in CI, ``CI=true``, a failure, and so is every page here: the check must
-   run there); the other checks still run.
+   ``scrollable-region-focusable`` at that width). Where axe-core is missing,
+   ``test_axe_core_is_installed`` says how to install it (skipped; in CI, ``CI=true``, a
+   failure, and so is every page here: the check must run there); the other checks still run.
 3. **One interaction redraws something** (the tab back at its desktop size).
 4. **Hostile text** typed into the sidebar, one input after another. A page may answer with a
    notice, but the server's log must stay free of tracebacks and of the error boundary's

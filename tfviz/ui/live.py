@@ -83,8 +83,10 @@ def _apply(state, url: str) -> None:
     sidebar's widgets are drawn, so the text and model can be set; a run of the follower alone
     has to start a full run for them (and for a new page)."""
     student = st.session_state[STUDENT]
-    student["applied"], student["applied_at"] = state.version, time.monotonic()
-    student["replaced"] = {k: st.session_state.get(k) for k in ("model", "text")}
+    if student.get("applied") != state.version:  # a new follow, not one made again (_undone)
+        student["applied_at"] = time.monotonic()
+        student["replaced"] = {k: st.session_state.get(k) for k in ("model", "text")}
+    student["applied"] = state.version
     view = {"layer": str(state.layer), "head": str(state.head), "step": str(state.step)}
     moved = False
     if state.text and state.text != st.session_state.get("text"):
@@ -111,8 +113,8 @@ def _apply(state, url: str) -> None:
 
 
 def _undone(state, student: dict) -> bool:
-    """Whether a follow applied less than ``HOLD_S`` seconds ago has been undone: the model or
-    text is back to what the follow replaced. A run that the browser asked for in the meantime
+    """Whether a follow first applied less than ``HOLD_S`` seconds ago has been undone: the
+    model or text is back to what the follow replaced. A run that the browser asked for in the meantime
     (the follower's timer, a click) carries the sidebar's old model back in with it, which
     replaces the one just set; the class's version says that the follow was applied, so
     without this the student would stay behind until the teacher's next move. A student who
