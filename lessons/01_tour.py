@@ -59,18 +59,19 @@ with step("1 · From text to a prediction"):
             st.markdown("<div style='text-align:center;font-size:1.4em'>↓</div>",
                         unsafe_allow_html=True)  # a fixed arrow, no learner text
         with st.container(border=True):
-            left, mid, right = st.columns([4, 2, 2])
+            # the lesson links under the stage's words, where their labels have room to show
+            left, right = st.columns([2, 1])
             left.markdown(f"**{stage.title}** — {stage.note}")
-            mid.code(f"shape {stage.shape}", language=None)
+            right.code(f"shape {stage.shape}", language=None)
             file, label = MOE_LESSON if stage.key == "ffn" and cfg.is_moe else LESSON_OF[stage.key]
             if file in files:
-                right.page_link(f"lessons/{file}", label=f"Lesson: {label}",
-                                icon=":material/arrow_forward:")
+                left.page_link(f"lessons/{file}", label=f"Lesson: {label}",
+                               icon=":material/arrow_forward:")
+            if stage.key == "attn" and "04_lookup.py" in files:
+                left.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
+                               icon=":material/arrow_forward:")
             if stage.key == "tokens":
                 st.html(token_chips_html(tour.tokens, tour.ids))
-            if stage.key == "attn" and "04_lookup.py" in files:
-                right.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
-                                icon=":material/arrow_forward:")
 
 
 with step("2 · The model's guess"):
