@@ -38,6 +38,7 @@ from tfviz.model.masks import sparse_pattern
 from tfviz.model.mlm_head import MLMHead
 from tfviz.model.norm import LayerNorm
 from tfviz.model.positional import alibi_bias, rope_angles, sinusoidal_table
+from tfviz.model.seeded import seeded
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,7 @@ class ModelOutput(NamedTuple):
 class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        with torch.random.fork_rng():  # seeded weights without touching anyone's global RNG
-            torch.manual_seed(cfg.init_seed)
+        with seeded(cfg.init_seed):  # the same weights for a seed, whatever else is running
             self._build(cfg)
         name_hook_points(self)
 

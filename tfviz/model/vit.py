@@ -31,6 +31,7 @@ from tfviz.model.attention import AttnContext
 from tfviz.model.block import Block, BlockContext
 from tfviz.model.hooks import HookPoint, name_hook_points
 from tfviz.model.norm import LayerNorm
+from tfviz.model.seeded import seeded
 
 CLASS_TOKEN = "[CLS]"
 
@@ -131,8 +132,7 @@ def patches_of(images: Tensor, patch: int) -> Tensor:
 class VisionTransformer(nn.Module):
     def __init__(self, cfg: ViTConfig) -> None:
         super().__init__()
-        with torch.random.fork_rng():  # seeded weights without touching anyone's global RNG
-            torch.manual_seed(cfg.init_seed)
+        with seeded(cfg.init_seed):  # the same weights for a seed, whatever else is running
             self._build(cfg)
         name_hook_points(self)
 

@@ -41,6 +41,7 @@ from torch import Tensor, nn
 from tfviz.analysis.finetune import lora_params
 from tfviz.data.classify import TASKS, make_examples
 from tfviz.model import Transformer
+from tfviz.model.seeded import seeded
 from tfviz.params import count_parameters
 from tfviz.training.loop import lr_at
 
@@ -160,8 +161,7 @@ def classifier(model: Transformer, mode: str, rank: int = 4, seed: int = 0) -> C
     body.unembed = nn.Identity()  # no LM head: the body returns its last layer's vectors
     for p in body.parameters():
         p.requires_grad_(mode == "full")
-    with torch.random.fork_rng():  # seeded without touching anyone's global RNG
-        torch.manual_seed(seed)
+    with seeded(seed):  # the same head and A for a seed, whatever else is running
         net = Classifier(body, 2)  # the head first, so it starts equal in every mode
         if mode == "LoRA":
             for block in body.blocks:
