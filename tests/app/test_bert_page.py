@@ -1,12 +1,10 @@
 """Lesson 15 (/bert) in AppTest: it always reads bert-tiny, its charts carry bert-tiny's own
 numbers for the learner's sentence, "Draw again" draws anew, and hostile text is answered."""
-import re
-
 import numpy as np
 import pytest
 
 import tfviz
-from tests.app.specs import instant_charts, param_values
+from tests.app.specs import instant_charts, param_values, static_rows
 from tfviz.analysis import coref
 from tfviz.experiments import mlm
 
@@ -137,10 +135,8 @@ def test_finetuning_table_by_hand(app_page):
 def test_a_pair_from_two_sentences(app_page, bert):
     at = app_page(PAGE, text="The cat sat. It was tired.")
     assert not [t for t in at.text_input if t.key == "bert_sentence_b"]
-    table = next(d.value for d in at.table if "" in d.value.columns)  # one column per position
-    shown = lambda cell: re.sub(r"\\(.)", r"\1", cell)  # noqa: E731  (st.table's Markdown escapes)
-    pair = {row[""]: [shown(row[str(i)]) for i in range(len(table.columns) - 1)]
-            for row in table.to_dict("records")}
+    pair = {row[""]: [v for k, v in row.items() if k != ""]  # one column per position
+            for row in static_rows(at, "")}
     tok = bert.tokenizer
     ids = [tok.cls_id, *tok.encode("The cat sat."), tok.sep_id, *tok.encode("It was tired."), tok.sep_id]
     assert pair["id"] == [str(i) for i in ids]

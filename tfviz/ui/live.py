@@ -114,9 +114,9 @@ def _apply(state, url: str) -> None:
 
 def _undone(state, student: dict) -> bool:
     """Whether a follow first applied less than ``HOLD_S`` seconds ago has been undone: the
-    model or text is back to what the follow replaced. A run that the browser asked for in the meantime
-    (the follower's timer, a click) carries the sidebar's old model back in with it, which
-    replaces the one just set; the class's version says that the follow was applied, so
+    model or text is back to what the follow replaced. A run that the browser asked for in the
+    meantime (the follower's timer, a click) carries the sidebar's old model back in with it,
+    which replaces the one just set; the class's version says that the follow was applied, so
     without this the student would stay behind until the teacher's next move. A student who
     picks something else on purpose keeps it (later, even the old one)."""
     if time.monotonic() - student.get("applied_at", float("-inf")) > HOLD_S:
