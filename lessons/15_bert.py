@@ -21,7 +21,7 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.pretraining_cache import masked_guesses, tally
-from tfviz.ui.pretraining_widgets import position_table, seed_with_redraw
+from tfviz.ui.pretraining_widgets import seed_with_redraw, sentence_pair
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
@@ -148,18 +148,7 @@ with step("2 · [CLS] and [SEP]: two sentences in one input"):
         "*next-sentence prediction*, used exactly this: half the time B really followed A, half "
         "the time it was a random sentence, and a small classifier on [CLS] had to tell which."
     )
-    first, second = pt.two_sentences(text)
-    if second is None:
-        second = st.text_input("Sentence B (your text has one sentence; type a second)",
-                               "It was very tired.", key="bert_sentence_b", max_chars=300)
-    else:
-        st.caption("Sentence A and B are the first two sentences of your text.")
-    a_ids, b_ids = pt.sentence_ids(tok, first), pt.sentence_ids(tok, second)
-    pair = pt.sentence_pair(bundle.token_strings(a_ids), bundle.token_strings(b_ids))
-    cls_id, sep_id = pt.cls_sep_ids(tok)
-    pair_ids = [cls_id, *a_ids, sep_id, *b_ids, sep_id]
-    position_table((("token", pair.tokens), ("id", pair_ids), ("segment", pair.segments)))
-    st.caption("One column per position: the pair as BERT reads it, with each token's id and segment.")
+    cls_id, sep_id = sentence_pair(text, bundle)
     parts = pt.pretraining_parts(bundle.model.state_dict().keys(), cfg.tie_embeddings)
     st.markdown(f"**What {BERT} has of this.** Checked in its weights:")
     table([{"part": p.name, f"in {BERT}": "yes" if p.present else "no", "what it is": p.detail}

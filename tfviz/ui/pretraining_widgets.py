@@ -1,5 +1,5 @@
 """Widgets of lesson 15 (BERT and pretraining): a draw's seed with a "Draw again" button, and
-the sentence pair as BERT reads it, one column per position.
+the sentence pair as BERT reads it, one column per position (``sentence_pair``).
 
 Presenter view's 24 px text fits about 8 positions across a 1280 px screen, so there the pair
 comes in blocks of 8. The normal page shows it in one HTML table, drawn with the run (a data
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from tfviz.analysis import pretraining as pt
 from tfviz.ui.present import presenting
 from tfviz.ui.widgets import table
 
@@ -43,3 +44,23 @@ def position_table(rows: Sequence[tuple[str, Sequence]]) -> None:
     for start in range(0, n, block):
         table([{"": row, **{str(i): str(v) for i, v in enumerate(values) if start <= i < start + block}}
                for row, values in rows], hide_index=True, static=n <= STATIC_POSITIONS)
+
+
+def sentence_pair(text: str, bundle) -> tuple[int, int]:
+    """The pair BERT reads for ``text``: its first two sentences (a box for sentence B when
+    it has one), drawn as ``position_table``'s token, id and segment rows. Returns the ids the
+    tokenizer keeps for [CLS] and [SEP]."""
+    tok = bundle.tokenizer
+    first, second = pt.two_sentences(text)
+    if second is None:
+        second = st.text_input("Sentence B (your text has one sentence; type a second)",
+                               "It was very tired.", key="bert_sentence_b", max_chars=300)
+    else:
+        st.caption("Sentence A and B are the first two sentences of your text.")
+    a_ids, b_ids = pt.sentence_ids(tok, first), pt.sentence_ids(tok, second)
+    pair = pt.sentence_pair(bundle.token_strings(a_ids), bundle.token_strings(b_ids))
+    cls_id, sep_id = pt.cls_sep_ids(tok)
+    position_table((("token", pair.tokens), ("id", [cls_id, *a_ids, sep_id, *b_ids, sep_id]),
+                    ("segment", pair.segments)))
+    st.caption("One column per position: the pair as BERT reads it, with each token's id and segment.")
+    return cls_id, sep_id
