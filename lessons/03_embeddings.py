@@ -14,7 +14,7 @@ from tfviz.ui.present import presenting, step
 from tfviz.ui.positions_cache import (LEARNED, ROPE, SHIFT, SINE, learned_table, likeness, shift_gaps,
                                      trained_rows)
 from tfviz.ui.widgets import show_code, table, vega
-from tfviz.viz.positions import (alibi_figure, pe_heatmap, permutation_map,
+from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, pe_heatmap, permutation_map,
                                  position_cosine_heatmap, rope_chart, rope_turn_figure, similarity_chart,
                                  vectors_heatmap)
 
@@ -39,7 +39,7 @@ with step("1 · From token id to vector"):
     c1.latex(r"x_k = E[\,t_k\,] \in \mathbb{R}^{%d}" % cfg.d_model)
     c2.markdown(f"Token 0 is **{tokens[0]!r}** with id **{first}**, so x₀ is row {first} of E: "
                 f"`[{', '.join(f'{v:.3f}' for v in embed[0][:4])}, …]`")
-    vega(vectors_heatmap, embed, tokens, title=f"Embedding rows of your {len(tokens)} tokens")
+    vega(vectors_heatmap, embed, tokens, title="Embedding rows of your {n} tokens")
 
 
 @safe_fragment
@@ -164,7 +164,7 @@ def rope_demo():
                "the same vector as the model turned it (hook_rot_q, hook_rot_k). Pair 0 turns "
                "by 1 radian per position, later pairs slower and slower, so at most positions "
                "only the first pairs move visibly. The lengths never change: RoPE only turns.")
-    table(turn_table(pair, rcfg.pos_base), width="stretch")
+    table(turn_table(pair, rcfg.pos_base), static=True)  # HTML: there with the run (widgets.table)
     st.caption("Measured on the model's own vectors: the angle of each pair of q before and after "
                f"the turn. “turned by” should equal {i}·θᵢ, wrapped into (−π, π]; a tiny pair "
                "(near the origin) has no clear direction, so its angle is noisy.")
@@ -227,7 +227,7 @@ with step("6 · ALiBi: a penalty for distance"):
     )
     st.latex(r"\text{score}_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}} - m_h\,|i-j|,\qquad "
              r"m_h = 2^{-8(h+1)/H}")
-    shown = list(tokens[:12])
+    shown = list(tokens[:ALIBI_TOKENS])
     slopes, bias = alibi(cfg.n_heads, len(shown))
     vega(alibi_figure, bias, slopes, shown)
     show_code(alibi)

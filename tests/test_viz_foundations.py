@@ -3,6 +3,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 import tfviz
 from tfviz.analysis import lookup, pipeline, positions
@@ -11,6 +12,7 @@ from tfviz.tokenizer import train_bpe
 from tfviz.viz import lookup as vlookup
 from tfviz.viz import pipeline as vpipeline
 from tfviz.viz import positions as vpositions
+from tfviz.viz import instant as iv
 from tfviz.viz import tokens as vtokens
 from tfviz.viz.style import token_labels
 
@@ -113,9 +115,92 @@ def test_embedding_heatmap_is_the_trace(trace):
     embed = trace["hook_embed"]
     # packed to instant.DIGITS = 4 decimals: within 5e-5 of the trace
     np.testing.assert_allclose(_matrix(spec).reshape(embed.shape), embed, atol=5e-5)
-    assert _param(spec, "ylabels") == token_labels(trace.tokens)
+    assert iv.spec_tokens(spec) == token_labels(trace.tokens)  # in the data: length-free
+    # the colour range is ±the largest |value| of the rows, computed here by torch
+    assert spec["datasets"]["matrix"][0]["s_bound"] == pytest.approx(
+        float(torch.tensor(embed).abs().max()), rel=1e-6)
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}
     assert spec["title"] == "E rows" and spec["layer"][0]["encoding"]["x"]["axis"]["title"] == "dimension"
     assert spec["description"]
+    counted = vpositions.vectors_heatmap(embed, trace.tokens, title="Your {n} tokens")
+    assert counted["title"] == {"text": {"expr": '"Your " + ntok + " tokens"'}}
+
+
+def _byte_bundle():
+    from tfviz.bundle import Bundle
+    from tfviz.config import preset
+    from tfviz.model import Transformer
+    from tfviz.tokenizer.byte import ByteTokenizer
+
+    torch.manual_seed(0)
+    cfg = preset("gpt-tiny")
+    return Bundle(cfg.name, Transformer(cfg).eval(), ByteTokenizer(), cfg)
+
+
+def test_the_embedding_lessons_sentence_charts_are_length_free():
+    """The rows of the embeddings and positions, the model-without-positions maps and ALiBi's
+    penalty: sentences of 3-16 tokens share one spec (a new one swaps the data), and each
+    chart carries its own sentence's numbers and labels."""
+    from tests.support.length_free import check_length_free
+
+    bundle = _byte_bundle()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def rows(n):
+        trace = bundle.trace(letters[:n])  # a byte a token
+        chart = vpositions.vectors_heatmap(trace["hook_pos_embed"], trace.tokens,
+                                           title="Position vectors of your {n} tokens")
+        np.testing.assert_allclose(_matrix(chart).reshape(n, -1), trace["hook_pos_embed"], atol=5e-5)
+        return chart, token_labels(trace.tokens)
+
+    check_length_free(rows)
+
+    def permuted(n):
+        order = np.arange(n)[::-1]
+        original, moved = np.random.default_rng(n).normal(size=(2, n, 12))
+        chart = vpositions.permutation_map(original, moved, order, list(letters[:n]))
+        np.testing.assert_allclose(_matrix(chart).reshape(n, 12), original[order], atol=5e-5)
+        bound = max(np.abs(original).max(), np.abs(moved).max())
+        assert chart["datasets"]["matrix"][0]["s_bound"] == pytest.approx(bound)
+        return chart, [f"{letters[i]} (was {i})" for i in order]
+
+    check_length_free(permuted, past_cap=False)  # 24 rows of 24 px fit its 600 px: one layout
+
+    def penalty(n):
+        shown = min(n, vpositions.ALIBI_TOKENS)
+        slopes, bias = positions.alibi(4, shown)
+        chart = vpositions.alibi_figure(bias, slopes, list(letters[:shown]))
+        for r in chart["datasets"]["bias"]:
+            np.testing.assert_allclose(_matrix(chart, "bias", r["head"]).reshape(shown, shown),
+                                       bias[r["head"]], atol=5e-5)
+        assert chart["datasets"]["bias"][0]["s_low"] == pytest.approx(-slopes.max() * (shown - 1))
+        return chart, token_labels(letters[:shown]), vpositions.ALIBI_TOKENS
+
+    check_length_free(penalty)
+
+
+def test_the_rope_charts_hold_nothing_of_the_vectors_in_their_spec():
+    """Another sentence gives other q and k (and another distance to its last token): the
+    pairs' planes and the score lines keep their spec and swap their data."""
+    from tests.support.length_free import without_data
+
+    rng = np.random.default_rng(0)
+    turned = []
+    for scale in (1.0, 5.0):
+        q, k = rng.normal(size=(2, 8)) * scale
+        spec = vpositions.rope_turn_figure(q, -q, k, k, 3, 1)
+        first = spec["datasets"]["rows"][0]
+        for i in range(4):  # each plane's range: 1.15 × its longest arrow (torch's norm)
+            longest = max(float(torch.linalg.vector_norm(torch.tensor(v[2 * i:2 * i + 2])))
+                          for v in (q, k))
+            assert first[f"s_b{i}"] == pytest.approx(1.15 * longest)
+        turned.append(without_data(spec))
+    assert turned[0] == turned[1]
+    lines = [vpositions.rope_chart(rope.rope_scores(np.ones(4), np.arange(4.0), d, [d, d + 4]),
+                                   model_point={"query position": d, "distance": d,
+                                                "q·k after rotation": 1.0})
+             for d in (2, 7)]
+    assert without_data(lines[0]) == without_data(lines[1])
 
 
 def test_pe_heatmap_and_similarity_chart():
@@ -144,7 +229,8 @@ def test_rope_and_alibi_figures():
     assert len(spec["hconcat"]) == 2
     np.testing.assert_allclose(_matrix(spec, "bias", 1).reshape(3, 3), bias[1], atol=5e-5)
     assert [r["head"] for r in spec["datasets"]["bias"]] == [0, 1]
-    assert _param(spec, "labels") == ["0 a", "1 b", "2 c"]
+    assert iv.spec_tokens(spec) == ["0 a", "1 b", "2 c"]
+    assert spec["datasets"]["bias"][0]["s_low"] == -0.125  # head 0: m = 1/16, 2 tokens apart
     assert spec["hconcat"][0]["title"]["text"] == "head 0: m = 0.0625"
 
 
@@ -175,9 +261,9 @@ def test_permutation_maps_put_rows_in_the_new_order():
                                        reordered_first=True)
     np.testing.assert_allclose(_matrix(left).reshape(3, 2), original[order][:, :2])
     np.testing.assert_allclose(_matrix(right).reshape(3, 2), original[order][:, :2] + 1)
-    assert _param(left, "ylabels") == ["<b> (was 2)", "a (was 0)", "b (was 1)"]  # drawn as typed
-    scale = lambda s: s["layer"][0]["encoding"]["color"]["scale"]["domain"]  # noqa: E731
-    assert scale(left) == scale(right) == [-10.0, 10.0]  # one colour scale for both
+    assert iv.spec_tokens(left) == ["<b> (was 2)", "a (was 0)", "b (was 1)"]  # drawn as typed
+    bound = lambda s: s["datasets"]["matrix"][0]["s_bound"]  # noqa: E731
+    assert bound(left) == bound(right) == 10.0  # one colour scale for both
 
 
 # ----- lookup charts ---------------------------------------------------------------------------

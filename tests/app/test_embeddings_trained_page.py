@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 import tfviz
+from tests.app.specs import static_rows
 from tfviz.model.positional import sinusoidal_table
 
 PAGE = "03_embeddings.py"
@@ -78,12 +79,13 @@ def test_rope_numbers_are_the_trained_models(app_page):
         # float32 turns at positions up to ~60: ~1e-5 relative (see tests/test_positions_trained.py)
         np.testing.assert_allclose(rows["q·k after rotation"], exact, atol=1e-4 * abs(zq).sum() * abs(zk).max())
     # the table: how far each pair of q turned, against i·θ_i wrapped
-    (turns,) = [d.value for d in at.dataframe if "turned by" in d.value.columns]
-    for _, row in turns.iterrows():
+    turns = static_rows(at, "turned by")  # an HTML table, as the learner reads it
+    assert len(turns) == dh // 2
+    for row in turns:
         expected = math.remainder(i * thetas[int(row["pair i"])], 2 * math.pi)
-        assert row[f"{i}·θ_i (wrapped)"] == pytest.approx(expected, abs=1e-3)
+        assert float(row[f"{i}·θ_i (wrapped)"]) == pytest.approx(expected, abs=1e-3)
         if abs(zq[int(row["pair i"])]) > 0.1:
-            assert abs(math.remainder(row["turned by"] - expected, 2 * math.pi)) < 3e-3
+            assert abs(math.remainder(float(row["turned by"]) - expected, 2 * math.pi)) < 3e-3
     shown = _text(at)
     assert f"q·k = {float(tr['scores_raw', 0][head, i, j]):.3f}" in shown
     assert "gpt-tiny-rope" in shown and "moves 8 places on" in shown

@@ -33,12 +33,13 @@ against altair's Vega-Lite schema and checks the values against the trace.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant_length import (POSITIONS, SENTENCE_PREFIX, TOKENS_DOMAIN, length_params,
-                                     sentence_params, shown_names)
+from tfviz.viz.instant_length import (POSITIONS, SENTENCE_PREFIX, TOKENS_DOMAIN, length_cap,
+                                     length_params, sentence_params, shown_names)
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
@@ -82,10 +83,13 @@ def tokens_param(dataset: str) -> dict:
 
 def spec_tokens(chart: dict) -> list[str]:
     """The token labels a chart from ``spec(..., tokens=...)`` carries (what its expression
-    ``tokens`` reads in the browser); [] for a chart without them."""
+    ``tokens`` reads in the browser), or those of a ``constant`` named ``tokens``; [] for a
+    chart without them."""
     param = next((p for p in chart.get("params", []) if p["name"] == "tokens"), None)
     if param is None:
         return []
+    if "expr" not in param:  # a chart whose spec holds its labels (``constant``)
+        return list(param["value"])
     dataset = param["expr"].split("data('", 1)[1].split("'", 1)[0]
     return chart["datasets"][dataset][0]["tokens"].split(SEPARATOR)
 
@@ -304,6 +308,51 @@ def matrix_chart(values, *, title, description: str, x_title: str, y_title: str,
                 marks=arr.size)
 
 
+def counted_title(text: str) -> str | dict:
+    """A length-free chart's title: ``text`` with "{n}" standing for the sentence's number of
+    tokens, which the browser fills in from ``ntok``; without "{n}" the text as it is.
+
+    >>> counted_title("Rows of your {n} tokens")
+    {'text': {'expr': '"Rows of your " + ntok + " tokens"'}}
+    """
+    if "{n}" not in text:
+        return text
+    before, after = text.split("{n}", 1)
+    return {"text": {"expr": f"{json.dumps(before)} + ntok + {json.dumps(after)}"}}
+
+
+def token_rows_chart(values, tokens: Sequence[str], *, title: str, description: str,
+                     x_title: str, y_title: str = "token", value_title: str = "value",
+                     width: int, row: int = 22, most: int = 1000,
+                     bound: float | None = None) -> dict:
+    """``matrix_chart`` of one row per token of the sentence (embedding rows, a model's outputs)
+    across a fixed number of numbered columns (dimensions), blue negative and red positive.
+    Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(n)`` rows of ``row``
+    px, fewer once the cap's rows would pass ``most`` px; the labels ``tokens``, the title's
+    count ("{n}", ``counted_title``) and the colour range ±``bound`` (default
+    ``matrix_bound``) ride in the data. So a new sentence whose length keeps the cap swaps
+    the data. Its cells carry no ARIA label each: there are hundreds, and their numbers reach
+    a screen reader as the table under the chart (``ui.widgets.numbers_expander``)."""
+    arr = np.asarray(values, dtype=float)
+    n_rows, n_cols = arr.shape
+    cap = length_cap(n_rows)
+    step = max(2, min(row, most // cap))
+    view = matrix_layer(cap, n_cols, x_title=x_title, y_title=y_title, value_title=value_title,
+                        y_labels="tokens", diverging=True, text=False, width=width, aria=False)
+    rect = view["layer"][0]["encoding"]
+    axis = token_axis(y_title, n=cap, free=True)
+    if step >= 20:  # every label has room: keep them all (``matrix_layer``)
+        axis["labelOverlap"] = False
+    rect["y"] = {**rect["y"], "axis": axis, "scale": {"domain": TOKENS_DOMAIN}}
+    rect["x"]["axis"]["labelAngle"] = 0  # column numbers: upright, as many as fit
+    rect["color"]["scale"]["domain"] = {"expr": "[-bound, bound]"}
+    view["height"] = {"step": step}
+    return spec({"data": {"name": "matrix"}, **view},
+                params=[constant("xlabels", [str(c) for c in range(n_cols)])],
+                datasets={"matrix": matrix_rows(arr)}, title=counted_title(title),
+                description=description, marks=n_cols * cap, tokens=tokens, free=True,
+                sentence={"bound": float(bound) if bound is not None else matrix_bound(arr)})
+
 SVG_MARKS = 1500  # more marks than this draw on a canvas (bench/bench_views.py, BENCHMARKS.md)
 
 
@@ -318,7 +367,8 @@ def renderer(marks: int) -> str:
     return "svg" if marks <= SVG_MARKS else "canvas"
 
 
-def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list], title: str | None = None,
+def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list],
+         title: str | dict | None = None,
          description: str = "", marks: int = 0, tokens: Sequence[str] | None = None,
          free: bool = False, default_query: int | None = None, sentence: dict | None = None,
          defaults: dict[str, int] | None = None) -> dict:

@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, n, q, tip, view
-from tfviz.viz.instant import constant, matrix_chart, matrix_layer, spec, stack_rows
+from tfviz.viz.charts import ROWS, chart, colour, n, q, tip, view
+from tfviz.viz.instant import heat_layer, matrix_chart, spec, stack_rows, token_rows_chart, unpack
+from tfviz.viz.instant_length import SENTENCE_PREFIX, sentence_params
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 WIDE = 760  # pixels across a table of dimensions: the page's width less labels and legend
@@ -19,13 +20,12 @@ def _tall(rows: int, per_row: int, low: int, high: int) -> int:
 
 
 def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> dict:
-    """One row per token, one column per dimension (blue negative, red positive)."""
+    """One row per token, one column per dimension (blue negative, red positive), length-free
+    (``instant.token_rows_chart``): "{n}" in ``title`` is the sentence's number of tokens."""
     vectors = np.asarray(vectors, dtype=float)
-    return matrix_chart(vectors, title=title, x_title="dimension", y_title="token",
-                        y_labels=token_labels(tokens), diverging=True, width=WIDE,
-                        height=_tall(len(vectors), 22, 200, 1000),
-                        description=f"One row of {vectors.shape[1]} numbers per token, "
-                                    "blue negative and red positive.")
+    return token_rows_chart(vectors, token_labels(tokens), title=title, x_title="dimension",
+                            width=WIDE, description=f"One row of {vectors.shape[1]} numbers per "
+                                                    "token, blue negative and red positive.")
 
 
 def pe_heatmap(table: np.ndarray, *, title: str) -> dict:
@@ -65,12 +65,12 @@ def rope_chart(rows, *, title: str = "RoPE: q·k depends only on the distance",
     """
     rows = [{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
             for r in rows]
-    distances = list(dict.fromkeys(r["distance"] for r in rows))
+    # the distances drawn follow the sentence (its last token's distance to the key): the
+    # colours take them from the data in ascending order, so the spec stays the same
     layers = [view({"type": "line", "point": True, "strokeWidth": 3},
                    x=q("query position", "position of the query token m"),
                    y=q("q·k after rotation", "q·k after rotation"),
-                   color=colour("distance", distances, CATEGORICAL[:len(distances)] or None,
-                                title="distance m − n"),
+                   color=n("distance", "distance m − n", scale={"range": CATEGORICAL}),
                    tooltip=tip("query position", "key position", "distance",
                                "q·k after rotation:.4f"))]
     sets = {}
@@ -117,7 +117,8 @@ def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
                      title: str = "Each pair of q and k, before (dotted) and after (solid) the turn"
                      ) -> dict:
     """One small plane per pair of dimensions (x[2i], x[2i+1]): q and k as arrows from the
-    origin, before and after RoPE turned them by position · θ_i."""
+    origin, before and after RoPE turned them by position · θ_i. Each plane's range fits its
+    longest arrow and rides in the data, so the spec holds nothing of the vectors."""
     vectors = {"q": (np.asarray(q_vec, float), np.asarray(q_turned, float), query_pos),
                "k": (np.asarray(k_vec, float), np.asarray(k_turned, float), key_pos)}
     series = ["q before", "q turned", "k before", "k turned"]
@@ -129,11 +130,12 @@ def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
                              "when": when if when == "before" else f"turned at position {pos}",
                              "x0": 0.0, "y0": 0.0, "x": float(vec[2 * i]),
                              "y": float(vec[2 * i + 1])})
+    bounds = {f"b{i}": max(float(np.hypot(v[2 * i], v[2 * i + 1])) for pair in vectors.values()
+                           for v in pair[:2]) * 1.15 or 1.0 for i in pairs}
+    rows[0].update({f"{SENTENCE_PREFIX}{name}": b for name, b in bounds.items()})
     panels = []
     for i in pairs:
-        bound = max(float(np.hypot(v[2 * i], v[2 * i + 1])) for pair in vectors.values()
-                    for v in pair[:2]) * 1.15 or 1.0
-        scale = {"domain": [-bound, bound], "nice": False}
+        scale = {"domain": {"expr": f"[-b{i}, b{i}]"}, "nice": False}
         axis = {"labels": False, "ticks": False, "title": None, "grid": False}
         where = [{"filter": f"datum.pair == {int(i)}"}]
         hue = {"field": "series", "type": "nominal", "title": None,
@@ -157,33 +159,48 @@ def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
                       view({"type": "point", "filled": True, "size": 70}, transform=where,
                            x=q("x"), y=q("y"), color=hue, tooltip=tooltip)],
         })
+    # the axes' ranges follow the vectors, so they ride in the data (``sentence_params``): a
+    # new sentence then swaps the data of the same chart
     return chart({"hconcat": panels, "spacing": 14}, title=title, rows=rows,
+                 params=sentence_params(ROWS, bounds),
                  description="For each of the first pairs of dimensions, the query q and the key "
                              "k as arrows from the origin, dotted before RoPE turned them and "
                              "solid after.")
 
 
+ALIBI_TOKENS = 12  # the lesson draws the penalty over at most the sentence's first 12 tokens
+
+
 def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | None = None, *,
                  title: str = "ALiBi: the penalty −m·|i − j| added to each head's scores"
                  ) -> dict:
-    """One (query x key) heatmap of the bias per head, side by side."""
+    """One (query x key) heatmap of the bias per head, side by side. Length-free
+    (``tfviz.viz.instant_length``): laid out for ``ALIBI_TOKENS`` tokens, with the labels and
+    the colour range (the largest penalty drawn) in the data, so a shorter sentence swaps it."""
     bias = np.asarray(bias, dtype=float)
     heads, size, _ = bias.shape
     labels = token_labels(tokens) if tokens is not None else [str(i) for i in range(size)]
+    cap = max(size, ALIBI_TOKENS)
     low = float(bias.min()) if bias.size and bias.min() < 0 else -1.0
-    cell = max(10, min(28, 720 // max(heads * size, 1)))  # the heads side by side on the page
+    cell = max(10, min(28, 720 // max(heads * cap, 1)))  # the heads side by side on the page
     tall = max(cell, 22)  # every row's token label fits beside it (taller than wide if need be)
     panels = []
     for h in range(heads):
-        panel = matrix_layer(size, size, x_title="key", y_title="query" if h == 0 else "",
-                             value_title="bias", x_labels="labels", y_labels="labels",
-                             keep={"filter": f"datum.head == {h}"}, diverging=True,
-                             domain=(low, -low), cell=cell, text=False, x_axis=False,
-                             y_axis=h == 0, height=tall * size)
+        panel = heat_layer(cap, cap, x_title="key", y_title="query" if h == 0 else "",
+                           value_title="bias", before=[{"filter": f"datum.head == {h}"},
+                                                       *unpack("ntok")],
+                           diverging=True, cell=cell, text=False, x_axis=False, y_axis=h == 0,
+                           free=True)
+        panel["height"] = {"step": tall}
+        rect = panel["layer"][0]["encoding"]
+        rect["color"]["scale"]["domain"] = {"expr": "[low, -low]"}
+        if h == 0 and cap <= 40:  # every row has room for its label: keep them all
+            rect["y"]["axis"]["labelOverlap"] = False
         panels.append({"data": {"name": "bias"}, **panel,
                        "title": {"text": f"head {h}: m = {slopes[h]:.4g}", "fontSize": FONT_SIZE}})
-    return spec({"hconcat": panels, "spacing": 10}, params=[constant("labels", labels)],
-                datasets={"bias": stack_rows(bias, "head")}, title=title, marks=bias.size,
+    return spec({"hconcat": panels, "spacing": 10}, params=[],
+                datasets={"bias": stack_rows(bias, "head")}, title=title, marks=heads * cap * cap,
+                tokens=labels, free=True, sentence={"low": low},
                 description=f"ALiBi's distance penalty for each of {heads} heads: one query × key "
                             "map per head, darker blue for a larger penalty.")
 
@@ -205,9 +222,7 @@ def permutation_map(original: np.ndarray, permuted: np.ndarray, order: np.ndarra
     bound = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0))) or 1.0
     shown = b if reordered_first else a
     title = "reorder, then run" if reordered_first else "run, then reorder"
-    return matrix_chart(shown, title=title, x_title="output dimension", y_title="token",
-                        y_labels=rows, diverging=True, domain=(-bound, bound),
-                        width=22 * shown.shape[1], height=_tall(len(rows), 24, 120, 600),
-                        description=f"Outputs of the model without positions, {title}: one "
-                                    "row per token, labelled with where it stood.")
-
+    return token_rows_chart(shown, rows, title=title, x_title="output dimension",
+                            width=22 * shown.shape[1], row=24, most=600, bound=bound,
+                            description=f"Outputs of the model without positions, {title}: one "
+                                        "row per token, labelled with where it stood.")
