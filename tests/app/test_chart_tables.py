@@ -1,27 +1,51 @@
 """Every plain chart drawn through ``ui/widgets.vega`` has its numbers under it as a table
-(``viz/chart_numbers.chart_tables``): an expander "The numbers as a table" holding a Markdown
-table, which the browser draws as an HTML ``<table>``. Checked against independent numbers:
+(``viz/chart_numbers.chart_tables``): an expander "The numbers as a table" holding an HTML
+``<table>``. Checked against independent numbers:
 torch's own parameter count, and the chart's own rows."""
 from __future__ import annotations
+
+from html.parser import HTMLParser
 
 import tfviz
 from tfviz.ui.state import DEFAULT_MODEL
 
 
+class _Cells(HTMLParser):
+    """The rows of an HTML table as lists of cell texts (header cells included)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("th", "td"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            self.rows[-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
 def tables(at) -> list[list[list[str]]]:
-    """Every Markdown table in the page's "The numbers as a table" expanders: rows of cells
-    (the header first), unescaped."""
+    """Every HTML table in the page's "The numbers as a table" expanders: rows of cells (the
+    header first), as a browser reads them (entities decoded)."""
     out = []
     for exp in at.expander:
         if exp.label != "The numbers as a table":
             continue
-        for md in exp.markdown:
-            lines = [line for line in md.value.splitlines() if line.startswith("|")]
-            if len(lines) < 2:
+        for element in exp.get("html"):
+            if "<table" not in element.value:
                 continue
-            rows = [[c.strip().replace("\\", "") for c in line.strip("|").split(" | ")]
-                    for line in lines if not line.startswith("|---")]
-            out.append(rows)
+            cells = _Cells()
+            cells.feed(element.value)
+            out.append(cells.rows)
     return out
 
 
@@ -65,3 +89,23 @@ def test_a_matrix_chart_table_holds_the_models_gamma_row_by_row(app_page):
     # The chart's data carries 4 decimals (instant.DIGITS), so the table does too.
     np.testing.assert_allclose(first, model.blocks[0].ln1.weight.detach().numpy(), atol=5.1e-5)
     assert len(gammas[0][0]) == 1 + model.cfg.d_model
+
+
+def test_a_length_free_matrix_table_names_its_rows_by_the_sentences_tokens(app_page):
+    """Lesson 3's embedding rows travel with their token labels in the data (a length-free
+    chart, ``instant.token_rows_chart``); the table names each row by its token and holds the
+    model's own embedding row, read here from the model's table E at the token's id."""
+    import numpy as np
+
+    from tfviz.ui.state import DEFAULT_TEXT
+    from tfviz.viz.style import token_labels
+
+    at = app_page("03_embeddings.py")
+    bundle = tfviz.load(DEFAULT_MODEL)
+    ids = bundle.encode(DEFAULT_TEXT)
+    labels = token_labels(bundle.trace(DEFAULT_TEXT).tokens)
+    rows = next(t for t in tables(at) if t[1][0] == labels[0])[1:]
+    assert [r[0] for r in rows] == labels
+    E = bundle.model.embed.weight.detach().numpy()
+    found = np.array([[float(v) for v in r[1:]] for r in rows])
+    np.testing.assert_allclose(found, E[ids], atol=5.1e-5)  # 4 decimals (instant.DIGITS)

@@ -13,7 +13,7 @@ import streamlit as st
 from tfviz.textinput import MAX_TYPED_CHARS, clean_text
 from tfviz.ui.present import presenting
 from tfviz.viz import presenter
-from tfviz.viz.chart_numbers import ChartTable, Numbers, chart_tables, markdown_table
+from tfviz.viz.chart_numbers import Numbers, chart_tables, html_table
 from tfviz.viz.style import described, token_labels
 
 
@@ -106,14 +106,16 @@ def arrow_bytes(rows: list[dict]) -> bytes:
     return convert_arrow_table_to_arrow_bytes(table)
 
 
-def _draw(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+def _draw(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[tuple[str, str]]]:
     """What ``vega`` draws: the builder's dict with a description (``style.described``) and its
     named datasets already as Arrow bytes, which Streamlit sends as they are (converting them
     on every rerun was a tenth of a class's server time, bench_class), and its numbers as
-    tables (``viz.chart_numbers.chart_tables``, read from the rows before they are bytes). A
-    chart whose rows sit inside its views (``data.values``, the tour's) needs no pyarrow."""
+    HTML tables (``viz.chart_numbers.chart_tables`` read from the rows before they are bytes,
+    then ``html_table``). A chart whose rows sit inside its views (``data.values``, the
+    tour's) needs no pyarrow."""
     spec = _builder(*args, **kwargs)
-    tables = chart_tables(spec)
+    tables = [(html_table(t), f"The first {len(t.rows):,} of {t.total:,} rows."
+               if t.total > len(t.rows) else "") for t in chart_tables(spec)]
     if spec.get("datasets"):
         spec = {**spec, "datasets": {key: rows if isinstance(rows, bytes) else arrow_bytes(rows)
                                      for key, rows in spec["datasets"].items()}}
@@ -121,7 +123,7 @@ def _draw(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, li
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+def _vega_drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[tuple[str, str]]]:
     """:func:`_draw`, kept for every learner: the bundled models' charts (and a lab run's)."""
     return _draw(name, args, kwargs, _builder=_builder)
 
@@ -145,7 +147,7 @@ def _on_a_folder() -> bool:
     return checkpoints.found(st.session_state.get("model")) is not None
 
 
-def drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[ChartTable]]:
+def drawn(name: str, args: tuple, kwargs: dict, _builder=None) -> tuple[dict, list[tuple[str, str]]]:
     """The chart ``_builder(*args, **kwargs)`` as ``vega`` draws it, from the cache its size
     calls for: a model folder's page's charts (:func:`_on_a_folder`) are kept apart and fewer."""
     cached = _vega_drawn_for_folder if _on_a_folder() else _vega_drawn
@@ -173,17 +175,18 @@ def numbers_table(matrices: Sequence[Numbers], key: str, *, default: int = 0) ->
               hide_index=False)
 
 
-def numbers_expander(tables: list[ChartTable]) -> None:
+def numbers_expander(tables: Sequence[tuple[str, str]]) -> None:
     """"The numbers as a table" under a chart: its numbers where a screen reader reads them cell
-    by cell (WCAG 2.2 AA, 1.1.1), collapsed. Not in presenter view: the projector shows the
+    by cell (WCAG 2.2 AA, 1.1.1), collapsed; ``tables`` are (HTML table, a note on rows left
+    out or "") as :func:`_draw` made them. Not in presenter view: the projector shows the
     chart, and each student's own page has the table."""
     if not tables or presenting():
         return
     with st.expander("The numbers as a table"):
-        for t in tables:
-            st.markdown(markdown_table(t))
-            if t.total > len(t.rows):
-                st.caption(f"The first {len(t.rows):,} of {t.total:,} rows.")
+        for table_html, note in tables:
+            st.html(table_html)
+            if note:
+                st.caption(note)
 
 
 def vega(builder, *args, **kwargs) -> None:

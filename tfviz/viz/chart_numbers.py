@@ -8,11 +8,13 @@ reads a table cell by cell. ``tfviz.ui.widgets.numbers_table`` draws one of them
 """
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from tfviz.viz.instant import spec_tokens
 from tfviz.viz.style import token_labels
 
 
@@ -144,10 +146,11 @@ def _source(spec: dict, data) -> tuple[str, list] | None:
 
 def _matrix_table(spec: dict, rows: list[dict]) -> ChartTable | None:
     """A matrix packed into one row (``instant.matrix_rows``) as a table: one row per matrix
-    row, named by the chart's ``ylabels``, one column per ``xlabels`` entry."""
+    row, named by the chart's ``ylabels`` (a length-free chart's: its tokens, in its data),
+    one column per ``xlabels`` entry."""
     consts = {p["name"]: p["value"] for p in spec.get("params", ())
               if isinstance(p, dict) and "value" in p and "bind" not in p}
-    xs, ys = consts.get("xlabels"), consts.get("ylabels")
+    xs, ys = consts.get("xlabels"), consts.get("ylabels") or spec_tokens(spec)
     if len(rows) != 1 or not isinstance(rows[0].get("v"), str) or not xs or not ys:
         return None
     cells = [float(v) if v else None for v in rows[0]["v"].split(",")]
@@ -203,33 +206,36 @@ def chart_tables(spec: dict) -> list[ChartTable]:
     return tables
 
 
-def markdown_table(t: ChartTable) -> str:
-    """A :class:`ChartTable` as a Markdown table (drawn as an HTML ``<table>``, which a screen
-    reader reads cell by cell): numbers to at most 4 decimals, text escaped.
+def _shown(v) -> str:
+    """A table cell as text: numbers to at most 4 decimals (a small negative one is 0, not -0),
+    None as nothing.
 
-    >>> print(markdown_table(ChartTable(("token", "p"), (("a|b", 0.123456), ("*", 2)), 2)))
-    | token | p |
-    |---|---|
-    | a\\|b | 0.1235 |
-    | \\* | 2 |
+    >>> [_shown(v) for v in (0.123456, -0.00004, 2.0, float("nan"), None, "a")]
+    ['0.1235', '0', '2', 'nan', '', 'a']
     """
-    def cell(v) -> str:
-        if isinstance(v, (float, np.floating)):
-            v = np.format_float_positional(float(v), precision=4, trim="-") if np.isfinite(v) else str(v)
-        text = "" if v is None else str(v)
-        return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|<>~" and not _in_number(text) else c
-                       for c in text).replace("\n", " ")
-
-    lines = ["| " + " | ".join(cell(c) for c in t.columns) + " |",
-             "|" + "---|" * len(t.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in t.rows]
-    return "\n".join(lines)
+    if isinstance(v, (float, np.floating)):
+        if not np.isfinite(v):
+            return str(v)
+        return np.format_float_positional(round(float(v), 4) + 0.0, precision=4, trim="-")
+    return "" if v is None else str(v)
 
 
-def _in_number(text: str) -> bool:
-    """A number as text ("-0.25", "1e-05") keeps its minus sign and point unescaped."""
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
+def html_table(t: ChartTable) -> str:
+    """A :class:`ChartTable` as an HTML ``<table>`` (``st.html``), which a screen reader reads
+    cell by cell: column headers, each row named by its first cell, numbers to at most 4
+    decimals, text escaped. It sits in a box of its own that scrolls sideways when the table
+    is wider than the page, with a tab stop and a name so that a keyboard can scroll it.
+
+    The browser builds it from the HTML as it is. The same table written in Markdown was
+    parsed and drawn cell by cell by Streamlit's Markdown renderer on every run, closed
+    expander or not: on lesson 3 that was a third of a new sentence's wait (BENCHMARKS.md).
+
+    >>> print(html_table(ChartTable(("token", "p"), (("<b>", 0.123456), ("*", 2)), 2)))
+    <div class="tfviz-numbers" role="region" tabindex="0" aria-label="The numbers as a table"><table><thead><tr><th scope="col">token</th><th scope="col">p</th></tr></thead><tbody><tr><th scope="row">&lt;b&gt;</th><td>0.1235</td></tr><tr><th scope="row">*</th><td>2</td></tr></tbody></table></div>
+    """
+    esc = lambda v: html.escape(_shown(v)).replace("\n", " ")  # noqa: E731
+    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in t.columns)
+    body = "".join(f'<tr><th scope="row">{esc(row[0])}</th>'
+                   + "".join(f"<td>{esc(v)}</td>" for v in row[1:]) + "</tr>" for row in t.rows)
+    return ('<div class="tfviz-numbers" role="region" tabindex="0" aria-label="The numbers as '
+            f'a table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
