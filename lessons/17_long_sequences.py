@@ -206,7 +206,7 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
             if answers and (gap_note := coref_gap_notice(name, text)):
                 st.info(gap_note)  # why "the teacher ..." gets a noun it was trained on
             table(ls.whatif_table(runs, lambda i: bundle.token_strings([i])[0], answers),
-                  hide_index=True)
+                  hide_index=True, static=True)  # HTML: it follows the sentence (widgets.table)
             notes = ["Loss: the mean surprise (cross-entropy, in nats) of the model at each "
                      "next word of your text; lower is better."]
             if len(reading.ids) < 2:

@@ -13,7 +13,7 @@ import tfviz
 from tfviz.model.masks import receptive_field, sparse_pattern
 from tfviz.model.transformer import Transformer
 
-from tests.app.specs import instant_charts, param_values, unpacked
+from tests.app.specs import instant_charts, param_values, static_rows, unpacked
 
 PAGE = "17_long_sequences.py"
 
@@ -135,16 +135,21 @@ def _direct(kind, text):
     return loss, b.tokenizer.id_to_token(int(p.argmax())).lstrip("␣"), float(p.max())
 
 
+def _whatif(at) -> list[dict]:
+    """The what-if table, an HTML table (it follows the sentence), as the learner reads it."""
+    return static_rows(at, "next-token loss (nats)")
+
+
 def test_whatif_table_is_the_model_run_directly(app_page):
     at = _ok(app_page(PAGE, text=PROBE))
-    table = _frame(at, "next-token loss (nats)")
-    assert list(table["pattern"]) == ["full", "sliding", "dilated", "global", "bigbird", "strided"]
-    for _, row in table.iterrows():
+    table = _whatif(at)
+    assert [r["pattern"] for r in table] == ["full", "sliding", "dilated", "global", "bigbird", "strided"]
+    for row in table:
         loss, word, prob = _direct(row["pattern"], PROBE)
-        assert row["next-token loss (nats)"] == pytest.approx(loss, abs=1e-3)
+        assert float(row["next-token loss (nats)"]) == pytest.approx(loss, abs=1e-3)
         assert row['"it" refers to the …'] == word
-        assert row["probability"] == pytest.approx(prob, abs=1e-3)
-    assert table['"it" refers to the …'][0] == "street"
+        assert float(row["probability"]) == pytest.approx(prob, abs=1e-3)
+    assert table[0]['"it" refers to the …'] == "street"
     # the maps: every layer and head of both runs travel at once (the sliders are the chart's)
     spec, data = next((s, d) for s, d in instant_charts(at) if "sparse" in d)
     b = tfviz.load("gpt-tiny")
@@ -165,16 +170,16 @@ def test_whatif_table_is_the_model_run_directly(app_page):
 
 def test_default_text_says_how_to_get_the_answer(app_page):
     at = _ok(app_page(PAGE))
-    table = _frame(at, "next-token loss (nats)")
-    assert '"it" refers to the …' not in table.columns
+    table = _whatif(at)
+    assert '"it" refers to the …' not in table[0]
     text = at.session_state["text"]
-    assert table["next-token loss (nats)"][0] == pytest.approx(_direct("full", text)[0], abs=1e-3)
+    assert float(table[0]["next-token loss (nats)"]) == pytest.approx(_direct("full", text)[0], abs=1e-3)
     assert any('end it with "It refers to the"' in c.value for c in at.caption)
 
 
 def test_one_token_has_no_loss(app_page):
     at = _ok(app_page(PAGE, text="it"))
-    assert _frame(at, "next-token loss (nats)")["next-token loss (nats)"].isna().all()
+    assert [r["next-token loss (nats)"] for r in _whatif(at)] == ["None"] * 6  # as the caption says
     assert any("single token" in c.value for c in at.caption)
 
 

@@ -1,6 +1,10 @@
 """Charts for the embeddings-and-positions lesson (pure: arrays and token strings in, Vega-Lite
-dicts out). Heatmaps are ``instant.matrix_chart``'s; lines and planes are written with
-``tfviz.viz.charts``."""
+dicts out). Heatmaps are ``instant.matrix_chart``'s, or ``instant.token_rows_chart``'s when
+their rows are the sentence's tokens; lines and planes are written with ``tfviz.viz.charts``.
+
+Every chart that follows the learner's sentence is length-free (``tfviz.viz.instant_length``):
+its labels, colour and axis ranges ride in its data, so a new sentence swaps the data of the
+charts already drawn instead of drawing them anew."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
