@@ -15,14 +15,13 @@ if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
-# pip byte-compiles what it installs in one process (torch is most of it, about 35 s here);
-# installing without that and compiling on every core in the background, while npm and the
-# browser code's checks run below, takes about 20 s less. Python reads the same files either
-# way; a folder we may not write to is left as it is.
+# pip byte-compiles all it installs, 13,000 files in one process (torch is most of it, about
+# 35 s here); the suite imports a fifth of them. So pip installs without compiling, and the
+# suite's own interpreters write the bytecode of what they import, once (our machines set
+# PYTHONDONTWRITEBYTECODE=1, which would have every test server and worker compile torch,
+# streamlit and tfviz again on each start; writing is atomic, so two at once is safe).
 python3 -m pip install -q --no-compile -r requirements-dev.txt
-SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-python3 -m compileall -q -j 0 "$SITE" >/dev/null 2>&1 &
-COMPILING=$!
+unset PYTHONDONTWRITEBYTECODE
 # Dev-only npm packages, installed beside the tests (tests/.npm, not in git), never part of the
 # app: axe-core for the accessibility checks (tests/browser/test_every_page.py), and eslint
 # (with its recommended rules and the browser's globals) for the browser's own code. Versions
@@ -38,7 +37,6 @@ else echo "npm missing: eslint and the accessibility test are skipped (the latte
 if [ "$NPM_OK" = 1 ]; then tests/.npm/node_modules/.bin/eslint tfviz/ui/assets tests/js eslint.config.mjs
 elif [ "${CI:-}" = true ]; then echo "eslint could not be installed, and CI=true needs it"; exit 1; fi
 if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node missing: tests/js skipped"; fi
-wait "$COMPILING" || true  # compiled before the suite's many interpreters start
 # Two workers (pytest-xdist), one per core: through the suite both cores are about 95% busy,
 # two thirds of it chromium drawing pages (a third worker made it no faster); work-stealing
 # keeps both busy to the end. Each worker starts its own servers for the browser tests (free
