@@ -16,7 +16,7 @@ if [ "${#MISSING[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
 # pip byte-compiles all it installs, 13,000 files in one process (torch is most of it, about
-# 35 s here); the suite imports a fifth of them. So pip installs without compiling, and the
+# 35 s here); the suite imports under a third of them. So pip installs without compiling, and the
 # suite's own interpreters write the bytecode of what they import, once (our machines set
 # PYTHONDONTWRITEBYTECODE=1, which would have every test server and worker compile torch,
 # streamlit and tfviz again on each start; writing is atomic, so two at once is safe).
