@@ -1,10 +1,10 @@
 """Class codes, worksheets and progress."""
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
 
 import tfviz.exercises as ex
+from tests.support.html_tables import html_tables
 from tfviz.exercises.core import rng_for
 from tfviz.exercises.progress import Progress
 from tfviz.exercises.registry import EXERCISES, make_instance, parse_class_code
@@ -63,40 +63,11 @@ def test_worksheet_markdown_matches_class_codes():
     assert "Worked steps" in key and "Worked steps" not in sheet
 
 
-def _tables(page: str) -> list[list[list[str]]]:
-    """Every <table> of an HTML page as rows of cell texts (header cells included)."""
-    class Tables(HTMLParser):
-        def __init__(self):
-            super().__init__()
-            self.tables, self.cell = [], None
-
-        def handle_starttag(self, tag, attrs):
-            if tag == "table":
-                self.tables.append([])
-            elif tag == "tr":
-                self.tables[-1].append([])
-            elif tag in ("td", "th"):
-                self.cell = ""
-
-        def handle_data(self, data):
-            if self.cell is not None:
-                self.cell += data
-
-        def handle_endtag(self, tag):
-            if tag in ("td", "th"):
-                self.tables[-1][-1].append(self.cell)
-                self.cell = None
-
-    parser = Tables()
-    parser.feed(page)
-    return parser.tables
-
-
 def test_prompt_tables_and_lists_become_html_with_every_text_escaped():
     from tfviz.exercises.worksheet import prompt_html
 
     page = prompt_html("See <b>this</b>:\n\n| a | <script> |\n|---|---|\n| 1 | & |\n\n- <i>x</i>")
-    assert _tables(page) == [[["a", "<script>"], ["1", "&"]]]  # texts intact once parsed
+    assert html_tables(page) == [[["a", "<script>"], ["1", "&"]]]  # texts intact once parsed
     assert "<script>" not in page and "<b>" not in page and "<i>" not in page
     assert page.count("<ul><li>") == 1 and page.startswith("<p>See &lt;b&gt;")
 
@@ -110,7 +81,7 @@ def test_worksheet_html_is_escaped():
     assert "|---|" not in sheet  # the prompt's score table arrives as a table, not raw pipes
     # Read the table back with the standard library's parser: the header is the tokens, and
     # each row is a token followed by the scores the exercise itself holds.
-    (rows,) = [t for t in _tables(sheet) if t[0][0] == "asks \\ looks at"]
+    (rows,) = [t for t in html_tables(sheet) if t[0][0] == "asks \\ looks at"]
     tokens = list(inst.tokens)
     assert rows[0][1:] == tokens
     for token, row, scores in zip(tokens, rows[1:], inst.data["scores"], strict=True):

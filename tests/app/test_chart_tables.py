@@ -4,33 +4,9 @@
 torch's own parameter count, and the chart's own rows."""
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 import tfviz
+from tests.support.html_tables import html_tables
 from tfviz.ui.state import DEFAULT_MODEL
-
-
-class _Cells(HTMLParser):
-    """The rows of an HTML table as lists of cell texts (header cells included)."""
-
-    def __init__(self):
-        super().__init__()
-        self.rows, self._cell = [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in ("th", "td"):
-            self._cell = ""
-
-    def handle_endtag(self, tag):
-        if tag in ("th", "td") and self._cell is not None:
-            self.rows[-1].append(self._cell)
-            self._cell = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell += data
 
 
 def tables(at) -> list[list[list[str]]]:
@@ -43,9 +19,7 @@ def tables(at) -> list[list[list[str]]]:
         for element in exp.get("html"):
             if "<table" not in element.value:
                 continue
-            cells = _Cells()
-            cells.feed(element.value)
-            out.append(cells.rows)
+            out += html_tables(element.value)
     return out
 
 
