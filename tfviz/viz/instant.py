@@ -353,6 +353,7 @@ def token_rows_chart(values, tokens: Sequence[str], *, title: str, description: 
                 description=description, marks=n_cols * cap, tokens=tokens, free=True,
                 sentence={"bound": float(bound) if bound is not None else matrix_bound(arr)})
 
+
 SVG_MARKS = 1500  # more marks than this draw on a canvas (bench/bench_views.py, BENCHMARKS.md)
 
 
