@@ -57,36 +57,24 @@ def python_html(source: str, label: str = "Python code") -> str:
     >>> python_html("def f(x):  # one\\n    return len('<b>') + 2\\n")
     '<pre class="tfviz-code" role="region" tabindex="0" aria-label="Python code"><code><span class="k">def</span> <span class="f">f</span>(x):  <span class="c"># one</span>\\n    <span class="k">return</span> <span class="b">len</span>(<span class="s">\\'&lt;b&gt;\\'</span>) + <span class="n">2</span>\\n</code></pre>'
     """
-    lines = source.splitlines(keepends=True)
-    out, row, col, before = [], 1, 0, "\n"
+    starts = [0]  # where each line tokenize reads begins in ``source`` (rows count from 1)
+    for line in io.StringIO(source).readlines():
+        starts.append(starts[-1] + len(line))
+    at = lambda row, col: starts[min(row, len(starts)) - 1] + col  # noqa: E731
+    out, done, before = [], 0, "\n"
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type in (token.INDENT, token.DEDENT, token.ENDMARKER):
                 continue
-            (r0, c0), (r1, c1) = tok.start, tok.end
-            out.append(html.escape(_between(lines, (row, col), (r0, c0)), quote=False))
+            out.append(html.escape(source[done:at(*tok.start)], quote=False))  # spaces between
             text = html.escape(tok.string, quote=False)
             kind = _kind(tok, before)
             out.append(f'<span class="{kind}">{text}</span>' if kind and text else text)
-            row, col = r1, c1
+            done = at(*tok.end)
             if tok.type not in (token.NL, token.COMMENT):
                 before = "\n" if tok.type == token.NEWLINE else tok.string
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        out, row, col = [], 1, 0
-    out.append(html.escape(_between(lines, (row, col), (len(lines) + 1, 0)), quote=False))
+        out, done = [], 0
+    out.append(html.escape(source[done:], quote=False))
     return (f'<pre class="tfviz-code" role="region" tabindex="0" '
             f'aria-label="{html.escape(label)}"><code>{"".join(out)}</code></pre>')
-
-
-def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
-    """The source text from ``start`` to ``end`` (tokenize's (row from 1, column))."""
-    (r0, c0), (r1, c1) = start, end
-    if (r0, c0) >= (r1, c1):
-        return ""
-    if r0 == r1:
-        return lines[r0 - 1][c0:c1] if r0 <= len(lines) else ""
-    parts = [lines[r0 - 1][c0:]] if r0 <= len(lines) else []
-    parts += lines[r0:min(r1 - 1, len(lines))]
-    if r1 <= len(lines):
-        parts.append(lines[r1 - 1][:c1])
-    return "".join(parts)
