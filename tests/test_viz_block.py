@@ -33,7 +33,7 @@ def gpt():
 
 
 def _matrix(spec: dict) -> np.ndarray:
-    """The matrix a heatmap of ``instant.matrix_chart`` carries, as numbers (4 decimals)."""
+    """The matrix a heatmap of ``instant_matrix.matrix_chart`` carries, as numbers (4 decimals)."""
     return np.array([float(v) for v in spec["datasets"]["matrix"][0]["v"].split(",")])
 
 

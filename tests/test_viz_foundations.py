@@ -104,7 +104,7 @@ def _param(spec: dict, name: str):
 
 
 def _matrix(spec: dict, name: str = "matrix", index: int = 0) -> np.ndarray:
-    """The matrix a heatmap carries (``instant.matrix_rows`` / ``stack_rows``), as numbers."""
+    """The matrix a heatmap carries (``instant_matrix.matrix_rows`` / ``stack_rows``), as numbers."""
     rows = spec["datasets"][name]
     packed = rows[index]["v"]
     return np.array([np.nan if v == "" else float(v) for v in packed.split(",")])

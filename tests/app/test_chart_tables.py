@@ -51,7 +51,7 @@ def test_an_instant_view_has_no_generic_table():
 
 
 def test_a_matrix_chart_table_holds_the_models_gamma_row_by_row(app_page):
-    """Lesson 9's γ map travels packed (``instant.matrix_chart``); its table unpacks it into
+    """Lesson 9's γ map travels packed (``instant_matrix.matrix_chart``); its table unpacks it into
     one row per LayerNorm, named as the chart names them, which must be the model's own γ."""
     import numpy as np
 
@@ -67,7 +67,7 @@ def test_a_matrix_chart_table_holds_the_models_gamma_row_by_row(app_page):
 
 def test_a_length_free_matrix_table_names_its_rows_by_the_sentences_tokens(app_page):
     """Lesson 3's embedding rows travel with their token labels in the data (a length-free
-    chart, ``instant.token_rows_chart``); the table names each row by its token and holds the
+    chart, ``instant_matrix.token_rows_chart``); the table names each row by its token and holds the
     model's own embedding row, read here from the model's table E at the token's id."""
     import numpy as np
 

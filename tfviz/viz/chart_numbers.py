@@ -145,7 +145,7 @@ def _source(spec: dict, data) -> tuple[str, list] | None:
 
 
 def _matrix_table(spec: dict, rows: list[dict]) -> ChartTable | None:
-    """A matrix packed into one row (``instant.matrix_rows``) as a table: one row per matrix
+    """A matrix packed into one row (``instant_matrix.matrix_rows``) as a table: one row per matrix
     row, named by the chart's ``ylabels`` (a length-free chart's: its tokens, in its data),
     one column per ``xlabels`` entry."""
     consts = {p["name"]: p["value"] for p in spec.get("params", ())
@@ -162,7 +162,7 @@ def _matrix_table(spec: dict, rows: list[dict]) -> ChartTable | None:
 
 def chart_tables(spec: dict) -> list[ChartTable]:
     """The numbers of a plain Vega-Lite chart as tables, with the columns its encodings draw
-    (titled as on the chart), or the matrix it draws (``instant.matrix_chart``).
+    (titled as on the chart), or the matrix it draws (``instant_matrix.matrix_chart``).
 
     Only the chart's own data is tabled: the rows its top level reads (else, for side-by-side
     views with no data of their own at the top, each view's); a layer that brings rows of its

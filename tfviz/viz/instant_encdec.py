@@ -119,10 +119,9 @@ def encoder_chart(patterns: np.ndarray, memory: np.ndarray, tokens: Sequence[str
                                       " + ' (no mask: every row may use every key)'"}}
     mem = heat_layer(d, cap, x_title="dimension", y_title="source token", value_title="value",
                      before=unpack(d), x_labels="dims", cell=10, masked=False,
-                     diverging=True, domain=None, text=False, free=True)
+                     diverging=True, domain="[-bound, bound]", text=False, free=True)
     x = mem["layer"][0]["encoding"]["x"]  # dimensions: a fixed axis, not the source's tokens
     x.update(axis=token_axis("dimension", labels="dims", n=d), scale={"domain": list(range(d))})
-    mem["layer"][0]["encoding"]["color"]["scale"]["domain"] = {"expr": "[-bound, bound]"}
     mem.update(data={"name": "memory"}, height={"step": 22},
                title={"text": {"expr": f"\"Memory: the top encoder layer's output, n × d = \" + ntok"
                                        f" + ' × {d}'"}})

@@ -1,5 +1,5 @@
 """Charts for the embeddings-and-positions lesson (pure: arrays and token strings in, Vega-Lite
-dicts out). Heatmaps are ``instant.matrix_chart``'s, or ``instant.token_rows_chart``'s when
+dicts out). Heatmaps are ``instant_matrix.matrix_chart``'s, or ``instant_matrix.token_rows_chart``'s when
 their rows are the sentence's tokens; lines and planes are written with ``tfviz.viz.charts``.
 
 Every chart that follows the learner's sentence is length-free (``tfviz.viz.instant_length``):
@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tfviz.viz.charts import ROWS, chart, colour, n, q, tip, view
-from tfviz.viz.instant import heat_layer, matrix_chart, spec, stack_rows, token_rows_chart, unpack
+from tfviz.viz.instant import heat_layer, spec, stack_rows, unpack
+from tfviz.viz.instant_matrix import matrix_chart, token_rows_chart
 from tfviz.viz.instant_length import SENTENCE_PREFIX, sentence_params
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -25,7 +26,7 @@ def _tall(rows: int, per_row: int, low: int, high: int) -> int:
 
 def vectors_heatmap(vectors: np.ndarray, tokens: Sequence[str], *, title: str) -> dict:
     """One row per token, one column per dimension (blue negative, red positive), length-free
-    (``instant.token_rows_chart``): "{n}" in ``title`` is the sentence's number of tokens."""
+    (``instant_matrix.token_rows_chart``): "{n}" in ``title`` is the sentence's number of tokens."""
     vectors = np.asarray(vectors, dtype=float)
     return token_rows_chart(vectors, token_labels(tokens), title=title, x_title="dimension",
                             width=WIDE, description=f"One row of {vectors.shape[1]} numbers per "
@@ -193,13 +194,11 @@ def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | N
         panel = heat_layer(cap, cap, x_title="key", y_title="query" if h == 0 else "",
                            value_title="bias", before=[{"filter": f"datum.head == {h}"},
                                                        *unpack("ntok")],
-                           diverging=True, cell=cell, text=False, x_axis=False, y_axis=h == 0,
-                           free=True)
+                           diverging=True, domain="[low, -low]", cell=cell, text=False,
+                           x_axis=False, y_axis=h == 0, free=True)
         panel["height"] = {"step": tall}
-        rect = panel["layer"][0]["encoding"]
-        rect["color"]["scale"]["domain"] = {"expr": "[low, -low]"}
         if h == 0 and cap <= 40:  # every row has room for its label: keep them all
-            rect["y"]["axis"]["labelOverlap"] = False
+            panel["layer"][0]["encoding"]["y"]["axis"]["labelOverlap"] = False
         panels.append({"data": {"name": "bias"}, **panel,
                        "title": {"text": f"head {h}: m = {slopes[h]:.4g}", "fontSize": FONT_SIZE}})
     return spec({"hconcat": panels, "spacing": 10}, params=[],

@@ -3,7 +3,7 @@ patches, the learned matrices (E, E_pos, the class token, x₀), how alike the p
 are on the patch grid, and the class probabilities.
 
 The image is one rect per pixel (``instant_vision.pixel_layer``, as lesson 19's instant chart
-draws it); the matrices are ``instant.matrix_chart``'s heatmaps; the bars are written with
+draws it); the matrices are ``instant_matrix.matrix_chart``'s heatmaps; the bars are written with
 ``tfviz.viz.charts``. Pure functions of numpy arrays.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.charts import chart, colour, n, q, tip, view
-from tfviz.viz.instant import matrix_bound, matrix_chart, spec
+from tfviz.viz.instant import spec
+from tfviz.viz.instant_matrix import matrix_bound, matrix_chart
 from tfviz.viz.instant_vision import FRAME, pixel_axes, pixel_layer, pixel_rows
 from tfviz.viz.presenter import PICTURE, SCALE
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
