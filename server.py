@@ -5,6 +5,8 @@ the learner's second page would wait for it. Streamlit's `st.App` lifespan hook 
 thread that does the work once the first page has run (the tour and the home page need no
 torch: tfviz/ui/warmup.py says why it waits). Nothing heavy is imported here, so the server
 answers as soon as it can.
+It also answers the page URLs with Streamlit's own page plus a line that tells the frontend
+where the server is (tfviz/ui/index_page.py), and the live class's long poll (live_route.py).
 `streamlit run app.py` serves the same app, only with a cold start.
 """
 import threading
@@ -48,10 +50,19 @@ async def _lifespan(_app):
     yield
 
 
+def _middleware():
+    from starlette.middleware import Middleware
+
+    from tfviz.ui.index_page import IndexPage  # the page tells the frontend where we are
+    from tfviz.ui.lessons import available
+
+    return [Middleware(IndexPage, pages=[lesson.url for lesson in available() if lesson.url])]
+
+
 def _routes():
     from tfviz.ui.live_route import routes  # the long poll of a live class's students
 
     return routes
 
 
-app = st.App("app.py", lifespan=_lifespan, routes=_routes())
+app = st.App("app.py", lifespan=_lifespan, routes=_routes(), middleware=_middleware())

@@ -80,10 +80,13 @@ def _drawn(kind: str) -> dict[str, list[str]]:
 
 
 def test_every_drawn_file_exists_and_has_its_entry_point():
-    scripts, sheets, components = _drawn("module_script"), _drawn("stylesheet"), _drawn("asset")
-    # view sync, presenter, the teacher's cookie, a student's view move; the two stylesheets;
-    # the two components (the student's long poll and the teacher's view report).
-    assert set(scripts) == {"view_sync.js", "presenter.js", "teacher_cookie.js", "view_move.js"}
+    scripts = _drawn("module_script") | _drawn("in_index_page")
+    sheets, components = _drawn("stylesheet"), _drawn("asset")
+    # view sync, presenter, the teacher's cookie, a student's view move, where the app lives
+    # (in Streamlit's index.html); the two stylesheets; the two components (the student's long
+    # poll and the teacher's view report).
+    assert set(scripts) == {"view_sync.js", "presenter.js", "teacher_cookie.js", "view_move.js",
+                            "backend_base.js"}
     assert set(sheets) == {"readable.css", "presenter.css"}
     assert set(components) == {"live_watch.js", "view_report.js"}
     for name in scripts:  # module_script appends start(window, CONFIG)

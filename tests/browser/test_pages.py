@@ -32,6 +32,23 @@ def test_text_and_model_survive_page_changes_and_live_in_the_url(server, page):
     assert page.locator('[data-testid="stSidebar"] textarea').input_value() == "the cat sat"
 
 
+def test_a_lessons_own_url_finds_the_server_at_the_first_try(server, page):
+    """Opened at /tour, Streamlit's frontend would first look for its server at /tour (a 404,
+    then 100 ms of waiting); tfviz.ui.index_page tells it the base, so it asks / at once."""
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "_stcore/" in r.url else None)
+    page.goto(f"{server}/self-attention?layer=1")
+    wait_for_app(page)
+    health = [u for u in asked if u.endswith("_stcore/health")]
+    assert health == [f"{server}/_stcore/health"], asked
+    assert not [u for u in asked if "/self-attention/_stcore/" in u], asked
+    assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == f"{server}/"
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Multi-head").first.click()
+    page.wait_for_url("**/multi-head**")  # the navigation works as before
+    wait_for_app(page)
+    assert_no_exception(page)
+
+
 def test_self_attention_sends_every_tab_and_its_views_switch_without_a_run(server, page):
     """All three tabs arrive with the page; choosing a tab or a layer runs nothing on the
     server, and the first tab's numbers follow the chosen layer once it is shown again (a
