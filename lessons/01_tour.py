@@ -12,7 +12,8 @@ from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
 from tfviz.ui.widgets import show_code, table, token_select, vega
-from tfviz.viz.pipeline import predictions_chart, rnn_vs_transformer_chart
+from tfviz.viz.pipeline import (STAGE_ARROW, predictions_chart, rnn_vs_transformer_chart,
+                                 stage_html)
 from tfviz.viz.tokens import token_chips_html
 
 # Which lesson explains each stage (linked only when that page exists).
@@ -56,22 +57,17 @@ with step("1 · From text to a prediction"):
 
     for n, stage in enumerate(tour.stages):
         if n:
-            st.markdown("<div style='text-align:center;font-size:1.4em'>↓</div>",
-                        unsafe_allow_html=True)  # a fixed arrow, no learner text
+            st.html(STAGE_ARROW)
         with st.container(border=True):
-            # the lesson links under the stage's words, where their labels have room to show
-            left, right = st.columns([2, 1])
-            left.markdown(f"**{stage.title}** — {stage.note}")
-            right.code(f"shape {stage.shape}", language=None)
+            chips = token_chips_html(tour.tokens, tour.ids) if stage.key == "tokens" else ""
+            st.html(stage_html(stage.title, stage.note, stage.shape, chips))
             file, label = MOE_LESSON if stage.key == "ffn" and cfg.is_moe else LESSON_OF[stage.key]
             if file in files:
-                left.page_link(f"lessons/{file}", label=f"Lesson: {label}",
-                               icon=":material/arrow_forward:")
+                st.page_link(f"lessons/{file}", label=f"Lesson: {label}",
+                             icon=":material/arrow_forward:")
             if stage.key == "attn" and "04_lookup.py" in files:
-                left.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
-                               icon=":material/arrow_forward:")
-            if stage.key == "tokens":
-                st.html(token_chips_html(tour.tokens, tour.ids))
+                st.page_link("lessons/04_lookup.py", label="Lesson: attention as lookup",
+                             icon=":material/arrow_forward:")
 
 
 with step("2 · The model's guess"):

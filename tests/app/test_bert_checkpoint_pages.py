@@ -322,7 +322,7 @@ def test_a_long_text_in_the_app_ends_with_sep(page):
     at = page("01_tour.py", text="! " * 700)
     notices = [e.value for kind in ("warning", "info", "caption") for e in [*at.get(kind), *at.sidebar.get(kind)]]
     assert any("then the [SEP] that ends every text" in v for v in notices), notices
-    assert "shape (512,)" in [c.value for c in at.code]
+    assert any("<code>shape (512,)</code>" in h.value for h in at.get("html"))
 
 
 @pytest.fixture

@@ -36,10 +36,11 @@ def test_tour_widgets_and_live_numbers(app_page):
     at = app_page("01_tour.py")
     text = at.session_state["text"]
     trace = tfviz.load("gpt-tiny").trace(text)
-    shown = _text(at)
-    assert f"{len(trace.tokens)} token ids" in shown
-    assert f"{len(trace.tokens)} tokens" in shown
-    assert any("shape (" in str(c.value) for c in at.code)
+    stages = [h.value for h in at.get("html") if 'class="tfviz-stage"' in h.value]
+    assert f"{len(trace.tokens)} token ids" in stages[0]
+    assert f"{len(trace.tokens)} tokens" in _text(at)
+    assert len(stages) == 8 and f"shape ({len(trace.tokens)},)" in stages[0]
+    assert f"shape ({len(trace.tokens)}, {trace.config.d_model})" in stages[1]
     links = [link.proto.page for link in at.get("page_link")]
     assert {"tokenizer", "embeddings", "attention-lookup"} <= set(links)
     probs = torch.softmax(torch.tensor(trace.logits[-1], dtype=torch.float64), -1)

@@ -1,5 +1,7 @@
 """Charts for the tour: the model's top guesses and RNN vs transformer as sentences grow.
 
+Also the words of each stage of the trip (``stage_html``).
+
 The tour is the first page a learner opens, often on a server that has only just started,
 and everything Python does before it is drawn shares one GIL with the server's warm-up. So
 these two charts are plain Vega-Lite dicts (no altair), and their few rows travel inside their
@@ -8,6 +10,8 @@ imports pandas to build one. altair, pandas and pyarrow together made the first 
 slower (BENCHMARKS.md, "first lesson"). ``tfviz.ui.widgets.vega`` draws dicts as they are.
 """
 from __future__ import annotations
+
+import html
 
 from tfviz.viz.charts import chart, colour, n, q, tip, view
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE
@@ -60,3 +64,21 @@ def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the se
                  description=f"{title}: sequential steps and the longest path between two tokens "
                              f"for sentences of 2 to {longest} tokens; an RNN's grow with the "
                              "length, a transformer's stay at 1.")
+
+
+def stage_html(title: str, note: str, shape: tuple[int, ...], chips: str = "") -> str:
+    """One stage of the tour's trip: its name and what happens there, its shape in a code box
+    at the right, then ``chips`` (HTML, e.g. the tokens), as one block of HTML for ``st.html``
+    (classes in ``tfviz/ui/assets/readable.css``). One element where Markdown, columns and a
+    code element made five: the tour is the first page, and each element is browser work.
+
+    >>> stage_html("Tokens", "3 ids <one per piece>", (3,))
+    '<div class="tfviz-stage"><p><strong>Tokens</strong> — 3 ids &lt;one per piece&gt;</p><code>shape (3,)</code></div>'
+    """
+    return (f'<div class="tfviz-stage"><p><strong>{html.escape(title)}</strong> — '
+            f'{html.escape(note)}</p><code>shape {html.escape(str(tuple(shape)))}</code></div>'
+            f"{chips}")
+
+
+# Between two stages: an arrow, which says nothing a screen reader needs
+STAGE_ARROW = '<div class="tfviz-stage-arrow" aria-hidden="true">↓</div>'
