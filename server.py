@@ -19,6 +19,22 @@ from tfviz.classroom.store import check_at_start
 check_at_start()  # a store URL that cannot be opened stops the server now, naming the URL
 
 
+def _skip_the_repl_check() -> None:
+    """Streamlit's first element of a process asks whether it runs in a Python REPL, to warn
+    that an app needs `streamlit run`: it calls `inspect.stack()`, which reads the source of
+    every frame on the stack. The first page's first element sits deep in the frame (the live
+    class's box), and that check took 45 ms of its run. Here we are served by `streamlit run`,
+    so the answer is known: mark the warning as given. (Private to Streamlit: if the name ever
+    goes, this sets an unused attribute and the check simply runs; tests/test_server_entry.py
+    says so.)"""
+    import streamlit.delta_generator
+
+    streamlit.delta_generator._use_warning_has_been_displayed = True
+
+
+_skip_the_repl_check()
+
+
 def _warm_up() -> float:
     """Import tfviz (and torch), load and trace what the first page needs, with the garbage
     collector kept out of the way: the one place the server's start-up handles it.

@@ -1,5 +1,6 @@
-"""The page a browser first loads at a lesson's URL (tfviz.ui.index_page): Streamlit's own
-index.html with our base-finding script before Streamlit's, served for page URLs only."""
+"""What server.py adds to Streamlit: the page a browser first loads at a lesson's URL
+(tfviz.ui.index_page: Streamlit's own index.html with our base-finding script before
+Streamlit's, served for page URLs only), and the REPL check it spares the first page."""
 from __future__ import annotations
 
 import asyncio
@@ -67,3 +68,15 @@ def test_the_middleware_answers_page_urls_and_passes_everything_else_on():
                          ("GET", "/static/js/x.js"), ("GET", "/no-such-lesson"),
                          ("POST", "/tour"), ("GET", "/_tfviz/live/ABCD")):
         assert _call(middleware, method, path) == (299, {}, path.encode()), (method, path)
+
+
+def test_the_repl_check_server_py_skips_is_still_streamlits():
+    """server.py marks Streamlit's "run it with streamlit run" warning as given, so that the
+    first page does not pay for its inspect.stack(); the flag must still be the one Streamlit
+    reads, or the saving is gone (the app works either way)."""
+    import inspect
+
+    import streamlit.delta_generator as dg
+
+    assert "_use_warning_has_been_displayed" in inspect.getsource(dg._maybe_print_use_warning)
+    assert isinstance(dg._use_warning_has_been_displayed, bool)
