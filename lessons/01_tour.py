@@ -7,13 +7,13 @@ from tfviz.analysis.pipeline import (first_ordinary_position, mask_token_id, pip
 from tfviz.experiments.masked import masked_trace
 from tfviz.ui.cache import get_bundle, get_tour_numbers, get_trace
 from tfviz.ui.context import chosen
+from tfviz.ui.demo_cache import rnn_vs_transformer_view
 from tfviz.ui.lessons import available
 from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
 from tfviz.ui.widgets import show_code, table, token_select, vega
-from tfviz.viz.pipeline import (STAGE_ARROW, predictions_chart, rnn_vs_transformer_chart,
-                                 stage_html)
+from tfviz.viz.pipeline import STAGE_ARROW, predictions_chart, stage_html
 from tfviz.viz.tokens import token_chips_html
 
 # Which lesson explains each stage (linked only when that page exists).
@@ -28,6 +28,7 @@ LESSON_OF = {
     "next": ("12_forward.py", "Full forward walk"),
 }
 MOE_LESSON = ("11_moe.py", "Mixture of experts")
+RNN_LONGEST = 128  # the longest sentence the RNN-vs-transformer chart can show
 
 
 st.title("A tour of a transformer")
@@ -129,10 +130,8 @@ with step("3 · Why not a recurrent network?"):
     c1.latex(r"\text{sequential steps: } O(n) \text{ (RNN)} \;\text{vs}\; O(1)")
     c2.latex(r"\text{longest path between two tokens: } O(n) \;\text{vs}\; O(1)")
     T = len(tour.tokens)
-    longest = st.slider("Longest sentence on the chart", 4, 128, max(16, min(T, 128)),
-                        key="tour_max_len")
-    rows = rnn_vs_transformer(range(2, longest + 1))
-    vega(rnn_vs_transformer_chart, rows)
+    # its slider moves in the browser (no script run); it starts at your text's length
+    vega(rnn_vs_transformer_view, RNN_LONGEST, shown=max(16, min(T, RNN_LONGEST)))
     st.markdown(
         f"For your text of **{T} tokens**, an RNN layer takes **{T} steps** one after another, "
         f"and the first token's information needs **{max(T - 1, 0)} hops** to reach the last. "

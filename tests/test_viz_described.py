@@ -52,6 +52,7 @@ def _cases():
     """builder -> (its inputs as a function, the description it must carry, or the words and
     numbers it must hold)."""
     from tfviz.analysis import pipeline, scaling
+    from tfviz.ui.demo_cache import rnn_vs_transformer_view
     from tfviz.viz import attention, forward, lab, layernorm, long_sequences as ls, lookup, pretraining
     from tfviz.viz import pipeline as vp, positions, scaling as vs
     from tfviz.viz import vision as vv
@@ -63,11 +64,16 @@ def _cases():
                                          title="After 'the', the next token is probably…"),
             "After 'the', the next token is probably… The most likely next tokens and their "
             "probabilities: ␣dog 0.400, ␣cat 0.350."),
-        "tfviz.viz.pipeline.rnn_vs_transformer_chart": (
-            lambda: vp.rnn_vs_transformer_chart(pipeline.rnn_vs_transformer(range(2, 6))),
+        "tfviz.ui.demo_cache.rnn_vs_transformer_view": (  # the tour's, through its cached builder
+            lambda: rnn_vs_transformer_view(5, 4),
             "RNN vs transformer as the sentence grows: sequential steps and the longest path "
-            "between two tokens for sentences of 2 to 5 tokens; an RNN's grow with the length, a "
-            "transformer's stay at 1."),
+            "between two tokens for sentences of 2 tokens up to the length the slider under the "
+            "chart picks (at most 5); an RNN's grow with the length, a transformer's stay at 1."),
+        "tfviz.viz.pipeline.rnn_vs_transformer_chart": (
+            lambda: vp.rnn_vs_transformer_chart(pipeline.rnn_vs_transformer(range(2, 6)), shown=4),
+            "RNN vs transformer as the sentence grows: sequential steps and the longest path "
+            "between two tokens for sentences of 2 tokens up to the length the slider under the "
+            "chart picks (at most 5); an RNN's grow with the length, a transformer's stay at 1."),
         "tfviz.viz.lookup.weights_chart": (
             lambda: lookup.weights_chart(["a → 1", "b → 2"], np.array([0.7, 0.3]), np.array([1.0, 0.0])),
             "For each entry, the weight a hard lookup puts on its value beside the weight "

@@ -87,12 +87,20 @@ def test_predictions_chart_data_and_title(trace):
     assert spec["layer"][1]["encoding"]["text"]["format"] == ".3f"
 
 
-def test_rnn_chart_has_both_panels():
-    rows = pipeline.rnn_vs_transformer(range(2, 6))
-    spec = _tour_spec(vpipeline.rnn_vs_transformer_chart(rows))
+def test_rnn_chart_has_both_panels_and_a_slider_of_its_own():
+    rows = pipeline.rnn_vs_transformer(range(2, 41))
+    spec = _tour_spec(vpipeline.rnn_vs_transformer_chart(rows, shown=13))
     (panels,) = spec["hconcat"]
     assert panels["facet"]["column"]["field"] == "measure"
     assert panels["data"]["values"] == rows
+    # the slider picks the longest sentence drawn, from 4 to the longest row; it starts at
+    # ``shown`` (kept within those ends), and the rows are filtered by it in the browser
+    (pick,) = spec["params"]
+    assert (pick["value"], pick["bind"]["min"], pick["bind"]["max"]) == (13, 4, 40)
+    assert panels["transform"] == [{"filter": f"datum.n <= {pick['name']}"}]
+    low = _tour_spec(vpipeline.rnn_vs_transformer_chart(rows, shown=2))["params"][0]["value"]
+    high = _tour_spec(vpipeline.rnn_vs_transformer_chart(rows, shown=99))["params"][0]["value"]
+    assert (low, high) == (4, 40)
     assert {r["measure"] for r in rows} == {pipeline.STEPS, pipeline.PATH}
     assert panels["spec"]["encoding"]["x"]["title"] == "sentence length n (tokens)"
 

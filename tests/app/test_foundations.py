@@ -48,8 +48,19 @@ def test_tour_widgets_and_live_numbers(app_page):
     rows = _chart_rows(at, 0)
     assert rows["id"].tolist() == ref.indices.tolist()
     np.testing.assert_allclose(rows["probability"], ref.values.numpy(), rtol=1e-6)
-    _ok(at.slider(key="tour_max_len").set_value(40).run())
-    assert _chart_rows(at, 1)["n"].max() == 40
+    # RNN vs transformer: every length up to 128 is sent, and the chart's own slider (in the
+    # browser, no script run) starts at the text's length, at least 16
+    rnn = _chart_rows(at, 1)
+    assert sorted(set(rnn["n"])) == list(range(2, 129)) and len(rnn) == 4 * 127
+    for row in rnn.itertuples():  # an RNN: n steps in a row, n - 1 hops; attention: 1 and 1
+        rule = {("RNN", "sequential steps"): row.n, ("RNN", "longest path between two tokens"):
+                row.n - 1}.get((row.model, row.measure), 1)
+        assert row.value == rule, row
+    spec = json.loads(at.get("vega_lite_chart")[1].proto.spec)
+    (pick,) = spec["params"]
+    assert pick["value"] == max(16, len(trace.tokens)) and pick["bind"]["max"] == 128
+    assert spec["hconcat"][0]["transform"] == [{"filter": f"datum.n <= {pick['name']}"}]
+    assert not at.slider  # nothing on the page reruns the script to move it
 
 
 def test_tour_masked_prediction_for_bert(app_page):

@@ -110,8 +110,8 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
     shown = convert_arrow_bytes_to_pandas_df(spec["datasets"]["rows"])  # sent as they are
     assert shown.to_dict("records") == rows
     assert shown["value"].max() == 8  # an RNN's 8 steps at n = 8
-    tour = _vega_spec("test.tour", (rows,), {}, _builder=rnn_vs_transformer_chart)
-    assert tour == rnn_vs_transformer_chart(rows) and "datasets" not in tour
+    tour = _vega_spec("test.tour", (rows,), {"shown": 6}, _builder=rnn_vs_transformer_chart)
+    assert tour == rnn_vs_transformer_chart(rows, shown=6) and "datasets" not in tour
 
 def test_the_server_runs_torch_on_one_thread_per_op(app_page):
     """A tiny model's ops are too small to share between threads; the extra OpenMP threads

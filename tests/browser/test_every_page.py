@@ -130,7 +130,7 @@ CHART_STATE_JS = """() => Array.from(document.querySelectorAll('[data-testid="st
 # One interaction per page that should redraw something: (kind, label).
 INTERACTIONS = {
     "home": ("link", "Start the tour"),
-    "tour": ("slider", "Longest sentence on the chart"),
+    "tour": ("view", "longest"),  # the RNN chart's longest sentence, in the browser
     "tokenizer": ("slider", "Step through the merges"),
     "embeddings": ("slider", "width d"),
     "attention-lookup": ("slider", "query, dimension 1"),

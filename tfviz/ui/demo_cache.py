@@ -1,12 +1,14 @@
-"""Cached demos that need no model: BPE trained on a learner's corpus (lesson 2) and the
-random-vector experiments of lesson 6. The same inputs give every learner the same numbers,
-so each is computed once per distinct input."""
+"""Cached demos that need no model: BPE trained on a learner's corpus (lesson 2), the
+random-vector experiments of lesson 6, and the tour's RNN-vs-transformer chart. The same
+inputs give every learner the same numbers, so each is computed once per distinct input."""
 from __future__ import annotations
 
 import streamlit as st
 
 from tfviz.analysis import scaling as sc
+from tfviz.analysis.pipeline import rnn_vs_transformer
 from tfviz.tokenizer import TeachingTokenizer, parse_corpus, train_bpe
+from tfviz.viz.pipeline import rnn_vs_transformer_chart
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -34,3 +36,10 @@ def dot_product_variance(d_ks: tuple[int, ...], n_samples: int, seed: int):
 @st.cache_data(max_entries=64, show_spinner=False)
 def saturation(d_ks: tuple[int, ...], seed: int):
     return sc.saturation(d_ks, seed=seed)
+
+
+def rnn_vs_transformer_view(longest: int, shown: int) -> dict:
+    """The tour's chart of an RNN against a transformer for sentences of 2 to ``longest``
+    tokens, its slider at ``shown``: a builder for ``widgets.vega``, which caches the chart by
+    these two numbers (rather than by its 500-odd rows, which take 8 ms to hash)."""
+    return rnn_vs_transformer_chart(rnn_vs_transformer(range(2, longest + 1)), shown=shown)

@@ -40,11 +40,14 @@ def predictions_chart(predictions, *, title: str) -> dict:
                              f"{said}.")
 
 
-def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the sentence grows"
-                             ) -> dict:
+def rnn_vs_transformer_chart(rows, *, shown: int,
+                             title: str = "RNN vs transformer as the sentence grows") -> dict:
     """Two panels (sequential steps, longest path) with one line per model; rows from
-    :func:`tfviz.analysis.pipeline.rnn_vs_transformer`. The faceted chart sits alone in a
-    concat so that its rows stay in the spec (module docstring)."""
+    :func:`tfviz.analysis.pipeline.rnn_vs_transformer` for every length the chart can show.
+    A slider under the chart ("longest", starting at ``shown``) picks the longest sentence
+    drawn, in the browser: the rows are filtered there, so moving it runs no script. The
+    faceted chart sits alone in a concat so that its rows stay in the spec (module docstring).
+    """
     model = n("model", "model")
     lines = {**view({"type": "line", "point": True, "strokeWidth": 3}, data=None,
                     x=q("n", "sentence length n (tokens)"), y=q("value", "count"),
@@ -58,12 +61,22 @@ def rnn_vs_transformer_chart(rows, *, title: str = "RNN vs transformer as the se
              "width": 300, "height": 240}
     column = {"field": "measure", "type": "nominal", "title": None,
               "header": {"labelFontSize": FONT_SIZE}}
-    panels = {"data": {"values": list(rows)}, "facet": {"column": column}, "spec": lines}
     longest = max((r["n"] for r in rows), default=0)
-    return chart({"hconcat": [panels]}, title=title, config=SMALL_LEGEND,
+    shortest = min((r["n"] for r in rows), default=0)
+    panels = {"data": {"values": list(rows)}, "transform": [{"filter": f"datum.n <= {LONGEST}"}],
+              "facet": {"column": column}, "spec": lines}
+    pick = {"name": LONGEST, "value": int(min(max(shown, RNN_SLIDER_FROM), longest)),
+            "bind": {"input": "range", "min": RNN_SLIDER_FROM, "max": int(longest), "step": 1,
+                     "name": "Longest sentence on the chart "}}
+    return chart({"params": [pick], "hconcat": [panels]}, title=title, config=SMALL_LEGEND,
                  description=f"{title}: sequential steps and the longest path between two tokens "
-                             f"for sentences of 2 to {longest} tokens; an RNN's grow with the "
+                             f"for sentences of {shortest} tokens up to the length the slider "
+                             f"under the chart picks (at most {longest}); an RNN's grow with the "
                              "length, a transformer's stay at 1.")
+
+
+LONGEST = "longest"  # the slider's parameter: the longest sentence the RNN chart draws
+RNN_SLIDER_FROM = 4  # its lowest setting: shorter, and the lines barely part
 
 
 def stage_html(title: str, note: str, shape: tuple[int, ...], chips: str = "") -> str:
