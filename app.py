@@ -5,15 +5,11 @@ import os
 
 import streamlit as st
 
-from tfviz.ui.cache import model_names
+# Only what the navigation needs comes first (none of these imports numpy): the rest is
+# imported below, once the navigation has gone to the browser.
 from tfviz.ui.errors import remember_page, report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
-from tfviz.ui.live import live_sidebar
-from tfviz.ui.present import presenter_frame, presenter_toggle, readable_frame
 from tfviz.ui.runlog import timed_run
-from tfviz.ui.sidebar import sidebar_controls
-from tfviz.ui.state import init_state, sync_url
-from tfviz.ui.views import view_sync
 from tfviz.ui.warmup import one_thread_per_op, page_ran
 
 one_thread_per_op()  # also when served cold by `streamlit run app.py`
@@ -30,6 +26,17 @@ for lesson in available():
     files[page.url_path] = f"lessons/{lesson.file}"
 current = st.navigation(sections, expanded=True)  # every lesson visible, no 'view more'
 remember_page(files[current.url_path])  # a stale timed fragment's run comes back here
+
+# The rest of the frame, imported after the navigation is sent: on a fresh server these
+# imports (numpy and most of tfviz.ui) take 0.1-0.15 s, and meanwhile the browser draws the
+# sidebar's 24 lesson links instead of waiting for them. The first page was 0.1 s sooner
+# interactive (BENCHMARKS.md, "First page").
+from tfviz.ui.cache import model_names  # noqa: E402
+from tfviz.ui.live import live_sidebar  # noqa: E402
+from tfviz.ui.present import presenter_frame, presenter_toggle, readable_frame  # noqa: E402
+from tfviz.ui.sidebar import sidebar_controls  # noqa: E402
+from tfviz.ui.state import init_state, sync_url  # noqa: E402
+from tfviz.ui.views import view_sync  # noqa: E402
 
 for notice in init_state(model_names()):
     st.toast(notice)

@@ -86,3 +86,23 @@ print(at.get("vega_lite_chart")[0].proto.spec.count('"probability"') > 0,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "True", "False", "False"], out.stdout
+
+
+def test_the_navigation_goes_out_before_the_frame_imports_numpy():
+    """app.py sends the navigation first and imports the rest of the frame after it, so that
+    the browser draws the sidebar's links while a fresh server imports numpy and tfviz.ui
+    (BENCHMARKS.md, "First page"). What comes before ``st.navigation`` imports no numpy."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    navigation = next(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+                      and ast.unparse(n.func) == "st.navigation")
+    before = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)
+              and n.module.startswith("tfviz") and n.lineno < navigation]
+    after = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)
+             and n.module.startswith("tfviz") and n.lineno > navigation]
+    assert "tfviz.ui.lessons" in before and "tfviz.ui.cache" in after, (before, after)
+    code = "import sys, streamlit\n" + "".join(f"import {m}\n" for m in before)
+    code += "print('numpy' in sys.modules, 'tfviz.ui.cache' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == ["False", "False"], out.stdout
