@@ -295,10 +295,10 @@ def _code(fn) -> str:
 def show_code(*functions) -> None:
     """An expander holding the source of the tfviz functions that computed what is shown,
     highlighted on the server: Streamlit's code element highlights in the browser on every
-    page load, open box or closed (``tfviz.viz.code_html``)."""
+    page load, open box or closed (``tfviz.viz.code_html``). One HTML element holds them all:
+    each element is work for the browser on every page load."""
     with st.expander("Show the code"):
-        for fn in functions:
-            st.html(_code(fn))
+        st.html("".join(_code(fn) for fn in functions))
 
 
 def prompt_box(prefix: str, text: str) -> tuple[str, str | None]:
