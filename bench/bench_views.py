@@ -48,7 +48,7 @@ from playwright.async_api import async_playwright
 from bench.browser_common import launch, new_page, summary, wait_idle
 from tests.support.serve import streamlit_server
 
-PAGES = ["multi-head", "self-attention", "masking", "layernorm", "feed-forward",
+PAGES = ["tour", "multi-head", "self-attention", "masking", "layernorm", "feed-forward",
          "mixture-of-experts", "forward-walk", "attention-lookup", "scaling", "encoder-decoder",
          "decoding", "bert", "long-sequences", "training-lab"]
 MODEL_FOR = {"mixture-of-experts": "moe-tiny"}
