@@ -33,13 +33,11 @@ def page_html(original: str, pages: list[str]) -> str:
 
 
 def page_paths(pages: list[str], base: str = "") -> frozenset[str]:
-    """The URL paths that open a page: the base (home) and base/name for each page, with and
-    without a trailing slash (Streamlit redirects the latter; we simply answer it)."""
+    """The URL paths that open a page: the base (home, with or without its slash) and
+    base/name for each page. ``/tour/`` is not among them: Streamlit redirects it to ``/tour``,
+    which is."""
     root = "/" + base.strip("/") if base.strip("/") else ""
-    paths = {root or "/", root + "/"}
-    for name in pages:
-        paths |= {f"{root}/{name}", f"{root}/{name}/"}
-    return frozenset(paths)
+    return frozenset({root or "/", root + "/", *(f"{root}/{name}" for name in pages)})
 
 
 @functools.cache
