@@ -40,6 +40,10 @@ def predictions_chart(predictions, *, title: str) -> dict:
                              f"{said}.")
 
 
+LONGEST_PARAM = "longest"  # the RNN chart's slider: the longest sentence it draws
+SLIDER_FROM = 4  # the slider's lowest setting: below it the two lines barely part
+
+
 def rnn_vs_transformer_chart(rows, *, shown: int,
                              title: str = "RNN vs transformer as the sentence grows") -> dict:
     """Two panels (sequential steps, longest path) with one line per model; rows from
@@ -63,10 +67,11 @@ def rnn_vs_transformer_chart(rows, *, shown: int,
               "header": {"labelFontSize": FONT_SIZE}}
     longest = max((r["n"] for r in rows), default=0)
     shortest = min((r["n"] for r in rows), default=0)
-    panels = {"data": {"values": list(rows)}, "transform": [{"filter": f"datum.n <= {LONGEST}"}],
+    panels = {"data": {"values": list(rows)},
+              "transform": [{"filter": f"datum.n <= {LONGEST_PARAM}"}],
               "facet": {"column": column}, "spec": lines}
-    pick = {"name": LONGEST, "value": int(min(max(shown, RNN_SLIDER_FROM), longest)),
-            "bind": {"input": "range", "min": RNN_SLIDER_FROM, "max": int(longest), "step": 1,
+    pick = {"name": LONGEST_PARAM, "value": int(min(max(shown, SLIDER_FROM), longest)),
+            "bind": {"input": "range", "min": SLIDER_FROM, "max": int(longest), "step": 1,
                      "name": "Longest sentence on the chart "}}
     return chart({"params": [pick], "hconcat": [panels]}, title=title, config=SMALL_LEGEND,
                  description=f"{title}: sequential steps and the longest path between two tokens "
@@ -75,15 +80,11 @@ def rnn_vs_transformer_chart(rows, *, shown: int,
                              "length, a transformer's stay at 1.")
 
 
-LONGEST = "longest"  # the slider's parameter: the longest sentence the RNN chart draws
-RNN_SLIDER_FROM = 4  # its lowest setting: shorter, and the lines barely part
-
-
 def stage_html(title: str, note: str, shape: tuple[int, ...], chips: str = "") -> str:
     """One stage of the tour's trip: its name and what happens there, its shape in a code box
     at the right, then ``chips`` (HTML, e.g. the tokens), as one block of HTML for ``st.html``
-    (classes in ``tfviz/ui/assets/readable.css``). One element where Markdown, columns and a
-    code element made five: the tour is the first page, and each element is browser work.
+    (classes in ``tfviz/ui/assets/readable.css``). One element for all of it: the tour is the
+    first page a learner opens, and every element is work for the browser.
 
     >>> stage_html("Tokens", "3 ids <one per piece>", (3,))
     '<div class="tfviz-stage"><p><strong>Tokens</strong> — 3 ids &lt;one per piece&gt;</p><code>shape (3,)</code></div>'
