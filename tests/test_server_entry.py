@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from tfviz.ui.browser_code import STREAMLIT_SCRIPT as MAIN_SCRIPT
 from tfviz.ui.index_page import IndexPage, _streamlit_index, page_html, page_paths
@@ -45,7 +46,9 @@ def _call(middleware: IndexPage, method: str, path: str) -> tuple[int, dict, byt
         sent.append(message)
 
     scope = {"type": "http", "method": method, "path": path, "headers": [], "query_string": b""}
-    asyncio.run(middleware(scope, receive, send))
+    # in a thread of its own: a browser test in this worker may hold an event loop in this one
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
     start = next(m for m in sent if m["type"] == "http.response.start")
     headers = {k.decode(): v.decode() for k, v in start["headers"]}
     return start["status"], headers, b"".join(m.get("body", b"") for m in sent[1:])
