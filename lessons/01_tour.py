@@ -130,8 +130,9 @@ with step("3 · Why not a recurrent network?"):
     c1.latex(r"\text{sequential steps: } O(n) \text{ (RNN)} \;\text{vs}\; O(1)")
     c2.latex(r"\text{longest path between two tokens: } O(n) \;\text{vs}\; O(1)")
     T = len(tour.tokens)
-    # its slider moves in the browser (no script run); it starts at your text's length
-    vega(rnn_vs_transformer_view, RNN_LONGEST, shown=max(16, min(T, RNN_LONGEST)))
+    # its slider moves in the browser (no script run); it starts at your text's length, which
+    # the chart keeps within its own ends
+    vega(rnn_vs_transformer_view, RNN_LONGEST, shown=max(16, T))
     st.markdown(
         f"For your text of **{T} tokens**, an RNN layer takes **{T} steps** one after another, "
         f"and the first token's information needs **{max(T - 1, 0)} hops** to reach the last. "
