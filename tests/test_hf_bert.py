@@ -1,8 +1,9 @@
 """A BERT folder opened by ``tfviz.load`` computes what transformers computes from it.
 
-Each checkpoint is random, made here by transformers (a test-only dependency) and saved with
-``save_pretrained(..., safe_serialization=True)``, with a WordPiece tokenizer trained here with
-``tokenizers`` on our own story sentences: nothing is downloaded. transformers' own forward
+Each checkpoint is random, made by transformers (a test-only dependency) and saved with
+``save_pretrained(..., safe_serialization=True)``, with a WordPiece tokenizer trained with
+``tokenizers`` on our own story sentences (tests/support/bert_folders.py): nothing is
+downloaded. What a broken folder earns is tests/test_hf_bert_refusals.py. transformers' own forward
 pass (eager attention, ``output_attentions`` and ``output_hidden_states``) is the reference for
 the ids, every layer's attention pattern, the residual stream and the logits; its tokenizer
 (``AutoTokenizer``) is the reference for the ids.
@@ -18,7 +19,6 @@ MLM transform or decoder bias is a tensor left unread, which the shape check ref
 """
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import struct
@@ -32,18 +32,13 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 from safetensors.torch import load_file, save_file  # noqa: E402
-from tokenizers import (Tokenizer, decoders, models, normalizers, pre_tokenizers,  # noqa: E402
-                        processors, trainers)
 
 import tfviz  # noqa: E402
-from tests.support import hf_folders  # noqa: E402
-from tests.support.hf_folders import edit_config  # noqa: E402
-from tfviz.data.stories import story_corpus  # noqa: E402
+from tests.support.bert_folders import copy, folder, make_checkpoint, reference  # noqa: E402,F401
 from tfviz.hf import describe  # noqa: E402
 
 TEXT = "The Animal didn't cross the street because it was too tired!"
 TOLERANCE = 1e-5  # relative to the reference tensor's largest entry; see the module docstring
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def relative_error(ours, theirs) -> float:
@@ -51,76 +46,6 @@ def relative_error(ours, theirs) -> float:
     (small attention weights, small logits) do not divide by ~0."""
     theirs = np.asarray(theirs, dtype=np.float64)
     return float(np.abs(np.asarray(ours, dtype=np.float64) - theirs).max() / np.abs(theirs).max())
-
-
-def train_tokenizer() -> Tokenizer:
-    """BERT's kind of tokenizer (uncased WordPiece, [CLS] ... [SEP]) trained on our stories;
-    trained once, a fresh copy each call."""
-    return Tokenizer.from_str(_trained_tokenizer())
-
-
-@functools.cache
-def _trained_tokenizer(vocab_size: int = 400) -> str:
-    hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    hf.normalizer = normalizers.BertNormalizer(lowercase=True)
-    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    hf.decoder = decoders.WordPiece()
-    hf.train_from_iterator(story_corpus(300, seed=5), trainers.WordPieceTrainer(
-        vocab_size=vocab_size, special_tokens=SPECIALS, show_progress=False))
-    cls, sep = hf.token_to_id("[CLS]"), hf.token_to_id("[SEP]")
-    hf.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
-    return hf.to_str()
-
-
-def make_checkpoint(folder, model_class="BertForMaskedLM", *, n_layer=2, n_head=2, d=32, d_ff=64,
-                    vocab_size=None, n_positions=64, spread=True, seed=0, **config):
-    """A random BERT of ``model_class`` saved as safetensors, its tokenizer beside it; returns it.
-
-    ``spread``: transformers initialises with std 0.02, which at d = 32 leaves every attention
-    map nearly uniform and every logit nearly equal, where a wrong name could hide. Wider
-    weights (std 0.3, LayerNorm gains around 1) give peaked maps and logits that differ."""
-    tok = train_tokenizer()
-    cfg = transformers.BertConfig(vocab_size=vocab_size or tok.get_vocab_size(), hidden_size=d,
-                                  num_hidden_layers=n_layer, num_attention_heads=n_head,
-                                  intermediate_size=d_ff, max_position_embeddings=n_positions, **config)
-    torch.manual_seed(seed)
-    model = getattr(transformers, model_class)(cfg)
-    if spread:
-        with torch.no_grad():
-            for name, p in model.named_parameters():
-                if "LayerNorm" in name and name.endswith("weight"):
-                    p.copy_(1 + 0.2 * torch.randn_like(p))
-                else:
-                    p.copy_(0.3 * torch.randn_like(p))
-    model.save_pretrained(folder, safe_serialization=True)
-    tok.save(str(folder / "tokenizer.json"))
-    return model.eval()
-
-
-def reference(folder, ids, model_class="BertForMaskedLM"):
-    """transformers' forward pass on ``ids``, from the saved folder (not the model in memory):
-    logits (None without a head), patterns (layer -> (H, T, T)), hidden states (the embedding
-    LayerNorm's output, then every layer's) and the MLM transform's dense output."""
-    model = getattr(transformers, model_class).from_pretrained(folder, attn_implementation="eager",
-                                                               dtype=torch.float32).eval()
-    caught = {}
-    handle = None
-    if model_class != "BertModel":
-        dense = model.cls.predictions.transform.dense
-        handle = dense.register_forward_hook(lambda m, a, out: caught.update(dense=out))
-    try:
-        with torch.no_grad():
-            out = model(torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
-    finally:
-        if handle is not None:
-            handle.remove()
-    logits = out.prediction_logits if model_class == "BertForPreTraining" else getattr(out, "logits", None)
-    return {"logits": None if logits is None else logits[0].numpy(),
-            "patterns": [a[0].numpy() for a in out.attentions],
-            "hidden": [h[0].numpy() for h in out.hidden_states],
-            "dense": caught["dense"][0].numpy() if "dense" in caught else None}
 
 
 def parity_errors(folder, bundle, model_class="BertForMaskedLM", text=TEXT) -> dict[str, float]:
@@ -139,13 +64,6 @@ def parity_errors(folder, bundle, model_class="BertForMaskedLM", text=TEXT) -> d
         errors[f"resid_pre {i}"] = relative_error(tr[f"blocks.{i}.hook_resid_pre"], ref["hidden"][i])
     errors["resid_post last"] = relative_error(tr[f"blocks.{L - 1}.hook_resid_post"], ref["hidden"][L])
     return errors
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    path = tmp_path_factory.mktemp("bert-random-tiny")
-    make_checkpoint(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -375,89 +293,6 @@ def test_bert_base_shape_matches_transformers(base_folder):
     errors = parity_errors(path, bundle)
     assert len(errors) == 2 + 2 * 12 + 1
     assert max(errors.values()) < TOLERANCE, errors
-
-
-# ----- bad folders -------------------------------------------------------------------------
-
-def problem(path) -> str:
-    """load's CheckpointError message, which names the folder; describe says the same."""
-    return hf_folders.problem(path, described=True)
-
-
-@pytest.fixture
-def copy(folder, tmp_path):
-    target = tmp_path / "my-bert"
-    shutil.copytree(folder, target)
-    return target
-
-
-def test_unknown_model_type_names_both_families(copy):
-    edit_config(copy, model_type="roberta", architectures=["RobertaForMaskedLM"])
-    message = problem(copy)
-    assert "model_type 'roberta'" in message and "RobertaForMaskedLM" in message
-    assert "GPT-2 (model_type 'gpt2', GPT2LMHeadModel)" in message
-    assert "BERT (model_type 'bert', BertForMaskedLM or BertModel)" in message
-
-
-def test_shape_that_does_not_match_the_config_names_the_tensor(copy):
-    edit_config(copy, max_position_embeddings=32)  # the file's position table has 64 rows
-    message = problem(copy)
-    assert "bert.embeddings.position_embeddings.weight has shape (64, 32)" in message
-    assert "needs (32, 32)" in message and "max_position_embeddings=32" in message
-
-
-def test_wider_config_names_a_tensor_that_disagrees(copy):
-    edit_config(copy, intermediate_size=128)  # the file's feed-forward layers are 64 wide
-    message = problem(copy)
-    assert "bert.encoder.layer.0.intermediate.dense.bias has shape (64,)" in message
-    assert "needs (128,)" in message and "intermediate_size=128" in message
-
-
-def test_missing_tokenizer_says_how_to_save_one(copy):
-    (copy / "tokenizer.json").unlink()
-    message = problem(copy)
-    assert "no tokenizer.json" in message and "AutoTokenizer.from_pretrained" in message
-
-
-def test_truncated_safetensors_is_named(copy):
-    path = copy / "model.safetensors"
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) - 1000])
-    message = problem(copy)
-    assert "model.safetensors is truncated" in message
-    assert f"the file has {len(data) - 1000:,} bytes" in message and "download it again" in message
-
-
-def test_another_activation_is_refused_by_name(copy):
-    edit_config(copy, hidden_act="gelu_new")
-    message = problem(copy)
-    assert "hidden_act is 'gelu_new'" in message and "'gelu' (the exact erf form" in message
-
-
-def test_a_task_head_is_refused_by_name(copy):
-    edit_config(copy, architectures=["BertForSequenceClassification"])
-    message = problem(copy)
-    assert "BertForSequenceClassification" in message and "BertForMaskedLM or BertModel" in message
-
-
-def test_a_missing_layer_is_named(copy):
-    edit_config(copy, num_hidden_layers=3)
-    message = problem(copy)
-    assert "lacks encoder.layer.2." in message and "config.json's 3 layers need" in message
-
-
-def test_a_tokenizer_that_is_not_wordpiece_is_named(copy, tmp_path):
-    hf = Tokenizer(models.BPE())
-    hf.train_from_iterator(["the cat sat"] * 5, trainers.BpeTrainer(vocab_size=50, show_progress=False))
-    hf.save(str(copy / "tokenizer.json"))
-    assert "holds a BPE model; a BERT reads text with WordPiece" in problem(copy)
-
-
-def test_pickle_weights_are_refused_with_the_conversion(copy):
-    (copy / "model.safetensors").unlink()
-    torch.save({"x": torch.zeros(1)}, copy / "pytorch_model.bin")
-    message = problem(copy)
-    assert "pickle" in message and "BertForMaskedLM" in message and "safe_serialization=True" in message
 
 
 def test_header_shapes_are_read_from_the_header_alone(copy, bundle):

@@ -198,7 +198,7 @@ def transformers_it_rows(folder, sentence: str):
     and every head's attention row from "it", (layers, heads, n)."""
     import transformers
 
-    from tests.test_hf_bert import reference
+    from tests.support.bert_folders import reference
 
     enc = transformers.AutoTokenizer.from_pretrained(folder)(sentence, return_offsets_mapping=True)
     lower = sentence.lower()

@@ -40,7 +40,7 @@ def test_a_bert_prefix_keeps_its_sep_and_matches_transformers(tmp_path, monkeypa
     import torch
 
     import tfviz
-    from tests.test_hf_bert import make_checkpoint
+    from tests.support.bert_folders import make_checkpoint
 
     make_checkpoint(tmp_path, n_positions=64)
     bundle = tfviz.load(tmp_path)

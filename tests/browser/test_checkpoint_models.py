@@ -11,7 +11,7 @@ from tfviz.ui.errors import FRIENDLY_ERROR
 
 pytestmark = pytest.mark.browser
 transformers = pytest.importorskip("transformers")
-from tests.test_hf_bert import make_checkpoint as make_bert  # noqa: E402
+from tests.support.bert_folders import make_checkpoint as make_bert  # noqa: E402
 from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
 
 CHARTS_JS = """() => document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg, '

@@ -1,7 +1,7 @@
 """One random checkpoint of BERT-base's shape per test session, for the tests that run the
 lessons on a real-sized encoder: 12 layers x 12 heads x 768, d_ff 3,072, a 30,522-id
 vocabulary and 512 positions, saved by transformers (dev-only) as ``BertForMaskedLM`` with
-the uncased WordPiece tokenizer of ``tests/test_hf_bert.py`` (400 tokens trained on our
+the uncased WordPiece tokenizer of ``tests/support/bert_folders.py`` (400 tokens trained on our
 stories; the ids past them exist in the model only).
 
 Building it takes about half a minute and 0.45 GB of disk, so every test module of a session,
@@ -25,7 +25,7 @@ def make_bert_base_folder(folder: Path, *, qk_std: float = 0.08, seed: int = 0) 
     """Write the random BERT-base-shaped checkpoint into ``folder``."""
     import torch
 
-    from tests.test_hf_bert import make_checkpoint
+    from tests.support.bert_folders import make_checkpoint
 
     folder.mkdir(parents=True, exist_ok=True)
     model = make_checkpoint(folder, **BERT_BASE_SHAPE, spread=False, seed=seed)
@@ -47,7 +47,7 @@ def bert_headless_folder(tmp_path_factory) -> Path:
     """A small ``BertModel`` (no MLM head: 2 layers x 2 heads, d = 32), as a folder saved
     from a BERT without its pretraining head looks."""
     pytest.importorskip("transformers")
-    from tests.test_hf_bert import make_checkpoint
+    from tests.support.bert_folders import make_checkpoint
 
     folder = tmp_path_factory.getbasetemp() / "bert-headless"
     if not (folder / "tokenizer.json").exists():
