@@ -6,7 +6,8 @@ thread that does the work once the first page has run (the tour and the home pag
 torch: tfviz/ui/warmup.py says why it waits). Nothing heavy is imported here, so the server
 answers as soon as it can.
 It also answers the page URLs with Streamlit's own page plus a line that tells the frontend
-where the server is (tfviz/ui/index_page.py), and the live class's long poll (live_route.py).
+where the server is (tfviz/ui/index_page.py), and the live class's long poll (live_route.py),
+and it sends small replies at once (tfviz/ui/no_delay.py).
 `streamlit run app.py` serves the same app, only with a cold start.
 """
 import threading
@@ -15,6 +16,7 @@ from contextlib import asynccontextmanager
 import streamlit as st
 
 from tfviz.classroom.store import check_at_start
+from tfviz.ui.no_delay import send_small_writes_at_once
 
 check_at_start()  # a store URL that cannot be opened stops the server now, naming the URL
 
@@ -33,6 +35,7 @@ def _skip_the_repl_check() -> None:
 
 
 _skip_the_repl_check()
+send_small_writes_at_once()  # Nagle off on every connection: tfviz/ui/no_delay.py says why
 
 
 def _warm_up() -> float:
