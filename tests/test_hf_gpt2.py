@@ -30,7 +30,7 @@ transformers = pytest.importorskip("transformers")
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
 import tfviz  # noqa: E402
-from tests.support.hf_folders import edit_config, problem  # noqa: E402
+from tests.support.hf_folders import edit_config, problem, save_spread  # noqa: E402
 from tfviz.data.stories import story_corpus  # noqa: E402
 from tfviz.hf import CheckpointError  # noqa: E402
 
@@ -60,27 +60,15 @@ def train_tokenizer(vocab_size: int = 400) -> Tokenizer:
 def make_checkpoint(folder, *, n_layer=2, n_head=2, n_embd=32, vocab_size=None, n_positions=64,
                     spread=True, seed=0):
     """A random GPT2LMHeadModel saved as safetensors, its tokenizer beside it; returns the model.
-
-    ``spread``: transformers initialises with std 0.02, which at d = 32 leaves every attention
-    map nearly uniform and every logit nearly equal, where a wrong transpose could hide. Wider
-    weights (std 0.3, LayerNorm gains around 1) give peaked maps and logits that differ."""
+    ``spread`` widens its weights, so that a wrong transpose cannot hide (``save_spread``)."""
     tok = train_tokenizer()
     eos = tok.token_to_id("<|endoftext|>")
     config = transformers.GPT2Config(n_layer=n_layer, n_head=n_head, n_embd=n_embd,
                                      vocab_size=vocab_size or tok.get_vocab_size(),
                                      n_positions=n_positions, bos_token_id=eos, eos_token_id=eos)
     torch.manual_seed(seed)
-    model = transformers.GPT2LMHeadModel(config)
-    if spread:
-        with torch.no_grad():
-            for name, p in model.named_parameters():
-                if ".ln_" in name and name.endswith("weight"):
-                    p.copy_(1 + 0.2 * torch.randn_like(p))
-                else:
-                    p.copy_(0.3 * torch.randn_like(p))
-    model.save_pretrained(folder, safe_serialization=True)
-    tok.save(str(folder / "tokenizer.json"))
-    return model.eval()
+    return save_spread(transformers.GPT2LMHeadModel(config), tok, folder, spread=spread,
+                       is_gain=lambda name: ".ln_" in name and name.endswith("weight"))
 
 
 def reference(folder, ids):

@@ -15,6 +15,7 @@ import shutil
 import pytest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
+from tests.support.hf_folders import save_spread
 from tfviz.data.stories import story_corpus
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -44,10 +45,7 @@ def _trained_tokenizer(vocab_size: int = 400) -> str:
 def make_checkpoint(folder, model_class="BertForMaskedLM", *, n_layer=2, n_head=2, d=32, d_ff=64,
                     vocab_size=None, n_positions=64, spread=True, seed=0, **config):
     """A random BERT of ``model_class`` saved as safetensors, its tokenizer beside it; returns it.
-
-    ``spread``: transformers initialises with std 0.02, which at d = 32 leaves every attention
-    map nearly uniform and every logit nearly equal, where a wrong name could hide. Wider
-    weights (std 0.3, LayerNorm gains around 1) give peaked maps and logits that differ."""
+    ``spread`` widens its weights, so that a wrong name cannot hide (``save_spread``)."""
     import torch
     import transformers
 
@@ -56,17 +54,8 @@ def make_checkpoint(folder, model_class="BertForMaskedLM", *, n_layer=2, n_head=
                                   num_hidden_layers=n_layer, num_attention_heads=n_head,
                                   intermediate_size=d_ff, max_position_embeddings=n_positions, **config)
     torch.manual_seed(seed)
-    model = getattr(transformers, model_class)(cfg)
-    if spread:
-        with torch.no_grad():
-            for name, p in model.named_parameters():
-                if "LayerNorm" in name and name.endswith("weight"):
-                    p.copy_(1 + 0.2 * torch.randn_like(p))
-                else:
-                    p.copy_(0.3 * torch.randn_like(p))
-    model.save_pretrained(folder, safe_serialization=True)
-    tok.save(str(folder / "tokenizer.json"))
-    return model.eval()
+    return save_spread(getattr(transformers, model_class)(cfg), tok, folder, spread=spread,
+                       is_gain=lambda name: "LayerNorm" in name and name.endswith("weight"))
 
 
 def reference(folder, ids, model_class="BertForMaskedLM"):
