@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from tfviz.config import ModelConfig, RunOptions, preset
+from tfviz.facts import ModelFacts, model_facts
 from tfviz.manifest import Measured
 from tfviz.tokenizer import load_tokenizer
 from tfviz.tokenizer.base import Tokenizer
@@ -54,6 +55,18 @@ class Bundle(Measured):
     trained: bool = False
     _weights: Mapping[str, np.ndarray] | None = field(default=None, init=False, repr=False,
                                                       compare=False)
+    _facts: ModelFacts | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def facts(self) -> ModelFacts:
+        """What this model is (norm, activation, positions, tokenizer, special tokens, size,
+        what its file holds): the one place a lesson sentence learns it (:mod:`tfviz.facts`).
+        Computed on first use and kept, as :meth:`weights` is; a value, safe to share."""
+        if self._facts is None:
+            counts = {k: int(v.numel()) for k, v in self.model.state_dict().items()}
+            object.__setattr__(self, "_facts", model_facts(
+                self.name, self.config, self.tokenizer, self.manifest, self.trained, counts))
+        return self._facts
 
     def weights(self) -> Mapping[str, np.ndarray]:
         """Every parameter as read-only numpy, TransformerLens-shaped: ``weights()["W_Q"][l, h]``

@@ -309,7 +309,8 @@ def load_checkpoint(folder: str | Path) -> Bundle:
     folder = Path(folder)
     data, family, cfg, path = open_config(folder)
     tok = read_tokenizer(folder, data, family, cfg)
-    keys = check_shapes(folder, path, header_shapes(folder, path), family, cfg)
+    stored = header_shapes(folder, path)
+    keys = check_shapes(folder, path, stored, family, cfg)
     state = family.state_dict(read_tensors(folder, path, keys), cfg)
     import torch
 
@@ -323,5 +324,8 @@ def load_checkpoint(folder: str | Path) -> Bundle:
     manifest = {"source": str(folder), "family": family.name,
                 "architectures": data.get("architectures", []), "parameters": n_params,
                 "size": f"{cfg.n_layers} layers × {cfg.n_heads} heads, d = {cfg.d_model}, "
-                        f"{cfg.vocab_size:,} tokens"}
+                        f"{cfg.vocab_size:,} tokens",
+                # what the file holds and the model does not compute (BERT's pooler and
+                # next-sentence head, a tied copy, a buffer): lessons say the file has them
+                "set_aside": sorted(set(stored) - set(keys.values()))}
     return Bundle(cfg.name, model, tok, cfg, manifest, trained=True)

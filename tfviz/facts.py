@@ -1,0 +1,229 @@
+"""What a model is, in one place: the facts a lesson sentence may state about "the model".
+
+A lesson never types "our tokenizer works on bytes" or "post-LN" for one model: it reads
+:class:`ModelFacts`, computed from the model's config, its tokenizer and its manifest, so a
+sentence stays true when the learner opens GPT-2, a BERT folder or a lab run instead of
+gpt-tiny. ``bundle.facts`` holds them (:mod:`tfviz.bundle`).
+
+>>> import tfviz
+>>> f = tfviz.load("gpt-tiny").facts
+>>> f.origin, f.norm, f.tokenizer, f.unknown, f.cased
+('bundled', 'post', 'byte-level BPE', 'never', False)
+>>> f.specials.eos, f.eos_ends, f.timing_repeats
+('<eos>', 'sentence', 5)
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from tfviz.config import ModelConfig
+
+Origin = Literal["bundled", "fresh", "lab", "folder"]
+TokenizerKind = Literal["byte-level BPE", "WordPiece", "SentencePiece BPE", "SentencePiece Unigram",
+                        "bytes", "letters", "task symbols", "BPE"]
+# What a tokenizer does with a character it has no piece for: "never" meets one (every byte is in
+# the vocabulary), "unk-token" writes its unknown token, "skipped" leaves it out and says so.
+Unknown = Literal["never", "unk-token", "skipped"]
+# What the end-of-sequence token closed in training: one sentence (our story bundles), one task
+# row (a lab run, reverse-encdec), or a whole document (GPT-2's <|endoftext|>); None: no such token
+# is produced (an encoder).
+EosEnds = Literal["sentence", "row", "document"]
+
+#: Parameters past which one timed step takes long enough on a shared 2-core server that a
+#: lesson times it once instead of keeping the best of several rounds.
+BIG_MODEL = 10_000_000
+SMALL_REPEATS = 5  # timed rounds for a model below BIG_MODEL (the best is kept)
+
+ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU (tanh approximation)",
+                    "swiglu": "SwiGLU", "geglu": "GeGLU"}
+POSITION_NAMES = {"sinusoidal": "sinusoidal position vectors added to the embeddings",
+                  "learned": "a learned position table added to the embeddings",
+                  "rope": "rotary position embedding (RoPE) inside attention",
+                  "alibi": "ALiBi distance penalties on the attention scores",
+                  "none": "no position information at all"}
+
+
+def timing_repeats(n_params: int) -> int:
+    """Timed rounds of one step: the best of 5 for a small model, whose steps take
+    milliseconds and where one stall of a shared machine would spoil a round; 1 past
+    :data:`BIG_MODEL` parameters (GPT-2's 124M), whose repeated generations took minutes.
+
+    >>> timing_repeats(188_352), timing_repeats(124_000_000)
+    (5, 1)
+    """
+    return 1 if n_params > BIG_MODEL else SMALL_REPEATS
+
+
+@dataclass(frozen=True)
+class Specials:
+    """The real names of a tokenizer's special tokens by role; None where it has none."""
+
+    bos: str | None = None
+    eos: str | None = None
+    pad: str | None = None
+    unk: str | None = None
+    mask: str | None = None
+    cls: str | None = None
+    sep: str | None = None
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Which pretraining parts the model's file holds, and which of those the model computes.
+    ``set_aside``: tensors the file holds that the loader did not read (BERT's pooler and
+    next-sentence head: tfviz computes neither)."""
+
+    segment_table: bool = False
+    pooler: bool = False
+    next_sentence_head: bool = False
+    mlm_head: bool = False
+    set_aside: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    name: str
+    origin: Origin
+    family: str  # "GPT-2", "BERT" for a checkpoint folder; "tfviz" for ours
+    arch: str  # decoder, encoder, encoder-decoder
+    norm: str  # "pre" or "post": where the norm sits around each sublayer
+    norm_kind: str  # "layernorm" (every model tfviz builds today)
+    final_norm: bool
+    activation: str  # the config's name: relu, gelu, gelu_tanh
+    positions: str  # the config's positional scheme
+    context: int  # tokens the model reads at most
+    cased: bool
+    tokenizer: TokenizerKind
+    unknown: Unknown
+    specials: Specials
+    eos_ends: EosEnds | None
+    n_params: int
+    timing_repeats: int
+    parts: Parts
+
+    @property
+    def pre_ln(self) -> bool:
+        return self.norm == "pre"
+
+    @property
+    def norm_name(self) -> str:
+        return "RMSNorm" if self.norm_kind == "rmsnorm" else "LayerNorm"
+
+    @property
+    def activation_name(self) -> str:
+        return ACTIVATION_NAMES.get(self.activation, self.activation)
+
+    @property
+    def positions_name(self) -> str:
+        return POSITION_NAMES.get(self.positions, self.positions)
+
+    @property
+    def ours(self) -> bool:
+        """A model tfviz trained or built (bundled, fresh or a lab run), not a downloaded one."""
+        return self.origin != "folder"
+
+    @property
+    def size_class(self) -> str:
+        """"tiny" (under a million parameters: every number readable), "small" (under
+        :data:`BIG_MODEL`), or "large" (GPT-2 small and up)."""
+        return "tiny" if self.n_params < 1_000_000 else "small" if self.n_params <= BIG_MODEL else "large"
+
+    @property
+    def timing(self) -> str:
+        """How a time on the page was taken: "the best of 5 runs" or "a single run"."""
+        return (f"the best of {self.timing_repeats} runs" if self.timing_repeats > 1
+                else "a single run (the model is too large to time repeatedly here)")
+
+    @property
+    def eos_meaning(self) -> str | None:
+        """What writing the end token means, in words, or None when the model has none to write."""
+        if self.specials.eos is None or self.eos_ends is None:
+            return None
+        return {"sentence": "the end of the sentence", "row": "the end of the task's answer",
+                "document": "the end of a whole document (a boundary between texts)"}[self.eos_ends]
+
+
+def _tokenizer_kind(tok) -> tuple[TokenizerKind, Unknown]:
+    hf = getattr(tok, "hf", None)
+    if hf is not None:  # a tokenizers.Tokenizer: ours (served) or a checkpoint's own file
+        model = type(hf.model).__name__
+        pre, dec = repr(hf.pre_tokenizer), repr(hf.decoder)
+        if model == "WordPiece":
+            return "WordPiece", "unk-token"
+        if model == "Unigram":
+            return "SentencePiece Unigram", "unk-token"
+        if "ByteLevel" in pre:
+            return "byte-level BPE", "never"
+        fallback = bool(getattr(hf.model, "byte_fallback", False))
+        if "Metaspace" in pre or "Metaspace" in dec or fallback:
+            return "SentencePiece BPE", "never" if fallback else "unk-token"
+        return "BPE", "unk-token" if getattr(hf.model, "unk_token", None) else "skipped"
+    if hasattr(tok, "unknown"):  # the task vocabularies skip what they lack, and name it
+        return ("task symbols" if hasattr(tok, "task") else "letters"), "skipped"
+    return "bytes", "never"
+
+
+def _specials(tok) -> Specials:
+    def name(role: str) -> str | None:
+        i = getattr(tok, f"{role}_id", None)
+        return None if i is None else tok.id_to_token(int(i))
+
+    hf = getattr(tok, "hf", None)
+    unk = name("unk")
+    if unk is None and hf is not None and getattr(hf.model, "unk_token", None):
+        unk = hf.model.unk_token
+    wraps = bool(getattr(tok, "add_special_tokens", False))  # BERT's [CLS] ... [SEP]
+    return Specials(bos=name("bos"), eos=name("eos"), pad=name("pad"), unk=unk, mask=name("mask"),
+                    cls=name("cls") or (name("bos") if wraps else None),
+                    sep=name("sep") or (name("eos") if wraps else None))
+
+
+def _origin(manifest: Mapping, trained: bool) -> Origin:
+    if "lab" in manifest:
+        return "lab"
+    if "source" in manifest and "family" in manifest:
+        return "folder"
+    return "bundled" if trained else "fresh"
+
+
+def _eos_ends(origin: Origin, cfg: ModelConfig, manifest: Mapping, family: str) -> EosEnds | None:
+    if cfg.arch == "encoder":
+        return None
+    if origin == "folder":
+        return "document"  # GPT-2's <|endoftext|> sits between whole documents of its web text
+    row = str((manifest.get("data") or {}).get("row", ""))
+    if origin == "lab" or cfg.arch == "encoder-decoder":
+        return "row"
+    return "sentence" if "sentence" in row or origin == "fresh" else "row"
+
+
+def _parts(cfg: ModelConfig, manifest: Mapping, param_names) -> Parts:
+    aside = tuple(sorted(manifest.get("set_aside", ())))
+    names = [n.lower() for n in (*param_names, *aside)]
+
+    def has(*words: str) -> bool:
+        return any(w in n for n in names for w in words)
+
+    return Parts(segment_table=cfg.n_token_types > 0, pooler=has("pooler"),
+                 next_sentence_head=has("seq_relationship", "next_sentence", "nsp"),
+                 mlm_head=cfg.lm_head, set_aside=aside)
+
+
+def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, trained: bool,
+                param_counts: Mapping[str, int]) -> ModelFacts:
+    """The facts of one model. ``param_counts``: each parameter's name -> its number of
+    values (the model's own state, so a loader's conversions are what is counted)."""
+    origin = _origin(manifest, trained)
+    family = str(manifest.get("family", "tfviz")) if origin == "folder" else "tfviz"
+    kind, unknown = _tokenizer_kind(tokenizer)
+    cased = list(tokenizer.encode("The Cat")) != list(tokenizer.encode("the cat"))
+    n_params = int(sum(param_counts.values()))
+    return ModelFacts(
+        name=name, origin=origin, family=family, arch=cfg.arch, norm=cfg.norm,
+        norm_kind=getattr(cfg, "norm_type", "layernorm"), final_norm=cfg.final_norm,
+        activation=cfg.activation, positions=cfg.positional, context=cfg.max_seq_len, cased=cased,
+        tokenizer=kind, unknown=unknown, specials=_specials(tokenizer),
+        eos_ends=_eos_ends(origin, cfg, manifest, family), n_params=n_params,
+        timing_repeats=timing_repeats(n_params), parts=_parts(cfg, manifest, param_counts))
