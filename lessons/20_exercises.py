@@ -61,7 +61,8 @@ if ex_id in FORMULAS:
     st.latex(FORMULAS[ex_id])
 with st.expander("The data as tables", expanded=True):
     ew.show_tables(data_tables(inst), per_row=2)
-in_the_notes("exercises", exercise=ex_id)
+answered = ew.answered(inst, ikey)  # boxes checked, or all once the solution is open
+in_the_notes("exercises", exercise=ex_id, answered=answered)
 
 st.subheader("Your answers")
 st.caption("Type numbers separated by spaces or commas; brackets, fractions like 3/5 and "
@@ -103,10 +104,12 @@ if attention_setup(inst) is not None:
         "same matrices are copied into a one-layer tfviz transformer (no positions, no biases, "
         "the word vectors fed straight in), and the weights and outputs are read back from "
         "the engine's trace, exactly as on the other lessons.")
-    agreement = ew.cached_agreement(ex_id, seed)
-    st.table(agreement.table, hide_index=True, width="content")
-    st.success(f"Largest difference between the engine and the hand solver, over every word and "
-               f"head: {agreement.max_difference:.1e} (the engine computes in 32-bit floats).")
-    show_code(inspect.getmodule(spec.build), solve_attention, attention, engine_attention)
+    ew.agreement_panel(inst, ikey, ew.cached_agreement(ex_id, seed))
+    code = [inspect.getmodule(spec.build), solve_attention, attention, engine_attention]
 else:
-    show_code(inspect.getmodule(spec.build))
+    code = [inspect.getmodule(spec.build)]
+if answered == {f.name for f in inst.answer_fields}:
+    show_code(*code)
+else:  # its docstrings work this very example
+    st.caption("The code behind this exercise works its answers out in its comments, so "
+               "“Show the code” waits until every box is checked or the full solution is open.")

@@ -109,3 +109,13 @@ def test_the_callout_text_carries_each_entry():
     for e in errata:
         assert e.notes in text and e.right in text and e.why in text
     assert "*The lecture slides, lecture 22, layer normalization:*" in text
+
+
+def test_an_entry_that_states_answers_names_real_boxes_of_its_exercises():
+    from tfviz.exercises import make_instance
+
+    assert [e.id for e in ERRATA if e.gives_away] == ["thinking-machines-softmax"]
+    for e in ERRATA:
+        for exercise in e.exercises if e.gives_away else ():
+            names = {f.name for f in make_instance(exercise).answer_fields}
+            assert set(e.gives_away) <= names, (e.id, exercise)

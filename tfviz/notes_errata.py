@@ -8,7 +8,8 @@ so anybody can check; ``tests/test_notes_errata.py`` does, against ``shared/seed
 ``lesson`` is the URL of the lesson that teaches the idea; a few are lessons still to be
 written (``tfviz.curriculum.PLANNED``) and show up there once the page exists. ``also`` lists
 other pages that already touch the idea; on the exercises page an entry shows only beside the
-exercises named in ``exercises``.
+exercises named in ``exercises``, and one that states answers (``gives_away``) only once those
+boxes are answered.
 
 >>> [e.id for e in errata_for("layernorm")]
 ['layernorm-epsilon', 'layernorm-unit-mean']
@@ -33,6 +34,7 @@ class Erratum:
     why: str  # the reason, in a sentence or two
     also: tuple[str, ...] = ()  # other pages that touch the idea and show this too
     exercises: tuple[str, ...] = ()  # on the exercises page: only beside these exercises
+    gives_away: tuple[str, ...] = ()  # answer boxes of those exercises whose answers it states
 
 
 ERRATA: tuple[Erratum, ...] = (
@@ -70,7 +72,8 @@ ERRATA: tuple[Erratum, ...] = (
             "write the softmax step as 14 ⇒ 0.88 and 96 ⇒ 0.12",
             "it is 12 ⇒ 0.12: the softmax takes the scaled scores 14 and 12",
             "The raw 96 was already divided by 8; softmax(14, 12) gives 0.88 and 0.12.",
-            also=("exercises",), exercises=("thinking-machines",)),
+            also=("exercises",), exercises=("thinking-machines",),
+            gives_away=("scaled", "weights")),
     Erratum("scale-before-softmax", "002_6e1befd5d5c3dd59.txt", 38, "Take the softmax, and divide",
             "the ML notes page on transformers, step 4 of the attention summary", "scaling",
             "take the softmax first, then divide by √d",

@@ -1,6 +1,9 @@
 """Lesson 20 in the real app frame: right, diagnosed-wrong and garbage answers, hints, variants."""
 
+import re
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from tfviz.exercises import EXERCISES, make_instance, solve_attention
@@ -8,8 +11,6 @@ from tfviz.exercises.attention import select
 
 PAGE = "20_exercises.py"
 FLY = "flying-arrows:source"
-
-
 
 
 def _ok(at):
@@ -31,6 +32,111 @@ def typed(box) -> str:
     if box.kind == "words":
         return " ".join(box.expected)
     return " ".join(repr(float(x)) for x in np.ravel(box.expected))
+
+
+def page_text(node) -> str:
+    """Everything an element tree puts on the page: texts, labels, tables, chart data, code."""
+    out = [str(getattr(node, "label", "") or "")]
+    children = getattr(node, "children", None)
+    if children is not None and not hasattr(node, "value"):
+        items = children.values() if isinstance(children, dict) else children
+        return "\n".join(out + [page_text(c) for c in items])
+    try:
+        value = node.value
+    except Exception:  # an element without a value: its message says what it shows
+        value = node.proto if hasattr(node, "proto") else None
+    if isinstance(value, pd.DataFrame) or hasattr(value, "to_string"):
+        out.append(value.to_string())
+    elif value is not None:
+        out.append(str(value))
+    return "\n".join(out)
+
+
+def _given(inst) -> set:
+    """Every number and word the exercise hands out: an answer equal to one of them is no leak."""
+    found: set = set()
+
+    def visit(v):
+        if isinstance(v, dict):
+            for key, x in v.items():
+                visit(key)
+                visit(x)
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            for x in np.ravel(np.asarray(v, dtype=object)) if isinstance(v, np.ndarray) else v:
+                visit(x)
+        elif isinstance(v, str):
+            found.add(v.lower())
+        elif isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+            found.add(round(float(v), 6))
+    visit(dict(inst.data))
+    return found
+
+
+def answer_forms(inst) -> list[tuple[str, str]]:
+    """(box, regex) for each answer as the page would print it: a fraction to 2 (if that is
+    not a rounding of something small), 3 or 4 places, a whole number of two digits or more,
+    a run of words in order; small whole numbers are everywhere in the data, so not sought."""
+    given, forms = _given(inst), []
+    for box in inst.answer_fields:
+        if box.kind == "words":
+            words = [re.escape(str(w)) for w in box.expected]
+            if len(words) > 1:
+                forms.append((box.name, r"\W{1,4}".join(words)))
+            elif words[0].lower() not in given:
+                forms.append((box.name, rf"\b{words[0]}\b"))
+            continue
+        for x in map(float, np.ravel(box.expected)):
+            if not np.isfinite(x) or round(x, 6) in given or (x == round(x) and abs(x) < 10):
+                continue
+            texts = ({f"{int(x)}", f"{int(x):,}"} if x == round(x) else
+                     {f"{x:.{p}f}" for p in ((2, 3, 4) if abs(x) >= 0.1 else (3, 4))})
+            for text in texts:
+                sign = "[-−]" if text.startswith("-") else ""
+                forms.append((box.name, rf"(?<![\d.,]){sign}{re.escape(text.lstrip('-'))}(?!\d)"))
+    return forms
+
+
+def leaks(at, inst) -> list[str]:
+    text = page_text(at._tree)
+    return [f"{box}: …{text[max(0, m.start() - 50):m.end() + 20]}…"
+            for box, pattern in answer_forms(inst) for m in re.finditer(pattern, text)]
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_no_exercise_gives_its_answers_away_before_they_are_answered(app_page, seed):
+    at = app_page(PAGE)
+    if seed is not None:
+        at.radio(key="ex_mode").set_value("variant").run()
+        _ok(at.text_input(key="ex_code").set_value(str(seed)).run())
+    for exercise_id in EXERCISES:
+        _ok(at.selectbox(key="ex_pick").set_value(exercise_id).run())
+        inst = make_instance(exercise_id, seed)
+        assert answer_forms(inst), exercise_id  # the test looks for something
+        assert not leaks(at, inst), (exercise_id, leaks(at, inst))
+
+
+def test_the_checks_appear_box_by_box_once_answered(app_page):
+    at = app_page(PAGE)
+    inst = make_instance("flying-arrows")
+    assert not [t for t in at.table if "what" in t.value]  # the engine's table waits
+    answer(at, FLY, "weights", "0.5 0.5")  # wrong, but an attempt: its check may show now
+    what = [t.value for t in at.table if "what" in t.value]
+    assert len(what) == 1 and what[0]["what"].tolist() == ["weights of “flying”"]
+    assert any("self-attention output" in c for c in _values(at.caption))  # the box still waiting
+    assert not any("The code of tfviz.exercises.ex_flying" in str(h.proto) for h in at.get("html"))
+    for box in inst.answer_fields:
+        answer(at, FLY, box.name, typed(box))
+    what = [t.value for t in at.table if "what" in t.value]
+    assert what[0]["what"].tolist() == ["weights of “flying”", "output of “flying”"]
+    assert any("The code of tfviz.exercises.ex_flying" in str(h.proto) for h in at.get("html"))
+
+
+def test_the_full_solution_opens_every_check(app_page):
+    at = app_page(PAGE)
+    _ok(at.selectbox(key="ex_pick").set_value("thinking-machines").run())
+    assert not any("softmax(14, 12)" in str(i.value) for i in at.info)
+    _ok(at.button(key="ex_full_thinking-machines:source").click().run())
+    assert any("softmax(14, 12)" in str(i.value) for i in at.info)
 
 
 def test_page_opens_with_the_source_numbers(app_page):

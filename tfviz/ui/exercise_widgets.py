@@ -131,6 +131,37 @@ def _check(inst: Instance, ikey: str, box_name: str, widget_key: str) -> None:
         st.session_state[PROGRESS] = progress.solve(inst.exercise_id)
 
 
+def answered(inst: Instance, ikey: str) -> frozenset[str]:
+    """The boxes whose answers the page may now show: those checked with a readable answer
+    (right or wrong), and every box once the full worked solution is open."""
+    if reveal_level(ikey) >= len(inst.steps) + 1:
+        return frozenset(f.name for f in inst.answer_fields)
+    results = st.session_state.get(FEEDBACK, {})
+    return frozenset(f.name for f in inst.answer_fields
+                     if (ikey, f.name) in results and results[(ikey, f.name)][1].valid)
+
+
+def _labels(inst: Instance, names) -> str:
+    return ", ".join(f"“{inst.field(n).label}”" for n in names)
+
+
+def agreement_panel(inst: Instance, ikey: str, agreement) -> None:
+    """The engine's numbers beside the hand solver's, each row only once the boxes it answers
+    are answered (or the solution is open): before that it would give the answers away."""
+    shown = answered(inst, ikey)
+    rows = [i for i, boxes in enumerate(agreement.answers) if set(boxes) <= shown]
+    if rows:
+        st.table(agreement.table.iloc[rows], hide_index=True, width="content")
+    waiting = sorted({b for boxes in agreement.answers for b in boxes} - shown,
+                     key=[f.name for f in inst.answer_fields].index)
+    if waiting:
+        st.caption(f"The engine's numbers for {_labels(inst, waiting)} appear here once you have "
+                   "checked an answer in that box, or opened the full worked solution: they are "
+                   "the answers.")
+    st.success(f"Largest difference between the engine and the hand solver, over every word and "
+               f"head: {agreement.max_difference:.1e} (the engine computes in 32-bit floats).")
+
+
 def answer_box(inst: Instance, ikey: str, box: AnswerField) -> None:
     """One answer box with its format, tolerance, Check button and the last verdict."""
     widget_key = f"ex_ans_{ikey}_{box.name}"

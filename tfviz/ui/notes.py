@@ -14,8 +14,19 @@ def callout_text(errata: list[Erratum]) -> str:
             f"something different here:\n\n{bullets}")
 
 
-def in_the_notes(url: str, exercise: str | None = None) -> None:
-    """Show the errata of the page at ``url`` (for the exercises page: of one exercise), if any."""
+def in_the_notes(url: str, exercise: str | None = None,
+                 answered: frozenset[str] = frozenset()) -> None:
+    """Show the errata of the page at ``url`` (for the exercises page: of one exercise), if any.
+
+    An exercise's entry that states some of its answers waits until those boxes are
+    ``answered``; a caption says that it is waiting."""
     errata = errata_for(url, exercise)
+    waiting = [e for e in errata if exercise and not set(e.gives_away) <= answered]
+    errata = [e for e in errata if e not in waiting]
     if errata:
         st.info(callout_text(errata), icon=":material/menu_book:")
+    if waiting:
+        one = len(waiting) == 1
+        st.caption(f"{'One more note' if one else f'{len(waiting)} more notes'} on where the "
+                   f"course notes slip {'shows' if one else 'show'} here once you have checked "
+                   "the boxes it would answer, or opened the full worked solution.")

@@ -249,10 +249,34 @@ def attention_setup(inst: Instance):
 
 @dataclass(frozen=True)
 class Agreement:
-    """Hand solver vs engine: a table for the asked word, and the largest gap anywhere."""
+    """Hand solver vs engine: a table for the asked word, and the largest gap anywhere.
+
+    ``answers[r]`` names the answer boxes that row ``r`` of the table gives away (its numbers
+    are all or part of their answers), so a page can hold the row back until those boxes
+    are answered."""
 
     table: pd.DataFrame
     max_difference: float
+    answers: tuple[tuple[str, ...], ...] = ()
+
+
+def boxes_stating(inst: Instance, values) -> tuple[str, ...]:
+    """The number boxes of ``inst`` whose answer holds ``values`` as a run of entries.
+
+    >>> from tfviz.exercises import make_instance
+    >>> boxes_stating(make_instance("how-are-you"), [0.8884, 0.8884])
+    ('head1', 'concat')
+    """
+    row = np.ravel(np.asarray(values, dtype=float))
+    out = []
+    for box in inst.answer_fields:
+        if box.kind != "numbers":
+            continue
+        exp = np.ravel(np.asarray(box.expected, dtype=float))
+        runs = (exp[i:i + len(row)] for i in range(len(exp) - len(row) + 1))
+        if any(np.allclose(run, row, atol=10.0 ** -PLACES) for run in runs):
+            out.append(box.name)
+    return tuple(out)
 
 
 def engine_agreement(inst: Instance, engine=None) -> Agreement | None:
@@ -271,7 +295,7 @@ def engine_agreement(inst: Instance, engine=None) -> Agreement | None:
     eng_w, eng_z = engine(X, heads, causal=causal)
     focus = 0 if inst.focus is None else inst.focus
     name = (inst.tokens or ("?",) * len(X))[focus]
-    rows, worst = [], 0.0
+    rows, answers, worst = [], [], 0.0
     for h, r in enumerate(hand.heads):
         for what, mine, theirs in (("weights", r.weights, eng_w[h]), ("output", r.output, eng_z[h])):
             gap = np.abs(np.asarray(mine, float) - np.asarray(theirs, float))  # every row
@@ -280,4 +304,5 @@ def engine_agreement(inst: Instance, engine=None) -> Agreement | None:
                          "hand solver": vector_text(mine[focus], PLACES),
                          "engine": vector_text(theirs[focus], PLACES),
                          "largest |difference|": f"{float(gap.max()):.1e}"})
-    return Agreement(pd.DataFrame(rows), worst)
+            answers.append(boxes_stating(inst, mine[focus]))
+    return Agreement(pd.DataFrame(rows), worst, tuple(answers))
