@@ -303,6 +303,38 @@ def test_lookup_figures():
     assert fig["datasets"]["current"] == [{"temperature": 1.0, "label": "your τ = 1"}]
 
 
+def _colours_of(spec, field: str) -> dict:
+    """{value: colour} of every colour encoding of ``field`` in a spec, at any depth."""
+    found = {}
+    if isinstance(spec, dict):
+        colour = spec.get("color")
+        if isinstance(colour, dict) and colour.get("field") == field:
+            found.update(zip(colour["scale"]["domain"], colour["scale"]["range"]))
+        for value in spec.values():
+            found.update(_colours_of(value, field))
+    elif isinstance(spec, list):
+        for value in spec:
+            found.update(_colours_of(value, field))
+    return found
+
+
+def test_lesson_4s_two_charts_give_each_meaning_one_colour():
+    from tfviz.analysis.lookup import effective_counts
+    from tfviz.reference import softmax
+    from tfviz.viz.instant_attention import lookup_weights
+    from tfviz.viz.style import MEANINGS
+
+    t = lookup.toy_table()
+    soft = lookup.soft_lookup([1.0, 0.5], t.keys, t.values)
+    hard = lookup.hard_lookup([1.0, 0.5], t.keys, t.values)
+    toy = vlookup.weights_chart(t.names, soft.weights, hard.weights)  # section 1
+    patterns = softmax(np.random.default_rng(0).normal(size=(1, 1, 3, 3)))  # (L, H, n, n)
+    model = lookup_weights(patterns, ["a", "b", "c"], effective_counts(patterns))  # section 2
+    meant = {vlookup.SOFT: MEANINGS["attention"], vlookup.HARD: MEANINGS["hard lookup"]}
+    assert _colours_of(toy, "lookup") == _colours_of(model, "lookup") == meant
+    assert MEANINGS["attention"] != MEANINGS["hard lookup"]
+
+
 def test_positions_and_lookup_charts_are_valid_vega_lite(trace):
     from altair.utils.schemapi import validate_jsonschema
     from altair.vegalite.v6.schema.core import load_schema

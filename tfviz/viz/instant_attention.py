@@ -36,7 +36,8 @@ from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, packed, rounded,
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture, picture_layer,
                                         picture_rows)
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz import lookup as vlookup
+from tfviz.viz.style import CATEGORICAL, FONT_SIZE, meaning_scale, token_labels
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"
 FREE_ROW = "datum.layer == layer && datum.head == head && datum.q == qi"  # length-free charts
@@ -568,7 +569,7 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
 
 # --- lesson 4: what one query of the model looks up ------------------------------------------
 
-HARD, SOFT = "hard lookup (best key only)", "attention (softmax blend)"  # as viz.lookup
+HARD, SOFT = vlookup.HARD, vlookup.SOFT  # the toy table's bars above it use the same kinds
 
 
 def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarray, *,
@@ -587,7 +588,7 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
     width = max(320, min(820, 34 * cap))
     base = [{"filter": FREE_ROW}, *split_keys("w"), {"calculate": "toNumber(datum.w)", "as": "w"},
             {"calculate": "tokens[datum.key]", "as": "label"}]
-    kinds = {"domain": [HARD, SOFT]}
+    kinds = {"domain": list(vlookup.KINDS)}
     bars = {
         "transform": [{"calculate": "datum.key == datum.top ? 1 : 0", "as": "hard"},
                       {"fold": ["hard", "w"], "as": ["lookup", "weight"]},
@@ -602,7 +603,7 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
             "y": {"field": "weight", "type": "quantitative", "title": "weight",
                   "scale": {"domain": [0, 1]}},
             "color": {"field": "lookup", "type": "nominal", "title": None,
-                      "scale": {**kinds, "range": [CATEGORICAL[0], CATEGORICAL[1]]},
+                      "scale": meaning_scale(vlookup.KINDS),
                       "legend": {"orient": "top", "labelLimit": 400}},
             "tooltip": [{"field": "label", "title": "key"}, {"field": "lookup"},
                         {"field": "weight", "format": ".4f"}]}}

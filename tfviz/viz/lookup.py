@@ -5,12 +5,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, n, q, tip, view
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.charts import chart, n, q, tip, view
+from tfviz.viz.style import FONT_SIZE, MEANINGS, meaning_scale
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"
-QUERY = CATEGORICAL[5]  # vermillion: the query, as on the other attention pages
+KINDS = {SOFT: "attention", HARD: "hard lookup"}  # the legend, in order, and what each means
+QUERY = MEANINGS["query"]  # vermillion: the query, as on the other attention pages
 
 
 def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights: np.ndarray, *,
@@ -32,7 +33,7 @@ def key_plane(names: Sequence[str], keys: np.ndarray, query: np.ndarray, weights
             "legend": None}
     layers = [
         *zero,
-        view({"type": "point", "filled": True, "color": CATEGORICAL[0], "stroke": "black",
+        view({"type": "point", "filled": True, "color": MEANINGS["attention"], "stroke": "black",
               "strokeWidth": 1, "opacity": 0.9}, x=x, y=y, size=size,
              tooltip=tip("key", "x:.2f", "y:.2f", "weight:.3f")),
         view({"type": "text", "dy": -22, "fontSize": FONT_SIZE - 2}, x=x, y=y, text=n("key")),
@@ -57,11 +58,11 @@ def weights_chart(names: Sequence[str], soft: np.ndarray, hard: np.ndarray, *,
     rows = [{"entry": name, "lookup": kind, "weight": float(w)}
             for kind, weights in ((HARD, hard), (SOFT, soft))
             for name, w in zip(names, np.asarray(weights, float))]
-    kinds = sorted([HARD, SOFT])  # colours in name order, as the lesson has always drawn them
+    kinds = list(KINDS)  # the model's bars in lesson 4 (viz.instant_attention) share them
     bars = view("bar", x=n("entry", "entry (key → value)", sort=names),
                 xOffset=n("lookup", sort=kinds),
                 y=q("weight", "weight", scale={"domain": [0, 1]}),
-                color=colour("lookup", kinds, title=""),
+                color=n("lookup", "", scale=meaning_scale(KINDS)),
                 tooltip=tip("entry", "lookup", "weight:.4f"))
     return chart(bars, title=title, rows=rows, height=300,
                  config={"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}},
@@ -76,7 +77,7 @@ def sweep_chart(rows, current: float | None = None, *,
     data = [{"temperature": float(r["temperature"]), "weight on best key": float(r["weight on best key"]),
              "distance from hard answer": float(r["distance from hard answer"])} for r in rows]
     x = q("temperature", "temperature τ (log scale)", scale={"type": "log", "nice": False})
-    layers = [view({"type": "line", "point": True, "strokeWidth": 3, "color": CATEGORICAL[0]},
+    layers = [view({"type": "line", "point": True, "strokeWidth": 3, "color": MEANINGS["attention"]},
                    x=x, y=q("weight on best key", "weight on the best-matching key",
                             scale={"domain": [0, 1.05], "nice": False}),
                    tooltip=tip({"field": "temperature", "title": "τ", "format": ".3g"},

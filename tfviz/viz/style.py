@@ -10,6 +10,25 @@ CATEGORICAL = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                "#000000"]
 FONT_SIZE = 16
 
+#: One colour per meaning, on every chart that draws it: a learner who met attention's weights
+#: in blue reads blue as attention on the next chart too. A chart whose legend names one of
+#: these takes its colours from here, through ``meaning_scale``.
+MEANINGS = MappingProxyType({
+    "attention": CATEGORICAL[0],  # blue: softmax weights, the soft blend of every value
+    "hard lookup": CATEGORICAL[1],  # orange: all weight on the one best key
+    "query": CATEGORICAL[5],  # vermillion: the token asking
+})
+
+
+def meaning_scale(labels) -> dict:
+    """A Vega-Lite colour scale for a legend's ``labels`` ({label: meaning}, in legend order),
+    each label in its meaning's colour from ``MEANINGS``.
+
+    >>> meaning_scale({"softmax": "attention", "best key": "hard lookup"})
+    {'domain': ['softmax', 'best key'], 'range': ['#0072B2', '#E69F00']}
+    """
+    return {"domain": list(labels), "range": [MEANINGS[m] for m in labels.values()]}
+
 
 def relative_luminance(hex_colour: str) -> float:
     """WCAG 2's relative luminance of "#rrggbb": each channel linearised from sRGB, then
