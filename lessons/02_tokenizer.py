@@ -96,11 +96,12 @@ with step("2 · Encode a new word"):
             st.info("Type a word to see how it is split.")
         for work in encoding.words[:5]:
             st.markdown(f"**{work.word}** starts as characters:")
-            st.html(token_chips_html(list(work.start)))
+            st.html(token_chips_html(list(work.start), unknown=work.unknown_in(work.start)))
             for applied in work.merges:
                 st.markdown(f"merge from step {applied.step}: "
                             f"{applied.pair[0]} + {applied.pair[1]} → {applied.new_symbol}")
                 st.html(token_chips_html(list(applied.symbols_after),
+                                         unknown=work.unknown_in(applied.symbols_after),
                                          highlight=[s == applied.new_symbol
                                                     for s in applied.symbols_after]))
             if not work.merges:
@@ -118,13 +119,27 @@ with step("2 · Encode a new word"):
 with step("3 · The tokenizer of this model"):
     name, typed, bundle, _ = lesson_context()
     read = bundle.tokenizer.normalize(typed)
-    st.markdown(
-        "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites "
-        "the text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a superscript "
-        "*²* a plain *2*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
-        "are the same token, so a capital letter never breaks a word into unfamiliar pieces. The "
-        "price is that the model cannot tell *Apple* from *apple*."
-    )
+    facts = bundle.facts
+    if facts.cased:
+        st.markdown(
+            f"**First, normalising.** {name}'s tokenizer is **cased**: it reads the text as typed, "
+            "so *The* and *the* are different tokens and *Apple* is not *apple*. The price is a "
+            "larger vocabulary, and a capital letter can cut a familiar word into unfamiliar pieces."
+        )
+    elif facts.ours and facts.tokenizer == "byte-level BPE":
+        st.markdown(
+            "**First, normalising.** Before cutting anything, our story models' tokenizer rewrites "
+            "the text in one standard form: Unicode NFKC (a ligature *ﬁ* becomes *fi*, a superscript "
+            "*²* a plain *2*), then lower case. It is **uncased**, like BERT-uncased: *The* and *the* "
+            "are the same token, so a capital letter never breaks a word into unfamiliar pieces. The "
+            "price is that the model cannot tell *Apple* from *apple*."
+        )
+    else:
+        st.markdown(
+            f"**First, normalising.** {name}'s tokenizer is **uncased**: it rewrites the text in "
+            "lower case before cutting it, so *The* and *the* are the same token. The price is that "
+            "the model cannot tell *Apple* from *apple*."
+        )
     c_typed, c_read = st.columns(2)
     c_typed.markdown("You typed")
     c_typed.code(typed[:MAX_SHOWN_CHARS], language=None, wrap_lines=True)
@@ -161,13 +176,30 @@ with step("3 · The tokenizer of this model"):
         odd_ids = bundle.encode(ODD_TEXT)
         st.markdown(f"What about characters the merges never saw? Here is *{ODD_TEXT}*:")
         st.html(token_chips_html(bundle.token_strings(odd_ids), odd_ids))
-        st.markdown(
-            "Our tokenizer works on **bytes**, not letters: every character is first written as "
-            "its UTF-8 bytes (1 to 4 of them), and all 256 possible bytes are in the vocabulary. "
-            "So nothing is ever unknown — a rare accent or an emoji just costs several byte "
-            "tokens (shown as a hex byte code such as `<F0>` when a piece is not a whole "
-            "character)."
-        )
+        facts = bundle.facts
+        if facts.tokenizer in ("byte-level BPE", "bytes"):
+            st.markdown(
+                f"{name}'s tokenizer works on **bytes**, not letters: every character is first "
+                "written as its UTF-8 bytes (1 to 4 of them), and all 256 possible bytes are in "
+                "the vocabulary. So nothing is ever unknown — a rare accent or an emoji just costs "
+                "several byte tokens (shown as a hex byte code such as `<0xF0>` when a piece is "
+                "not a whole character)."
+            )
+        elif facts.unknown == "never":  # SentencePiece BPE with byte fallback (Llama 2, Mistral)
+            st.markdown(
+                f"{name}'s tokenizer ({facts.tokenizer}) works on characters, and **falls back to "
+                "bytes** for a character it has no piece for: it is written as its UTF-8 bytes, "
+                "each a token of its own such as `<0xF0>`. So nothing is ever unknown, but a rare "
+                "character costs several tokens."
+            )
+        else:
+            unk = facts.specials.unk or "its unknown token"
+            st.markdown(
+                f"{name}'s tokenizer is **{facts.tokenizer}**: its vocabulary holds whole pieces, "
+                f"not bytes, so a character it has no piece for becomes **{unk}**, one token that "
+                "says only \"something I do not know\". Look for it above: the model cannot tell "
+                "which character it was, and two different emoji read the same."
+            )
         if not bundle.trained:
             st.caption("This model is not trained yet, so it has no merges: every byte is its own "
                        "token. Once trained, common words become single tokens.")

@@ -47,6 +47,18 @@ class WordWork:
     tokens: tuple[str, ...]
     unknown: tuple[bool, ...]
 
+    def unknown_in(self, symbols) -> tuple[bool, ...]:
+        """Which of ``symbols`` (the start, or the word after any merge) the vocabulary lacks.
+        An unknown character takes part in no merge, so it is the same symbol at every step.
+
+        >>> from tfviz.tokenizer.teaching_bpe import train_bpe
+        >>> work = TeachingTokenizer(train_bpe("low low lower", num_merges=2)).encode_word("lowz")
+        >>> work.start, work.unknown_in(work.start)
+        (('l', 'o', 'w', 'z', '</w>'), (False, False, False, True, False))
+        """
+        odd = {t for t, u in zip(self.tokens, self.unknown) if u}
+        return tuple(s in odd for s in symbols)
+
 
 @dataclass(frozen=True)
 class Encoding:
