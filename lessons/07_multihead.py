@@ -136,10 +136,14 @@ with step("4 · What does “it” refer to?"):
         best = coref.best_head(weights[..., 0] - weights[..., 1])
         vega(attv.coref_figure, weights, nouns, best=best, probe=labels[probe])
         answer = coref.answer_for(trace.tokens)
-        right = {"agent": nouns[0], "place": nouns[1]}.get(answer)
+        role_of = {"agent": nouns[0], "place": nouns[1]}
+        right, picked = role_of.get(answer), role_of.get(coref.head_pick(weights[best]))
+        verdict = ("" if not right else f" In this sentence “it” means **{right}**"
+                   + (", and that is this head's top choice." if picked == right else
+                      f", but this head's top choice is “{picked}”: it gets this one wrong."
+                      if picked else ", but this head weighs both nouns the same."))
         st.markdown(f"Largest gap: **layer {best[0]}, head {best[1]}** gives “{nouns[0]}” "
-                    f"{weights[best][0]:.3f} and “{nouns[1]}” {weights[best][1]:.3f}."
-                    + (f" In this sentence “it” means **{right}**." if right else ""))
+                    f"{weights[best][0]:.3f} and “{nouns[1]}” {weights[best][1]:.3f}." + verdict)
         if cfg.causal and probe_kind == "it":
             st.caption("Careful: in a decoder “it” comes *before* “tired” or “wide” and cannot "
                        "see it, so “it” attends the same way in both sentences. Choose “the last "
@@ -161,10 +165,11 @@ with step("4 · What does “it” refer to?"):
                      r"_{\text{tired}} - \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
                      r"_{\text{wide}}")
             (sl, sh), moved = coref.switching_head(*gaps)
-            if abs(moved) < 1e-6:
+            if abs(moved) < 1e-6:  # nothing moved: no head to name
                 st.info("No head changes at all: from this query the two sentences look identical "
                         "(the adjective comes later). Choose “the last token” above.")
-            st.metric(f"Layer {sl}, head {sh} moves the most", f"Δ = {moved:+.3f}",
-                      help="+2 would be a perfect switch: all on the animal for tired, all on the "
-                           "street for wide. 0 means the head ignores the adjective.")
+            else:
+                st.metric(f"Layer {sl}, head {sh} moves the most", f"Δ = {moved:+.3f}",
+                          help="+2 would be a perfect switch: all on the animal for tired, all on "
+                               "the street for wide. 0 means the head ignores the adjective.")
         show_code(coref.find_coref_positions, coref.antecedent_weights, coref.switching_head)

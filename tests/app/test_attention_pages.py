@@ -101,14 +101,15 @@ def test_scaling_every_widget(app_page):
         bits[scale] = (torch.special.entr(p).sum(-1) / np.log(2)).mean(-1).numpy()  # (layers, heads)
     (spec, data), = [c for c in instant_charts(at) if "layer" in param_values(c[0])]  # not altair's
     assert param_values(spec)["layer"] == 2 and param_values(spec)["head"] == 1
-    # what the title prints for each view, sent in the data (4 decimals: the length-free spec)
+    # what the title prints for each view, sent in the data (4 decimals: the length-free spec).
+    # The page traced in its own thread: entropies of float32 weights, ~1e-6 apart at most.
     means = unpacked(data["on"]["s_means"][0]).reshape(3, 4, 2)
-    np.testing.assert_allclose(means[..., 0], bits[True], atol=5e-5 + 1e-9)
-    np.testing.assert_allclose(means[..., 1], bits[False], atol=5e-5 + 1e-9)
+    np.testing.assert_allclose(means[..., 0], bits[True], atol=5e-5 + 1e-5)
+    np.testing.assert_allclose(means[..., 1], bits[False], atol=5e-5 + 1e-5)
     assert means[2, 1, 1] < means[2, 1, 0]  # the scale off sharpens the link's head
     table = at.dataframe[1].value  # every head's mean entropy, with and without
-    np.testing.assert_allclose(table["with ÷√d_k"], bits[True].ravel(), atol=1e-9)
-    np.testing.assert_allclose(table["without ÷√d_k"], bits[False].ravel(), atol=1e-9)
+    np.testing.assert_allclose(table["with ÷√d_k"], bits[True].ravel(), atol=1e-5)
+    np.testing.assert_allclose(table["without ÷√d_k"], bits[False].ravel(), atol=1e-5)
     assert (table["change"] < 0).all()  # every head of the trained model sharpens
 
     table = at.dataframe[0].value  # measured variance of q·k per d_k, 1,000 draws
@@ -121,14 +122,15 @@ def test_multihead_every_widget(app_page):
     at = app_page("07_multihead.py")
     assert at.title[0].value == "Multi-head attention"
     assert any("Largest gap" in m.value for m in at.markdown)
-    assert any("moves the most" in m.label for m in at.metric)  # tired vs wide comparison
     assert any(r"\alpha_{\text{animal}}" in x.value for x in at.latex)
     assert any("No head changes" in i.value for i in at.info)  # a decoder's "it" is blind to it
+    assert not at.metric  # and then no head is crowned for moving the most
     # layer, head and token are chosen in the browser, not by server-side widgets
     assert not {"layer", "head", "mh_query"} & {w.key for w in [*at.slider, *at.selectbox]}
     at.radio(key="mh_probe").set_value("last")
     _ok(at.run())
     assert not any("No head changes" in i.value for i in at.info)
+    assert any("moves the most" in m.label for m in at.metric)  # tired vs wide comparison
     at.button(key="mh_wide").click()
     _ok(at.run())
     assert at.session_state["text"] == EXAMPLES["Coreference (wide)"]
@@ -136,6 +138,23 @@ def test_multihead_every_widget(app_page):
     at.button(key="mh_tired").click()
     _ok(at.run())
     assert at.session_state["text"] == EXAMPLES["Coreference (tired)"]
+
+
+@pytest.mark.parametrize("example", ["Coreference (tired)", "Coreference (wide)"])
+@pytest.mark.parametrize("probe", ["it", "last"])
+def test_multihead_says_whether_the_heads_top_choice_is_the_right_noun(app_page, example, probe):
+    import re
+
+    at = app_page("07_multihead.py", text=EXAMPLES[example])
+    _ok(at.radio(key="mh_probe").set_value(probe).run())
+    (line,) = [m.value for m in at.markdown if m.value.startswith("Largest gap")]
+    (a, wa), (b, wb) = re.findall(r"“(\w+)” (\d\.\d+)", line)
+    right = re.search(r"“it” means \*\*(\w+)\*\*", line).group(1)
+    top = a if float(wa) > float(wb) else b
+    if top == right:
+        assert "that is this head's top choice" in line and "wrong" not in line
+    else:
+        assert f"this head's top choice is “{top}”: it gets this one wrong" in line
 
 
 def test_multihead_without_a_coreference_sentence(app_page):

@@ -204,6 +204,17 @@ def best_head(diff: np.ndarray) -> tuple[int, int]:
     return int(layer), int(head)
 
 
+def head_pick(pair: np.ndarray) -> str | None:
+    """Which noun a head's two weights (agent first, then place) favour: "agent", "place", or
+    None when they tie.
+
+    >>> head_pick(np.array([0.011, 0.176])), head_pick(np.array([0.5, 0.5]))
+    ('place', None)
+    """
+    agent, place = (float(w) for w in pair)
+    return None if agent == place else "agent" if agent > place else "place"
+
+
 def answer_for(tokens: Sequence[str]) -> str | None:
     """"agent" if the sentence ends with a word about the agent ("tired"), "place" for one about
     the place ("wide"), None if we don't know the word. Small built-in lists; see
