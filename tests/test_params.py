@@ -89,6 +89,12 @@ CONFIGS = [
     ModelConfig(arch="encoder-decoder", n_experts=3, moe_top_k=2, positional="learned",
                 max_seq_len=20, tie_embeddings=False),
     ModelConfig(n_heads=4, n_kv_heads=1, positional="alibi", d_ff=100),
+    # Llama-shaped: RMSNorm (gamma only), SwiGLU's third matrix, biases on q, k, v only (Qwen2)
+    ModelConfig(positional="rope", norm="pre", final_norm=True, norm_type="rmsnorm",
+                activation="swiglu", bias=False, qkv_bias=True, n_kv_heads=2, tie_embeddings=False),
+    # Qwen3-shaped: QK-norm, a head size of its own; GeGLU with biases everywhere
+    ModelConfig(positional="rope", norm="pre", final_norm=True, norm_type="rmsnorm", qk_norm=True,
+                head_dim=8, activation="geglu", n_kv_heads=1),
 ]
 
 

@@ -21,15 +21,31 @@ Arch = Literal["decoder", "encoder", "encoder-decoder"]
 Positional = Literal["sinusoidal", "learned", "rope", "alibi", "none"]
 Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided"]
 Norm = Literal["post", "pre"]  # where LayerNorm sits: after the residual add, or before the sublayer
+# Which norm: LayerNorm (x - mean) / std * gamma + beta, or RMSNorm x / rms * gamma (Llama, Qwen,
+# Mistral: no mean is taken away and there is no beta).
+NormType = Literal["layernorm", "rmsnorm"]
 # "gelu" is the exact x * Phi(x); "gelu_tanh" the tanh approximation GPT-2 was trained with
 # (transformers' "gelu_new"): the two differ by up to 5e-4, enough to move a real model's logits.
-Activation = Literal["relu", "gelu", "gelu_tanh"]
+# "swiglu" and "geglu" are gated: FFN(x) = (act(x W_gate) * (x W_in)) W_out with act = SiLU
+# (Llama, Mistral, Qwen) or the exact GELU; a third matrix, W_gate, decides how much of each
+# hidden unit passes.
+Activation = Literal["relu", "gelu", "gelu_tanh", "swiglu", "geglu"]
+GATED_ACTIVATIONS = ("swiglu", "geglu")
+# How RoPE pairs a head's dimensions to turn them: "adjacent" turns (x0, x1), (x2, x3), ... (the
+# RoFormer paper, our own models); "halves" turns (x_i, x_{i+n/2}), the "rotate_half" layout of
+# GPT-NeoX, Llama, Mistral and Qwen. The two are the same maths on permuted dimensions, but a
+# checkpoint's q and k weights are laid out for one of them.
+RopePairs = Literal["adjacent", "halves"]
+RopeScalingKind = Literal["linear", "llama3"]
 
 ARCHS: tuple[Arch, ...] = get_args(Arch)
 POSITIONALS: tuple[Positional, ...] = get_args(Positional)
 PATTERNS: tuple[Pattern, ...] = get_args(Pattern)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 ACTIVATIONS: tuple[Activation, ...] = get_args(Activation)
+NORM_TYPES: tuple[NormType, ...] = get_args(NormType)
+ROPE_PAIRS: tuple[RopePairs, ...] = get_args(RopePairs)
+ROPE_SCALING_KINDS: tuple[RopeScalingKind, ...] = get_args(RopeScalingKind)
 
 
 class DerivedSizes:
@@ -46,6 +62,35 @@ class DerivedSizes:
     @property
     def enc_layers(self) -> int:
         return self.n_layers if self.n_enc_layers is None else self.n_enc_layers
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """How a model stretches RoPE's frequencies to read longer texts than it was trained on.
+
+    linear (position interpolation): every frequency divided by ``factor``.
+    llama3 (Llama 3.1): wavelengths shorter than original_max / high_freq_factor are kept,
+    those longer than original_max / low_freq_factor are divided by ``factor``, and the ones
+    between are blended smoothly (``tfviz.reference.rope_inv_freq`` writes the formula out).
+
+    >>> RopeScaling("llama3", 8.0).original_max_position_embeddings
+    8192
+    """
+
+    kind: RopeScalingKind
+    factor: float
+    # llama3 only; the defaults are Llama 3.1's own.
+    low_freq_factor: float = 1.0
+    high_freq_factor: float = 4.0
+    original_max_position_embeddings: int = 8192
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROPE_SCALING_KINDS:
+            raise ValueError(f"rope scaling must be one of {ROPE_SCALING_KINDS}, not {self.kind!r}")
+        if not self.factor > 0:
+            raise ValueError("the rope scaling factor must be positive")
+        if self.kind == "llama3" and not self.high_freq_factor > self.low_freq_factor > 0:
+            raise ValueError("llama3 rope scaling needs high_freq_factor > low_freq_factor > 0")
 
 
 @dataclass(frozen=True)
@@ -70,16 +115,33 @@ class ModelConfig(DerivedSizes):
     d_ff: int = 256
     max_seq_len: int = 128
     positional: Positional = "sinusoidal"
-    # The "n" of PE(k, 2i) = sin(k / n^(2i/d)); 10000 in the original paper.
+    # The "n" of PE(k, 2i) = sin(k / n^(2i/d)); 10000 in the original paper. Also RoPE's base
+    # (transformers' rope_theta: 10000 for Llama 2, 500000 for Llama 3, 1e6 for Qwen2.5).
     pos_base: float = 10000.0
+    # RoPE only. Which dimensions form a turning pair: "adjacent" as in the RoFormer paper (our
+    # own models), "halves" as in Llama's rotate_half; see RopePairs.
+    rope_pairs: RopePairs = "adjacent"
+    # RoPE only: how many of a head's dimensions turn (the first ones); the rest pass unturned
+    # (GPT-NeoX's partial rotary). None: the whole head.
+    rotary_dim: int | None = None
+    # RoPE only: stretched frequencies (a RopeScaling); None: plain RoPE.
+    rope_scaling: RopeScaling | None = None
     # "post": z = LN(x + SelfAttn(x)) as in the original paper; "pre": z = x + SelfAttn(LN(x)).
     norm: Norm = "post"
     # A LayerNorm after the last block; pre-LN models need it, post-LN ones already end in one.
     final_norm: bool = False
+    # LayerNorm, as in the original paper, BERT and GPT-2; "rmsnorm" for Llama-shaped models.
+    norm_type: NormType = "layernorm"
     ln_eps: float = 1e-5
     activation: Activation = "relu"
-    # Linear layers carry biases (LayerNorm always has gamma and beta).
+    # Linear layers carry biases (LayerNorm always has gamma and beta, RMSNorm only gamma).
     bias: bool = True
+    # Whether the query, key and value projections carry biases; None: as ``bias``. Qwen2 has
+    # them and no other bias (bias=False, qkv_bias=True).
+    qkv_bias: bool | None = None
+    # An RMSNorm over each head's query and key before RoPE (Qwen3), with its own gamma of
+    # d_head entries for q and for k; it keeps the scores' size in check.
+    qk_norm: bool = False
     # Mixture of experts: 0 means a dense feed-forward block.
     n_experts: int = 0
     moe_top_k: int = 1
@@ -126,11 +188,21 @@ class ModelConfig(DerivedSizes):
             (self.attn_pattern in PATTERNS, f"attn_pattern must be one of {PATTERNS}"),
             (self.norm in NORMS, "norm must be 'post' or 'pre'"),
             (self.activation in ACTIVATIONS, f"activation must be one of {ACTIVATIONS}"),
+            (self.norm_type in NORM_TYPES, f"norm_type must be one of {NORM_TYPES}"),
+            (self.rope_pairs in ROPE_PAIRS, f"rope_pairs must be one of {ROPE_PAIRS}"),
             (self.d_model > 0 and self.n_heads > 0, "d_model and n_heads must be positive"),
             (self.head_dim is not None or self.d_model % self.n_heads == 0,
              "d_model must be divisible by n_heads (or set head_dim)"),
             (self.n_heads % self.kv_heads == 0, "n_heads must be a multiple of n_kv_heads"),
             (self.positional != "rope" or self.d_head % 2 == 0, "RoPE needs an even head size"),
+            (self.rotary_dim is None or (0 < self.rotary_dim <= self.d_head and self.rotary_dim % 2 == 0),
+             "rotary_dim must be even and between 2 and d_head"),
+            (self.positional == "rope" or (self.rotary_dim is None and self.rope_scaling is None),
+             "rotary_dim and rope_scaling are for RoPE models"),
+            (self.rope_scaling is None or isinstance(self.rope_scaling, RopeScaling),
+             "rope_scaling must be a RopeScaling"),
+            (not (self.is_moe and self.gated), "a gated feed-forward (swiglu, geglu) is built for "
+             "dense blocks only, not for experts"),
             (self.n_layers >= 1 and self.vocab_size >= 1, "need at least one layer and token"),
             (self.n_experts == 0 or 1 <= self.moe_top_k <= self.n_experts,
              "moe_top_k must be between 1 and n_experts"),
@@ -153,6 +225,20 @@ class ModelConfig(DerivedSizes):
     def is_moe(self) -> bool:
         return self.n_experts > 0
 
+    @property
+    def gated(self) -> bool:
+        """Whether the feed-forward block is gated (SwiGLU, GeGLU): three matrices, not two."""
+        return self.activation in GATED_ACTIVATIONS
+
+    @property
+    def has_qkv_bias(self) -> bool:
+        return self.bias if self.qkv_bias is None else self.qkv_bias
+
+    @property
+    def rope_dim(self) -> int:
+        """How many dimensions of each head RoPE turns (all of them unless ``rotary_dim``)."""
+        return self.d_head if self.rotary_dim is None else self.rotary_dim
+
     def replace(self, **changes) -> "ModelConfig":
         return dataclasses.replace(self, **changes)
 
@@ -161,8 +247,13 @@ class ModelConfig(DerivedSizes):
 
     @classmethod
     def from_dict(cls, data: dict) -> "ModelConfig":
+        """The config ``to_dict`` gave (a config.json of ours); keys it does not know are left out,
+        and a field this version added and the file lacks takes its default."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        fields = {k: v for k, v in data.items() if k in known}
+        if isinstance(fields.get("rope_scaling"), dict):
+            fields["rope_scaling"] = RopeScaling(**fields["rope_scaling"])
+        return cls(**fields)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ is a keyword here, so one function reproduces several well-known numbers exactly
 
 Per self-attention layer with H query heads, Hkv key/value heads of size dh:
     W_q: d×(H·dh)   W_k, W_v: d×(Hkv·dh)   W_o: (H·dh)×d     (+ one bias per output)
-A dense feed-forward layer: d×d_ff + d_ff×d (+ d_ff + d biases). A MoE layer: a router
-d×E (no bias) and E such feed-forward layers. A LayerNorm: γ and β, 2·d.
+A dense feed-forward layer: d×d_ff + d_ff×d (+ d_ff + d biases); a gated one (SwiGLU) has a
+third d×d_ff matrix (+ d_ff). A MoE layer: a router d×E (no bias) and E such feed-forward
+layers. A LayerNorm: γ and β, 2·d; an RMSNorm γ only, d. QK-norm adds 2·d_head a layer.
 
 Given a tfviz ModelConfig, the conventions default to what the engine builds, so
 ``count_parameters(cfg).total`` equals the number of weights in ``Transformer(cfg)``.
@@ -78,6 +79,8 @@ def spec_of(config) -> tuple[ParamSpec, dict]:
                      head_dim=config.d_head, n_kv_heads=config.kv_heads,
                      n_experts=config.n_experts, name=config.name)
     engine = dict(bias=config.bias, tied=config.tie_embeddings, final_norm=config.final_norm,
+                  norm=config.norm_type, gated=config.gated, qkv_bias=config.has_qkv_bias,
+                  qk_norm=config.qk_norm,
                   positions="learned" if config.positional == "learned" else "none",
                   # what a BERT checkpoint adds (tfviz.hf.bert); off for our own models
                   segments=config.n_token_types, embedding_norm=config.embed_norm,
@@ -86,41 +89,49 @@ def spec_of(config) -> tuple[ParamSpec, dict]:
     return spec, engine
 
 
-def attention_params(s: ParamSpec, bias: bool = True, w_o: bool = True) -> int:
+def attention_params(s: ParamSpec, bias: bool = True, w_o: bool = True,
+                     qkv_bias: bool | None = None) -> int:
     """One attention layer: d=4, one head of 2, with biases -> 3·(4·2+2) + (2·4+4) = 42.
+    ``qkv_bias`` (None: as ``bias``) says whether W_q, W_k, W_v have theirs (Qwen2: only they do).
 
     >>> attention_params(ParamSpec(4, 1, 8, 1, 10, head_dim=2))
     42
     """
     q, kv = s.n_heads * s.d_head, s.kv_heads * s.d_head
     weights = s.d_model * q + 2 * s.d_model * kv + (q * s.d_model if w_o else 0)
-    biases = q + 2 * kv + (s.d_model if w_o else 0)
-    return weights + (biases if bias else 0)
+    qkv_bias = bias if qkv_bias is None else qkv_bias
+    return weights + ((q + 2 * kv) if qkv_bias else 0) + ((s.d_model if w_o else 0) if bias else 0)
 
 
-def ffn_params(s: ParamSpec, bias: bool = True) -> int:
-    """A dense feed-forward layer, or a MoE layer's router plus its experts.
+def ffn_params(s: ParamSpec, bias: bool = True, gated: bool = False) -> int:
+    """A dense feed-forward layer, or a MoE layer's router plus its experts; ``gated`` (SwiGLU)
+    adds the gate's d×d_ff (+ d_ff).
 
-    >>> ffn_params(ParamSpec(4, 1, 8, 1, 10))
-    76
+    >>> ffn_params(ParamSpec(4, 1, 8, 1, 10)), ffn_params(ParamSpec(4, 1, 8, 1, 10), gated=True)
+    (76, 116)
     """
     dense = 2 * s.d_model * s.d_ff + ((s.d_ff + s.d_model) if bias else 0)
+    if gated:
+        dense += s.d_model * s.d_ff + (s.d_ff if bias else 0)
     if s.n_experts:
         return s.d_model * s.n_experts + s.n_experts * dense
     return dense
 
 
-def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "layernorm",
+def count_parameters(config, *, bias: bool | None = None, norm: NormKind | None = None,
                      attn_output: bool = True, positions: CountedPositions | None = None,
                      tied: bool | None = None, final_norm: bool | None = None,
                      norm_place: Norm = "post", embedding_norm: bool | None = None,
                      segments: int | None = None, pooler: bool = False, relative_buckets: int = 32,
                      arch: Arch | None = None, mlm_transform: bool | None = None,
-                     output_bias: bool | None = None, head: bool | None = None) -> ParamCount:
+                     output_bias: bool | None = None, head: bool | None = None,
+                     gated: bool | None = None, qkv_bias: bool | None = None,
+                     qk_norm: bool | None = None) -> ParamCount:
     """Parameters of ``config`` (a ParamSpec or a tfviz ModelConfig), by part, with ``total``.
 
     bias:        linear layers carry biases (default True; a ModelConfig's own ``bias``)
-    norm:        "layernorm" (γ, β: 2·d), "rmsnorm" (γ only: d) or "none" (forgot them)
+    norm:        "layernorm" (γ, β: 2·d), "rmsnorm" (γ only: d) or "none" (forgot them);
+                 default a ModelConfig's own norm_type, else "layernorm"
     attn_output: count W^O (turning it off reproduces a common slip)
     positions:   "learned" (max_positions × d), "relative" (T5: buckets × heads per stack),
                  or "sinusoidal" / "rope" / "alibi" / "none" (no parameters)
@@ -134,8 +145,11 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
     mlm_transform: BERT's masked-LM transform before the output layer (d×d + d, and a norm)
     output_bias: a bias per vocabulary entry on the logits (BERT's decoder bias)
     head:        False: no output layer at all (a BERT saved as BertModel)
-    (embedding_norm, segments, mlm_transform, output_bias and head default to a ModelConfig's
-    own, else to a plain model's: none of them, and a head.)
+    gated:       a gated feed-forward (SwiGLU, GeGLU): a third d×d_ff matrix
+    qkv_bias:    biases on W_q, W_k, W_v (None: as ``bias``); Qwen2 has only these
+    qk_norm:     a norm of each head's q and k (Qwen3): 2 norms of d_head a layer
+    (embedding_norm, segments, mlm_transform, output_bias, head, gated, qkv_bias and qk_norm
+    default to a ModelConfig's own, else to a plain model's: none of them, and a head.)
     """
     spec, engine = spec_of(config)
     embedding_norm = engine.get("embedding_norm", False) if embedding_norm is None else embedding_norm
@@ -144,6 +158,10 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
     output_bias = engine.get("output_bias", False) if output_bias is None else output_bias
     head = engine.get("head", True) if head is None else head
     bias = engine.get("bias", True) if bias is None else bias
+    norm = engine.get("norm", "layernorm") if norm is None else norm
+    gated = engine.get("gated", False) if gated is None else gated
+    qkv_bias = engine.get("qkv_bias", bias) if qkv_bias is None else qkv_bias
+    qk_norm = engine.get("qk_norm", False) if qk_norm is None else qk_norm
     tied = engine.get("tied", True) if tied is None else tied
     if positions is None:
         positions = engine.get("positions", "learned" if spec.max_positions else "none")
@@ -152,8 +170,11 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
     arch = spec.arch if arch is None else arch
     if arch not in ARCHS:
         raise ValueError(f"arch must be one of {ARCHS}")
-    ln = {"layernorm": 2, "rmsnorm": 1, "none": 0}[norm] * spec.d_model
-    d, attn, ffn = spec.d_model, attention_params(spec, bias, attn_output), ffn_params(spec, bias)
+    per_entry = {"layernorm": 2, "rmsnorm": 1, "none": 0}[norm]
+    ln = per_entry * spec.d_model
+    d, ffn = spec.d_model, ffn_params(spec, bias, gated)
+    attn = attention_params(spec, bias, attn_output, qkv_bias)
+    attn += 2 * per_entry * spec.d_head if qk_norm else 0
     stacks = {"encoder": [("encoder", spec.n_layers, False)],
               "decoder": [("decoder", spec.n_layers, False)],
               "encoder-decoder": [("encoder", spec.enc_layers, False),
@@ -184,7 +205,8 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind = "laye
     conventions = dict(bias=bias, norm=norm, attn_output=attn_output, positions=positions,
                        tied=tied, final_norm=final_norm, embedding_norm=embedding_norm,
                        segments=segments, pooler=pooler, arch=arch, mlm_transform=mlm_transform,
-                       output_bias=output_bias, head=head)
+                       output_bias=output_bias, head=head, gated=gated, qkv_bias=qkv_bias,
+                       qk_norm=qk_norm)
     return ParamCount(parts, conventions)
 
 

@@ -1,5 +1,5 @@
-"""The one numpy reference for a transformer's maths: softmax, the causal mask, LayerNorm, attention,
-the sinusoidal position table.
+"""The one numpy reference for a transformer's maths: softmax, the causal mask, LayerNorm and
+RMSNorm, attention, the feed-forward block's gated form, the sinusoidal position table and RoPE.
 
 Each formula sits beside the code that computes it, as in the Annotated Transformer, and
 :func:`attention` returns every step rather than only its output. Exercises, analysis and tests
@@ -9,8 +9,11 @@ implementation, and the tests compare the two (tests/test_reference.py, tests/te
     softmax(x)_j = e^{x_j} / Σ_m e^{x_m}                    (e^−∞ = 0: a hidden key gets 0)
     causal mask  = True where key j ≤ query i                (a decoder sees itself and the past)
     LN(x)        = (x − μ) / √(σ² + ε) · γ + β               (one vector at a time)
+    RMS(x)       = x / √(mean(x²) + ε) · γ                   (no mean taken away, no β)
     Attention(Q, K, V) = softmax(Q Kᵀ / √d_k + M) V          (M = 0 where allowed, −∞ where not)
+    FFN(x)       = (act(x W_gate) ⊙ x W_in) W_out            (gated: SwiGLU act = SiLU, GeGLU GELU)
     PE(k, 2i) = sin(k / base^(2i/d)),  PE(k, 2i+1) = cos(k / base^(2i/d))
+    RoPE: pair i of q (or k) at position m turned by the angle m · θ_i, θ_i = base^(−2i/d)
 
 Everything is float64, whatever comes in: a learner's hand calculation and the model's float32
 numbers are then compared against the same exact-as-possible reference.
@@ -21,6 +24,7 @@ numbers are then compared against the same exact-as-possible reference.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -191,3 +195,138 @@ def positional_table(n_positions: int, d: int, base: float = 10000.0, *, exponen
     table[:, 0::2] = first(a)[:, : (d + 1) // 2]
     table[:, 1::2] = second(a)[:, : d // 2]
     return table
+
+
+@dataclass(frozen=True)
+class RMSNormSteps:
+    """RMSNorm of every vector along the last axis, step by step."""
+
+    rms: np.ndarray  # (…,) √(mean(x²) + ε): what the model divides by (its ln.hook_scale)
+    normalized: np.ndarray  # (…, d) x / rms: the same direction, root mean square ≈ 1
+    output: np.ndarray  # (…, d) normalized · γ
+
+
+def rms_norm(x, gamma=None, eps: float = 1e-6) -> RMSNormSteps:
+    """RMS(x) = x / √(mean(x²) + ε) · γ for each vector x (last axis); γ = 1 if None.
+
+    Unlike LayerNorm nothing is subtracted: [3, 4] keeps its direction, and its root mean
+    square √((9 + 16) / 2) = 3.5355 becomes 1.
+
+    >>> s = rms_norm([[3.0, 4.0]], eps=0.0)
+    >>> round(float(s.rms[0]), 4), s.normalized.round(4).tolist()
+    (3.5355, [[0.8485, 1.1314]])
+    >>> rms_norm([[3.0, 4.0]], gamma=[1.0, 0.5], eps=0.0).output.round(4).tolist()
+    [[0.8485, 0.5657]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    rms = np.sqrt((x * x).mean(-1) + eps)  # (…,)
+    normalized = x / rms[..., None]  # (…, d)
+    output = normalized if gamma is None else normalized * np.asarray(gamma, dtype=np.float64)
+    return RMSNormSteps(rms, normalized, output)
+
+
+def silu(x) -> np.ndarray:
+    """SiLU (swish): x · σ(x) = x / (1 + e^−x). silu(0) = 0, silu(large x) ≈ x, silu(−large) ≈ 0.
+
+    >>> silu([0.0, 1.0, -1.0]).round(4).tolist()
+    [0.0, 0.7311, -0.2689]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    return x / (1.0 + np.exp(-x))
+
+
+def gelu(x) -> np.ndarray:
+    """The exact GELU, x · Φ(x) = x · (1 + erf(x / √2)) / 2.
+
+    >>> gelu([0.0, 1.0, -1.0]).round(4).tolist()
+    [0.0, 0.8413, -0.1587]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    return x * (1.0 + np.vectorize(math.erf, otypes=[np.float64])(x / math.sqrt(2.0))) / 2.0
+
+
+@dataclass(frozen=True)
+class GatedFFNSteps:
+    """A gated feed-forward block (SwiGLU, GeGLU), step by step; names as the model's hooks."""
+
+    gate: np.ndarray  # (…, d_ff) x W_gate: what the activation reads (mlp.hook_pre)
+    up: np.ndarray  # (…, d_ff) x W_in: the values that are let through (mlp.hook_pre_linear)
+    hidden: np.ndarray  # (…, d_ff) act(gate) ⊙ up (mlp.hook_post)
+    output: np.ndarray  # (…, d) hidden W_out
+
+
+def gated_ffn(x, W_gate, W_in, W_out, activation: Literal["swiglu", "geglu"] = "swiglu"
+              ) -> GatedFFNSteps:
+    """FFN(x) = (act(x W_gate) ⊙ x W_in) W_out, act = SiLU (swiglu) or exact GELU (geglu).
+
+    Matrices as in ``tfviz.weights``: W_gate, W_in (d, d_ff), W_out (d_ff, d). A unit whose gate
+    is 0 passes nothing; one whose gate is large passes its value almost as it is:
+
+    >>> s = gated_ffn([[1.0, 2.0]], W_gate=[[0.0, 10.0], [0.0, 0.0]], W_in=[[1.0, 1.0], [1.0, 1.0]],
+    ...               W_out=[[1.0], [1.0]])
+    >>> s.gate.tolist(), s.up.tolist(), s.hidden.round(4).tolist(), s.output.round(4).tolist()
+    ([[0.0, 10.0]], [[3.0, 3.0]], [[0.0, 29.9986]], [[29.9986]])
+    """
+    if activation not in ("swiglu", "geglu"):
+        raise ValueError(f"activation must be 'swiglu' or 'geglu', not {activation!r}")
+    x = np.asarray(x, dtype=np.float64)
+    gate = x @ np.asarray(W_gate, dtype=np.float64)  # (…, d) @ (d, d_ff) -> (…, d_ff)
+    up = x @ np.asarray(W_in, dtype=np.float64)  # (…, d_ff)
+    hidden = (silu(gate) if activation == "swiglu" else gelu(gate)) * up  # (…, d_ff)
+    return GatedFFNSteps(gate, up, hidden, hidden @ np.asarray(W_out, dtype=np.float64))  # (…, d)
+
+
+def rope_inv_freq(dim: int, base: float = 10000.0, scaling=None) -> np.ndarray:
+    """θ_i = base^(−2i/dim) for the dim/2 pairs, the angle pair i turns per position; stretched
+    when ``scaling`` (a ``tfviz.config.RopeScaling``: kind, factor, …) is given.
+
+    linear: θ_i / factor, as if every position were factor times closer (position
+    interpolation). llama3 (Llama 3.1), by each pair's wavelength λ_i = 2π / θ_i, with L the
+    original context (original_max_position_embeddings), lo and hi its low/high_freq_factor:
+
+        λ_i < L / hi          θ_i                     (fast pairs: kept)
+        λ_i > L / lo          θ_i / factor            (slow pairs: stretched)
+        otherwise             (1 − s) θ_i / factor + s θ_i,   s = (L / λ_i − lo) / (hi − lo)
+
+    >>> rope_inv_freq(4, base=100.0).tolist()
+    [1.0, 0.1]
+    """
+    theta = float(base) ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)  # (dim/2,)
+    if scaling is None:
+        return theta
+    if scaling.kind == "linear":
+        return theta / scaling.factor
+    if scaling.kind != "llama3":
+        raise ValueError(f"unknown rope scaling {scaling.kind!r}")
+    L, lo, hi = scaling.original_max_position_embeddings, scaling.low_freq_factor, scaling.high_freq_factor
+    wavelen = 2 * np.pi / theta  # (dim/2,)
+    s = (L / wavelen - lo) / (hi - lo)
+    between = (1 - s) * theta / scaling.factor + s * theta
+    return np.where(wavelen < L / hi, theta, np.where(wavelen > L / lo, theta / scaling.factor, between))
+
+
+def rope(x, positions, inv_freq, pairs: Literal["adjacent", "halves"] = "adjacent") -> np.ndarray:
+    """Turn each pair of dimensions of x (…, T, d) at position m by m · θ_i (θ = ``inv_freq``).
+
+    The first 2·len(inv_freq) dimensions turn; any after them pass as they are (partial rotary).
+    ``pairs``: "adjacent" pairs (x_2i, x_2i+1) (the RoFormer paper), "halves" (x_i, x_i+r/2)
+    (Llama's rotate_half). A pair (a, b) turned by φ becomes (a cos φ − b sin φ, a sin φ + b cos φ).
+
+    >>> rope([[1.0, 0.0]], [1], [np.pi / 2]).round(6).tolist()       # a quarter turn
+    [[0.0, 1.0]]
+    >>> rope([[1.0, 2.0, 0.0, 0.0]], [1], [np.pi / 2, 0.0], pairs="halves").round(6).tolist()
+    [[0.0, 2.0, 1.0, 0.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    inv_freq = np.asarray(inv_freq, dtype=np.float64)
+    r = 2 * len(inv_freq)
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]  # (T, r/2)
+    c, s = np.cos(angle), np.sin(angle)
+    out = x.copy()
+    if pairs == "halves":
+        a, b = x[..., : r // 2], x[..., r // 2: r]  # (…, T, r/2) each
+        out[..., : r // 2], out[..., r // 2: r] = a * c - b * s, a * s + b * c
+    else:
+        a, b = x[..., 0:r:2], x[..., 1:r:2]  # (…, T, r/2) each
+        out[..., 0:r:2], out[..., 1:r:2] = a * c - b * s, a * s + b * c
+    return out

@@ -12,7 +12,9 @@
 Names come from the module tree: ``hook_embed``, ``hook_pos_embed``,
 ``blocks.{i}.hook_resid_pre|mid|post``, ``blocks.{i}.attn.hook_q|k|v|scores_raw|
 attn_scores_unmasked|attn_scores|pattern|z``, ``blocks.{i}.hook_attn_out``,
-``blocks.{i}.ln1.hook_mean|scale|normalized``, ``blocks.{i}.mlp.hook_pre|post`` (dense) or
+``blocks.{i}.attn.hook_rot_q|rot_k`` (RoPE), ``blocks.{i}.attn.q_norm|k_norm.hook_scale|normalized``
+(QK-norm), ``blocks.{i}.ln1.hook_mean|scale|normalized`` (an RMSNorm has no ``hook_mean``),
+``blocks.{i}.mlp.hook_pre|post`` (dense; a gated one also ``hook_pre_linear``) or
 ``blocks.{i}.mlp.hook_router_logits|gate_probs|expert_indices|expert_weights|dropped|
 expert_counts`` (MoE), ``blocks.{i}.cross_attn.*`` and ``enc_blocks.{i}.*`` for
 encoder-decoder models, ``hook_token_type_embed``, ``ln_embed.*``, ``mlm_head.hook_pre|post``

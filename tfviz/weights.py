@@ -9,7 +9,10 @@ matrix and ``Q_h = x W_Q[l, h] + b_Q[l, h]``:
     W_Q, W_K, W_V (L, heads, d, d_head)   b_Q, b_K, b_V (L, heads, d_head)
     W_O (L, heads, d_head, d)             b_O (L, d)
     ln1.w, ln1.b, ln2.w, ln2.b (L, d)     ln_final.w, ln_final.b (d,), when the model has one
+                                          (an RMSNorm has a .w and no .b)
     W_in (L, d, d_ff)  b_in (L, d_ff)  W_out (L, d_ff, d)  b_out (L, d)          dense FFN
+    W_gate (L, d, d_ff)  b_gate (L, d_ff)                 a gated FFN's gate (SwiGLU, GeGLU)
+    q_norm.w, k_norm.w (L, d_head)                        QK-norm's gammas (Qwen3)
     W_gate (L, d, E)   experts.W_in (L, E, d, d_ff)  experts.b_in (L, E, d_ff)
                        experts.W_out (L, E, d_ff, d) experts.b_out (L, E, d)      mixture of experts
     cross.W_Q … cross.b_O, ln_cross.w, ln_cross.b      decoder cross-attention (encoder-decoder)
@@ -71,16 +74,27 @@ def _mlp(mlp, prefix: str = "") -> dict[str, np.ndarray]:
     out = {f"{prefix}W_in": _np(mlp.W_in.weight).T, f"{prefix}W_out": _np(mlp.W_out.weight).T}
     if mlp.W_in.bias is not None:
         out[f"{prefix}b_in"], out[f"{prefix}b_out"] = _np(mlp.W_in.bias), _np(mlp.W_out.bias)
+    gate = getattr(mlp, "W_gate", None)  # a gated block's third matrix (experts have none)
+    if gate is not None:
+        out[f"{prefix}W_gate"] = _np(gate.weight).T  # (d, d_ff)
+        if gate.bias is not None:
+            out[f"{prefix}b_gate"] = _np(gate.bias)
     return out  # W_in (d, d_ff), W_out (d_ff, d)
 
 
 def _ln(ln, name: str) -> dict[str, np.ndarray]:
-    return {f"{name}.w": _np(ln.weight), f"{name}.b": _np(ln.bias)}
+    """A norm's gamma, and its beta when it has one (LayerNorm does, RMSNorm does not)."""
+    out = {f"{name}.w": _np(ln.weight)}
+    if getattr(ln, "bias", None) is not None:
+        out[f"{name}.b"] = _np(ln.bias)
+    return out
 
 
 def _block(block, cross: bool, moe: bool) -> dict[str, np.ndarray]:
     """One block's arrays under their TransformerLens names (no layer axis yet)."""
     out = {**_attention(block.attn), **_ln(block.ln1, "ln1"), **_ln(block.ln2, "ln2")}
+    if block.attn.q_norm is not None:  # QK-norm: (d_head,) each
+        out.update({**_ln(block.attn.q_norm, "q_norm"), **_ln(block.attn.k_norm, "k_norm")})
     if cross:
         out.update({f"cross.{k}": v for k, v in _attention(block.cross_attn).items()})
         out.update(_ln(block.ln_cross, "ln_cross"))

@@ -15,6 +15,10 @@ are ours, the two steps before it, so a lesson can show what the scale and the m
 
 Grouped-query attention keeps n_kv_heads key/value heads; each serves n_heads / n_kv_heads
 query heads. n_kv_heads = 1 is multi-query attention.
+
+With RoPE, q and k are turned by their positions before the scores (hook_rot_q, hook_rot_k);
+with QK-norm (Qwen3), each head's q and k first go through an RMSNorm of their own
+(``q_norm``, ``k_norm``, whose hook_scale is (B, T, heads)).
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from torch import Tensor, nn
 
 from tfviz.config import ModelConfig
 from tfviz.model.hooks import HookPoint
+from tfviz.model.norm import make_norm
 from tfviz.model.positional import apply_rope
 
 
@@ -46,14 +51,18 @@ class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.n_heads, self.n_kv, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
-        d = cfg.d_model
-        self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=cfg.bias)
-        self.W_k = nn.Linear(d, self.n_kv * self.d_head, bias=cfg.bias)
-        self.W_v = nn.Linear(d, self.n_kv * self.d_head, bias=cfg.bias)
+        self.rope_pairs = cfg.rope_pairs
+        d, qkv_bias = cfg.d_model, cfg.has_qkv_bias
+        self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=qkv_bias)
+        self.W_k = nn.Linear(d, self.n_kv * self.d_head, bias=qkv_bias)
+        self.W_v = nn.Linear(d, self.n_kv * self.d_head, bias=qkv_bias)
         self.W_o = nn.Linear(self.n_heads * self.d_head, d, bias=cfg.bias)
         self.hook_q = HookPoint()  # (B, Tq, H, dh)
         self.hook_k = HookPoint()  # (B, Tk_new, Hkv, dh)
         self.hook_v = HookPoint()  # (B, Tk_new, Hkv, dh)
+        # QK-norm: one gamma of dh entries for all query heads, one for all key heads.
+        self.q_norm = make_norm(cfg, self.d_head) if cfg.qk_norm else None
+        self.k_norm = make_norm(cfg, self.d_head) if cfg.qk_norm else None
         if cfg.positional == "rope":
             self.hook_rot_q = HookPoint()  # (B, Tq, H, dh): q after rotation
             self.hook_rot_k = HookPoint()
@@ -73,6 +82,8 @@ class Attention(nn.Module):
         B, S, _ = source.shape
         k = self.hook_k(self.W_k(source).view(B, S, self.n_kv, self.d_head))  # (B, S, Hkv, dh)
         v = self.hook_v(self.W_v(source).view(B, S, self.n_kv, self.d_head))  # (B, S, Hkv, dh)
+        if self.k_norm is not None:
+            k = self.k_norm(k)  # (B, S, Hkv, dh): each head's key to rms 1, times gamma
         return k, v
 
     def forward(self, x: Tensor, ctx: AttnContext, source: Tensor | None = None,
@@ -86,10 +97,12 @@ class Attention(nn.Module):
         B, Tq, _ = x.shape
         H, Hkv, dh = self.n_heads, self.n_kv, self.d_head
         q = self.hook_q(self.W_q(x).view(B, Tq, H, dh))  # (B, Tq, H, dh)
+        if self.q_norm is not None:
+            q = self.q_norm(q)  # (B, Tq, H, dh): each head's query to rms 1, times gamma
         k, v = self.source_kv(x if source is None else source) if kv is None else kv  # (B, Tk, Hkv, dh)
         if ctx.rope_q is not None:
-            q = self.hook_rot_q(apply_rope(q, *ctx.rope_q))
-            k = self.hook_rot_k(apply_rope(k, *ctx.rope_k))
+            q = self.hook_rot_q(apply_rope(q, *ctx.rope_q, self.rope_pairs))  # (B, Tq, H, dh)
+            k = self.hook_rot_k(apply_rope(k, *ctx.rope_k, self.rope_pairs))  # (B, Tk, Hkv, dh)
         if past is not None:
             k = torch.cat([past[0], k], dim=1)  # (B, Tpast + Tk, Hkv, dh)
             v = torch.cat([past[1], v], dim=1)

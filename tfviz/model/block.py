@@ -10,7 +10,8 @@ A decoder block of an encoder-decoder model has a cross-attention sublayer in be
 queries come from the decoder and whose keys and values come from the encoder's output m:
     post-LN  z' = LN_cross(z + CrossAttn(z, m))      pre-LN  z' = z + CrossAttn(LN_cross(z), m)
 Each sublayer's own output (before it is added to the residual) is hook_attn_out,
-hook_cross_attn_out and hook_mlp_out.
+hook_cross_attn_out and hook_mlp_out. "LN" is the config's norm: LayerNorm, or RMSNorm for a
+Llama-shaped model (``norm_type``), whose pre-LN block is Llama's decoder layer.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from tfviz.model.attention import AttnContext, Attention
 from tfviz.model.ffn import MLP
 from tfviz.model.hooks import HookPoint
 from tfviz.model.moe import MoE
-from tfviz.model.norm import LayerNorm
+from tfviz.model.norm import make_norm
 
 
 @dataclass(frozen=True)
@@ -50,16 +51,16 @@ class Block(nn.Module):
         self.pre_ln = cfg.norm == "pre"
         self.hook_resid_pre = HookPoint()  # (B, T, d)
         self.attn = Attention(cfg)
-        self.ln1 = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.ln1 = make_norm(cfg)
         self.hook_attn_out = HookPoint()  # (B, T, d): after W_o
         self.hook_resid_mid = HookPoint()  # (B, T, d)
         # Cross-attention exists only in the decoder of an encoder-decoder model.
         self.cross_attn = Attention(cfg) if cross else None
-        self.ln_cross = LayerNorm(cfg.d_model, cfg.ln_eps) if cross else None
+        self.ln_cross = make_norm(cfg) if cross else None
         self.hook_cross_attn_out = HookPoint() if cross else None  # (B, T, d)
         self.hook_resid_mid_cross = HookPoint() if cross else None  # (B, T, d)
         self.mlp = MoE(cfg) if cfg.is_moe else MLP(cfg)
-        self.ln2 = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.ln2 = make_norm(cfg)
         self.hook_mlp_out = HookPoint()  # (B, T, d)
         self.hook_resid_post = HookPoint()  # (B, T, d)
 

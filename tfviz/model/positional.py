@@ -1,5 +1,8 @@
 """Position information: sinusoidal tables, rotary embeddings (RoPE) and ALiBi slopes.
 
+RoPE turns each pair of a head's query and key dimensions by position x theta_i, with
+theta_i = base^(-2i/d); which dimensions form a pair is ``ModelConfig.rope_pairs``.
+
 Sinusoidal, with base n and model width d:
     PE(k, 2i)   = sin(k / n^(2i/d))
     PE(k, 2i+1) = cos(k / n^(2i/d))
@@ -13,8 +16,12 @@ than its distance to 0.995.)
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
+
+from tfviz.config import RopePairs, RopeScaling
 
 
 def sinusoidal_table(n_positions: int, d: int, base: float = 10000.0) -> Tensor:
@@ -28,21 +35,61 @@ def sinusoidal_table(n_positions: int, d: int, base: float = 10000.0) -> Tensor:
     return table.float()
 
 
-def rope_angles(positions: Tensor, d_head: int, base: float = 10000.0) -> tuple[Tensor, Tensor]:
-    """cos and sin of the rotation angle for each (position, pair of dimensions): (T, d_head/2)."""
-    inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)  # (dh/2,)
+def rope_inv_freq(dim: int, base: float = 10000.0, scaling: RopeScaling | None = None) -> Tensor:
+    """The angle each pair of dimensions turns per position: theta_i = base^(-2i/dim), (dim/2,),
+    stretched by ``scaling`` (a :class:`~tfviz.config.RopeScaling`) when given.
+
+    linear: theta_i / factor. llama3: by wavelength 2 pi / theta_i, short ones kept, long ones
+    divided by factor, those between blended (``tfviz.reference.rope_inv_freq`` has the formula).
+    Plain RoPE is computed as it always was here; a scaled one in transformers' own order of
+    operations, so that a Llama 3.1's frequencies are its own to the bit.
+
+    >>> [round(float(t), 4) for t in rope_inv_freq(4, base=100.0)]
+    [1.0, 0.1]
+    """
+    if scaling is None:
+        return base ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)  # (dim/2,)
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))  # (dim/2,)
+    if scaling.kind == "linear":
+        return inv_freq / scaling.factor
+    # llama3: keep wavelengths below old/high, divide those above old/low, blend in between
+    old = scaling.original_max_position_embeddings
+    low_wavelen, high_wavelen = old / scaling.low_freq_factor, old / scaling.high_freq_factor
+    wavelen = 2 * math.pi / inv_freq  # (dim/2,)
+    scaled = torch.where(wavelen > low_wavelen, inv_freq / scaling.factor, inv_freq)
+    smooth = (old / wavelen - scaling.low_freq_factor) / (scaling.high_freq_factor - scaling.low_freq_factor)
+    smoothed = (1 - smooth) * scaled / scaling.factor + smooth * scaled
+    between = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+    return torch.where(between, smoothed, scaled)  # (dim/2,)
+
+
+def rope_angles(positions: Tensor, d_head: int, base: float = 10000.0,
+                scaling: RopeScaling | None = None) -> tuple[Tensor, Tensor]:
+    """cos and sin of the rotation angle for each (position, pair of dimensions): (T, d_head/2).
+
+    ``d_head`` is the number of dimensions that turn (a partial rotary model's rotary_dim).
+    """
+    inv_freq = rope_inv_freq(d_head, base, scaling)  # (dh/2,)
     angle = positions.float()[:, None] * inv_freq[None, :]  # (T, dh/2)
     return angle.cos(), angle.sin()
 
 
-def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
-    """Rotate each pair (x[2i], x[2i+1]) of every head by its position's angle.
+def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, pairs: RopePairs = "adjacent") -> Tensor:
+    """Turn each pair of dimensions of every head by its position's angle.
 
-    x: (B, T, H, dh); cos, sin: (T, dh/2). Dot products of rotated q and k then depend only on
-    the distance between the two positions.
+    x: (B, T, H, dh); cos, sin: (T, r/2) for the first r <= dh dimensions (the rest pass as
+    they are: partial rotary). ``pairs`` "adjacent" turns (x[2i], x[2i+1]) by angle i;
+    "halves" turns (x[i], x[i + r/2]), Llama's rotate_half. Dot products of rotated q and k then
+    depend only on the distance between the two positions.
     """
+    r = 2 * cos.shape[-1]
+    if r < x.shape[-1]:  # partial rotary: only the first r dimensions turn
+        return torch.cat((apply_rope(x[..., :r], cos, sin, pairs), x[..., r:]), dim=-1)  # (B, T, H, dh)
+    c, s = cos[None, :, None, :], sin[None, :, None, :]  # (1, T, 1, r/2)
+    if pairs == "halves":
+        first, second = x[..., : r // 2], x[..., r // 2:]  # (B, T, H, r/2) each
+        return torch.cat((first * c - second * s, second * c + first * s), dim=-1)  # (B, T, H, r)
     even, odd = x[..., 0::2], x[..., 1::2]  # (B, T, H, dh/2) each
-    c, s = cos[None, :, None, :], sin[None, :, None, :]  # (1, T, 1, dh/2)
     rotated = torch.stack((even * c - odd * s, even * s + odd * c), dim=-1)  # (B, T, H, dh/2, 2)
     return rotated.flatten(-2)  # (B, T, H, dh)
 

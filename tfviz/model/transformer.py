@@ -36,7 +36,7 @@ from tfviz.model.block import Block, BlockContext
 from tfviz.model.hooks import HookPoint, name_hook_points
 from tfviz.model.masks import sparse_pattern
 from tfviz.model.mlm_head import MLMHead
-from tfviz.model.norm import LayerNorm
+from tfviz.model.norm import make_norm
 from tfviz.model.positional import alibi_bias, rope_angles, sinusoidal_table
 from tfviz.model.seeded import seeded
 
@@ -94,16 +94,16 @@ class Transformer(nn.Module):
             self.hook_enc_pos_embed = HookPoint()
             self.enc_blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.enc_layers))
             if cfg.final_norm:
-                self.enc_ln_final = LayerNorm(d, cfg.ln_eps)
+                self.enc_ln_final = make_norm(cfg)
         if cfg.n_token_types:  # BERT's segment table; every token reads row 0 (one sentence)
             self.token_type_embed = nn.Embedding(cfg.n_token_types, d)
             self.hook_token_type_embed = HookPoint()  # (B, T, d)
         if cfg.embed_norm:  # BERT: LayerNorm of word + token type + position
-            self.ln_embed = LayerNorm(d, cfg.ln_eps)
+            self.ln_embed = make_norm(cfg)
         self.blocks = nn.ModuleList(Block(cfg, cross=cfg.arch == "encoder-decoder")
                                     for _ in range(cfg.n_layers))
         if cfg.final_norm:
-            self.ln_final = LayerNorm(d, cfg.ln_eps)
+            self.ln_final = make_norm(cfg)
         if cfg.mlm_transform:
             self.mlm_head = MLMHead(cfg)
         untied = cfg.lm_head and not cfg.tie_embeddings
@@ -148,7 +148,7 @@ class Transformer(nn.Module):
             allowed = keys if allowed is None else allowed & keys
         rope = None
         if cfg.positional == "rope":
-            rope = rope_angles(q_pos, cfg.d_head, cfg.pos_base)
+            rope = rope_angles(q_pos, cfg.rope_dim, cfg.pos_base, cfg.rope_scaling)  # (Tq, r/2) each
         alibi = alibi_bias(cfg.n_heads, q_pos, k_pos) if cfg.positional == "alibi" else None
         return AttnContext(allowed=allowed, scale=opts.resolved(cfg).scale,
                            temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi)
