@@ -61,7 +61,7 @@ with step("2 · What large scores do to softmax"):
 
 with step("3 · Your text, with and without the scale"):
     st.markdown(
-        f"Our models use heads of d_k = {cfg.d_head}, so the scale divides every score by "
+        f"{name} uses heads of d_k = {cfg.d_head}, so the scale divides every score by "
         f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
         "The entropy of a row says how spread out that query's attention is: log₂(number of "
         "keys) when it looks at all keys evenly, 0 when it looks at a single key."

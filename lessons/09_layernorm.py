@@ -42,7 +42,7 @@ in_the_notes("layernorm")
 with step("1 · Where the norm sits"):
     left, right = st.columns(2)
     with left:
-        st.markdown("**Post-LN** (the original paper, our sources, and our models): add first, "
+        st.markdown("**Post-LN** (the original paper and our sources): add first, "
                     "then normalise the sum.")
         st.latex(r"z = \mathrm{LN}_1\big(x + \mathrm{SelfAttn}(x)\big)")
         st.latex(r"y = \mathrm{LN}_2\big(z + \mathrm{FFN}(z)\big)")

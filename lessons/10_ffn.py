@@ -13,7 +13,7 @@ from tfviz.viz import instant_ffn as ivf
 from tfviz.viz.style import token_labels
 
 
-name, text, _, cfg = lesson_context()
+name, text, bundle, cfg = lesson_context()
 trace = get_trace(name, text)
 labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 act_name, act_latex = fa.activation_info(cfg)
@@ -25,7 +25,8 @@ st.markdown(
     "and project it back. No information moves between tokens here; this is where the model "
     "does per-token computation."
 )
-st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2")
+st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2" if cfg.activation == "relu" else
+         rf"\mathrm{{FFN}}(x) = \mathrm{{{bundle.facts.activation_name.split()[0]}}}(xW_1 + b_1)\,W_2 + b_2")
 st.markdown(
     f"In **{name}**: W₁ is {cfg.d_model}×{cfg.d_ff} and W₂ is {cfg.d_ff}×{cfg.d_model}, so "
     f"each token's vector is widened to d_ff = {cfg.d_ff} hidden units (\"neurons\") and "

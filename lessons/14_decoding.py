@@ -28,6 +28,8 @@ sidebar_model, text, _, sidebar_cfg = lesson_context()
 name = sidebar_model if sidebar_cfg.arch == "decoder" else FALLBACK
 bundle = get_bundle(name)
 cfg, V = bundle.config, bundle.config.vocab_size
+facts = bundle.facts
+EOS = facts.specials.eos or "<eos>"  # the model's own end token: GPT-2's is <|endoftext|>
 
 st.title("The LM head and decoding")
 st.markdown(
@@ -91,7 +93,8 @@ with step("2 · The model continues your prompt"):
         "- **Top-p** (nucleus): keep the smallest set of most probable tokens whose probabilities "
         "add up to at least p, renormalise, then draw.\n\n"
         "Temperature comes first, then the filters. Ties are broken by the lower token id. "
-        "Generation stops when the model writes `<eos>`."
+        f"Generation stops when the model writes `{EOS}`"
+        + (f", which for {name} marks {facts.eos_meaning}." if facts.eos_meaning else ".")
     )
     prompt, prompt_note = prompt_box("dec", prompt_part(text) if is_run_name(name) else text)
     if gap_note := coref_gap_notice(name, prompt):  # why "the teacher ..." may get a wrong noun
@@ -125,8 +128,9 @@ with step("2 · The model continues your prompt"):
         st.markdown(f"**{name} writes** ({len(g.new_ids)} new token{'s' if len(g.new_ids) != 1 else ''}, "
                     f"{STRATEGIES[strategy].lower()}{'' if not sampling else f', seed {int(seed)}'}):")
         st.code(bundle.tokenizer.decode(g.prompt_ids) + g.text, language=None, wrap_lines=True)
-        st.caption(g.stop_message + (" The prompt is everything before the continuation; the "
-                                     "model reads text lower-cased." if g.steps else ""))
+        st.caption(g.stop_message + (" The prompt is everything before the continuation"
+                                     + ("." if facts.cased else f"; {name} reads text lower-cased.")
+                                     if g.steps else ""))
         if g.steps:
             notes = dec.step_notes(g.steps, step_contexts(bundle, g), vocab=V,
                                    strategy="sample" if sampling else "greedy", **settings)
@@ -157,7 +161,7 @@ with step("3 · Beam search: keep several continuations alive"):
         "continuations. **Beam search** keeps the *beam width* best partial continuations instead. "
         "At each step every kept beam is extended by every token of the vocabulary, each candidate "
         "is scored by the **sum of the log-probabilities** of its tokens (the log of the product "
-        "of its probabilities), and the best few survive. A beam that wrote `<eos>` is finished: "
+        "of its probabilities), and the best few survive. A beam that wrote `" + EOS + "` is finished: "
         "it is carried along with its score and still competes. Nothing is compared with a right "
         "answer: the model's own probabilities are all there is."
     )
@@ -181,7 +185,7 @@ with step("3 · Beam search: keep several continuations alive"):
             "path greedy decoding takes."))
         table([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
                 "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
-                "finished (<eos>)": "yes" if search.finished(h) else "no"}
+                f"finished ({EOS})": "yes" if search.finished(h) else "no"}
                for i, h in enumerate(search.hypotheses)],
               hide_index=True, static=True)
         cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
@@ -200,8 +204,11 @@ with step("4 · Training: cross-entropy on shifted targets"):
         "simply the next token. The targets are the inputs shifted one place left, and the causal "
         "mask keeps each position from seeing its own target. The loss at a position is the "
         "cross-entropy −log p(target), the surprise of the right next token; training minimises "
-        "the mean over all positions. Here it is for the sidebar's sentence, with `<eos>` appended, "
-        f"as {name} was trained."
+        "the mean over all positions. Here it is for the sidebar's sentence, "
+        + (f"with `{EOS}` appended, as {name} was trained (each training row ended with it)."
+           if facts.eos_ends != "document" else
+           f"scored as it stands: {name} saw `{EOS}` only between whole documents, so the end of "
+           "one sentence is no reason for it to predict one, and none is added.")
     )
     st.latex(r"\text{inputs } x_1 \dots x_{n-1},\quad \text{targets } x_2 \dots x_n,\qquad "
              r"\mathcal{L} = -\frac{1}{n-1}\sum_{t=1}^{n-1} \log P(x_{t+1} \mid x_1 \dots x_t)")

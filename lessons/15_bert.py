@@ -70,7 +70,12 @@ with step("1 · Masked LM on your sentence"):
         + (f", {n - ordinary} are [CLS] or [SEP], which are never hidden; of the other {ordinary}"
            if ordinary < n else "")
         + ", BERT's rule chooses 15% of the positions, rounded to a "
-        f"whole number and at least one: **{pt.chosen_per_sentence(ordinary)}** here. The loss is computed "
+        f"whole number and at least one: **{pt.chosen_per_sentence(ordinary)}** here"
+        + (f" (Google's original data code takes the 15% of all {n} tokens, [CLS] and [SEP] "
+           f"included, which gives {pt.chosen_per_sentence(n)}, and then picks among the other "
+           f"{ordinary} only; this page counts the other tokens alone, as {TINY}'s training did)"
+           if ordinary < n and pt.chosen_per_sentence(n) != pt.chosen_per_sentence(ordinary) else "")
+        + ". The loss is computed "
         "only at those positions. Each chosen token then becomes **[MASK]** with probability 0.8, "
         "a **random token** with probability 0.1, or stays **unchanged** with probability 0.1. "
         "The random and unchanged ones matter: at fine-tuning time there is no [MASK] in the text, "
@@ -149,10 +154,19 @@ with step("2 · [CLS] and [SEP]: two sentences in one input"):
         "the time it was a random sentence, and a small classifier on [CLS] had to tell which."
     )
     cls_id, sep_id = sentence_pair(text, bundle)
-    parts = pt.pretraining_parts(bundle.model.state_dict().keys(), cfg.tie_embeddings)
-    st.markdown(f"**What {BERT} has of this.** Checked in its weights:")
-    table([{"part": p.name, f"in {BERT}": "yes" if p.present else "no", "what it is": p.detail}
-           for p in parts], hide_index=True)
+    computed = list(bundle.model.state_dict().keys())
+    aside = bundle.facts.parts.set_aside  # in the file, not read: tfviz does not compute them
+    parts = pt.pretraining_parts([*computed, *aside], cfg.tie_embeddings)
+    used = pt.pretraining_parts(computed, cfg.tie_embeddings)
+    st.markdown(f"**What {BERT} has of this.** Checked in its weights file:")
+    table([{"part": p.name, f"in {BERT}'s file": "yes" if p.present else "no",
+            "computed here": "yes" if u.present else "no", "what it is": p.detail}
+           for p, u in zip(parts, used)], hide_index=True)
+    if any(p.present and not u.present for p, u in zip(parts, used)):
+        st.caption(f"{BERT}'s file holds parts that tfviz sets aside when it opens the model: "
+                   + ", ".join(p.name for p, u in zip(parts, used) if p.present and not u.present)
+                   + ". They are real, but no lesson runs them; the masked-LM head is what this "
+                     "page uses.")
     if not any(p.present for p in parts[:3]):
         st.warning(
             f"{BERT} has **no segment table and no next-sentence head**: it was pretrained with "

@@ -26,6 +26,7 @@ sidebar_model, text, _, sidebar_cfg = lesson_context()
 # A decoder generates: gpt-tiny, moe-tiny, or a training-lab run's decoder (tfviz.ui.own_model).
 name = sidebar_model if sidebar_cfg.arch == "decoder" else FALLBACK
 bundle = get_bundle(name)
+facts = bundle.facts  # how its steps are timed, and how large it is
 cfg = bundle.config
 L, H, Hkv, dh = cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.d_head
 
@@ -119,10 +120,13 @@ with step("2 · Your prompt, generated both ways"):
             "Move **Step** under the chart: the browser shows that step's times, the cache as it "
             "stands after it, and the row of weights the newest token's query puts on every key. "
             "Step 0 reads the whole prompt in both runs (the cache starts empty); from step 1 on the "
-            "cached run feeds one token, the other all t. Each time is the best of 5 runs of the "
-            "step, measured live on this server, shared with other learners: they jump, and with a model this small most of a step is "
-            "fixed overhead (Python, one call per layer), not arithmetic. Section 3 shows where the "
-            "difference grows.")
+            f"cached run feeds one token, the other all t. Each time is {facts.timing} of the "
+            "step, measured live on this server, shared with other learners, so the times jump"
+            + (": with a model this small most of a step is fixed overhead (Python, one call per "
+               "layer), not arithmetic." if facts.size_class != "large" else
+               f". At {facts.n_params / 1e6:,.0f}M parameters a step is mostly arithmetic and "
+               "memory traffic, not Python overhead.")
+            + " Section 3 shows where the difference grows.")
         table(
             [{"step": s.index, "reads": labels[s.t - 1], "writes": bundle.token_strings([s.wrote])[0],
               "t": s.t, "tokens fed (cache)": s.tokens_in_cached, "tokens fed (no cache)": s.tokens_in_uncached,
@@ -132,7 +136,7 @@ with step("2 · Your prompt, generated both ways"):
              for s in steps], hide_index=True)
         st.caption(f"Cache bytes are counted from the cache's own tensors: 2 × {L} × {Hkv} × t × {dh} "
                    f"numbers of 4 bytes, {config_kv_cache_bytes(cfg, 1):,} bytes per token. "
-                   f"{side.stop_reason == 'eos' and 'Generation stopped when the model wrote <eos>.' or ''}")
+                   f"{f'Generation stopped when the model wrote {facts.specials.eos}.' if side.stop_reason == 'eos' else ''}")
         show_code(kc.side_by_side, kc.new_query_rows)
         # fits the step slider to the steps taken (drawn last: no gap)
         fit_marker({"step": {"n": len(steps), "default": min(1, len(steps) - 1)}})
@@ -170,11 +174,15 @@ with step("3 · How the cost grows with t"):
     st.caption(
         f"One step at t = {last.t}: the formula counts {last.macs_uncached / last.macs_cached:,.0f}× more "
         f"multiply-adds without the cache; the clock says {last.ms_uncached / last.ms_cached:,.1f}×. "
-        "Each time is the best of 5 runs (after one untimed run) of a single step, taken live on "
+        f"Each time is {facts.timing} (after one untimed run) of a single step, taken live on "
         "this server's CPU; the tokens are a fixed sentence repeated to length t, since which "
-        "tokens they are changes nothing in the time. The clock gains less than the count because a one-token step is mostly "
-        "fixed overhead here; a large model's step is all arithmetic and memory traffic. "
-        "bench/bench_generate.py times whole generations (BENCHMARKS.md).")
+        "tokens they are changes nothing in the time. "
+        + ("The clock gains less than the count because a one-token step of a model this small is "
+           "mostly fixed overhead; a large model's step is all arithmetic and memory traffic. "
+           if facts.size_class != "large" else
+           f"At {facts.n_params / 1e6:,.0f}M parameters a step is mostly arithmetic and memory "
+           "traffic, so the clock follows the count more closely than a tiny model's does. ")
+        + "bench/bench_generate.py times whole generations (BENCHMARKS.md).")
     show_code(kcost.step_macs, klen.cost_over_lengths, klen.stretched)
 
 # --- 4 · memory ------------------------------------------------------------------------------

@@ -82,9 +82,9 @@ with step("2 · Pattern explorer"):
   tokens in one of two ways. ITC (internal transformer construction) makes tokens already in
   the text global, as this explorer does. ETC (extended transformer construction) adds
   extra tokens, such as [CLS], whose only job is to be global.
-- **Strided (Sparse Transformer).** The heads are split. Half of them read locally: here the
-  previous {max(stride - 1, 0)} positions and the token itself (the notes draw this as the
-  query's own block of N positions). The other half read the positions a multiple of
+- **Strided (Sparse Transformer).** The heads are split. Half of them read locally: the
+  previous l = {stride} positions and the token itself, as in Child et al.'s formula (the notes
+  draw this half differently, as the query's own block of N positions). The other half read the positions a multiple of
   {stride} away. One layer holds both halves, so the grid shows what its heads read
   together.
 """)
@@ -102,7 +102,9 @@ with step("2 · Pattern explorer"):
     st.caption(
         "Rows are queries, columns keys, dark cells allowed. "
         + ("This is how the papers draw the patterns: an encoder reads in both directions, so "
-           "each grid is symmetric and a global token's row and column are full. "
+           "each grid is symmetric (all but BigBird's, whose random keys are drawn for each query "
+           "on its own: i may read j without j reading i) and a global token's row and column "
+           "are full. "
            if not causal else
            "A decoder may not read ahead, so everything above the diagonal is cut. The global "
            "token at position 0 then reads only itself, since every other position comes after "
@@ -114,7 +116,7 @@ with step("2 · Pattern explorer"):
         local, strided = strided_halves(n, stride, causal=causal)
         c1, c2 = st.columns(2)
         with c1:
-            vega(lv.mask_chart, local, f"local heads: |i − j| < {stride}")
+            vega(lv.mask_chart, local, f"local heads: |i − j| ≤ {stride}")
         with c2:
             vega(lv.mask_chart, strided, f"strided heads: i − j a multiple of {stride}")
         st.caption("The strided pattern in the grid above is these two put together.")
@@ -139,14 +141,15 @@ with step("2 · Pattern explorer"):
         f"Each row is one more layer; red cells are the positions query {query} has read by "
         "then, directly or through a position that read them a layer earlier. Both columns "
         "come from multiplying the boolean masks layer after layer, not from a formula. "
-        "\"Positions read\" counts them (the query itself included). \"Farthest away\" is "
-        "the notes' receptive field, a distance: a sliding window's follows L·w and a dilated "
-        f"one's L·d·w until an end of the {n} tokens stops them. A distance can flatter a "
+        "\"Positions read\" counts them (the query itself included). \"Farthest away\" is a "
+        "distance: how far from the query the farthest position it has read sits. A sliding "
+        f"window's follows L·w and a dilated one's L·d·w until an end of the {n} tokens stops "
+        "them. The notes' receptive field L × w is not that distance but a span, counted with "
+        "Longformer's whole-window w (w/2 keys a side). Our w is one-sided, so a sliding window "
+        "lets an encoder's middle token reach L·w on each side: 2·L·w + 1 positions in all, the "
+        "notes' L × w with their w = 2 × ours (plus the query). A distance can flatter a "
         "pattern: the dilated window reaches L·d·w away while reading only L·w + 1 positions "
-        "as a decoder, and a decoder's global token is reached at once but has read nothing. "
-        "The notes' L × w uses Longformer's whole-window w. With our one-sided w, a sliding "
-        "window lets an encoder's middle token reach L·w on each side, 2·L·w + 1 positions in "
-        "all.")
+        "as a decoder, and a decoder's global token is reached at once but has read nothing.")
 
     st.markdown(f"**Every query at once.** How many (query, key) pairs are joined after L "
                 f"layers: query i has read key j, directly or through other positions.")

@@ -70,11 +70,12 @@ def test_pattern_read_by_an_encoder_and_by_a_decoder():
 
 def test_sparse_transformer_halves_by_hand():
     local, step = strided_halves(7, 3)
-    assert _as_int(local[6]) == [0, 0, 0, 0, 1, 1, 1]  # the last token's local half: 2 back
+    # the last token's local half: Child et al.'s l = 3 back, and itself
+    assert _as_int(local[6]) == [0, 0, 0, 1, 1, 1, 1]
     assert _as_int(step[6]) == [1, 0, 0, 1, 0, 0, 1]  # its strided half: every 3rd back
     np.testing.assert_array_equal(local | step, sparse_pattern("strided", 7, stride=3))
     local, step = strided_halves(7, 3, causal=True)  # a decoder's halves: nothing ahead
-    assert _as_int(local[2]) == [1, 1, 1, 0, 0, 0, 0] and _as_int(step[3]) == [1, 0, 0, 1, 0, 0, 0]
+    assert _as_int(local[4]) == [0, 1, 1, 1, 1, 0, 0] and _as_int(step[3]) == [1, 0, 0, 1, 0, 0, 0]
     np.testing.assert_array_equal(local | step, pattern_mask("strided", 7, causal=True, stride=3))
 
 

@@ -18,6 +18,7 @@ import pytest
 import tfviz
 from bench.make_gpt2_folder import TEXT_64
 from tests.app.specs import assert_layernorm_stats_are_the_hooks, instant_charts
+from tests.support.claims import broken, page_words
 from tests.support.gpt2_small import gpt2_small_folder
 
 pytestmark = pytest.mark.slow
@@ -107,7 +108,9 @@ def test_tour(page, trace):
     p = np.exp(logits - logits.max())
     p /= p.sum()
     assert [r["id"] for r in rows] == np.argsort(-p)[:5].tolist()
-    np.testing.assert_allclose([r["probability"] for r in rows], np.sort(p)[::-1][:5], rtol=1e-6)
+    # The page traced in its own thread: float32 logits through 12 blocks of 768, whose last
+    # bits another kernel set moves by 4e-6 relative (ATEN_CPU_CAPABILITY=default, measured)
+    np.testing.assert_allclose([r["probability"] for r in rows], np.sort(p)[::-1][:5], rtol=5e-5)
     assert "12 blocks, 12 heads, 768 numbers per token" in " ".join(c.value for c in at.caption)
 
 
@@ -197,6 +200,11 @@ def test_kv_cache(page, trace):
     at = page("16_kv_cache.py")
     per_token = 2 * 12 * 12 * 64 * 4  # K and V, 12 layers, 12 heads, d_head 64, 4-byte floats
     assert any(f"{per_token:,} bytes per token" in c.value for c in at.caption)
+    # a 124M model is timed once a step (bundle.facts.timing_repeats), and the page says so: the
+    # old text claimed "the best of 5 runs" and "fixed overhead" for it
+    words = page_words(at)
+    assert "a single run" in words and "best of 5" not in words and "fixed overhead" not in words
+    assert broken({"kv-cache": words}, at.session_state["model"]) == []
     # 144 rows of weights a step travel as one picture a step; step 0 reads the whole prompt,
     # so its rows are the last query's row of the trace's pattern in every layer and head
     weights = next(data["weights"] for _, data in instant_charts(at) if "weights" in data)

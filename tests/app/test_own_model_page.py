@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP
 from tests.app.specs import instant_charts, unpacked
-from tfviz.lab.opened import example_texts
+from tests.support.claims import broken, page_words
+from tfviz.lab.opened import example_texts, run_bundle
 from tfviz.lab.tasks import TASKS
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
@@ -128,10 +129,14 @@ def test_every_lesson_opens_on_a_mixture_of_experts_run_with_rope_and_post_ln(ap
     _ok(at.button(key="lab_open").click().run())
     name = at.session_state["model"]
     assert name == "my run 1: sort, 2 layers × 2 heads, MoE 2 experts"
+    seen = {}
     for lesson in available():
         _ok(at.switch_page(f"lessons/{lesson.file}").run())
         assert at.session_state["model"] == name, lesson.file  # no page changes the sidebar's model
+        seen[lesson.url or "home"] = page_words(at)
         shown = " ".join(e.value for e in [*at.markdown, *at.info, *at.caption, *at.header,
                                            *at.subheader] if isinstance(e.value, str))
         if lesson.url in ("encoder-decoder", "bert", "gqa"):  # their own models, said plainly
             assert f"The sidebar's model, {name}, is used again" in shown, lesson.url
+    # the claims matrix's lab-run row (tests/app/test_claims.py walks the other kinds)
+    assert broken(seen, name, run_bundle(run.settings, run.weights, name)) == []

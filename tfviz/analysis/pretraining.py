@@ -41,7 +41,8 @@ def running_shares(tally: np.ndarray, n_tokens: int) -> np.ndarray:
 
 def chosen_per_sentence(n_tokens: int) -> int:
     """How many positions BERT's rule chooses in a sentence of ``n_tokens``: 15%, rounded to
-    a whole number of tokens, at least one (as BERT's own code and bert-tiny's training do).
+    a whole number of tokens, at least one (as bert-tiny's training does; Google's BERT code
+    counts [CLS] and [SEP] in ``n_tokens`` too, though it never chooses them).
 
     >>> [chosen_per_sentence(n) for n in (1, 7, 12, 20)]
     [1, 1, 2, 3]

@@ -119,9 +119,10 @@ def step_contexts(bundle, g: Generation, chars: int = 80) -> tuple[str, ...]:
     return tuple(out)
 
 
-def stop_message(reason: StopReason, n_new: int, context: int) -> str:
-    """One sentence for the learner saying why generation stopped."""
-    return {"eos": "The model chose <eos>: it ended the text.",
+def stop_message(reason: StopReason, n_new: int, context: int, eos: str = "<eos>") -> str:
+    """One sentence for the learner saying why generation stopped; ``eos`` is the model's own
+    end token's name (GPT-2's is <|endoftext|>)."""
+    return {"eos": f"The model chose {eos}: it ended the text.",
             "length": f"Stopped after {n_new} new tokens, the number asked for.",
             "context": f"Stopped: the context is full (this model reads at most {context} "
                        f"tokens, its max_seq_len)."}[reason]
@@ -169,4 +170,5 @@ def generate(bundle, prompt: str | Sequence[int], *, strategy: Strategy = "greed
     new_ids = tuple(ids[len(prompt_ids):])
     text = continuation_text(bundle, prompt_ids, new_ids)
     return Generation(prompt_ids, new_ids, text, tuple(steps), reason,
-                      stop_message(reason, len(new_ids), context), notice)
+                      stop_message(reason, len(new_ids), context,
+                                   bundle.facts.specials.eos or "<eos>"), notice)

@@ -48,8 +48,13 @@ class TokenLoss:
         return math.exp(self.mean)
 
 
-def lm_loss_per_token(bundle, text: str, *, append_eos: bool = True) -> TokenLoss:
+def lm_loss_per_token(bundle, text: str, *, append_eos: bool | None = None) -> TokenLoss:
     """Cross-entropy on shifted targets for ``text``, one number per input/target pair.
+
+    ``append_eos``: None scores the text as the model was trained: with its end token appended
+    where one closed every training row (our story models: "sentence <eos>"), without it where
+    the end token only separated whole documents (GPT-2's <|endoftext|>), since there a sentence's
+    end is no reason to predict it.
 
     The model reads at most ``max_seq_len`` inputs; longer text is cut (see ``notice``).
     """
@@ -57,6 +62,8 @@ def lm_loss_per_token(bundle, text: str, *, append_eos: bool = True) -> TokenLos
     ids = bundle.encode(text)
     n = bundle.config.max_seq_len
     notice = truncation_notice(len(ids), n)
+    if append_eos is None:
+        append_eos = bundle.facts.eos_ends != "document"
     row = ([*ids, bundle.tokenizer.eos_id] if append_eos else ids)[:n + 1]
     if len(row) < 2:
         raise ValueError("the sentence needs at least two tokens: one to read and one to predict")

@@ -104,16 +104,6 @@ def cost_over_lengths(model, prompt_ids, lengths, repeats: int = 5) -> list[Leng
     return out
 
 
-BIG_MODEL = 10_000_000  # parameters: past this a step at a few hundred tokens takes ~1 s here
-
-
-def timing_repeats(model) -> int:
-    """Timed rounds per step: 5 for our small models, whose steps take milliseconds and where
-    one stall of a shared machine would spoil a round; 1 for a model of GPT-2's size (124M
-    parameters), whose 20-step generation re-read 5 times took minutes on a 2-core server."""
-    return 1 if sum(p.numel() for p in model.parameters()) > BIG_MODEL else 5
-
-
 def length_choices(cfg) -> tuple[list[int], int]:
     """The longest lengths lesson 16 offers to time, and the one it starts on. Our models read
     64-128 tokens: their own context, then longer copies where the positions allow

@@ -44,7 +44,8 @@ def draw_masks(ids: Sequence[int], seed: int, *, mask_id: int, vocab_size: int,
 
     ``special_ids``: the tokenizer's special tokens (default: ids below ``first_ordinary``, as
     in our own tokenizers). A position holding one ([CLS], [SEP]) is never chosen, and 15% of
-    the other positions are, as BERT's own data code does; a random replacement is any id of
+    the other positions are (Google's create_pretraining_data.py also never chooses [CLS] or
+    [SEP], but takes its 15% of all tokens, those included); a random replacement is any id of
     the tokenizer's ``vocab_size`` but a special one. Where the specials are our first ids and
     the sentence holds none (bert-tiny), this is exactly the draw of bert-tiny's training.
 

@@ -32,8 +32,9 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     global:  sliding, plus the first n_global tokens see and are seen by everyone (Longformer;
              BigBird-ITC, where existing tokens are made global).
     bigbird: global, plus n_random keys per query drawn with a fixed seed.
-    strided: |i - j| < stride, or (i - j) divisible by stride: the union of Sparse
-             Transformer's two halves of heads (:func:`strided_halves`), all one layer reads.
+    strided: |i - j| <= stride, or (i - j) divisible by stride: the union of Sparse
+             Transformer's two halves of heads (:func:`strided_halves`), all one layer reads
+             (|i - j| = stride is divisible by it, so this is also |i - j| < stride or divisible).
     """
     i = np.arange(n)[:, None]  # (n, 1)
     j = np.arange(n)[None, :]  # (1, n)
@@ -52,23 +53,25 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
                 allowed[row, rng.choice(n, size=min(n_random, n), replace=False)] = True
         return allowed
     if kind == "strided":
-        return (dist < stride) | (dist % stride == 0)
+        return (dist <= stride) | (dist % stride == 0)
     raise ValueError(f"unknown attention pattern {kind!r}")
 
 
 def strided_halves(n: int, stride: int, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Sparse Transformer's two kinds of head as (n, n) masks (read as a decoder reads them
-    with ``causal``): half the heads read a local window (|i - j| < stride), the other half
-    every stride-th position ((i - j) divisible by stride). A layer has both, so together its
-    heads read ``sparse_pattern("strided", …)``.
+    with ``causal``): half the heads read a local window, the other half every stride-th
+    position ((i - j) divisible by stride). The local half is Child et al.'s (2019)
+    A(1)_i = {t, ..., i} with t = max(0, i - l), l the stride: the previous l positions and the
+    query itself, |i - j| <= l. A layer has both halves, so together its heads read
+    ``sparse_pattern("strided", …)``.
 
     >>> local, step = strided_halves(5, 2)
     >>> local[4].astype(int), step[4].astype(int)  # what the last token reads in each half
-    (array([0, 0, 0, 1, 1]), array([1, 0, 1, 0, 1]))
+    (array([0, 0, 1, 1, 1]), array([1, 0, 1, 0, 1]))
     """
     dist = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])  # (n, n)
     keep = causal_mask(n) if causal else np.ones((n, n), dtype=bool)  # (n, n)
-    return (dist < stride) & keep, (dist % stride == 0) & keep
+    return (dist <= stride) & keep, (dist % stride == 0) & keep
 
 
 # Composing masks costs n² booleans per layer; past this the lesson's picture is unreadable anyway.

@@ -73,7 +73,7 @@ def translation(source: str, reuse_cross_kv: bool = True) -> Translation:
 @per_model(st.cache_data(max_entries=64, show_spinner="Generating with and without the cache…"))
 def side_by_side(model: str, prompt_ids: tuple[int, ...], new_tokens: int, run: int = 0) -> kc.SideBySide:
     bundle = get_bundle(model)
-    return kc.side_by_side(bundle, prompt_ids, new_tokens, klen.timing_repeats(bundle.model))
+    return kc.side_by_side(bundle, prompt_ids, new_tokens, bundle.facts.timing_repeats)
 
 
 FILLER = "the dog didn't cross the bridge because it was too tired."  # what is timed: a
@@ -85,7 +85,7 @@ def cost(model: str, top: int, run: int = 0) -> list[klen.LengthCost]:
     bundle = get_bundle(model)
     timed = klen.stretched(bundle.model, top)
     return klen.cost_over_lengths(timed, bundle.encode(FILLER), klen.lengths_up_to(top),
-                                  klen.timing_repeats(bundle.model))
+                                  bundle.facts.timing_repeats)
 
 
 # ----- lesson 18: decode time of MHA, GQA and MQA -------------------------------------------------

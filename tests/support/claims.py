@@ -1,0 +1,121 @@
+"""The claims table: sentences a lesson may say about "the model", and the facts of a model
+(``bundle.facts``) that make each one false. tests/app/test_claims.py walks every lesson under
+every kind of model with it; the lab-run walk of tests/app/test_own_model_page.py uses it too.
+
+The words each page shows (Markdown, captions, call-outs, formulas, headings, table headers)
+are matched against :data:`CLAIMS`. A lesson that teaches on a model of its own (BERT on
+bert-tiny when the sidebar's model has no masked-LM head, decoding on gpt-tiny under an
+encoder, ...) is checked against that model's facts: :func:`page_model` mirrors the pages' rule.
+A new kind of sentence about the model adds one row to :data:`CLAIMS`.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tfviz.facts import ModelFacts
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str
+    pattern: str  # a regular expression over the page's words
+    false_when: Callable[[ModelFacts, re.Match], bool]  # the facts that make the match untrue
+    lessons: tuple[str, ...] = ()  # urls the claim is about; () for every lesson
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("lower-cased under a cased model", r"\buncased\b|lower-cased|reads text lower",
+          lambda f, m: f.cased),
+    Claim("cased under an uncased model", r"is \*\*cased\*\*", lambda f, m: not f.cased),
+    Claim("bytes, nothing unknown, under a tokenizer that can meet an unknown character",
+          r"works on \*\*bytes\*\*|nothing is ever unknown", lambda f, m: f.unknown != "never"),
+    Claim("an unknown token under a tokenizer that never writes one",
+          r"becomes \*\*\S+\*\*, one token that", lambda f, m: f.unknown != "unk-token"),
+    Claim("post-LN said of a pre-LN model",
+          r"is wired \*\*post-LN|Post-LN\*\* \([^)]*our models", lambda f, m: f.pre_ln),
+    Claim("pre-LN said of a post-LN model", r"is wired \*\*pre-LN", lambda f, m: not f.pre_ln),
+    Claim("a post-LN key (x_j W^K) under a pre-LN model", r"k_j = x_j", lambda f, m: f.pre_ln,
+          ("self-attention",)),
+    Claim("a pre-LN key (LN(x_j) W^K) under a post-LN model", r"k_j = \\mathrm\{LN\}\(x_j\)",
+          lambda f, m: not f.pre_ln, ("self-attention",)),
+    Claim("best of N runs, where N runs were not made", r"best of (\d+) runs",
+          lambda f, m: int(m.group(1)) != f.timing_repeats, ("kv-cache",)),
+    Claim("fixed overhead said of a large model's step", r"most of a step is fixed overhead|"
+          r"one-token step of a model this small", lambda f, m: f.size_class == "large", ("kv-cache",)),
+    Claim("<eos> named where the model's end token is another",
+          r"<eos>", lambda f, m: f.specials.eos != "<eos>", ("decoding", "kv-cache")),
+    Claim("no pooler or next-sentence head, where the file holds one",
+          r"no segment table and no next-sentence head",
+          lambda f, m: f.parts.segment_table or f.parts.next_sentence_head, ("bert",)),
+    Claim("our models' heads, said of another model", r"Our models use heads",
+          lambda f, m: not f.ours),
+    Claim("ReLU's max(0, ·) formula under another activation", r"\\max\(0,\\; xW_1",
+          lambda f, m: f.activation != "relu", ("feed-forward",)),
+)
+
+FALLBACK_DECODER, FALLBACK_BERT = "gpt-tiny", "bert-tiny"
+
+
+def page_model(url: str, sidebar: str, own=None) -> str | None:
+    """The model a lesson teaches on when ``sidebar`` is chosen (as the pages decide it); None
+    where the page's sentences are about several models or about images (no facts to check)."""
+    from tfviz.analysis.pretraining import reads_masked_lm
+    from tfviz.ui.cache import get_bundle
+
+    b = own if own is not None else get_bundle(sidebar)
+    if url in ("decoding", "kv-cache"):
+        return sidebar if b.config.arch == "decoder" else FALLBACK_DECODER
+    if url == "bert":
+        return sidebar if reads_masked_lm(b.config, b.tokenizer) else FALLBACK_BERT
+    if url == "encoder-decoder":
+        return "reverse-encdec"
+    if url in ("gqa", "vision"):
+        return None  # gpt-tiny, gqa-tiny and mqa-tiny side by side; vit-tiny reads images
+    return sidebar
+
+
+def page_words(at) -> str:
+    parts = [e.value for kind in ("title", "header", "subheader", "markdown", "caption", "latex",
+                                  "info", "warning", "success", "error")
+             for e in at.get(kind) if isinstance(e.value, str)]
+    for frame in at.get("arrow_data_frame"):  # table headers ("finished (<eos>)")
+        parts += [str(c) for c in frame.value.columns]
+    return "\n".join(parts)
+
+
+def walk(at, model: str) -> dict[str, str]:
+    """Every lesson's words with ``model`` in the sidebar, in one session."""
+    from tfviz.ui.lessons import available
+
+    seen = {}
+    for lesson in available():
+        at.switch_page(f"lessons/{lesson.file}").run()
+        assert not at.exception, (lesson.file, at.exception)
+        assert at.session_state["model"] == model, lesson.file
+        seen[lesson.url or "home"] = page_words(at)
+    return seen
+
+
+def broken(seen: dict[str, str], sidebar: str, own=None) -> list[str]:
+    """Every claim on the pages ``seen`` (url -> words) that the facts of the model the page
+    teaches on contradict, with the words around it. ``own``: a bundle of this session only
+    (a lab run), which the server-wide loader cannot open."""
+    from tfviz.ui.cache import get_bundle
+
+    found = []
+    for url, words in seen.items():
+        name = page_model(url, sidebar, own)
+        if name is None:
+            continue
+        facts = (own if own is not None and name == sidebar else get_bundle(name)).facts
+        for claim in CLAIMS:
+            if claim.lessons and url not in claim.lessons:
+                continue
+            for m in re.finditer(claim.pattern, words):
+                if claim.false_when(facts, m):
+                    found.append(f"{url} on {name}: {claim.name}: …{words[max(0, m.start() - 80):m.end() + 40]}…")
+    return found
+
+
