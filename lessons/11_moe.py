@@ -98,7 +98,7 @@ else:
             st.markdown(
                 "In large Switch-style models, experts were seen to pick up token types: one takes "
                 "punctuation, another verbs, another little function words, another descriptive "
-                "words. Here is the same count for our model: the sample sentences below are routed, "
+                f"words. Here is the same count for {name}: the sample sentences below are routed, "
                 "and every token is labelled with the class of the word it belongs to."
                 + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
             )
