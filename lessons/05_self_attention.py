@@ -38,14 +38,15 @@ for key, value in WHAT_IF_DEFAULTS.items():  # widget values are forgotten on ot
 
 @safe_fragment
 def walkthrough() -> None:
-    with st.expander("What if…? (changes this run only, never the model)", expanded=False):
+    with st.expander("What if…? (reruns the model with a change; its weights stay as they are)",
+                     expanded=False):
         c1, c2, c3 = st.columns(3)
         scale = c1.toggle("Divide by √d_k", key="sa_scale")
         causal = c2.toggle("Causal mask (no peeking ahead)", key="sa_causal")
         temperature = c3.slider("Softmax temperature T", 0.1, 5.0, step=0.1, key="sa_temp",
                                 help="The scores are divided by T before the softmax: below 1 sharper, above 1 flatter.")
-    trace = first_tokens_trace(name, text, SELF_ATTENTION_TOKENS,
-                               RunOptions(scale=scale, causal=causal, temperature=temperature))
+    options = RunOptions(scale=scale, causal=causal, temperature=temperature)
+    trace = first_tokens_trace(name, text, SELF_ATTENTION_TOKENS, options)
     n, read = len(trace.tokens), len(read_text(name, text).ids)
     if n < read:
         st.info(f"{name} reads {read} tokens of your text. This page follows the first {n}: "
@@ -61,6 +62,18 @@ def walkthrough() -> None:
             "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query"),
             "only_layer": only, "layer_data": only is not None}
     opens_on = found.probe if found else n - 1
+    shift = None  # with a what-if on: how far it moved each query from the model's own run
+    if options.canonical(cfg) != RunOptions():
+        shift = att.query_shift(trace, first_tokens_trace(name, text, SELF_ATTENTION_TOKENS),
+                                None if only is None else (only,))
+        moved = att.moved_layers(shift, None if only is None else (only,))
+        st.caption("The change acts in every layer, so each layer after the first also reads "
+                   "vectors the layers before it now compute differently. "
+                   + (f"Here the queries of layer{'s' if len(moved) > 1 else ''} "
+                      f"{' and '.join(', '.join(map(str, moved)).rsplit(', ', 1))} differ from "
+                      "the model's own run; " if moved else
+                      "Here no query differs from the model's own run; ")
+                   + "the line under q says whether the query on show moved.")
     # every layer (or a deep model's chosen one), head and query: the browser picks the view
     every = att.all_queries(trace, None if only is None else (only,))
     if cfg.arch == "encoder-decoder":
@@ -74,7 +87,7 @@ def walkthrough() -> None:
     # All three views are sent once; switching tabs, like moving a view control, runs nothing.
     tab_one, tab_matrix, tab_arrows = st.tabs(VIEWS)
     with tab_one:
-        one_query(every, {**view, "default_query": opens_on})
+        one_query(every, {**view, "default_query": opens_on}, shift)
     with tab_matrix:
         matrices(trace, view)
     with tab_arrows:
@@ -84,15 +97,16 @@ def walkthrough() -> None:
     length_marker(n, opens_on)  # fits the query sliders to this sentence (drawn last: no gap)
 
 
-def one_query(every, view) -> None:
-    x_name = "x_i" if cfg.norm == "post" else r"\mathrm{LN}(x_i)"
+def one_query(every, view, shift=None) -> None:
+    # pre-LN: every token's query, key and value come from its normalised copy, not x itself
+    x_i, x_j = ("x_i", "x_j") if bundle.facts.norm == "post" else (r"\mathrm{LN}(x_i)", r"\mathrm{LN}(x_j)")
     st.subheader("Query, keys and values")
-    st.latex(rf"q_i = {x_name}\,W^Q,\quad k_j = x_j W^K,\quad v_j = x_j W^V"
+    st.latex(rf"q_i = {x_i}\,W^Q,\quad k_j = {x_j}\, W^K,\quad v_j = {x_j}\, W^V"
              rf"\qquad (d_k = {every.d_k})")
     if cfg.kv_heads != cfg.n_heads:
         st.caption("Grouped-query attention: several query heads share one key/value head (the "
                    "chart's titles name it).")
-    instant(ia.query_vectors, every, **view)
+    instant(ia.query_vectors, every, **view, shift=shift)
 
     st.subheader("Scores, scale, mask, softmax")
     temp = "" if every.temperature == 1.0 else f"/ {every.temperature:g}"

@@ -65,6 +65,35 @@ def test_self_attention_what_ifs_return_to_the_model_settings(app_page):
     assert at.toggle(key="sa_causal").value is False  # an encoder starts bidirectional
 
 
+def test_self_attention_says_a_what_if_moves_the_queries_of_later_layers(app_page):
+    """Scale off acts in every layer, so the queries of layers 1 and 2 move too (layer 0's come
+    from the embeddings): the page says so, and the q chart carries each query's move, read
+    here from two fresh traces."""
+    import numpy as np
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    import tfviz
+
+    at = app_page("05_self_attention.py")
+    said = [c.value for c in at.caption if "acts in every layer" in c.value]
+    assert not said and "changes this run only" not in " ".join(e.label for e in at.expander)
+    _ok(at.toggle(key="sa_scale").set_value(False).run())
+    (said,) = [c.value for c in at.caption if "acts in every layer" in c.value]
+    assert "the queries of layers 1 and 2 differ from the model's own run" in said
+    bundle = tfviz.load("gpt-tiny")
+    text = at.session_state["text"]
+    off, own = bundle.trace(text, options=tfviz.RunOptions(scale=False)), bundle.trace(text)
+    (chart,) = [c.proto for c in at.get("vega_lite_chart") if '"shift"' in c.proto.spec]
+    (q,) = [d.data.data for d in chart.datasets if d.name == "q"]
+    for row in convert_arrow_bytes_to_pandas_df(q).to_dict("records"):
+        moved = np.abs(off["q", row["layer"]] - own["q", row["layer"]]).max(-1)[:, row["head"]]
+        got = np.array([float(x) for x in row["shift"].split(",")])
+        np.testing.assert_allclose(got, moved, atol=6e-5)
+        assert (got.max() > 0) == (row["layer"] > 0)  # layer 0 reads the embeddings alone
+    _ok(at.toggle(key="sa_scale").set_value(True).run())
+    assert not [c for c in at.get("vega_lite_chart") if '"shift"' in c.proto.spec]
+
+
 def test_scaling_every_widget(app_page):
     """Every widget once, then the numbers against independent computations: torch's softmax
     Jacobian for the gradient metric, torch's entr for the model's entropies (the table of

@@ -165,6 +165,34 @@ class AllQueries:
             z=self.z[layer, head, i])
 
 
+SHIFT_SEEN = 5e-5  # a move below the fourth decimal, which the pages print, is no move
+
+
+def query_shift(trace: Trace, base: Trace, layers: Sequence[int] | None = None) -> np.ndarray:
+    """How far a what-if run moved each query from the model's own run ``base`` (the same
+    tokens): the largest |q − q_base| entry of every (layer, head, token), shape (L, H, n).
+
+    A what-if acts in every layer, so from the second layer on a query is built from vectors
+    the earlier layers now compute differently: scale off in layer 0 moves layer 1's queries.
+    Layer 0's queries come straight from the embeddings and never move.
+    """
+    chosen = range(trace.config.n_layers) if layers is None else layers
+    q_name, _ = _qk_names(trace, 0)
+    return np.stack([np.abs(trace[q_name, layer].astype(np.float64)  # (n, heads, d_k)
+                            - base[q_name, layer].astype(np.float64)).max(-1).T  # (heads, n)
+                     for layer in chosen])
+
+
+def moved_layers(shift: np.ndarray, layers: Sequence[int] | None = None) -> list[int]:
+    """The layers (numbered as ``layers``, else 0, 1, …) where a what-if moved some query.
+
+    >>> moved_layers(np.array([[[0.0, 0.0]], [[0.0, 0.11]]]))
+    [1]
+    """
+    chosen = list(range(len(shift)) if layers is None else layers)
+    return [layer for layer, s in zip(chosen, shift) if float(np.max(s)) > SHIFT_SEEN]
+
+
 def all_queries(trace: Trace, layers: Sequence[int] | None = None) -> AllQueries:
     """Every step of every query of every head, read from the trace in one pass per layer;
     ``layers``: of those layers only, stacked in that order (a deep model's page shows one, and

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.analysis.attention import AllQueries, strongest_keys
+from tfviz.analysis.attention import SHIFT_SEEN, AllQueries, strongest_keys
 from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, packed, rounded, slider, spec,
                                stack_rows, token_axis, unpack)
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
@@ -155,9 +155,12 @@ def signed_picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, va
 
 
 def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | None = None,
-                  default_query: int | None = None) -> dict:
+                  default_query: int | None = None, shift: np.ndarray | None = None) -> dict:
     """q of the chosen query (one row of d_k numbers), and k and v of every token for the
-    chosen layer's key/value head."""
+    chosen layer's key/value head.
+
+    ``shift`` (L, H, n), from a what-if run (``analysis.attention.query_shift``): a line under
+    q says whether the what-if moved the query shown, and by how much."""
     n_layers, n_heads, n, dk = aq.q.shape
     cap = length_cap(n)
     q_view = {
@@ -186,14 +189,40 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
             "resolve": apart}
     params = [*view_params((n_layers, n_heads, cap), layer, head, query, free=True),
               constant("dims", [str(i) for i in range(dk)]), constant("kv", list(aq.kv_heads))]
-    return spec({"vconcat": [q_view, pair], "spacing": 24, "resolve": apart}, params=params,
-                datasets={"q": stack_rows(aq.q, "layer", "head"),
+    q_rows = stack_rows(aq.q, "layer", "head")
+    views = [q_view, pair]
+    if shift is not None:
+        for row, moved in zip(q_rows, np.asarray(shift, dtype=float).reshape(-1, n)):
+            row["shift"] = packed(moved)
+        views.insert(1, shift_line())
+    return spec({"vconcat": views, "spacing": 24, "resolve": apart}, params=params,
+                datasets={"q": q_rows,
                           **{name: signed_pictures(getattr(aq, name), "layer", "head")
                              for name in "kv"}},
                 marks=2 * dk + 2 * cap, tokens=token_labels(aq.tokens),
                 free=True, default_query=default_query,
                 description="The chosen query's q, and every token's k and v, for the chosen "
                             "layer and head.")
+
+
+def shift_line() -> dict:
+    """Two lines under q, from the packed ``shift`` of the chosen layer and head: whether the
+    what-if moved the query shown, and why (every layer runs with it, so a later layer reads
+    vectors the earlier ones now compute differently)."""
+    moved = ("'The what-if moves this query too (an entry by up to ' + format(datum.shift, '.4f')"
+             " + '):\\nthe layers before this one now pass on different vectors.'")
+    same = "'This query is as in the model\u2019s own run:\\nnothing it is made from changed.'"
+    return {
+        "transform": [{"filter": "datum.layer == layer && datum.head == head"},
+                      *split_keys("shift"), {"filter": "datum.key == qi"},
+                      {"calculate": "toNumber(datum.shift)", "as": "shift"},
+                      {"calculate": f"datum.shift > {SHIFT_SEEN} ? {moved} : {same}",
+                       "as": "line"}],
+        "data": {"name": "q"},
+        "mark": {"type": "text", "align": "left", "baseline": "top", "fontSize": FONT_SIZE - 1,
+                 "lineBreak": "\n", "limit": 600},
+        "encoding": {"x": {"value": 0}, "y": {"value": 0}, "text": {"field": "line"}},
+        "width": 600, "height": 40}
 
 
 # --- step 2: scores, scale, mask, softmax ----------------------------------------------------
