@@ -74,7 +74,7 @@ with step("1 · Masked LM on your sentence"):
         + (f" (Google's original data code takes the 15% of all {n} tokens, [CLS] and [SEP] "
            f"included, which gives {pt.chosen_per_sentence(n)}, and then picks among the other "
            f"{ordinary} only; this page counts the other tokens alone, as {TINY}'s training did)"
-           if ordinary < n and pt.chosen_per_sentence(n) != pt.chosen_per_sentence(ordinary) else "")
+           if ordinary < n else "")
         + ". The loss is computed "
         "only at those positions. Each chosen token then becomes **[MASK]** with probability 0.8, "
         "a **random token** with probability 0.1, or stays **unchanged** with probability 0.1. "
