@@ -104,7 +104,8 @@ def test_errata_for_a_page_and_an_exercise():
 def test_the_callout_text_carries_each_entry():
     errata = errata_for("layernorm")
     text = callout_text(errata)
-    assert text.startswith("**In the notes.**")
+    assert text.startswith("For readers of the course notes")  # what the box is for
+    assert len(text.split("\n\n", 1)[0]) < 200  # said in a sentence or two
     assert text.count("\n- ") == len(errata) == 2
     for e in errata:
         assert e.notes in text and e.right in text and e.why in text

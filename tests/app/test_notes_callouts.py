@@ -9,7 +9,7 @@ from tfviz.exercises.quiz import make_quiz
 from tfviz.notes_errata import ERRATA, errata_for
 from tfviz.ui.cache import get_bundle
 from tfviz.ui.lessons import available, numbered
-from tfviz.ui.notes import callout_text
+from tfviz.ui.notes import callout_label, callout_text
 
 FILES = {lesson.url: lesson.file for lesson in available()}
 # every built page that errata belong to; a planned lesson joins this list once its file exists
@@ -24,8 +24,12 @@ def _ok(at):
     return at
 
 
+def _boxes(at) -> list:
+    return [e for e in at.expander if e.label.startswith("In the notes")]
+
+
 def _callouts(at) -> list[str]:
-    return [str(i.value) for i in at.info if str(i.value).startswith("**In the notes.**")]
+    return ["\n".join(str(m.value) for m in box.markdown) for box in _boxes(at)]
 
 
 def _dead_mentions(texts) -> list[str]:
@@ -46,6 +50,9 @@ def test_each_lesson_shows_its_errata_once(app_page, url):
     assert _callouts(at) == [callout_text(errata_for(url))]
     for e in errata_for(url):
         assert e.right in _callouts(at)[0]
+    (box,) = _boxes(at)  # closed, and its title says what it holds
+    assert box.label == callout_label(errata_for(url)) and box.proto.expanded is False
+    assert "For readers of the course notes" in _callouts(at)[0]
 
 
 def test_forward_walk_of_a_decoder_has_no_cross_attention_callout(app_page):

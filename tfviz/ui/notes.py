@@ -1,17 +1,34 @@
-"""The "In the notes" callout: where the source notes differ from the page, and what is right."""
+"""The "In the notes" box: where the course notes differ from the page, and what is right.
+
+Closed by default: it serves a learner who studies the course's notes (slides, handouts)
+beside the app, and nobody else needs it to follow the page."""
 from __future__ import annotations
 
 import streamlit as st
 
 from tfviz.notes_errata import Erratum, errata_for
 
+PURPOSE = ("For readers of the course notes (the slides and handouts the course comes with): "
+           "where they say something different from this page, what is right. The page does "
+           "not need them.")
+
+
+def callout_label(errata: list[Erratum]) -> str:
+    """The closed box's title: what it is, and how much is inside.
+
+    >>> callout_label([None]), callout_label([None, None])
+    ('In the notes: 1 place where the course notes differ', 'In the notes: 2 places where the course notes differ')
+    """
+    n = len(errata)
+    return f"In the notes: {n} place{'' if n == 1 else 's'} where the course notes differ"
+
 
 def callout_text(errata: list[Erratum]) -> str:
-    """The callout's markdown: one bullet per erratum (what the notes write, what is right, why)."""
+    """The box's markdown: what it is for, then one bullet per erratum (where, what the notes
+    write, what is right, why)."""
     bullets = "\n".join(f"- *{e.place[0].upper()}{e.place[1:]}:* the notes {e.notes}. "
                         f"**Right:** {e.right}. {e.why}" for e in errata)
-    return ("**In the notes.** If you are reading the course notes beside this page, they say "
-            f"something different here:\n\n{bullets}")
+    return f"{PURPOSE}\n\n{bullets}"
 
 
 def in_the_notes(url: str, exercise: str | None = None,
@@ -24,7 +41,8 @@ def in_the_notes(url: str, exercise: str | None = None,
     waiting = [e for e in errata if exercise and not set(e.gives_away) <= answered]
     errata = [e for e in errata if e not in waiting]
     if errata:
-        st.info(callout_text(errata), icon=":material/menu_book:")
+        with st.expander(callout_label(errata), icon=":material/menu_book:"):
+            st.markdown(callout_text(errata))
     if waiting:
         one = len(waiting) == 1
         st.caption(f"{'One more note' if one else f'{len(waiting)} more notes'} on where the "
