@@ -184,7 +184,7 @@ def bert_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) -> 
         single=f"{cls}:0 $A:0 {sep}:0", pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
         special_tokens=list(ids.items()))
     return CheckpointTokenizer(hf, sep, bos_token=cls, pad_token=_token(settings, "pad_token", "[PAD]"),
-                               add_special_tokens=True, byte_level=False, n_ids=n_ids)
+                               add_special_tokens=True, pieces="stored", n_ids=n_ids)
 
 
 def _tokenizer_settings(folder: Path) -> dict:

@@ -1,13 +1,18 @@
 """Open a Hugging Face model folder (config.json, model.safetensors, tokenizer.json) as a Bundle.
 
+The weights may also be split into shards (``model.safetensors.index.json`` naming
+``model-00001-of-0000N.safetensors`` …), as larger checkpoints are saved; they are read as one.
+
 Every way a folder can be wrong ends in one :class:`CheckpointError` that names the folder,
 what is wrong and what to do, checked before the model is built:
 
-- no config.json, or a ``model_type`` tfviz cannot build (it builds GPT-2 and BERT), or a
-  config.json asking for what our model does not do (another activation, a task head);
+- no config.json, or a ``model_type`` tfviz cannot build (it builds GPT-2, BERT, Llama,
+  Mistral, Qwen2 and Qwen3), or a config.json asking for what our model does not do (another
+  activation, a task head, a sliding window, another RoPE);
 - weights only as ``pytorch_model.bin``: a pickle, which can run code when it is read, so it
   is refused, with the one line that converts it to safetensors;
-- a truncated ``model.safetensors`` (its header promises more bytes than the file has);
+- a truncated ``model.safetensors`` or shard (its header promises more bytes than the file
+  has), or a shard the index names and the folder lacks;
 - a tensor whose shape does not match config.json, or one missing;
 - no ``tokenizer.json``, one with more tokens than the model has embeddings, or one of
   another kind than its family reads (a BERT reads WordPiece).
@@ -28,7 +33,7 @@ from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer as HFTokenizer
 
 from tfviz.config import ModelConfig
-from tfviz.hf import bert, gpt2
+from tfviz.hf import bert, gpt2, llama
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
 
 if TYPE_CHECKING:  # torch is imported when a folder is opened, not when one is listed
@@ -65,6 +70,11 @@ FAMILIES: dict[str, Family] = {
     "bert": Family("BERT", "model_type 'bert', BertForMaskedLM or BertModel", bert.bert_config,
                    bert.stored_name, bert.expected_shapes, bert.bert_state_dict, bert.config_sizes,
                    bert.bert_tokenizer),
+    # The Llama-shaped decoders: one conversion (tfviz.hf.llama), a family name each.
+    **{kind: Family(name, f"model_type '{kind}', {arch}", llama.llama_config, llama.stored_name,
+                    llama.expected_shapes, llama.llama_state_dict, llama.config_sizes,
+                    llama.llama_tokenizer)
+       for kind, (name, arch) in llama.NAMES.items()},
 }
 
 
@@ -87,7 +97,7 @@ class FolderInfo:
     d_model: int
     vocab: int
     n_params: int
-    bytes_on_disk: int  # model.safetensors's size
+    bytes_on_disk: int  # model.safetensors's size (a sharded checkpoint's: all its shards')
 
     @property
     def memory_bytes(self) -> int:
@@ -133,16 +143,24 @@ def read_config(folder: Path) -> dict:
     kind = data.get("model_type")
     if kind not in FAMILIES:
         archs = ", ".join(data.get("architectures") or []) or "none named"
-        known = " and ".join(f"{f.name} ({f.example})" for f in FAMILIES.values())
+        known = ", ".join(f"{f.name} ({f.example})" for f in FAMILIES.values())
         raise CheckpointError(folder, f"config.json says model_type {kind!r} (architectures: {archs}); "
                               f"tfviz can open {known} checkpoints.")
     return data
 
 
+INDEX = "model.safetensors.index.json"  # a sharded checkpoint's map: tensor name -> its shard
+
+
 def weights_file(folder: Path, data: dict) -> Path:
+    """model.safetensors, or a sharded checkpoint's index (``INDEX``), which the functions
+    below read as the shards it names."""
     path = folder / "model.safetensors"
     if path.exists():
         return path
+    if (folder / INDEX).exists():
+        shard_files(folder, folder / INDEX)  # every shard it names is there
+        return folder / INDEX
     if (folder / "pytorch_model.bin").exists():
         arch = (data.get("architectures") or ["AutoModelForCausalLM"])[0]
         raise CheckpointError(folder, (
@@ -153,14 +171,63 @@ def weights_file(folder: Path, data: dict) -> Path:
             f"M.from_pretrained('{folder}').save_pretrained('{folder}', safe_serialization=True)\"\n"
             "which writes model.safetensors beside it."))
     if list(folder.glob("model-*-of-*.safetensors")):
-        raise CheckpointError(folder, "its weights are split into several safetensors files; "
-                              "tfviz reads one model.safetensors (GPT-2 and BERT fit in one).")
+        raise CheckpointError(folder, f"its weights are split into several safetensors files but "
+                              f"it has no {INDEX}, which says which file holds which tensor; "
+                              "download that file too.")
     raise CheckpointError(folder, "it has no model.safetensors.")
 
 
+def weight_map(folder: Path, index: Path) -> dict[str, str]:
+    """A sharded checkpoint's index: each tensor's name -> the shard file that holds it."""
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+        mapping = data["weight_map"]
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
+            raise TypeError("its weight_map names something other than files")
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as e:
+        raise CheckpointError(folder, f"{index.name} is not a valid safetensors index ({e}); "
+                              "download it again.") from None
+    return mapping
+
+
+def shard_files(folder: Path, index: Path) -> list[Path]:
+    """The shards ``index`` names, in order, each checked to be in the folder."""
+    names = sorted(set(weight_map(folder, index).values()))
+    missing = [n for n in names if not (folder / n).is_file() or Path(n).name != n]
+    if missing:
+        raise CheckpointError(folder, f"{index.name} names {', '.join(missing)}, which the folder "
+                              "lacks; download every shard of the checkpoint.")
+    return [folder / n for n in names]
+
+
+def weights_bytes(path: Path) -> int:
+    """Bytes on disk of the weights ``path`` stands for (a sharded checkpoint: all its shards)."""
+    if path.name != INDEX:
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in shard_files(path.parent, path))
+
+
 def header_shapes(folder: Path, path: Path) -> dict[str, tuple[int, ...]]:
-    """Every tensor's shape as the safetensors header gives it; raises if ``path`` is shorter
-    than its own header says (a cut download or copy).
+    """Every tensor's shape as the safetensors header gives it; raises if a file is shorter
+    than its own header says (a cut download or copy). ``path`` may be a sharded checkpoint's
+    index: then every shard's header is read, and each tensor must be in the shard it names.
+    """
+    if path.name != INDEX:
+        return file_shapes(folder, path)
+    mapping, shapes = weight_map(folder, path), {}
+    for shard in shard_files(folder, path):
+        found = file_shapes(folder, shard)
+        for key in (k for k, v in mapping.items() if v == shard.name):
+            if key not in found:
+                raise CheckpointError(folder, f"{path.name} puts {key} in {shard.name}, which does not "
+                                      "hold it; download the checkpoint again.")
+        shapes.update(found)
+    return shapes
+
+
+def file_shapes(folder: Path, path: Path) -> dict[str, tuple[int, ...]]:
+    """Every tensor's shape as one safetensors file's header gives it; raises if ``path`` is
+    shorter than its own header says (a cut download or copy).
 
     A safetensors file is an 8-byte little-endian header length, a JSON header giving each
     tensor's dtype, shape and byte range, then the bytes; the largest range end is where the
@@ -219,12 +286,19 @@ def check_shapes(folder: Path, path: Path, shapes: Mapping[str, tuple[int, ...]]
 
 
 def read_tensors(folder: Path, path: Path, keys: Mapping[str, str]) -> dict[str, torch.Tensor]:
-    """The tensors ``keys`` names (ours -> the file's), read from ``path``."""
-    try:
-        with safe_open(path, framework="pt") as f:
-            return {name: f.get_tensor(key) for name, key in keys.items()}
-    except SafetensorError as e:
-        raise CheckpointError(folder, f"{path.name} cannot be read as safetensors ({e}).") from None
+    """The tensors ``keys`` names (ours -> the file's), read from ``path`` (or, for a sharded
+    checkpoint's index, from the shard that holds each)."""
+    mapping = weight_map(folder, path) if path.name == INDEX else None
+    files = sorted({mapping[key] for key in keys.values()}) if mapping else [path.name]
+    out = {}
+    for file in files:
+        try:
+            with safe_open(folder / file if mapping else path, framework="pt") as f:
+                out.update({name: f.get_tensor(key) for name, key in keys.items()
+                            if mapping is None or mapping[key] == file})
+        except SafetensorError as e:
+            raise CheckpointError(folder, f"{file} cannot be read as safetensors ({e}).") from None
+    return out
 
 
 def read_tokenizer(folder: Path, data: dict, family: Family, cfg: ModelConfig) -> CheckpointTokenizer:
@@ -287,7 +361,7 @@ def describe(folder: str | Path) -> FolderInfo:
     n_params = sum(_numel(shapes[name]) for name in keys)
     return FolderInfo(folder, family.name, data["model_type"], (data.get("architectures") or [None])[0],
                       cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.vocab_size, n_params,
-                      path.stat().st_size)
+                      weights_bytes(path))
 
 
 def _numel(shape: tuple[int, ...]) -> int:

@@ -4,7 +4,9 @@ Our served tokenizer adds a prefix space and lowercases (``served``); a checkpoi
 must read text the way its model was trained to, so this wrapper adds nothing of its own:
 ``encode`` gives the ids the HF ``tokenizers`` library gives for the file. A GPT-2 reads text
 without special tokens; a BERT (``add_special_tokens=True``) gets the [CLS] ... [SEP] the
-tokenizer's post-processor adds (which :mod:`tfviz.hf.bert` sets as transformers does).
+tokenizer's post-processor adds (which :mod:`tfviz.hf.bert` sets as transformers does); a
+Llama, Mistral or Qwen gets its own beginning-of-text token where its files say so
+(:mod:`tfviz.hf.llama`).
 
     >>> from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     >>> hf = Tokenizer(models.BPE())
@@ -27,10 +29,15 @@ uses its one token for all three; BERT has [CLS], [SEP] and [PAD].
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from tokenizers import Tokenizer
 
-from tfviz.tokenizer.readable import readable_token
+from tfviz.tokenizer.readable import readable_piece, readable_token
+
+# How a checkpoint's token strings are shown: GPT-2's byte-level ("Ġthe" as "␣the"),
+# SentencePiece's ("▁the" as "␣the", a byte-fallback "<0x0A>" as "↵"), or as stored (WordPiece).
+Pieces = Literal["byte_level", "metaspace", "stored"]
 
 
 class CheckpointTokenizer:
@@ -38,26 +45,28 @@ class CheckpointTokenizer:
 
     def __init__(self, hf: Tokenizer, eos_token: str | None = None, *, bos_token: str | None = None,
                  pad_token: str | None = None, add_special_tokens: bool = False,
-                 byte_level: bool = True, n_ids: int | None = None) -> None:
+                 pieces: Pieces = "byte_level", n_ids: int | None = None) -> None:
         """``add_special_tokens``: let the file's post-processor add its tokens (BERT's [CLS]
-        and [SEP]); ``byte_level``: tokens are GPT-2's byte-level strings, shown readable
-        ("Ġthe" as "␣the"); otherwise (WordPiece) they are shown as stored. ``n_ids``: the
-        model's embedding rows, when it has more than the tokenizer has tokens (a vocabulary
-        padded to a round size): ids past the tokenizer's are named "#id", since a model may
-        still give them a logit."""
+        and [SEP], a Llama's <s>); ``pieces``: how token strings are shown (see ``Pieces``).
+        ``n_ids``: the model's embedding rows, when it has more than the tokenizer has tokens
+        (a vocabulary padded to a round size): ids past the tokenizer's are named "#id", since
+        a model may still give them a logit. A named token missing from the file is passed
+        over (eos then falls back to the last special token, bos and pad to eos)."""
         self.hf = hf
         self.n_ids = max(n_ids or 0, hf.get_vocab_size())
         self.add_special_tokens = add_special_tokens
-        self.byte_level = byte_level
+        self.pieces = pieces
         added = sorted((i, t.content) for i, t in hf.get_added_tokens_decoder().items() if t.special)
         self.specials: tuple[str, ...] = tuple(content for _, content in added)
         self.special_ids = {content: i for i, content in added}
-        eos = self.special_ids.get(eos_token) if eos_token else None
+        eos = hf.token_to_id(eos_token) if eos_token else None
         if eos is None:  # GPT-2 names <|endoftext|> in its config; else the last special token
             eos = added[-1][0] if added else 0
         self.eos_id = eos
-        self.bos_id = self.special_ids.get(bos_token, eos) if bos_token else eos
-        self.pad_id = self.special_ids.get(pad_token, eos) if pad_token else eos
+        bos = hf.token_to_id(bos_token) if bos_token else None
+        pad = hf.token_to_id(pad_token) if pad_token else None
+        self.bos_id = eos if bos is None else bos
+        self.pad_id = eos if pad is None else pad
         mask = [i for i, c in added if c in ("[MASK]", "<mask>")]
         self.mask_id: int | None = mask[0] if mask else None
 
@@ -76,14 +85,16 @@ class CheckpointTokenizer:
         return self.hf.decode(list(ids), skip_special_tokens=False)
 
     def id_to_token(self, token_id: int) -> str:
-        """Readable string for one id: GPT-2's "Ġthe" is shown as "␣the"; a WordPiece token
-        ("##ing") as it is stored."""
+        """Readable string for one id: GPT-2's "Ġthe" and a Llama 2's "▁the" are shown as
+        "␣the", a byte-fallback "<0x0A>" as "↵"; a WordPiece token ("##ing") as it is stored."""
         raw = self.hf.id_to_token(token_id)
         if raw is None and 0 <= token_id < self.n_ids:
             return f"#{token_id}"  # an embedding row no token of the tokenizer uses
         if raw is None:
             raise IndexError(f"id {token_id} is outside the vocabulary (size {self.vocab_size})")
-        return raw if raw in self.special_ids or not self.byte_level else readable_token(raw)
+        if raw in self.special_ids or self.pieces == "stored":
+            return raw
+        return readable_token(raw) if self.pieces == "byte_level" else readable_piece(raw)
 
     def tokens(self, text: str) -> list[str]:
         return [self.id_to_token(i) for i in self.encode(text)]

@@ -12,10 +12,19 @@ appears as "Ġthe", and "é" (bytes C3 A9) as "Ã©".
     "Ċ"    -> "↵"         (newline);  tab -> "⇥";  other controls -> control pictures, e.g. NUL -> "␀"
     "ð"    -> "<F0>"      (first byte of an emoji on its own: not valid UTF-8, shown in hex)
 
+SentencePiece-style BPE (Llama 2, Mistral, TinyLlama) marks a word's leading space with "▁"
+and spells a character it has no token for as its UTF-8 bytes, one "<0xNN>" token each (byte
+fallback). ``readable_piece`` shows those the same way:
+
+    "▁the"   -> "␣the"
+    "<0x0A>" -> "↵"        (a newline's byte);  "<0xE2>" -> "<E2>" (part of a character)
+
 The result is for display only: text that already contains "␣" looks the same.
 """
 
 from __future__ import annotations
+
+import re
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -76,3 +85,18 @@ def readable_token(token: str) -> str:
     """Byte-level token string -> display string. "Ġthe" -> "␣the"."""
     raw = token_bytes(token)
     return token if raw is None else readable_bytes(raw)
+
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def readable_piece(token: str) -> str:
+    """SentencePiece-style token -> display string. "▁the" -> "␣the"; "<0x0A>" -> "↵".
+
+    >>> readable_piece("▁the"), readable_piece("<0x0A>"), readable_piece("<0xE2>")
+    ('␣the', '↵', '<E2>')
+    """
+    byte = _BYTE_PIECE.fullmatch(token)
+    if byte:
+        return readable_bytes(bytes([int(byte.group(1), 16)]))
+    return "".join(show_char(c) for c in token.replace("▁", " "))

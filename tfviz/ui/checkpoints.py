@@ -99,7 +99,8 @@ def found(name: object) -> Found | None:
 def _stamp(f: Found) -> tuple:
     """The folder's files as they are now: a changed file makes a new cache key."""
     out = []
-    for part in ("config.json", "model.safetensors", "tokenizer.json"):
+    for part in ("config.json", "model.safetensors", "model.safetensors.index.json", "tokenizer.json",
+                 "tokenizer_config.json", "generation_config.json"):
         try:
             s = (f.folder / part).stat()
             out.append((part, s.st_size, s.st_mtime_ns))
