@@ -18,6 +18,19 @@ def test_our_bundled_decoder():
     assert f.eos_ends == "sentence"  # its manifest: one "sentence <eos>" per training row
     assert f.n_params == 188_352 == tfviz.load("gpt-tiny").manifest["eval"]["parameters"]
     assert (f.size_class, f.timing_repeats, f.timing) == ("tiny", 5, "the best of 5 runs")
+    assert (f.n_heads, f.kv_heads, f.grouped, f.gated, f.biases, f.tied) == (4, 4, False, False, "all", True)
+    assert f.rope_base is None and f.rope_scaling is None
+
+
+def test_the_modern_block_at_gpt_tinys_size():
+    """llama-tiny's config, fresh or trained: RMSNorm, SwiGLU, RoPE, GQA, no biases, untied."""
+    from tfviz.bundle import fresh
+    from tfviz.config import preset
+
+    f = fresh(preset("llama-tiny")).facts
+    assert (f.norm, f.norm_kind, f.norm_name, f.final_norm) == ("pre", "rmsnorm", "RMSNorm", True)
+    assert (f.activation_name, f.gated, f.positions, f.rope_base) == ("SwiGLU", True, "rope", 10000.0)
+    assert (f.n_heads, f.kv_heads, f.grouped, f.biases, f.tied) == (4, 2, True, "none", False)
 
 
 def test_our_encoder_and_seq2seq():

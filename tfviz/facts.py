@@ -89,11 +89,18 @@ class ModelFacts:
     family: str  # "GPT-2", "BERT" for a checkpoint folder; "tfviz" for ours
     arch: str  # decoder, encoder, encoder-decoder
     norm: str  # "pre" or "post": where the norm sits around each sublayer
-    norm_kind: str  # "layernorm" (every model tfviz builds today)
+    norm_kind: str  # "layernorm" or "rmsnorm" (Llama-shaped models)
     final_norm: bool
-    activation: str  # the config's name: relu, gelu, gelu_tanh
+    activation: str  # the config's name: relu, gelu, gelu_tanh, swiglu, geglu
     positions: str  # the config's positional scheme
     context: int  # tokens the model reads at most
+    n_heads: int  # query heads per layer
+    kv_heads: int  # key/value heads per layer: fewer than n_heads is grouped-query attention
+    rope_base: float | None  # RoPE's base (rope_theta) where positions are rotary
+    rope_scaling: str | None  # "linear" or "llama3" where RoPE's frequencies are stretched
+    qk_norm: bool  # a norm on each head's q and k (Qwen3)
+    biases: str  # "all" (GPT-2, BERT, ours), "qkv only" (Qwen2) or "none" (Llama)
+    tied: bool  # the unembedding is the embedding matrix itself
     cased: bool
     tokenizer: TokenizerKind
     unknown: Unknown
@@ -106,6 +113,16 @@ class ModelFacts:
     @property
     def pre_ln(self) -> bool:
         return self.norm == "pre"
+
+    @property
+    def gated(self) -> bool:
+        """A gated feed-forward (SwiGLU, GeGLU): act(x W_gate) ⊙ (x W_in), then W_out."""
+        return self.activation in ("swiglu", "geglu")
+
+    @property
+    def grouped(self) -> bool:
+        """Grouped-query (or multi-query) attention: query heads share key/value heads."""
+        return self.kv_heads < self.n_heads
 
     @property
     def norm_name(self) -> str:
@@ -199,6 +216,11 @@ def _eos_ends(origin: Origin, cfg: ModelConfig, manifest: Mapping, family: str) 
     return "sentence" if "sentence" in row or origin == "fresh" else "row"
 
 
+def _biases(cfg: ModelConfig) -> str:
+    qkv = cfg.bias if cfg.qkv_bias is None else cfg.qkv_bias
+    return "all" if cfg.bias else "qkv only" if qkv else "none"
+
+
 def _parts(cfg: ModelConfig, manifest: Mapping, param_names) -> Parts:
     aside = tuple(sorted(manifest.get("set_aside", ())))
     names = [n.lower() for n in (*param_names, *aside)]
@@ -222,8 +244,12 @@ def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, train
     n_params = int(sum(param_counts.values()))
     return ModelFacts(
         name=name, origin=origin, family=family, arch=cfg.arch, norm=cfg.norm,
-        norm_kind=getattr(cfg, "norm_type", "layernorm"), final_norm=cfg.final_norm,
-        activation=cfg.activation, positions=cfg.positional, context=cfg.max_seq_len, cased=cased,
+        norm_kind=cfg.norm_type, final_norm=cfg.final_norm,
+        activation=cfg.activation, positions=cfg.positional, context=cfg.max_seq_len,
+        n_heads=cfg.n_heads, kv_heads=cfg.kv_heads,
+        rope_base=cfg.pos_base if cfg.positional == "rope" else None,
+        rope_scaling=cfg.rope_scaling.kind if cfg.positional == "rope" and cfg.rope_scaling else None,
+        qk_norm=cfg.qk_norm, biases=_biases(cfg), tied=cfg.tie_embeddings, cased=cased,
         tokenizer=kind, unknown=unknown, specials=_specials(tokenizer),
         eos_ends=_eos_ends(origin, cfg, manifest, family), n_params=n_params,
         timing_repeats=timing_repeats(n_params), parts=_parts(cfg, manifest, param_counts))

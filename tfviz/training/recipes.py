@@ -42,8 +42,8 @@ with seed 2, but 75% with seed 1: the seed still matters). Dropping heads in eve
 per kind of answer and per form (``encoder_coref_metrics``).
 
 >>> sorted(RECIPES)
-['bert-tiny', 'gpt-tiny', 'gpt-tiny-learned', 'gpt-tiny-rope', 'gqa-tiny', 'moe-tiny', 'mqa-tiny',
- 'reverse-encdec', 'vit-tiny']
+['bert-tiny', 'gpt-tiny', 'gpt-tiny-learned', 'gpt-tiny-rope', 'gqa-tiny', 'llama-tiny', 'moe-tiny',
+ 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
 """
 from __future__ import annotations
 
@@ -214,6 +214,12 @@ RECIPES: dict[str, Recipe] = {
         data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
                             "compared_with": "gpt-tiny (sinusoidal)"})
        for name in ("gpt-tiny-learned", "gpt-tiny-rope")},
+    # The modern block (RoPE, GQA, RMSNorm, SwiGLU): gpt-tiny's data, seeds, steps and settings.
+    "llama-tiny": Recipe(
+        "llama-tiny", steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
+        make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_kv,
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
+                            "compared_with": "gpt-tiny (same recipe, the 2017 block)"}),
     "moe-tiny": Recipe(
         "moe-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
         make_rows=_story_rows(CORPUS_SENTENCES, COREF_FRACTION), loss=lm_loss, evaluate=_eval_moe,
