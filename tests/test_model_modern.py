@@ -28,7 +28,7 @@ from tfviz.reference import rope_inv_freq as reference_inv_freq
 from tfviz.trace import run_with_trace
 from tfviz.weights import export_weights
 
-F32 = dict(rtol=1e-6, atol=1e-6)  # float32 against float64, values of size ~1
+F32 = dict(rtol=1e-5, atol=1e-6)  # float32 against float64, values of size ~1: a few ulps, summed
 
 #: A Llama-shaped config with every new switch on: RMSNorm, SwiGLU, RoPE in halves with llama3
 #: scaling, GQA 4/2, a head size of its own, QK-norm, biases on q, k and v only.
@@ -53,7 +53,7 @@ def test_rms_norm_matches_torch_and_the_reference():
     xt = torch.tensor(x, dtype=torch.float32)
     ours = norm(xt).detach()
     theirs = F.rms_norm(xt, (16,), norm.weight.detach(), eps=1e-6)
-    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
     ref = rms_norm(x, gamma, eps=1e-6)
     np.testing.assert_allclose(ours.numpy(), ref.output, **F32)
     # The reference against float64 torch: the same formula, to float64's precision
@@ -69,7 +69,7 @@ def test_rms_norm_hooks_give_the_rms_it_divides_by():
     assert "blocks.0.ln1.hook_mean" not in tr  # RMSNorm takes no mean away
     x = tr["blocks.1.hook_resid_pre"]
     ref = rms_norm(x, eps=cfg.ln_eps)
-    np.testing.assert_allclose(tr["blocks.1.ln1.hook_scale"], ref.rms, rtol=1e-6)
+    np.testing.assert_allclose(tr["blocks.1.ln1.hook_scale"], ref.rms, rtol=1e-5)
     np.testing.assert_allclose(tr["blocks.1.ln1.hook_normalized"], ref.normalized, rtol=1e-5, atol=1e-6)
 
 
