@@ -192,18 +192,24 @@ def _teaching_call(method: str, *args):
 
 def downloads() -> None:
     """The class's answers as CSV, and a summary per question, for the teacher to take home.
-    The files are made when the button is pressed, so they hold every answer up to then."""
+    The files are made when the button is pressed, so they hold every answer up to then (the
+    page may have been drawn before the first answer came). Streamlit makes them on a thread of
+    its own, outside any run of this browser's script, where ``st.session_state`` is not this
+    browser's: so they read the class through the store, code and key taken here, never the
+    session. A class that has ended or a store that does not answer raises there, and the
+    browser says the download failed (rather than saving a file with no answers)."""
     teaching = st.session_state.get(TEACHER)
     if not teaching:
         return
     st.subheader("Take the answers home")
-    stem = f"live-class-{teaching['code']}"
+    store, code, key = live_store(), teaching["code"], teaching["key"]
+    stem = f"live-class-{code}"
 
     def answers() -> str:
-        return answers_csv(_teaching_call("export_rows") or [])
+        return answers_csv(store.export_rows(code, key))
 
     def summary() -> str:
-        return summary_csv(_teaching_call("summary") or (), _teaching_call("checkin_summary") or ())
+        return summary_csv(store.summary(code, key), store.checkin_summary(code, key))
 
     d1, d2 = st.columns(2)
     d1.download_button("⬇️ Every answer (CSV)", answers, f"{stem}-answers.csv", "text/csv",
