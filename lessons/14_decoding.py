@@ -6,9 +6,10 @@ import streamlit as st
 from tfviz.analysis import decoding as dec
 from tfviz.decoding import (beam_search_tree, filter_distribution, generate,
                             is_tied, lm_loss_per_token, prompt_with_room)
+from tfviz.decoding.prompt import starting_prompt
 from tfviz.decoding.generate import continuation_text, step_contexts
 from tfviz.ui import decoding_cache as dc
-from tfviz.ui.cache import coref_gap_notice, get_bundle, get_trace
+from tfviz.ui.cache import coref_gap_notice, get_bundle, get_trace, read_text
 from tfviz.lab.opened import is_run_name, prompt_part, room_after
 from tfviz.ui.context import lesson_context
 from tfviz.ui.model_offer import offer
@@ -96,7 +97,17 @@ with step("2 · The model continues your prompt"):
         f"Generation stops when the model writes `{EOS}`"
         + (f", which for {name} marks {facts.eos_meaning}." if facts.eos_meaning else ".")
     )
-    prompt, prompt_note = prompt_box("dec", prompt_part(text) if is_run_name(name) else text)
+    whole = read_text(name, text).notice is None  # the trace's last logits follow the text's end
+    start, cut = ((prompt_part(text), None) if is_run_name(name) else starting_prompt(
+        text, get_trace(name, text)["logits"][-1] if whole else None, bundle.tokenizer.eos_id))
+    prompt, prompt_note = prompt_box("dec", start)
+    if cut and prompt == start:  # say why the box does not hold the sidebar's whole text
+        st.caption(f"The prompt starts from your text without “{cut.strip()}”: after it, "
+                   f"{name}'s likeliest next token is `{EOS}`"
+                   + (f", which for it marks {facts.eos_meaning}" if facts.eos_meaning else "")
+                   + ", so greedy decoding and beam search would end at once, with nothing to "
+                   "show. From here the model writes the end of the sentence itself. "
+                   "Type any prompt to change it.")
     if gap_note := coref_gap_notice(name, prompt):  # why "the teacher ..." may get a wrong noun
         st.info(gap_note)
     left, mid, right = st.columns(3)

@@ -130,11 +130,12 @@ def test_per_token_loss_is_the_training_loss():
     assert r.mean == pytest.approx(float(ce), abs=1e-5)  # what training minimised, on this row
     with torch.no_grad():
         logits = gpt.model(torch.tensor([ids]))[0].numpy()  # (T, V)
-    p = softmax(logits)  # the numpy reference
+    p = softmax(logits)  # the numpy reference, float64 of the same call's logits (this thread)
     want = [-math.log(p[t, y]) for t, y in enumerate(r.targets)]
     np.testing.assert_allclose(r.losses, want, atol=1e-5)
     np.testing.assert_allclose(r.probs, np.exp(-np.array(want)), atol=1e-6)
     bare = lm_loss_per_token(gpt, text, append_eos=False)
+    # the same inputs, the same call: the same float32 logits, the losses in float64
     assert bare.targets == tuple(ids[1:]) and bare.losses == pytest.approx(r.losses[:-1], abs=1e-9)
 
 
@@ -164,3 +165,30 @@ def test_no_global_random_state_is_used_or_changed():
         assert torch.equal(torch.get_rng_state(), torch_state)
         assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state(), np_state))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("text, cut", [
+    ("the cat sat on the mat.", ("the cat sat on the", " mat.")),
+    ("It was wide!  ", ("It was", " wide!")),
+    ('He said "go."', ("He said", ' "go."')),
+    ("the mat .", ("the", " mat .")),
+    ("the cat sat on the", None),
+    ("Hi.", None),
+    ("", None),
+])
+def test_a_sentence_end_is_cut_with_its_last_word(text, cut):
+    from tfviz.decoding.prompt import cut_sentence_end
+
+    assert cut_sentence_end(text) == cut
+
+
+def test_the_starting_prompt_is_cut_only_where_the_model_would_end():
+    from tfviz.decoding.prompt import starting_prompt
+
+    bundle = tfviz.load("gpt-tiny")
+    eos = bundle.tokenizer.eos_id
+    for text, cut in (("the girl was happy.", True), ("the girl was", False)):
+        logits = bundle.trace(text)["logits"][-1]
+        assert (int(logits.argmax()) == eos) is cut
+        start, gone = starting_prompt(text, logits, eos)
+        assert (gone is not None) is cut and (start == text) is not cut

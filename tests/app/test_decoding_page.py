@@ -166,6 +166,26 @@ def test_the_training_loss_is_torch_cross_entropy(app_page, gpt):
     assert data["loss"]["mean_text"].iloc[0] == f"mean {ce.mean():.3f}"  # the chart's mean line
 
 
+def test_a_sentence_that_ends_starts_the_prompt_before_its_last_word(app_page, gpt):
+    """After "mat." gpt-tiny's greedy choice is <eos>: from the whole sentence greedy writes
+    nothing and beam search ends at once. The prompt starts before "mat." instead, and says so."""
+    text = "The cat sat on the mat."
+    assert generate(gpt, text, strategy="greedy", max_new_tokens=20).new_ids == (gpt.tokenizer.eos_id,)
+    at = app_page(PAGE, text=text)
+    prompt = at.text_area(key="dec_prompt").value
+    assert prompt == "The cat sat on the"
+    why = [c.value for c in at.caption if c.value.startswith("The prompt starts from your text")]
+    assert len(why) == 1 and "“mat.”" in why[0] and "`<eos>`" in why[0]
+    g = generate(gpt, prompt, strategy="greedy", max_new_tokens=20)
+    assert g.text.strip() and _written(at) == gpt.tokenizer.decode(g.prompt_ids) + g.text
+    assert not any("ends at once" in m.value for m in at.markdown)
+    _ok(at.text_area(key="dec_prompt").set_value(text).run())  # a prompt the learner types stays
+    assert at.text_area(key="dec_prompt").value == text
+    assert not [c for c in at.caption if c.value.startswith("The prompt starts from your text")]
+    unfinished = app_page(PAGE, text="The cat sat on the")  # no full stop: nothing is cut
+    assert unfinished.text_area(key="dec_prompt").value == "The cat sat on the"
+
+
 def test_an_empty_prompt_waits_and_the_rest_still_works(app_page):
     at = _set(app_page(PAGE), dec_prompt="   \n  ")
     assert any("Type a prompt above" in i.value for i in at.info)

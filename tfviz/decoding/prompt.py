@@ -6,10 +6,16 @@
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+import numpy as np
 
 from tfviz.config import PRESET_NAMES, preset
 from tfviz.textinput import truncation_notice
+
+# the last word and the full stop (or ! ?) after it, with any closing quote or bracket
+_LAST_WORD_AND_STOP = re.compile(r"\s*[^\s.!?]*\s*[.!?]+[\"'”’)\]]*\s*$")
 
 
 def generating_models() -> tuple[str, ...]:
@@ -68,3 +74,39 @@ def prompt_with_room(bundle, text: str, new_tokens: int) -> tuple[tuple[int, ...
     return tuple(ids[-room:]), (f"Your prompt is {len(ids)} tokens long; to leave room for "
                                 f"{new_tokens} new tokens in the {n} this model reads, it "
                                 f"continues from the last {room}.")
+
+
+def cut_sentence_end(text: str) -> tuple[str, str] | None:
+    """(``text`` without its last word and the full stop that ends it, what was cut), or None
+    when ``text`` does not end a sentence or nothing would be left.
+
+    >>> cut_sentence_end("the cat sat on the mat.")
+    ('the cat sat on the', ' mat.')
+    >>> cut_sentence_end("the cat sat on the") is None, cut_sentence_end("Hi!") is None
+    (True, True)
+    """
+    found = _LAST_WORD_AND_STOP.search(text)
+    if found is None or not text[:found.start()].strip():
+        return None
+    return text[:found.start()], text[found.start():].rstrip()
+
+
+def starting_prompt(text: str, next_logits, eos_id: int | None) -> tuple[str, str | None]:
+    """(the prompt lesson 14 starts from, the words cut off or None).
+
+    A text that ends a sentence, after which the model's likeliest next token is its end token
+    (``next_logits``: the logits at the text's last position), would leave greedy decoding and
+    beam search with nothing to write: they would end at once. The prompt then starts before
+    its last word and full stop, which the model has to write again itself, and goes on from.
+
+    >>> starting_prompt("the cat sat on the mat.", np.array([0.0, 0.0, 5.0]), eos_id=2)
+    ('the cat sat on the', ' mat.')
+    >>> starting_prompt("the cat sat on the mat.", np.array([9.0, 0.0, 5.0]), eos_id=2)
+    ('the cat sat on the mat.', None)
+    """
+    cut = cut_sentence_end(text)
+    if cut is None or eos_id is None or next_logits is None:
+        return text, None
+    if int(np.argmax(np.asarray(next_logits))) != eos_id:
+        return text, None
+    return cut
