@@ -142,7 +142,9 @@ def answered(inst: Instance, ikey: str) -> frozenset[str]:
 
 
 def _labels(inst: Instance, names) -> str:
-    return ", ".join(f"“{inst.field(n).label}”" for n in names)
+    """The boxes' labels, "a", "a and b", "a, b and c" (labels quote their own words)."""
+    labels = [inst.field(n).label for n in names]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def agreement_panel(inst: Instance, ikey: str, agreement) -> None:
@@ -155,9 +157,10 @@ def agreement_panel(inst: Instance, ikey: str, agreement) -> None:
     waiting = sorted({b for boxes in agreement.answers for b in boxes} - shown,
                      key=[f.name for f in inst.answer_fields].index)
     if waiting:
-        st.caption(f"The engine's numbers for {_labels(inst, waiting)} appear here once you have "
-                   "checked an answer in that box, or opened the full worked solution: they are "
-                   "the answers.")
+        where = "that box" if len(waiting) == 1 else "each of those boxes"
+        st.caption(f"The engine's numbers for the {_labels(inst, waiting)} appear here once "
+                   f"you have checked an answer in {where}, or opened the full worked solution: "
+                   "they are the answers.")
     st.success(f"Largest difference between the engine and the hand solver, over every word and "
                f"head: {agreement.max_difference:.1e} (the engine computes in 32-bit floats).")
 
