@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 SMOLLM2_135M = dict(layers=30, heads=9, kv_heads=3, d=576, d_ff=1536, positions=8192, vocab_size=49152,
-                    tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
+                    tie_word_embeddings=True,
+                    rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
 PARAMETERS = 134_515_008  # SmolLM2-135M's own count
 
 

@@ -44,7 +44,8 @@ CASES = {
                    tie_word_embeddings=False, rope_parameters=LLAMA3_ROPE),
     # Llama 2 / TinyLlama: SentencePiece-style BPE with add_bos_token, 3 query heads on 1, tied,
     # linear scaling (a "SuperHOT"-style fine-tune)
-    "llama2": dict(model_type="llama", tokenizer="llama2", heads=3, kv_heads=1, d=24, tie_word_embeddings=True,
+    "llama2": dict(model_type="llama", tokenizer="llama2", heads=3, kv_heads=1, d=24,
+                   tie_word_embeddings=True,
                    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}),
     # a head size of its own: 4 heads of 16 on d = 32
     "head_dim": dict(model_type="llama", tokenizer="llama3", heads=4, kv_heads=4, head_dim=16,
@@ -114,7 +115,8 @@ def test_special_tokens_come_from_the_checkpoints_files(made):
     """BOS as transformers adds it (Llama 3's post-processor, Llama 2's add_bos_token, none for
     Qwen); EOS from generation_config.json (the first of a list)."""
     llama3, llama2, qwen = (made(c)[1].tokenizer for c in ("llama3", "llama2", "qwen2"))
-    assert llama3.tokens("hi")[0] == "<|begin_of_text|>" and llama3.id_to_token(llama3.eos_id) == "<|end_of_text|>"
+    assert llama3.tokens("hi")[0] == "<|begin_of_text|>"
+    assert llama3.id_to_token(llama3.eos_id) == "<|end_of_text|>"
     assert llama2.tokens("hi")[0] == "<s>" and llama2.id_to_token(llama2.eos_id) == "</s>"
     assert qwen.encode("hi") == qwen.hf.encode("hi", add_special_tokens=False).ids  # nothing added
     assert qwen.id_to_token(qwen.eos_id) == "<|im_end|>"  # generation_config: [<|im_end|>, <|endoftext|>]

@@ -119,3 +119,14 @@ def test_older_config_spelling_of_rope_is_read(copy):
     (copy / "config.json").write_text(json.dumps(data))
     cfg = tfviz.load(copy).config
     assert cfg.pos_base == 20000.0 and cfg.rope_scaling == RopeScaling("linear", 2.0)
+
+
+def test_the_app_lists_a_llama_folder_as_not_offered_with_the_reason(folder):
+    """tfviz.load opens it, but the lessons do not teach its block yet: the app's discovery
+    names it among the folders it does not offer, and says why."""
+    from tfviz.hf.discover import discover
+
+    d = discover({"TFVIZ_MODELS": str(folder), "HF_HUB_CACHE": str(folder / "no-cache")})
+    assert d.models == ()
+    (skipped,) = [s for s in d.skipped if s.folder == folder]
+    assert "it is a Llama, which tfviz.load opens in a notebook" in skipped.reason

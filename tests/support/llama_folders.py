@@ -121,8 +121,8 @@ def tokenizer_config(kind: str) -> dict:
         return {"tokenizer_class": "Qwen2Tokenizer", "bos_token": None, "eos_token": s[2],
                 "pad_token": s[0], "add_prefix_space": False, "errors": "replace"}
     return {"tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False,
-            "bos_token": {"__type": "AddedToken", "content": "<s>", "lstrip": False, "normalized": False, "rstrip": False,
-                          "single_word": False, "special": True},
+            "bos_token": {"__type": "AddedToken", "content": "<s>", "lstrip": False, "normalized": False,
+                          "rstrip": False, "single_word": False, "special": True},
             "eos_token": "</s>", "unk_token": "<unk>", "pad_token": None, "legacy": False}
 
 
@@ -199,7 +199,8 @@ def parity(folder, bundle, text=TEXT, *, spread: bool = True) -> dict[str, float
     errors = {"logits": assert_matches(tr["logits"], logits, "logits")}
     for i in range(L):
         errors[f"pattern {i}"] = assert_matches(tr["pattern", i], patterns[i], f"layer {i}'s pattern")
-        errors[f"resid_pre {i}"] = assert_matches(tr[f"blocks.{i}.hook_resid_pre"], resid[i], f"resid_pre {i}")
+        errors[f"resid_pre {i}"] = assert_matches(tr[f"blocks.{i}.hook_resid_pre"], resid[i],
+                                                  f"resid_pre {i}")
     errors["resid_post last"] = assert_matches(tr[f"blocks.{L - 1}.hook_resid_post"], resid[L], "last block")
     if spread:  # the comparison is not between near-uniform tensors: maps are peaked, logits spread
         assert min(p.max() for p in patterns) > 0.5

@@ -11,10 +11,11 @@ Two places are looked at, and nothing is ever downloaded:
   are usually symbolic links into ``blobs/``, which every check here follows.
 
 A folder is offered when :func:`tfviz.hf.describe` finds in it config.json, model.safetensors
-and tokenizer.json of a family :mod:`tfviz.hf` can build, its safetensors file whole and every
-shape config.json's. Anything else found there is kept as :class:`Skipped`, with the reason
-:class:`~tfviz.hf.CheckpointError` gives, so a lecturer learns why their folder is not in the
-list. Only config.json and the safetensors file's header (a few kilobytes) are read.
+(or its shards) and tokenizer.json of a family :mod:`tfviz.hf` can build, its safetensors file
+whole and every shape config.json's, and the family is one the lessons teach
+(:data:`APP_FAMILIES`). Anything else found there is kept as :class:`Skipped`, with the reason
+:class:`~tfviz.hf.CheckpointError` gives (or the lessons' reason), so a lecturer learns why their
+folder is not in the list. Only config.json and the safetensors header (a few kilobytes) are read.
 
 Each offered model gets a name, the one the app's sidebar, ``session_state["model"]`` and the
 ``?model=`` link use: the cached repository's name (``gpt2`` for
@@ -45,6 +46,11 @@ from pathlib import Path
 from tfviz.hf.folder import CheckpointError, FolderInfo, describe
 
 ENV_VAR = "TFVIZ_MODELS"
+#: The families whose folders the app offers. tfviz.load opens a Llama, Mistral or Qwen too,
+#: but the lessons still explain every model as LayerNorm, a two-matrix feed-forward and the
+#: positions they know (some fail outright on RMSNorm), so such a folder is listed as not
+#: offered, with that reason, until they teach the modern block.
+APP_FAMILIES = ("GPT-2", "BERT")
 # What a folder needs beside its weights; config.json also marks a folder as a model's.
 MARKERS = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json")
 
@@ -250,6 +256,12 @@ def discover(env: Mapping[str, str] | None = None, reserved: Iterable[str] = ())
             continue
         except OSError as e:  # unreadable: permissions, a link into a missing blob...
             skipped.append(Skipped(folder, source, f"it cannot be read ({e}).", place))
+            continue
+        if info.family not in APP_FAMILIES:
+            skipped.append(Skipped(folder, source, (
+                f"it is a {info.family}, which tfviz.load opens in a notebook but the lessons do not "
+                "teach yet (RMSNorm, the gated feed-forward, RoPE): the app offers GPT-2 and BERT "
+                "folders."), place))
             continue
         taken.add(name.lower())
         models.append(Found(name, source, info, place))

@@ -283,9 +283,9 @@ def llama_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) ->
     eos = named("eos_token", "eos_token_id", generation, data)
     pad = named("pad_token", "pad_token_id", data)
     if "add_bos_token" in settings or "add_eos_token" in settings:
-        hf.post_processor = _template(hf, token_text(settings, "bos_token") or bos,
-                                      token_text(settings, "eos_token") or eos,
-                                      bool(settings.get("add_bos_token")), bool(settings.get("add_eos_token")))
+        hf.post_processor = _template(
+            hf, token_text(settings, "bos_token") or bos, token_text(settings, "eos_token") or eos,
+            bool(settings.get("add_bos_token")), bool(settings.get("add_eos_token")))
     return CheckpointTokenizer(hf, eos, bos_token=bos, pad_token=pad, add_special_tokens=True,
                                pieces=pieces, n_ids=n_ids)
 
