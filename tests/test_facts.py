@@ -109,3 +109,35 @@ def test_a_bert_pretraining_folder_names_what_the_loader_set_aside(folders):
     assert not any("pooler" in k for k in b.model.state_dict())
     # the unknown token is real: WordPiece writes it for a character it has no piece for
     assert "[UNK]" in b.token_strings(b.encode("🦜"))
+
+
+def test_rope_pairs_and_an_added_bos_on_our_models():
+    """gpt-tiny-rope turns adjacent dimensions, llama-tiny Llama's halves; none of our story
+    tokenizers puts <bos> in front of a text (their training rows start with the first word)."""
+    facts = {name: tfviz.load(name).facts for name in ("gpt-tiny", "gpt-tiny-rope", "llama-tiny")}
+    assert {n: f.rope_pairs for n, f in facts.items()} == {
+        "gpt-tiny": None, "gpt-tiny-rope": "adjacent", "llama-tiny": "halves"}
+    for name, f in facts.items():
+        assert not f.adds_bos
+        assert tfviz.load(name).encode("the cat")[0] != tfviz.load(name).tokenizer.bos_id
+
+
+@pytest.mark.parametrize("kind, bos", [("llama3", "<|begin_of_text|>"), ("llama2", "<s>"),
+                                       ("metaspace", "<s>"), ("qwen", None)])
+def test_a_llama_folder_adds_its_bos_as_transformers_tokenizer_does(tmp_path, kind, bos):
+    """The tokenizer transformers loads from the same folder is the reference: its first id of
+    a plain text is the BOS exactly when the facts say so."""
+    pytest.importorskip("transformers")
+    import transformers
+
+    from tests.support.llama_folders import make_checkpoint
+
+    make_checkpoint(tmp_path, "qwen2" if kind == "qwen" else "llama", tokenizer=kind, layers=1)
+    f = tfviz.load(tmp_path).facts
+    theirs = transformers.AutoTokenizer.from_pretrained(tmp_path)
+    first = theirs("the cat")["input_ids"][0]
+    if bos is not None:  # (a Qwen tokenizer has none; transformers' bos_token is None there)
+        assert f.specials.bos == theirs.bos_token == bos
+    assert f.adds_bos == (theirs.bos_token is not None and first == theirs.bos_token_id)
+    assert f.adds_bos == (kind != "qwen")
+    assert f.rope_pairs == "halves"

@@ -98,6 +98,9 @@ class ModelFacts:
     kv_heads: int  # key/value heads per layer: fewer than n_heads is grouped-query attention
     rope_base: float | None  # RoPE's base (rope_theta) where positions are rotary
     rope_scaling: str | None  # "linear" or "llama3" where RoPE's frequencies are stretched
+    # Which dimensions RoPE turns together: "adjacent" (2i, 2i+1), as the RoFormer paper and our
+    # gpt-tiny-rope; "halves" (i, i + d/2), Llama's rotate_half. None without RoPE.
+    rope_pairs: str | None
     qk_norm: bool  # a norm on each head's q and k (Qwen3)
     biases: str  # "all" (GPT-2, BERT, ours), "qkv only" (Qwen2) or "none" (Llama)
     tied: bool  # the unembedding is the embedding matrix itself
@@ -105,6 +108,9 @@ class ModelFacts:
     tokenizer: TokenizerKind
     unknown: Unknown
     specials: Specials
+    # The tokenizer puts its beginning-of-text token (specials.bos) in front of every text, as
+    # a Llama's does (the model was trained so: its first position is always that token).
+    adds_bos: bool
     eos_ends: EosEnds | None
     n_params: int
     timing_repeats: int
@@ -197,6 +203,15 @@ def _specials(tok) -> Specials:
                     sep=name("sep") or (name("eos") if wraps else None))
 
 
+def _adds_bos(tok) -> bool:
+    """Whether encoding a plain word puts the tokenizer's beginning-of-text token first."""
+    bos = getattr(tok, "bos_id", None)
+    if bos is None:
+        return False
+    ids = list(tok.encode("the"))
+    return bool(ids) and int(ids[0]) == int(bos)
+
+
 def _origin(manifest: Mapping, trained: bool) -> Origin:
     if "lab" in manifest:
         return "lab"
@@ -249,7 +264,8 @@ def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, train
         n_heads=cfg.n_heads, kv_heads=cfg.kv_heads,
         rope_base=cfg.pos_base if cfg.positional == "rope" else None,
         rope_scaling=cfg.rope_scaling.kind if cfg.positional == "rope" and cfg.rope_scaling else None,
+        rope_pairs=cfg.rope_pairs if cfg.positional == "rope" else None,
         qk_norm=cfg.qk_norm, biases=_biases(cfg), tied=cfg.tie_embeddings, cased=cased,
-        tokenizer=kind, unknown=unknown, specials=_specials(tokenizer),
+        tokenizer=kind, unknown=unknown, specials=_specials(tokenizer), adds_bos=_adds_bos(tokenizer),
         eos_ends=_eos_ends(origin, cfg, manifest, family), n_params=n_params,
         timing_repeats=timing_repeats(n_params), parts=_parts(cfg, manifest, param_counts))
