@@ -167,6 +167,30 @@ def test_scaled_frequencies_match_the_reference_and_transformers(scaling, dim, b
             assert ours[-1] == pytest.approx(float(plain[-1]) / scaling.factor, rel=1e-6)
 
 
+@pytest.mark.parametrize("dim, base", [(16, 10000.0), (64, 500000.0), (128, 1e6)])
+def test_plain_frequencies_in_transformers_order_are_theirs_to_the_bit(dim, base):
+    """A checkpoint's RoPE (rope_pairs="halves") takes transformers' float32 order, 1 / base^(2i/d);
+    our own models keep the base^(-2i/d) they were trained with. The two differ by an ulp in a
+    few entries, so each agrees with the reference to float32's precision."""
+    llama = pytest.importorskip("transformers.models.llama.modeling_llama")
+    from transformers import LlamaConfig
+
+    config = LlamaConfig(hidden_size=dim * 2, num_attention_heads=2,
+                         rope_parameters={"rope_type": "default", "rope_theta": base})
+    theirs, _ = llama.LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+    ours = rope_inv_freq(dim, base, transformers_order=True)
+    assert torch.equal(ours, theirs)
+    for freqs in (ours, rope_inv_freq(dim, base)):
+        np.testing.assert_allclose(freqs.numpy(), reference_inv_freq(dim, base), rtol=3e-7)
+    cfg = MODERN.replace(rope_scaling=None)  # a "halves" model asks for transformers' order
+    model = Transformer(cfg).eval()
+    tr = run_with_trace(model, [1, 2, 3])
+    cos, sin = rope_angles(torch.arange(3), cfg.d_head, cfg.pos_base, transformers_order=True)
+    with torch.no_grad():
+        q = model.blocks[0].attn.q_norm(torch.tensor(tr["blocks.0.attn.hook_q"])[None])  # (1, T, H, dh)
+    assert torch.equal(apply_rope(q, cos, sin, "halves")[0], torch.tensor(tr["blocks.0.attn.hook_rot_q"]))
+
+
 def test_qk_norm_and_rope_in_attention_match_the_reference():
     """q -> RMSNorm per head (its own gamma) -> RoPE (halves) -> scores, as Qwen3 computes."""
     cfg = MODERN

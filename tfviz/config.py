@@ -119,7 +119,9 @@ class ModelConfig(DerivedSizes):
     # (transformers' rope_theta: 10000 for Llama 2, 500000 for Llama 3, 1e6 for Qwen2.5).
     pos_base: float = 10000.0
     # RoPE only. Which dimensions form a turning pair: "adjacent" as in the RoFormer paper (our
-    # own models), "halves" as in Llama's rotate_half; see RopePairs.
+    # own models), "halves" as in Llama's rotate_half; see RopePairs. "halves" also computes the
+    # frequencies in transformers' float32 order (tfviz.model.positional.rope_inv_freq), so a
+    # checkpoint's angles are its own to the bit.
     rope_pairs: RopePairs = "adjacent"
     # RoPE only: how many of a head's dimensions turn (the first ones); the rest pass unturned
     # (GPT-NeoX's partial rotary). None: the whole head.

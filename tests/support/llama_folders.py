@@ -24,9 +24,10 @@ by d_head^-½, our -inf mask against their dtype minimum), so values differ in t
 rtol = 1e-5 of transformers' value plus an atol of 5e-6 of the tensor's largest entry: the
 error of a float32 sum is set by the size of what was summed, not by the result, so an entry
 near zero (a small logit, a masked-out pattern entry) may be off by a small share of the
-tensor's scale. Measured, the largest difference was 1.3e-6 of its tensor's scale (a logit of
-the head_dim case, 1 or 2 threads); 1e-6 left no margin for another CPU, 5e-6 leaves four
-times the measured.
+tensor's scale. Measured (1 or 2 threads), the largest difference was 1.1e-6 of its tensor's
+scale, a logit of the llama3 case; with a head size of 16, whose √ is exact, the head_dim and
+qwen3 cases are transformers' numbers to the bit. 5e-6 leaves over four times the measured for
+another CPU.
 A bug moves numbers far more: the two RoPE pairings differ by ~1, a missing QK-norm or bias
 by ~0.1, SiLU for GELU by ~1e-2, an unscaled llama3 frequency by ~1e-3 at these lengths.
 """

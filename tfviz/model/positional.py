@@ -35,21 +35,27 @@ def sinusoidal_table(n_positions: int, d: int, base: float = 10000.0) -> Tensor:
     return table.float()
 
 
-def rope_inv_freq(dim: int, base: float = 10000.0, scaling: RopeScaling | None = None) -> Tensor:
+def rope_inv_freq(dim: int, base: float = 10000.0, scaling: RopeScaling | None = None, *,
+                  transformers_order: bool = False) -> Tensor:
     """The angle each pair of dimensions turns per position: theta_i = base^(-2i/dim), (dim/2,),
     stretched by ``scaling`` (a :class:`~tfviz.config.RopeScaling`) when given.
 
     linear: theta_i / factor. llama3: by wavelength 2 pi / theta_i, short ones kept, long ones
     divided by factor, those between blended (``tfviz.reference.rope_inv_freq`` has the formula).
-    Plain RoPE is computed as it always was here; a scaled one in transformers' own order of
-    operations, so that a Llama 3.1's frequencies are its own to the bit.
+
+    float32 gives the same formula two sets of last bits: base^(-2i/dim), as our own models were
+    trained with, and transformers' 1 / base^(2i/dim), used with ``transformers_order`` (a
+    checkpoint's RoPE, ``rope_pairs="halves"``) and for every scaled RoPE, so that a Llama's or
+    a Qwen's frequencies are its own to the bit. They differ by an ulp in a few entries.
 
     >>> [round(float(t), 4) for t in rope_inv_freq(4, base=100.0)]
     [1.0, 0.1]
     """
-    if scaling is None:
+    if scaling is None and not transformers_order:
         return base ** (-torch.arange(0, dim, 2, dtype=torch.float32) / dim)  # (dim/2,)
     inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))  # (dim/2,)
+    if scaling is None:
+        return inv_freq
     if scaling.kind == "linear":
         return inv_freq / scaling.factor
     # llama3: keep wavelengths below old/high, divide those above old/low, blend in between
@@ -64,12 +70,14 @@ def rope_inv_freq(dim: int, base: float = 10000.0, scaling: RopeScaling | None =
 
 
 def rope_angles(positions: Tensor, d_head: int, base: float = 10000.0,
-                scaling: RopeScaling | None = None) -> tuple[Tensor, Tensor]:
+                scaling: RopeScaling | None = None, *,
+                transformers_order: bool = False) -> tuple[Tensor, Tensor]:
     """cos and sin of the rotation angle for each (position, pair of dimensions): (T, d_head/2).
 
-    ``d_head`` is the number of dimensions that turn (a partial rotary model's rotary_dim).
+    ``d_head`` is the number of dimensions that turn (a partial rotary model's rotary_dim);
+    ``transformers_order``: see :func:`rope_inv_freq`.
     """
-    inv_freq = rope_inv_freq(d_head, base, scaling)  # (dh/2,)
+    inv_freq = rope_inv_freq(d_head, base, scaling, transformers_order=transformers_order)  # (dh/2,)
     angle = positions.float()[:, None] * inv_freq[None, :]  # (T, dh/2)
     return angle.cos(), angle.sin()
 

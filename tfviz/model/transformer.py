@@ -148,7 +148,8 @@ class Transformer(nn.Module):
             allowed = keys if allowed is None else allowed & keys
         rope = None
         if cfg.positional == "rope":
-            rope = rope_angles(q_pos, cfg.rope_dim, cfg.pos_base, cfg.rope_scaling)  # (Tq, r/2) each
+            rope = rope_angles(q_pos, cfg.rope_dim, cfg.pos_base, cfg.rope_scaling,  # (Tq, r/2) each
+                               transformers_order=cfg.rope_pairs == "halves")
         alibi = alibi_bias(cfg.n_heads, q_pos, k_pos) if cfg.positional == "alibi" else None
         return AttnContext(allowed=allowed, scale=opts.resolved(cfg).scale,
                            temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi)
