@@ -248,3 +248,14 @@ def test_a_truncated_shard_is_named(sharded):
     shard = sorted(sharded.glob("model-*-of-*.safetensors"))[-1]
     shard.write_bytes(shard.read_bytes()[:-10])
     assert f"{shard.name} is truncated" in problem(sharded, described=True)
+
+
+def test_an_index_naming_a_tensor_its_shard_lacks_is_named(sharded):
+    index = sharded / "model.safetensors.index.json"
+    data = json.loads(index.read_text())
+    key, shard = next(iter(data["weight_map"].items()))
+    others = sorted(set(data["weight_map"].values()) - {shard})
+    data["weight_map"][key] = others[0]
+    index.write_text(json.dumps(data))
+    message = problem(sharded, described=True)
+    assert f"puts {key} in {others[0]}, which does not hold it" in message

@@ -221,7 +221,7 @@ def header_shapes(folder: Path, path: Path) -> dict[str, tuple[int, ...]]:
             if key not in found:
                 raise CheckpointError(folder, f"{path.name} puts {key} in {shard.name}, which does not "
                                       "hold it; download the checkpoint again.")
-        shapes.update(found)
+            shapes[key] = found[key]  # what the index maps: a shard's other tensors are not read
     return shapes
 
 
