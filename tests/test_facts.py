@@ -141,3 +141,22 @@ def test_a_llama_folder_adds_its_bos_as_transformers_tokenizer_does(tmp_path, ki
     assert f.adds_bos == (theirs.bos_token is not None and first == theirs.bos_token_id)
     assert f.adds_bos == (kind != "qwen")
     assert f.rope_pairs == "halves"
+
+
+@pytest.mark.parametrize("tokenizer", ["llama2", "llama3"])
+def test_a_llama_folder(tmp_path, tokenizer):
+    """The modern block from a folder: its facts are config.json's, and its BOS and EOS are the
+    checkpoint's own (a Llama tokenizer adds BOS only: no [CLS] ... [SEP] wrapping)."""
+    pytest.importorskip("transformers")
+    from tests.support.llama_folders import SPECIALS, make_checkpoint
+
+    make_checkpoint(tmp_path, tokenizer=tokenizer, kv_heads=2, rope_theta=500000.0)
+    b = tfviz.load(tmp_path)
+    f = b.facts
+    assert (f.origin, f.norm, f.norm_kind, f.activation, f.positions) == ("folder", "pre", "rmsnorm", "swiglu", "rope")
+    assert (f.n_heads, f.kv_heads, f.grouped, f.biases, f.rope_base) == (4, 2, True, "none", 500000.0)
+    assert f.specials.cls is None and f.specials.sep is None
+    assert b.token_strings(b.encode("a b"))[0] == f.specials.bos == SPECIALS[tokenizer][0 if tokenizer == "llama3" else 1]
+    assert f.eos_ends == "document" and f.cased
+    assert f.tokenizer == ("byte-level BPE" if tokenizer == "llama3" else "SentencePiece BPE")
+    assert f.unknown == "never"  # byte-level, or byte fallback

@@ -197,7 +197,11 @@ def _specials(tok) -> Specials:
     unk = name("unk")
     if unk is None and hf is not None and getattr(hf.model, "unk_token", None):
         unk = hf.model.unk_token
-    wraps = bool(getattr(tok, "add_special_tokens", False))  # BERT's [CLS] ... [SEP]
+    # BERT's [CLS] ... [SEP]: every text is wrapped in two different tokens (a Llama tokenizer
+    # adds its BOS only, so its <s> and </s> are no [CLS] and [SEP])
+    ids = list(tok.encode("a")) if getattr(tok, "add_special_tokens", False) else []
+    bos, eos = getattr(tok, "bos_id", None), getattr(tok, "eos_id", None)
+    wraps = len(ids) >= 2 and bos != eos and ids[0] == bos and ids[-1] == eos
     return Specials(bos=name("bos"), eos=name("eos"), pad=name("pad"), unk=unk, mask=name("mask"),
                     cls=name("cls") or (name("bos") if wraps else None),
                     sep=name("sep") or (name("eos") if wraps else None))
