@@ -1,10 +1,14 @@
 """Lesson 3 · Embeddings and positions: token ids become vectors, and vectors learn their place."""
 import streamlit as st
 
+from tfviz.analysis.gqa import kv_head_of
 from tfviz.analysis.positions import (alibi, formula_table, learned_positions, permutation,
                                       similarity_by_distance, sinusoid_table)
 from tfviz.experiments.order import permutation_check
-from tfviz.experiments.rope import rope_pair, rope_scores, shift_gap, turn_table
+from tfviz.experiments.rope import (example_scalings, position_reads, rope_layout, rope_pair,
+                                    rope_scores, scaling_name, shift_gap, shifted_scores,
+                                    stretch_groups, stretched_frequencies, turn_table)
+from tfviz.model.positional import rope_inv_freq
 from tfviz.ui.cache import get_bundle, get_trace, read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
@@ -15,8 +19,8 @@ from tfviz.ui.positions_cache import (LEARNED, ROPE, SHIFT, SINE, learned_table,
                                      trained_rows)
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, pe_heatmap, permutation_map,
-                                 position_cosine_heatmap, rope_chart, rope_turn_figure, similarity_chart,
-                                 vectors_heatmap)
+                                 position_cosine_heatmap, rope_chart, rope_frequency_chart,
+                                 rope_reach_chart, rope_turn_figure, similarity_chart, vectors_heatmap)
 
 MAX_PERM_TOKENS = 24
 
@@ -143,9 +147,19 @@ with step("4 · Learned positions: what training made of them"):
     show_code(learned_positions)
 
 
+# RoPE on the sidebar's model when it turns its q and k (llama-tiny, a Llama folder, a lab run
+# trained with RoPE); otherwise on gpt-tiny-rope, gpt-tiny trained with RoPE instead of the sines
+rope_name = model if cfg.positional == "rope" else ROPE
+rope_bundle = get_bundle(rope_name)
+rfacts = rope_bundle.facts
+layout = rope_layout(rope_bundle.config)
+PAIRING = {"adjacent": "dimension 2i with 2i + 1, as in the RoFormer paper",
+           "halves": "dimension i with i + d/2, Llama's “rotate half” layout"}
+
+
 @safe_fragment
 def rope_demo():
-    rt = get_trace(ROPE, text)
+    rt = get_trace(rope_name, text)
     rcfg = rt.config
     n = len(rt.tokens)
     a, b, c = st.columns(3)
@@ -156,26 +170,47 @@ def rope_demo():
     else:
         i = j = 0
     pair = rope_pair(rt, 0, head, i, j)
+    kv_note = (f" (its key and value come from K/V head {kv_head_of(head, rcfg.n_heads, rcfg.kv_heads)}, "
+               "which this query head shares with others)" if rfacts.grouped else "")
     st.markdown(f"Query: token {i} **{rt.tokens[i]!r}** at position m = {i}. Key: token {j} "
-                f"**{rt.tokens[j]!r}** at position n = {j}. Layer 0, head {head}.")
-    vega(rope_turn_figure, pair.q, pair.q_turned, pair.k, pair.k_turned, i, j,
-          title=f"{ROPE}, layer 0, head {head}: the first pairs of q and k, before and after the turn")
-    st.caption("Dotted: the vector the layer computed from the token (hook_q, hook_k); solid: "
-               "the same vector as the model turned it (hook_rot_q, hook_rot_k). Pair 0 turns "
-               "by 1 radian per position, later pairs slower and slower, so at most positions "
-               "only the first pairs move visibly. The lengths never change: RoPE only turns.")
-    table(turn_table(pair, rcfg.pos_base), static=True)  # HTML: there with the run (widgets.table)
+                f"**{rt.tokens[j]!r}** at position n = {j}. Layer 0, head {head}{kv_note}.")
+    shown = tuple(range(min(4, layout.n_pairs)))
+    vega(rope_turn_figure, pair.q, pair.q_turned, pair.k, pair.k_turned, i, j, pairs=shown,
+         planes=tuple(layout.dims(p) for p in shown),
+         title=f"{rope_name}, layer 0, head {head}: the first pairs of q and k, before and after the turn")
+    speeds = layout.inv_freq()
+    st.caption(f"Dotted: the vector the layer computed from the token (hook_q, hook_k); solid: "
+               f"the same vector as the model turned it (hook_rot_q, hook_rot_k). Pair i is "
+               f"{PAIRING[layout.pairs]}. Pair 0 turns by {speeds[0]:.4g} "
+               f"radian{'' if speeds[0] == 1 else 's'} per position, "
+               "later pairs slower and slower, so at most positions only the first pairs move "
+               "visibly. The lengths never change: RoPE only turns.")
+    table(turn_table(pair, layout), static=None)  # HTML while short: there with the run
     st.caption("Measured on the model's own vectors: the angle of each pair of q before and after "
                f"the turn. “turned by” should equal {i}·θᵢ, wrapped into (−π, π]; a tiny pair "
                "(near the origin) has no clear direction, so its angle is noisy.")
 
+    st.markdown("**Relative position only, as numbers.** Take this very q and k and move both "
+                "tokens along by the same s places: the query to m + s, the key to n + s. RoPE "
+                "turns each by its own position, and their dot product stays the same:")
+    moved = shifted_scores(pair.q, pair.k, i, j, layout)
+    table(moved, static=True, column_config={"q·k after rotation": st.column_config.NumberColumn(format="%.6f")})
+    scores = [r["q·k after rotation"] for r in moved]
+    st.caption(f"From ({i}, {j}) to ({moved[-1]['query at']}, {moved[-1]['key at']}) the score moves "
+               f"by at most {max(scores) - min(scores):.1e}: float32's rounding of angles as "
+               f"large as {moved[-1]['query at'] * speeds[0]:,.0f} radians. Only the distance "
+               f"m − n = {i - j} is left in it. The model's own score for this pair (hook_scores_raw, "
+               f"before dividing by √d_k) is {pair.score:.6f}. Positions past {rope_name}'s "
+               f"context of {rcfg.max_seq_len} tokens turn just as well: the rotation has no end, "
+               "only the training does.")
+
     dist = st.slider("distance m − n", 0, 12, 3, key="emb_rope_dist")
     distances = sorted({0, dist, i - j}) if i >= j else sorted({0, dist})
-    rows = [r for d in distances for r in rope_scores(pair.q, pair.k, d, range(d, d + 40, 4), rcfg.pos_base)]
+    rows = [r for d in distances for r in rope_scores(pair.q, pair.k, d, range(d, d + 40, 4), layout=layout)]
     own = ({"query position": i, "distance": i - j, "q·k after rotation": pair.score}
            if i >= j else None)
     vega(rope_chart, rows, model_point=own,
-         title=f"{ROPE}: the same q and k placed at other positions")
+         title=f"{rope_name}: the same q and k placed at other positions")
     st.caption(
         f"Each line keeps this q and k and moves the pair along the sentence, the key always "
         f"m − n places behind the query. The lines are flat: only the distance matters. "
@@ -183,15 +218,75 @@ def rope_demo():
            f"{pair.score:.3f}, before dividing by √d_k): it sits on the line for distance {i - j}."
            if own else "Pick a key at or before the query to see the model's own score on its line.")
     )
-    gaps = shift_gaps(text)
+    gaps = shift_gaps(text, rope_name)
     st.markdown(
         f"**Moving the whole text.** We put {SHIFT} extra tokens (“the”) in front of your text, "
         f"so every token moves {SHIFT} places on, and compare layer 0's scores between your own "
-        f"tokens. In **{ROPE}** they change by at most **{gaps[ROPE]:.1e}**, float32 rounding: "
+        f"tokens. In **{rope_name}** they change by at most **{gaps[rope_name]:.1e}**, float32 rounding: "
         "all distances stayed the same. In **gpt-tiny**, which adds the sine table to its "
         f"inputs, the same move changes them by up to **{gaps[SINE]:.2f}**."
     )
-    show_code(rope_pair, turn_table, rope_scores, shift_gap)
+    show_code(rope_pair, turn_table, shifted_scores, rope_scores, shift_gap)
+
+
+@safe_fragment
+def rope_stretch():
+    context = rope_bundle.config.max_seq_len
+    if layout.scaling is not None:  # the model's own: trained short, stretched to its context
+        own = layout.scaling
+        trained = (own.original_max_position_embeddings if own.kind == "llama3"
+                   else round(context / own.factor))
+        scalings, far = {own.kind: own}, context - 1
+        edge = f"original context: {trained:,} positions"
+        st.markdown(
+            f"**{rope_name}** stretches its own frequencies: {scaling_name(own)} (rope_scaling in "
+            f"its config), from an original context of {trained:,} positions to the {context:,} "
+            "it reads.")
+    else:
+        factor = st.select_slider("stretch factor", [2, 4, 8, 16], 4, key="emb_rope_factor")
+        scalings, far, trained = example_scalings(context, factor), factor * context - 1, context
+        edge = f"its context: {context} positions"
+        st.markdown(
+            f"**{rope_name}** reads at most {context} tokens and has no scaling. "
+            f"Below, both kinds stretch its frequencies to read {factor}× as many, {factor * context} "
+            f"tokens: linear ×{factor:g}, and llama3 ×{factor:g} with Llama 3.1's own settings "
+            f"(low and high frequency factors 1 and 4) and {context} as the original length.")
+    vega(rope_frequency_chart, stretched_frequencies(layout, scalings),
+         title=f"{rope_name}: θ_i of each pair at base {layout.base:,g}, plain and stretched")
+    vega(rope_reach_chart, position_reads(layout, scalings, far), far, trained, edge_label=edge)
+    lines = []
+    for scaling in scalings.values():
+        g = stretch_groups(layout, scaling)
+        if scaling.kind == "linear":
+            lines.append(f"- **linear ×{scaling.factor:g}** (position interpolation) divides every "
+                         f"speed by {scaling.factor:g}: position {far:,} turns every pair as position "
+                         f"{far / scaling.factor:,.1f} did, inside the original {trained:,}. The price: "
+                         f"neighbours now differ by 1/{scaling.factor:g} of a step, in the fast pairs "
+                         "too, which told neighbouring tokens apart.")
+        else:
+            lo = scaling.original_max_position_embeddings / scaling.low_freq_factor
+            hi = scaling.original_max_position_embeddings / scaling.high_freq_factor
+            lines.append(
+                f"- **llama3 ×{scaling.factor:g}** sorts the pairs by wavelength λ (positions per "
+                f"full turn). **Kept**: {_pairs(g.kept)}, with λ under {hi:,.0f} positions. Within "
+                f"the original {trained:,} positions such a pair goes round more than "
+                f"{scaling.high_freq_factor:g} times and takes every angle, so there position "
+                f"{far:,} still reads as {far:,}. **Divided** by {scaling.factor:g}: "
+                f"{_pairs(g.divided)}, with λ over {lo:,.0f} positions, where it reads as "
+                f"{far / scaling.factor:,.1f}."
+                + (f" **Blended** between the two: {_pairs(g.blended)}." if g.blended else ""))
+    st.markdown("\n".join(lines))
+    st.caption("Both charts are computed by the engine's own rope_inv_freq, the function the model "
+               "runs (its numbers match transformers' ROPE_INIT_FUNCTIONS to the bit). Hover a "
+               "point for its wavelength.")
+    show_code(stretched_frequencies, position_reads, stretch_groups, rope_inv_freq)
+
+
+def _pairs(pairs) -> str:
+    """Pairs named for a sentence: "pairs 0–3", "pair 5", or "none"."""
+    if not pairs:
+        return "none"
+    return f"pairs {pairs[0]}–{pairs[-1]}" if len(pairs) > 1 else f"pair {pairs[0]}"
 
 
 # ----- RoPE ---------------------------------------------------------------------------------
@@ -201,22 +296,45 @@ with step("5 · RoPE: rotate instead of add"):
         "each query and key is **turned**: its dimensions are taken two by two, and pair i is "
         "rotated by θᵢ for every step of position, so a token at position m is turned by m·θᵢ. "
         "Turning q by mθ and k by nθ leaves their dot product depending on n − m only, so a score "
-        f"sees *how far apart* two tokens are, not where they sit. Everything below comes from "
-        f"**{ROPE}**, gpt-tiny trained on the same stories with RoPE instead of the sine table, "
-        "reading your text."
+        "sees *how far apart* two tokens are, not where they sit."
     )
-    st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qquad "
-             r"\theta_i = n_{\text{base}}^{-2i/d}")
-    if get_bundle(ROPE).trained:
-        ev = get_bundle(ROPE).evaluation
-        st.caption(f"{ROPE}: held-out loss {ev.val_loss:.3f} per token, {ev.coref_accuracy:.0%} on "
-                   f"the “it refers to the” probe; `{get_bundle(ROPE).recipe.command}` rebuilds it.")
+    if rope_name == model:
+        st.markdown(f"Everything below comes from **{rope_name}**, the sidebar's model, reading your text.")
     else:
-        st.warning(f"{ROPE} is not trained on this installation (no assets/{ROPE}): the queries and "
-                   f"keys below come from random weights. `python -m tfviz.train --preset {ROPE}` "
-                   "trains it.")
+        st.markdown(f"{model} uses {bundle.facts.positions_name}, not RoPE, so everything below "
+                    f"comes from **{ROPE}**, gpt-tiny trained on the same stories with RoPE instead "
+                    "of the sine table, reading your text.")
+    partial = (f"; only the first {layout.dim} of each head's {layout.d_head} dimensions turn"
+               if layout.dim < layout.d_head else "")
+    st.markdown(
+        f"**How {rope_name} turns.** Base {rfacts.rope_base:,g} (rope_theta), head size d = "
+        f"{layout.d_head}, so {layout.n_pairs} pairs; pair i is {PAIRING[rfacts.rope_pairs]}"
+        f"{partial}. " + (f"Its frequencies are stretched ({rfacts.rope_scaling}, see below)."
+                          if rfacts.rope_scaling else "No scaling stretches its frequencies."))
+    base_tex = f"{rfacts.rope_base:,.0f}".replace(",", "{,}")  # 500{,}000: no space after the comma
+    st.latex(r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k) = q^\top R_{(n-m)\theta}\,k,\qquad "
+             r"\theta_i = %s^{-2i/%d}" % (base_tex, layout.dim))
+    if rfacts.origin == "folder":
+        st.caption(f"{rope_name} was trained by others; its folder's weights are used as they are.")
+    elif rope_bundle.trained:
+        ev = rope_bundle.evaluation
+        if ev.val_loss is not None:
+            st.caption(f"{rope_name}: held-out loss {ev.val_loss:.3f} per token, {ev.coref_accuracy:.0%} on "
+                       f"the “it refers to the” probe; `{rope_bundle.recipe.command}` rebuilds it.")
+    else:
+        st.warning(f"{rope_name} is not trained on this installation: the queries and keys below "
+                   f"come from random weights." + (f" `python -m tfviz.train --preset {rope_name}` "
+                                                   "trains it." if rfacts.origin == "fresh" else ""))
 
     rope_demo()
+
+    st.subheader("Stretching RoPE for longer texts")
+    st.markdown(
+        "A text longer than any the model trained on brings positions it never saw: its slow "
+        "pairs turn to angles they never reached, and its scores there are guesses. A **rope "
+        "scaling** slows the frequencies down so that a longer text fits in the angles training "
+        "saw: Llama 3.1's config stretches its original 8,192 positions to 131,072 this way.")
+    rope_stretch()
 
 # ----- ALiBi --------------------------------------------------------------------------------
 with step("6 · ALiBi: a penalty for distance"):

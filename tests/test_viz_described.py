@@ -102,7 +102,23 @@ def _cases():
         "tfviz.viz.positions.rope_turn_figure": (
             lambda: positions.rope_turn_figure(np.ones(8), np.ones(8), np.ones(8), np.ones(8), 1, 0),
             "For each of the first pairs of dimensions, the query q and the key k as arrows from "
-            "the origin, dotted before RoPE turned them and solid after."),
+            "the origin, dotted before RoPE turned them and solid after: pair 0 is dimensions 0 "
+            "and 1; pair 1 is dimensions 2 and 3; pair 2 is dimensions 4 and 5; pair 3 is "
+            "dimensions 6 and 7."),
+        "tfviz.viz.positions.rope_frequency_chart": (
+            lambda: positions.rope_frequency_chart(
+                [{"pair i": i, "scheme": s, "θ_i (radians per position)": t / f,
+                  "wavelength (positions per turn)": 6.28 / t}
+                 for s, f in (("plain", 1), ("linear ×4", 4)) for i, t in enumerate((1.0, 0.1))]),
+            "The angle each pair of dimensions turns per position, against the pair's index, on "
+            "a log scale: one line per scheme (plain, linear ×4). Later pairs turn more slowly."),
+        "tfviz.viz.positions.rope_reach_chart": (
+            lambda: positions.rope_reach_chart(
+                [{"pair i": i, "scheme": s, "reads as": 511 / f} for s, f in (("plain", 1), ("linear ×4", 4))
+                 for i in range(2)], 511, 128),
+            "For each pair of dimensions, the position that position 511 is turned like, one line "
+            "per scheme (plain, linear ×4); a dashed line marks position 127, the last of the "
+            "original context."),
         "tfviz.viz.positions.alibi_figure": (
             lambda: positions.alibi_figure(-np.ones((2, 3, 3)), np.array([0.5, 0.25]), ["a", "b", "c"]),
             "ALiBi's distance penalty for each of 2 heads: one query × key map per head, darker "

@@ -21,10 +21,11 @@ def positionless_model(cfg: ModelConfig) -> Transformer:
     """A fresh, seeded model with ``cfg``'s shape but no position information at all.
 
     Mixture-of-experts capacity is lifted too: with a capacity, the tokens that come first claim
-    an expert's places, which would smuggle order back in through the router.
+    an expert's places, which would smuggle order back in through the router. A RoPE model's
+    rotary settings (rotary_dim, rope_scaling) go with its positions.
     """
-    bare = cfg.replace(name=f"{cfg.name}-no-positions", positional="none",
-                       moe_capacity_factor=None, dropout=0.0)
+    bare = cfg.replace(name=f"{cfg.name}-no-positions", positional="none", rotary_dim=None,
+                       rope_scaling=None, moe_capacity_factor=None, dropout=0.0)
     return Transformer(bare).eval()
 
 

@@ -1,4 +1,5 @@
-"""Cached numbers of lesson 3's trained position models (gpt-tiny-learned, gpt-tiny-rope).
+"""Cached numbers of lesson 3's trained position models (gpt-tiny-learned, gpt-tiny-rope), and
+of the sidebar's model when it uses RoPE.
 
 Both are gpt-tiny's shape and recipe with another way of giving positions; they are not in the
 sidebar's model list, so the lesson reads them here by name. Nothing here edits a model.
@@ -9,7 +10,7 @@ import streamlit as st
 
 from tfviz.analysis.positions import LearnedPositions, learned_positions
 from tfviz.experiments.rope import shift_gap
-from tfviz.ui.cache import get_bundle, read_text
+from tfviz.ui.cache import get_bundle, per_model, read_text
 
 LEARNED, ROPE, SINE = "gpt-tiny-learned", "gpt-tiny-rope", "gpt-tiny"
 SHIFT = 8  # how many tokens the shift test puts in front of the learner's text
@@ -37,14 +38,16 @@ def learned_table() -> LearnedPositions:
     return learned_positions(bundle.weights()["W_pos"], trained_rows(LEARNED), bundle.config.pos_base)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def shift_gaps(text: str) -> dict[str, float]:
-    """For the RoPE model and the sine model: how much layer 0's raw scores between the learner's
-    tokens change when SHIFT tokens ("the") are put in front of them."""
-    out = {}
-    for name in (ROPE, SINE):
-        bundle = get_bundle(name)
-        ids = read_text(name, text).ids[:MAX_SHIFT_TOKENS]
-        filler = bundle.encode("the")[0]
-        out[name] = shift_gap(bundle.model, ids, SHIFT, filler)
-    return out
+def shift_gaps(text: str, rope: str = ROPE) -> dict[str, float]:
+    """For the RoPE model ``rope`` (gpt-tiny-rope, or the sidebar's model when it turns its q and
+    k) and the sine model: how much layer 0's raw scores between the learner's tokens change
+    when SHIFT tokens ("the") are put in front of them."""
+    return {name: _shift_gap(name, text) for name in (rope, SINE)}
+
+
+@per_model(st.cache_data(max_entries=128, show_spinner=False))
+def _shift_gap(model: str, text: str) -> float:
+    bundle = get_bundle(model)
+    ids = read_text(model, text).ids[:MAX_SHIFT_TOKENS]
+    filler = bundle.encode("the")[-1]  # "the" itself: a Llama's tokenizer puts its BOS first
+    return shift_gap(bundle.model, ids, SHIFT, filler)

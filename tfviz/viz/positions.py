@@ -119,23 +119,27 @@ def position_cosine_heatmap(cosine: np.ndarray, trained: int, *, title: str) -> 
 def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
                      k_turned: np.ndarray, query_pos: int, key_pos: int, *,
                      pairs: Sequence[int] = (0, 1, 2, 3),
+                     planes: Sequence[tuple[int, int]] | None = None,
                      title: str = "Each pair of q and k, before (dotted) and after (solid) the turn"
                      ) -> dict:
-    """One small plane per pair of dimensions (x[2i], x[2i+1]): q and k as arrows from the
-    origin, before and after RoPE turned them by position · θ_i. Each plane's range fits its
-    longest arrow and rides in the data, so the spec holds nothing of the vectors."""
+    """One small plane per pair of dimensions: q and k as arrows from the origin, before and
+    after RoPE turned them by position · θ_i. ``planes`` names the two dimensions of each pair
+    in ``pairs`` (Llama's rotate_half pairs dimension i with i + d/2); left out, pair i is
+    (x[2i], x[2i+1]) as in the RoFormer paper. Each plane's range fits its longest arrow and
+    rides in the data, so the spec holds nothing of the vectors."""
     vectors = {"q": (np.asarray(q_vec, float), np.asarray(q_turned, float), query_pos),
                "k": (np.asarray(k_vec, float), np.asarray(k_turned, float), key_pos)}
+    dims = dict(zip(pairs, planes)) if planes is not None else {i: (2 * i, 2 * i + 1) for i in pairs}
     series = ["q before", "q turned", "k before", "k turned"]
     rows = []
     for i in pairs:
+        a, b = dims[i]
         for name, (before, after, pos) in vectors.items():
             for vec, when in ((before, "before"), (after, "turned")):
                 rows.append({"pair": int(i), "vector": name, "series": f"{name} {when}",
                              "when": when if when == "before" else f"turned at position {pos}",
-                             "x0": 0.0, "y0": 0.0, "x": float(vec[2 * i]),
-                             "y": float(vec[2 * i + 1])})
-    bounds = {f"b{i}": max(float(np.hypot(v[2 * i], v[2 * i + 1])) for pair in vectors.values()
+                             "x0": 0.0, "y0": 0.0, "x": float(vec[a]), "y": float(vec[b])})
+    bounds = {f"b{i}": max(float(np.hypot(v[dims[i][0]], v[dims[i][1]])) for pair in vectors.values()
                            for v in pair[:2]) * 1.15 or 1.0 for i in pairs}
     rows[0].update({f"{SENTENCE_PREFIX}{name}": b for name, b in bounds.items()})
     panels = []
@@ -154,7 +158,8 @@ def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
                  "encoding": {ch: {"field": "z", "type": "quantitative", "scale": scale,
                                    "axis": axis}}} for ch in ("x", "y")]
         panels.append({
-            "title": {"text": f"pair {i}", "fontSize": FONT_SIZE},
+            "title": {"text": f"pair {i}", "subtitle": f"dimensions {dims[i][0]} and {dims[i][1]}",
+                      "fontSize": FONT_SIZE, "subtitleFontSize": FONT_SIZE - 2},
             "width": 170, "height": 170,
             "layer": [*axes,
                       view({"type": "rule", "strokeWidth": 3}, transform=where,
@@ -170,7 +175,56 @@ def rope_turn_figure(q_vec: np.ndarray, q_turned: np.ndarray, k_vec: np.ndarray,
                  params=sentence_params(ROWS, bounds),
                  description="For each of the first pairs of dimensions, the query q and the key "
                              "k as arrows from the origin, dotted before RoPE turned them and "
-                             "solid after.")
+                             "solid after: " + "; ".join(f"pair {i} is dimensions {a} and {b}"
+                                                        for i, (a, b) in dims.items()) + ".")
+
+
+def rope_frequency_chart(rows: Sequence[Mapping], *,
+                         title: str = "How fast each pair turns, plain and stretched") -> dict:
+    """θ_i against pair i, one line per scheme (plain, and each scaling), on a log scale: the
+    rows of ``tfviz.experiments.rope.stretched_frequencies``."""
+    rows = [dict(r) for r in rows]
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))  # plain first, as computed
+    line = view({"type": "line", "point": True, "strokeWidth": 3},
+                x=q("pair i", "pair i", axis={"tickMinStep": 1}),
+                y=q("θ_i (radians per position)", "θ_i (radians per position, log scale)",
+                    scale={"type": "log"}),
+                color=colour("scheme", schemes, title="frequencies"),
+                strokeDash=n("scheme", "frequencies", sort=schemes),  # overlapping lines stay visible
+                tooltip=tip("scheme", "pair i", "θ_i (radians per position):.4g",
+                            "wavelength (positions per turn):,.1f"))
+    return chart(line, title=title, rows=rows, height=300,
+                 config={"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 200}},
+                 description="The angle each pair of dimensions turns per position, against the "
+                             "pair's index, on a log scale: one line per scheme (" + ", ".join(schemes)
+                             + "). Later pairs turn more slowly.")
+
+
+def rope_reach_chart(rows: Sequence[Mapping], position: int, trained: int, *,
+                     edge_label: str | None = None, title: str | None = None) -> dict:
+    """For each pair i and scheme, the position a far ``position`` is read as (its scaled turn
+    equals the plain turn of that position), with a rule at the last position of the original
+    context (``trained`` − 1, named by ``edge_label``): rows {pair i, scheme, reads as}."""
+    rows = [dict(r) for r in rows]
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    line = view({"type": "line", "point": True, "strokeWidth": 3},
+                x=q("pair i", "pair i", axis={"tickMinStep": 1}),
+                y=q("reads as", f"position {position} reads as"),
+                color=colour("scheme", schemes, title="frequencies"),
+                strokeDash=n("scheme", "frequencies", sort=schemes),
+                tooltip=tip("scheme", "pair i", "reads as:,.1f"))
+    rule = view({"type": "rule", "strokeDash": [4, 4], "color": "#555555"}, data="edge",
+                y=q("edge"), tooltip=tip("what"))
+    label = view({"type": "text", "align": "left", "dy": -8, "color": "#333333"}, data="edge",
+                 x={"datum": 0}, y=q("edge"), text={"field": "what"})
+    edge = [{"edge": trained - 1, "what": edge_label or f"original context: {trained} positions"}]
+    return chart({"layer": [line, rule, label]}, rows=rows, datasets={"edge": edge}, height=300,
+                 title=title or f"Position {position}, as each pair reads it",
+                 config={"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 200}},
+                 description=f"For each pair of dimensions, the position that position {position} "
+                             "is turned like, one line per scheme (" + ", ".join(schemes) + "); a "
+                             f"dashed line marks position {trained - 1}, the last of the original "
+                             "context.")
 
 
 ALIBI_TOKENS = 12  # the lesson draws the penalty over at most the sentence's first 12 tokens
