@@ -99,10 +99,20 @@ def walkthrough() -> None:
 
 def one_query(every, view, shift=None) -> None:
     # pre-LN: every token's query, key and value come from its normalised copy, not x itself
-    x_i, x_j = ("x_i", "x_j") if bundle.facts.norm == "post" else (r"\mathrm{LN}(x_i)", r"\mathrm{LN}(x_j)")
+    facts = bundle.facts
+    ln = r"\mathrm{RMS}" if facts.norm_kind == "rmsnorm" else r"\mathrm{LN}"
+    x_i, x_j = ("x_i", "x_j") if facts.norm == "post" else (rf"{ln}(x_i)", rf"{ln}(x_j)")
     st.subheader("Query, keys and values")
-    st.latex(rf"q_i = {x_i}\,W^Q,\quad k_j = {x_j}\, W^K,\quad v_j = {x_j}\, W^V"
-             rf"\qquad (d_k = {every.d_k})")
+    if facts.positions == "rope":  # the scores read q and k turned by their positions
+        st.latex(rf"q_i = R_i\,({x_i}\,W^Q),\quad k_j = R_j\,({x_j}\, W^K),\quad v_j = {x_j}\, W^V"
+                 rf"\qquad (d_k = {every.d_k})")
+        st.caption("R_i turns a vector, one pair of dimensions at a time, by angles that grow with "
+                   "its position i (RoPE, lesson 3): the q and k below are the turned ones, which "
+                   "the scores read." + (" Before the turn, each head's q and k go through an RMSNorm "
+                                     "of their own (QK-norm)." if facts.qk_norm else ""))
+    else:
+        st.latex(rf"q_i = {x_i}\,W^Q,\quad k_j = {x_j}\, W^K,\quad v_j = {x_j}\, W^V"
+                 rf"\qquad (d_k = {every.d_k})")
     if cfg.kv_heads != cfg.n_heads:
         st.caption("Grouped-query attention: several query heads share one key/value head (the "
                    "chart's titles name it).")
@@ -128,7 +138,7 @@ def matrices(trace, view) -> None:
     only = view["only_layer"]
     forms, error = atm.matrix_forms(trace, bundle.weights(), None if only is None else (only,))
     x_is = ("the block's input (post-LN: the residual stream before the block)"
-            if cfg.norm == "post" else "LayerNorm of the block's input (pre-LN)")
+            if cfg.norm == "post" else f"{bundle.facts.norm_name} of the block's input (pre-LN)")
     st.markdown("All queries are handled at once by stacking the token vectors as rows of a "
                 f"matrix X, {x_is}. Then three matrix products make Q, K and V:")
     st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V,\quad "
@@ -140,6 +150,10 @@ def matrices(trace, view) -> None:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
                    f"within {error:.1e}, in every " + ("layer and head." if only is None
                                                       else f"head of layer {only}."))
+    else:
+        st.caption("With RoPE the scores are R(Q) R(K)ᵀ: every row of Q and K is turned by its "
+                   "position before the product (lesson 3). Q and K here are before the turn; "
+                   "A is the model's own pattern.")
     instant(ia.matrix_views, forms, trace.tokens, layer=view["layer"], head=view["head"],
             only_layer=only, layer_data=only is not None)
     show_code(atm.matrix_form)

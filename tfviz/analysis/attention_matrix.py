@@ -31,15 +31,16 @@ def attention_input(trace: Trace, layer: int, weights: Mapping[str, np.ndarray] 
     """X, the (n, d) matrix the layer's W^Q, W^K, W^V multiply.
 
     post-LN blocks feed the block input (resid_pre) straight to attention; pre-LN blocks feed
-    LN1(resid_pre) = normalized · γ + β, which needs LN1's γ and β from ``Bundle.weights()``.
+    LN1(resid_pre) = normalized · γ + β, which needs LN1's γ and β from ``Bundle.weights()``
+    (an RMSNorm has no β: normalized · γ).
     """
     if trace.config.norm == "post":
         return trace["resid_pre", layer].astype(np.float64)
     if weights is None:
         raise ValueError("a pre-LN model's attention input needs the weights (for LN1's γ and β)")
     gamma = weights["ln1.w"][layer].astype(np.float64)  # (d,)
-    beta = weights["ln1.b"][layer].astype(np.float64)
-    return trace["ln1.normalized", layer].astype(np.float64) * gamma + beta
+    out = trace["ln1.normalized", layer].astype(np.float64) * gamma  # (n, d)
+    return out + weights["ln1.b"][layer] if "ln1.b" in weights else out
 
 
 @dataclass(frozen=True)

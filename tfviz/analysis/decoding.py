@@ -61,10 +61,13 @@ def lm_head(trace, weights: Mapping[str, np.ndarray], token_strings: TokenString
         logits = h Eᵀ        h: (T, d)   Eᵀ: (d, V)   logits: (T, V)
     """
     a = trace.activations
-    if "ln_final.hook_normalized" in a:  # recorded before γ and β
-        name = "ln_final (with γ, β)"
+    if "ln_final.hook_normalized" in a:  # recorded before γ and β (an RMSNorm has no β)
+        beta = "ln_final.b" in weights
+        name = "ln_final (with γ, β)" if beta else "ln_final (with γ)"
         hidden = (np.asarray(a["ln_final.hook_normalized"], dtype=np.float64)
-                  * weights["ln_final.w"] + weights["ln_final.b"])  # (T, d)
+                  * weights["ln_final.w"])  # (T, d)
+        if beta:
+            hidden = hidden + weights["ln_final.b"]
     else:
         name, hidden = last_hidden(trace)
     tied = "W_U" not in weights

@@ -1,4 +1,5 @@
-"""Instant charts for lesson 9 (LayerNorm): every layer, norm and token, switched in the browser.
+"""Instant charts for lesson 9 (LayerNorm, RMSNorm): every layer, norm and token, switched in
+the browser.
 
 The page computes every LayerNorm of the stack for every token once
 (``tfviz.analysis.layernorm.every_norm``); these builders send it all, and the view controls
@@ -11,6 +12,10 @@ so a new sentence of another length within the cap swaps their data.
 The ``norm`` parameter holds the norm's index in ``NORM_ORDER`` (ln1 = 0, ln_cross = 1,
 ln2 = 2), not its place in this model's block, so ``norm=2`` in a shared link always means
 the norm after the feed-forward, whichever model the link opens.
+
+An RMSNorm model (``kind="rmsnorm"``) gets the same charts in its own words: its scale is the
+root mean square (rms), it takes no mean away and adds no β. ``norm_pair_chart`` puts the two
+norms side by side on the same token, whichever the model uses.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, STEP_COLUMNS
+from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, PAIR_VECTORS, RMS_STEP_COLUMNS, STEP_COLUMNS
 from tfviz.viz.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, rounded, slider,
                                spec, stack_rows, token_axis, unpack)
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
@@ -27,15 +32,18 @@ from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, ind
 from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATS = ("μ before", "σ before", "μ after", "σ after")
+RMS_STATS = ("μ before", "rms before", "μ after", "rms after")
 VECTORS = ("x", "(x − μ)/σ", "output")
+RMS_VECTORS = ("x", "x / rms", "output")
 NAMES = [NORM_NAMES[n] for n in NORM_ORDER]  # indexed by the norm parameter
 VIEW = ("layer", "norm")
+KIND_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 
 
-def norm_choice(norms: Sequence[str], value: int = 0) -> dict:
+def norm_choice(norms: Sequence[str], value: int = 0, kind: str = "layernorm") -> dict:
     """The select box of the block's norms; its values are indices in NORM_ORDER."""
     codes = [NORM_ORDER.index(n) for n in norms]
-    return choice("norm", codes, [NORM_NAMES[n] for n in norms], "Which LayerNorm", value)
+    return choice("norm", codes, [NORM_NAMES[n] for n in norms], f"Which {KIND_NAMES[kind]}", value)
 
 
 def _codes(norms: Sequence[str]) -> list[int]:
@@ -43,16 +51,19 @@ def _codes(norms: Sequence[str]) -> list[int]:
 
 
 def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], *,
-                layer: int = 0, norm: int = 0) -> dict:
+                layer: int = 0, norm: int = 0, kind: str = "layernorm") -> dict:
     """μ and σ of every token before the chosen norm and after normalising (before γ, β):
     ``stats`` is (layers, norms, 4, T) in the order of STATS, ``norms`` names its axis 1.
+    An RMSNorm (``kind="rmsnorm"``) has its root mean square where LayerNorm has σ
+    (RMS_STATS): after it, rms is 1 but μ is not 0.
     Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(T)`` tokens, so a
     new sentence of another length within the cap swaps the chart's data."""
     n_layers, n_norms, _, n = stats.shape
     cap = length_cap(n)
     codes = _codes(norms)
-    rows = [{"layer": lyr, "norm": codes[k], "stat": STATS[s], "q": q, "v": v}
-            for lyr, k, s in np.ndindex(n_layers, n_norms, len(STATS))
+    names = RMS_STATS if kind == "rmsnorm" else STATS
+    rows = [{"layer": lyr, "norm": codes[k], "stat": names[s], "q": q, "v": v}
+            for lyr, k, s in np.ndindex(n_layers, n_norms, len(names))
             for q, v in enumerate(rounded(stats[lyr, k, s]))]
     body = {
         "data": {"name": "stats"},
@@ -63,18 +74,21 @@ def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], 
                   "scale": {"domain": TOKENS_DOMAIN}},
             "y": {"field": "v", "type": "quantitative", "title": "value"},
             "color": {"field": "stat", "type": "nominal", "title": "statistic",
-                      "scale": {"domain": list(STATS), "range": CATEGORICAL[:4]}},
-            "strokeDash": {"field": "stat", "type": "nominal", "sort": list(STATS), "title": "statistic"},
+                      "scale": {"domain": list(names), "range": CATEGORICAL[:4]}},
+            "strokeDash": {"field": "stat", "type": "nominal", "sort": list(names), "title": "statistic"},
             "tooltip": [{"field": "token"}, {"field": "stat", "title": "statistic"},
                         {"field": "v", "title": "value", "format": ".4f"}],
         },
         "width": max(320, min(640, 44 * cap)), "height": 320,
-        "title": {"text": {"expr": "'μ and σ per token, layer ' + layer + ', ' + names[norm]"}},
+        "title": {"text": {"expr": f"'μ and {names[1].split()[0]} per token, layer ' + layer + ', ' "
+                                   "+ names[norm]"}},
     }
-    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
+    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm, kind),
               constant("names", NAMES)]
+    spread = "root mean square" if kind == "rmsnorm" else "spread"
     return spec(body, params=params, datasets={"stats": rows}, tokens=token_labels(tokens),
-                free=True, description="Mean and spread of every token before and after the chosen LayerNorm.")
+                free=True, description=f"Mean and {spread} of every token before and after the "
+                                       f"chosen {KIND_NAMES[kind]}.")
 
 
 def _line(y: int, expr: str, size: int = FONT_SIZE) -> dict:
@@ -85,18 +99,41 @@ def _line(y: int, expr: str, size: int = FONT_SIZE) -> dict:
             "encoding": {"x": {"value": 0}, "y": {"value": y}, "text": {"field": "line"}}}
 
 
+def _worked_lines(kind: str, d_model: int) -> list[dict]:
+    """The worked example's three lines of words, as expressions over its ``numbers`` row."""
+    if kind == "rmsnorm":
+        return [
+            _line(0, f"'rms = √((1/{d_model}) Σⱼ xⱼ² + ε) = ' + format(datum.sigma, '.4f')"),
+            _line(28, "'No mean is taken away: this token keeps its μ = ' + format(datum.mean, '.4f') "
+                      "+ ', and there is no β.'"),
+            _line(58, "'The model recorded rms = ' + format(datum.tsigma, '.4f') + ' (ln.hook_scale).'",
+                  FONT_SIZE - 2),
+        ]
+    return [
+        _line(0, f"'μ = (1/{d_model}) Σⱼ xⱼ = ' + format(datum.mean, '.4f')"),
+        _line(28, f"'σ = √((1/{d_model}) Σⱼ (xⱼ − μ)² + ε) = ' + format(datum.sigma, '.4f')"),
+        _line(58, "'The model recorded μ = ' + format(datum.tmean, '.4f') + ' (ln.hook_mean) "
+                  "and σ = ' + format(datum.tsigma, '.4f') + ' (ln.hook_scale).'", FONT_SIZE - 2),
+    ]
+
+
 def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                    trace_sigma: np.ndarray, steps: np.ndarray, vectors: np.ndarray,
                    norms: Sequence[str], tokens: Sequence[str], *, d_model: int,
-                   layer: int = 0, norm: int = 0, pos: int | None = None) -> dict:
+                   layer: int = 0, norm: int = 0, pos: int | None = None,
+                   kind: str = "layernorm") -> dict:
     """One token's LayerNorm by hand, for the layer, norm and token chosen below the chart:
     μ and σ beside the model's own, the first k dimensions step by step (``steps``,
     (layers, norms, T, k, 7) in the order of STEP_COLUMNS) and all d numbers of x, (x − μ)/σ
     and the output as three strips (``vectors``, (layers, norms, T, 3, d)): cells with their
-    values on hover, or for a wide model one picture per token (``strips_pictured``)."""
+    values on hover, or for a wide model one picture per token (``strips_pictured``).
+    An RMSNorm (``kind="rmsnorm"``): its rms beside the model's hook_scale, ``steps`` in the
+    order of RMS_STEP_COLUMNS (no β), and the strips x, x / rms and the output."""
     n_layers, n_norms, n = mean.shape
     k, d = steps.shape[3], vectors.shape[-1]
     codes = _codes(norms)
+    columns = RMS_STEP_COLUMNS if kind == "rmsnorm" else STEP_COLUMNS
+    strip_names = RMS_VECTORS if kind == "rmsnorm" else VECTORS
     numbers = [{"layer": lyr, "norm": codes[j], "pos": q, "mean": rounded(mean[lyr, j, q]),
                 "sigma": rounded(sigma[lyr, j, q]), "tmean": rounded(trace_mean[lyr, j, q]),
                 "tsigma": rounded(trace_sigma[lyr, j, q])}
@@ -113,34 +150,29 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
     chosen = {"filter": "datum.layer == layer && datum.norm == norm && datum.pos == posi"}
     text = {
         "data": {"name": "numbers"}, "transform": [chosen], "width": 640, "height": 84,
-        "layer": [
-            _line(0, f"'μ = (1/{d_model}) Σⱼ xⱼ = ' + format(datum.mean, '.4f')"),
-            _line(28, f"'σ = √((1/{d_model}) Σⱼ (xⱼ − μ)² + ε) = ' + format(datum.sigma, '.4f')"),
-            _line(58, "'The model recorded μ = ' + format(datum.tmean, '.4f') + ' (ln.hook_mean) "
-                      "and σ = ' + format(datum.tsigma, '.4f') + ' (ln.hook_scale).'", FONT_SIZE - 2),
-        ],
+        "layer": _worked_lines(kind, d_model),
         "title": {"text": {"expr": "'One token by hand: ' + tokens[posi] + ' (layer ' + layer + "
                                    "', ' + names[norm] + ')'"}},
     }
     table = {
         "data": {"name": "steps"},
-        "transform": [chosen, *unpack(len(STEP_COLUMNS)),
+        "transform": [chosen, *unpack(len(columns)),
                       {"calculate": "columns[datum.col]", "as": "step"}],
         "mark": {"type": "text", "fontSize": FONT_SIZE - 2, "align": "right", "dx": 34},
         "encoding": {
-            "x": {"field": "col", "type": "ordinal", "scale": {"domain": list(range(len(STEP_COLUMNS)))},
+            "x": {"field": "col", "type": "ordinal", "scale": {"domain": list(range(len(columns)))},
                   "axis": {"orient": "top", "title": None, "labelExpr": "columns[datum.value]",
                            "labelAngle": 0, "labelFontSize": FONT_SIZE - 2, "ticks": False,
                            "domain": False}},
             "y": {"field": "row", "type": "ordinal", "title": "dimension",
                   "scale": {"domain": list(range(k))}, "axis": {"ticks": False, "domain": False}},
             "text": {"field": "v", "type": "quantitative", "format": ".4f"},
-            "color": {"condition": {"test": "datum.col >= 5", "value": CATEGORICAL[0]},
+            "color": {"condition": {"test": f"datum.col >= {len(columns) - 2}", "value": CATEGORICAL[0]},
                       "value": "black"},
             "tooltip": [{"field": "step"}, {"field": "row", "title": "dimension"},
                         {"field": "v", "title": "value", "format": ".6f"}],
         },
-        "width": 92 * len(STEP_COLUMNS), "height": 26 * k,
+        "width": 92 * len(columns), "height": 26 * k,
         "title": {"text": f"The first {k} dimensions, step by step (last column: the model's own)",
                   "fontSize": FONT_SIZE},
     }
@@ -155,7 +187,7 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                             cell=max(6, min(14, 640 // max(d, 1))))
         strips["height"] = 30 * len(VECTORS)
     strips.update({"data": {"name": "vectors"},
-                   "title": {"text": f"All {d} numbers: x, (x − μ)/σ and the output"
+                   "title": {"text": f"All {d} numbers: {strip_names[0]}, {strip_names[1]} and the output"
                                      + (f" as colours (the first {k} in figures above)"
                                         if pictured else ""),
                              "fontSize": FONT_SIZE}})
@@ -163,9 +195,9 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
         scale = view.get("encoding", {}).get("color", {}).get("scale", {})
         if "domain" in scale:
             scale["domain"] = {"expr": "[-bound, bound]"}
-    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm),
+    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm, kind),
               token_slider(length_cap(n) - 1, "Token", pos, name="pos"), constant("names", NAMES),
-              constant("columns", list(STEP_COLUMNS)), constant("vectors", list(VECTORS)),
+              constant("columns", list(columns)), constant("vectors", list(strip_names)),
               constant("dims", [str(i) for i in range(d)])]
     return spec({"vconcat": [text, table, strips], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
@@ -173,7 +205,7 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
                           "vectors": (strip_pictures(vectors, bound, codes) if pictured
                                       else packed_rows(vectors))}, tokens=token_labels(tokens),
                 free=True, sentence={"bound": bound}, defaults={"pos": 0},
-                description="LayerNorm of one token by hand, next to what the model computed.")
+                description=f"{KIND_NAMES[kind]} of one token by hand, next to what the model computed.")
 
 
 # --- a wide model's strips as pictures --------------------------------------------------------
@@ -221,3 +253,76 @@ def strip_picture(d: int, bound: float, *, before: Sequence[dict]) -> dict:
                                                "scheme": DIVERGING_SCHEME, "reverse": True,
                                                "domainMid": 0}}}}
     return {"width": width, "height": height, "layer": [image, x, y, legend]}
+
+
+# --- RMSNorm next to LayerNorm, on the same token ---------------------------------------------
+
+def norm_pair_chart(numbers: np.ndarray, vectors: np.ndarray, norms: Sequence[str],
+                    tokens: Sequence[str], *, kind: str, layer: int = 0, norm: int = 0,
+                    pos: int | None = None) -> dict:
+    """The chosen token's input to the chosen norm through both normalising steps (before
+    γ, β): LayerNorm's (x − μ)/σ and RMSNorm's x / rms, over its first k dimensions, with μ,
+    σ and rms in words, rms² = σ² + μ², and the scale the model recorded for its own norm
+    (``kind``). ``numbers`` (layers, norms, T, 4) and ``vectors`` (layers, norms, T, 3, k) come
+    from ``tfviz.analysis.layernorm.every_pair``. Its ``layer``, ``norm`` and ``pos``
+    parameters are the worked example's: moving one moves both charts."""
+    n_layers, n_norms, n = numbers.shape[:3]
+    k = vectors.shape[-1]
+    codes = _codes(norms)
+    own, other = ("rms", "σ") if kind == "rmsnorm" else ("σ", "rms")
+    rows = [{"layer": lyr, "norm": codes[j], "pos": q, "mean": rounded(numbers[lyr, j, q, 0]),
+             "sigma": rounded(numbers[lyr, j, q, 1]), "rms": rounded(numbers[lyr, j, q, 2]),
+             "scale": rounded(numbers[lyr, j, q, 3])}
+            for lyr, j, q in np.ndindex(n_layers, n_norms, n)]
+    chosen = {"filter": "datum.layer == layer && datum.norm == norm && datum.pos == posi"}
+    lines = [
+        _line(0, "'LayerNorm: μ = ' + format(datum.mean, '.4f') + ', σ = √(var + ε) = ' + "
+                 "format(datum.sigma, '.4f') + ': subtract μ, divide by σ, then · γ + β'"),
+        _line(28, "'RMSNorm: rms = √(mean of xⱼ² + ε) = ' + format(datum.rms, '.4f') + "
+                  "': divide by rms only (μ stays), then · γ; no β'"),
+        _line(56, "'rms² = σ² + μ²: ' + format(datum.rms * datum.rms, '.4f') + ' = ' + "
+                  "format(datum.sigma * datum.sigma, '.4f') + ' + ' + format(datum.mean * datum.mean, '.4f')"),
+        _line(84, f"'This model uses {KIND_NAMES[kind]}: it recorded {own} = ' + format(datum.scale, '.4f') "
+                  f"+ ' (ln.hook_scale); the {other} above is computed here for comparison.'",
+              FONT_SIZE - 2),
+    ]
+    words = {"data": {"name": "pair"}, "transform": [chosen], "width": 640, "height": 110,
+             "layer": lines,
+             "title": {"text": {"expr": "'The same token through both norms: ' + tokens[posi] + "
+                                        "' (layer ' + layer + ', ' + names[norm] + ')'"}}}
+    dots = {
+        "data": {"name": "pair_vectors"},
+        "transform": [chosen, *unpack(k), {"calculate": "which[datum.row]", "as": "vector"}],
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "title": "dimension",
+                  "scale": {"domain": list(range(k))}, "axis": {"labelAngle": 0}},
+            "y": {"field": "v", "type": "quantitative", "title": "value"},
+            "color": {"field": "vector", "type": "nominal", "title": None,
+                      "scale": {"domain": list(PAIR_VECTORS), "range": CATEGORICAL[:3]},
+                      "legend": {"orient": "bottom", "labelLimit": 320}},
+            "strokeDash": {"field": "vector", "type": "nominal", "sort": list(PAIR_VECTORS),
+                           "legend": None},
+            "tooltip": [{"field": "vector"}, {"field": "col", "title": "dimension"},
+                        {"field": "v", "title": "value", "format": ".4f"}],
+        },
+        "width": max(320, min(640, 40 * k)), "height": 260,
+        "title": {"text": f"Its first {k} dimensions: x, and each norm's normalised vector "
+                          "(before γ and β)", "fontSize": FONT_SIZE},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm, kind),
+              token_slider(length_cap(n) - 1, "Token", pos, name="pos"), constant("names", NAMES),
+              constant("which", list(PAIR_VECTORS))]
+    return spec({"vconcat": [words, dots], "spacing": 24}, params=params,
+                datasets={"pair": rows,
+                          "pair_vectors": _coded(stack_rows(vectors, "layer", "norm", "pos"), codes)},
+                tokens=token_labels(tokens), free=True, defaults={"pos": 0},
+                description="One token's vector through LayerNorm's and RMSNorm's normalising "
+                            "step, side by side.")
+
+
+def _coded(rows: list[dict], codes: Sequence[int]) -> list[dict]:
+    """``stack_rows`` rows with their norm index replaced by its code in NORM_ORDER."""
+    for r in rows:
+        r["norm"] = codes[r["norm"]]
+    return rows

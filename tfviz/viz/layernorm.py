@@ -11,20 +11,22 @@ from tfviz.viz.charts import chart, colour, n, q, tip, view
 from tfviz.viz.instant_matrix import matrix_chart
 
 
-def gamma_beta_heatmap(params: Mapping[str, tuple[np.ndarray, np.ndarray]], *, which: str) -> dict:
+def gamma_beta_heatmap(params: Mapping[str, tuple[np.ndarray, np.ndarray | None]], *, which: str,
+                       norm_name: str = "LayerNorm") -> dict:
     """Rows = the model's norms ("L0 ln1", ...), columns = dimensions; which is "gamma" or "beta".
-    γ is drawn on cividis from its smallest to its largest value, β (around 0) in red and blue."""
+    γ is drawn on cividis from its smallest to its largest value, β (around 0) in red and blue.
+    ``norm_name``: "RMSNorm" for a model whose norms have γ only (ask for "gamma" then)."""
     index = 0 if which == "gamma" else 1
     names = list(params)
     values = np.stack([params[name][index] for name in names]).astype(float)  # (norms, d)
     symbol = "γ (gain)" if index == 0 else "β (shift)"
     domain = None if index else (float(values.min()), float(values.max()))
-    return matrix_chart(values, title=f"Learned {symbol} of every LayerNorm", x_title="dimension",
+    return matrix_chart(values, title=f"Learned {symbol} of every {norm_name}", x_title="dimension",
                         y_title="norm", y_labels=names, value_title=symbol.split()[0],
                         diverging=index == 1, domain=domain, width=760,
                         height=max(120, 26 * len(names)),
                         description=f"The learned {symbol} of each of the model's {len(names)} "
-                                    f"LayerNorms (rows), dimension by dimension (columns).")
+                                    f"{norm_name}s (rows), dimension by dimension (columns).")
 
 
 def residual_norm_chart(series: Mapping[str, Sequence[tuple[str, float]]], *, title: str) -> dict:
