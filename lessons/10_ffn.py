@@ -8,7 +8,7 @@ from tfviz.ui.lessons import available, by_url
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code, table
+from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_ffn as ivf
 from tfviz.viz.style import token_labels
 
@@ -19,22 +19,48 @@ labels = token_labels(trace.tokens)  # plain: widgets show text as typed
 act_name, act_latex = fa.activation_info(cfg)
 
 st.title("The feed-forward network")
-st.markdown(
-    "After attention has let tokens exchange information, every token goes through the same "
-    "small two-layer network **on its own**: widen the vector, bend it with a nonlinearity, "
-    "and project it back. No information moves between tokens here; this is where the model "
-    "does per-token computation."
-)
-st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2" if cfg.activation == "relu" else
-         rf"\mathrm{{FFN}}(x) = \mathrm{{{bundle.facts.activation_name.split()[0]}}}(xW_1 + b_1)\,W_2 + b_2")
-st.markdown(
-    f"In **{name}**: W₁ is {cfg.d_model}×{cfg.d_ff} and W₂ is {cfg.d_ff}×{cfg.d_model}, so "
-    f"each token's vector is widened to d_ff = {cfg.d_ff} hidden units (\"neurons\") and "
-    f"back to d = {cfg.d_model}. The nonlinearity is **{act_name}**"
-    + (" (the max(0, ·) above)." if cfg.activation == "relu" else
-       ", a smooth cousin of ReLU used by BERT: it lets small negative values through "
-       "instead of cutting them to exactly zero.")
-)
+facts = bundle.facts
+bias = (r" + b_{\text{gate}}", r" + b_{\text{in}}", r" + b_{\text{out}}") if cfg.bias else ("", "", "")
+if facts.gated:
+    gate_fn = fa.GATE_FUNCTIONS[cfg.activation]
+    st.markdown(
+        "After attention has let tokens exchange information, every token goes through the same "
+        "small network **on its own**. No information moves between tokens here; this is where "
+        "the model does per-token computation. "
+        f"**{name}**'s network is **gated** ({facts.activation_name}, as in Llama, Mistral and "
+        "Qwen): it widens the vector twice, into a **gate** and an **up** value for every hidden "
+        f"unit (\"neuron\"), bends the gate with {gate_fn}, multiplies the two, and projects "
+        "the product back down."
+    )
+    st.latex(rf"\mathrm{{FFN}}(x) = \big(\mathrm{{{gate_fn}}}(xW_{{\text{{gate}}}}{bias[0]}) \odot "
+             rf"(xW_{{\text{{in}}}}{bias[1]})\big)\,W_{{\text{{out}}}}{bias[2]}")
+    st.markdown(
+        f"In **{name}**: W_gate and W_in are {cfg.d_model}×{cfg.d_ff} and W_out is "
+        f"{cfg.d_ff}×{cfg.d_model}, so each token's vector becomes d_ff = {cfg.d_ff} gates and "
+        f"{cfg.d_ff} up values and goes back to d = {cfg.d_model}"
+        + ("" if cfg.bias else ", and none of the three matrices has a bias")
+        + f". The nonlinearity is **{gate_fn}**, on "
+        "the gate only: where the gate is large and positive the up value passes almost as it "
+        "is, where it is near 0 or negative almost nothing passes. Three matrices instead of two, "
+        "so d_ff is usually about 2/3 of the 4·d a ReLU network would have."
+    )
+else:
+    st.markdown(
+        "After attention has let tokens exchange information, every token goes through the same "
+        "small two-layer network **on its own**: widen the vector, bend it with a nonlinearity, "
+        "and project it back. No information moves between tokens here; this is where the model "
+        "does per-token computation."
+    )
+    st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2" if cfg.activation == "relu" else
+             rf"\mathrm{{FFN}}(x) = \mathrm{{{facts.activation_name.split()[0]}}}(xW_1 + b_1)\,W_2 + b_2")
+    st.markdown(
+        f"In **{name}**: W₁ is {cfg.d_model}×{cfg.d_ff} and W₂ is {cfg.d_ff}×{cfg.d_model}, so "
+        f"each token's vector is widened to d_ff = {cfg.d_ff} hidden units (\"neurons\") and "
+        f"back to d = {cfg.d_model}. The nonlinearity is **{act_name}**"
+        + (" (the max(0, ·) above)." if cfg.activation == "relu" else
+           ", a smooth cousin of ReLU used by BERT and GPT-2: it lets small negative values "
+           "through instead of cutting them to exactly zero.")
+    )
 st.latex(act_latex)
 
 tokens_n = len(labels)
@@ -51,24 +77,70 @@ with step("1 · Which neurons fire?"):
     else:
         most = min(32, cfg.d_ff)
         views = fa.neuron_views(trace, most)
+        after = f"{fa.GATE_FUNCTIONS[cfg.activation]}(gate) × up" if facts.gated else act_name
+        on = ("ReLU sets every negative value to exactly 0, so a token usually uses only part "
+              "of the layer." if cfg.activation == "relu" else
+              f"In a gated block {fa.GATE_FUNCTIONS.get(cfg.activation, '')}(gate) is seldom "
+              "exactly 0 and the up value has either sign, so a neuron's product is negative "
+              "about as often as positive; \"on\" here means strictly positive, which is not "
+              "the same as an open gate." if facts.gated else
+              "GELU leaves small negative values, so here \"on\" means strictly positive.")
         st.markdown(
             f"For each layer, the neurons with the largest value anywhere in your text "
-            f"(mlp.hook_post, after the {act_name}). Move **Layer** and **Neurons shown** under "
+            f"(mlp.hook_post, after the {after}). Move **Layer** and **Neurons shown** under "
             "the chart, or use the arrow keys on them: the chart changes in your browser at once. "
-            "Below the map: how many of the neurons are switched on (> 0) for each token? "
-            + ("ReLU sets every negative value to exactly 0, so a token usually uses only "
-               "part of the layer." if cfg.activation == "relu" else
-               "GELU leaves small negative values, so here \"on\" means strictly positive.")
+            "Below the map: how many of the neurons are switched on (> 0) for each token? " + on
         )
         instant(ivf.neuron_chart, views.ids, views.acts, views.active, trace.tokens, d_ff=cfg.d_ff,
-                activation=act_name, layer=layer0,
+                activation=after, layer=layer0,
                 neurons=max(4, view_value("neurons", most, min(12, most))))
         st.markdown("Each token's three strongest neurons, in every layer:")
         table([{"layer": layer, **row} for layer in range(cfg.n_layers)
                for row in fa.top_table(trace.tokens, fa.neuron_acts(trace, layer), 3)],
               hide_index=True)
 
-with step("2 · Without it, attention only re-averages"):
+with step("2 · One token's neurons, step by step"):
+    if not fa.has_dense_ffn(trace):
+        st.info(f"**{name}** has experts instead of one feed-forward network (lesson 11), so "
+                "there is no single layer of neurons to follow here.")
+    else:
+        only = layer_picker(cfg.n_layers, "ffn_steps_layer")  # a deep model sends one layer at a time
+        steps = fa.neuron_steps(trace, bundle.weights(), layers=None if only is None else (only,))
+        if facts.gated:
+            st.markdown(
+                f"Each neuron of a {facts.activation_name} block takes three steps: its **gate** "
+                f"x·W_gate goes through {gate_fn}, its **up** value x·W_in is computed beside "
+                f"it, and the two are multiplied. The table follows the chosen token's "
+                f"strongest neurons (largest |product|) of the chosen layer through those steps "
+                f"(from the model's mlp.hook_pre and mlp.hook_pre_linear, with {gate_fn} "
+                f"applied here); then W_out takes all {cfg.d_ff} products back down to "
+                f"{cfg.d_model} numbers. A neuron with a negative gate passes almost nothing, "
+                "however large its up value.")
+        else:
+            st.markdown(
+                f"Each neuron takes two steps: x·W₁ + b₁, then {act_name}. The table follows the "
+                "chosen token's strongest neurons of the chosen layer (from the model's "
+                f"mlp.hook_pre, with {act_name} applied here); then W₂ takes all {cfg.d_ff} of "
+                f"them back down to {cfg.d_model} numbers.")
+        instant(ivf.neuron_steps_chart, steps.ids, steps.values, steps.share, steps.output,
+                steps.model_output, trace.tokens, columns=steps.columns, d_ff=cfg.d_ff,
+                layer=layer0 if only is None else only, pos=linked_value("pos"),
+                only_layer=only, layer_data=only is not None)
+        length_marker(tokens_n, pos=0)  # fits the token slider to this sentence
+        st.success(f"The last step by hand against the model's mlp.hook_post: largest difference "
+                   f"{steps.hidden_error:.1e}; the way down (h · W_out"
+                   + (" + b" if cfg.bias else "") + f") against its hook_mlp_out: "
+                   f"{steps.output_error:.1e}, over every "
+                   + ("layer" if only is None else f"token of layer {only}")
+                   + (" and token." if only is None else "."))
+        own = fa.curve_name(cfg.activation)
+        st.markdown(f"The function {name}'s neurons apply ({own}"
+                    + (", to the gate" if facts.gated else "") + ", the thick line) beside the "
+                    "other two: ReLU cuts every negative input to 0; GELU and SiLU let small "
+                    "negative values through.")
+        vega(ivf.activation_curves_chart, fa.activation_curves(), own=own)
+
+with step("3 · Without it, attention only re-averages"):
     st.markdown(
         "Each head's output for a token is a **weighted average** of value vectors: the weights "
         "come out of a softmax, so they are never negative and they add up to 1. A weighted "
@@ -79,7 +151,7 @@ with step("2 · Without it, attention only re-averages"):
     )
     st.latex(r"z_i = \sum_j \alpha_{ij}\, v_j, \qquad \alpha_{ij} \ge 0, \qquad \sum_j \alpha_{ij} = 1")
 
-with step("3 · Every mix stays inside its values"):
+with step("4 · Every mix stays inside its values"):
     mixes = fa.mixing_views(trace)
     only = layer_picker(cfg.n_layers, "ffn_mix_layer")  # a deep model sends one layer at a time
     instant(ivf.mixing_chart, mixes.weights, mixes.values, mixes.z, mixes.inside, trace.tokens,
@@ -95,5 +167,5 @@ with step("3 · Every mix stays inside its values"):
                f"{check['largest |sum − 1|']:.1e}), and {check['inside']} of {check['triples']} "
                "outputs lie inside their values' range.")
 
-    show_code(fa.top_neurons, fa.fraction_active, fa.neuron_views, fa.mixing,
+    show_code(fa.top_neurons, fa.fraction_active, fa.neuron_steps, fa.step_values, fa.mixing,
               fa.mixing_views)

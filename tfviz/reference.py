@@ -245,6 +245,17 @@ def gelu(x) -> np.ndarray:
     return x * (1.0 + np.vectorize(math.erf, otypes=[np.float64])(x / math.sqrt(2.0))) / 2.0
 
 
+def gelu_tanh(x) -> np.ndarray:
+    """GELU's tanh approximation (GPT-2's, transformers' "gelu_new"):
+    x · (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2; within 5e-4 of the exact GELU.
+
+    >>> gelu_tanh([0.0, 1.0, -1.0]).round(4).tolist()
+    [0.0, 0.8412, -0.1588]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
 @dataclass(frozen=True)
 class GatedFFNSteps:
     """A gated feed-forward block (SwiGLU, GeGLU), step by step; names as the model's hooks."""

@@ -11,6 +11,12 @@ def _ok(at):
     assert not at.exception, at.exception
 
 
+def _by_data(at, *names):
+    """The page's instant charts that carry each dataset of ``names``, in that order."""
+    charts = instant_charts(at)
+    return [next(c for c in charts if name in c[1]) for name in names]
+
+
 @pytest.fixture
 def run(app_page):
     def go(page, **query):
@@ -42,9 +48,9 @@ def test_layernorm_page(run):
     trace = bundle.trace(DEFAULT_TEXT)
     params = lna.gamma_beta(bundle.weights())
     n, d, eps = len(trace.tokens), trace.config.d_model, trace.config.ln_eps
-    (stats, stats_data), (worked, worked_data) = [
-        c for c in instant_charts(at) if "layer" in param_values(c[0])]
+    (stats, stats_data), (worked, worked_data), (pair, _) = _by_data(at, "stats", "steps", "pair")
     assert {k: param_values(stats)[k] for k in ("layer", "norm")} == {"layer": 2, "norm": 2}
+    assert {k: param_values(pair)[k] for k in ("layer", "norm", "pos")} == {"layer": 2, "norm": 2, "pos": 3}
     assert {k: param_values(worked)[k] for k in ("layer", "norm", "pos")} == {
         "layer": 2, "norm": 2, "pos": 3}
     table = stats_data["stats"]
@@ -74,7 +80,7 @@ def test_layernorm_page(run):
 @pytest.mark.parametrize("model", MODELS)
 def test_layernorm_page_other_models(run, model):
     at = run("09_layernorm.py", model=model, norm="1")
-    (stats, _), _ = [c for c in instant_charts(at) if "layer" in param_values(c[0])]
+    ((stats, _),) = _by_data(at, "stats")
     bind = next(p for p in stats["params"] if p["name"] == "norm")["bind"]
     if model == "reverse-encdec":  # norm=1 is the cross-attention norm, which it has
         assert bind["labels"] == ["after self-attention (ln1)", "after cross-attention (ln_cross)",
@@ -97,7 +103,7 @@ def test_ffn_page(run):
     assert at.title[0].value == "The feed-forward network"
     trace = tfviz.load(DEFAULT_MODEL).trace(DEFAULT_TEXT)
     n = len(trace.tokens)
-    (neurons, neuron_data), (mixing, mixing_data) = instant_charts(at)
+    (neurons, neuron_data), (mixing, mixing_data) = _by_data(at, "neurons", "mix")
     assert param_values(neurons)["layer"] == 1 and param_values(neurons)["neurons"] == 20
     assert {k: param_values(mixing)[k] for k in ("layer", "head", "query")} == {
         "layer": 1, "head": 2, "query": 3}
@@ -131,7 +137,7 @@ def test_ffn_page_other_models(run, model):
         at.button(key="ffn_switch").click().run()
         _ok(at)
         assert at.session_state["model"] == "gpt-tiny"
-        assert [param_values(spec)["layer"] for spec, _ in instant_charts(at)] == [0, 0]
+        assert [param_values(spec)["layer"] for spec, _ in _by_data(at, "neurons", "nsteps", "mix")] == [0, 0, 0]
 
 
 # ----- lesson 11 ------------------------------------------------------------------------------

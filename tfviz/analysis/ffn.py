@@ -5,6 +5,19 @@
 Each of the d_ff hidden units ("neurons") is one column of W_1 followed by the activation;
 ``mlp.hook_post`` holds their values after the activation, one row per token.
 
+A gated block (SwiGLU: Llama, Mistral, Qwen, llama-tiny; GeGLU) gives each neuron two columns,
+a gate and an "up" value, and lets through act(gate) times up:
+
+    FFN(x) = (SiLU(x W_gate) ⊙ x W_in) W_out        SiLU(u) = u σ(u) = u / (1 + e^−u)
+
+There ``mlp.hook_pre`` is the gate x W_gate, ``mlp.hook_pre_linear`` the up value x W_in and
+``mlp.hook_post`` their gated product (TransformerLens's names). ``neuron_steps`` takes one
+token's strongest neurons through these steps, then down through W_out:
+
+>>> steps = step_values("swiglu", pre=np.array([[0.0, 2.0]]), up=np.array([[5.0, 3.0]]))
+>>> steps.round(4).tolist()       # gate, SiLU(gate), up, product, for each neuron
+[[[0.0, 0.0, 5.0, 0.0], [2.0, 1.7616, 3.0, 5.2848]]]
+
 Attention, by contrast, gives each head's output as a weighted average of value vectors,
 with weights that are >= 0 and sum to 1:
 
@@ -23,6 +36,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tfviz.reference import gelu, gelu_tanh, silu
+
 if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
     from tfviz.trace import Trace
 
@@ -32,12 +47,62 @@ ACTIVATIONS = {
     "gelu": ("GELU", r"\mathrm{GELU}(u) = u\,\Phi(u)"),
     "gelu_tanh": ("GELU (tanh form)",
                   r"\mathrm{GELU}(u) \approx \tfrac{u}{2}\left(1 + \tanh\left(\sqrt{2/\pi}\,(u + 0.044715\,u^3)\right)\right)"),
+    "swiglu": ("SwiGLU", r"\mathrm{SiLU}(u) = u\,\sigma(u) = \frac{u}{1 + e^{-u}}"),
+    "geglu": ("GeGLU", r"\mathrm{GELU}(u) = u\,\Phi(u)"),
 }
+#: The function a gated block applies to its gate (the "act" of act(gate) ⊙ up).
+GATE_FUNCTIONS = {"swiglu": "SiLU", "geglu": "GELU"}
 
 
 def activation_info(config) -> tuple[str, str]:
-    """("ReLU", latex) or ("GELU", latex) for the model's feed-forward activation."""
+    """(name, LaTeX of the function applied to each neuron) for the model's feed-forward
+    activation: ("ReLU", …), ("GELU", …), and for a gated block ("SwiGLU", SiLU's formula)."""
     return ACTIVATIONS[config.activation]
+
+
+def gated(config) -> bool:
+    """Whether the feed-forward block is gated (SwiGLU, GeGLU): a gate and an up projection."""
+    return config.activation in GATE_FUNCTIONS
+
+
+def activate(activation: str, u) -> np.ndarray:
+    """The function each neuron applies, in float64: ReLU, GELU (exact or tanh form), or for a
+    gated block the function of its gate (SiLU for swiglu, exact GELU for geglu)."""
+    u = np.asarray(u, dtype=np.float64)
+    if activation == "relu":
+        return np.maximum(u, 0.0)
+    if activation == "swiglu":
+        return silu(u)
+    if activation == "gelu_tanh":
+        return gelu_tanh(u)
+    return gelu(u)  # gelu, geglu
+
+
+def step_columns(activation: str) -> tuple[str, ...]:
+    """The names of a neuron's steps, as ``step_values`` orders them.
+
+    >>> step_columns("swiglu")
+    ('gate = x·W_gate', 'SiLU(gate)', 'up = x·W_in', 'SiLU(gate) × up')
+    >>> step_columns("relu")
+    ('x·W₁ + b₁', 'ReLU(x·W₁ + b₁)')
+    """
+    if activation in GATE_FUNCTIONS:
+        f = GATE_FUNCTIONS[activation]
+        return ("gate = x·W_gate", f"{f}(gate)", "up = x·W_in", f"{f}(gate) × up")
+    name = ACTIVATIONS[activation][0].split()[0]
+    return ("x·W₁ + b₁", f"{name}(x·W₁ + b₁)")
+
+
+def step_values(activation: str, pre: np.ndarray, up: np.ndarray | None = None) -> np.ndarray:
+    """Each neuron's steps, computed here from the trace's inputs to the activation:
+    (…, n, 4) gate, act(gate), up, act(gate)·up for a gated block (``pre`` the gate
+    x W_gate, ``up`` x W_in), (…, n, 2) pre, act(pre) otherwise."""
+    pre = np.asarray(pre, dtype=np.float64)
+    act = activate(activation, pre)
+    if activation not in GATE_FUNCTIONS:
+        return np.stack([pre, act], axis=-1)
+    up = np.asarray(up, dtype=np.float64)
+    return np.stack([pre, act, up, act * up], axis=-1)
 
 
 def has_dense_ffn(trace: Trace, layer: int = 0) -> bool:
@@ -63,6 +128,12 @@ def top_neurons(acts: np.ndarray, n: int) -> np.ndarray:
 def fraction_active(acts: np.ndarray) -> np.ndarray:
     """Share of neurons with a positive value, per token. [[1, 0, 2, 0]] -> [0.5]."""
     return (acts > 0).mean(axis=-1)
+
+
+def fraction_open(trace: Trace, layer: int) -> np.ndarray:
+    """A gated block's share of neurons whose gate is open (x W_gate > 0, so SiLU(gate) > 0),
+    per token: the gated counterpart of ``fraction_active``, read from mlp.hook_pre."""
+    return fraction_active(trace.activations[f"blocks.{layer}.mlp.hook_pre"])
 
 
 def top_per_token(acts: np.ndarray, k: int = 3) -> list[list[tuple[int, float]]]:
@@ -200,3 +271,79 @@ def mixing_views(trace: Trace) -> MixingViews:
     tol = 1e-5 * np.maximum(1.0, np.abs(values).max(axis=(2, 3)))[..., None, None]  # (L, H, 1, 1)
     inside = np.all((z >= low - tol) & (z <= high + tol), axis=-1)  # (L, H, Tq)
     return MixingViews(weights, values, z, inside, float(np.abs(z - model_z).max()))
+
+
+# ----- one token's neurons, step by step, then down (lesson 10's worked neurons) ------------
+
+
+@dataclass(frozen=True)
+class NeuronSteps:
+    """For every layer and token, its ``m`` strongest neurons (largest |act·…| in mlp.hook_post)
+    through each step of ``step_columns``, then the way down: the FFN's output rebuilt as
+    hook_post · W_out (+ b_out), next to the model's own mlp.hook_mlp_out.
+
+    The steps are computed here from the trace's inputs to the activation (mlp.hook_pre, and
+    for a gated block mlp.hook_pre_linear); ``hidden_error`` is their last step's largest gap
+    to the model's own mlp.hook_post, ``output_error`` the rebuilt output's to hook_mlp_out."""
+
+    columns: tuple[str, ...]
+    ids: np.ndarray  # (L, T, m) each token's strongest neurons, strongest first
+    values: np.ndarray  # (L, T, m, len(columns)) their steps
+    share: np.ndarray  # (L, T) the part of Σ_j |h_j| the m neurons hold
+    output: np.ndarray  # (L, T, k) the first k numbers of h W_out (+ b_out), by hand
+    model_output: np.ndarray  # (L, T, k) the same numbers of the model's hook_mlp_out
+    hidden_error: float
+    output_error: float
+    d_ff: int
+
+
+def neuron_steps(trace: Trace, weights, m: int = 12, k: int = 16,
+                 layers=None) -> NeuronSteps:
+    """``NeuronSteps`` of every layer of a dense model (``layers``: of those only, in that
+    order), from the trace and ``Bundle.weights()`` (W_out, b_out)."""
+    a, cfg = trace.activations, trace.config
+    layers = list(range(cfg.n_layers)) if layers is None else list(layers)
+    ids, values, share, output, model_output, errors = [], [], [], [], [], [0.0, 0.0]
+    for layer in layers:
+        p = f"blocks.{layer}.mlp."
+        up = a.get(p + "hook_pre_linear")
+        steps = step_values(cfg.activation, a[p + "hook_pre"], up)  # (T, d_ff, C)
+        hidden = a[p + "hook_post"].astype(np.float64)  # (T, d_ff) the model's own
+        errors[0] = max(errors[0], float(np.abs(steps[..., -1] - hidden).max(initial=0.0)))
+        top = np.argsort(-np.abs(hidden), axis=-1, kind="stable")[:, :m]  # (T, m)
+        rows = np.arange(len(hidden))[:, None]
+        ids.append(top)
+        values.append(steps[rows, top])  # (T, m, C)
+        total = np.abs(hidden).sum(-1)  # (T,)
+        share.append(np.abs(hidden[rows, top]).sum(-1) / np.where(total > 0, total, 1.0))
+        out = hidden @ weights["W_out"][layer].astype(np.float64)  # (T, d_ff) @ (d_ff, d) -> (T, d)
+        if "b_out" in weights:
+            out = out + weights["b_out"][layer]
+        model = a[f"blocks.{layer}.hook_mlp_out"].astype(np.float64)  # (T, d)
+        errors[1] = max(errors[1], float(np.abs(out - model).max(initial=0.0)))
+        kk = min(k, out.shape[1])
+        output.append(out[:, :kk])
+        model_output.append(model[:, :kk])
+    return NeuronSteps(step_columns(cfg.activation), np.asarray(ids), np.asarray(values),
+                       np.asarray(share), np.asarray(output), np.asarray(model_output),
+                       errors[0], errors[1], cfg.d_ff)
+
+
+def curve_name(activation: str) -> str:
+    """Which of ``activation_curves``' functions a neuron of ``activation`` applies (a gated
+    block's, to its gate): swiglu -> "SiLU", relu -> "ReLU", the GELUs -> "GELU"."""
+    return {"relu": "ReLU", "swiglu": "SiLU"}.get(activation, "GELU")
+
+
+def activation_curves(lo: float = -4.0, hi: float = 4.0, n: int = 81) -> dict[str, np.ndarray]:
+    """ReLU, GELU and SiLU (the function a SwiGLU neuron applies to its gate) on ``n`` points
+    from ``lo`` to ``hi``: {"u": …, "ReLU": …, "GELU": …, "SiLU": …}. SiLU dips below 0 to
+    about −0.28 (at u ≈ −1.28), GELU to about −0.17; ReLU never does.
+
+    >>> c = activation_curves()
+    >>> round(float(c["SiLU"].min()), 3), round(float(c["GELU"].min()), 3), float(c["ReLU"].min())
+    (-0.278, -0.169, 0.0)
+    """
+    u = np.linspace(lo, hi, n)
+    return {"u": u, "ReLU": activate("relu", u), "GELU": activate("gelu", u),
+            "SiLU": activate("swiglu", u)}

@@ -1,6 +1,6 @@
-"""Instant charts for lesson 10 (the feed-forward network): every layer, head and token at once.
+"""Charts for lesson 10 (the feed-forward network): every layer, head and token at once.
 
-Two charts, one per section of the page, in the conventions of ``tfviz.viz.instant``:
+Three instant charts, in the conventions of ``tfviz.viz.instant``, and one static one:
 
 - ``neuron_chart``: the layer's strongest neurons for every token, and the share of neurons
   above zero per token. The layer and how many neurons to show are view parameters
@@ -8,6 +8,12 @@ Two charts, one per section of the page, in the conventions of ``tfviz.viz.insta
 - ``mixing_chart``: one head's output for one query token as a weighted average of the value
   vectors (weights >= 0, summing to 1), with the checks the page used to print as metrics.
   ``layer``, ``head`` and ``query`` are view parameters.
+- ``neuron_steps_chart``: one token's strongest neurons through each step of its layer's
+  feed-forward (a SwiGLU's gate, SiLU(gate), up and product; a ReLU's or GELU's input and
+  output), then down through W_out to the FFN's output, by hand next to the model's own.
+  ``layer`` and ``pos`` are view parameters.
+- ``activation_curves_chart`` (static): ReLU, GELU and SiLU side by side, the model's own
+  function drawn thick.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tfviz.viz.charts import chart, colour, q, tip, view
 from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
                                slider, spec, stack_rows, token_axis, unpack)
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
@@ -231,3 +238,114 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
                 datasets={"mix": mix, "checks": checks}, tokens=labels, free=True,
                 default_query=default_query, marks=cap * dh + cap + dh,  # ticks, bars, dots
                 description="An attention head's output as a weighted average of value vectors.")
+
+
+# ----- one token's neurons, step by step, then down ------------------------------------------
+
+HAND_MODEL = ("by hand: h · W_out", "the model's mlp.hook_mlp_out")
+
+
+def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
+                       output: np.ndarray, model_output: np.ndarray, tokens: Sequence[str], *,
+                       columns: Sequence[str], d_ff: int, layer: int = 0,
+                       pos: int | None = None) -> dict:
+    """The chosen token's ``m`` strongest neurons of the chosen layer, each step of the
+    feed-forward in a column (``columns``: a SwiGLU's gate, SiLU(gate), up, product), then
+    the way down: the FFN's first ``k`` outputs rebuilt as h · W_out next to the model's own.
+
+    Arrays from ``tfviz.analysis.ffn.neuron_steps``: ``ids`` (L, T, m), ``values``
+    (L, T, m, C), ``share`` (L, T), ``output`` and ``model_output`` (L, T, k). Length-free
+    (``tfviz.viz.instant_length``); the colour range follows the sentence (it rides in the data).
+    """
+    n_layers, n, m, c = values.shape
+    k = output.shape[-1]
+    cols = list(columns)
+    bound = float(np.abs(values).max(initial=0.0)) or 1.0
+    steps = [{"layer": lyr, "pos": t, "ids": ",".join(map(str, np.asarray(ids[lyr, t]).astype(int))),
+              "share": rounded(share[lyr, t]), "v": packed(values[lyr, t])}
+             for lyr, t in np.ndindex(n_layers, n)]
+    outs = [{"layer": lyr, "pos": t, "v": packed(np.stack([output[lyr, t], model_output[lyr, t]]))}
+            for lyr, t in np.ndindex(n_layers, n)]
+    chosen = {"filter": "datum.layer == layer && datum.pos == posi"}
+    neuron = {"calculate": "'n' + split(datum.ids, ',')[datum.row]", "as": "neuron"}
+    label = {"calculate": "(datum.row + 1) + '. ' + datum.neuron", "as": "nlabel"}
+    y = {"field": "nlabel", "type": "ordinal", "title": "neuron (largest |output| first)",
+         "sort": {"field": "row", "op": "min"}}
+    x = {"field": "col", "type": "ordinal", "scale": {"domain": list(range(c))},
+         "axis": {"orient": "top", "title": None, "labelExpr": "columns[datum.value]", "labelAngle": 0,
+                  "labelFontSize": FONT_SIZE - 2, "labelLimit": 200}}
+    table = {
+        "data": {"name": "nsteps"},
+        "transform": [chosen, *unpack(c), neuron, label, {"calculate": "columns[datum.col]", "as": "step"}],
+        "encoding": {"x": x, "y": y},
+        "layer": [
+            {"mark": {"type": "rect"},
+             "encoding": {"color": {"field": "v", "type": "quantitative", "title": "value",
+                                    "scale": {"scheme": DIVERGING_SCHEME, "reverse": True, "domainMid": 0,
+                                              "domain": {"expr": "[-bound, bound]"}}},
+                          "tooltip": [{"field": "neuron"}, {"field": "step"},
+                                      {"field": "v", "title": "value", "format": ".4f"}]}},
+            {"mark": {"type": "text", "fontSize": FONT_SIZE - 4},
+             "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"},
+                          "color": {"value": "black"}}},
+        ],
+        "width": 170 * c, "height": {"step": 24},
+        "title": {"text": {"expr": "'Layer ' + layer + ', token ' + tokens[posi] + ': its ' + "
+                                   f"{m} + ' strongest of the {d_ff} neurons, step by step'"}},
+    }
+    line = (f"'These {m} neurons carry ' + format(datum.share, '.0%') + ' of the sum of "
+            f"|{cols[-1]}| over all {d_ff}; then W_out turns all {d_ff} into the output below.'")
+    words = {
+        "data": {"name": "nsteps"}, "width": 640, "height": 30,
+        "transform": [chosen, {"calculate": line, "as": "line"}],
+        "mark": {"type": "text", "align": "left", "baseline": "top", "fontSize": FONT_SIZE - 2,
+                 "limit": 760},
+        "encoding": {"x": {"value": 0}, "y": {"value": 0},
+                     "text": {"field": "line", "type": "nominal"}},
+    }
+    down = {
+        "data": {"name": "nout"},
+        "transform": [chosen, *unpack(k), {"calculate": "which[datum.row]", "as": "what"}],
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "title": "output dimension",
+                  "scale": {"domain": list(range(k))}, "axis": {"labelAngle": 0}},
+            "y": {"field": "v", "type": "quantitative", "title": "value"},
+            "color": {"field": "what", "type": "nominal", "title": None,
+                      "scale": {"domain": list(HAND_MODEL), "range": CATEGORICAL[:2]},
+                      "legend": {"orient": "bottom", "labelLimit": 320}},
+            "tooltip": [{"field": "what"}, {"field": "col", "title": "dimension"},
+                        {"field": "v", "title": "value", "format": ".4f"}],
+        },
+        "layer": [{"transform": [{"filter": "datum.row == 0"}], "mark": {"type": "line", "point": True}},
+                  {"transform": [{"filter": "datum.row == 1"}],
+                   "mark": {"type": "point", "size": 140, "filled": False, "strokeWidth": 2}}],
+        "width": max(320, min(640, 40 * k)), "height": 220,
+        "title": {"text": f"Then down: the first {k} numbers of the FFN's output", "fontSize": FONT_SIZE},
+    }
+    params = [slider("layer", n_layers - 1, "Layer", layer),
+              token_slider(length_cap(n) - 1, "Token", pos, name="pos"),
+              constant("columns", cols), constant("which", list(HAND_MODEL))]
+    return spec({"vconcat": [table, words, down], "spacing": 20,
+                 "resolve": {"scale": {"color": "independent"}}}, params=params,
+                datasets={"nsteps": steps, "nout": outs}, tokens=token_labels(tokens), free=True,
+                sentence={"bound": bound}, defaults={"pos": 0},
+                description="One token's strongest feed-forward neurons through each step, then "
+                            "the way down to the block's output.")
+
+
+def activation_curves_chart(curves: dict[str, np.ndarray], *, own: str) -> dict:
+    """ReLU, GELU and SiLU over ``curves["u"]`` (``tfviz.analysis.ffn.activation_curves``),
+    one line each; ``own`` (the model's function, "SiLU" for a SwiGLU) is drawn thick."""
+    names = [k for k in curves if k != "u"]
+    rows = [{"u": float(u), "function": name, "value": float(v)}
+            for name in names for u, v in zip(curves["u"], curves[name])]
+    line = view({"type": "line"}, x=q("u", "input u"), y=q("value", "output"),
+                color=colour("function", names, title=None),
+                strokeWidth={"condition": {"test": f"datum.function == '{own}'", "value": 4},
+                             "value": 1.5},
+                tooltip=tip("function", "u:.2f", "value:.4f"))
+    return chart(line, title=f"ReLU, GELU and SiLU (thick: {own}, this model's)", rows=rows,
+                 width=520, height=300,
+                 description="Three activation functions over the same inputs: ReLU cuts every "
+                             "negative input to 0, GELU and SiLU let small negative values "
+                             "through and dip below 0.")
