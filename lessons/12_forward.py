@@ -26,6 +26,19 @@ st.markdown(
     "already in your browser, so moving the slider or the head shown in the attention steps "
     "redraws at once."
 )
+facts = bundle.facts
+if fw.modern(cfg) and cfg.arch == "decoder":
+    parts = [f"{facts.norm_name} before each sublayer" + (" and after the last block" if facts.final_norm else "")]
+    if facts.positions == "rope":
+        scaling = f", {facts.rope_scaling} scaling" if facts.rope_scaling else ""
+        parts.append(f"RoPE (base {facts.rope_base:g}{scaling}) turning q and k inside attention")
+    parts.append(f"{facts.n_heads} query heads over {facts.kv_heads} key/value head"
+                 + ("s" if facts.kv_heads > 1 else "") + (" (grouped-query attention)" if facts.grouped else ""))
+    parts.append(f"a {facts.activation_name} feed-forward")
+    parts.append({"none": "no biases", "qkv only": "biases on q, k and v only", "all": "biases"}[facts.biases])
+    parts.append("the embedding matrix reused as the unembedding" if facts.tied else "an unembedding of its own")
+    st.info(f"**{name}** is built like Llama, Mistral and Qwen: " + "; ".join(parts) + ". So the "
+            "walk shows each norm as a step of its own, and each block only adds to the stream.")
 if cfg.arch == "encoder-decoder":
     st.info(f"**{name}** is an encoder-decoder. The encoder reads your text; the decoder "
             "writes the answer one token at a time and reads the encoder's output through "

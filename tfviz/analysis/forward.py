@@ -5,6 +5,12 @@
     tokens -> embeddings -> + positions -> per block: attention -> add & norm -> FFN -> add & norm
     -> (final norm) -> logits -> softmax -> top-5 next tokens
 
+The modern block (Llama, Mistral, Qwen, llama-tiny: RMSNorm before each sublayer) is walked
+as it computes, every norm a step of its own:
+
+    per block: RMSNorm -> q and k turned by RoPE -> attention (query heads sharing K/V heads)
+    -> add -> RMSNorm -> SwiGLU -> add;   after the last block: the final RMSNorm
+
 Every step carries a title, a LaTeX formula, the tensor's shape, a small 2-D array of the
 actual numbers (with row and column labels) and a sentence of explanation. Pages only draw
 them. The parameter count comes from the exercises' counter, grouped for a bar chart:
@@ -107,8 +113,110 @@ def _add_norm(title: str, sub: str, pre: bool) -> tuple[str, str]:
             "and each token's vector is normalised to mean 0, spread 1, then scaled by γ, β.")
 
 
+def modern(cfg) -> bool:
+    """Whether blocks of ``cfg`` are walked as the modern block: RMSNorm before each sublayer."""
+    return cfg.norm_type == "rmsnorm" and cfg.norm == "pre"
+
+
+def _rms_step(title: str, where: str, hook: np.ndarray, rows, d: int, before: str) -> Step:
+    return Step(f"{where} · {title}",
+                r"\hat{x} = \frac{x}{\mathrm{rms}(x)} \odot \gamma,\quad "
+                r"\mathrm{rms}(x) = \sqrt{\mathrm{mean}(x^2) + \varepsilon}",
+                f"(T={len(rows)}, d={d})", hook,
+                f"RMSNorm before {before}: each token's stream vector is divided by its root mean "
+                "square (no mean is taken away, and there is no β), then scaled by γ; shown before γ. "
+                "This copy goes into the sublayer; the stream itself is not rescaled.",
+                rows=rows, cols=_dims(d))
+
+
+def _modern_block_steps(trace: Trace, i: int, head: int) -> list[Step]:
+    """One modern block (``modern``): RMSNorm, RoPE, attention with shared K/V heads, add,
+    RMSNorm, the (gated) feed-forward, add; every step's numbers from the trace's hooks."""
+    a, cfg = trace.activations, trace.config
+    p = f"blocks.{i}."
+    rows = tuple(token_labels(trace.tokens))
+    T, d, H, Hkv, dh = len(rows), cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.d_head
+    where = f"Block {i}"
+    group = H // Hkv
+    kv = head // group
+    causal = trace.options.resolved(cfg).causal
+    steps = [_rms_step("RMSNorm (ln1)", where, a[p + "ln1.hook_normalized"], rows, d, "attention")]
+    rope = p + "attn.hook_rot_q" in a
+    if rope:
+        scaled = f", frequencies stretched ({cfg.rope_scaling.kind} scaling)" if cfg.rope_scaling else ""
+        steps.append(Step(
+            f"{where} · q and k turned by RoPE (head {head})",
+            r"q_i = R_i\,(\hat{x}_i W^Q),\quad k_j = R_j\,(\hat{x}_j W^K)",
+            f"({H} heads, T={T}, d_head={dh})", a[p + "attn.hook_rot_q"][:, head],
+            ("Each head's query and key are first put through an RMSNorm of their own (QK-norm). "
+             if cfg.qk_norm else "")
+            + f"Every query and key is turned, pair of dimensions by pair, by an angle that grows "
+            f"with its position (RoPE, base {cfg.pos_base:g}{scaled}), so that q · k depends on "
+            f"how far apart the two tokens are. Shown: head {head}'s turned queries.",
+            rows=rows, cols=_dims(dh), x_title="dimension of the head"))
+    qk = r"R(q)\,R(k)^\top" if rope else r"QK^\top"
+    shared = (f"GQA: the {H} query heads share {Hkv} key/value head{'s' if Hkv > 1 else ''}, "
+              f"{group} query heads each; head {head} reads K/V head {kv}. " if group > 1 else "")
+    steps.append(Step(
+        f"{where} · self-attention (head {head}" + (f", K/V head {kv})" if group > 1 else ")"),
+        rf"\alpha = \mathrm{{softmax}}\!\Big(\frac{{{qk}}}{{\sqrt{{d_k}}}}" + (r" + M" if causal else "")
+        + r"\Big),\quad z = \alpha V",
+        f"({H} heads, T={T}, T={T})", a[p + "attn.hook_pattern"][head],
+        shared + f"Every token compares its query with every {'earlier ' if causal else ''}token's "
+        f"key; the weights (rows sum to 1) mix the values. Shown: head {head} of {H}.",
+        rows=rows, cols=rows, diverging=False, x_title="key (attended to)", y_title="query (attending)"))
+    steps.append(Step(f"{where} · add (attention)",
+                      r"x \leftarrow x + \mathrm{Attn}\big(\mathrm{RMS}(x)\big)",
+                      f"(T={T}, d={d})", a[p + "hook_resid_mid"],
+                      "The heads' outputs, joined and projected by W^O, are added to the stream "
+                      "(the residual connection); nothing normalises the sum.",
+                      rows=rows, cols=_dims(d)))
+    steps.append(_rms_step("RMSNorm (ln2)", where, a[p + "ln2.hook_normalized"], rows, d,
+                           "the feed-forward"))
+    if p + "mlp.hook_pre_linear" in a:  # gated: SwiGLU (or GeGLU)
+        fn = "SiLU" if cfg.activation == "swiglu" else "GELU"
+        steps.append(Step(
+            f"{where} · {'SwiGLU' if fn == 'SiLU' else 'GeGLU'} feed-forward",
+            rf"h = \mathrm{{{fn}}}(\hat{{x}}\,W_{{\text{{gate}}}}) \odot \hat{{x}}\,W_{{\text{{in}}}},"
+            r"\quad \mathrm{FFN}(\hat{x}) = h\,W_{\text{out}}",
+            f"(T={T}, d_ff={cfg.d_ff})", a[p + "mlp.hook_post"],
+            f"Each token alone: {cfg.d_ff} gates go through {fn} and multiply {cfg.d_ff} up values; "
+            f"W_out takes the products back to {d}. Shown: the products h.",
+            rows=rows, cols=_dims(cfg.d_ff), x_title="hidden unit"))
+    else:
+        steps.append(_ffn_step(trace, p, where, rows))
+    steps.append(Step(f"{where} · add (FFN)",
+                      r"x \leftarrow x + \mathrm{FFN}\big(\mathrm{RMS}(x)\big)",
+                      f"(T={T}, d={d})", a[p + "hook_resid_post"],
+                      f"The feed-forward's output is added to the stream. This is the output of "
+                      f"{where.lower()}.", rows=rows, cols=_dims(d)))
+    return steps
+
+
+def _ffn_step(trace: Trace, p: str, where: str, rows) -> Step:
+    """A plain feed-forward (ReLU, GELU) or a mixture of experts, as one step."""
+    a, cfg = trace.activations, trace.config
+    T, d = len(rows), cfg.d_model
+    if p + "mlp.hook_post" in a:
+        act = "max(0, xW_1 + b_1)" if cfg.activation == "relu" else r"\mathrm{GELU}(xW_1 + b_1)"
+        return Step(f"{where} · feed-forward", rf"h = {act},\quad \mathrm{{FFN}}(x) = hW_2 + b_2",
+                    f"(T={T}, d_ff={cfg.d_ff})", a[p + "mlp.hook_post"],
+                    f"Each token alone is widened to {cfg.d_ff} hidden units, passed through "
+                    f"{cfg.activation.upper()} and projected back to {d}. Shown: the hidden units h.",
+                    rows=rows, cols=_dims(cfg.d_ff), x_title="hidden unit")
+    return Step(f"{where} · experts (MoE)",
+                r"p = \mathrm{softmax}(W_r x),\quad y = \sum_{i \in \mathcal{T}} p_i E_i(x)",
+                f"(T={T}, experts={cfg.n_experts})", a[p + "mlp.hook_gate_probs"],
+                "A router gives each token a gate per expert; only the top-k experts "
+                "run. Shown: the gates p.", rows=rows,
+                cols=tuple(f"expert {e}" for e in range(cfg.n_experts)), diverging=False,
+                x_title="expert")
+
+
 def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
     a, cfg = trace.activations, trace.config
+    if modern(cfg) and not enc and cfg.arch != "encoder-decoder":
+        return _modern_block_steps(trace, i, head)
     stack = "enc_blocks" if enc else "blocks"
     p = f"{stack}.{i}."
     q_tokens = trace.enc_tokens if enc else trace.tokens
@@ -142,21 +250,7 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
         formula, text = _add_norm("Add & norm", "CrossAttn", pre)
         steps.append(Step(f"{where} · add & norm (cross)", formula, f"(T={T}, d={d})",
                           a[p + "hook_resid_mid_cross"], text, rows=rows, cols=_dims(d)))
-    if p + "mlp.hook_post" in a:
-        act = "max(0, xW_1 + b_1)" if cfg.activation == "relu" else r"\mathrm{GELU}(xW_1 + b_1)"
-        steps.append(Step(f"{where} · feed-forward", rf"h = {act},\quad \mathrm{{FFN}}(x) = hW_2 + b_2",
-                          f"(T={T}, d_ff={cfg.d_ff})", a[p + "mlp.hook_post"],
-                          f"Each token alone is widened to {cfg.d_ff} hidden units, passed through "
-                          f"{cfg.activation.upper()} and projected back to {d}. Shown: the hidden units h.",
-                          rows=rows, cols=_dims(cfg.d_ff), x_title="hidden unit"))
-    else:
-        steps.append(Step(f"{where} · experts (MoE)",
-                          r"p = \mathrm{softmax}(W_r x),\quad y = \sum_{i \in \mathcal{T}} p_i E_i(x)",
-                          f"(T={T}, experts={cfg.n_experts})", a[p + "mlp.hook_gate_probs"],
-                          "A router gives each token a gate per expert; only the top-k experts "
-                          "run. Shown: the gates p.", rows=rows,
-                          cols=tuple(f"expert {e}" for e in range(cfg.n_experts)), diverging=False,
-                          x_title="expert"))
+    steps.append(_ffn_step(trace, p, where, rows))
     formula, text = _add_norm("Add & norm", "FFN", pre)
     steps.append(Step(f"{where} · add & norm (FFN)", formula, f"(T={T}, d={d})",
                       a[p + "hook_resid_post"], text + f" This is the output of {where.lower()}.",
@@ -180,8 +274,11 @@ def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position:
     probs = softmax(logits)  # (T, V)
     steps = []
     if "ln_final.hook_normalized" in a:
-        steps.append(Step("Final LayerNorm", r"x \leftarrow \mathrm{LN}_{\text{final}}(x)",
+        rms = cfg.norm_type == "rmsnorm"
+        steps.append(Step(f"Final {'RMSNorm' if rms else 'LayerNorm'}",
+                          rf"x \leftarrow \mathrm{{{'RMS' if rms else 'LN'}}}_{{\text{{final}}}}(x)",
                           f"(T={T}, d={cfg.d_model})", a["ln_final.hook_normalized"],
+                          "A last RMSNorm tidies the stream (shown before γ)." if rms else
                           "A last LayerNorm tidies the stream (shown before γ and β).",
                           rows=rows, cols=_dims(cfg.d_model)))
     x = "x"
@@ -254,11 +351,14 @@ def param_parts(config) -> dict[str, int]:
 
 
 def grouped_params(config) -> dict[str, int]:
-    """Parts folded into embeddings / positions / attention / FFN / LayerNorm / head."""
+    """Parts folded into embeddings / positions / attention / FFN / LayerNorm / head; the norms'
+    group is called "RMSNorm" for a model whose norms are RMSNorms."""
     out = {g: 0 for g, _ in _GROUPS}
     for part, n in param_parts(config).items():
         group = next(g for g, keys in _GROUPS if any(part.endswith(k) for k in keys))
         out[group] += n
+    if config.norm_type == "rmsnorm":
+        out = {("RMSNorm" if g == "LayerNorm" else g): n for g, n in out.items()}
     return out
 
 

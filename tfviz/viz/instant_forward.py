@@ -40,8 +40,9 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 # (832 cells) took 120 ms to redraw as cells on a loaded machine, its picture a few ms.
 WIDTH = 720  # the heatmap's width: 256 hidden units still get about 3 px each
 AXIS_COLUMNS = 96  # a picture's x axis has at most this many bands (and candidate labels)
-_SYMBOLS = {r"\alpha": "α", r"\sum": "Σ", r"\to": "→", r"\leftarrow": "←", r"\dots": "…",
-            r"\in": "∈", r"\sin": "sin", r"\arg\max": "argmax", r"\max": "max", r"\top": "ᵀ",
+_SYMBOLS = {r"\alpha": "α", r"\gamma": "γ", r"\varepsilon": "ε", r"\odot": "⊙", r"\sum": "Σ",
+            r"\to": "→", r"\leftarrow": "←", r"\dots": "…", r"\in": "∈", r"\sin": "sin",
+            r"\arg\max": "argmax", r"\max": "max", r"\top": "ᵀ",
             r"\cdot": "·", r"\quad": "   ", r"\,": " ", r"\!": "", r"\;": " "}
 _SIZED = re.compile(r"\\(?:big|Big|bigg|Bigg)([()\[\]|])")
 _GROUP = r"\{([^{}]*)\}"
