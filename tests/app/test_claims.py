@@ -4,9 +4,12 @@ nothing about "the model" that the model's own facts (``bundle.facts``) contradi
 Each kind is one AppTest session that opens the model in the sidebar and walks every lesson, as
 a learner would, checking the words of each page against the table in tests/support/claims.py.
 The kinds: our bundled decoder, encoder and encoder-decoder (vit-tiny is lesson 19's own model,
-met on every walk), a random GPT-2 folder (cased, pre-LN, <|endoftext|>) and a random BERT
-folder saved with its pooler and next-sentence head (WordPiece with [UNK]). A training-lab run
-is walked in tests/app/test_own_model_page.py, which already opens every lesson on one.
+met on every walk), llama-tiny (the modern block: RMSNorm, SwiGLU, RoPE, 4 query heads over 2
+K/V heads, no biases, untied), a random GPT-2 folder (cased, pre-LN, <|endoftext|>), a random
+BERT folder saved with its pooler and next-sentence head (WordPiece with [UNK]), a random Llama
+folder (byte-level BPE with <|begin_of_text|>, GQA 4/2, untied) and a random Qwen2 folder (biases
+on q, k and v only, one K/V head, tied). A training-lab run is walked in
+tests/app/test_own_model_page.py, which already opens every lesson on one.
 A new lesson inherits the matrix (it walks ``available()``); a new family adds one kind here.
 """
 from __future__ import annotations
@@ -39,8 +42,13 @@ def fixed_sentences(seen: dict[str, str], kind: str) -> None:
             assert not any(w in seen[url] for w in gone), url
 
 
-@pytest.mark.parametrize("model", ["gpt-tiny", "bert-tiny", "reverse-encdec"])
-def test_bundled_models(app_page, model):
+@pytest.mark.parametrize("model", ["gpt-tiny", "bert-tiny", "reverse-encdec", "llama-tiny"])
+def test_bundled_models(app_page, monkeypatch, model):
+    from tfviz.ui.cache import model_names
+
+    if model not in model_names():  # llama-tiny until the sidebar lists it
+        from tests.app.test_bert_checkpoint_pages import listing
+        listing(monkeypatch, model)
     at = app_page("01_tour.py", model=model)
     seen = walk(at, model)
     assert len(seen) >= 20
@@ -54,13 +62,17 @@ def folders(tmp_path_factory):
     from tests.support.bert_folders import make_checkpoint as make_bert
     from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
 
+    from tests.support.llama_folders import make_checkpoint as make_llama
+
     root = tmp_path_factory.mktemp("claims")
     make_gpt2(root / "gpt2")
     make_bert(root / "bert", "BertForPreTraining")  # its pooler and NSP head: set aside
+    make_llama(root / "llama")  # GQA 4/2, untied, Llama 3's tokenizer with <|begin_of_text|>
+    make_llama(root / "qwen2", "qwen2", tokenizer="qwen", kv_heads=1, tie_word_embeddings=True)
     return root
 
 
-@pytest.mark.parametrize("kind", ["gpt2", "bert"])
+@pytest.mark.parametrize("kind", ["gpt2", "bert", "llama", "qwen2"])
 def test_checkpoint_folders(app_page, folders, monkeypatch, kind):
     from tests.app.test_bert_checkpoint_pages import listing
 
@@ -85,6 +97,22 @@ def test_the_matrix_catches_the_old_sentences():
         "Each time is the best of 5 runs of the step": dict(timing_repeats=1),
         "Generation stops when the model writes `<eos>`.": dict(specials=Specials(eos="<|endoftext|>")),
         "Our models use heads of d_k = 64": dict(origin="folder"),
+        # lesson sentences that assumed LayerNorm, ReLU/GELU, one K/V head per query head and a
+        # tied unembedding, false of llama-tiny or a Llama folder
+        r"v_j = \mathrm{LN}(x_j)\, W^V": dict(norm="pre", norm_kind="rmsnorm"),
+        "with a final LayerNorm after the last block.": dict(norm_kind="rmsnorm"),
+        "LayerNorm of the block's input (pre-LN)": dict(norm_kind="rmsnorm"),
+        "Final LayerNorm": dict(norm_kind="rmsnorm"),
+        "A last LayerNorm tidies the stream (shown before γ and β).": dict(norm_kind="rmsnorm"),
+        "and each token's vector is normalised to mean 0, spread 1, then scaled by γ, β.":
+            dict(norm_kind="rmsnorm"),
+        "x ← LN(x + SelfAttn(x))": dict(norm_kind="rmsnorm"),
+        r"\mathrm{FFN}(x) = \mathrm{SwiGLU}(xW_1 + b_1)\,W_2 + b_2": dict(activation="swiglu"),
+        "h = max(0, xW_1 + b_1),   FFN(x) = hW_2 + b_2": dict(activation="swiglu"),
+        "every head has its own keys and values": dict(kv_heads=2),
+        "Each token's final vector is scored against every one of the 600 vocabulary rows of E (the "
+        "same matrix that embedded the input)": dict(tied=False),
+        "logits = x Eᵀ": dict(tied=False),
     }
     for sentence, change in old.items():
         facts = dataclasses.replace(base, **change)
@@ -92,3 +120,29 @@ def test_the_matrix_catches_the_old_sentences():
                 if c.false_when(facts, m)], sentence
         assert not [c.name for c in CLAIMS for m in re.finditer(c.pattern, sentence)
                     if c.false_when(base, m)], sentence
+
+
+def test_the_matrix_catches_the_modern_blocks_sentences_under_an_old_block():
+    """The modern block's sentences, true of llama-tiny (RMSNorm, SwiGLU, RoPE at base 10000,
+    4 query heads over 2 K/V heads, no biases, untied), are caught under gpt-tiny's facts
+    (LayerNorm, ReLU, sinusoidal positions, 4 K/V heads, biases, tied), and not under its own."""
+    modern, old = tfviz.load("llama-tiny").facts, tfviz.load("gpt-tiny").facts
+    sentences = [
+        "**llama-tiny** normalises each token with **RMSNorm**: it divides",
+        "with a final RMSNorm after the last block.",
+        "but its mean is **not** 0: RMSNorm takes nothing away",
+        "γ starts at 1; training moves it, dimension by dimension. An RMSNorm has no β.",
+        r"q_i = R_i\,(\mathrm{RMS}(x_i)\,W^Q)",
+        "x ← x + Attn(RMS(x))",
+        r"\mathrm{FFN}(x) = \big(\mathrm{SiLU}(xW_{\text{gate}}) \odot (xW_{\text{in}})\big)\,W_{\text{out}}",
+        "The nonlinearity is **SiLU**, on the gate only",
+        "4 query heads over 2 key/value heads (grouped-query attention); a SwiGLU feed-forward; "
+        "no biases; an unembedding of its own.",
+        "GQA: the 4 query heads share 2 key/value heads, 2 query heads each",
+        "RoPE, base 10000, so that q · k depends on how far apart",
+    ]
+    for sentence in sentences:
+        assert not [c.name for c in CLAIMS for m in re.finditer(c.pattern, sentence)
+                    if c.false_when(modern, m)], sentence
+        assert [c.name for c in CLAIMS for m in re.finditer(c.pattern, sentence)
+                if c.false_when(old, m)], sentence

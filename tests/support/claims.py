@@ -51,9 +51,63 @@ CLAIMS: tuple[Claim, ...] = (
           lambda f, m: f.parts.segment_table or f.parts.next_sentence_head, ("bert",)),
     Claim("our models' heads, said of another model", r"Our models use heads",
           lambda f, m: not f.ours),
-    Claim("ReLU's max(0, ·) formula under another activation", r"\\max\(0,\\; xW_1",
-          lambda f, m: f.activation != "relu", ("feed-forward",)),
+    Claim("ReLU's max(0, ·) formula under another activation", r"\\max\(0,\\; xW_1|max\(0, xW_1",
+          lambda f, m: f.activation != "relu", ("feed-forward", "forward-walk")),
+    # --- the modern block (RMSNorm, SwiGLU, RoPE, GQA, no biases, untied): issue #41 ---------
+    Claim("the model's norm named as another", r"normalises each token with \*\*(LayerNorm|RMSNorm)\*\*|"
+          r"with a final (LayerNorm|RMSNorm) after|uses \*\*(LayerNorm|RMSNorm)\*\*, so its own|"
+          r"Final (LayerNorm|RMSNorm)|A last (LayerNorm|RMSNorm) tidies|(LayerNorm|RMSNorm) of the "
+          r"block's input|for every (LayerNorm|RMSNorm) in the stack",
+          lambda f, m: next(g for g in m.groups() if g) != f.norm_name),
+    Claim("LayerNorm's mean and β said of an RMSNorm's output", r"every token has mean 0 and "
+          r"standard deviation 1|normalised to mean 0, spread 1, then scaled by γ, β|"
+          r"\(shown before γ and β\)|The learned γ and β",
+          lambda f, m: f.norm_kind == "rmsnorm", ("layernorm", "forward-walk")),
+    Claim("RMSNorm's kept mean said of a LayerNorm", r"its mean is \*\*not\*\* 0|An RMSNorm has no β",
+          lambda f, m: f.norm_kind != "rmsnorm", ("layernorm",)),
+    Claim("LN(x) feeding q, k, v under an RMSNorm model", r"\\mathrm\{LN\}\(x_[ij]\)|\bLN\((x|RMS)",
+          lambda f, m: f.norm_kind == "rmsnorm", ("self-attention", "forward-walk")),
+    Claim("RMS(x) feeding q, k, v under a LayerNorm model", r"\\mathrm\{RMS\}\(x_[ij]\)|\bRMS\(x\)\)",
+          lambda f, m: f.norm_kind != "rmsnorm", ("self-attention", "forward-walk")),
+    Claim("a one-matrix FFN formula act(x W_1 + b_1) under a gated block",
+          r"\\mathrm\{\w+\}\(xW_1 \+ b_1\)|max\(0,\\; xW_1|Each neuron takes two steps",
+          lambda f, m: f.gated, ("feed-forward", "forward-walk")),
+    Claim("a gated formula under a plain feed-forward", r"W_\{\\text\{gate\}\}|W_gate|takes three steps",
+          lambda f, m: not f.gated, ("feed-forward", "forward-walk")),
+    Claim("the nonlinearity named as another", r"The nonlinearity is \*\*([^*]+)\*\*",
+          lambda f, m: m.group(1) != _nonlinearity(f), ("feed-forward",)),
+    Claim("every head's own keys and values, under grouped-query attention",
+          r"(every|each) (query )?head (has|gets|computes|keeps) its own (keys|key and value)",
+          lambda f, m: f.grouped),
+    Claim("a count of K/V heads that is not the model's", r"(\d+) query heads over (\d+) key/value head|"
+          r"for each of its (\d+) K/V heads",
+          lambda f, m: (m.group(1) is not None and int(m.group(1)) != f.n_heads)
+          or int(m.group(2) or m.group(3)) != f.kv_heads, ("forward-walk", "kv-cache")),
+    Claim("grouped-query attention said of a model without it", r"\(grouped-query attention\)|"
+          r"Grouped-query attention: several query heads share|GQA: the \d+ query heads share",
+          lambda f, m: not f.grouped, ("self-attention", "forward-walk")),
+    Claim("RoPE's base, where the model turns by another or not at all", r"RoPE,? \(?base ([0-9.e+]+)",
+          lambda f, m: f.rope_base is None or float(m.group(1)) != f.rope_base),
+    Claim("position vectors added to the embeddings of a model that has none",
+          r"A (sinusoidal|learned|rope|alibi|none) position vector is added",
+          lambda f, m: m.group(1) != f.positions, ("forward-walk",)),
+    Claim("the model's biases said otherwise", r"; (no biases|biases on q, k and v only|biases);",
+          lambda f, m: {"no biases": "none", "biases on q, k and v only": "qkv only",
+                        "biases": "all"}[m.group(1)] != f.biases, ("forward-walk",)),
+    Claim("a feed-forward without biases, where it has them", r"none of the three matrices has a bias",
+          lambda f, m: f.biases == "all", ("feed-forward",)),
+    Claim("a tied unembedding said of an untied one, or the other way", r"an unembedding of its own|"
+          r"the embedding matrix reused as the unembedding|rows of E \(the same matrix that embedded|"
+          r"logits = x Eᵀ",
+          lambda f, m: f.tied == (m.group(0) == "an unembedding of its own"), ("forward-walk",)),
 )
+
+
+def _nonlinearity(f: ModelFacts) -> str:
+    """What lesson 10 must call the model's nonlinearity: its activation's name, or for a
+    gated block the function of its gate."""
+    return {"swiglu": "SiLU", "geglu": "GELU", "gelu_tanh": "GELU (tanh form)"}.get(
+        f.activation, f.activation_name)
 
 FALLBACK_DECODER, FALLBACK_BERT = "gpt-tiny", "bert-tiny"
 
@@ -82,7 +136,26 @@ def page_words(at) -> str:
              for e in at.get(kind) if isinstance(e.value, str)]
     for frame in at.get("arrow_data_frame"):  # table headers ("finished (<eos>)")
         parts += [str(c) for c in frame.value.columns]
-    return "\n".join(parts)
+    return "\n".join(parts + chart_words(at))
+
+
+def chart_words(at) -> list[str]:
+    """The words the page's charts carry as data, which a learner reads in the chart: each
+    chart's description, and the lines and step titles of charts that write text (the forward
+    walk's explanations and formulas)."""
+    from tests.app.specs import instant_charts
+    from tfviz.viz.instant import SEPARATOR
+
+    words = []
+    for spec, data in instant_charts(at):
+        words.append(str(spec.get("description", "")))
+        for table in data.values():
+            for column in table.columns:
+                if column in ("text", "line"):  # one step's lines, wrapped: read as one text
+                    words.append(" ".join(str(v) for v in table[column] if isinstance(v, str)))
+                elif str(column).endswith("titles"):
+                    words += [str(v).replace(SEPARATOR, "\n") for v in table[column] if isinstance(v, str)]
+    return words
 
 
 def walk(at, model: str) -> dict[str, str]:
