@@ -2,6 +2,7 @@
 import streamlit as st
 
 from tfviz.analysis import coref
+from tfviz.analysis import gqa
 from tfviz.analysis import heads as hd
 from tfviz.lab.opened import reads_letters
 from tfviz.ui.cache import coref_gap_notice, get_trace
@@ -16,32 +17,56 @@ from tfviz.viz import instant_attention as ia
 from tfviz.viz.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
+facts = bundle.facts
 trace = get_trace(name, text)
 labels = token_labels(trace.tokens)  # charts draw text as typed
 n, h, dh, d = len(labels), cfg.n_heads, cfg.d_head, cfg.d_model
+# grouped-query attention: the K/V head each query head reads (its own under plain multi-head)
+kv_of = [gqa.kv_head_of(head, facts.n_heads, facts.kv_heads) for head in range(facts.n_heads)]
 
 st.title("Multi-head attention")
 st.markdown(
     "One attention head produces one weighting of the tokens, so it can follow one kind of "
     "relation at a time. A layer therefore runs several heads side by side, each with its own "
     "small W^Q, W^K, W^V, and lets each look for something different: the previous word, "
-    "the subject of the sentence, a rare word. It costs no more than one big head, because "
-    "the heads simply share out the d dimensions between them."
+    "the subject of the sentence, a rare word. "
+    + ("It costs no more than one big head, because the heads simply share out the d dimensions "
+       "between them." if h * dh == d else
+       f"In {name} the {h} heads of {dh} dimensions make {h * dh} columns, not d = {d}: its W^Q "
+       "maps each token's d numbers to h · d_head of them, and W^O maps them back.")
 )
 
 with step("1 · Splitting into heads is a reshape"):
-    st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
-             rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
+    if h * dh == d:
+        st.latex(rf"Q \in \mathbb{{R}}^{{n\times d}} \;\to\; \mathbb{{R}}^{{n\times h\times d/h}} \;\to\; "
+                 rf"\mathbb{{R}}^{{h\times n\times d/h}}\qquad n={n},\ d={d},\ h={h},\ d/h={dh}")
+    else:  # a head size of its own (Qwen3, Gemma): Q has h · d_head columns, not d
+        st.latex(rf"Q \in \mathbb{{R}}^{{n\times h d_{{head}}}} \;\to\; \mathbb{{R}}^{{n\times h\times d_{{head}}}}"
+                 rf" \;\to\; \mathbb{{R}}^{{h\times n\times d_{{head}}}}\qquad n={n},\ h={h},\ "
+                 rf"d_{{head}}={dh},\ d={d}")
     q_full = hd.query_matrix(trace, 0)  # every layer has the same shapes
     per_token, per_head = hd.split_heads(q_full, h)
-    st.table({"view": ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"],
-              "shape": [" × ".join(map(str, a.shape)) for a in (q_full, per_token, per_head)]})
+    views = ["Q = X W^Q", "cut each row into h pieces", "make heads the first axis"]
+    arrays = [q_full, per_token, per_head]
+    if facts.grouped:  # fewer K/V heads: K (and V) are cut into fewer pieces than Q
+        k_full = hd.key_matrix(trace, 0)
+        views += ["K = X W^K (V the same)", "cut each row into K/V-head pieces", "make K/V heads the first axis"]
+        arrays += [k_full, *hd.split_heads(k_full, facts.kv_heads)]
+    st.table({"view": views, "shape": [" × ".join(map(str, a.shape)) for a in arrays]})
     st.caption(f"After the transpose, head i owns the slice Q[i] of shape "
                f"{per_head.shape[1]}×{per_head.shape[2]}: dimensions i·{dh} … (i+1)·{dh} − 1 of every "
                f"token's query (head 1: dimensions {dh}…{2 * dh - 1}). The head axis now behaves like "
                "a batch axis.")
+    if facts.grouped:
+        st.markdown(
+            f"**{name} shares keys and values between query heads** (grouped-query attention). "
+            f"{gqa.sharing_sentence(facts.n_heads, facts.kv_heads)} Each query head keeps its own "
+            "W^Q and draws its own map; the heads of a group compare their own queries with the "
+            "same keys and blend the same values. The model copies each K/V head to its group "
+            "(repeat_interleave) and then runs ordinary attention. Lesson 18 measures what the "
+            "sharing saves.")
     in_the_notes("multi-head")
-    show_code(hd.query_matrix, hd.split_heads)
+    show_code(hd.query_matrix, hd.split_heads, *((hd.key_matrix, gqa.kv_head_of) if facts.grouped else ()))
 
 
 with step("2 · Every head of the layer at once"):
@@ -52,7 +77,11 @@ with step("2 · Every head of the layer at once"):
     patterns = trace.stack("pattern")  # (layers, heads, n, n)
     stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
     instant(ia.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
-            layer=layer0, head=head0)
+            layer=layer0, head=head0, groups=kv_of if facts.grouped else None)
+    if facts.grouped:
+        st.caption(f"The maps come in {facts.kv_heads} boxes, one per key/value head, each in its "
+                   "own colour: the query heads in a box read the same keys, yet their own queries "
+                   "can still make them look at different tokens.")
 
     st.subheader("What kind of head is it?")
     st.markdown(
@@ -64,6 +93,7 @@ with step("2 · Every head of the layer at once"):
     plain = token_labels(trace.tokens)  # tables and altair show text as typed
     flat = [(layer, s) for layer, row in enumerate(stats) for s in row]
     roles = {"layer": [layer for layer, _ in flat], "head": [s.head for _, s in flat],
+             **({"K/V head": [kv_of[s.head] for _, s in flat]} if facts.grouped else {}),
              "→ previous token": [s.previous for _, s in flat], "→ same token": [s.same for _, s in flat],
              "→ first token": [s.first for _, s in flat],
              "spread (0 focused … 1 uniform)": [s.entropy for _, s in flat],

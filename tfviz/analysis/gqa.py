@@ -31,6 +31,35 @@ def kv_head_of(head: int, n_heads: int, kv_heads: int) -> int:
     return head // (n_heads // kv_heads)
 
 
+def kv_groups(n_heads: int, kv_heads: int) -> list[list[int]]:
+    """The query heads that read each K/V head, K/V head by K/V head.
+
+    >>> kv_groups(9, 3)
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    """
+    return [[h for h in range(n_heads) if kv_head_of(h, n_heads, kv_heads) == g] for g in range(kv_heads)]
+
+
+def sharing_sentence(n_heads: int, kv_heads: int) -> str:
+    """Who reads which K/V head, in words (from a model's facts: n_heads, kv_heads).
+
+    >>> sharing_sentence(4, 2)
+    '4 query heads share 2 key/value heads: heads 0–1 read K/V head 0, heads 2–3 read K/V head 1.'
+    >>> sharing_sentence(4, 1)
+    'All 4 query heads share one key/value head (multi-query attention): heads 0–3 read K/V head 0.'
+    >>> sharing_sentence(4, 4)
+    'Each of the 4 query heads has a key/value head of its own: head h reads K/V head h.'
+    """
+    if kv_heads == n_heads:
+        return (f"Each of the {n_heads} query heads has a key/value head of its own: head h reads "
+                "K/V head h.")
+    reads = ", ".join(f"heads {g[0]}–{g[-1]} read K/V head {i}" if len(g) > 1 else f"head {g[0]} reads K/V head {i}"
+                      for i, g in enumerate(kv_groups(n_heads, kv_heads)))
+    if kv_heads == 1:
+        return f"All {n_heads} query heads share one key/value head (multi-query attention): {reads}."
+    return f"{n_heads} query heads share {kv_heads} key/value heads: {reads}."
+
+
 def head_names(cfg) -> list[list[str]]:
     """A label per (layer, query head) naming its K/V head: the titles of the lesson's maps."""
     return [[f"K/V head {kv_head_of(h, cfg.n_heads, cfg.kv_heads)}" for h in range(cfg.n_heads)]

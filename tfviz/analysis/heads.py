@@ -89,6 +89,13 @@ def query_matrix(trace: Trace, layer: int) -> np.ndarray:
     return q.reshape(q.shape[0], -1)  # (n, h·d_head)
 
 
+def key_matrix(trace: Trace, layer: int) -> np.ndarray:
+    """K of one layer as a single (n, kv_heads·d_head) matrix: under grouped-query attention it
+    has fewer heads' columns than Q (V has the same shape as K)."""
+    k = trace["k", layer]  # (n, kv_heads, d_head)
+    return k.reshape(k.shape[0], -1)  # (n, kv_heads·d_head)
+
+
 @dataclass(frozen=True)
 class HeadStats:
     head: int

@@ -413,14 +413,22 @@ MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.a
 HEAD = "datum.layer == layer && datum.head == head"  # the rows of the chosen layer and head
 
 
+#: Title colours of the K/V groups (grouped-query attention): Okabe and Ito's blue, vermillion,
+#: green and purple, the last three darkened to 4.5:1 on white, as text needs (WCAG 2.2 AA).
+GROUP_COLOURS = ("#0072B2", "#B34700", "#007A5E", "#A8537F")
+ROW_OF_MAPS = 4  # small maps that fit across a wide page
+
+
 def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequence[Sequence[str]],
-                   layer: int = 0, head: int = 0) -> dict:
+                   layer: int = 0, head: int = 0, groups: Sequence[int] | None = None) -> dict:
     """Multi-head's section 2: the chosen layer's heads side by side, and the chosen head large.
 
     ``patterns`` is (layers, heads, query, key); ``names`` the role label of each (layer, head).
     Layer and head are sliders; both maps follow them in the browser. The role labels, which
     follow the sentence, travel in the data (``names``, one string: label of layer 0 head 0,
-    then head 1, ...).
+    then head 1, ...). ``groups``: the K/V head each query head reads, under grouped-query
+    attention; the small maps are then drawn in one box per K/V head, titled with it, each
+    group's titles in its own colour.
     """
     n_layers, n_heads, n, m = patterns.shape
     if n != m:
@@ -437,9 +445,23 @@ def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequen
         return picture_layer(cap, cap, x_title="key", y_title="query", value_title="weight",
                              before=keep, cell=small, axes=False, legend=False, free=True)
 
-    grid = {"hconcat": [{**data, **small_map(h),
-                         "title": {"text": {"expr": f"'head {h} · ' + " + role.format(n_heads, h)},
-                                   "fontSize": FONT_SIZE}} for h in range(n_heads)], "spacing": 12}
+    maps = [{**data, **small_map(h),
+             "title": {"text": {"expr": f"'head {h} · ' + " + role.format(n_heads, h)},
+                       "fontSize": FONT_SIZE}} for h in range(n_heads)]
+    grid = {"hconcat": maps, "spacing": 12}
+    if groups is not None and len(set(groups)) < n_heads:  # shared K/V heads: one box a group
+        boxes = []
+        for g in sorted(set(groups)):
+            members = [h for h in range(n_heads) if groups[h] == g]
+            hue = GROUP_COLOURS[g % len(GROUP_COLOURS)]
+            for h in members:
+                maps[h]["title"]["color"] = hue
+            heads = f"{members[0]}–{members[-1]}" if len(members) > 1 else f"{members[0]}"
+            boxes.append({"concat": [maps[h] for h in members], "columns": ROW_OF_MAPS, "spacing": 8,
+                          "title": {"text": f"K/V head {g}: query heads {heads}", "color": hue,
+                                    "fontSize": FONT_SIZE, "anchor": "start"}})
+        # the boxes side by side while every map fits one row, else one box under the other
+        grid = {"hconcat": boxes, "spacing": 28} if n_heads <= ROW_OF_MAPS else {"vconcat": boxes, "spacing": 20}
     grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
     keep = [{"filter": "datum.layer == layer && datum.head == head"}]
     big = {
