@@ -22,7 +22,20 @@ from tfviz.classroom.store import open_store  # noqa: E402
 # Set before any test, so every number a worker computes comes from the same kernels: the
 # first AppTest of a worker would otherwise switch it from two threads to one halfway. The
 # suite runs two workers on two cores, so more threads per op would only compete.
-torch.set_num_threads(1)
+# TFVIZ_TEST_THREADS=N gives the tests' own thread N instead, while every page run keeps the
+# server's one: what a test recomputes then may sum in another order than the page did, as on
+# another CPU, and a tolerance that only held because both sides ran the same kernels fails
+# (scripts/test.sh reruns the numeric tests so).
+THREADS = int(os.environ.get("TFVIZ_TEST_THREADS") or 1)
+torch.set_num_threads(THREADS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Back to THREADS before each test and its fixtures: the first load of a shared model
+    (tfviz.ui.cache) or a warm-up sets the thread that calls it to one, as a page's run."""
+    if torch.get_num_threads() != THREADS:
+        torch.set_num_threads(THREADS)
 
 
 class Clock:
