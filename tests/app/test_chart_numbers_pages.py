@@ -26,7 +26,8 @@ def test_the_forward_walk_numbers_are_the_models(app_page):
     at = box.set_value(head2).run()
     assert not at.exception, at.exception
     box, frame = _numbers(at, "fw_numbers")
-    np.testing.assert_allclose(frame.to_numpy(dtype=float), trace["pattern", 1][2], rtol=1e-6)
+    # the page traced in its own thread, on one torch thread: float32 weights up to 1
+    np.testing.assert_allclose(frame.to_numpy(dtype=float), trace["pattern", 1][2], atol=1e-5)
     assert list(frame.index)[:2] == [f"0 {trace.tokens[0]}", f"1 {trace.tokens[1]}"]
 
 

@@ -162,7 +162,7 @@ def test_whatif_table_is_the_model_run_directly(app_page):
         full = data["full"].query(f"layer == {layer} and head == {head}")["v"].iloc[0]
         sparse = data["sparse"].query(f"layer == {layer} and head == {head}")["v"].iloc[0]
         np.testing.assert_allclose(unpacked(full).reshape(n, n), tr["pattern", layer][head],
-                                   atol=5e-5 + 1e-6)  # sent to 4 decimals
+                                   atol=5e-5 + 1e-5)  # 4 decimals, of the page's float32 trace
         shown = unpacked(sparse).reshape(n, n)
         assert (shown[~allowed] == 0).all()  # forbidden keys get no weight
         np.testing.assert_allclose(shown.sum(1), 1, atol=n * 5e-5)  # each row still sums to 1
@@ -223,8 +223,9 @@ def test_linformer_line_is_mean_pooling_against_numpy(app_page):
             num, den = num + ((approx - exact) ** 2).sum(), den + (exact ** 2).sum()
         pooled = errors[(errors["layer"] == layer) & (errors["k"] == k)
                         & errors["method"].str.startswith("mean-pooled")]["error"].iloc[0]
-        assert pooled == pytest.approx(np.sqrt(num / den), abs=5e-5 + 1e-6)  # sent to 4 decimals
-        assert at_k[layer][0] == pytest.approx(np.sqrt(num / den), abs=1e-6)
+        # the page's float32 q, k, v (its own thread) against numpy's float32 q·kᵀ here
+        assert pooled == pytest.approx(np.sqrt(num / den), abs=5e-5 + 1e-5)  # sent to 4 decimals
+        assert at_k[layer][0] == pytest.approx(np.sqrt(num / den), abs=1e-5)
         assert pooled < 1  # better than an output of zeros
         closest = errors[(errors["layer"] == layer) & errors["method"].str.startswith("closest")]
         assert closest["error"].iloc[-1] == pytest.approx(0, abs=1e-4)  # rank n: the map itself

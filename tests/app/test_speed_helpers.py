@@ -28,8 +28,9 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
     assert maps_data["maps"]["s_names"][0].split("\x1f") == [s.label for row in stats for s in row]
     # The table of head kinds: every layer's statistics, every share shown with three decimals.
     (table,) = at.dataframe
+    # shares of float32 weights from the page's own trace (another thread): a float32 tolerance
     np.testing.assert_allclose(table.value["→ previous token"],
-                               [s.previous for row in stats for s in row])
+                               [s.previous for row in stats for s in row], atol=1e-5)
     assert list(table.value["label"]) == [s.label for row in stats for s in row]
     assert list(table.value["layer"]) == [layer for layer in range(3) for _ in range(4)]
     formats = {name: c["type_config"]["format"]
@@ -54,7 +55,7 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
     for span, noun in zip(noun_spans, nouns["layer"][0]["encoding"]["color"]["scale"]["domain"]):
         expected = [trace["pattern", layer][head, it[-1], list(span)].sum()
                     for layer in range(3) for head in range(4)]
-        np.testing.assert_allclose(drawn[drawn["noun"] == noun]["weight"], expected, rtol=1e-6)
+        np.testing.assert_allclose(drawn[drawn["noun"] == noun]["weight"], expected, atol=1e-5)
 
 
 def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
