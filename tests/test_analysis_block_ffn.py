@@ -26,7 +26,7 @@ def test_neuron_acts_are_the_activation_of_the_pre_activations(gpt):
     np.testing.assert_allclose(fa.neuron_acts(tr, 1), np.maximum(tr["blocks.1.mlp.hook_pre"], 0))
     bert = tfviz.load("bert-tiny").trace(TEXT)
     ref = F.gelu(torch.as_tensor(bert["blocks.0.mlp.hook_pre"])).numpy()
-    np.testing.assert_allclose(fa.neuron_acts(bert, 0), ref, atol=1e-6)
+    np.testing.assert_allclose(fa.neuron_acts(bert, 0), ref, atol=1e-6)  # torch's GELU, as the model's
     assert fa.has_dense_ffn(tr) and not fa.has_dense_ffn(tfviz.load("moe-tiny").trace(TEXT))
 
 
@@ -62,10 +62,10 @@ def test_attention_output_is_a_convex_mix_of_the_values(gpt):
     pattern = tr["blocks.1.attn.hook_pattern"][2, 5]
     v = tr["blocks.1.attn.hook_v"][:, 2, :]
     np.testing.assert_allclose(mix.weights, pattern)
-    np.testing.assert_allclose(mix.z, pattern @ v, atol=1e-6)
+    np.testing.assert_allclose(mix.z, pattern.astype(np.float64) @ v, atol=1e-12)  # float64, as mixing
     np.testing.assert_allclose(mix.model_z, tr["blocks.1.attn.hook_z"][5, 2])
     assert mix.model_gap < 1e-5 and mix.inside and mix.min_weight >= 0
-    assert mix.weight_sum == pytest.approx(1.0, abs=1e-6)
+    assert mix.weight_sum == pytest.approx(1.0, abs=1e-5)  # a float32 softmax row
     # causal: the query at 5 only sees keys 0..5, so the range is over those values
     np.testing.assert_allclose(mix.low, v[:6].min(0))
 

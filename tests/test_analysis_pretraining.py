@@ -68,7 +68,7 @@ def test_many_draws_settle_on_15_80_10_10():
     assert (tally[:, 0] == 3).all()
     assert (tally[:, 1:].sum(1) == tally[:, 0]).all()
     shares = pt.running_shares(tally, 20)[-1]
-    assert shares[0] == pytest.approx(0.15, abs=1e-12)
+    assert shares[0] == pytest.approx(0.15, abs=1e-12)  # 3 of 20, in float64
     np.testing.assert_allclose(shares[1:], [0.8, 0.1, 0.1], atol=0.01)
 
 
@@ -99,10 +99,11 @@ def test_guesses_match_the_models_own_forward(bert):
     with torch.no_grad():
         logits = bert.model(torch.tensor([drawn.inputs]))[0]  # (n, vocab)
     probs = torch.softmax(logits, dim=-1).numpy()
-    # float32 softmax in the reference against float64 in guesses: ~1e-7 apart
-    np.testing.assert_allclose(g.probs, np.sort(probs, axis=-1)[:, ::-1][:, :5], atol=1e-6)
+    # float32 softmax over 600 tokens in the reference against float64 in guesses: ~1e-7 apart
+    # here, a float32 tolerance for another CPU's rounding
+    np.testing.assert_allclose(g.probs, np.sort(probs, axis=-1)[:, ::-1][:, :5], atol=1e-5)
     assert (g.ids[:, 0] == probs.argmax(-1)).all()
-    np.testing.assert_allclose(g.target_probs, probs[np.arange(len(ids)), ids], atol=1e-6)
+    np.testing.assert_allclose(g.target_probs, probs[np.arange(len(ids)), ids], atol=1e-5)
     chosen = torch.tensor(drawn.chosen)
     reference = F.cross_entropy(logits[chosen], torch.tensor(ids)[chosen]).item()
     assert mlm.chosen_loss(g, drawn) == pytest.approx(reference, abs=1e-5)

@@ -59,11 +59,12 @@ def test_statement_items_find_it_and_both_nouns():
         assert (probe, agent, place) == (words["it"], words[combo.agent], words[combo.place])
         assert answer == ("agent" if combo.adj in ("tired", "hungry", "scared", "sleepy", "weak", "lazy")
                           else "place")
-        # the padded batch gives the same rows as the sentence alone (padding is masked)
+        # the padded batch gives the same rows as the sentence alone (padding is masked); other
+        # shapes sum in another order, so a float32 tolerance
         alone = bert.trace(coref_statement(*combo))
         n = len(toks)
         for layer in range(2):
-            np.testing.assert_allclose(patterns[layer][:, :n, :n], alone["pattern", layer], atol=1e-6)
+            np.testing.assert_allclose(patterns[layer][:, :n, :n], alone["pattern", layer], atol=1e-5)
 
 
 def test_the_manifest_head_is_the_measured_one_and_meets_the_target():

@@ -108,8 +108,10 @@ def test_steps_hold_the_filtered_distribution(gpt):
             logits = gpt.model(torch.tensor([list(g.ids[:step.position])]))[0, -1].numpy()
         probs = next_token_distribution(logits, temperature=1.5, top_k=8, top_p=0.7)
         plain = next_token_distribution(logits, temperature=1.5)
-        np.testing.assert_allclose(step.probs, probs[list(step.candidates)], atol=1e-6)
-        np.testing.assert_allclose(step.before, plain[list(step.candidates)], atol=1e-6)
+        # generate reads one new token against its KV cache, the re-run the whole sequence:
+        # float32 logits summed in another order, so a float32 tolerance
+        np.testing.assert_allclose(step.probs, probs[list(step.candidates)], atol=1e-5)
+        np.testing.assert_allclose(step.before, plain[list(step.candidates)], atol=1e-5)
         assert list(step.candidates[:10]) == sorted(range(len(plain)), key=lambda i: -plain[i])[:10]
         assert step.chosen == g.ids[step.position] and step.chosen_prob > 0
         assert step.n_kept == int((probs > 0).sum()) <= 8

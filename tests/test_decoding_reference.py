@@ -196,6 +196,8 @@ def test_each_step_keeps_the_models_own_probabilities_and_the_kept_mass(gpt):
         plain = torch.softmax(logits, -1)  # temperature 1, no filter
         warm = torch.softmax(logits / 0.6, -1)
         kept = hf_warp(logits, temperature=0.6, top_k=12, top_p=0.7) > 0
-        np.testing.assert_allclose(s.plain, plain[list(s.candidates)].numpy(), atol=1e-6)
-        assert s.kept_mass == pytest.approx(float(warm[kept].sum()), abs=1e-6)
+        # the step read its KV cache, the re-read the whole sequence: float32 logits summed in
+        # another order (÷0.6 makes it more), so a float32 tolerance
+        np.testing.assert_allclose(s.plain, plain[list(s.candidates)].numpy(), atol=1e-5)
+        assert s.kept_mass == pytest.approx(float(warm[kept].sum()), abs=1e-5)
         assert s.n_kept == int(kept.sum())

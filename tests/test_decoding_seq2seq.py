@@ -127,8 +127,8 @@ def test_the_cache_holds_the_projected_memory(bundle):
             want_k = torch.nn.functional.linear(memory, a.W_k.weight, a.W_k.bias)
             want_v = torch.nn.functional.linear(memory, a.W_v.weight, a.W_v.bias)
             assert k.shape == (1, 5, cfg.n_heads, cfg.d_head)
-            torch.testing.assert_close(k.reshape(1, 5, -1), want_k, atol=1e-6, rtol=1e-6)
-            torch.testing.assert_close(v.reshape(1, 5, -1), want_v, atol=1e-6, rtol=1e-6)
+            torch.testing.assert_close(k.reshape(1, 5, -1), want_k, atol=SAME_OPS, rtol=0)
+            torch.testing.assert_close(v.reshape(1, 5, -1), want_v, atol=SAME_OPS, rtol=0)
         # without them the next step projects the memory again and gets the same logits
         nxt = torch.tensor([[bundle.encode("e")[0]]])
         kept, _ = model.step(nxt, cache)

@@ -136,7 +136,8 @@ def test_a_finished_run_keeps_frozen_weights_and_its_bundle_computes_with_them(r
     ids = TASKS["reverse"].vocab.encode(text.split())  # the task's own vocabulary, not the tokenizer
     assert list(trace.tokens) == text.split()
     want = _layer0_weights_by_hand(run.weights, ids, 2, 16)
-    np.testing.assert_allclose(trace["pattern", 0], want, atol=1e-6)  # float32 vs the same ops
+    # float32 through torch's layer_norm and linear, not the model's code: a float32 tolerance
+    np.testing.assert_allclose(trace["pattern", 0], want, atol=1e-5)
     with torch.no_grad():  # the bundle's model is a copy: changing it leaves the run as it was
         for p in bundle.model.parameters():
             p.add_(1.0)

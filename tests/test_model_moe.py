@@ -44,8 +44,8 @@ def test_moe_output_equals_per_token_reference(k, renorm):
 def test_gates_sum_to_one_over_chosen_experts_when_renormalised():
     model = Transformer(ModelConfig(n_experts=4, moe_top_k=2, moe_renormalize=True, n_layers=1)).eval()
     tr = run_with_trace(model, list(range(1, 13)))
-    np.testing.assert_allclose(tr["expert_weights", 0].sum(-1), 1.0, atol=1e-6)
-    np.testing.assert_allclose(tr["gate_probs", 0].sum(-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(tr["expert_weights", 0].sum(-1), 1.0, atol=1e-5)  # float32 rows
+    np.testing.assert_allclose(tr["gate_probs", 0].sum(-1), 1.0, atol=1e-5)
     probs, idx = tr["gate_probs", 0], tr["expert_indices", 0]
     np.testing.assert_array_equal(idx[:, 0], probs.argmax(-1))
 
