@@ -83,6 +83,7 @@ def test_peek_change_is_the_logit_difference(bundles):
     changed[pos] = new
     a = run_with_trace(b.model, ids).logits
     c = run_with_trace(b.model, changed).logits
+    # the same two runs (same function, ids, thread); only the subtraction's rounding differs
     np.testing.assert_allclose(result.change, np.abs(a - c).max(axis=-1), atol=1e-6)
 
 

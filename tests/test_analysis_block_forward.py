@@ -35,6 +35,7 @@ def test_gpt_steps_in_order_with_the_traces_numbers(gpt):
     np.testing.assert_array_equal(steps[0].values[0], tr.ids)
     assert steps[0].cols == tuple(f"{i} {t}" for i, t in enumerate(tr.tokens))
     np.testing.assert_array_equal(steps[1].values, tr["hook_embed"])
+    # one float32 addition of the same two arrays: correctly rounded, the same on any CPU
     np.testing.assert_allclose(steps[2].values, tr["hook_embed"] + tr["hook_pos_embed"], atol=1e-6)
     np.testing.assert_array_equal(steps[3].values, tr["pattern", 0][2])
     np.testing.assert_array_equal(steps[4].values, tr["blocks.0.hook_resid_mid"])
@@ -53,11 +54,11 @@ def test_output_steps_are_the_models_probabilities(gpt):
     top_p, top_i = probs.topk(5)
     last = steps[-1]
     assert last.kind == "bars"
-    np.testing.assert_allclose(last.values[0], top_p.numpy(), atol=1e-9)
+    np.testing.assert_allclose(last.values[0], top_p.numpy(), atol=1e-9)  # float64 both
     assert last.cols == tuple(b.token_strings(top_i.tolist()))
     logits = steps[-3]
     best = np.argsort(-tr.logits[-1])[:8]
-    np.testing.assert_allclose(logits.values, tr.logits[:, best], atol=1e-6)
+    np.testing.assert_allclose(logits.values, tr.logits[:, best], atol=1e-6)  # the trace's own
     assert logits.cols[0] == f"{b.token_strings([best[0]])[0]} ({best[0]})"
 
 

@@ -29,7 +29,8 @@ def test_lm_head_is_h_times_e_transposed(gpt, text):
     p = torch.softmax(torch.from_numpy(tr.logits).double(), -1)  # (T, V)
     order = torch.sort(-p, dim=-1, stable=True).indices[:, :10]
     np.testing.assert_array_equal(r.top_ids, order.numpy())
-    np.testing.assert_allclose(r.top_probs, torch.gather(p, 1, order).numpy(), atol=1e-12)
+    np.testing.assert_allclose(r.top_probs, torch.gather(p, 1, order).numpy(), atol=1e-12)  # float64
+    # the trace's own logits, picked
     np.testing.assert_allclose(r.top_logits, np.take_along_axis(tr.logits, order.numpy(), 1), atol=1e-6)
     assert r.top_tokens[0] == tuple(gpt.token_strings(order[0].tolist()))
 

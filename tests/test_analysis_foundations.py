@@ -127,7 +127,7 @@ def test_robot_table_matches_the_source_to_two_decimals():
 @pytest.mark.parametrize("n, d, base", [(16, 8, 10000.0), (10, 6, 100.0), (5, 3, 10.0)])
 def test_sinusoid_table_matches_an_independent_numpy_version(n, d, base):
     np.testing.assert_allclose(positions.sinusoid_table(n, d, base), positional_table(n, d, base),
-                               atol=1e-6)
+                               atol=1e-6)  # float64 sines, one side rounded once to float32
 
 
 @pytest.mark.parametrize("n, d, base", [(128, 64, 10000.0), (128, 2, 10.0), (50, 128, 100000.0),
@@ -184,6 +184,7 @@ def test_rope_rotation_matches_a_hand_rotation_and_depends_only_on_distance():
     np.testing.assert_allclose(scores, [ref] * 3, atol=1e-4)
     assert [(r["query position"], r["key position"]) for r in rows] == [(3, 0), (10, 7), (40, 37)]
     angles = rope.rope_pair_angles(1, 8)
+    # float32 powers of at most 1, an ulp or two from float64's
     np.testing.assert_allclose(angles, [10000.0 ** (-2 * i / 8) for i in range(4)], atol=1e-6)
 
 
@@ -193,6 +194,7 @@ def test_alibi_bias_is_minus_slope_times_distance():
     for h in range(4):
         for i in range(5):
             for j in range(5):
+                # powers of two times whole distances: exact in float32
                 assert math.isclose(bias[h, i, j], -slopes[h] * abs(i - j), abs_tol=1e-7)
 
 

@@ -93,7 +93,7 @@ def test_the_tree_records_every_expansion(tiny):
         carried = step.token < 0
         assert (step.logprob[carried] == 0).all()
         np.testing.assert_allclose(step.total, np.take(parent_sums, step.parent) + step.logprob,
-                                   rtol=0, atol=1e-12)  # total = parent's sum + this token's
+                                   rtol=0, atol=1e-12)  # total = parent's sum + this token's (one addition)
         assert step.kept.sum() == min(3, len(want_token)) and step.kept[list(step.rows)].all()
         parents, parent_sums = [h.new_ids for h in step.beams], [h.logprob for h in step.beams]
 

@@ -75,6 +75,7 @@ def test_lora_changes_nothing_before_its_first_step(bert):
     ids, mask, _ = encode_examples(bert.tokenizer, [("the cat chased the dogs.", 1),
                                                     ("The chef did not cross the road because it was so wide.", 0)])
     scores = [classifier(bert.model, mode, 4, seed=3)(ids, mask) for mode in MODES]
+    # the same weights and inputs in this thread; LoRA's B = 0 adds exact zeros
     torch.testing.assert_close(scores[1], scores[0], rtol=0, atol=1e-6)
     torch.testing.assert_close(scores[2], scores[0], rtol=0, atol=0)
 

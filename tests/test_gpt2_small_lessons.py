@@ -70,4 +70,5 @@ def test_forward_walk_through_one_chosen_block(gpt2):
     top = steps[-1]
     probs = np.exp(trace.logits[-1].astype(np.float64) - trace.logits[-1].max())
     probs /= probs.sum()
+    # float64 softmax of the same float32 logits on both sides
     np.testing.assert_allclose(top.values[0], np.sort(probs)[::-1][:5], rtol=1e-9)

@@ -76,7 +76,7 @@ def test_the_new_row_is_the_last_row_of_the_full_recompute(gpt, side):
             np.testing.assert_allclose(side.scores[s][layer], tr["attn_scores", layer][:, -1],
                                        atol=1e-4, rtol=1e-5)  # scores reach ~10: relative float32
         assert step.row_gap < ROW_TOL
-        np.testing.assert_allclose(side.rows[s].sum(-1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(side.rows[s].sum(-1), 1.0, atol=1e-12)  # float64 rows
 
 
 def test_rows_by_hand_from_the_trace_q_and_k(gpt):

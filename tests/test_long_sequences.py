@@ -182,7 +182,7 @@ def test_linformer_against_numpy(k):
     err_num, err_den = 0.0, 0.0
     for h in range(H):
         p = _softmax(q[:, h] @ (P @ kk[:, h]).T / np.sqrt(dh))
-        np.testing.assert_allclose(got.maps[h], p, atol=1e-12)
+        np.testing.assert_allclose(got.maps[h], p, atol=1e-12)  # float64 on both sides
         exact, approx = _softmax(q[:, h] @ kk[:, h].T / np.sqrt(dh)) @ v[:, h], p @ (P @ v[:, h])
         err_num += ((approx - exact) ** 2).sum()
         err_den += (exact**2).sum()
@@ -232,7 +232,7 @@ def test_next_token_loss_is_torch_cross_entropy():
     logits = np.random.default_rng(0).normal(size=(4, 7))
     ids = [1, 2, 3, 4]
     want = float(torch.nn.functional.cross_entropy(torch.tensor(logits[:-1]), torch.tensor(ids[1:])))
-    assert ls.next_token_loss(logits, ids) == pytest.approx(want, rel=1e-9)
+    assert ls.next_token_loss(logits, ids) == pytest.approx(want, rel=1e-9)  # float64 both
     assert np.isnan(ls.next_token_loss(logits[:1], [1]))
 
 

@@ -57,7 +57,7 @@ def test_best_rank_errors_against_numpy_svd():
             num += ((Ar @ v[:, h] - A @ v[:, h]) ** 2).sum()
             den += ((A @ v[:, h]) ** 2).sum()
         want.append(np.sqrt(num / den))
-    np.testing.assert_allclose(got, want, atol=1e-10)
+    np.testing.assert_allclose(got, want, atol=1e-10)  # float64 on both sides
     assert got[-1] == pytest.approx(0, abs=1e-12)  # k = n: the exact map
     assert np.all(np.diff(got) <= 1e-12)  # never worse with more rows
 

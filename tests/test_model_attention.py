@@ -76,7 +76,8 @@ def test_sinusoidal_table_matches_the_source_example():
                 [0.14, -0.99, 0.30, 0.96]]
     got = sinusoidal_table(4, 4, base=100).numpy()
     np.testing.assert_allclose(got, expected, atol=0.005)
-    # And against math.sin/cos directly, for a wider table.
+    # And against math.sin/cos directly, for a wider table (float64 sines rounded once to
+    # float32: within 3e-8).
     t = sinusoidal_table(50, 10, base=10000).numpy()
     for k in (0, 7, 49):
         for i in range(5):
@@ -96,5 +97,6 @@ def test_scale_switch_changes_scores_by_sqrt_dk():
 def test_temperature_divides_masked_scores():
     model = Transformer(ModelConfig(d_model=32, n_heads=2, n_layers=1)).eval()
     tr = run_with_trace(model, [3, 4, 5, 6], options=RunOptions(temperature=2.0))
+    # torch's own softmax of the same float32 scores (÷2 is exact), as the model runs it
     ref = torch.softmax(torch.from_numpy(tr["attn_scores", 0]) / 2.0, dim=-1).numpy()
     np.testing.assert_allclose(tr["pattern", 0], ref, atol=1e-6)

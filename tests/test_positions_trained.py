@@ -126,7 +126,8 @@ def test_learned_positions_hand_example():
     table = np.array([[1.0, 0], [0, 1], [-1, 0], [0, -1], [2, 2]])  # rows 3 and 4: untrained
     lp = learned_positions(table, trained=3, base=100.0, shown=4)
     np.testing.assert_allclose(lp.learned, [1.0, 0.0, -1.0], atol=1e-12)
-    np.testing.assert_allclose(lp.sine, [1.0, math.cos(1), math.cos(2)], atol=1e-7)  # d = 2: one pair
+    # d = 2: one pair; float64 sines rounded once to float32 (half an ulp), as the model's table
+    np.testing.assert_allclose(lp.sine, [1.0, math.cos(1), math.cos(2)], atol=1e-7)
     assert lp.cosine.shape == (4, 4) and lp.neighbours_trained == 0.0
     assert lp.neighbours_untrained == pytest.approx(-math.sqrt(0.5))  # (0, -1) against (2, 2)
 

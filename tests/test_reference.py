@@ -1,7 +1,9 @@
 """The numpy reference (tfviz.reference) against hand-worked goldens and torch's own functions.
 
 torch is the independent implementation here: its softmax, layer_norm and
-scaled_dot_product_attention, and the tfviz model's own masked scores.
+scaled_dot_product_attention, and the tfviz model's own masked scores. Both sides compute in
+float64 (the reference always does; torch is handed float64), so the tolerances are float64's;
+the hand-worked goldens are written to 7 decimals (atol 1e-7).
 """
 import math
 

@@ -102,4 +102,5 @@ def test_scaling_charts_carry_the_experiment():
     np.testing.assert_array_equal([d["weight"] for d in drawn], np.concatenate([p0, p1]))
     assert [d["raw score"] for d in drawn] == list(raw) * 2
     # with the scale the row is softmax(raw / 4), d_k = 16, checked by an independent softmax
+    # (float64 draws and float64 maths on both sides)
     np.testing.assert_allclose(p1, np.exp(raw / 4) / np.exp(raw / 4).sum(), rtol=1e-6)

@@ -43,7 +43,7 @@ def test_the_forward_walk_tables_hold_the_traces_numbers(walk):
     ids = next(t for t in tables if t.name.startswith("1 · Tokens"))
     assert ids.values[0].tolist() == list(trace.ids) and ids.rows == ("id",)
     emb = next(t for t in tables if "Token embeddings" in t.name)
-    np.testing.assert_allclose(emb.values, trace["hook_embed"], rtol=1e-6)
+    np.testing.assert_allclose(emb.values, trace["hook_embed"], rtol=1e-6)  # the trace's own numbers
     assert emb.cols[:3] == ("0", "1", "2") and emb.values.shape == (len(trace.tokens), trace.config.d_model)
     top = tables[-1]
     assert top.rows == ("P",) and np.isclose(top.values[0, 0], steps[0][-1].values[0, 0])

@@ -124,7 +124,8 @@ def test_embedding_heatmap_is_the_trace(trace):
     # packed to instant.DIGITS = 4 decimals: within 5e-5 of the trace
     np.testing.assert_allclose(_matrix(spec).reshape(embed.shape), embed, atol=5e-5)
     assert iv.spec_tokens(spec) == token_labels(trace.tokens)  # in the data: length-free
-    # the colour range is ±the largest |value| of the rows, computed here by torch
+    # the colour range is ±the largest |value| of the rows, computed here by torch (a maximum of
+    # the same numbers: nothing rounded)
     assert spec["datasets"]["matrix"][0]["s_bound"] == pytest.approx(
         float(torch.tensor(embed).abs().max()), rel=1e-6)
     assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == {"expr": "[-bound, bound]"}

@@ -54,6 +54,7 @@ def test_every_norm_matches_torch_layer_norm_and_the_model(gpt):
     for layer in range(cfg.n_layers):
         for j, norm in enumerate(every.norms):
             gamma, beta = params[f"L{layer} {norm}"]
+            # float64 on both sides, from the same float32 inputs
             x = torch.tensor(lna.ln_input(trace, layer, norm), dtype=torch.float64)  # (T, d)
             out = F.layer_norm(x, (d,), torch.tensor(gamma, dtype=torch.float64),
                                torch.tensor(beta, dtype=torch.float64), cfg.ln_eps).numpy()

@@ -70,7 +70,7 @@ def test_mixing_views_match_every_single_view_and_the_models_z(gpt):
             w = torch.as_tensor(gpt["pattern", layer][h], dtype=torch.float64)  # (T, T)
             v = torch.as_tensor(gpt[f"blocks.{layer}.attn.hook_v"][:, h], dtype=torch.float64)
             np.testing.assert_allclose(mv.z[layer, h], torch.einsum("qk,kd->qd", w, v).numpy(),
-                                       atol=1e-12)
+                                       atol=1e-12)  # float64 of the same float32 numbers
             np.testing.assert_allclose(mv.z[layer, h], z_model[:, h].numpy(), atol=1e-5)
             for q in range(T):
                 one = fa.attention_mixing(gpt, layer, h, q)
@@ -232,6 +232,7 @@ def test_mixing_chart_is_length_free():
             np.testing.assert_allclose(decode(r["w"]).reshape(n, n), trace["pattern", r["layer"]][r["head"]],
                                        atol=TOL)
         for r in chart["datasets"]["checks"][::5]:
+            # float64 minimum and sum of the same float32 row on both sides
             w = torch.tensor(trace["pattern", r["layer"]][r["head"], r["q"]], dtype=torch.float64)
             assert r["min"] == pytest.approx(float(w.min()), abs=1e-6)
             assert r["sum"] == pytest.approx(float(w.sum()), abs=1e-6)

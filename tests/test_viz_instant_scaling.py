@@ -42,6 +42,7 @@ def torch_bits(p: np.ndarray) -> np.ndarray:
 def test_entropy_by_head_matches_torch(runs):
     _, (on, off) = runs
     table = sc.entropy_by_head(on, off)
+    # the same float32 weights, entropies in float64 on both sides
     want_on, want_off = torch_bits(on).mean(-1), torch_bits(off).mean(-1)  # (layers, heads)
     assert table["layer"] == [lyr for lyr in range(3) for _ in range(4)]
     assert table["head"] == list(range(4)) * 3

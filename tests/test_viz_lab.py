@@ -83,4 +83,4 @@ def test_expert_load_carries_every_layer(moe_run):
         c = [c.step for c in run.checkpoints].index(r["step"])
         assert r["share"] == pytest.approx(loads[c][r["layer"], int(r["expert"].split()[1])], abs=5e-5)
     for c, load in enumerate(loads):  # each layer's first choices share out every token
-        np.testing.assert_allclose(load.sum(-1), 1, atol=1e-6)
+        np.testing.assert_allclose(load.sum(-1), 1, atol=1e-6)  # float64 shares of whole counts

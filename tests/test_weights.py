@@ -160,7 +160,7 @@ def test_weights_and_the_reference_rebuild_the_trace(models, name):
     cfg = model.cfg
     memory = None
     if cfg.arch == "encoder-decoder":
-        np.testing.assert_allclose(W["W_E"][tr.enc_ids], tr["hook_enc_embed"], atol=0)
+        np.testing.assert_allclose(W["W_E"][tr.enc_ids], tr["hook_enc_embed"], atol=0)  # a look-up
         for layer in range(cfg.enc_layers):
             memory = _block(W, cfg, tr, layer, causal=False, enc=True)
     np.testing.assert_array_equal(W["W_E"][tr.ids], tr["hook_embed"])  # a row look-up: exact
