@@ -80,6 +80,15 @@ def test_text_is_cleaned_and_capped_and_small_ints_clamped(store):
         store.start(lesson="../../etc/passwd")
 
 
+def test_a_class_may_follow_any_model_of_the_sidebar(store):
+    """llama-tiny is in the sidebar after the four PRESET_NAMES; a lesson's own comparison
+    model (gqa-tiny, lesson 18's) is not, and a class cannot be sent to it."""
+    code, key = store.start()
+    assert store.update(code, key, model="llama-tiny").model == "llama-tiny"
+    with pytest.raises(BadValue):
+        store.update(code, key, model="gqa-tiny")
+
+
 def test_wrong_codes_are_rate_limited_per_client(store, clock):
     code, _ = store.start()
     for i in range(live.MAX_FAILED_JOINS):

@@ -70,10 +70,10 @@ def test_found_folders_join_the_picker_labelled_with_family_and_size(app, models
     assert 10_000 <= n < 1_000_000
     k = f"{round(n / 1000)}k"  # model cards' way: "40k", as from 40,320
     options = picker(at).options
-    assert options[:4] == ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec"]
-    assert options[4] == f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters"
-    assert options[5].startswith("bert · BERT, 2 layers × 2 heads, ")
-    assert options[6:] == [f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
+    assert options[:5] == ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec", "llama-tiny"]
+    assert options[5] == f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters"
+    assert options[6].startswith("bert · BERT, 2 layers × 2 heads, ")
+    assert options[7:] == [f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
     # nothing was opened to list them: the picker's model is still the default
     assert at.session_state["model"] == DEFAULT_MODEL
     notes = " ".join(e.proto.body for e in at.sidebar.markdown)
@@ -240,7 +240,7 @@ def test_the_sidebar_names_folders_by_place_and_keeps_their_paths_for_the_log(tw
     words = sidebar_words(at)
     assert str(root) not in words and "/lecturer/" not in words  # no path, not even a part of one
     options = picker(at).options
-    assert [o.split(" · ")[0] for o in options[4:]] == ["gpt2", "gpt2-2"]
+    assert [o.split(" · ")[0] for o in options[5:]] == ["gpt2", "gpt2-2"]
     notes = [e.proto.body for e in at.sidebar.markdown]
     assert any(n.startswith("**gpt2**: GPT-2, 2 layers × 2 heads, ") and
                "from TFVIZ_MODELS entry 1, folder gpt2." in n for n in notes)

@@ -43,12 +43,7 @@ def fixed_sentences(seen: dict[str, str], kind: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["gpt-tiny", "bert-tiny", "reverse-encdec", "llama-tiny"])
-def test_bundled_models(app_page, monkeypatch, model):
-    from tfviz.ui.cache import model_names
-
-    if model not in model_names():  # llama-tiny until the sidebar lists it
-        from tests.app.test_bert_checkpoint_pages import listing
-        listing(monkeypatch, model)
+def test_bundled_models(app_page, model):
     at = app_page("01_tour.py", model=model)
     seen = walk(at, model)
     assert len(seen) >= 20

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tfviz.classroom.guard import BadValue
-from tfviz.config import PRESET_NAMES
+from tfviz.config import MODERN_PRESET_NAMES, PRESET_NAMES
 from tfviz.curriculum import CURRICULUM
 from tfviz.textinput import clean_text
 
@@ -66,7 +66,7 @@ def validated(changes: dict) -> dict:
                 raise BadValue("That is not one of the app's lesson pages.")
             out[name] = value
         elif name == "model":
-            if value not in PRESET_NAMES:
+            if value not in (*PRESET_NAMES, *MODERN_PRESET_NAMES):
                 raise BadValue("That is not one of the app's models.")
             out[name] = value
         elif name == "text":

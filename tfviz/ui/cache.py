@@ -18,7 +18,7 @@ import streamlit as st
 import tfviz
 from tfviz.analysis import tour_numbers as tn
 from tfviz.bundle import ASSETS, Bundle, Reading, bundled_names
-from tfviz.config import PRESET_NAMES, RunOptions
+from tfviz.config import MODERN_PRESET_NAMES, PRESET_NAMES, RunOptions
 from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps
 from tfviz.lab.opened import is_run_name
 from tfviz.ui import checkpoints, own_model
@@ -191,9 +191,12 @@ def _renamed(fn, suffix: str):
 
 
 def shipped_model_names() -> list[str]:
-    """The sidebar's bundled models (gpt-tiny, moe-tiny, bert-tiny, reverse-encdec)."""
+    """The sidebar's bundled models: gpt-tiny, moe-tiny, bert-tiny, reverse-encdec, then the
+    modern block's llama-tiny, which joins only with the files its training wrote (weights,
+    tokenizer and manifest in assets/): fresh seeded weights would teach nothing."""
     trained = bundled_names()
-    return [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
+    ours = [n for n in PRESET_NAMES if n in trained] or list(PRESET_NAMES)
+    return ours + [n for n in MODERN_PRESET_NAMES if n in trained and (ASSETS / n / "manifest.json").exists()]
 
 
 def model_names() -> list[str]:
