@@ -255,14 +255,15 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
 
     Arrays from ``tfviz.analysis.ffn.neuron_steps``: ``ids`` (L, T, m), ``values``
     (L, T, m, C), ``share`` (L, T), ``output`` and ``model_output`` (L, T, k). Length-free
-    (``tfviz.viz.instant_length``); the colour range follows the sentence (it rides in the data).
+    (``tfviz.viz.instant_length``). Each table is coloured from its own largest |value| (``b``,
+    in its row): one outlier token elsewhere in the text would leave every other table pale.
     """
     n_layers, n, m, c = values.shape
     k = output.shape[-1]
     cols = list(columns)
-    bound = float(np.abs(values).max(initial=0.0)) or 1.0
     steps = [{"layer": lyr, "pos": t, "ids": ",".join(map(str, np.asarray(ids[lyr, t]).astype(int))),
-              "share": rounded(share[lyr, t]), "v": packed(values[lyr, t])}
+              "share": rounded(share[lyr, t]), "v": packed(values[lyr, t]),
+              "b": rounded(float(np.abs(values[lyr, t]).max(initial=0.0)) or 1.0)}
              for lyr, t in np.ndindex(n_layers, n)]
     outs = [{"layer": lyr, "pos": t, "v": packed(np.stack([output[lyr, t], model_output[lyr, t]]))}
             for lyr, t in np.ndindex(n_layers, n)]
@@ -276,13 +277,14 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
                   "labelFontSize": FONT_SIZE - 2, "labelLimit": 200}}
     table = {
         "data": {"name": "nsteps"},
-        "transform": [chosen, *unpack(c), neuron, label, {"calculate": "columns[datum.col]", "as": "step"}],
+        "transform": [chosen, *unpack(c), neuron, label, {"calculate": "columns[datum.col]", "as": "step"},
+                      {"calculate": "datum.v / datum.b", "as": "shade"}],
         "encoding": {"x": x, "y": y},
         "layer": [
             {"mark": {"type": "rect"},
-             "encoding": {"color": {"field": "v", "type": "quantitative", "title": "value",
+             "encoding": {"color": {"field": "shade", "type": "quantitative", "legend": None,
                                     "scale": {"scheme": DIVERGING_SCHEME, "reverse": True, "domainMid": 0,
-                                              "domain": {"expr": "[-bound, bound]"}}},
+                                              "domain": [-1, 1]}},
                           "tooltip": [{"field": "neuron"}, {"field": "step"},
                                       {"field": "v", "title": "value", "format": ".4f"}]}},
             {"mark": {"type": "text", "fontSize": FONT_SIZE - 4},
@@ -291,7 +293,9 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
         ],
         "width": 170 * c, "height": {"step": 24},
         "title": {"text": {"expr": "'Layer ' + layer + ', token ' + tokens[posi] + ': its ' + "
-                                   f"{m} + ' strongest of the {d_ff} neurons, step by step'"}},
+                                   f"{m} + ' strongest of the {d_ff} neurons, step by step'"},
+                  "subtitle": "red positive, blue negative; the darkest is this table's largest size",
+                  "subtitleFontSize": FONT_SIZE - 2},
     }
     line = (f"'These {m} neurons carry ' + format(datum.share, '.0%') + ' of the sum of "
             f"|{cols[-1]}| over all {d_ff}; then W_out turns all {d_ff} into the output below.'")
@@ -328,7 +332,7 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
     return spec({"vconcat": [table, words, down], "spacing": 20,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
                 datasets={"nsteps": steps, "nout": outs}, tokens=token_labels(tokens), free=True,
-                sentence={"bound": bound}, defaults={"pos": 0},
+                defaults={"pos": 0},
                 description="One token's strongest feed-forward neurons through each step, then "
                             "the way down to the block's output.")
 
