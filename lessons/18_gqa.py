@@ -3,17 +3,21 @@ import streamlit as st
 
 from tfviz.analysis import gqa
 from tfviz.decoding.memory import config_kv_cache_bytes, human_bytes
-from tfviz.experiments.gqa_decode import decode_times
+from tfviz.experiments.gqa_decode import cache_of_text, decode_times, every_kv_head, timeable
+from tfviz.facts import BIG_MODEL
 from tfviz.ui.cache import get_bundle, get_trace
 from tfviz.ui.context import lesson_context
-from tfviz.ui.decoding_cache import decode_timing
+from tfviz.ui.decoding_cache import decode_timing, own_decode_timing, text_cache
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_attention as ia
 
-sidebar_model, text, _, _ = lesson_context()  # the sidebar's text; this page reads its own three models
+sidebar_model, text, sidebar_bundle, sidebar_cfg = lesson_context()  # the sidebar's text; three models of its own
+sidebar_facts = sidebar_bundle.facts
+# the sidebar's model shares K/V heads (llama-tiny, a Llama folder): step 5 shows its own cache
+own_grouped = sidebar_cfg.arch == "decoder" and sidebar_facts.grouped
 
 st.title("MQA and GQA")
 st.markdown(
@@ -27,7 +31,11 @@ st.markdown(
     "4 K/V heads) is compared with two copies trained on the same data, with the same seeds and "
     "steps: gqa-tiny (2 K/V heads) and mqa-tiny (1)."
 )
-if sidebar_model not in ("gpt-tiny", "gqa-tiny"):
+if own_grouped:
+    st.info(f"Steps 1 to 4 compare **gpt-tiny**, **gqa-tiny** and **mqa-tiny**. The sidebar's model, "
+            f"{sidebar_model}, shares K/V heads too ({sidebar_facts.n_heads} query heads over "
+            f"{sidebar_facts.kv_heads}): step 5 measures its own cache.")
+elif sidebar_model not in ("gpt-tiny", "gqa-tiny"):
     st.info(f"This lesson always compares **gpt-tiny**, **gqa-tiny** and **mqa-tiny**. The "
             f"sidebar's model, {sidebar_model}, is used again on the other pages; your text is "
             "used here too.")
@@ -59,7 +67,8 @@ with step("2 · One map per query head, two K/V heads"):
     cfg = bundles["GQA"].config
     patterns = trace.stack("pattern")  # (layers, heads, n, n)
     instant(ia.attention_maps, patterns, trace.tokens, names=gqa.head_names(cfg),
-            layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1))
+            layer=view_value("layer", cfg.n_layers - 1), head=view_value("head", cfg.n_heads - 1),
+            groups=[gqa.kv_head_of(h, cfg.n_heads, cfg.kv_heads) for h in range(cfg.n_heads)])
     if not bundles["GQA"].trained:
         st.warning("gqa-tiny is not trained on this installation (no assets/gqa-tiny): these maps "
                    "come from freshly initialised weights. `python -m tfviz.train --preset gqa-tiny` "
@@ -159,3 +168,51 @@ with step("4 · Decode time per token, measured on this machine"):
         "bytes. There, fewer K/V heads mean fewer bytes to read per token, and that is where GQA's "
         "and MQA's speed comes from.")
     show_code(decode_times, gqa.decode_reading)
+
+if own_grouped:
+    with step(f"5 · The cache of {sidebar_model}, the sidebar's model"):
+        own = gqa.model_cache(sidebar_model, sidebar_cfg)
+        st.markdown(
+            f"{gqa.sharing_sentence(own.n_heads, own.kv_heads)} Every token it reads adds, in each of "
+            f"its {own.n_layers} layers, a key and a value for each K/V head: 2 × {own.n_layers} × "
+            f"{own.kv_heads} × {own.d_head} = **{own.values_per_token:,} numbers**, "
+            f"{own.per_token(4):,} bytes in float32 as tfviz runs it, {own.per_token(2):,} in "
+            f"16-bit floats, as checkpoints are usually stored and GPUs run them. With a K/V head "
+            f"for every query head, as "
+            f"multi-head attention has, it would keep {own.group}× as much.")
+        table(gqa.model_cache_rows(own), hide_index=True, static=True)
+        held, tokens = text_cache(sidebar_model, text)
+        st.caption(
+            f"Counted from the cache's own tensors after {sidebar_model} read your text: "
+            f"{held:,} bytes for {tokens} tokens, {held / tokens:,g} per token"
+            + (", as the sum says. " if held == own.per_token(4) * tokens else
+               f", not the {own.per_token(4):,} the sum says. ") +
+            f"“Full context” is {own.context:,} tokens, the most {sidebar_model} reads; the cache "
+            "grows with every token and every sequence of a batch, the weights do not.")
+        if sidebar_facts.n_params <= BIG_MODEL and timeable(sidebar_cfg):
+            timing = own_decode_timing(sidebar_model)
+            short, long = timing.contexts[0], timing.contexts[-1]
+            table({"variant": [r.variant for r in timing.rows], "model": [r.model for r in timing.rows],
+                   "K/V heads": [r.kv_heads for r in timing.rows],
+                   "KV cache per token (bytes)": [r.cache_bytes_per_token for r in timing.rows],
+                   f"ms per new token after {short} tokens": [r.ms_per_token[0] for r in timing.rows],
+                   f"ms per new token after {long} tokens": [r.ms_per_token[-1] for r in timing.rows]},
+                  hide_index=True, column_config={
+                      f"ms per new token after {c} tokens": st.column_config.NumberColumn(format="%.3f")
+                      for c in (short, long)})
+            st.caption(
+                f"{sidebar_model} against its multi-head twin: the same weights with each K/V head "
+                f"copied for the {own.group} query heads of its group, so it writes exactly the same "
+                f"tokens while its cache holds {own.n_heads} heads a layer. Timed as in step 4 "
+                f"({timing.new_tokens} new tokens after a prompt of {short} or {long}, the median of "
+                f"{timing.repeats} rounds, on {timing.cpu}, at {timing.measured_at}); the bytes are "
+                "counted from each cache's own tensors.")
+            st.markdown(" ".join(gqa.decode_reading(timing)))
+        else:
+            st.caption(
+                f"Decode time is not measured here for {sidebar_model}: with "
+                f"{sidebar_facts.n_params:,} parameters, timing it beside a multi-head twin would "
+                f"hold this shared server for minutes and take another "
+                f"{human_bytes(4 * sidebar_facts.n_params)} of its memory. Its bytes above are "
+                "exact; step 4 says where the time of a step goes.")
+        show_code(gqa.model_cache, gqa.model_cache_rows, cache_of_text, every_kv_head)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tfviz.analysis.forward import model_param_count
-from tfviz.decoding.memory import config_kv_cache_bytes, kv_cache_bytes
+from tfviz.decoding.memory import config_kv_cache_bytes, human_bytes, kv_cache_bytes
 from tfviz.params import count_parameters
 
 #: The three variants compared, as bundles: same data, seeds and steps; only kv_heads differs.
@@ -106,6 +106,66 @@ def trade_off(variant: str, bundle) -> TradeOff:
                     None if loss is None else float(loss),
                     model_param_count(bundle.weights()))
 
+
+
+# --- the sidebar's own grouped model ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelCache:
+    """A decoder's KV cache from its config, beside what full multi-head attention would keep
+    (a K/V head for every query head). SmolLM2-135M: 30 layers, 9 query heads over 3 K/V heads
+    of 64 values, a context of 8,192 tokens:
+
+    >>> c = ModelCache("SmolLM2-135M", 30, 9, 3, 64, 8192)
+    >>> c.per_token(4), c.per_token_mha(4), c.per_token(2), c.group
+    (46080, 138240, 23040, 3)
+    >>> human_bytes(c.per_token(4) * c.context), human_bytes(c.per_token_mha(4) * c.context)
+    ('360 MiB', '1.05 GiB')
+    """
+
+    model: str
+    n_layers: int
+    n_heads: int
+    kv_heads: int
+    d_head: int
+    context: int
+
+    @property
+    def group(self) -> int:
+        return self.n_heads // self.kv_heads
+
+    @property
+    def values_per_token(self) -> int:
+        """2 (K and V) · layers · K/V heads · d_head numbers a token adds to the cache."""
+        return 2 * self.n_layers * self.kv_heads * self.d_head
+
+    def per_token(self, bytes_per_value: int = 4) -> int:
+        return kv_cache_bytes(self.n_layers, self.kv_heads, self.d_head, 1, 1, bytes_per_value)
+
+    def per_token_mha(self, bytes_per_value: int = 4) -> int:
+        return kv_cache_bytes(self.n_layers, self.n_heads, self.d_head, 1, 1, bytes_per_value)
+
+
+def model_cache(name: str, cfg) -> ModelCache:
+    """The cache of a decoder config (its decoder layers, its context)."""
+    return ModelCache(name, cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.d_head, cfg.max_seq_len)
+
+
+#: How the cache's values are stored: as tfviz runs every model, and as checkpoints are usually
+#: stored and GPUs run them.
+STORAGE = ((4, "float32, as tfviz runs it"), (2, "16-bit (bfloat16, float16), as a GPU usually runs it"))
+
+
+def model_cache_rows(c: ModelCache) -> list[dict]:
+    """The lesson's table: per token and at the full context, the model's own cache and full
+    multi-head attention's, in 4-byte and 2-byte values."""
+    return [{"values stored as": words,
+             "per token": human_bytes(c.per_token(b)),
+             f"per token with {c.n_heads} K/V heads (MHA)": human_bytes(c.per_token_mha(b)),
+             f"full context, {c.context:,} tokens": human_bytes(c.per_token(b) * c.context),
+             f"full context with {c.n_heads} K/V heads": human_bytes(c.per_token_mha(b) * c.context)}
+            for b, words in STORAGE]
 
 
 # --- where the cache outgrows the weights --------------------------------------------------------
@@ -229,6 +289,7 @@ def decode_reading(timing) -> list[str]:
     "After 96 tokens MQA caches 384 bytes per token against MHA's 1536, yet all three take about the same time per new token: the slowest is 3% slower than the fastest."
     """
     rows = sorted(timing.rows, key=lambda r: -r.kv_heads)  # most K/V heads (MHA) first
+    everyone = {2: "both", 3: "all three"}.get(len(rows), f"all {len(rows)}")
     short, long = timing.contexts[0], timing.contexts[-1]
     most, fewest = rows[0], rows[-1]
     fewer = most.cache_bytes_per_token / fewest.cache_bytes_per_token
@@ -236,7 +297,7 @@ def decode_reading(timing) -> list[str]:
     spread = max(at_long) / min(at_long)
     if spread < ABOUT_THE_SAME:
         first = (f"After {long} tokens {fewest.variant} caches {fewest.cache_bytes_per_token} bytes per "
-                 f"token against {most.variant}'s {most.cache_bytes_per_token}, yet all three take "
+                 f"token against {most.variant}'s {most.cache_bytes_per_token}, yet {everyone} take "
                  f"about the same time per new token: the slowest is {spread - 1:.0%} slower than "
                  "the fastest.")
     elif at_long == sorted(at_long, reverse=True):  # fewer K/V heads, never slower

@@ -13,11 +13,17 @@ stall of a shared machine falls on all of them alike; each keeps its median roun
 Timings are wall-clock measurements on whatever CPU runs this, with ``threads`` torch threads
 (1, as the server runs every page: ``tfviz.ui.warmup.one_thread_per_op``); they move with the
 machine's load. The bytes are exact. The shared models are only read.
+
+For the sidebar's own grouped model (llama-tiny, a Llama folder), :func:`every_kv_head` builds
+its full multi-head twin (each K/V head's weights repeated for every query head of its group:
+the same outputs, the cache multi-head attention would keep), :func:`own_decode_times` times
+the two, and :func:`cache_of_text` counts the cache the model keeps after reading a text.
 """
 from __future__ import annotations
 
 import os
 import platform
+import re
 import statistics
 import time
 from dataclasses import dataclass
@@ -25,7 +31,9 @@ from datetime import datetime, timezone
 
 import torch
 
+from tfviz.bundle import Bundle
 from tfviz.experiments.kv_cache_lengths import fill_ids
+from tfviz.model import Transformer
 
 TEXT = ("the cat rested near the lake. the dog jumped over the boat. the animal didn't cross the "
         "street because it was too tired. it refers to the animal.")  # what is read: a step's
@@ -136,3 +144,57 @@ def decode_times(bundles: dict, contexts: tuple[int, ...] = CONTEXTS, new_tokens
         for variant, bundle in bundles.items())
     return DecodeTiming(rows, contexts, new_tokens, repeats, threads, cpu_name(),
                         datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+# ----- the sidebar's own grouped model ----------------------------------------------------------
+KV_WEIGHTS = re.compile(r"attn\.W_[kv]\.(weight|bias)$")  # the key and value projections
+
+
+def every_kv_head(model: Transformer) -> Transformer:
+    """A new model with a key/value head for every query head: each K/V head's rows of W^K and
+    W^V (and biases) repeated for the query heads of its group, everything else copied. It
+    computes exactly what ``model`` computes (the model repeats its K/V heads the same way
+    before attention), while its KV cache holds n_heads heads per layer: full multi-head
+    attention's. ``model`` is only read.
+    """
+    cfg = model.cfg
+    group = cfg.n_heads // cfg.kv_heads
+    twin = Transformer(cfg.replace(name=f"{cfg.name} (MHA)", n_kv_heads=None)).eval()
+    state = {}
+    for key, t in model.state_dict().items():
+        if KV_WEIGHTS.search(key):
+            rows = t.reshape(cfg.kv_heads, cfg.d_head, *t.shape[1:])  # (kv, dh[, d])
+            t = rows.repeat_interleave(group, dim=0).reshape(cfg.n_heads * cfg.d_head, *t.shape[1:])
+        state[key] = t.detach().clone()
+    twin.load_state_dict(state)
+    for p in twin.parameters():
+        p.requires_grad_(False)
+    return twin
+
+
+def timeable(cfg, new_tokens: int = NEW_TOKENS) -> bool:
+    """Whether a model's context holds a longer prompt than the short one plus ``new_tokens``."""
+    return min(CONTEXTS[-1], cfg.max_seq_len - new_tokens) > CONTEXTS[0]
+
+
+def own_decode_times(bundle, new_tokens: int = NEW_TOKENS, repeats: int = 5,
+                     threads: int = 1) -> DecodeTiming:
+    """:func:`decode_times` for a grouped model and its full multi-head twin
+    (:func:`every_kv_head`), after a short prompt and the longest that leaves room for
+    ``new_tokens`` in its context (at most 96 tokens, as for our three)."""
+    cfg = bundle.config
+    longest = min(CONTEXTS[-1], cfg.max_seq_len - new_tokens)
+    if not timeable(cfg, new_tokens):
+        raise ValueError(f"{bundle.name} reads at most {cfg.max_seq_len} tokens: too few to time")
+    twin = Bundle(f"{bundle.name} as MHA", every_kv_head(bundle.model), bundle.tokenizer,
+                  bundle.model.cfg.replace(n_kv_heads=None))
+    own = "MQA" if cfg.kv_heads == 1 else "GQA"
+    return decode_times({own: bundle, "MHA": twin}, (CONTEXTS[0], longest), new_tokens, repeats, threads)
+
+
+def cache_of_text(model: Transformer, ids) -> tuple[int, int]:
+    """The KV cache ``model`` keeps after reading ``ids`` at once: (bytes held by its tensors,
+    tokens held)."""
+    with torch.no_grad():
+        _, cache = model.step(torch.tensor([list(ids)]))  # (1, T, V) logits and the cache
+    return cache_bytes(cache), cache.length

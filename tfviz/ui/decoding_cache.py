@@ -1,7 +1,8 @@
 """Cached runs of the decoding lessons, per model and input, shared by a class that asks the
 same: lesson 14's generation, beam search, per-token loss and LM head check; lesson 13's
 reverse-encdec answering a source; lesson 16's KV cache side by side and its cost over lengths;
-lesson 18's decode times of MHA, GQA and MQA. The shared models are only read; every what-if
+lesson 18's decode times of MHA, GQA and MQA, and of the sidebar's grouped model beside its
+multi-head twin, and the cache it keeps for the learner's text. The shared models are only read; every what-if
 (strategy, temperature, top-k, top-p, seed, beam width, reusing K and V) is an argument here."""
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from tfviz.decoding.head import is_tied
 from tfviz.decoding.seq2seq import Translation, translate
 from tfviz.experiments import kv_cache as kc
 from tfviz.experiments import kv_cache_lengths as klen
-from tfviz.experiments.gqa_decode import DecodeTiming, decode_times
-from tfviz.ui.cache import get_bundle, get_trace, per_model
+from tfviz.experiments.gqa_decode import DecodeTiming, cache_of_text, decode_times, own_decode_times
+from tfviz.ui.cache import get_bundle, get_trace, per_model, read_text
 
 SEQ2SEQ_MODEL = "reverse-encdec"  # lesson 13 always shows this model, whatever the sidebar says
 
@@ -96,3 +97,18 @@ def decode_timing() -> DecodeTiming:
     machine, not of the learner's text, so every learner sees the same measurement (and a page
     run waits for it only once). Frozen dataclasses, so sharing them is safe."""
     return decode_times({variant: get_bundle(model) for variant, model in VARIANTS})
+
+
+@per_model(st.cache_resource(show_spinner="Timing this model and its multi-head twin (once per server)…"),
+           copies=False)
+def own_decode_timing(model: str) -> DecodeTiming:
+    """The sidebar's grouped ``model`` and its full multi-head twin timed with the KV cache, once
+    per server (``own_decode_times``: the twin is built for the timing and dropped after it)."""
+    return own_decode_times(get_bundle(model))
+
+
+@per_model(st.cache_data(max_entries=256, show_spinner=False))
+def text_cache(model: str, text: str) -> tuple[int, int]:
+    """The bytes of the KV cache ``model`` keeps after reading the learner's ``text``, counted
+    from its tensors, and the tokens it holds."""
+    return cache_of_text(get_bundle(model).model, read_text(model, text).ids)
