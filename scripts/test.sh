@@ -44,10 +44,11 @@ if command -v node >/dev/null 2>&1; then node --test tests/js/; else echo "node 
 # budget is 12 minutes, and this says where it goes.
 python3 -m pytest -n 2 --dist worksteal --durations=30 tests tfviz "$@"
 # Once more, on another thread count, the tests whose numbers are computed twice, in two places
-# (78 tests, 20 s of CPU). The suite runs every torch op on one thread, as the server runs a page; with
-# TFVIZ_TEST_THREADS=2 a test's own ops get two (tests/conftest.py) while the pages it runs keep
-# one, and here two threads against one already move the last bits of gpt-tiny's logits (1.4e-6),
-# as another CPU would: a tolerance that only held because both sides ran the same kernels fails.
+# (78 tests, 20 s of CPU). The suite runs every torch op on one thread, as the server runs a
+# page; with TFVIZ_TEST_THREADS=2 a test's own ops get two (tests/conftest.py) while the pages
+# it runs keep one, and here two threads against one already move the last bits of gpt-tiny's
+# logits (1.4e-6), as another CPU would: a tolerance that only held because both sides ran the
+# same kernels fails.
 # Chosen for that: app tests comparing a page's float32 numbers with the test's own trace, the
 # stored tour numbers against a live one, two threads tracing one model, generation's KV cache
 # against a re-run, and float32 model numbers against float64 recomputations. Not the browser
