@@ -156,7 +156,7 @@ def test_the_bars_are_torchs_softmax_of_the_logits(vit, image):
 def test_presenter_view_keeps_the_pictures_pixels_square_and_grows_the_rest(image):
     grid = vv.image_grid_figure(image, 4, title="t")
     big = presenter.vega_spec(grid)
-    assert (big["width"], big["height"]) == (grid["width"], grid["height"]) == (352, 352)
+    assert (big["width"], big["height"]) == (grid["width"], grid["height"]) == (320, 320)
     matrix = vv.matrix_figure(np.eye(3), title="m", y_labels=list("abc"), y_title="")
     big = presenter.vega_spec(matrix)
     assert big["height"] == matrix["height"] * presenter.SCALE

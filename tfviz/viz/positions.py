@@ -279,7 +279,12 @@ def permutation_map(original: np.ndarray, permuted: np.ndarray, order: np.ndarra
     bound = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0))) or 1.0
     shown = b if reordered_first else a
     title = "reorder, then run" if reordered_first else "run, then reorder"
-    return token_rows_chart(shown, rows, title=title, x_title="output dimension",
-                            width=22 * shown.shape[1], row=24, most=600, bound=bound,
-                            description=f"Outputs of the model without positions, {title}: one "
-                                        "row per token, labelled with where it stood.")
+    out = token_rows_chart(shown, rows, title=title, x_title="output dimension",
+                           width=20 * shown.shape[1], row=24, most=600, bound=bound,
+                           description=f"Outputs of the model without positions, {title}: one "
+                                       "row per token, labelled with where it stood.")
+    # The two pictures stand side by side: with columns 20 px wide and its colour bar under it
+    # rather than beside it, each fits half of the 820 px a page has beside the sidebar at
+    # 1280 × 800
+    out["config"]["legend"] = {**out["config"]["legend"], "orient": "bottom"}
+    return out

@@ -47,9 +47,11 @@ def saturation_chart(rows: Sequence[SaturationRow]) -> dict:
     panels = [{**view({"type": "line", "point": True}, x=q("d_k", "d_k", scale=LOG2),
                       y=q(measure, measure), color=SCORES,
                       tooltip=tip("d_k", "scores", f"{measure}:.4f")),
-               "width": 220, "height": 240, "title": measure} for measure in MEASURES]
+               "width": 180, "height": 240, "title": measure} for measure in MEASURES]
     title = "Without the scale, softmax turns one-hot and its gradient vanishes"
-    return chart({"hconcat": panels}, title=title, rows=data,
+    # Three panels and their legend fit the 820 px a page has beside the sidebar at 1280 × 800:
+    # the legend sits above them, where at their right it ran past the screen's edge
+    return chart({"hconcat": panels}, title=title, rows=data, config={"legend": {"orient": "top"}},
                  description=f"{title}: the largest softmax weight, the entropy and the largest "
                              "gradient entry against d_k, with and without the scale.")
 

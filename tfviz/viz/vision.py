@@ -23,11 +23,12 @@ from tfviz.viz.style import CATEGORICAL, FONT_SIZE
 LABEL_GAP = 30  # px between two row labels in presenter view (24 px text, rows 1.5x taller)
 
 
-def image_grid_figure(image: np.ndarray, patch: int, *, title: str, size: int = 360,
+def image_grid_figure(image: np.ndarray, patch: int, *, title: str, size: int = 320,
                       numbers: bool = True) -> dict:
     """The (H, W, 3) image, pixel by pixel, with the P×P patch grid drawn over it in yellow and,
     with ``numbers`` (and at most 64 patches), each patch named in the order the sequence takes
-    them, row by row: p0, p1, ..."""
+    them, row by row: p0, p1, ... At most ``size`` px a side: with its axes it fits half of the
+    820 px a page has beside the sidebar at 1280 × 800."""
     H, W, _ = np.shape(image)
     if H % patch or W % patch:
         raise ValueError(f"a {H}×{W} image does not cut into {patch}×{patch} patches")
@@ -101,10 +102,11 @@ def patches_figure(patches: np.ndarray, patch: int, channels: int = 3) -> dict:
 
 
 def matrix_figure(values: np.ndarray, *, title: str, y_labels: Sequence[str], y_title: str,
-                  x_title: str = "dimension of D", width: int = 256) -> dict:
+                  x_title: str = "dimension of D", width: int = 240) -> dict:
     """A learned matrix (E, E_pos, the class token) or a step's output as a diverging heatmap,
     blue negative and red positive, symmetric about 0; rows named by ``y_labels``. ``width``
-    suits a half-width column; the rows are 8-20 px each (one row alone, 40)."""
+    suits a half-width column, with the labels and colour bar within half of the 820 px a page
+    has beside the sidebar at 1280 × 800; the rows are 8-20 px each (one row alone, 40)."""
     arr = np.asarray(values, dtype=float)
     rows, cols = arr.shape
     row_px = 40 if rows == 1 else max(8, min(20, 400 // rows))  # one row: a strip, not a line
