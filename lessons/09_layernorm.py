@@ -148,6 +148,7 @@ with step("3 · RMSNorm next to LayerNorm, on the same token"):
              r"= \underbrace{\tfrac{1}{d}\textstyle\sum_j (x_j-\mu)^2 + \varepsilon}_{\sigma^2} + \mu^2")
     instant(ivb.norm_pair_chart, pair.numbers, pair.vectors, pair.norms, trace.tokens,
             kind=every.kind, layer=layer0, norm=norm0, pos=linked_value("pos"), only_layer=only)
+    length_marker(len(trace.tokens), pos=0)  # this section's token slider, fitted as section 2's
     st.success(f"rms² = σ² + μ² for every layer, norm and token, to within {pair.identity_gap:.1e}; "
                f"the model's own hook_scale equals its {'rms' if rms else 'σ'} computed here to "
                f"within {pair.own_error:.1e}.")
