@@ -160,3 +160,13 @@ def test_a_llama_folder(tmp_path, tokenizer):
     assert f.eos_ends == "document" and f.cased
     assert f.tokenizer == ("byte-level BPE" if tokenizer == "llama3" else "SentencePiece BPE")
     assert f.unknown == "never"  # byte-level, or byte fallback
+
+
+def test_a_tokenizer_that_refuses_words_still_has_facts():
+    """A few-symbol vocabulary (tests/support/tiny_lm.py reads the letters a-e only) raises on
+    "The Cat": the facts are still computed, and generation, which names the end token from them,
+    still runs."""
+    from tests.support.tiny_lm import tiny_bundle
+
+    f = tiny_bundle().facts
+    assert (f.specials.eos, f.cased, f.adds_bos) == ("<eos>", True, False)
