@@ -87,7 +87,7 @@ CLAIMS: tuple[Claim, ...] = (
           r"Grouped-query attention: several query heads share|GQA: the \d+ query heads share",
           lambda f, m: not f.grouped, ("self-attention", "forward-walk")),
     Claim("RoPE's base, where the model turns by another or not at all", r"RoPE,? \(?base ([0-9.e+]+)",
-          lambda f, m: f.rope_base is None or float(m.group(1)) != f.rope_base),
+          lambda f, m: f.rope_base is None or float(m.group(1)) != f.rope_base, ("forward-walk",)),
     Claim("position vectors added to the embeddings of a model that has none",
           r"A (sinusoidal|learned|rope|alibi|none) position vector is added",
           lambda f, m: m.group(1) != f.positions, ("forward-walk",)),
