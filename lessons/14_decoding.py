@@ -31,6 +31,7 @@ bundle = get_bundle(name)
 cfg, V = bundle.config, bundle.config.vocab_size
 facts = bundle.facts
 EOS = facts.specials.eos or "<eos>"  # the model's own end token: GPT-2's is <|endoftext|>
+BOS = facts.specials.bos  # its beginning-of-text token; a Llama's tokenizer puts it first (facts.adds_bos)
 
 st.title("The LM head and decoding")
 st.markdown(
@@ -132,6 +133,19 @@ with step("2 · The model continues your prompt"):
     ids = prompt_ids(bundle, prompt, prompt_note, new_tokens,
                      "Sections 2 and 3 wait for it; the LM head and the training loss below "
                      "use the sidebar's text.")
+    if ids is not None and facts.adds_bos:  # a Llama's tokenizer: say so, and show it
+        first = bundle.token_strings(ids[:8])
+        st.markdown(
+            f"**{name} reads `{BOS}` first.** Its tokenizer puts its beginning-of-text token `{BOS}` "
+            f"(id {bundle.tokenizer.bos_id}) in front of every text, as its tokenizer files say to: "
+            f"what it continues is `{BOS}` followed by your prompt, "
+            + " ".join(f"`{t}`" for t in first) + (" …" if len(ids) > len(first) else "")
+            + f" ({len(ids)} tokens). It ends a text with its own end token, `{EOS}` "
+            f"(id {bundle.tokenizer.eos_id}).")
+    elif ids is not None:
+        st.caption(f"{name}'s tokenizer puts no beginning-of-text token in front of your prompt: the "
+                   f"model reads it as it is, {len(ids)} tokens, and ends a text with `{EOS}` "
+                   f"(id {bundle.tokenizer.eos_id}).")
 
     if ids is not None:
         g = dc.generation(name, ids, "sample" if sampling else "greedy", new_tokens, seed=int(seed),
@@ -230,6 +244,10 @@ with step("4 · Training: cross-entropy on shifted targets"):
     else:
         if loss.notice:
             st.caption(loss.notice)
+        if facts.adds_bos and loss.input_tokens and loss.input_tokens[0] == BOS:
+            st.caption(f"The first input is `{BOS}`, which {name}'s tokenizer put there: from it alone "
+                       "the model predicts your first token, so every token you typed is scored, the "
+                       "first one included.")
         instant(idc.loss_chart, loss.input_tokens, loss.target_tokens, loss.losses, loss.probs)
         table([{"position": i, "input": a, "target": b, "p(target)": float(f"{p:.4g}"),
                 "loss (nats)": round(x, 4)}

@@ -54,7 +54,9 @@ def read_prompt(bundle, prompt: str | Sequence[int]) -> tuple[tuple[int, ...], s
 def prompt_with_room(bundle, text: str, new_tokens: int) -> tuple[tuple[int, ...], str | None]:
     """(the ids of ``text`` to continue, a notice or None): a prompt too long to leave room for
     ``new_tokens`` more in the context keeps its *last* tokens, the ones a continuation follows
-    (``read_prompt`` keeps the first, as a trace does). At least one token is kept.
+    (``read_prompt`` keeps the first, as a trace does). At least one token is kept. A model whose
+    tokenizer puts its beginning-of-text token in front of every text (a Llama's) keeps that
+    token first, as every text it was trained on began.
 
     >>> import tfviz
     >>> ids, notice = prompt_with_room(tfviz.load("gpt-tiny"), "the dog sat. " * 40, 20)
@@ -71,9 +73,15 @@ def prompt_with_room(bundle, text: str, new_tokens: int) -> tuple[tuple[int, ...
     room = max(n - max(int(new_tokens), 0), 1)
     if len(ids) <= room:
         return tuple(ids), None
-    return tuple(ids[-room:]), (f"Your prompt is {len(ids)} tokens long; to leave room for "
-                                f"{new_tokens} new tokens in the {n} this model reads, it "
-                                f"continues from the last {room}.")
+    notice = (f"Your prompt is {len(ids)} tokens long; to leave room for {new_tokens} new tokens in "
+              f"the {n} this model reads, it continues from the last {room}.")
+    bos = getattr(bundle.tokenizer, "bos_id", None)
+    if room > 1 and bos is not None and ids[0] == bos and bundle.facts.adds_bos:
+        # a model whose every training text began with its BOS keeps it first (a Llama)
+        name = bundle.facts.specials.bos
+        return (ids[0], *ids[-(room - 1):]), notice.replace(
+            f"from the last {room}.", f"from {name}, as every text it reads begins, and the last {room - 1}.")
+    return tuple(ids[-room:]), notice
 
 
 def cut_sentence_end(text: str) -> tuple[str, str] | None:
