@@ -187,8 +187,7 @@ def rope_frequency_chart(rows: Sequence[Mapping], *,
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))  # plain first, as computed
     line = view({"type": "line", "point": True, "strokeWidth": 3},
                 x=q("pair i", "pair i", axis={"tickMinStep": 1}),
-                y=q("θ_i (radians per position)", "θ_i (radians per position, log scale)",
-                    scale={"type": "log"}),
+                y=q("θ_i (radians per position)", "θ_i, radians a step (log)", scale={"type": "log"}),
                 color=colour("scheme", schemes, title="frequencies"),
                 strokeDash=n("scheme", "frequencies", sort=schemes),  # overlapping lines stay visible
                 tooltip=tip("scheme", "pair i", "θ_i (radians per position):.4g",
