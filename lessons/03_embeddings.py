@@ -219,12 +219,14 @@ def rope_demo():
            if own else "Pick a key at or before the query to see the model's own score on its line.")
     )
     gaps = shift_gaps(text, rope_name)
+    (moved_by, filler), (sine_moved_by, sine_filler) = gaps[rope_name], gaps[SINE]
     st.markdown(
-        f"**Moving the whole text.** We put {SHIFT} extra tokens (“the”) in front of your text, "
-        f"so every token moves {SHIFT} places on, and compare layer 0's scores between your own "
-        f"tokens. In **{rope_name}** they change by at most **{gaps[rope_name]:.1e}**, float32 rounding: "
-        "all distances stayed the same. In **gpt-tiny**, which adds the sine table to its "
-        f"inputs, the same move changes them by up to **{gaps[SINE]:.2f}**."
+        f"**Moving the whole text.** We put {SHIFT} extra tokens (“{filler}”) in front of your "
+        f"text, so every token moves {SHIFT} places on, and compare layer 0's scores between your "
+        f"own tokens. In **{rope_name}** they change by at most **{moved_by:.1e}**, float32 "
+        "rounding: all distances stayed the same. In **gpt-tiny**, which adds the sine table to "
+        f"its inputs, the same move" + ("" if sine_filler == filler else f" (with “{sine_filler}”)")
+        + f" changes them by up to **{sine_moved_by:.2f}**."
     )
     show_code(rope_pair, turn_table, shifted_scores, rope_scores, shift_gap)
 

@@ -145,6 +145,8 @@ def test_a_llama_folder_with_llama3_scaling(app_page, monkeypatch, llama31):
     assert ("**llama31** stretches its own frequencies: llama3 ×8 (rope_scaling in its config), from an "
             "original context of 64 positions to the 256 it reads.") in words
     assert "was trained by others" in words
+    # the whole text moved along by 8 copies of "the" itself, not of the BOS the tokenizer adds
+    assert "We put 8 extra tokens (“the”) in front of your text" in words and "(with “" not in words
     _check_turn_and_moves(at, b, head=0)
     # the frequencies: transformers' own, from the folder's own config.json
     theirs, _ = ROPE_INIT_FUNCTIONS["llama3"](transformers.AutoConfig.from_pretrained(llama31 / "llama31"))

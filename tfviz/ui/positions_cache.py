@@ -38,16 +38,20 @@ def learned_table() -> LearnedPositions:
     return learned_positions(bundle.weights()["W_pos"], trained_rows(LEARNED), bundle.config.pos_base)
 
 
-def shift_gaps(text: str, rope: str = ROPE) -> dict[str, float]:
+def shift_gaps(text: str, rope: str = ROPE) -> dict[str, tuple[float, str]]:
     """For the RoPE model ``rope`` (gpt-tiny-rope, or the sidebar's model when it turns its q and
     k) and the sine model: how much layer 0's raw scores between the learner's tokens change
-    when SHIFT tokens ("the") are put in front of them."""
+    when SHIFT copies of one token are put in front of them, and that token."""
     return {name: _shift_gap(name, text) for name in (rope, SINE)}
 
 
 @per_model(st.cache_data(max_entries=128, show_spinner=False))
-def _shift_gap(model: str, text: str) -> float:
+def _shift_gap(model: str, text: str) -> tuple[float, str]:
+    """The gap and the token put in front: "the" (without a BOS the tokenizer adds), or, for a
+    task model that has no "the", the text's own last token."""
     bundle = get_bundle(model)
     ids = read_text(model, text).ids[:MAX_SHIFT_TOKENS]
-    filler = bundle.encode("the")[-1]  # "the" itself: a Llama's tokenizer puts its BOS first
-    return shift_gap(bundle.model, ids, SHIFT, filler)
+    bos = getattr(bundle.tokenizer, "bos_id", None)
+    said = [i for i in bundle.encode("the") if i != bos]
+    filler = said[-1] if said else ids[-1]
+    return shift_gap(bundle.model, ids, SHIFT, filler), bundle.token_strings([filler])[0]
