@@ -41,7 +41,7 @@ def learned_table() -> LearnedPositions:
 def shift_gaps(text: str, rope: str = ROPE) -> dict[str, tuple[float, str]]:
     """For the RoPE model ``rope`` (gpt-tiny-rope, or the sidebar's model when it turns its q and
     k) and the sine model: how much layer 0's raw scores between the learner's tokens change
-    when SHIFT copies of one token are put in front of them, and that token."""
+    when SHIFT copies of one token are put in front of them, and that token as text."""
     return {name: _shift_gap(name, text) for name in (rope, SINE)}
 
 
@@ -54,4 +54,5 @@ def _shift_gap(model: str, text: str) -> tuple[float, str]:
     bos = getattr(bundle.tokenizer, "bos_id", None)
     said = [i for i in bundle.encode("the") if i != bos]
     filler = said[-1] if said else ids[-1]
-    return shift_gap(bundle.model, ids, SHIFT, filler), bundle.token_strings([filler])[0]
+    word = bundle.tokenizer.decode([filler]).strip() or bundle.token_strings([filler])[0]
+    return shift_gap(bundle.model, ids, SHIFT, filler), word
