@@ -1,4 +1,5 @@
-// eslint for the browser's own code (tfviz/ui/assets/*.js) and its node tests (tests/js):
+// eslint for the browser's own code (tfviz/ui/assets/*.js), the browser tests' own (tests/js/*.js)
+// and the node tests (tests/js/*.mjs):
 // tests/.npm/node_modules/.bin/eslint (scripts/test.sh installs it and runs it).
 // eslint and its two helpers are dev-only npm packages installed into tests/.npm (not in git),
 // so they are loaded from there rather than from a node_modules beside this file.
@@ -13,6 +14,15 @@ export default [
   js.configs.recommended,
   {
     files: ["tfviz/ui/assets/**/*.js"],
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: "module",
+      globals: { ...globals.browser },
+    },
+  },
+  {
+    // test-only browser code: what the browser tests load into the page under test
+    files: ["tests/js/**/*.js"],
     languageOptions: {
       ecmaVersion: 2022,
       sourceType: "module",

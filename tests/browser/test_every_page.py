@@ -14,7 +14,10 @@ tab, in this order (a page load is most of a lesson's time, so the checks share 
    so each lesson's ``<li>`` sits in a ``<div>``, not in the list (rule ``listitem``, once per
    lesson). That markup is Streamlit's (1.67), which a page cannot change, so those two rules
    are exempt *inside the sidebar navigation only*; anywhere else they count, and every other
-   rule counts everywhere. Then the tab is narrowed to a phone (390 × 844) and every chart is
+   rule counts everywhere. Then the tab takes the sizes people use, 1280 × 800, 1400 × 900
+   and 1920 × 1080: at each no heading breaks inside a word, no text is cut at its box's edge,
+   the page does not scroll sideways and no chart runs past its box
+   (``tests/browser/text_fits.py``). Then it is narrowed to a phone (390 × 844) and every chart is
    measured for reflow (WCAG 1.4.10, ``tests/browser/reflow.py``): it fits the width or scrolls
    inside its own box, and a box that scrolls can be reached by keyboard (axe's
    ``scrollable-region-focusable`` at that width). Where axe-core is missing,
@@ -42,6 +45,7 @@ from tests.browser.conftest import (FAILED, SCRIPT_STATE_JS, SHOTS, Runs, assert
                                     wait_for_app, wait_idle)
 from tests.browser.reflow import CHARTS_ON_SHOW_JS, MEASURE_JS, PHONE, reflow_problems
 from tests.browser.tabs_ahead import TabsAhead
+from tests.browser.text_fits import WIDTHS, problems_at
 from tfviz.ui.lessons import available
 
 pytestmark = pytest.mark.browser
@@ -330,6 +334,10 @@ def test_lesson_by_url_readable_interactive_and_calm_under_hostile_text(logged_s
         assert found["passes"] > 10  # axe really ran its rules on a real page
         assert not found["violations"], (
             f"axe-core {found['version']} on /{lesson.url}:\n{describe(found['violations'])}")
+    for size in WIDTHS:  # a laptop, a desktop, a wide screen (tests/browser/text_fits.py)
+        problems = problems_at(page, size)
+        assert not problems, (f"/{lesson.url} at {size['width']} × {size['height']}:\n"
+                              + "\n".join(problems))
     page.set_viewport_size(PHONE)  # the same page on a phone: reflow (tests/browser/reflow.py)
     page.wait_for_timeout(300)
     try:

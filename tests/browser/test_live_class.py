@@ -18,6 +18,7 @@ from tests.browser.live_class_browsers import (NOTICE_ENDED, SENTENCES, STAY_S, 
                                                Browser, _followed, _join_typed, _move_view, _nav,
                                                _now_ms, _pick_model, _report, _type_text, _watch,
                                                start_class)
+from tests.browser.text_fits import text_problems
 
 pytestmark = pytest.mark.browser
 
@@ -55,6 +56,9 @@ def test_students_follow_the_teacher_detach_catch_up_and_cannot_drive(live_serve
                                  ".innerText.includes('Following class ' + c)", arg=code,
                                  timeout=60_000)
     students = (linked, typed)
+    # A student's sidebar reads in full, at the desktop size: its buttons' labels are not cut
+    # ("Explore on …"; tests/browser/text_fits.py)
+    assert not text_problems(typed.page), text_problems(typed.page)
 
     # -- the teacher changes page, sentence, and the view of an instant chart ------------------
     want = {"path": "/self-attention", "charts": True}
