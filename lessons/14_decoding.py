@@ -137,8 +137,8 @@ with step("2 · The model continues your prompt"):
         first = bundle.token_strings(ids[:8])
         st.markdown(
             f"**{name} reads `{BOS}` first.** Its tokenizer puts its beginning-of-text token `{BOS}` "
-            f"(id {bundle.tokenizer.bos_id}) in front of every text, as its tokenizer files say to: "
-            f"what it continues is `{BOS}` followed by your prompt, "
+            f"(id {bundle.tokenizer.bos_id}) in front of every text it reads: what it continues is "
+            f"`{BOS}` followed by your prompt, "
             + " ".join(f"`{t}`" for t in first) + (" …" if len(ids) > len(first) else "")
             + f" ({len(ids)} tokens). It ends a text with its own end token, `{EOS}` "
             f"(id {bundle.tokenizer.eos_id}).")
