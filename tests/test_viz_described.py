@@ -242,6 +242,13 @@ def _cases():
             lambda: pytest.importorskip("tfviz.viz.finetune_runs").params_accuracy_chart(
                 ["head only", "full"], [130, 104_000], [0.6, 0.9], 0.5),
             ("head only", "130", "60.0%", "full", "104,000", "90.0%")),
+        # lesson 10's three activation functions, the model's own drawn thick
+        "tfviz.viz.instant_ffn.activation_curves_chart": (
+            lambda: pytest.importorskip("tfviz.viz.instant_ffn").activation_curves_chart(
+                {"u": np.array([-1.0, 0.0, 1.0]), "ReLU": np.array([0.0, 0.0, 1.0]),
+                 "SiLU": np.array([-0.27, 0.0, 0.73])}, own="SiLU"),
+            "Three activation functions over the same inputs: ReLU cuts every negative input to 0, "
+            "GELU and SiLU let small negative values through and dip below 0."),
         "tfviz.viz.lab.expert_load_chart": (
             lambda: lab.expert_load_chart((0, 100), np.array([[[0.5, 0.5]], [[0.7, 0.3]]])),
             "Each of 2 experts' share of the held-out tokens that chose it first, against training "
