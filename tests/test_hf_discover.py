@@ -243,3 +243,15 @@ def test_available_memory_is_memavailable(tmp_path):
     # without /proc: the free physical pages, as the C library reports them
     fallback = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert abs(available_bytes(tmp_path / "none") - fallback) < 256 * 2**20  # free pages move
+
+
+def test_a_llama_folder_is_offered_with_its_family_and_size(tmp_path):
+    """The modern decoders are offered (the lessons teach their block): a Llama folder in
+    TFVIZ_MODELS is found, named by its folder, with family and size, and nothing is skipped."""
+    from tests.support.llama_folders import make_checkpoint as make_llama
+
+    make_llama(tmp_path / "smol", kv_heads=2)
+    found = discover({ENV_VAR: str(tmp_path)})
+    assert [(m.name, m.info.family, m.info.n_layers, m.info.n_heads) for m in found.models] == [
+        ("smol", "Llama", 2, 4)]
+    assert not found.skipped

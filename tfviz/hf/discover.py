@@ -46,11 +46,11 @@ from pathlib import Path
 from tfviz.hf.folder import CheckpointError, FolderInfo, describe
 
 ENV_VAR = "TFVIZ_MODELS"
-#: The families whose folders the app offers. tfviz.load opens a Llama, Mistral or Qwen too,
-#: but the lessons still explain every model as LayerNorm, a two-matrix feed-forward and the
-#: positions they know (some fail outright on RMSNorm), so such a folder is listed as not
-#: offered, with that reason, until they teach the modern block.
-APP_FAMILIES = ("GPT-2", "BERT")
+#: The families whose folders the app offers: every family tfviz.load opens whose block the
+#: lessons teach. The modern decoders (RMSNorm, the gated feed-forward, RoPE, GQA) joined when
+#: every lesson ran on them and the claims matrix (tests/app/test_claims.py) walked a Llama and
+#: a Qwen2 folder clean; a family added to tfviz.hf is offered only once it is added here.
+APP_FAMILIES = ("GPT-2", "BERT", "Llama", "Mistral", "Qwen2", "Qwen3")
 # What a folder needs beside its weights; config.json also marks a folder as a model's.
 MARKERS = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json")
 
@@ -260,8 +260,7 @@ def discover(env: Mapping[str, str] | None = None, reserved: Iterable[str] = ())
         if info.family not in APP_FAMILIES:
             skipped.append(Skipped(folder, source, (
                 f"it is a {info.family}, which tfviz.load opens in a notebook but the lessons do not "
-                "teach yet (RMSNorm, the gated feed-forward, RoPE): the app offers GPT-2 and BERT "
-                "folders."), place))
+                f"teach yet: the app offers {', '.join(APP_FAMILIES)} folders."), place))
             continue
         taken.add(name.lower())
         models.append(Found(name, source, info, place))
