@@ -102,15 +102,18 @@ with step("2 · The model continues your prompt"):
     start, cut = ((prompt_part(text), None) if is_run_name(name) else starting_prompt(
         text, get_trace(name, text)["logits"][-1] if whole else None, bundle.tokenizer.eos_id))
     prompt, prompt_note = prompt_box("dec", start)
+    # The notes below come and go with the text; in one container that is always there, so the
+    # charts after them keep their place and only swap their data (length-free views)
+    notes = st.container()
     if cut and prompt == start:  # say why the box does not hold the sidebar's whole text
-        st.caption(f"The prompt starts from your text without “{cut.strip()}”: after it, "
+        notes.caption(f"The prompt starts from your text without “{cut.strip()}”: after it, "
                    f"{name}'s likeliest next token is `{EOS}`"
                    + (f", which for it marks {facts.eos_meaning}" if facts.eos_meaning else "")
                    + ", so greedy decoding and beam search would end at once, with nothing to "
                    "show. From here the model writes the end of the sentence itself. "
                    "Type any prompt to change it.")
     if gap_note := coref_gap_notice(name, prompt):  # why "the teacher ..." may get a wrong noun
-        st.info(gap_note)
+        notes.info(gap_note)
     left, mid, right = st.columns(3)
     strategy = left.radio("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="dec_strategy")
     sampling = strategy != "greedy"

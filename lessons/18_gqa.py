@@ -133,8 +133,9 @@ with step("3 · The trade-off, measured"):
         "sequences at once, is the cache the larger. Fewer K/V heads push that point further out.")
     show_code(gqa.trade_off, human_bytes, gqa.llama_params, gqa.llama_crossing, gqa.config_crossing)
 
-with step("4 · Decode time per token, measured on this machine"):
-    timing = decode_timing()
+def timing_table(timing) -> None:
+    """One row per variant: its K/V heads, cache bytes a token and ms a new token at the
+    shortest and longest context timed (steps 4 and 5 show the same table)."""
     short, long = timing.contexts[0], timing.contexts[-1]
     table({"variant": [r.variant for r in timing.rows], "model": [r.model for r in timing.rows],
            "K/V heads": [r.kv_heads for r in timing.rows],
@@ -144,6 +145,12 @@ with step("4 · Decode time per token, measured on this machine"):
           hide_index=True,
           column_config={f"ms per new token after {c} tokens": st.column_config.NumberColumn(format="%.3f")
                          for c in (short, long)})
+
+
+with step("4 · Decode time per token, measured on this machine"):
+    timing = decode_timing()
+    short, long = timing.contexts[0], timing.contexts[-1]
+    timing_table(timing)
     threads = f"{timing.threads} torch thread" + ("s" if timing.threads > 1 else "")
     st.caption(
         f"Measured on this server ({timing.cpu}) at {timing.measured_at}, the first time this page "
@@ -192,14 +199,7 @@ if own_grouped:
         if sidebar_facts.n_params <= BIG_MODEL and timeable(sidebar_cfg):
             timing = own_decode_timing(sidebar_model)
             short, long = timing.contexts[0], timing.contexts[-1]
-            table({"variant": [r.variant for r in timing.rows], "model": [r.model for r in timing.rows],
-                   "K/V heads": [r.kv_heads for r in timing.rows],
-                   "KV cache per token (bytes)": [r.cache_bytes_per_token for r in timing.rows],
-                   f"ms per new token after {short} tokens": [r.ms_per_token[0] for r in timing.rows],
-                   f"ms per new token after {long} tokens": [r.ms_per_token[-1] for r in timing.rows]},
-                  hide_index=True, column_config={
-                      f"ms per new token after {c} tokens": st.column_config.NumberColumn(format="%.3f")
-                      for c in (short, long)})
+            timing_table(timing)
             st.caption(
                 f"{sidebar_model} against its multi-head twin: the same weights with each K/V head "
                 f"copied for the {own.group} query heads of its group, so it writes exactly the same "

@@ -239,3 +239,19 @@ def test_lora_row_and_column_conventions_give_a_and_b_the_same_roles():
     assert (x @ a).shape == (paper_a @ x).shape == (r,)  # A reads x, in both
     zero_b = torch.zeros(r, d_out)
     torch.testing.assert_close(x @ (w + a @ zero_b), x @ w)
+
+
+def test_reads_wordpiece_knows_a_bert_folders_tokenizer(tmp_path):
+    """Only a BERT checkpoint's WordPiece shows its tokens as stored ("##imal"): ours and
+    GPT-2's mark a word's space ("␣the"). (The flag it read was renamed once and every BERT's
+    spans were then joined without spaces; lesson 15's page test caught it.)"""
+    pytest.importorskip("transformers")
+    import tfviz
+    from tests.support.bert_folders import make_checkpoint as make_bert
+    from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
+
+    make_bert(tmp_path / "bert")
+    make_gpt2(tmp_path / "gpt2")
+    assert pt.reads_wordpiece(tfviz.load(tmp_path / "bert").tokenizer)
+    assert not pt.reads_wordpiece(tfviz.load(tmp_path / "gpt2").tokenizer)
+    assert not pt.reads_wordpiece(tfviz.load("gpt-tiny").tokenizer)

@@ -121,12 +121,15 @@ def test_older_config_spelling_of_rope_is_read(copy):
     assert cfg.pos_base == 20000.0 and cfg.rope_scaling == RopeScaling("linear", 2.0)
 
 
-def test_the_app_lists_a_llama_folder_as_not_offered_with_the_reason(folder):
-    """tfviz.load opens it, but the lessons do not teach its block yet: the app's discovery
-    names it among the folders it does not offer, and says why."""
-    from tfviz.hf.discover import discover
+def test_a_family_the_lessons_do_not_teach_is_listed_as_not_offered(folder, monkeypatch):
+    """The app offers only the families whose block the lessons teach (APP_FAMILIES, which now
+    holds the Llama family: tests/test_hf_discover.py); a family tfviz.load opens but the lessons
+    do not teach is named among the folders not offered, with the reason."""
+    from tfviz.hf import discover as disc
 
-    d = discover({"TFVIZ_MODELS": str(folder), "HF_HUB_CACHE": str(folder / "no-cache")})
+    monkeypatch.setattr(disc, "APP_FAMILIES", ("GPT-2", "BERT"))
+    d = disc.discover({"TFVIZ_MODELS": str(folder), "HF_HUB_CACHE": str(folder / "no-cache")})
     assert d.models == ()
     (skipped,) = [s for s in d.skipped if s.folder == folder]
     assert "it is a Llama, which tfviz.load opens in a notebook" in skipped.reason
+    assert "the app offers GPT-2, BERT folders" in skipped.reason

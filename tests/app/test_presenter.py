@@ -20,7 +20,9 @@ from tfviz.ui.lessons import ROOT, available
 from tfviz.ui.present import step_key
 
 LESSONS = [lesson for lesson in available() if lesson.number is not None and 1 <= lesson.number <= 19]
-MODEL = {"mixture-of-experts": "moe-tiny"}  # its steps need a mixture-of-experts model
+# Lessons whose every step needs a model of a kind: a mixture of experts; a sidebar model with
+# grouped K/V heads (lesson 18's step 5 is about the sidebar's own cache)
+MODEL = {"mixture-of-experts": "moe-tiny", "gqa": "llama-tiny"}
 
 
 def declared_steps(path: Path) -> list[re.Pattern]:

@@ -60,9 +60,11 @@ def _answer(student: Browser, inst, answers) -> None:
     says the class has it."""
     pg = student.page
     for n, (box, text) in enumerate(answers, start=1):
-        form = pg.locator('[data-testid="stMain"] [data-testid="stForm"]',
-                          has_text=inst.field(box).label)
-        form.locator("input").fill(text)
+        # the box by its own label (another box's form may name this one in a note), and the
+        # form that holds it for its Check button
+        field = pg.get_by_role("textbox", name=inst.field(box).label, exact=True)
+        form = pg.locator('[data-testid="stMain"] [data-testid="stForm"]').filter(has=field)
+        form.get_by_role("textbox").fill(text)
         form.get_by_role("button", name="Check").click()
         try:
             pg.wait_for_function("([t, n]) => document.querySelector('[data-testid=\"stMain\"]')"

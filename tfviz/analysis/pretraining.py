@@ -74,7 +74,7 @@ def reads_wordpiece(tokenizer) -> bool:
     """Whether the tokenizer is a BERT checkpoint's WordPiece, whose tokens are shown as stored
     ("##imal" continues a word, a word's first piece has no space marker); ours and GPT-2's mark
     the space before a word ("␣the")."""
-    return getattr(tokenizer, "byte_level", True) is False
+    return getattr(tokenizer, "pieces", None) == "stored"  # CheckpointTokenizer's WordPiece
 
 
 def ordinary_count(ids: Sequence[int], specials: Iterable[int]) -> int:

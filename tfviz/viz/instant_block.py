@@ -275,20 +275,23 @@ def norm_pair_chart(numbers: np.ndarray, vectors: np.ndarray, norms: Sequence[st
              "scale": rounded(numbers[lyr, j, q, 3])}
             for lyr, j, q in np.ndindex(n_layers, n_norms, n)]
     chosen = {"filter": "datum.layer == layer && datum.norm == norm && datum.pos == posi"}
+    # short lines, two for each norm: presenter view draws them at 24 px or more, and one line
+    # of both a norm's numbers and its recipe ran past a 1280 px screen there
     lines = [
         _line(0, "'LayerNorm: μ = ' + format(datum.mean, '.4f') + ', σ = √(var + ε) = ' + "
-                 "format(datum.sigma, '.4f') + ': subtract μ, divide by σ, then · γ + β'"),
-        _line(28, "'RMSNorm: rms = √(mean of xⱼ² + ε) = ' + format(datum.rms, '.4f') + "
-                  "': divide by rms only (μ stays), then · γ; no β'"),
-        _line(56, "'rms² = σ² + μ²: ' + format(datum.rms * datum.rms, '.4f') + ' = ' + "
-                  "format(datum.sigma * datum.sigma, '.4f') + ' + ' + format(datum.mean * datum.mean, '.4f')"),
-        _line(84, f"'This model uses {KIND_NAMES[kind]}: it recorded {own} = ' + format(datum.scale, '.4f') "
-                  f"+ ' (ln.hook_scale); the {other} above is computed here for comparison.'",
-              FONT_SIZE - 2),
+                 "format(datum.sigma, '.4f')"),
+        _line(28, "'   subtract μ, divide by σ, then · γ + β'", FONT_SIZE - 2),
+        _line(56, "'RMSNorm: rms = √(mean of xⱼ² + ε) = ' + format(datum.rms, '.4f')"),
+        _line(84, "'   divide by rms only (μ stays), then · γ; no β'", FONT_SIZE - 2),
+        _line(112, "'rms² = σ² + μ²: ' + format(datum.rms * datum.rms, '.4f') + ' = ' + "
+                   "format(datum.sigma * datum.sigma, '.4f') + ' + ' + format(datum.mean * datum.mean, '.4f')"),
+        _line(140, f"'This model uses {KIND_NAMES[kind]}: it recorded {own} = ' + format(datum.scale, '.4f') "
+                   "+ ' (ln.hook_scale);'", FONT_SIZE - 2),
+        _line(168, f"'the {other} above is computed here for comparison.'", FONT_SIZE - 2),
     ]
-    words = {"data": {"name": "pair"}, "transform": [chosen], "width": 640, "height": 110,
+    words = {"data": {"name": "pair"}, "transform": [chosen], "width": 640, "height": 194,
              "layer": lines,
-             "title": {"text": {"expr": "'The same token through both norms: ' + tokens[posi] + "
+             "title": {"text": {"expr": "'Both norms on ' + tokens[posi] + "
                                         "' (layer ' + layer + ', ' + names[norm] + ')'"}}}
     dots = {
         "data": {"name": "pair_vectors"},

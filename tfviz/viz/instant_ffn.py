@@ -292,20 +292,22 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
                           "color": {"value": "black"}}},
         ],
         "width": 170 * c, "height": {"step": 24},
-        "title": {"text": {"expr": "'Layer ' + layer + ', token ' + tokens[posi] + ': its ' + "
-                                   f"{m} + ' strongest of the {d_ff} neurons, step by step'"},
-                  "subtitle": "red positive, blue negative; the darkest is this table's largest size",
+        "title": {"text": {"expr": "'Layer ' + layer + ', ' + tokens[posi] + ': ' + "
+                                   f"{m} + ' strongest of {d_ff} neurons'"},
+                  "subtitle": "red +, blue −; darkest: this table's largest",
                   "subtitleFontSize": FONT_SIZE - 2},
     }
-    line = (f"'These {m} neurons carry ' + format(datum.share, '.0%') + ' of the sum of "
-            f"|{cols[-1]}| over all {d_ff}; then W_out turns all {d_ff} into the output below.'")
+    # two short lines: presenter view draws them at 24 px or more, and one ran past its screen
+    lines = (f"'These {m} neurons carry ' + format(datum.share, '.0%') + ' of the sum of "
+             f"|{cols[-1]}| over all {d_ff};'", f"'then W_out turns all {d_ff} into the output below.'")
     words = {
-        "data": {"name": "nsteps"}, "width": 640, "height": 30,
-        "transform": [chosen, {"calculate": line, "as": "line"}],
-        "mark": {"type": "text", "align": "left", "baseline": "top", "fontSize": FONT_SIZE - 2,
-                 "limit": 760},
-        "encoding": {"x": {"value": 0}, "y": {"value": 0},
-                     "text": {"field": "line", "type": "nominal"}},
+        "data": {"name": "nsteps"}, "width": 640, "height": 60, "transform": [chosen],
+        "layer": [{"transform": [{"calculate": text, "as": "line"}],
+                   "mark": {"type": "text", "align": "left", "baseline": "top",
+                            "fontSize": FONT_SIZE - 2, "limit": 760},
+                   "encoding": {"x": {"value": 0}, "y": {"value": 28 * i},
+                                "text": {"field": "line", "type": "nominal"}}}
+                  for i, text in enumerate(lines)],
     }
     down = {
         "data": {"name": "nout"},

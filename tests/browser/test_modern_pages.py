@@ -1,7 +1,9 @@
-"""Lessons 5, 9, 10 and 12 in chromium on llama-tiny, the sidebar's modern block (RMSNorm,
-SwiGLU, RoPE, grouped K/V heads), as tests/browser/test_every_page.py checks every page on
-gpt-tiny: opened by its URL with ``?model=llama-tiny``, the page runs without an exception and
-draws every chart on show, names the model's norm and activation, is clean under axe-core's
+"""The lessons that teach the modern block (3, 5, 7, 9, 10, 12, 14 and 18) in chromium on
+llama-tiny (RMSNorm, SwiGLU, RoPE in Llama's halves layout, 4 query heads over 2 K/V heads), as
+tests/browser/test_every_page.py checks every page on gpt-tiny: opened by its URL with
+``?model=llama-tiny``, the page runs without an exception and draws every chart on show, says
+what is new on this model (its norm and activation, its RoPE pairing, its K/V groups, its own
+cache), names no LayerNorm or ReLU it does not have, is clean under axe-core's
 WCAG 2.2 AA rules (with that file's exemptions for Streamlit's own navigation), and reflows
 on a phone (390 px): every chart fits or scrolls in its own box. Where axe-core is missing the
 other checks still run (test_every_page.py says how to install it)."""
@@ -17,8 +19,13 @@ from tests.browser.test_every_page import (DRAWN_JS, EXEMPT, ON_A_PHONE, RUN_AXE
 pytestmark = pytest.mark.browser
 __all__ = ["axe_source"]  # the fixture, shared with test_every_page.py
 
-#: url -> words the page must show on llama-tiny (its norm, its activation, its walk)
+#: url -> words the page must show on llama-tiny (its norm, its activation, its walk, its RoPE,
+#: its K/V groups, its BOS, its own cache)
 PAGES = {
+    "embeddings": "pair i is dimension i with i + d/2",
+    "multi-head": "4 query heads share 2 key/value heads: heads 0–1 read K/V head 0, heads 2–3 read K/V head 1.",
+    "decoding": "tokenizer puts no beginning-of-text token in front of your prompt",
+    "gqa": "5 · The cache of llama-tiny, the sidebar's model",
     "self-attention": r"\mathrm{RMS}",
     "layernorm": "normalises each token with RMSNorm",
     "feed-forward": "The nonlinearity is SiLU",
@@ -30,9 +37,9 @@ WIDER_THAN_A_PHONE = {"self-attention"}  # its widest chart scrolls in its box o
 @pytest.mark.parametrize("url", list(PAGES))
 def test_a_modern_block_lesson_in_the_browser(server, page, axe_source, url):
     page.goto(f"{server}/{url}?model=llama-tiny")
-    wait_for_app(page, timeout=120_000)
+    wait_for_app(page, timeout=180_000)
     assert_no_exception(page)
-    page.wait_for_function(CHARTS_ON_SHOW_JS, timeout=60_000, polling=100)
+    page.wait_for_function(CHARTS_ON_SHOW_JS, timeout=90_000, polling=100)
     page.wait_for_function(DRAWN_JS, timeout=30_000, polling=100)
     main = page.inner_text('[data-testid="stMain"]')
     if url != "self-attention":  # its formula is drawn by KaTeX, not as text
