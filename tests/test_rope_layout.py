@@ -61,6 +61,8 @@ def test_the_halves_layout_is_transformers_rotate_half():
     cos, sin = torch.cat((angle, angle)).cos()[None, None], torch.cat((angle, angle)).sin()[None, None]
     x = torch.tensor(v)[None, None, None]  # (1, H, T, dh) as transformers lays it out
     theirs, _ = llama.apply_rotary_pos_emb(x, x, cos, sin)
+    # each entry is two float32 products and a sum of two, here and in transformers, on values
+    # of size ~1: a few ulps apart on any CPU and thread count
     np.testing.assert_allclose(rope_rotate(v, 5, layout=layout), theirs[0, 0, 0].numpy(), atol=1e-6)
 
 
@@ -143,6 +145,7 @@ def test_stretched_frequencies_are_transformers_own(layout, context, factor):
     for r in rows:
         by.setdefault(r["scheme"], []).append(r["θ_i (radians per position)"])
     assert list(by) == ["plain", f"linear ×{factor:g}", f"llama3 ×{factor:g}"]
+    # float32 of one power and one division per entry against float64: a few ulps, no sums
     np.testing.assert_allclose(by["plain"], reference_inv_freq(layout.dim, layout.base), rtol=1e-6)
     for kind, scaling in scalings.items():
         # the engine's float32 values and transformers' are the same operations: equal to the bit
