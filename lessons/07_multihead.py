@@ -28,7 +28,10 @@ st.title("Multi-head attention")
 st.markdown(
     "One attention head produces one weighting of the tokens, so it can follow one kind of "
     "relation at a time. A layer therefore runs several heads side by side, each with its own "
-    "small W^Q, W^K, W^V, and lets each look for something different: the previous word, "
+    + ("small W^Q, W^K, W^V, " if not facts.grouped else
+       f"small W^Q (in {name} the {facts.n_heads} query heads share {facts.kv_heads} key/value "
+       "heads, step 1), ")
+    + "and lets each look for something different: the previous word, "
     "the subject of the sentence, a rare word. "
     + ("It costs no more than one big head, because the heads simply share out the d dimensions "
        "between them." if h * dh == d else

@@ -83,8 +83,8 @@ def test_layernorm_page_other_models(run, model):
     ((stats, _),) = _by_data(at, "stats")
     bind = next(p for p in stats["params"] if p["name"] == "norm")["bind"]
     if model == "reverse-encdec":  # norm=1 is the cross-attention norm, which it has
-        assert bind["labels"] == ["after self-attention (ln1)", "after cross-attention (ln_cross)",
-                                  "after the feed-forward (ln2)"]
+        assert bind["labels"] == ["self-attention's (ln1)", "cross-attention's (ln_cross)",
+                                  "the feed-forward's (ln2)"]
         assert bind["options"] == [0, 1, 2] and param_values(stats)["norm"] == 1
     else:  # a block without cross-attention opens on its first norm instead
         assert bind["options"] == [0, 2] and param_values(stats)["norm"] == 0

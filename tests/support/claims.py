@@ -100,6 +100,10 @@ CLAIMS: tuple[Claim, ...] = (
           r"the embedding matrix reused as the unembedding|rows of E \(the same matrix that embedded|"
           r"logits = x Eᵀ",
           lambda f, m: f.tied == (m.group(0) == "an unembedding of its own"), ("forward-walk",)),
+    Claim("every head's own W^K and W^V under grouped-query attention",
+          r"each with its own small W\^Q, W\^K, W\^V", lambda f, m: f.grouped, ("multi-head",)),
+    Claim("a norm named 'after' its sublayer under a pre-LN model", r"after self-attention \(ln1\)",
+          lambda f, m: f.pre_ln),
 )
 
 

@@ -46,8 +46,10 @@ _SUBLAYER = {"ln1": ("hook_resid_pre", "hook_attn_out"),
              "ln2": (None, "hook_mlp_out")}
 # The stream a post-LN norm writes to.
 _OUTPUT = {"ln1": "hook_resid_mid", "ln_cross": "hook_resid_mid_cross", "ln2": "hook_resid_post"}
-NORM_NAMES = {"ln1": "after self-attention (ln1)", "ln_cross": "after cross-attention (ln_cross)",
-              "ln2": "after the feed-forward (ln2)"}
+# Named by the sublayer each norm belongs to, not by "before" or "after": a post-LN model's ln1
+# normalises the sum after self-attention, a pre-LN model's the copy that goes into it.
+NORM_NAMES = {"ln1": "self-attention's (ln1)", "ln_cross": "cross-attention's (ln_cross)",
+              "ln2": "the feed-forward's (ln2)"}
 
 
 def normalize(x: np.ndarray, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
