@@ -52,7 +52,7 @@ else:
         "does per-token computation."
     )
     st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2" if cfg.activation == "relu" else
-             rf"\mathrm{{FFN}}(x) = \mathrm{{{facts.activation_name.split()[0]}}}(xW_1 + b_1)\,W_2 + b_2")
+             r"\mathrm{FFN}(x) = \mathrm{GELU}(xW_1 + b_1)\,W_2 + b_2")  # a dense block: ReLU or a GELU
     st.markdown(
         f"In **{name}**: W₁ is {cfg.d_model}×{cfg.d_ff} and W₂ is {cfg.d_ff}×{cfg.d_model}, so "
         f"each token's vector is widened to d_ff = {cfg.d_ff} hidden units (\"neurons\") and "

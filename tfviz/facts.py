@@ -242,7 +242,7 @@ def _origin(manifest: Mapping, trained: bool) -> Origin:
     return "bundled" if trained else "fresh"
 
 
-def _eos_ends(origin: Origin, cfg: ModelConfig, manifest: Mapping, family: str) -> EosEnds | None:
+def _eos_ends(origin: Origin, cfg: ModelConfig, manifest: Mapping) -> EosEnds | None:
     if cfg.arch == "encoder":
         return None
     if origin == "folder":
@@ -289,5 +289,5 @@ def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, train
         rope_pairs=cfg.rope_pairs if cfg.positional == "rope" else None,
         qk_norm=cfg.qk_norm, biases=_biases(cfg), tied=cfg.tie_embeddings, cased=cased,
         tokenizer=kind, unknown=unknown, specials=_specials(tokenizer), adds_bos=_adds_bos(tokenizer),
-        eos_ends=_eos_ends(origin, cfg, manifest, family), n_params=n_params,
+        eos_ends=_eos_ends(origin, cfg, manifest), n_params=n_params,
         timing_repeats=timing_repeats(n_params), parts=_parts(cfg, manifest, param_counts))

@@ -60,11 +60,6 @@ def activation_info(config) -> tuple[str, str]:
     return ACTIVATIONS[config.activation]
 
 
-def gated(config) -> bool:
-    """Whether the feed-forward block is gated (SwiGLU, GeGLU): a gate and an up projection."""
-    return config.activation in GATE_FUNCTIONS
-
-
 def activate(activation: str, u) -> np.ndarray:
     """The function each neuron applies, in float64: ReLU, GELU (exact or tanh form), or for a
     gated block the function of its gate (SiLU for swiglu, exact GELU for geglu)."""
