@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import attention as att
 from tfviz.analysis import attention_matrix as atm
+from tfviz.analysis import contextual as cx
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.config import RunOptions
 from tfviz.ui.cache import read_text
@@ -12,7 +13,9 @@ from tfviz.ui.experiments_cache import SELF_ATTENTION_TOKENS, first_tokens_trace
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code
+from tfviz.textinput import clean_text
+from tfviz.ui.widgets import show_code, stable_select, table, vega
+from tfviz.viz import contextual as vc
 from tfviz.viz import instant_attention as ia
 
 name, text, bundle, cfg = lesson_context()
@@ -178,3 +181,104 @@ with step("2 · The source's worked example"):
               "÷ √d_k": ex.scaled.tolist(), "softmax": [round(w, 4) for w in ex.weights.tolist()]})
     in_the_notes("self-attention")
     show_code(att.worked_example)
+
+
+def two_contexts() -> None:
+    st.markdown(
+        "A table of word vectors, such as word2vec or the model's own token embedding, gives a word "
+        "**one** vector wherever it stands: *record* in \"I record the record\" gets the same row "
+        "twice, and the row of *it* cannot know what *it* stands for. That vector is **static**. "
+        "Self-attention makes it **contextual**: each block adds to a token's vector what it read "
+        "from the other tokens, so the same word in two contexts leaves the block as two vectors. "
+        "Below, one token of your text is compared with the same token in a second text (or "
+        "later in your own), stage by stage.")
+    if st.session_state.get("ctx_for") != (name, text):  # a new sentence opens on its partner
+        st.session_state.update(ctx_other=cx.partner_text(text), ctx_for=(name, text))
+    raw = st.text_input("Second text (leave it as your own text to compare a word that occurs "
+                        "twice in it)", key="ctx_other", max_chars=2000)
+    other, notice = clean_text(raw)
+    if notice and other:
+        st.info(notice)
+    trace_a = first_tokens_trace(name, text, SELF_ATTENTION_TOKENS)
+    alone = not other or other == text
+    trace_b = trace_a if alone else first_tokens_trace(name, other, SELF_ATTENTION_TOKENS)
+    skip = {s for s in vars(bundle.facts.specials).values() if s}
+    pairs = (cx.word_pairs(trace_a.ids, trace_a.tokens, skip=skip) if alone else
+             cx.word_pairs(trace_a.ids, trace_a.tokens, trace_b.ids, trace_b.tokens, skip=skip))
+    if not pairs:
+        st.info("No token of your text occurs twice in it" if alone else
+                "The two texts share no token" + (" (the second one has no text)" if not other else "")
+                + ". Type a second text that uses one of your words, for example your own text "
+                "with one word changed.")
+        return
+    labels = [f"{p.word} (token {p.pos_a} and {p.pos_b})" for p in pairs]
+    default = next((i for i, p in enumerate(pairs) if p.word.lower() == "it"), len(pairs) - 1)
+    choice = stable_select("The word to follow", range(len(pairs)), "ctx_word",
+                           format_func=lambda i: labels[i], default=default)
+    pair = pairs[choice]
+    same = cx.same_word(trace_a, pair.pos_a, trace_b, pair.pos_b)
+    names = ("your text", "your text again") if alone else ("your text", "the second text")
+    vega(vc.cosine_by_stage, same, *names)
+    first, last = same.stages[0], same.stages[-1]
+    st.markdown(
+        f"The token embedding of *{same.word}* is one row of the table, so its two vectors "
+        f"{'are equal to the last bit' if first.same else 'have cosine ' + format(first.cos, '.4f')}. "
+        + (f"After the last block their cosine is **{last.cos:.4f}**"
+           + (": the same vector, to the last bit." if last.same else "")))
+    if same.same_prefix and cfg.causal:
+        st.caption(
+            f"{name} is a decoder: a token reads only itself and the tokens before it. Up to "
+            f"*{same.word}* the two texts are the same, so it leaves every block as the same vector "
+            "in both; the word that tells them apart comes later. Choose a token after the change, "
+            "or open an encoder (its tokens read both ways) to see this word take on its context.")
+    elif cfg.arch == "encoder-decoder":
+        st.caption("This model has an encoder and a decoder; these are the decoder's vectors.")
+    table({"stage": [s.name for s in same.stages], "cosine": [round(s.cos, 4) for s in same.stages],
+           f"nearest in {names[0]}": [", ".join(f"{t} {c:.2f}" for t, c in s.neighbours_a)
+                                      for s in same.stages],
+           f"nearest in {names[1]}": [", ".join(f"{t} {c:.2f}" for t, c in s.neighbours_b)
+                                      for s in same.stages]})
+    st.caption("Nearest: the other tokens of the same text whose vectors at that stage point most "
+               "the same way (cosine). At the token embedding they are whatever the table happens "
+               "to hold; after the blocks, they show what the word's vector took in from its text.")
+    nouns = [cx.noun_pull(t, p) for t, p in ((trace_a, pair.pos_a), (trace_b, pair.pos_b))]
+    if same.word.lower() == "it" and all(nouns) and not (same.same_prefix and cfg.causal):
+        st.markdown("Which noun does *it* lean towards after the last block? " + " ".join(
+            f"In {where}: *{n.nearer}* (cosine {max(n.agent_cos, n.place_cos):.3f} against "
+            f"{min(n.agent_cos, n.place_cos):.3f} for *{n.farther}*)."
+            for where, n in zip(names, nouns)))
+    show_code(cx.same_word, cx.word_pairs)
+
+
+def no_projections() -> None:
+    st.markdown(
+        "Before W^Q, W^K and W^V, there is a simpler attention: score two tokens by the dot "
+        "product of their own vectors, sᵢⱼ = xᵢ·xⱼ, softmax each row, and add up the vectors "
+        "themselves, zᵢ = Σⱼ αᵢⱼ xⱼ. A vector's dot product with itself is its squared length, "
+        "usually the biggest number in its row, so each token mostly attends to **itself**. "
+        "The three learned projections let a token ask for something other than what it is.")
+    scale = st.toggle("Divide by √d as well", key="np_scale",
+                      help="The scale tames the scores; it does not move the largest one.")
+    trace = first_tokens_trace(name, text, SELF_ATTENTION_TOKENS)
+    x = trace["hook_resid_pre", 0]  # (n, d): what the first block reads
+    plain = cx.plain_attention(x, causal=cfg.causal, scale=scale)
+    patterns = trace["pattern", 0]  # (heads, n, n)
+    heads_share = cx.self_share(patterns, cfg.causal)
+    vega(vc.plain_against_heads, plain.weights, patterns, trace.tokens)
+    where = ("every query but the first (a decoder's first token sees only itself)"
+             if cfg.causal else "every query")
+    st.markdown(f"Weight a token puts on itself, on average over {where}: "
+                f"**{plain.self_share:.1%}** with no projections, **{heads_share:.1%}** in "
+                f"{name}'s first layer (mean over its {cfg.n_heads} heads).")
+    st.caption("x here is what the first block receives: the token's embedding"
+               + (" plus its position's vector" if bundle.facts.positions in ("learned", "sinusoidal")
+                  else "") + ". The model's heads read it through their projections"
+               + (f" after {bundle.facts.norm_name}" if cfg.norm == "pre" else "") + ".")
+    show_code(cx.plain_attention, cx.self_share)
+
+
+with step("3 · The same word, two vectors: static and contextual"):
+    safe_fragment(two_contexts)()
+
+with step("4 · What if there were no W^Q, W^K, W^V?"):
+    safe_fragment(no_projections)()

@@ -278,3 +278,55 @@ def test_self_attention_sends_every_view_once_and_opens_on_the_link(app_page):
     a = mdata["A"].query("layer == 2 and head == 1").iloc[0]
     np.testing.assert_allclose(unpacked(a.v).reshape(n, n), trace["pattern", 2][1], atol=6e-5)
     assert len(adata["weights"]) == 3 * 4 * n
+
+
+def test_self_attention_same_word_two_vectors_and_no_projections(app_page):
+    """Steps 3 and 4 on gpt-tiny (a decoder: the notes' "it" keeps its vector, the page says
+    why), then bert-tiny (an encoder: "it" leans to the noun it stands for), then texts that
+    share nothing and hostile text. The chart's cosines and the self shares are recomputed here
+    from the model's own traces."""
+    import numpy as np
+
+    import tfviz
+    from tests.app.specs import instant_charts
+    from tfviz.analysis import contextual as cx
+
+    at = app_page("05_self_attention.py")
+    text = at.session_state["text"]
+    assert at.text_input(key="ctx_other").value == cx.partner_text(text) != text
+    words = " ".join(m.value for m in at.markdown)
+    assert "equal to the last bit" in words
+    (said,) = [c.value for c in at.caption if "is a decoder" in c.value]
+    assert "Up to *it* the two texts are the same" in said
+
+    def cosines(at):
+        (data,) = [d for s, d in instant_charts(at) if "one" in d and "rows" in d]
+        return data["rows"]["cos"].to_numpy()
+
+    gpt = tfviz.load("gpt-tiny")
+    a, b = gpt.trace(text), gpt.trace(cx.partner_text(text))
+    pos = a.tokens.index("␣it")
+    np.testing.assert_allclose(cosines(at), [round(s.cos, 4) for s in cx.same_word(a, pos, b, pos).stages])
+    plain = cx.plain_attention(a["hook_resid_pre", 0], causal=True)
+    heads = cx.self_share(a["pattern", 0], True)
+    assert f"**{plain.self_share:.1%}** with no projections, **{heads:.1%}**" in words
+    _ok(at.toggle(key="np_scale").set_value(True).run())
+    scaled = cx.plain_attention(a["hook_resid_pre", 0], causal=True, scale=True)
+    assert f"**{scaled.self_share:.1%}** with no projections" in " ".join(m.value for m in at.markdown)
+
+    at.session_state["model"] = "bert-tiny"
+    _ok(at.run())
+    assert not [c for c in at.caption if "is a decoder" in c.value]
+    bert = tfviz.load("bert-tiny")
+    a, b = bert.trace(text), bert.trace(cx.partner_text(text))
+    pos = a.tokens.index("␣it")
+    np.testing.assert_allclose(cosines(at), [round(s.cos, 4) for s in cx.same_word(a, pos, b, pos).stages])
+    pulls = [cx.noun_pull(t, pos) for t in (a, b)]
+    (lean,) = [m.value for m in at.markdown if "lean towards" in m.value]
+    for pull in pulls:
+        assert f"*{pull.nearer}* (cosine {max(pull.agent_cos, pull.place_cos):.3f}" in lean
+
+    _ok(at.text_input(key="ctx_other").set_value("zzz qqq").run())
+    assert any("share no token" in i.value for i in at.info)
+    for hostile in ("", "😀 مرحبا <b>bold</b> " * 50, "x" * 5000):
+        _ok(at.text_input(key="ctx_other").set_value(hostile).run())
