@@ -37,6 +37,13 @@ GATED_ACTIVATIONS = ("swiglu", "geglu")
 # checkpoint's q and k weights are laid out for one of them.
 RopePairs = Literal["adjacent", "halves"]
 RopeScalingKind = Literal["linear", "llama3"]
+# How a mixture-of-experts router turns its logits h into the chosen experts and their weights.
+# "softmax_topk": p = softmax(h) over every expert, then the k largest p (Switch, Mixtral; with
+# moe_renormalize the k weights are divided by their sum). "topk_softmax": the k largest logits,
+# then a softmax over those k alone (Granite). Both choose the same experts (softmax keeps the
+# order), and in exact arithmetic topk_softmax's weights are softmax_topk's renormalised ones:
+# e^h_i / sum over the chosen of e^h_j. Each model is computed in its own order, to its bits.
+MoERouter = Literal["softmax_topk", "topk_softmax"]
 
 ARCHS: tuple[Arch, ...] = get_args(Arch)
 POSITIONALS: tuple[Positional, ...] = get_args(Positional)
@@ -46,6 +53,7 @@ ACTIVATIONS: tuple[Activation, ...] = get_args(Activation)
 NORM_TYPES: tuple[NormType, ...] = get_args(NormType)
 ROPE_PAIRS: tuple[RopePairs, ...] = get_args(RopePairs)
 ROPE_SCALING_KINDS: tuple[RopeScalingKind, ...] = get_args(RopeScalingKind)
+MOE_ROUTERS: tuple[MoERouter, ...] = get_args(MoERouter)
 
 
 class DerivedSizes:
@@ -149,6 +157,9 @@ class ModelConfig(DerivedSizes):
     moe_top_k: int = 1
     # Divide the chosen gates by their sum so they add up to 1 (top-1 then gives weight 1).
     moe_renormalize: bool = False
+    # Softmax over every expert, then top-k (ours, Mixtral), or top-k logits, then a softmax
+    # over those k (Granite, whose weights always add up to 1: moe_renormalize must say so).
+    moe_router: MoERouter = "softmax_topk"
     # Capacity: after t tokens of a sentence an expert may have served ceil(factor * t * k /
     # n_experts) of them (tfviz/model/moe.py); None means no limit, nothing dropped.
     moe_capacity_factor: float | None = None
@@ -165,6 +176,16 @@ class ModelConfig(DerivedSizes):
     pattern_seed: int = 0
     # The 1/sqrt(d_k) factor; turning it off is a lesson-6 experiment.
     scale_attn: bool = True
+    # Granite's four multipliers (its muP-style training needs them at inference too); the
+    # defaults are the plain transformer's, and leave every other model's numbers as they were.
+    # The token embeddings are multiplied by embedding_multiplier before the first block.
+    embedding_multiplier: float = 1.0
+    # What the scores q.k are multiplied by in place of 1/sqrt(d_head); None: 1/sqrt(d_head).
+    attention_multiplier: float | None = None
+    # Each sublayer's output is multiplied by this before it is added to the residual stream.
+    residual_multiplier: float = 1.0
+    # The logits are divided by this.
+    logits_scaling: float = 1.0
     tie_embeddings: bool = True
     # What BERT adds around the blocks (tfviz.hf.bert); off for our own models. Rows of the
     # token-type ("segment") table, whose row 0 is added to every token (one sentence, segment
@@ -203,8 +224,12 @@ class ModelConfig(DerivedSizes):
              "rotary_dim and rope_scaling are for RoPE models"),
             (self.rope_scaling is None or isinstance(self.rope_scaling, RopeScaling),
              "rope_scaling must be a RopeScaling"),
-            (not (self.is_moe and self.gated), "a gated feed-forward (swiglu, geglu) is built for "
-             "dense blocks only, not for experts"),
+            (self.moe_router in MOE_ROUTERS, f"moe_router must be one of {MOE_ROUTERS}"),
+            (self.moe_router != "topk_softmax" or self.moe_renormalize,
+             "top-k-then-softmax weights always add up to 1; set moe_renormalize=True to say so"),
+            (self.embedding_multiplier > 0 and self.residual_multiplier > 0 and self.logits_scaling > 0
+             and (self.attention_multiplier is None or self.attention_multiplier > 0),
+             "the multipliers and logits_scaling must be positive"),
             (self.n_layers >= 1 and self.vocab_size >= 1, "need at least one layer and token"),
             (self.n_experts == 0 or 1 <= self.moe_top_k <= self.n_experts,
              "moe_top_k must be between 1 and n_experts"),
@@ -240,6 +265,14 @@ class ModelConfig(DerivedSizes):
     def rope_dim(self) -> int:
         """How many dimensions of each head RoPE turns (all of them unless ``rotary_dim``)."""
         return self.d_head if self.rotary_dim is None else self.rotary_dim
+
+    @property
+    def score_scale(self) -> float:
+        """What each score q . k is multiplied by before the softmax: 1/sqrt(d_head), or
+        Granite's ``attention_multiplier`` in its place (the model divides by sqrt(d_head))."""
+        if self.attention_multiplier is not None:
+            return self.attention_multiplier
+        return 1.0 / self.d_head ** 0.5
 
     def replace(self, **changes) -> "ModelConfig":
         return dataclasses.replace(self, **changes)

@@ -12,6 +12,7 @@ implementation, and the tests compare the two (tests/test_reference.py, tests/te
     RMS(x)       = x / √(mean(x²) + ε) · γ                   (no mean taken away, no β)
     Attention(Q, K, V) = softmax(Q Kᵀ / √d_k + M) V          (M = 0 where allowed, −∞ where not)
     FFN(x)       = (act(x W_gate) ⊙ x W_in) W_out            (gated: SwiGLU act = SiLU, GeGLU GELU)
+    MoE(x)       = Σ_{i ∈ T} w_i E_i(x),  T = top-k           (w: softmax → top-k, or top-k → softmax)
     PE(k, 2i) = sin(k / base^(2i/d)),  PE(k, 2i+1) = cos(k / base^(2i/d))
     RoPE: pair i of q (or k) at position m turned by the angle m · θ_i, θ_i = base^(−2i/d)
 
@@ -285,6 +286,188 @@ def gated_ffn(x, W_gate, W_in, W_out, activation: Literal["swiglu", "geglu"] = "
     up = x @ np.asarray(W_in, dtype=np.float64)  # (…, d_ff)
     hidden = (silu(gate) if activation == "swiglu" else gelu(gate)) * up  # (…, d_ff)
     return GatedFFNSteps(gate, up, hidden, hidden @ np.asarray(W_out, dtype=np.float64))  # (…, d)
+
+
+def _activation(name: str, x: np.ndarray) -> np.ndarray:
+    """A dense block's activation by the config's name (relu, gelu, gelu_tanh)."""
+    if name == "relu":
+        return np.maximum(x, 0.0)
+    return gelu_tanh(x) if name == "gelu_tanh" else gelu(x)
+
+
+# A mixture-of-experts layer: a router scores every expert, each token goes to its k best, and
+# its output is their outputs weighted. Two rules give the weights; both choose the same experts.
+@dataclass(frozen=True)
+class RoutingSteps:
+    """A router's decision for every token (leading axes), step by step; names as the hooks."""
+
+    probs: np.ndarray  # (…, E) softmax(h) over every expert (mlp.hook_gate_probs)
+    indices: np.ndarray  # (…, k) the chosen experts, best first (mlp.hook_expert_indices)
+    weights: np.ndarray  # (…, k) each chosen expert's weight (mlp.hook_expert_weights)
+
+
+def route(logits, k: int, rule: Literal["softmax_topk", "topk_softmax"] = "softmax_topk",
+          renormalize: bool = False) -> RoutingSteps:
+    """The chosen experts and their weights from router logits h (…, E).
+
+        softmax_topk (Switch, Mixtral)  p = softmax(h);  T = the k largest p;  w_i = p_i,
+                                        or p_i / Σ_{j ∈ T} p_j with ``renormalize`` (Mixtral)
+        topk_softmax (Granite)          T = the k largest h;  w = softmax(h_T) over those k
+
+    softmax keeps the order of h, so both choose the same T; and e^{h_i} / Σ_{j ∈ T} e^{h_j}
+    is p_i / Σ_{j ∈ T} p_j, so Granite's weights are Mixtral's renormalised ones. Ties go to the
+    lower expert number.
+
+    >>> s = route([2.0, 1.0, 0.0, 0.0], k=2)
+    >>> s.probs.round(4).tolist(), s.indices.tolist(), s.weights.round(4).tolist()
+    ([0.6103, 0.2245, 0.0826, 0.0826], [0, 1], [0.6103, 0.2245])
+    >>> route([2.0, 1.0, 0.0, 0.0], k=2, renormalize=True).weights.round(4).tolist()
+    [0.7311, 0.2689]
+    >>> route([2.0, 1.0, 0.0, 0.0], k=2, rule="topk_softmax").weights.round(4).tolist()
+    [0.7311, 0.2689]
+    """
+    if rule not in ("softmax_topk", "topk_softmax"):
+        raise ValueError(f"rule must be 'softmax_topk' or 'topk_softmax', not {rule!r}")
+    h = np.asarray(logits, dtype=np.float64)
+    probs = softmax(h)  # (…, E)
+    indices = np.argsort(-h, axis=-1, kind="stable")[..., :k]  # (…, k): the largest h is the largest p
+    if rule == "topk_softmax":
+        weights = softmax(np.take_along_axis(h, indices, axis=-1))  # (…, k)
+    else:
+        weights = np.take_along_axis(probs, indices, axis=-1)  # (…, k)
+        if renormalize:
+            weights = weights / weights.sum(-1, keepdims=True)
+    return RoutingSteps(probs, indices, weights)
+
+
+@dataclass(frozen=True)
+class MoESteps:
+    """A mixture-of-experts layer, step by step (no capacity: every chosen expert serves)."""
+
+    logits: np.ndarray  # (…, E) h = x W_r (mlp.hook_router_logits)
+    routing: RoutingSteps
+    output: np.ndarray  # (…, d) Σ_{i ∈ T} w_i E_i(x) (hook_mlp_out, before any multiplier)
+
+
+def moe(x, W_router, W_in, W_out, k: int, *, W_gate=None, b_in=None, b_out=None,
+        activation: str = "swiglu", rule: Literal["softmax_topk", "topk_softmax"] = "softmax_topk",
+        renormalize: bool = False) -> MoESteps:
+    """MoE(x) = Σ_{i ∈ T} w_i E_i(x) for each token x (…, d), with :func:`route`'s T and w.
+
+    Matrices as ``tfviz.weights`` exports one layer: W_router (d, E) (its "W_gate"), and per
+    expert W_in (E, d, d_ff), W_out (E, d_ff, d), b_in (E, d_ff), b_out (E, d); a gated expert
+    (swiglu, geglu) also has W_gate (E, d, d_ff), "experts.W_gate":
+
+        E_i(x) = act(x W_in^i + b_in^i) W_out^i + b_out^i          (relu, gelu, gelu_tanh)
+        E_i(x) = (act(x W_gate^i) ⊙ x W_in^i) W_out^i              (swiglu, geglu)
+
+    Two experts that double and negate, top-1: the token goes to the one its router prefers.
+
+    >>> s = moe([[1.0, 0.0]], W_router=[[3.0, 0.0], [0.0, 0.0]], W_in=[np.eye(2), np.eye(2)],
+    ...         W_out=[2 * np.eye(2), -np.eye(2)], k=1, activation="relu", renormalize=True)
+    >>> s.routing.indices.tolist(), s.output.tolist()
+    ([[0]], [[2.0, 0.0]])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    logits = x @ np.asarray(W_router, dtype=np.float64)  # (…, d) @ (d, E) -> (…, E)
+    steps = route(logits, k, rule, renormalize)
+    W_in, W_out = np.asarray(W_in, dtype=np.float64), np.asarray(W_out, dtype=np.float64)
+    gated = activation in ("swiglu", "geglu")
+    outputs = []  # each expert on every token: (…, d) each
+    for e in range(W_in.shape[0]):
+        if gated:
+            out = gated_ffn(x, np.asarray(W_gate, dtype=np.float64)[e], W_in[e], W_out[e], activation).output
+        else:
+            pre = x @ W_in[e] + (0.0 if b_in is None else np.asarray(b_in, dtype=np.float64)[e])
+            out = _activation(activation, pre) @ W_out[e]  # (…, d)
+            out = out + (0.0 if b_out is None else np.asarray(b_out, dtype=np.float64)[e])
+        outputs.append(out)
+    every = np.stack(outputs, axis=-2)  # (…, E, d)
+    chosen = np.take_along_axis(every, steps.indices[..., None], axis=-2)  # (…, k, d)
+    return MoESteps(logits, steps, (steps.weights[..., None] * chosen).sum(-2))  # (…, d)
+
+
+@dataclass(frozen=True)
+class DecoderSteps:
+    """A modern decoder's forward pass in float64; names as the model's hooks."""
+
+    resid_pre: np.ndarray  # (L, T, d) what enters each block (blocks.i.hook_resid_pre)
+    resid_final: np.ndarray  # (T, d) the last block's output, before the final norm
+    patterns: np.ndarray  # (L, H, T, T) every layer's attention pattern (hook_pattern)
+    routings: tuple[RoutingSteps, ...]  # each layer's routing; () for dense feed-forward blocks
+    logits: np.ndarray  # (T, vocab)
+
+
+def modern_decoder(ids, W, cfg) -> DecoderSteps:
+    """The forward pass of a Llama-shaped decoder, from its weights alone: pre-norm blocks with
+    RMSNorm, RoPE in rotate_half pairs (with its scaling), grouped-query attention (QK-norm if
+    the weights have one), a gated feed-forward block or a mixture of experts
+    (:func:`moe`), a final RMSNorm; and Granite's four multipliers:
+
+        x₀      = m_emb · E[ids]                                   (embedding_multiplier)
+        a       = softmax(m_att · q kᵀ + M) v W_O                  (m_att = 1/√d_head unless
+                                                                    attention_multiplier)
+        x       ← x + m_res · a,   then   x ← x + m_res · FFN(RMS(x))   (residual_multiplier)
+        logits  = RMS(x_L) W_U / s                                 (s = logits_scaling)
+
+    ``W`` is ``tfviz.weights.export_weights``'s mapping; ``cfg`` the ModelConfig, read for its
+    heads, RoPE, ε, routing rule and multipliers. With every multiplier 1 (and m_att = 1/√d_head)
+    this is a Llama, Mistral or Mixtral; a MoE layer here has no capacity limit.
+    """
+    if not (cfg.norm == "pre" and cfg.norm_type == "rmsnorm" and cfg.final_norm and cfg.positional == "rope"
+            and cfg.rope_pairs == "halves" and cfg.activation in ("swiglu", "geglu")
+            and getattr(cfg, "moe_capacity_factor", None) is None):
+        raise ValueError("modern_decoder computes pre-RMSNorm blocks with rotate_half RoPE, a final "
+                         "RMSNorm and a gated feed-forward block (or uncapped gated experts)")
+    ids = np.asarray(ids)
+    T, L = len(ids), W["W_Q"].shape[0]
+    H, Hkv, dh = W["W_Q"].shape[1], W["W_K"].shape[1], W["W_Q"].shape[3]
+
+    def w(name: str, layer: int | None = None) -> np.ndarray:
+        a = np.asarray(W[name], dtype=np.float64)
+        return a if layer is None else a[layer]
+
+    def b(name: str, layer: int, per_head: bool = True) -> np.ndarray | float:
+        """A bias of one layer, per head (heads, 1, dh) to add to (heads, T, dh); 0 if none."""
+        if name not in W:
+            return 0.0
+        return w(name, layer)[:, None, :] if per_head else w(name, layer)
+
+    m_att = 1.0 / math.sqrt(dh) if cfg.attention_multiplier is None else cfg.attention_multiplier
+    inv_freq = rope_inv_freq(cfg.rope_dim, cfg.pos_base, cfg.rope_scaling)  # (r/2,)
+    positions, mask = np.arange(T), causal_mask(T)
+    x = cfg.embedding_multiplier * w("W_E")[ids]  # (T, d)
+    resid, patterns, routings = [], [], []
+    for i in range(L):
+        resid.append(x)
+        h = rms_norm(x, w("ln1.w", i), cfg.ln_eps).output  # (T, d)
+        q = np.einsum("td,hde->hte", h, w("W_Q", i)) + b("b_Q", i)  # (H, T, dh)
+        k = np.einsum("td,hde->hte", h, w("W_K", i)) + b("b_K", i)  # (Hkv, T, dh)
+        v = np.einsum("td,hde->hte", h, w("W_V", i)) + b("b_V", i)  # (Hkv, T, dh)
+        if "q_norm.w" in W:  # Qwen3: each head's q and k to rms 1, times their own γ
+            q = rms_norm(q, w("q_norm.w", i), cfg.ln_eps).output
+            k = rms_norm(k, w("k_norm.w", i), cfg.ln_eps).output
+        q, k = rope(q, positions, inv_freq, "halves"), rope(k, positions, inv_freq, "halves")
+        group = H // Hkv  # query heads per key/value head
+        steps = attention(q * m_att, np.repeat(k, group, axis=0), np.repeat(v, group, axis=0), mask,
+                          scale=False)  # (H, T, T) weights; m_att · q kᵀ = (m_att q) kᵀ
+        patterns.append(steps.weights)
+        a = np.einsum("hte,hed->td", steps.output, w("W_O", i)) + b("b_O", i, per_head=False)  # (T, d)
+        x = x + cfg.residual_multiplier * a
+        h = rms_norm(x, w("ln2.w", i), cfg.ln_eps).output  # (T, d)
+        if "experts.W_in" in W:
+            s = moe(h, w("W_gate", i), w("experts.W_in", i), w("experts.W_out", i), cfg.moe_top_k,
+                    W_gate=w("experts.W_gate", i), activation=cfg.activation, rule=cfg.moe_router,
+                    renormalize=cfg.moe_renormalize)
+            routings.append(s.routing)
+            f = s.output  # (T, d)
+        else:
+            f = gated_ffn(h, w("W_gate", i), w("W_in", i), w("W_out", i), cfg.activation).output
+        x = x + cfg.residual_multiplier * f
+    final = rms_norm(x, w("ln_final.w"), cfg.ln_eps).output  # (T, d)
+    W_U = w("W_U") if "W_U" in W else w("W_E").T  # (d, vocab)
+    return DecoderSteps(np.stack(resid), x, np.stack(patterns), tuple(routings),
+                        final @ W_U / cfg.logits_scaling)
 
 
 def rope_inv_freq(dim: int, base: float = 10000.0, scaling=None) -> np.ndarray:

@@ -4,6 +4,7 @@ For one head with d_k = d_head:
     q = x W_q,  k = x W_k,  v = x W_v
     scores  = q k^T            (hook_scores_raw)
     scaled  = scores / sqrt(d_k) (+ ALiBi bias)     (hook_attn_scores_unmasked)
+              (Granite: scores * attention_multiplier in place of / sqrt(d_k))
     masked  = scaled, with -inf where attention is not allowed   (hook_attn_scores)
     pattern = softmax(masked / temperature) over keys            (hook_pattern)
     z       = pattern v        (hook_z, one vector per head)
@@ -52,6 +53,7 @@ class Attention(nn.Module):
         super().__init__()
         self.n_heads, self.n_kv, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
         self.rope_pairs = cfg.rope_pairs
+        self.multiplier = cfg.attention_multiplier  # None: divide the scores by sqrt(d_head)
         d, qkv_bias = cfg.d_model, cfg.has_qkv_bias
         self.W_q = nn.Linear(d, self.n_heads * self.d_head, bias=qkv_bias)
         self.W_k = nn.Linear(d, self.n_kv * self.d_head, bias=qkv_bias)
@@ -111,7 +113,12 @@ class Attention(nn.Module):
         v_full = v.repeat_interleave(group, dim=2) if group > 1 else v  # (B, Tk, H, dh)
 
         scores = self.hook_scores_raw(torch.einsum("bqhd,bkhd->bhqk", q, k_full))  # (B, H, Tq, Tk)
-        scaled = scores / math.sqrt(dh) if ctx.scale else scores
+        if not ctx.scale:
+            scaled = scores
+        elif self.multiplier is None:
+            scaled = scores / math.sqrt(dh)  # (B, H, Tq, Tk)
+        else:
+            scaled = scores * self.multiplier  # (B, H, Tq, Tk): Granite's factor for 1/sqrt(dh)
         if ctx.alibi is not None:
             scaled = scaled + ctx.alibi[None]
         scaled = self.hook_attn_scores_unmasked(scaled)

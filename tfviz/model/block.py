@@ -12,6 +12,10 @@ queries come from the decoder and whose keys and values come from the encoder's 
 Each sublayer's own output (before it is added to the residual) is hook_attn_out,
 hook_cross_attn_out and hook_mlp_out. "LN" is the config's norm: LayerNorm, or RMSNorm for a
 Llama-shaped model (``norm_type``), whose pre-LN block is Llama's decoder layer.
+
+Granite multiplies each sublayer's output by its ``residual_multiplier`` m before the add,
+z = x + m * SelfAttn(LN1(x)); the hooks hold m * SelfAttn(...) and m * FFN(...), what is added,
+so resid_mid = resid_pre + attn_out and resid_post = resid_mid + mlp_out still hold.
 """
 from __future__ import annotations
 
@@ -49,6 +53,7 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, cross: bool = False) -> None:
         super().__init__()
         self.pre_ln = cfg.norm == "pre"
+        self.residual_multiplier = cfg.residual_multiplier  # Granite's; 1.0 everywhere else
         self.hook_resid_pre = HookPoint()  # (B, T, d)
         self.attn = Attention(cfg)
         self.ln1 = make_norm(cfg)
@@ -71,25 +76,30 @@ class Block(nn.Module):
         x = self.hook_resid_pre(x)  # (B, T, d)
         if self.pre_ln:
             a, kv = self.attn(self.ln1(x), ctx.self_attn, past=past)
-            x = self.hook_resid_mid(x + self.hook_attn_out(a))  # z = x + SelfAttn(LN1(x))
+            x = self.hook_resid_mid(x + self.hook_attn_out(self._added(a)))  # z = x + SelfAttn(LN1(x))
             if self.cross_attn is not None:
                 # z' = z + CrossAttn(LN_cross(z), m)
                 c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory,
                                       kv=ctx.cross_kv)
-                x = self.hook_resid_mid_cross(x + self.hook_cross_attn_out(c))
+                x = self.hook_resid_mid_cross(x + self.hook_cross_attn_out(self._added(c)))
             f, aux, served = self._feed_forward(self.ln2(x), ctx, served)
-            y = self.hook_resid_post(x + self.hook_mlp_out(f))  # y = z + FFN(LN2(z))
+            y = self.hook_resid_post(x + self.hook_mlp_out(self._added(f)))  # y = z + FFN(LN2(z))
             return BlockOutput(y, kv, aux, served)
 
         a, kv = self.attn(x, ctx.self_attn, past=past)
-        x = self.hook_resid_mid(self.ln1(x + self.hook_attn_out(a)))  # z = LN1(x + SelfAttn(x))
+        x = self.hook_resid_mid(self.ln1(x + self.hook_attn_out(self._added(a))))  # z = LN1(x + SelfAttn(x))
         if self.cross_attn is not None:
             # z' = LN_cross(z + CrossAttn(z, m))
             c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory, kv=ctx.cross_kv)
-            x = self.hook_resid_mid_cross(self.ln_cross(x + self.hook_cross_attn_out(c)))
+            x = self.hook_resid_mid_cross(self.ln_cross(x + self.hook_cross_attn_out(self._added(c))))
         f, aux, served = self._feed_forward(x, ctx, served)
-        y = self.hook_resid_post(self.ln2(x + self.hook_mlp_out(f)))  # y = LN2(z + FFN(z))
+        y = self.hook_resid_post(self.ln2(x + self.hook_mlp_out(self._added(f))))  # y = LN2(z + FFN(z))
         return BlockOutput(y, kv, aux, served)
+
+    def _added(self, out: Tensor) -> Tensor:
+        """A sublayer's output (B, T, d) as it is added to the residual: times Granite's
+        residual_multiplier, untouched (the same tensor) for every other model."""
+        return out if self.residual_multiplier == 1.0 else out * self.residual_multiplier
 
     def _feed_forward(self, h: Tensor, ctx: BlockContext, served: Tensor | None
                       ) -> tuple[Tensor, Tensor, Tensor | None]:

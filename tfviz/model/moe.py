@@ -3,10 +3,19 @@
     router logits  h(x) = W_r x                  (hook_router_logits)
     gates          p = softmax(h(x))             (hook_gate_probs)
     chosen set     T = top-k of p                (hook_expert_indices)
-    output         y = sum over i in T of p_i E_i(x)   (weights in hook_expert_weights)
+    output         y = sum over i in T of w_i E_i(x)   (w in hook_expert_weights)
     expert         E_i(x) = act(x W_1^i + b_1^i) W_2^i + b_2^i   (an ``Expert``: one FFN each)
+    gated expert   E_i(x) = (act(x W_gate^i) * (x W_in^i)) W_out^i   (SwiGLU: Mixtral, Granite)
 
-k = 1 is a Switch layer.
+k = 1 is a Switch layer. The weights w follow the config's router rule (``moe_router``):
+
+    softmax_topk   w_i = p_i, or p_i / sum over j in T of p_j with ``moe_renormalize`` (Mixtral)
+    topk_softmax   T = top-k of h itself, w = softmax over T of h_i (Granite)
+
+The two rules choose the same experts and, in exact arithmetic, give the same renormalised
+weights (e^h_i / sum over T of e^h_j); each is computed in its own model's order, so a
+checkpoint's ties and last bits are its own. ``hook_gate_probs`` is softmax(h) over every
+expert under both rules, the probabilities a lesson compares.
 
 Capacity, counted as the sentence goes. With a capacity factor f, by the time an expert has
 seen the first t tokens of a sentence it may have served at most ceil(f · t · k / E) of
@@ -45,7 +54,8 @@ from tfviz.model.hooks import HookPoint
 
 
 class Expert(nn.Module):
-    """One expert: E(x) = act(x W_1 + b_1) W_2 + b_2, a feed-forward network like ``MLP``.
+    """One expert: E(x) = act(x W_1 + b_1) W_2 + b_2, a feed-forward network like ``MLP``;
+    gated (SwiGLU, GeGLU) as ``MLP`` is: (act(x W_gate) * (x W_in)) W_out.
 
     It has no hooks: the layer records which experts each token went to and with what weight,
     not each expert's hidden units.
@@ -54,11 +64,16 @@ class Expert(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.act = activation(cfg.activation)
-        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias)  # W_1, b_1
-        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)  # W_2, b_2
+        self.W_in = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias)  # W_1, b_1 (gated: up)
+        self.W_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)  # W_2, b_2 (gated: down)
+        # Made after W_in and W_out, as in MLP, so a plain expert's seeded weights stay as they were.
+        self.W_gate = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias) if cfg.gated else None
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.W_out(self.act(self.W_in(x)))  # (N, d_ff) inside, (N, d) out
+        if self.W_gate is None:
+            return self.W_out(self.act(self.W_in(x)))  # (N, d_ff) inside, (N, d) out
+        hidden = self.act(self.W_gate(x)) * self.W_in(x)  # (N, d_ff): act(x W_gate) * x W_in
+        return self.W_out(hidden)  # (N, d)
 
 
 class MoE(nn.Module):
@@ -68,7 +83,7 @@ class MoE(nn.Module):
         self.router = nn.Linear(cfg.d_model, cfg.n_experts, bias=False)
         self.experts = nn.ModuleList(Expert(cfg) for _ in range(cfg.n_experts))
         self.hook_router_logits = HookPoint()  # (B, T, E)
-        self.hook_gate_probs = HookPoint()  # (B, T, E)
+        self.hook_gate_probs = HookPoint()  # (B, T, E) softmax over every expert
         self.hook_expert_indices = HookPoint()  # (B, T, k) chosen experts, best first
         self.hook_expert_weights = HookPoint()  # (B, T, k) weight of each chosen expert (0 if dropped)
         self.hook_dropped = HookPoint()  # (B, T, k) True where the slot did not fit
@@ -94,9 +109,13 @@ class MoE(nn.Module):
         flat = x.reshape(B * T, d)  # (N, d)
         logits = self.hook_router_logits(self.router(x))  # (B, T, E)
         probs = self.hook_gate_probs(torch.softmax(logits, dim=-1))  # (B, T, E)
-        top_p, top_i = probs.topk(k, dim=-1)  # (B, T, k)
-        if self.cfg.moe_renormalize:
-            top_p = top_p / top_p.sum(-1, keepdim=True)
+        if self.cfg.moe_router == "topk_softmax":  # Granite: the k largest logits, then their softmax
+            top_h, top_i = logits.topk(k, dim=-1)  # (B, T, k)
+            top_p = torch.softmax(top_h, dim=-1)  # (B, T, k): adds up to 1
+        else:  # softmax over every expert, then the k largest
+            top_p, top_i = probs.topk(k, dim=-1)  # (B, T, k)
+            if self.cfg.moe_renormalize:
+                top_p = top_p / top_p.sum(-1, keepdim=True)  # (B, T, k): adds up to 1
 
         # Capacity: token by token in sentence order, each against the room its prefix allows.
         if self.cfg.moe_capacity_factor is None:  # no limit: nothing to count

@@ -128,6 +128,8 @@ class Transformer(nn.Module):
             x = x + hook_p(self.pos_table[positions][None].expand(B, T, d))
         if self.cfg.embed_norm:
             x = self.ln_embed(x)  # (B, T, d)
+        if self.cfg.embedding_multiplier != 1.0:  # Granite scales what enters the first block
+            x = x * self.cfg.embedding_multiplier  # (B, T, d)
         return x
 
     def _self_ctx(self, Tq: int, offset: int, causal: bool, key_mask: Tensor | None,
@@ -155,7 +157,8 @@ class Transformer(nn.Module):
                            temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi)
 
     def _logits(self, x: Tensor) -> Tensor | None:
-        """(B, T, vocab) logits of the last block's output; None for a model without an LM head."""
+        """(B, T, vocab) logits of the last block's output; None for a model without an LM head.
+        Granite divides them by its ``logits_scaling``."""
         cfg = self.cfg
         if not cfg.lm_head:
             return None
@@ -163,10 +166,12 @@ class Transformer(nn.Module):
             x = self.mlm_head(x)  # (B, T, d)
         if cfg.unembed_bias:
             W_U = self.embed.weight if self.unembed is None else self.unembed.weight  # (vocab, d)
-            return F.linear(x, W_U, self.unembed_bias)  # x W_U^T + b_U
-        if self.unembed is None:
-            return F.linear(x, self.embed.weight)  # tied: logits = x E^T
-        return self.unembed(x)
+            logits = F.linear(x, W_U, self.unembed_bias)  # (B, T, vocab): x W_U^T + b_U
+        elif self.unembed is None:
+            logits = F.linear(x, self.embed.weight)  # (B, T, vocab), tied: x E^T
+        else:
+            logits = self.unembed(x)  # (B, T, vocab)
+        return logits if cfg.logits_scaling == 1.0 else logits / cfg.logits_scaling
 
     # ----- public ---------------------------------------------------------------------------
     def encode(self, enc_ids: Tensor, enc_attention_mask: Tensor | None = None,
