@@ -14,6 +14,14 @@ True
 A mistake that gives the right answer anyway is dropped when the box is built, so it can
 never be reported; ``Instance.clean`` says whether every declared mistake survived and all
 are told apart (generators draw again until it does).
+
+A mistake may give another count of numbers than the box wants (a SwiGLU block's hidden
+vector typed where its output belongs, the step after it skipped): such an answer is still
+diagnosed, not only refused for its length:
+
+>>> f = answer_field("y", "output", [1, 2], {"no_down": ([1, 0, 3], "Skipped W_down.")})
+>>> Instance("demo", "Demo", "", {}, (f,), ()).check("y", "1 0 3").diagnosis
+'Skipped W_down.'
 """
 from __future__ import annotations
 
@@ -126,8 +134,9 @@ def answer_field(name: str, label: str, expected, mistakes: Mapping[str, tuple] 
     kept = []
     for key, (values, message) in (mistakes or {}).items():
         values = tuple(str(x) for x in values) if words else frozen_array(values)
-        if not words and (np.shape(values) != shape or np.isnan(values).any()):
-            continue
+        if not words and (np.isnan(values).any() or (np.shape(values) != shape
+                                                     and np.size(values) == np.prod(shape))):
+            continue  # undefined, or the same numbers in another shape: nothing to tell apart
         if box.differs(values, exp):
             kept.append(Mistake(key, values, message))
     return AnswerField(name, label, exp, shape, tol, kind, unordered, tuple(kept),
@@ -205,6 +214,8 @@ class Instance:
         else:
             parsed = parse_numbers(text, expected_count=f.count, whole=f.whole)
         if not parsed.ok:
+            if (slip := _slip_of_another_count(f, text)) is not None:
+                return slip
             return Feedback(False, f"{parsed.error} This box wants {f.format_hint}.", valid=False,
                             expected_shape=f.shape)
         got = parsed.values
@@ -216,6 +227,23 @@ class Instance:
                             diagnosis=" ".join(m.message for m in hits),
                             mistake="+".join(m.name for m in hits), expected_shape=f.shape)
         return Feedback(False, "Not quite. " + _which_entries(f, got), expected_shape=f.shape)
+
+
+def _slip_of_another_count(f: AnswerField, text: object) -> Feedback | None:
+    """The diagnosis of an answer with the wrong count of numbers that is exactly what one of
+    the box's slips gives (its count is not the box's); None for any other text."""
+    others = [m for m in f.mistakes if f.kind == "numbers" and np.size(m.values) != f.count]
+    if not others:
+        return None
+    parsed = parse_numbers(text, whole=f.whole)
+    if not parsed.ok:
+        return None
+    hits = [m for m in others if close(parsed.values, np.ravel(m.values), f.tol)]
+    if not hits:
+        return None
+    return Feedback(False, f"Not quite, but we can tell what happened (this box wants "
+                           f"{f.format_hint}).", diagnosis=" ".join(m.message for m in hits),
+                    mistake="+".join(m.name for m in hits), expected_shape=f.shape)
 
 
 def _which_entries(f: AnswerField, got) -> str:
