@@ -43,8 +43,8 @@ def test_parse_class_code():
         assert parse_class_code(bad) is None
 
 
-def test_registry_lists_ten_exercises_with_metadata():
-    assert len(EXERCISES) == 10
+def test_registry_lists_fourteen_exercises_with_metadata():
+    assert len(EXERCISES) == 14
     for spec in EXERCISES.values():
         assert spec.title and spec.summary and 1 <= spec.lesson <= 21
     with pytest.raises(KeyError):
@@ -101,7 +101,7 @@ def test_progress_value():
     q = p.solve("layernorm").solve("layernorm").solve("bpe-merges")
     assert p.count == 0 and q.count == 2  # p itself unchanged
     assert q.is_solved("bpe-merges") and not q.is_solved("moe-gate")
-    assert q.fraction(EXERCISES) == pytest.approx(0.2)
+    assert q.fraction(EXERCISES) == pytest.approx(2 / 14)
     assert q.forget("layernorm").to_list() == ["bpe-merges"]
     assert Progress.from_list(q.to_list()) == q and hash(q) == hash(Progress.from_list(q.to_list()))
     assert Progress().fraction([]) == 0.0

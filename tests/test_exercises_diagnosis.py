@@ -26,6 +26,12 @@ PROMISED = {
                  "equal_weights", "dense", "raw_logits"},
     "bpe-merges": {"ignore_freq", "no_recount", "no_eow"},
     "causal-mask": {"wrong_triangle", "diagonal", "zero_fill", "no_mask", "wrong_axis"},
+    "rope": {"exponent_i", "dim_index", "positive_exponent", "no_position", "sin_sign", "degrees",
+             "halves", "k_not_rotated", "no_rotation", "score_sign"},
+    "rmsnorm": {"centred", "sum_squares", "no_eps", "no_root", "by_std", "no_gamma"},
+    "swiglu": {"swapped", "sigmoid", "silu_on_up", "silu_after", "no_up", "no_gate",
+               "no_activation", "no_down"},
+    "gqa-cache": {"query_heads", "no_kv_factor", "no_layers", "bits"},
 }
 
 

@@ -27,13 +27,17 @@ STEPS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     "flying-arrows": ("scores", "scaled", "weights", "output"),
     "how-are-you": ("weights", "head1", "head2", "concat"),
     "positional-table": ("pos0", "pos1", "pos2", "pos3"),
+    "rope": ("angles", "rotated", "score"),
     "thinking-machines": ("scaled", "weights", "output"),
     "parameter-count": ("encoder", "decoder", "encdec"),
     "beam-search": ("kept", "sequence", "probability"),
     "layernorm": ("mean", "std", "output"),
+    "rmsnorm": ("mean_square", "rms", "output"),
+    "swiglu": ("gate", "act", "hidden", "output"),
     "moe-gate": ("logits", "gates", "chosen", "output"),
     "bpe-merges": ("merges", "counts"),
     "causal-mask": ("masked", "weights"),
+    "gqa-cache": ("per_token", "total"),
 })
 
 #: slip name (a ``Mistake.name`` of the exercises) -> what the students did, after a count.
@@ -84,6 +88,36 @@ SLIP_LABELS: MappingProxyType[str, str] = MappingProxyType({
     "wrong_triangle": "hid the past instead of the future",
     "diagonal": "masked the diagonal too",
     "zero_fill": "filled hidden scores with 0 instead of −∞",
+    # RoPE
+    "dim_index": "counted i by dimensions, not by pairs",
+    "positive_exponent": "dropped the minus sign of the exponent",
+    "no_position": "forgot to multiply θ_i by the position",
+    "sin_sign": "turned the pair the wrong way (sign of sin)",
+    "halves": "paired the halves instead of neighbouring dimensions",
+    "k_not_rotated": "left the key unturned",
+    "no_rotation": "turned neither the query nor the key",
+    "score_sign": "turned both vectors the wrong way",
+    # RMSNorm
+    "centred": "took the mean away, as LayerNorm does",
+    "sum_squares": "summed the squares instead of averaging them",
+    "no_eps": "forgot ε",
+    "no_root": "forgot the square root",
+    "by_std": "divided by the standard deviation instead of the RMS",
+    "no_gamma": "forgot to multiply by γ",
+    # SwiGLU
+    "swapped": "used W_up where W_gate belongs",
+    "sigmoid": "used the sigmoid instead of SiLU",
+    "silu_on_up": "put SiLU on the up projection",
+    "silu_after": "applied SiLU after multiplying",
+    "no_up": "forgot to multiply by the up projection",
+    "no_gate": "let the up projection through without its gate",
+    "no_activation": "forgot SiLU",
+    "no_down": "skipped the down projection",
+    # KV cache of a grouped-query model
+    "query_heads": "counted the query heads instead of the K/V heads",
+    "no_kv_factor": "forgot the factor 2 for keys and values",
+    "no_layers": "forgot to multiply by the layers",
+    "bits": "counted bits instead of bytes",
 })
 
 MAX_SLIPS_AT_ONCE = 4  # the most slips one answer can match at once (the checker joins them by +)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from tfviz.exercises import (ex_beam, ex_bpe, ex_flying, ex_heads, ex_layernorm, ex_mask,
-                             ex_moe, ex_params, ex_positional, ex_thinking)
+from tfviz.exercises import (ex_beam, ex_bpe, ex_flying, ex_gqa_cache, ex_heads, ex_layernorm,
+                             ex_mask, ex_moe, ex_params, ex_positional, ex_rmsnorm, ex_rope,
+                             ex_swiglu, ex_thinking)
 from tfviz.exercises.core import ExerciseSpec, Instance
 
-_ORDER = (ex_flying, ex_heads, ex_positional, ex_thinking, ex_params, ex_beam, ex_layernorm,
-          ex_moe, ex_bpe, ex_mask)
+# Each modern block's part (RoPE, RMSNorm, SwiGLU, a grouped-query cache) follows the exercise of
+# the part it replaces or extends.
+_ORDER = (ex_flying, ex_heads, ex_positional, ex_rope, ex_thinking, ex_params, ex_beam,
+          ex_layernorm, ex_rmsnorm, ex_swiglu, ex_moe, ex_bpe, ex_mask, ex_gqa_cache)
 
 #: id -> spec; read-only, so nobody can swap an exercise out from under another learner.
 EXERCISES: MappingProxyType[str, ExerciseSpec] = MappingProxyType(

@@ -35,6 +35,10 @@ SETTING_NAMES = {
     "vocab_size": "|V| (vocabulary size)", "beam_size": "beam size",
     "steps": "tokens to write", "k": "k (experts per token)",
     "renormalize": "rescale the chosen gates to add up to 1",
+    "eps": "ε", "base": "b (base of the angles)", "query_position": "m (position of the query)",
+    "key_position": "n (position of the key)", "d_head": "d_head (size of one head)",
+    "layers": "layers", "q_heads": "query heads", "kv_heads": "K/V heads",
+    "tokens": "tokens in the cache", "bits": "bits per number",
 }
 VALUE_NAMES = {
     "q": "queries q", "k": "keys k", "v": "values v", "scores": "scores q·k",
@@ -43,6 +47,12 @@ VALUE_NAMES = {
     "angles": "angles (radians)", "table": "positional encodings", "logits": "router logits h",
     "gates": "gates p", "xhat": "normalised x̂", "candidates": "candidates",
     "kept": "kept sequences", "greedy": "greedy decoding",
+    "mean_square": "mean of the squares", "rms": "RMS(x)", "gate": "gate g", "up": "up u",
+    "act": "SiLU(g)", "hidden": "gated h", "theta": "θ_i (per position)",
+    "rotated": "turned query q'", "k_rotated": "turned key k'", "score": "score q'·k'",
+    "numbers_per_layer": "numbers per token, one layer",
+    "numbers_per_token": "numbers per token, all layers", "per_token": "bytes per token",
+    "total": "bytes in the cache",
 }
 VECTOR_ROWS = {"x": "x", "gamma": "γ", "beta": "β"}
 _ROW_LABELS: dict[str, Callable[[int, Sequence[str]], list[str]]] = {
@@ -51,12 +61,22 @@ _ROW_LABELS: dict[str, Callable[[int, Sequence[str]], list[str]]] = {
     "values": lambda n, t: [f"v{i + 1}" + (f" ({t[i]})" if i < len(t) else "") for i in range(n)],
     "W_r": lambda n, t: [f"expert {i + 1}" for i in range(n)],
     "experts": lambda n, t: [f"E{i + 1}(x)" for i in range(n)],
+    "W_gate": lambda n, t: _dims(n, "input dim "),
+    "W_up": lambda n, t: _dims(n, "input dim "),
+    "W_down": lambda n, t: _dims(n, "unit "),
+}
+#: Columns of a given matrix, when they are not the dimensions of a vector: its hidden units.
+_COL_LABELS: dict[str, Callable[[int], list[str]]] = {
+    "W_gate": lambda m: _dims(m, "unit "),
+    "W_up": lambda m: _dims(m, "unit "),
 }
 _TITLES = {
     "X": "Input vectors X (one row per word)",
     "scores": "Scores (row = the word asking, column = the word looked at)",
     "values": "Value vectors", "W_r": "Router matrix W_r (one row per expert)",
     "experts": "What each expert would output",
+    "W_gate": "W_gate (one column per hidden unit)", "W_up": "W_up (one column per hidden unit)",
+    "W_down": "W_down (one row per hidden unit)",
 }
 _SQUARE = ("scores", "scaled", "masked", "weights")  # n × n: columns are words too
 
@@ -79,6 +99,14 @@ FORMULAS = {
     "bpe-merges": r"(a, b)^\star = \arg\max_{(a,b)} \sum_w f_w\, n_w(a, b)",
     "causal-mask": r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' \le i} e^{s_{ij'}}}\quad "
                    r"(s_{ij} = -\infty \text{ for } j > i)",
+    "rope": r"\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = \begin{pmatrix} "
+            r"\cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}"
+            r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix},\quad \theta_i = b^{-2i/d}",
+    "rmsnorm": r"y = \gamma \odot \frac{x}{\sqrt{\frac{1}{d}\sum_i x_i^2 + \epsilon}}",
+    "swiglu": r"y = \big(\mathrm{SiLU}(x W_{gate}) \odot x W_{up}\big)\, W_{down},\quad "
+              r"\mathrm{SiLU}(z) = z\,\sigma(z) = \frac{z}{1 + e^{-z}}",
+    "gqa-cache": r"\text{bytes} = L \cdot 2 \cdot n_{kv} \cdot d_{head} \cdot T \cdot "
+                 r"\frac{\text{bits}}{8}",
 }
 
 
@@ -100,7 +128,9 @@ def _vector_cols(key: str, n: int, tokens: Sequence[str]) -> list[str]:
         return [f"“{t}”" for t in tokens]
     if key in ("logits", "gates"):
         return [f"expert {j + 1}" for j in range(n)]
-    return [f"i = {j}" for j in range(n)] if key == "divisors" else _dims(n, "")
+    if key in ("divisors", "theta", "angles"):  # one number per pair of dimensions
+        return [f"i = {j}" for j in range(n)]
+    return _dims(n, "")
 
 
 def matrix_table(a, rows: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:
@@ -150,7 +180,8 @@ def data_tables(inst: Instance) -> list[Table]:
         elif isinstance(value, np.ndarray) and value.ndim == 2:
             n, m = value.shape
             rows = _ROW_LABELS.get(key, _token_rows)(n, tokens)
-            cols = _token_rows(m, tokens) if key == "scores" else _dims(m)
+            cols = (_token_rows(m, tokens) if key == "scores"
+                    else _COL_LABELS[key](m) if key in _COL_LABELS else _dims(m))
             out.append((_TITLES.get(key, key), matrix_table(value, rows, cols)))
         elif isinstance(value, np.ndarray) and value.ndim == 1:
             vectors[key] = value
