@@ -56,7 +56,7 @@ with step("2 · Pattern explorer"):
     dilation = c2.slider("Dilation d", 1, 4, 2, key="ls_d")
     n_global = c2.slider("Global tokens", 0, 4, 1, key="ls_g")
     n_random = c3.slider("Random keys (BigBird)", 0, 4, 2, key="ls_r")
-    stride = c3.slider("Stride (Sparse Transformer)", 1, 8, 4, key="ls_s")
+    stride = c3.slider("Stride l, block N (Sparse Transformer)", 1, 8, 4, key="ls_s")
     seed = c3.number_input("Random seed", 0, 999, 0, key="ls_seed")
     pattern = dict(window=window, dilation=dilation, n_global=n_global, n_random=n_random,
                    stride=stride, seed=int(seed))
@@ -83,19 +83,24 @@ with step("2 · Pattern explorer"):
   the text global, as this explorer does. ETC (extended transformer construction) adds
   extra tokens, such as [CLS], whose only job is to be global.
 - **Strided (Sparse Transformer).** The heads are split. Half of them read locally: the
-  previous l = {stride} positions and the token itself, as in Child et al.'s formula (the notes
-  draw this half differently, as the query's own block of N positions). The other half read the positions a multiple of
-  {stride} away. One layer holds both halves, so the grid shows what its heads read
-  together.
+  previous l = {stride} positions and the token itself, as in Child et al.'s formula. The other
+  half read the positions a multiple of {stride} away. One layer holds both halves, so the grid
+  shows what its heads read together.
+- **Block-local (the notes).** The text is cut into blocks of N positions (N = the stride,
+  {stride} here) and a query reads only its own block: key j when ⌊j/N⌋ = ⌊i/N⌋. This is how
+  the notes draw the local half of the Sparse Transformer, and it is the local half of Child et
+  al.'s other ("fixed") pattern. Unlike a sliding window it never reaches past its block, however
+  many layers are stacked: the reach table below shows it stop.
 """)
     read_as = st.radio("Read each pattern as", ["an encoder reads it (both ways)",
                                                "a decoder reads it (causal)"],
                        horizontal=True, key="ls_read")
     causal = read_as.startswith("a decoder")
     titles = {"sliding": "sliding window", "dilated": "dilated window", "global": "global (Longformer)",
-              "bigbird": "BigBird", "strided": "strided (Sparse Transformer)", "full": "full"}
+              "bigbird": "BigBird", "strided": "strided (Sparse Transformer)",
+              "block": "block-local (the notes)", "full": "full"}
     cols = st.columns(3)
-    for idx, kind in enumerate(["sliding", "dilated", "global", "bigbird", "strided", "full"]):
+    for idx, kind in enumerate(titles):
         with cols[idx % 3]:
             vega(lv.mask_chart, pattern_mask(kind, n, causal=causal, **pattern), titles[kind])
     added, kept = ls.random_cells(n, **pattern)
@@ -112,14 +117,23 @@ with step("2 · Pattern explorer"):
         + f"BigBird's random keys add {added} pairs that the window and the global tokens "
         f"did not already allow; {kept} of them survive the causal mask.")
     table(ls.pattern_sizes(n, **pattern), hide_index=True)
-    with st.expander("Sparse Transformer's two halves of heads"):
+    with st.expander("Sparse Transformer's two halves of heads, and the notes' local half"):
         local, strided = strided_halves(n, stride, causal=causal)
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns(3)
         with c1:
             vega(lv.mask_chart, local, f"local heads: |i − j| ≤ {stride}")
         with c2:
             vega(lv.mask_chart, strided, f"strided heads: i − j a multiple of {stride}")
-        st.caption("The strided pattern in the grid above is these two put together.")
+        with c3:
+            vega(lv.mask_chart, pattern_mask("block", n, causal=causal, stride=stride),
+                 f"the notes' local heads: ⌊i/{stride}⌋ = ⌊j/{stride}⌋")
+        differ = int((local != pattern_mask("block", n, causal=causal, stride=stride)).sum())
+        st.caption("The strided pattern in the grid above is the first two put together. The "
+                   "notes draw the local half as the third: a query's own block instead of the "
+                   f"{stride} positions before it. Here the two local halves differ in {differ} of "
+                   f"the {n * n} (query, key) pairs: the window moves with its query, the block "
+                   "stays where it is, so a query near the start of its block reads little of what "
+                   "came before it.")
 
     st.subheader("What a token has read after L layers")
     # The options are the titles themselves (a format_func over dict.get cannot map a title back to

@@ -36,7 +36,7 @@ def _power_reach(allowed: np.ndarray, layers: int) -> int:
     return len(allowed) - 1 - int(np.flatnonzero(row).min())
 
 
-@pytest.mark.parametrize("kind", ["sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("kind", ["sliding", "dilated", "global", "bigbird", "strided", "block"])
 @pytest.mark.parametrize("layers", [0, 1, 2, 3, 5])
 def test_receptive_field_equals_bfs_and_matrix_power(kind, layers):
     n, pat = 40, dict(window=2, dilation=3, n_global=1, n_random=2, stride=5, seed=4)
@@ -70,7 +70,8 @@ PAGE = dict(window=2, dilation=2, n_global=1, n_random=2, stride=4, seed=0)  # t
 
 
 @pytest.mark.parametrize("causal", [True, False])
-@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided",
+                                  "block"])
 @pytest.mark.parametrize("query", [None, 0, 16])
 def test_reach_table_counts_against_composed_masks(kind, causal, query):
     n, L = 32, 6
@@ -79,6 +80,23 @@ def test_reach_table_counts_against_composed_masks(kind, causal, query):
     assert list(r.reached) == list(want.sum(1))
     q = n - 1 if query is None else query
     assert list(r.farthest) == [max(abs(j - q) for j in np.flatnonzero(row)) for row in want]
+
+
+@pytest.mark.parametrize("n,N", [(32, 4), (10, 3), (5, 8), (7, 1)])
+def test_block_local_is_the_notes_formula_and_never_leaves_its_block(n, N):
+    """The notes: attend within the block, floor(j/N) = floor(i/N), written here as two loops.
+    Stacking layers adds nothing (the blocks do not overlap), and one layer allows n*N pairs
+    when N divides n, N(N+1)/2 per block as a decoder reads it."""
+    want = np.array([[i // N == j // N for j in range(n)] for i in range(n)])
+    np.testing.assert_array_equal(sparse_pattern("block", n, stride=N), want)
+    for causal in (False, True):
+        r = ls.reach_table("block", n, 5, causal=causal, window=2, dilation=2, stride=N)
+        last_block = n - (n - 1) // N * N  # positions in the last block
+        assert r.reached.tolist() == [last_block if not causal else (n - 1) % N + 1] * 5
+    sizes = ls.pattern_sizes(n, kinds=("block",), stride=N)
+    full_blocks, rest = divmod(n, N)
+    assert sizes["pairs, encoder"] == [full_blocks * N * N + rest * rest]
+    assert sizes["pairs, decoder"] == [full_blocks * N * (N + 1) // 2 + rest * (rest + 1) // 2]
 
 
 def test_reach_table_global_by_hand():
@@ -91,7 +109,8 @@ def test_reach_table_global_by_hand():
     assert dec.farthest.tolist() == enc.farthest.tolist() == [31] * 6  # why a distance misleads
 
 
-@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("kind", ["full", "sliding", "dilated", "global", "bigbird", "strided",
+                                  "block"])
 def test_pairs_table_against_composed_masks(kind):
     n, L = 24, 6
     p = ls.pairs_table(kind, n, L, **PAGE)

@@ -95,7 +95,7 @@ def test_whatif_loss_and_answer_are_the_model_run_directly(gpt):
     ids = gpt.read(PROBE).ids
     before = {k: v.clone() for k, v in gpt.model.state_dict().items()}
     runs = ls.pattern_whatifs(gpt.model, ids, **PATTERN)
-    assert list(runs) == ["full", "sliding", "dilated", "global", "bigbird", "strided"]
+    assert list(runs) == ["full", "sliding", "dilated", "global", "bigbird", "strided", "block"]
     for kind, run in runs.items():
         logits = _direct(gpt, ids, kind)
         probs = torch.softmax(logits[-1], -1)
@@ -112,7 +112,7 @@ def test_whatif_loss_and_answer_are_the_model_run_directly(gpt):
         torch.testing.assert_close(v, before[k], atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("kind", ["sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("kind", ["sliding", "dilated", "global", "bigbird", "strided", "block"])
 def test_whatif_maps_obey_the_mask_the_explorer_draws(gpt, kind):
     """The what-if reads through exactly the explorer's mask for this text: BigBird's random
     keys too (drawn over the text's n positions, not over the model's whole context)."""

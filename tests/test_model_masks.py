@@ -79,7 +79,7 @@ def test_sparse_transformer_halves_by_hand():
     np.testing.assert_array_equal(local | step, pattern_mask("strided", 7, causal=True, stride=3))
 
 
-@pytest.mark.parametrize("pattern", ["sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("pattern", ["sliding", "dilated", "global", "bigbird", "strided", "block"])
 def test_model_applies_pattern_with_causality(pattern):
     cfg = ModelConfig(attn_pattern=pattern, window=1, n_layers=1, max_seq_len=16)
     tr = run_with_trace(Transformer(cfg).eval(), list(range(1, 11)))

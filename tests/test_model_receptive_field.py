@@ -224,7 +224,7 @@ def test_a_real_model_feels_exactly_the_tokens_it_can_reach(pattern, n_layers):
     assert felt == reach.tolist()
 
 
-@pytest.mark.parametrize("pattern", ["sliding", "dilated", "global", "bigbird", "strided"])
+@pytest.mark.parametrize("pattern", ["sliding", "dilated", "global", "bigbird", "strided", "block"])
 def test_blocked_pairs_score_minus_infinity_not_zero(pattern):
     # The notes' Sparse Transformer mask writes 0 for blocked pairs; a 0 score still gets
     # weight e⁰ = 1 in the softmax. The model writes -inf there, so the weight is exactly 0.

@@ -19,7 +19,7 @@ from typing import Literal, get_args
 # Each choice is written once, as a Literal; the tuples that checks and pickers need follow from it.
 Arch = Literal["decoder", "encoder", "encoder-decoder"]
 Positional = Literal["sinusoidal", "learned", "rope", "alibi", "none"]
-Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided"]
+Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided", "block"]
 Norm = Literal["post", "pre"]  # where LayerNorm sits: after the residual add, or before the sublayer
 # Which norm: LayerNorm (x - mean) / std * gamma + beta, or RMSNorm x / rms * gamma (Llama, Qwen,
 # Mistral: no mean is taken away and there is no beta).

@@ -143,7 +143,8 @@ def _whatif(at) -> list[dict]:
 def test_whatif_table_is_the_model_run_directly(app_page):
     at = _ok(app_page(PAGE, text=PROBE))
     table = _whatif(at)
-    assert [r["pattern"] for r in table] == ["full", "sliding", "dilated", "global", "bigbird", "strided"]
+    assert [r["pattern"] for r in table] == ["full", "sliding", "dilated", "global", "bigbird", "strided",
+                                                "block"]
     for row in table:
         loss, word, prob = _direct(row["pattern"], PROBE)
         assert float(row["next-token loss (nats)"]) == pytest.approx(loss, abs=1e-3)
@@ -179,7 +180,7 @@ def test_default_text_says_how_to_get_the_answer(app_page):
 
 def test_one_token_has_no_loss(app_page):
     at = _ok(app_page(PAGE, text="it"))
-    assert [r["next-token loss (nats)"] for r in _whatif(at)] == ["None"] * 6  # as the caption says
+    assert [r["next-token loss (nats)"] for r in _whatif(at)] == ["None"] * 7  # as the caption says
     assert any("single token" in c.value for c in at.caption)
 
 
@@ -240,7 +241,8 @@ def test_each_pattern_is_defined_in_prose(app_page):
                   "Longformer's w = 4 is 2 on each side", "the [CLS]", "every token of the question",
                   "r random keys", "g global tokens", "ITC (internal transformer construction)",
                   "ETC (extended transformer construction)", "Half of them read locally",
-                  "a multiple of\n  4 away",
+                  "the positions a multiple of 4 away", "key j when ⌊j/N⌋ = ⌊i/N⌋",
+                  "N = the stride,\n  4 here",
                   "Here the first 1 position(s)"):
         assert words in prose, words
     at.slider(key="ls_g").set_value(0)

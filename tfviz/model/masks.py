@@ -35,6 +35,16 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
     strided: |i - j| <= stride, or (i - j) divisible by stride: the union of Sparse
              Transformer's two halves of heads (:func:`strided_halves`), all one layer reads
              (|i - j| = stride is divisible by it, so this is also |i - j| < stride or divisible).
+    block:   ⌊i / N⌋ = ⌊j / N⌋ with N = stride: each query reads the block of N positions it
+             belongs to, and nothing else (the notes' block-local pattern; the local half of
+             Child et al.'s "fixed" pattern, whose block length is their stride l).
+
+    >>> sparse_pattern("block", 5, stride=2).astype(int)
+    array([[1, 1, 0, 0, 0],
+           [1, 1, 0, 0, 0],
+           [0, 0, 1, 1, 0],
+           [0, 0, 1, 1, 0],
+           [0, 0, 0, 0, 1]])
     """
     i = np.arange(n)[:, None]  # (n, 1)
     j = np.arange(n)[None, :]  # (1, n)
@@ -54,6 +64,8 @@ def sparse_pattern(kind: str, n: int, *, window: int = 3, dilation: int = 2, n_g
         return allowed
     if kind == "strided":
         return (dist <= stride) | (dist % stride == 0)
+    if kind == "block":
+        return i // stride == j // stride
     raise ValueError(f"unknown attention pattern {kind!r}")
 
 
