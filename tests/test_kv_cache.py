@@ -92,10 +92,13 @@ def test_rows_by_hand_from_the_trace_q_and_k(gpt):
 
 @pytest.mark.parametrize("kw", [{"positional": "rope"}, {"positional": "alibi"}, {"n_kv_heads": 2},
                                 {"n_kv_heads": 1, "positional": "rope"},
+                                {"positional": "relative", "rel_clip": 3},
+                                {"positional": "t5_bias", "rel_buckets": 8, "rel_max_distance": 6},
                                 {"attn_pattern": "sliding", "window": 2}, {"scale_attn": False}])
 def test_new_query_rows_on_other_attention_kinds(kw):
-    """RoPE (rotated q), ALiBi (bias), GQA/MQA (shared K/V heads), a sparse pattern and no
-    scaling: the row from the cache equals the full trace's last row."""
+    """RoPE (rotated q), ALiBi (bias), Shaw's relative keys and T5's bias (from the model's
+    tables), GQA/MQA (shared K/V heads), a sparse pattern and no scaling: the row from the cache
+    equals the full trace's last row."""
     cfg = ModelConfig(n_layers=2, vocab_size=50, **kw)
     model = Transformer(cfg).eval()
     ids = [3, 14, 15, 9, 26, 5, 35, 8, 9]
@@ -106,7 +109,7 @@ def test_new_query_rows_on_other_attention_kinds(kw):
         with recording(lambda n: n.endswith(qname)) as seen:
             _, cache = model.step(torch.tensor([ids[-1:]]), cache)
     queries = [seen[f"blocks.{i}.{qname}"] for i in range(2)]
-    _, rows = kc.new_query_rows(cfg, queries, cache, allowed=allowed)
+    _, rows = kc.new_query_rows(cfg, queries, cache, allowed=allowed, model=model)
     tr = run_with_trace(model, ids)
     for layer in range(2):
         np.testing.assert_allclose(rows[layer], tr["pattern", layer][:, -1], atol=ROW_TOL)

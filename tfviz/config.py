@@ -18,7 +18,11 @@ from typing import Literal, get_args
 
 # Each choice is written once, as a Literal; the tuples that checks and pickers need follow from it.
 Arch = Literal["decoder", "encoder", "encoder-decoder"]
-Positional = Literal["sinusoidal", "learned", "rope", "alibi", "none"]
+# Where position enters: added to the embeddings (sinusoidal, learned) or inside attention:
+# "relative" is Shaw et al. (2018): a learned key and value vector per clipped distance j - i,
+# added to k_j and v_j; "t5_bias" is T5 (Raffel et al. 2020): a learned number per head and
+# log-spaced distance bucket, added to the scores; RoPE turns q and k; ALiBi subtracts a slope.
+Positional = Literal["sinusoidal", "learned", "relative", "t5_bias", "rope", "alibi", "none"]
 Pattern = Literal["full", "sliding", "dilated", "global", "bigbird", "strided", "block"]
 Norm = Literal["post", "pre"]  # where LayerNorm sits: after the residual add, or before the sublayer
 # Which norm: LayerNorm (x - mean) / std * gamma + beta, or RMSNorm x / rms * gamma (Llama, Qwen,
@@ -136,6 +140,18 @@ class ModelConfig(DerivedSizes):
     rotary_dim: int | None = None
     # RoPE only: stretched frequencies (a RopeScaling); None: plain RoPE.
     rope_scaling: RopeScaling | None = None
+    # "relative" only: Shaw et al.'s clipping distance k. Every distance j - i past k reads the
+    # vector of k (or of -k), so each layer learns 2k + 1 key vectors and 2k + 1 value vectors
+    # (shared by its heads, as in the paper) and any length can be read. 16 covers every distance
+    # in our story sentences (at most 21 tokens) but the longest ones.
+    rel_clip: int = 16
+    # "t5_bias" only: T5's buckets and the distance where the last bucket starts (T5's own 32
+    # and 128). Half the buckets (a decoder's: all of one direction's) are single distances,
+    # the rest grow logarithmically up to max_distance; an encoder splits them between the two
+    # directions. One table of n_buckets x n_heads numbers per stack, learned in its first layer
+    # and added by every layer, as T5 does.
+    rel_buckets: int = 32
+    rel_max_distance: int = 128
     # "post": z = LN(x + SelfAttn(x)) as in the original paper; "pre": z = x + SelfAttn(LN(x)).
     norm: Norm = "post"
     # A LayerNorm after the last block; pre-LN models need it, post-LN ones already end in one.
@@ -224,6 +240,11 @@ class ModelConfig(DerivedSizes):
              "rotary_dim and rope_scaling are for RoPE models"),
             (self.rope_scaling is None or isinstance(self.rope_scaling, RopeScaling),
              "rope_scaling must be a RopeScaling"),
+            (self.rel_clip >= 1, "rel_clip (Shaw's clipping distance) must be at least 1"),
+            # an encoder halves the buckets per direction, and half of those are single distances
+            (self.rel_buckets >= 4 and self.rel_buckets % 2 == 0, "rel_buckets must be even and at least 4"),
+            (self.rel_max_distance > self.rel_buckets // 2,
+             "rel_max_distance must be past the exact buckets (more than rel_buckets / 2)"),
             (self.moe_router in MOE_ROUTERS, f"moe_router must be one of {MOE_ROUTERS}"),
             (self.moe_router != "topk_softmax" or self.moe_renormalize,
              "top-k-then-softmax weights always add up to 1; set moe_renormalize=True to say so"),
@@ -373,11 +394,13 @@ KV_PRESET_NAMES = tuple(_KV_PRESETS)
 
 # Lesson 3's position models: gpt-tiny's shape, corpus and recipe with another way of giving
 # positions (gpt-tiny itself adds the sine table). Kept out of PRESET_NAMES like _KV_PRESETS:
-# only /embeddings reads them, for the learned table and for RoPE on real trained q and k.
+# only /embeddings reads them, for the learned table, Shaw's distance vectors, T5's bucket
+# biases and RoPE on real trained q and k.
 _POS_PRESETS: dict[str, ModelConfig] = {
-    f"gpt-tiny-{kind}": ModelConfig(name=f"gpt-tiny-{kind}", arch="decoder", n_layers=3, vocab_size=600,
-                                    init_seed=1, positional=kind)
-    for kind in ("learned", "rope")
+    f"gpt-tiny-{short}": ModelConfig(name=f"gpt-tiny-{short}", arch="decoder", n_layers=3, vocab_size=600,
+                                     init_seed=1, positional=kind)
+    for short, kind in (("learned", "learned"), ("rope", "rope"), ("relative", "relative"),
+                        ("t5", "t5_bias"))
 }
 POS_PRESET_NAMES = tuple(_POS_PRESETS)
 

@@ -40,9 +40,15 @@ ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU (tanh app
                     "swiglu": "SwiGLU", "geglu": "GeGLU"}
 POSITION_NAMES = {"sinusoidal": "sinusoidal position vectors added to the embeddings",
                   "learned": "a learned position table added to the embeddings",
+                  "relative": "Shaw et al.'s relative position vectors inside attention",
+                  "t5_bias": "T5's bucketed relative position bias on the attention scores",
                   "rope": "rotary position embedding (RoPE) inside attention",
                   "alibi": "ALiBi distance penalties on the attention scores",
                   "none": "no position information at all"}
+#: The same, in a word or two: for a label, or a sentence that already says where they act.
+POSITION_SHORT = {"sinusoidal": "sine table", "learned": "learned table",
+                  "relative": "Shaw's relative vectors", "t5_bias": "T5's bucket bias", "rope": "RoPE",
+                  "alibi": "ALiBi", "none": "no positions"}
 
 
 def timing_repeats(n_params: int) -> int:
@@ -58,10 +64,13 @@ def timing_repeats(n_params: int) -> int:
 
 @dataclass(frozen=True)
 class Specials:
-    """The real names of a tokenizer's special tokens by role; None where it has none."""
+    """The real names of a tokenizer's special tokens by role; None where it has none.
+    ``ends``: every token that ends a generated text, ``eos`` first (a Llama 3 Instruct's
+    generation_config.json names three; ours have one)."""
 
     bos: str | None = None
     eos: str | None = None
+    ends: tuple[str, ...] = ()
     pad: str | None = None
     unk: str | None = None
     mask: str | None = None
@@ -101,9 +110,34 @@ class ModelFacts:
     # Which dimensions RoPE turns together: "adjacent" (2i, 2i+1), as the RoFormer paper and our
     # gpt-tiny-rope; "halves" (i, i + d/2), Llama's rotate_half. None without RoPE.
     rope_pairs: str | None
+    # Shaw et al.'s clipping distance k where positions are "relative": 2k + 1 key and value
+    # vectors per layer, shared by its heads. None for every other scheme.
+    rel_clip: int | None
+    # T5's bias where positions are "t5_bias": how many buckets, where the last one starts, and
+    # whether the main stack's split between the two directions (an encoder's) or all look back
+    # (a decoder's; an encoder-decoder's encoder reads both ways). None for every other scheme.
+    t5_buckets: int | None
+    t5_max_distance: int | None
+    t5_bidirectional: bool | None
     qk_norm: bool  # a norm on each head's q and k (Qwen3)
     biases: str  # "all" (GPT-2, BERT, ours), "qkv only" (Qwen2) or "none" (Llama)
     tied: bool  # the unembedding is the embedding matrix itself
+    # Mixture of experts: experts per layer (0: a dense feed-forward block) and per token; how
+    # the router weighs the chosen ones ("softmax_topk": a softmax over every expert, then the
+    # top k, as Switch and Mixtral; "topk_softmax": the top k logits, then a softmax over those
+    # k, as Granite; None when dense); whether the chosen weights are divided by their sum; and
+    # the capacity factor (None: no limit, no token is ever dropped).
+    n_experts: int
+    moe_top_k: int
+    moe_router: str | None
+    moe_renormalized: bool
+    moe_capacity: float | None
+    # Granite's multipliers (tfviz.config.ModelConfig): 1.0 for every other model, and None for
+    # the attention's, whose scale is then 1/sqrt(d_head).
+    embedding_multiplier: float
+    attention_multiplier: float | None
+    residual_multiplier: float
+    logits_scaling: float
     cased: bool
     tokenizer: TokenizerKind
     unknown: Unknown
@@ -131,6 +165,38 @@ class ModelFacts:
         return self.kv_heads < self.n_heads
 
     @property
+    def is_moe(self) -> bool:
+        """The feed-forward block is a mixture of experts."""
+        return self.n_experts > 0
+
+    @property
+    def routing(self) -> str | None:
+        """How each token's experts and their weights are chosen, in words; None when dense.
+        Mixtral: "a softmax over all 8 experts, then the 2 most probable, their weights divided
+        by their sum so they add up to 1"; Granite: "the 8 highest of the router's 32 logits,
+        then a softmax over those 8"."""
+        if not self.is_moe:
+            return None
+        k, E = self.moe_top_k, self.n_experts
+        if self.moe_router == "topk_softmax":
+            if k == 1:
+                return f"the highest of the router's {E} logits, with weight 1 (a softmax over one)"
+            return f"the {k} highest of the router's {E} logits, then a softmax over those {k}"
+        best = "the most probable" if k == 1 else f"the {k} most probable"
+        if not self.moe_renormalized:
+            return f"a softmax over all {E} experts, then {best}, weighted by its softmax probability"
+        if k == 1:
+            return f"a softmax over all {E} experts, then the most probable, with weight 1 (renormalised)"
+        return (f"a softmax over all {E} experts, then {best}, their weights divided by their sum "
+                "so they add up to 1")
+
+    @property
+    def multiplied(self) -> bool:
+        """Granite's multipliers are in use: some are not the plain transformer's."""
+        return (self.embedding_multiplier, self.attention_multiplier, self.residual_multiplier,
+                self.logits_scaling) != (1.0, None, 1.0, 1.0)
+
+    @property
     def norm_name(self) -> str:
         return "RMSNorm" if self.norm_kind == "rmsnorm" else "LayerNorm"
 
@@ -141,6 +207,17 @@ class ModelFacts:
     @property
     def positions_name(self) -> str:
         return POSITION_NAMES.get(self.positions, self.positions)
+
+    @property
+    def adds_positions(self) -> bool:
+        """Position vectors are added to the token embeddings (sinusoidal, learned); every
+        other scheme brings position in inside attention, or not at all."""
+        return self.positions in ("sinusoidal", "learned")
+
+    @property
+    def relative(self) -> bool:
+        """The scores see only how far apart two tokens are (Shaw, T5, RoPE, ALiBi)."""
+        return self.positions in ("relative", "t5_bias", "rope", "alibi")
 
     @property
     def ours(self) -> bool:
@@ -205,7 +282,9 @@ def _specials(tok) -> Specials:
         ids = []
     bos, eos = getattr(tok, "bos_id", None), getattr(tok, "eos_id", None)
     wraps = len(ids) >= 2 and bos != eos and ids[0] == bos and ids[-1] == eos
-    return Specials(bos=name("bos"), eos=name("eos"), pad=name("pad"), unk=unk, mask=name("mask"),
+    ends = (() if eos is None else  # every end token, eos first (a checkpoint's eos_ids)
+            tuple(tok.id_to_token(int(i)) for i in getattr(tok, "eos_ids", None) or (eos,)))
+    return Specials(bos=name("bos"), eos=name("eos"), ends=ends, pad=name("pad"), unk=unk, mask=name("mask"),
                     cls=name("cls") or (name("bos") if wraps else None),
                     sep=name("sep") or (name("eos") if wraps else None))
 
@@ -279,6 +358,7 @@ def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, train
     kind, unknown = _tokenizer_kind(tokenizer)
     cased = _cased(tokenizer)
     n_params = int(sum(param_counts.values()))
+    t5 = cfg.positional == "t5_bias"
     return ModelFacts(
         name=name, origin=origin, family=family, arch=cfg.arch, norm=cfg.norm,
         norm_kind=cfg.norm_type, final_norm=cfg.final_norm,
@@ -287,7 +367,16 @@ def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, train
         rope_base=cfg.pos_base if cfg.positional == "rope" else None,
         rope_scaling=cfg.rope_scaling.kind if cfg.positional == "rope" and cfg.rope_scaling else None,
         rope_pairs=cfg.rope_pairs if cfg.positional == "rope" else None,
+        rel_clip=cfg.rel_clip if cfg.positional == "relative" else None,
+        t5_buckets=cfg.rel_buckets if t5 else None, t5_max_distance=cfg.rel_max_distance if t5 else None,
+        t5_bidirectional=not cfg.causal if t5 else None,
         qk_norm=cfg.qk_norm, biases=_biases(cfg), tied=cfg.tie_embeddings, cased=cased,
         tokenizer=kind, unknown=unknown, specials=_specials(tokenizer), adds_bos=_adds_bos(tokenizer),
+        n_experts=cfg.n_experts, moe_top_k=cfg.moe_top_k if cfg.is_moe else 0,
+        moe_router=cfg.moe_router if cfg.is_moe else None,
+        moe_renormalized=cfg.is_moe and cfg.moe_renormalize,
+        moe_capacity=cfg.moe_capacity_factor if cfg.is_moe else None,
+        embedding_multiplier=cfg.embedding_multiplier, attention_multiplier=cfg.attention_multiplier,
+        residual_multiplier=cfg.residual_multiplier, logits_scaling=cfg.logits_scaling,
         eos_ends=_eos_ends(origin, cfg, manifest), n_params=n_params,
         timing_repeats=timing_repeats(n_params), parts=_parts(cfg, manifest, param_counts))

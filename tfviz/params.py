@@ -14,6 +14,9 @@ Per self-attention layer with H query heads, Hkv key/value heads of size dh:
 A dense feed-forward layer: d×d_ff + d_ff×d (+ d_ff + d biases); a gated one (SwiGLU) has a
 third d×d_ff matrix (+ d_ff). A MoE layer: a router d×E (no bias) and E such feed-forward
 layers. A LayerNorm: γ and β, 2·d; an RMSNorm γ only, d. QK-norm adds 2·d_head a layer.
+Positions: a learned table max_positions×d; Shaw et al.'s relative positions 2·(2k+1)·d_head a
+self-attention layer (a key and a value vector per clipped distance, shared by the heads);
+T5's bias buckets×H per stack (one table, in its first layer).
 
 Given a tfviz ModelConfig, the conventions default to what the engine builds, so
 ``count_parameters(cfg).total`` equals the number of weights in ``Transformer(cfg)``.
@@ -26,8 +29,8 @@ from typing import Literal
 from tfviz.config import ARCHS, Arch, DerivedSizes, Norm, Positional
 
 NormKind = Literal["layernorm", "rmsnorm", "none"]
-#: position schemes a count can assume: the engine's, plus T5's relative buckets
-CountedPositions = Literal[Positional, "relative"]
+#: position schemes a count can assume: the engine's (T5's buckets are "t5_bias")
+CountedPositions = Positional
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,9 @@ def spec_of(config) -> tuple[ParamSpec, dict]:
     engine = dict(bias=config.bias, tied=config.tie_embeddings, final_norm=config.final_norm,
                   norm=config.norm_type, gated=config.gated, qkv_bias=config.has_qkv_bias,
                   qk_norm=config.qk_norm,
-                  positions="learned" if config.positional == "learned" else "none",
+                  positions=(config.positional if config.positional in ("learned", "relative", "t5_bias")
+                             else "none"),
+                  relative_clip=config.rel_clip, relative_buckets=config.rel_buckets,
                   # what a BERT checkpoint adds (tfviz.hf.bert); off for our own models
                   segments=config.n_token_types, embedding_norm=config.embed_norm,
                   mlm_transform=config.mlm_transform, output_bias=config.unembed_bias,
@@ -122,7 +127,8 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind | None 
                      attn_output: bool = True, positions: CountedPositions | None = None,
                      tied: bool | None = None, final_norm: bool | None = None,
                      norm_place: Norm = "post", embedding_norm: bool | None = None,
-                     segments: int | None = None, pooler: bool = False, relative_buckets: int = 32,
+                     segments: int | None = None, pooler: bool = False,
+                     relative_buckets: int | None = None, relative_clip: int | None = None,
                      arch: Arch | None = None, mlm_transform: bool | None = None,
                      output_bias: bool | None = None, head: bool | None = None,
                      gated: bool | None = None, qkv_bias: bool | None = None,
@@ -133,8 +139,10 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind | None 
     norm:        "layernorm" (γ, β: 2·d), "rmsnorm" (γ only: d) or "none" (forgot them);
                  default a ModelConfig's own norm_type, else "layernorm"
     attn_output: count W^O (turning it off reproduces a common slip)
-    positions:   "learned" (max_positions × d), "relative" (T5: buckets × heads per stack),
-                 or "sinusoidal" / "rope" / "alibi" / "none" (no parameters)
+    positions:   "learned" (max_positions × d), "relative" (Shaw: 2·(2k+1)·d_head per
+                 self-attention layer, k = ``relative_clip``), "t5_bias" (buckets × heads per
+                 stack, ``relative_buckets``), or "sinusoidal" / "rope" / "alibi" / "none" (no
+                 parameters); the sizes default to a ModelConfig's own, else 16 and 32
     tied:        the output layer reuses the token embedding (else a d×vocab matrix, no bias)
     final_norm:  one norm after each stack (default: True for pre-LN, else False)
     norm_place:  "post" or "pre"; only used for the default of final_norm
@@ -162,6 +170,8 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind | None 
     gated = engine.get("gated", False) if gated is None else gated
     qkv_bias = engine.get("qkv_bias", bias) if qkv_bias is None else qkv_bias
     qk_norm = engine.get("qk_norm", False) if qk_norm is None else qk_norm
+    relative_buckets = engine.get("relative_buckets", 32) if relative_buckets is None else relative_buckets
+    relative_clip = engine.get("relative_clip", 16) if relative_clip is None else relative_clip
     tied = engine.get("tied", True) if tied is None else tied
     if positions is None:
         positions = engine.get("positions", "learned" if spec.max_positions else "none")
@@ -193,7 +203,9 @@ def count_parameters(config, *, bias: bool | None = None, norm: NormKind | None 
             parts[f"{name} cross-attention"] = layers * attn
         parts[f"{name} feed-forward"] = layers * ffn
         parts[f"{name} norms"] = layers * (3 if cross else 2) * ln + (ln if final_norm else 0)
-        if positions == "relative":
+        if positions == "relative":  # a^K and a^V, (2k + 1) x d_head each, in every layer
+            parts[f"{name} relative positions"] = layers * 2 * (2 * relative_clip + 1) * spec.d_head
+        if positions == "t5_bias":  # one buckets x heads table per stack
             parts[f"{name} relative positions"] = relative_buckets * spec.n_heads
     if pooler:
         parts["pooler"] = d * d + (d if bias else 0)
@@ -222,7 +234,7 @@ GPT2_SMALL = ParamSpec(768, 12, 3072, 12, 50257, max_positions=1024, name="GPT-2
 GPT2_MEDIUM = ParamSpec(1024, 16, 4096, 24, 50257, max_positions=1024, name="GPT-2 medium")
 #: T5-small: 60,506,624 (no biases, RMSNorm, relative positions, one final norm per stack).
 T5_SMALL = ParamSpec(512, 8, 2048, 6, 32128, arch="encoder-decoder", name="T5-small")
-T5_CONVENTIONS = dict(bias=False, norm="rmsnorm", positions="relative", final_norm=True)
+T5_CONVENTIONS = dict(bias=False, norm="rmsnorm", positions="t5_bias", final_norm=True)
 #: The original base Transformer (shared 37k vocabulary); the paper says about 65 million,
 #: a rounded figure, so no exact count is claimed for it.
 TRANSFORMER_BASE = ParamSpec(512, 8, 2048, 6, 37000, arch="encoder-decoder",

@@ -15,6 +15,8 @@ implementation, and the tests compare the two (tests/test_reference.py, tests/te
     MoE(x)       = Σ_{i ∈ T} w_i E_i(x),  T = top-k           (w: softmax → top-k, or top-k → softmax)
     PE(k, 2i) = sin(k / base^(2i/d)),  PE(k, 2i+1) = cos(k / base^(2i/d))
     RoPE: pair i of q (or k) at position m turned by the angle m · θ_i, θ_i = base^(−2i/d)
+    Shaw: e_ij = q_i · (k_j + a^K_{c(j−i)}) / √d_k,  z_i = Σ_j α_ij (v_j + a^V_{c(j−i)}),  c = clip to ±k
+    T5:   s_ij = q_i · k_j (/ √d_k) + b_h(bucket(j − i)),  buckets exact near, log-spaced far
 
 Everything is float64, whatever comes in: a learner's hand calculation and the model's float32
 numbers are then compared against the same exact-as-possible reference.
@@ -524,3 +526,105 @@ def rope(x, positions, inv_freq, pairs: Literal["adjacent", "halves"] = "adjacen
         a, b = x[..., 0:r:2], x[..., 1:r:2]  # (…, T, r/2) each
         out[..., 0:r:2], out[..., 1:r:2] = a * c - b * s, a * s + b * c
     return out
+
+
+# Relative positions inside attention. Both read the distance j − i from query i to key j
+# (negative: the key came earlier). Shaw et al. (2018) learn a key and a value vector per
+# clipped distance; T5 (Raffel et al. 2020) learns one number per head and distance bucket.
+@dataclass(frozen=True)
+class RelativeAttentionSteps:
+    """Shaw et al.'s relative attention, step by step; the last two axes of the maps are
+    (query, key). Names as the model's hooks."""
+
+    index: np.ndarray  # (n_q, n_k) table row of each pair: clip(j − i, −k, k) + k
+    rel_scores: np.ndarray  # (…, n_q, n_k) q_i · a^K_ij (attn.hook_rel_scores)
+    scores: np.ndarray  # (…, n_q, n_k) q_i · (k_j + a^K_ij) (attn.hook_scores_raw)
+    scaled: np.ndarray  # (…, n_q, n_k) ÷ √d_k (unchanged when scale=False)
+    masked: np.ndarray  # (…, n_q, n_k) −∞ where the mask is False
+    weights: np.ndarray  # (…, n_q, n_k) softmax: rows sum to 1
+    rel_output: np.ndarray  # (…, n_q, d_v) Σ_j α_ij a^V_ij (attn.hook_rel_z)
+    output: np.ndarray  # (…, n_q, d_v) Σ_j α_ij (v_j + a^V_ij)
+
+
+def relative_attention(q, k, v, table_k, table_v, clip: int, mask=None, scale: bool = True,
+                       q_offset: int = 0) -> RelativeAttentionSteps:
+    """Shaw et al.'s self-attention with relative position representations:
+
+        e_ij = q_i · (k_j + a^K_ij) / √d_k,   α_i = softmax_j(e_ij),   z_i = Σ_j α_ij (v_j + a^V_ij)
+
+    where a^K_ij = table_k[clip(j − i, −k, k) + k] and likewise a^V (tables (2k + 1, d), one
+    per layer, shared by its heads). Query i sits at position q_offset + i, key j at j.
+
+    One query at position 1, two keys, k = 1 (rows: distance −1, 0, +1), no scale:
+
+    >>> s = relative_attention([[1.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]], [[0.0], [0.0]],
+    ...                        table_k=[[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]],
+    ...                        table_v=[[2.0], [0.0], [0.0]], clip=1, scale=False, q_offset=1)
+    >>> s.index.tolist(), s.scores.tolist(), s.weights.round(4).tolist(), s.output.round(4).tolist()
+    ([[0, 1]], [[1.0, 0.0]], [[0.7311, 0.2689]], [[1.4621]])
+    """
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    table_k = np.asarray(table_k, dtype=np.float64)
+    table_v = np.asarray(table_v, dtype=np.float64)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    i = np.arange(q_offset, q_offset + n_q)[:, None]  # (n_q, 1) query positions
+    j = np.arange(n_k)[None, :]  # (1, n_k) key positions
+    index = np.clip(j - i, -clip, clip) + clip  # (n_q, n_k)
+    a_k, a_v = table_k[index], table_v[index]  # (n_q, n_k, d) each
+    rel_scores = np.einsum("...qd,qkd->...qk", q, a_k)  # (…, n_q, n_k)
+    scores = q @ np.swapaxes(k, -1, -2) + rel_scores  # (…, n_q, n_k)
+    scaled = scores / np.sqrt(q.shape[-1]) if scale else scores.copy()
+    masked = np.where(mask, scaled, -np.inf) if mask is not None else scaled.copy()
+    weights = softmax(masked)  # (…, n_q, n_k)
+    rel_output = np.einsum("...qk,qkd->...qd", weights, a_v)  # (…, n_q, d_v)
+    return RelativeAttentionSteps(index, rel_scores, scores, scaled, masked, weights, rel_output,
+                                  weights @ v + rel_output)
+
+
+def t5_bucket(relative_position, bidirectional: bool, n_buckets: int = 32,
+              max_distance: int = 128) -> np.ndarray:
+    """T5's bucket of each distance j − i, written as the formula (float64).
+
+    A decoder (causal) gives every bucket to keys at or before the query: its distance is
+    a = max(i − j, 0), and keys after it (masked anyway) share bucket 0. An encoder
+    (bidirectional) halves the buckets: N = n_buckets / 2 for each direction, the second half
+    for keys after the query, and a = |j − i|. Then, with E = N / 2 exact buckets,
+
+        bucket = a                                                         if a < E
+               = min(E + ⌊ln(a / E) / ln(max_distance / E) · (N − E)⌋, N − 1)   otherwise
+
+    so near distances get a bucket each and far ones share log-spaced ranges; every distance
+    past max_distance shares the last.
+
+    >>> t5_bucket(-np.array([0, 1, 15, 16, 20, 40, 127, 128, 500]), bidirectional=False).tolist()
+    [0, 1, 15, 16, 17, 23, 31, 31, 31]
+    >>> t5_bucket(np.array([-9, -1, 0, 1, 9]), bidirectional=True).tolist()
+    [8, 1, 0, 17, 24]
+    """
+    rel = np.asarray(relative_position, dtype=np.int64)
+    n = n_buckets // 2 if bidirectional else n_buckets
+    upper = np.where(rel > 0, n, 0) if bidirectional else np.zeros_like(rel)
+    a = np.abs(rel) if bidirectional else np.maximum(-rel, 0)  # (…,) the distance, ≥ 0
+    exact = n // 2
+    with np.errstate(divide="ignore"):  # ln 0 only where a < exact, which takes the first branch
+        far = exact + np.floor(np.log(a / exact) / np.log(max_distance / exact) * (n - exact))
+    far = np.minimum(np.where(a < exact, 0, far), n - 1).astype(np.int64)
+    return upper + np.where(a < exact, a, far)
+
+
+def t5_bias(table, n_q: int, n_k: int, bidirectional: bool, max_distance: int = 128,
+            q_offset: int = 0) -> np.ndarray:
+    """(H, n_q, n_k): T5's bias b_h(bucket(j − i)) for query positions q_offset … and keys 0 …,
+    read from ``table`` (n_buckets, H), one number per bucket and head.
+
+    >>> t5_bias([[0.5, -1.0], [0.1, 0.2], [0.0, 0.0], [0.0, 0.0]], 1, 2, bidirectional=False,
+    ...         max_distance=3, q_offset=1).tolist()     # keys at distance 1 and 0
+    [[[0.1, 0.5]], [[0.2, -1.0]]]
+    """
+    table = np.asarray(table, dtype=np.float64)
+    i = np.arange(q_offset, q_offset + n_q)[:, None]  # (n_q, 1)
+    j = np.arange(n_k)[None, :]  # (1, n_k)
+    buckets = t5_bucket(j - i, bidirectional, len(table), max_distance)  # (n_q, n_k)
+    return np.moveaxis(table[buckets], -1, 0)  # (n_q, n_k, H) -> (H, n_q, n_k)

@@ -12,7 +12,9 @@
 Names come from the module tree: ``hook_embed``, ``hook_pos_embed``,
 ``blocks.{i}.hook_resid_pre|mid|post``, ``blocks.{i}.attn.hook_q|k|v|scores_raw|
 attn_scores_unmasked|attn_scores|pattern|z``, ``blocks.{i}.hook_attn_out``,
-``blocks.{i}.attn.hook_rot_q|rot_k`` (RoPE), ``blocks.{i}.attn.q_norm|k_norm.hook_scale|normalized``
+``blocks.{i}.attn.hook_rot_q|rot_k`` (RoPE), ``blocks.{i}.attn.hook_rel_k|rel_v|rel_scores|rel_z``
+(Shaw et al.'s relative positions), ``blocks.{i}.attn.hook_rel_pos_bias`` (T5's bias, (H, Tq, Tk)),
+``blocks.{i}.attn.q_norm|k_norm.hook_scale|normalized``
 (QK-norm), ``blocks.{i}.ln1.hook_mean|scale|normalized`` (an RMSNorm has no ``hook_mean``),
 ``blocks.{i}.mlp.hook_pre|post`` (dense; a gated one also ``hook_pre_linear``) or
 ``blocks.{i}.mlp.hook_router_logits|gate_probs|expert_indices|expert_weights|dropped|

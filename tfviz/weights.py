@@ -13,6 +13,8 @@ matrix and ``Q_h = x W_Q[l, h] + b_Q[l, h]``:
     W_in (L, d, d_ff)  b_in (L, d_ff)  W_out (L, d_ff, d)  b_out (L, d)          dense FFN
     W_gate (L, d, d_ff)  b_gate (L, d_ff)                 a gated FFN's gate (SwiGLU, GeGLU)
     q_norm.w, k_norm.w (L, d_head)                        QK-norm's gammas (Qwen3)
+    rel_K, rel_V (L, 2k + 1, d_head)    Shaw et al.'s a^K and a^V, row clip(j − i, −k, k) + k
+    rel_pos_bias (buckets, heads)       T5's bias table, one per stack (its first layer holds it)
     W_gate (L, d, E)   experts.W_in (L, E, d, d_ff)  experts.b_in (L, E, d_ff)
                        experts.W_out (L, E, d_ff, d) experts.b_out (L, E, d)      mixture of experts
     cross.W_Q … cross.b_O, ln_cross.w, ln_cross.b      decoder cross-attention (encoder-decoder)
@@ -63,6 +65,8 @@ def _attention(attn) -> dict[str, np.ndarray]:
         out[f"W_{name}"], b = _heads_in(linear, n)
         if b is not None:
             out[f"b_{name}"] = b
+    if attn.rel_k is not None:  # Shaw et al.: one row per clipped distance, shared by the heads
+        out["rel_K"], out["rel_V"] = _np(attn.rel_k.weight), _np(attn.rel_v.weight)  # (2k+1, d_head)
     w_o = _np(attn.W_o.weight)  # (d, heads·d_head)
     out["W_O"] = w_o.T.reshape(attn.n_heads, attn.d_head, -1)  # (heads, d_head, d)
     if attn.W_o.bias is not None:
@@ -139,6 +143,10 @@ def export_weights(model) -> Mapping[str, np.ndarray]:
         out["W_token_type"] = _np(model.token_type_embed.weight)  # (types, d)
     if cfg.embed_norm:
         out.update(_ln(model.ln_embed, "ln_embed"))
+    if cfg.positional == "t5_bias":  # one table per stack, held by its first layer (as T5 does)
+        out["rel_pos_bias"] = _np(model.blocks[0].attn.rel_pos_bias.weight)  # (buckets, heads)
+        if seq2seq:
+            out["enc.rel_pos_bias"] = _np(model.enc_blocks[0].attn.rel_pos_bias.weight)
     if seq2seq:
         out.update(_stack(model.enc_blocks, "enc.", moe=cfg.is_moe))
         if cfg.final_norm:

@@ -29,6 +29,7 @@ from typing import Literal, TYPE_CHECKING
 
 import numpy as np
 
+from tfviz.facts import POSITION_SHORT
 from tfviz.params import count_parameters
 from tfviz.labels import token_labels  # plain text: data, escaped by a figure that shows it
 from tfviz.reference import softmax
@@ -98,8 +99,10 @@ def _input_steps(trace: Trace, enc: bool) -> list[Step]:
                           rows=rows, cols=_dims(d)))
     else:
         steps[-1] = dataclasses.replace(
-            steps[-1], explanation=steps[-1].explanation + f" Positions ({cfg.positional}) enter "
-            "inside attention instead of being added here.")
+            steps[-1], explanation=steps[-1].explanation + (
+                " This model gets no position information at all." if cfg.positional == "none" else
+                f" Positions ({POSITION_SHORT.get(cfg.positional, cfg.positional)}) enter inside "
+                "attention instead of being added here."))
     return steps
 
 

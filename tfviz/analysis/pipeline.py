@@ -62,6 +62,10 @@ def pipeline_stages(trace: Trace) -> list[Stage]:
     else:
         where = {"rope": "rotates queries and keys inside attention (RoPE)",
                  "alibi": "adds a distance penalty to attention scores (ALiBi)",
+                 "relative": "adds a learned vector per distance to keys and values inside "
+                             "attention (Shaw et al.)",
+                 "t5_bias": "adds a learned number per head and distance bucket to attention "
+                            "scores (T5)",
                  "none": "this model gets no position information at all"}
         stages.append(Stage("pos", "+ positions", (T, d), where.get(cfg.positional, "")))
     stages.append(Stage("blocks", f"{cfg.n_layers} blocks", _shape(trace, ("resid_post", last)),

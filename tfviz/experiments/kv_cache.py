@@ -26,7 +26,8 @@ import numpy as np
 import torch
 
 from tfviz.model.hooks import recording
-from tfviz.model.positional import alibi_bias
+from tfviz.model.positional import (alibi_bias, relative_distance, shaw_index,
+                                    t5_bucket)
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ class SideBySide:
                     min(len(self.cached_ids), len(self.uncached_ids)))
 
 
-def new_query_rows(cfg, queries: list[torch.Tensor], cache, *, allowed: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def new_query_rows(cfg, queries: list[torch.Tensor], cache, *, allowed: np.ndarray | None = None,
+                   model=None) -> tuple[np.ndarray, np.ndarray]:
     """The last query's 1 × t row in every layer and head, from the cache's keys.
 
     ``queries[l]`` is layer l's q of this step, (1, T_new, H, d_head) (rotated for RoPE);
@@ -88,21 +89,36 @@ def new_query_rows(cfg, queries: list[torch.Tensor], cache, *, allowed: np.ndarr
 
         score_j = q · k_j / √d_head (+ ALiBi bias),   weights = softmax(scores)
 
+    Shaw et al.'s relative positions add the newest token's row of a^K to the keys,
+    q · (k_j + a^K_{t−1,j}), and T5 adds its bias b_h(bucket(j − (t − 1))) after the scale;
+    both read their tables from ``model`` (a Transformer of ``cfg``), which they need.
+
     Every key is at or before the newest token, so a causal mask removes nothing from this row;
     a sparse pattern (``allowed``, the model's (max_len, max_len) mask) can.
     """
     t = cache.length
+    if cfg.positional in ("relative", "t5_bias") and model is None:
+        raise ValueError(f"{cfg.positional!r} positions keep learned tables in the model: pass "
+                         "model= to rebuild the newest query's row")
+    here, keys = torch.arange(t - 1, t), torch.arange(t)  # the newest position, and every key's
     scores, weights = [], []
-    for q_all, (k, _) in zip(queries, cache.layers):
+    for layer, (q_all, (k, _)) in enumerate(zip(queries, cache.layers)):
         q = q_all[0, -1].double()  # (H, dh): the newest token's query
         k = k[0].double()  # (t, Hkv, dh): every key so far, from the cache
         H, dh = q.shape
         k = k.repeat_interleave(H // k.shape[1], dim=1)  # (t, H, dh): a K/V head per query head
+        if cfg.positional == "relative":  # Shaw: the newest row's a^K added to every key
+            a_k = model.blocks[layer].attn.rel_k.weight[shaw_index(here, keys, cfg.rel_clip)[0]]  # (t, dh)
+            k = k + a_k.detach().double()[:, None, :]  # (t, H, dh)
         s = torch.einsum("hd,thd->ht", q, k)  # (H, t): one score per key
         if cfg.scale_attn:
             s = s / math.sqrt(dh)
         if cfg.positional == "alibi":
-            s = s + alibi_bias(cfg.n_heads, torch.arange(t - 1, t), torch.arange(t))[:, 0].double()
+            s = s + alibi_bias(cfg.n_heads, here, keys)[:, 0].double()
+        if cfg.positional == "t5_bias":  # one table for every layer, in the first one
+            buckets = t5_bucket(relative_distance(here, keys), bidirectional=False,
+                                n_buckets=cfg.rel_buckets, max_distance=cfg.rel_max_distance)  # (1, t)
+            s = s + model.blocks[0].attn.position_bias(buckets)[0, :, 0].detach().double()  # (H, t)
         if allowed is not None:
             s = s.masked_fill(~torch.from_numpy(np.asarray(allowed[t - 1, :t])), float("-inf"))
         scores.append(s.numpy())
@@ -161,7 +177,7 @@ def side_by_side(bundle, prompt_ids, new_tokens: int, repeats: int = 5) -> SideB
             with recording(lambda n: n.endswith("attn.hook_pattern")) as full:
                 logits_u = model(work[2])  # (1, t, V): everything again
             queries = [seen[f"blocks.{i}.{qname}"] for i in range(cfg.n_layers)]
-            sc, w = new_query_rows(cfg, queries, cache, allowed=allowed)
+            sc, w = new_query_rows(cfg, queries, cache, allowed=allowed, model=model)
             last_rows = np.stack([full[f"blocks.{i}.attn.hook_pattern"][0, :, -1].double().numpy()
                                   for i in range(cfg.n_layers)])  # (layers, H, t)
             same_length = last_rows.shape == w.shape

@@ -20,6 +20,25 @@ query heads. n_kv_heads = 1 is multi-query attention.
 With RoPE, q and k are turned by their positions before the scores (hook_rot_q, hook_rot_k);
 with QK-norm (Qwen3), each head's q and k first go through an RMSNorm of their own
 (``q_norm``, ``k_norm``, whose hook_scale is (B, T, heads)).
+
+Two position schemes act on the scores and values themselves (self-attention only):
+
+Shaw et al. (2018), ``positional="relative"``: each layer learns a key vector a^K_d and a value
+vector a^V_d for every clipped distance d = clip(j - i, -k, k), shared by its heads (as in the
+paper), and adds them inside attention:
+    e_ij = q_i . (k_j + a^K_ij) / sqrt(d_k)     hook_scores_raw holds q_i . (k_j + a^K_ij),
+                                                hook_rel_scores its position part q_i . a^K_ij
+    z_i  = sum_j alpha_ij (v_j + a^V_ij)        hook_rel_z holds the part sum_j alpha_ij a^V_ij
+hook_rel_k and hook_rel_v are the (1, Tq, Tk, dh) vectors each pair read.
+
+T5 (Raffel et al. 2020), ``positional="t5_bias"``: a learned number b_h(bucket(j - i)) per head
+and distance bucket, added to the scores after the scale (hook_rel_pos_bias, (1, H, Tq, Tk)).
+T5 itself does not divide by sqrt(d_k) (its initialisation absorbs it); our models keep the
+config's ``scale_attn``, so with it on the bias is added to q . k / sqrt(d_k), as ALiBi's is,
+and with it off this is T5's score exactly. As in T5, one table (``rel_pos_bias``, n_buckets x
+H) per stack lives in its first layer's attention and every layer of the stack adds it.
+TransformerLens's T5Attention names the table ``rel_pos_bias`` too; its hook is spelt
+``rel_pos_hook``, ours ``hook_rel_pos_bias`` like every other of our hooks.
 """
 from __future__ import annotations
 
@@ -46,10 +65,14 @@ class AttnContext:
     rope_q: tuple[Tensor, Tensor] | None = None  # cos, sin for the query positions
     rope_k: tuple[Tensor, Tensor] | None = None  # cos, sin for the new key positions
     alibi: Tensor | None = None  # (H, Tq, Tk) additive bias
+    rel_index: Tensor | None = None  # (Tq, Tk) long: Shaw's table row clip(j - i, -k, k) + k
+    position_bias: Tensor | None = None  # (1, H, Tq, Tk): T5's bias, the same for every layer
 
 
 class Attention(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, *, cross: bool = False, bias_table: bool = False) -> None:
+        """``cross``: a cross-attention (no relative positions: its keys are another sequence's).
+        ``bias_table``: this attention holds its stack's T5 bias table (the stack's first layer)."""
         super().__init__()
         self.n_heads, self.n_kv, self.d_head = cfg.n_heads, cfg.kv_heads, cfg.d_head
         self.rope_pairs = cfg.rope_pairs
@@ -68,10 +91,29 @@ class Attention(nn.Module):
         if cfg.positional == "rope":
             self.hook_rot_q = HookPoint()  # (B, Tq, H, dh): q after rotation
             self.hook_rot_k = HookPoint()
-        self.hook_scores_raw = HookPoint()  # (B, H, Tq, Tk): q . k
+        self.rel_k = self.rel_v = None
+        if cfg.positional == "relative" and not cross:
+            # a^K and a^V: row clip(j - i, -k, k) + k, one of 2k + 1, shared by this layer's heads;
+            # started a little smaller than a fresh model's keys and values (0.06 an entry
+            # against 0.1 at d = 64), so at first the tokens themselves lead the scores
+            self.rel_k = nn.Embedding(2 * cfg.rel_clip + 1, self.d_head)
+            self.rel_v = nn.Embedding(2 * cfg.rel_clip + 1, self.d_head)
+            nn.init.normal_(self.rel_k.weight, std=0.5 * d ** -0.5)
+            nn.init.normal_(self.rel_v.weight, std=0.5 * d ** -0.5)
+            self.hook_rel_k = HookPoint()  # (1, Tq, Tk, dh): a^K_ij of every pair
+            self.hook_rel_v = HookPoint()  # (1, Tq, Tk, dh): a^V_ij of every pair
+            self.hook_rel_scores = HookPoint()  # (B, H, Tq, Tk): q_i . a^K_ij, before the scale
+        if bias_table:  # T5: one number per (bucket, head); N(0, d^-1/2) as transformers starts T5
+            self.rel_pos_bias = nn.Embedding(cfg.rel_buckets, self.n_heads)
+            nn.init.normal_(self.rel_pos_bias.weight, std=d ** -0.5)
+        if cfg.positional == "t5_bias" and not cross:
+            self.hook_rel_pos_bias = HookPoint()  # (1, H, Tq, Tk): the bias this layer adds
+        self.hook_scores_raw = HookPoint()  # (B, H, Tq, Tk): q . k (Shaw: q . (k + a^K))
         self.hook_attn_scores_unmasked = HookPoint()  # (B, H, Tq, Tk): scaled, before the mask
         self.hook_attn_scores = HookPoint()  # (B, H, Tq, Tk): scaled and masked (-inf: hidden)
         self.hook_pattern = HookPoint()  # (B, H, Tq, Tk): rows sum to 1
+        if self.rel_v is not None:
+            self.hook_rel_z = HookPoint()  # (B, Tq, H, dh): sum_j alpha_ij a^V_ij
         self.hook_z = HookPoint()  # (B, Tq, H, dh): each head's weighted sum of values
 
     def source_kv(self, source: Tensor) -> tuple[Tensor, Tensor]:
@@ -87,6 +129,11 @@ class Attention(nn.Module):
         if self.k_norm is not None:
             k = self.k_norm(k)  # (B, S, Hkv, dh): each head's key to rms 1, times gamma
         return k, v
+
+    def position_bias(self, buckets: Tensor) -> Tensor:
+        """T5's bias for each pair's bucket (Tq, Tk): (1, H, Tq, Tk). Only the attention that
+        holds its stack's table (``bias_table``) has one."""
+        return self.rel_pos_bias(buckets).permute(2, 0, 1)[None]  # (Tq, Tk, H) -> (1, H, Tq, Tk)
 
     def forward(self, x: Tensor, ctx: AttnContext, source: Tensor | None = None,
                 past: tuple[Tensor, Tensor] | None = None,
@@ -112,7 +159,14 @@ class Attention(nn.Module):
         k_full = k.repeat_interleave(group, dim=2) if group > 1 else k  # (B, Tk, H, dh)
         v_full = v.repeat_interleave(group, dim=2) if group > 1 else v  # (B, Tk, H, dh)
 
-        scores = self.hook_scores_raw(torch.einsum("bqhd,bkhd->bhqk", q, k_full))  # (B, H, Tq, Tk)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k_full)  # (B, H, Tq, Tk): q_i . k_j
+        if self.rel_k is not None:  # Shaw et al.: q_i . (k_j + a^K_ij)
+            if ctx.rel_index is None:
+                raise ValueError("relative positions need each pair's distance (AttnContext.rel_index)")
+            a_k = self.hook_rel_k(self.rel_k(ctx.rel_index)[None])  # (1, Tq, Tk, dh)
+            a_v = self.hook_rel_v(self.rel_v(ctx.rel_index)[None])  # (1, Tq, Tk, dh)
+            scores = scores + self.hook_rel_scores(torch.einsum("bqhd,qkd->bhqk", q, a_k[0]))  # (B, H, Tq, Tk)
+        scores = self.hook_scores_raw(scores)  # (B, H, Tq, Tk)
         if not ctx.scale:
             scaled = scores
         elif self.multiplier is None:
@@ -121,6 +175,8 @@ class Attention(nn.Module):
             scaled = scores * self.multiplier  # (B, H, Tq, Tk): Granite's factor for 1/sqrt(dh)
         if ctx.alibi is not None:
             scaled = scaled + ctx.alibi[None]
+        if ctx.position_bias is not None:  # T5: b_h(bucket(j - i)), added after the scale
+            scaled = scaled + self.hook_rel_pos_bias(ctx.position_bias)  # (B, H, Tq, Tk)
         scaled = self.hook_attn_scores_unmasked(scaled)
         if ctx.allowed is not None:
             masked = scaled.masked_fill(~ctx.allowed, float("-inf"))
@@ -135,6 +191,8 @@ class Attention(nn.Module):
         pattern = self.hook_pattern(pattern)
 
         z = torch.einsum("bhqk,bkhd->bqhd", pattern, v_full)  # (B, Tq, H, dh)
+        if self.rel_v is not None:  # Shaw et al.: each value read with its distance's a^V_ij
+            z = z + self.hook_rel_z(torch.einsum("bhqk,qkd->bqhd", pattern, a_v[0]))  # (B, Tq, H, dh)
         if ctx.ablate:
             keep = torch.ones(H, dtype=z.dtype)
             keep[list(ctx.ablate)] = 0.0

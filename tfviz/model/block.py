@@ -50,17 +50,18 @@ class BlockOutput(NamedTuple):
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig, cross: bool = False) -> None:
+    def __init__(self, cfg: ModelConfig, cross: bool = False, first: bool = False) -> None:
+        """``first``: the stack's first block, whose attention holds a T5 model's bias table."""
         super().__init__()
         self.pre_ln = cfg.norm == "pre"
         self.residual_multiplier = cfg.residual_multiplier  # Granite's; 1.0 everywhere else
         self.hook_resid_pre = HookPoint()  # (B, T, d)
-        self.attn = Attention(cfg)
+        self.attn = Attention(cfg, bias_table=first and cfg.positional == "t5_bias")
         self.ln1 = make_norm(cfg)
         self.hook_attn_out = HookPoint()  # (B, T, d): after W_o
         self.hook_resid_mid = HookPoint()  # (B, T, d)
         # Cross-attention exists only in the decoder of an encoder-decoder model.
-        self.cross_attn = Attention(cfg) if cross else None
+        self.cross_attn = Attention(cfg, cross=True) if cross else None
         self.ln_cross = make_norm(cfg) if cross else None
         self.hook_cross_attn_out = HookPoint() if cross else None  # (B, T, d)
         self.hook_resid_mid_cross = HookPoint() if cross else None  # (B, T, d)

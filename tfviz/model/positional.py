@@ -1,4 +1,5 @@
-"""Position information: sinusoidal tables, rotary embeddings (RoPE) and ALiBi slopes.
+"""Position information: sinusoidal tables, rotary embeddings (RoPE), ALiBi slopes, and the
+distance indices of Shaw et al.'s relative positions and of T5's bucketed bias.
 
 RoPE turns each pair of a head's query and key dimensions by position x theta_i, with
 theta_i = base^(-2i/d); which dimensions form a pair is ``ModelConfig.rope_pairs``.
@@ -113,3 +114,55 @@ def alibi_bias(n_heads: int, q_pos: Tensor, k_pos: Tensor) -> Tensor:
     return -alibi_slopes(n_heads)[:, None, None] * distance[None]
 
 
+
+
+def relative_distance(q_pos: Tensor, k_pos: Tensor) -> Tensor:
+    """(Tq, Tk) long: j - i for query position i and key position j (negative: the key is
+    earlier). Shaw et al. and T5 both read the distance this way round.
+
+    >>> relative_distance(torch.tensor([2]), torch.arange(4)).tolist()
+    [[-2, -1, 0, 1]]
+    """
+    return k_pos[None, :].long() - q_pos[:, None].long()  # (Tq, Tk)
+
+
+def shaw_index(q_pos: Tensor, k_pos: Tensor, clip: int) -> Tensor:
+    """(Tq, Tk) row of Shaw et al.'s tables for each pair: clip(j - i, -k, k) + k, in 0 .. 2k.
+
+    Row k is distance 0; every key more than k places away shares the edge row.
+
+    >>> shaw_index(torch.tensor([5]), torch.arange(7), clip=2).tolist()   # j - i = -5 .. 1
+    [[0, 0, 0, 0, 1, 2, 3]]
+    """
+    return relative_distance(q_pos, k_pos).clamp(-clip, clip) + clip  # (Tq, Tk)
+
+
+def t5_bucket(relative_position: Tensor, bidirectional: bool, n_buckets: int = 32,
+              max_distance: int = 128) -> Tensor:
+    """T5's bucket of each distance j - i (same shape, long), in 0 .. n_buckets - 1.
+
+    bidirectional (an encoder): half the buckets for keys after the query, half for the rest.
+    causal (a decoder): every bucket for keys at or before the query; later keys (masked
+    anyway) fall into bucket 0. Of one direction's buckets, the first half are the distances
+    0, 1, 2, ... one each; the rest cover log-spaced ranges up to ``max_distance``, and every
+    distance past it shares the last bucket. Written with the operations, in the order and the
+    float32 of transformers' ``T5Attention._relative_position_bucket`` (the tests compare the
+    two), so a trained T5's buckets would be its own.
+
+    >>> t5_bucket(-torch.tensor([0, 1, 15, 16, 20, 40, 127, 128, 500]), False).tolist()
+    [0, 1, 15, 16, 17, 23, 31, 31, 31]
+    """
+    buckets = torch.zeros_like(relative_position)
+    n = n_buckets
+    if bidirectional:
+        n //= 2
+        buckets = buckets + (relative_position > 0).long() * n  # keys after the query: upper half
+        distance = relative_position.abs()
+    else:
+        distance = -torch.min(relative_position, torch.zeros_like(relative_position))  # earlier keys
+    exact = n // 2
+    is_small = distance < exact
+    if_large = exact + (torch.log(distance.float() / exact) / math.log(max_distance / exact)
+                        * (n - exact)).long()  # log-spaced; log 0 = -inf only where is_small
+    if_large = torch.min(if_large, torch.full_like(if_large, n - 1))
+    return buckets + torch.where(is_small, distance, if_large)

@@ -37,7 +37,8 @@ from tfviz.model.hooks import HookPoint, name_hook_points
 from tfviz.model.masks import sparse_pattern
 from tfviz.model.mlm_head import MLMHead
 from tfviz.model.norm import make_norm
-from tfviz.model.positional import alibi_bias, rope_angles, sinusoidal_table
+from tfviz.model.positional import (alibi_bias, relative_distance, rope_angles, shaw_index,
+                                    sinusoidal_table, t5_bucket)
 from tfviz.model.seeded import seeded
 
 
@@ -92,7 +93,7 @@ class Transformer(nn.Module):
         if cfg.arch == "encoder-decoder":
             self.hook_enc_embed = HookPoint()
             self.hook_enc_pos_embed = HookPoint()
-            self.enc_blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.enc_layers))
+            self.enc_blocks = nn.ModuleList(Block(cfg, first=i == 0) for i in range(cfg.enc_layers))
             if cfg.final_norm:
                 self.enc_ln_final = make_norm(cfg)
         if cfg.n_token_types:  # BERT's segment table; every token reads row 0 (one sentence)
@@ -100,8 +101,8 @@ class Transformer(nn.Module):
             self.hook_token_type_embed = HookPoint()  # (B, T, d)
         if cfg.embed_norm:  # BERT: LayerNorm of word + token type + position
             self.ln_embed = make_norm(cfg)
-        self.blocks = nn.ModuleList(Block(cfg, cross=cfg.arch == "encoder-decoder")
-                                    for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(Block(cfg, cross=cfg.arch == "encoder-decoder", first=i == 0)
+                                    for i in range(cfg.n_layers))
         if cfg.final_norm:
             self.ln_final = make_norm(cfg)
         if cfg.mlm_transform:
@@ -133,8 +134,11 @@ class Transformer(nn.Module):
         return x
 
     def _self_ctx(self, Tq: int, offset: int, causal: bool, key_mask: Tensor | None,
-                  opts: RunOptions) -> AttnContext:
-        """Mask, RoPE angles and ALiBi bias for queries at offset..offset+Tq over all keys."""
+                  opts: RunOptions, stack: nn.ModuleList | None = None) -> AttnContext:
+        """Mask, RoPE angles, ALiBi bias and relative distances (Shaw's table rows, T5's bias
+        from ``stack``'s first layer: the decoder's blocks unless given) for queries at
+        offset..offset+Tq over all keys. With a KV cache the distances are those of the real
+        positions, so a cached step reads the same rows as a full pass."""
         cfg, Tk = self.cfg, offset + Tq
         q_pos, k_pos = torch.arange(offset, Tk), torch.arange(Tk)
         allowed = None
@@ -153,8 +157,21 @@ class Transformer(nn.Module):
             rope = rope_angles(q_pos, cfg.rope_dim, cfg.pos_base, cfg.rope_scaling,  # (Tq, r/2) each
                                transformers_order=cfg.rope_pairs == "halves")
         alibi = alibi_bias(cfg.n_heads, q_pos, k_pos) if cfg.positional == "alibi" else None
+        rel_index = shaw_index(q_pos, k_pos, cfg.rel_clip) if cfg.positional == "relative" else None  # (Tq, Tk)
+        bias = None
+        if cfg.positional == "t5_bias":  # the model's own bucketing: an encoder's reads both ways
+            buckets = t5_bucket(relative_distance(q_pos, k_pos), bidirectional=not self._causal_stack(stack),
+                                n_buckets=cfg.rel_buckets, max_distance=cfg.rel_max_distance)  # (Tq, Tk)
+            bias = (self.blocks if stack is None else stack)[0].attn.position_bias(buckets)  # (1, H, Tq, Tk)
         return AttnContext(allowed=allowed, scale=opts.resolved(cfg).scale,
-                           temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi)
+                           temperature=opts.temperature, rope_q=rope, rope_k=rope, alibi=alibi,
+                           rel_index=rel_index, position_bias=bias)
+
+    def _causal_stack(self, stack: nn.ModuleList | None) -> bool:
+        """Whether ``stack`` (the decoder's blocks if None) was built to read the past only: the
+        model's own arch decides, not a what-if that switches the mask off (T5 buckets a decoder's
+        distances one way whatever its mask)."""
+        return self.cfg.causal and (stack is None or stack is self.blocks)
 
     def _logits(self, x: Tensor) -> Tensor | None:
         """(B, T, vocab) logits of the last block's output; None for a model without an LM head.
@@ -179,7 +196,7 @@ class Transformer(nn.Module):
         """Encoder of an encoder-decoder model: (memory (B, S, d), summed MoE aux loss)."""
         opts = options or RunOptions()
         x = self._embed(enc_ids, None, 0, self.hook_enc_embed, self.hook_enc_pos_embed)
-        ctx = BlockContext(self._self_ctx(x.shape[1], 0, False, enc_attention_mask, opts),
+        ctx = BlockContext(self._self_ctx(x.shape[1], 0, False, enc_attention_mask, opts, self.enc_blocks),
                            moe_top_k=opts.moe_top_k)
         aux = x.new_zeros(())
         for block in self.enc_blocks:
