@@ -1,5 +1,7 @@
-"""Lesson 3's trained position models: gpt-tiny-learned (a trained position table) and
-gpt-tiny-rope (RoPE), each gpt-tiny with only its positions changed.
+"""Lesson 3's trained position models: gpt-tiny-learned (a trained position table),
+gpt-tiny-rope (RoPE), gpt-tiny-relative (Shaw et al.'s relative vectors) and gpt-tiny-t5 (T5's
+bucketed bias), each gpt-tiny with only its positions changed. (The last two's lesson numbers:
+tests/test_analysis_relative_positions.py.)
 
 References, independent of the lesson's code paths:
 - learned table: torch.nn.functional.cosine_similarity on the model's own nn.Embedding weight
@@ -39,8 +41,8 @@ def rope():
 
 def test_presets_differ_from_gpt_tiny_only_in_positions():
     gpt = preset("gpt-tiny")
-    assert POS_PRESET_NAMES == ("gpt-tiny-learned", "gpt-tiny-rope")
-    for name, kind in zip(POS_PRESET_NAMES, ("learned", "rope")):
+    assert POS_PRESET_NAMES == ("gpt-tiny-learned", "gpt-tiny-rope", "gpt-tiny-relative", "gpt-tiny-t5")
+    for name, kind in zip(POS_PRESET_NAMES, ("learned", "rope", "relative", "t5_bias")):
         cfg = preset(name)
         assert name not in PRESET_NAMES  # kept out of the sidebar's model list
         assert cfg.positional == kind and gpt.positional == "sinusoidal"

@@ -4,8 +4,9 @@ evaluation whose numbers go into the manifest.
     gpt-tiny        next token on story sentences (one sentence + <eos> per row, as typed:
                     no <bos>, because the app traces text exactly as the learner types it)
     moe-tiny        the same, with 4 experts (top-1) in every feed-forward block
-    gpt-tiny-learned, gpt-tiny-rope
-                    gpt-tiny's recipe with a trained position table, or with RoPE (lesson 3)
+    gpt-tiny-learned, gpt-tiny-rope, gpt-tiny-relative, gpt-tiny-t5
+                    gpt-tiny's recipe with a trained position table, RoPE, Shaw et al.'s
+                    relative positions or T5's bucketed bias (lesson 3)
     bert-tiny       masked LM on the same sentences (15%; 80% [MASK] / 10% random / 10% kept),
                     plus "it" statements in which "it" must name its noun (see below)
     reverse-encdec  source letters -> the same letters reversed (make_reverse, lengths 2-12)
@@ -42,8 +43,8 @@ with seed 2, but 75% with seed 1: the seed still matters). Dropping heads in eve
 per kind of answer and per form (``encoder_coref_metrics``).
 
 >>> sorted(RECIPES)
-['bert-tiny', 'gpt-tiny', 'gpt-tiny-learned', 'gpt-tiny-rope', 'gqa-tiny', 'llama-tiny', 'moe-tiny',
- 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
+['bert-tiny', 'gpt-tiny', 'gpt-tiny-learned', 'gpt-tiny-relative', 'gpt-tiny-rope', 'gpt-tiny-t5',
+ 'gqa-tiny', 'llama-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
 """
 from __future__ import annotations
 
@@ -207,13 +208,14 @@ RECIPES: dict[str, Recipe] = {
                             "compared_with": "gpt-tiny (same recipe, 4 K/V heads)"})
        for name in ("gqa-tiny", "mqa-tiny")},
     # Lesson 3: gpt-tiny's data, seeds, steps and settings; only the positions differ (a trained
-    # table added to the embeddings, or RoPE turning q and k), measured as gpt-tiny is.
+    # table added to the embeddings, RoPE turning q and k, Shaw's distance vectors or T5's
+    # bucket biases inside attention), measured as gpt-tiny is.
     **{name: Recipe(
         name, steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
         make_rows=_story_rows(CORPUS_SENTENCES, GPT_COREF_FRACTION), loss=lm_loss, evaluate=_eval_positions,
         data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": GPT_COREF_FRACTION, "row": "sentence <eos>",
                             "compared_with": "gpt-tiny (sinusoidal)"})
-       for name in ("gpt-tiny-learned", "gpt-tiny-rope")},
+       for name in ("gpt-tiny-learned", "gpt-tiny-rope", "gpt-tiny-relative", "gpt-tiny-t5")},
     # The modern block (RoPE, GQA, RMSNorm, SwiGLU): gpt-tiny's data, seeds, steps and settings.
     "llama-tiny": Recipe(
         "llama-tiny", steps=1600, batch_size=48, lr=3e-3, seed=1, make_tokenizer=story_tokenizer,
