@@ -7,6 +7,7 @@ from tfviz.analysis import decoding as dec
 from tfviz.decoding import (beam_search_tree, filter_distribution, generate,
                             is_tied, lm_loss_per_token, prompt_with_room)
 from tfviz.decoding.prompt import starting_prompt
+from tfviz.tokenizer.base import end_ids
 from tfviz.decoding.generate import continuation_text, step_contexts
 from tfviz.ui import decoding_cache as dc
 from tfviz.ui.cache import coref_gap_notice, get_bundle, get_trace, read_text
@@ -31,6 +32,10 @@ bundle = get_bundle(name)
 cfg, V = bundle.config, bundle.config.vocab_size
 facts = bundle.facts
 EOS = facts.specials.eos or "<eos>"  # the model's own end token: GPT-2's is <|endoftext|>
+# Every token that ends its text: one for ours and GPT-2, several for a Llama 3 Instruct
+ENDS = facts.specials.ends or (EOS,)
+ENDS_SAID = " or ".join(f"`{t}`" for t in ENDS)  # "`<|end_of_text|>` or `<|eot_id|>`"
+ENDS_WITH_IDS = " or ".join(f"`{t}` (id {i})" for t, i in zip(ENDS, end_ids(bundle.tokenizer)))
 BOS = facts.specials.bos  # its beginning-of-text token; a Llama's tokenizer puts it first (facts.adds_bos)
 
 st.title("The LM head and decoding")
@@ -95,19 +100,20 @@ with step("2 · The model continues your prompt"):
         "- **Top-p** (nucleus): keep the smallest set of most probable tokens whose probabilities "
         "add up to at least p, renormalise, then draw.\n\n"
         "Temperature comes first, then the filters. Ties are broken by the lower token id. "
-        f"Generation stops when the model writes `{EOS}`"
+        f"Generation stops when the model writes {ENDS_SAID}"
         + (f", which for {name} marks {facts.eos_meaning}." if facts.eos_meaning else ".")
     )
     whole = read_text(name, text).notice is None  # the trace's last logits follow the text's end
     start, cut = ((prompt_part(text), None) if is_run_name(name) else starting_prompt(
-        text, get_trace(name, text)["logits"][-1] if whole else None, bundle.tokenizer.eos_id))
+        text, get_trace(name, text)["logits"][-1] if whole else None, end_ids(bundle.tokenizer)))
     prompt, prompt_note = prompt_box("dec", start)
     # The notes below come and go with the text; in one container that is always there, so the
     # charts after them keep their place and only swap their data (length-free views)
     notes = st.container()
     if cut and prompt == start:  # say why the box does not hold the sidebar's whole text
         notes.caption(f"The prompt starts from your text without “{cut.strip()}”: after it, "
-                   f"{name}'s likeliest next token is `{EOS}`"
+                   f"{name}'s likeliest next token is "
+                   + (f"`{EOS}`" if len(ENDS) == 1 else f"one of its end tokens ({ENDS_SAID})")
                    + (f", which for it marks {facts.eos_meaning}" if facts.eos_meaning else "")
                    + ", so greedy decoding and beam search would end at once, with nothing to "
                    "show. From here the model writes the end of the sentence itself. "
@@ -143,12 +149,11 @@ with step("2 · The model continues your prompt"):
             f"(id {bundle.tokenizer.bos_id}) in front of every text it reads: what it continues is "
             f"`{BOS}` followed by your prompt, "
             + " ".join(f"`{t}`" for t in first) + (" …" if len(ids) > len(first) else "")
-            + f" ({len(ids)} tokens). It ends a text with its own end token, `{EOS}` "
-            f"(id {bundle.tokenizer.eos_id}).")
+            + f" ({len(ids)} tokens). It ends a text with its own end token"
+            + (f", {ENDS_WITH_IDS}." if len(ENDS) == 1 else f": any of {len(ENDS)}, {ENDS_WITH_IDS}."))
     elif ids is not None:
         st.caption(f"{name}'s tokenizer puts no beginning-of-text token in front of your prompt: the "
-                   f"model reads it as it is, {len(ids)} tokens, and ends a text with `{EOS}` "
-                   f"(id {bundle.tokenizer.eos_id}).")
+                   f"model reads it as it is, {len(ids)} tokens, and ends a text with {ENDS_WITH_IDS}.")
 
     if ids is not None:
         g = dc.generation(name, ids, "sample" if sampling else "greedy", new_tokens, seed=int(seed),
@@ -189,7 +194,7 @@ with step("3 · Beam search: keep several continuations alive"):
         "continuations. **Beam search** keeps the *beam width* best partial continuations instead. "
         "At each step every kept beam is extended by every token of the vocabulary, each candidate "
         "is scored by the **sum of the log-probabilities** of its tokens (the log of the product "
-        "of its probabilities), and the best few survive. A beam that wrote `" + EOS + "` is finished: "
+        "of its probabilities), and the best few survive. A beam that wrote " + ENDS_SAID + " is finished: "
         "it is carried along with its score and still competes. Nothing is compared with a right "
         "answer: the model's own probabilities are all there is."
     )
@@ -213,7 +218,7 @@ with step("3 · Beam search: keep several continuations alive"):
             "path greedy decoding takes."))
         table([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
                 "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
-                f"finished ({EOS})": "yes" if search.finished(h) else "no"}
+                f"finished ({EOS if len(ENDS) == 1 else 'an end token'})": "yes" if search.finished(h) else "no"}
                for i, h in enumerate(search.hypotheses)],
               hide_index=True, static=True)
         cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))

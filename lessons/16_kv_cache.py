@@ -136,7 +136,8 @@ with step("2 · Your prompt, generated both ways"):
              for s in steps], hide_index=True)
         st.caption(f"Cache bytes are counted from the cache's own tensors: 2 × {L} × {Hkv} × t × {dh} "
                    f"numbers of 4 bytes, {config_kv_cache_bytes(cfg, 1):,} bytes per token. "
-                   f"{f'Generation stopped when the model wrote {facts.specials.eos}.' if side.stop_reason == 'eos' else ''}")
+                   + (f"Generation stopped when the model wrote {bundle.token_strings(side.cached_ids[-1:])[0]}."
+                      if side.stop_reason == "eos" else ""))
         show_code(kc.side_by_side, kc.new_query_rows)
         # fits the step slider to the steps taken (drawn last: no gap)
         fit_marker({"step": {"n": len(steps), "default": min(1, len(steps) - 1)}})

@@ -190,5 +190,5 @@ def test_the_starting_prompt_is_cut_only_where_the_model_would_end():
     for text, cut in (("the girl was happy.", True), ("the girl was", False)):
         logits = bundle.trace(text)["logits"][-1]
         assert (int(logits.argmax()) == eos) is cut
-        start, gone = starting_prompt(text, logits, eos)
+        start, gone = starting_prompt(text, logits, (eos,))
         assert (gone is not None) is cut and (start == text) is not cut

@@ -1,7 +1,8 @@
 """Lesson 14 (/decoding) with a checkpoint's own BOS and EOS. A Llama's tokenizer puts its
 beginning-of-text token in front of every text: the page says so with the token's real name and
 id and shows it first among the prompt's tokens, and generation stops at the end token the
-folder's generation_config.json names. transformers is the reference: its tokenizer for the
+folder's generation_config.json names, or at any of them when it names a list (Llama 3
+Instruct's [128001, 128008, 128009]). transformers is the reference: its tokenizer for the
 same folder (the ids and the BOS) and its own ``generate``, which stops at the same token."""
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import torch
 import tfviz
 from tests.support.modern_sidebar import offer_llama_folders
 from tfviz.decoding import generate, prompt_with_room
+from tfviz.decoding.generate import continuation_text
 
 pytest.importorskip("transformers")
 
@@ -55,20 +57,28 @@ def test_the_tokenizers_bos_is_said_and_shown(app_page, monkeypatch, folders, ki
     assert (f"**{kind} reads `{bos}` first.** Its tokenizer puts its beginning-of-text token `{bos}` "
             f"(id {theirs.bos_token_id}) in front of every text") in _words(at)
     assert shown in _words(at) and shown.startswith(f"`{bos}`")
-    eos_id = json.loads((folders / kind / "generation_config.json").read_text())["eos_token_id"]
-    eos_id = eos_id[0] if isinstance(eos_id, list) else eos_id
-    assert f"It ends a text with its own end token, `{b.facts.specials.eos}` (id {eos_id})." in _words(at)
+    eos_ids = json.loads((folders / kind / "generation_config.json").read_text())["eos_token_id"]
+    eos_ids = eos_ids if isinstance(eos_ids, list) else [eos_ids]  # llama3's names two
+    said = " or ".join(f"`{b.token_strings([i])[0]}` (id {i})" for i in eos_ids)
+    assert b.tokenizer.eos_ids == tuple(eos_ids) and b.facts.specials.ends == tuple(b.token_strings(eos_ids))
+    assert ("It ends a text with its own end token"
+            + (f", {said}." if len(eos_ids) == 1 else f": any of {len(eos_ids)}, {said}.")) in _words(at)
     assert len([c for c in at.code if c.value.startswith(bos)]) == 1  # the text it continues, BOS first
     # the training loss scores the first word too, from the BOS
     assert f"The first input is `{bos}`, which {kind}'s tokenizer put there" in _words(at)
 
 
-def test_generation_stops_at_the_eos_the_folder_names(app_page, monkeypatch, tmp_path):
+@pytest.mark.parametrize("listed", [False, True], ids=["one eos", "a list"])
+def test_generation_stops_at_the_eos_the_folder_names(app_page, monkeypatch, tmp_path, listed):
     """The folder's generation_config.json is rewritten to name, as its end token, the 4th token
-    greedy decoding writes: our generation and transformers' generate both stop there."""
+    greedy decoding writes, alone or second in a list after <|end_of_text|> (as Llama 3 Instruct
+    lists three): our generation, beam search and the KV-cache lesson's run, and transformers'
+    generate, all stop there; bundle.facts and the page name every end token."""
     import transformers
 
     from tests.support.llama_folders import make_checkpoint
+    from tfviz.decoding import beam_search_tree
+    from tfviz.experiments.kv_cache import side_by_side
 
     folder = tmp_path / "stopper"
     make_checkpoint(folder, "llama", tokenizer="llama3", positions=128)
@@ -81,19 +91,29 @@ def test_generation_stops_at_the_eos_the_folder_names(app_page, monkeypatch, tmp
     k = next(i for i in range(3, 8) if free[i] not in free[:i])  # a token greedy writes first at step i
     stop = free[k]
     config = json.loads((folder / "generation_config.json").read_text())
-    (folder / "generation_config.json").write_text(json.dumps({**config, "eos_token_id": stop}))
+    first = b.tokenizer.hf.token_to_id("<|end_of_text|>")
+    assert stop != first
+    ends = [first, stop] if listed else [stop]
+    (folder / "generation_config.json").write_text(json.dumps({**config, "eos_token_id": ends if listed else stop}))
     b = tfviz.load(folder)
-    assert b.tokenizer.eos_id == stop
+    assert b.tokenizer.eos_id == ends[0] and b.tokenizer.eos_ids == tuple(ends)
+    assert b.facts.specials.ends == tuple(b.token_strings(ends)) and b.facts.specials.eos == b.facts.specials.ends[0]
     ours = generate(b, ids, strategy="greedy", max_new_tokens=20)
     theirs = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
     stopped = theirs.generate(**prompt, max_new_tokens=20, do_sample=False)[0, len(ids):].tolist()
     assert list(ours.new_ids) == stopped == free[:k + 1]  # both end with the folder's end token
+    assert ours.stop_reason == "eos" and ours.text == continuation_text(b, ids, free[:k])  # without it
+    beam = beam_search_tree(b, ids, beam_width=1, max_new_tokens=20)  # one beam: greedy
+    assert beam.hypotheses[0].new_ids == tuple(free[:k + 1]) and beam.finished(beam.hypotheses[0])
+    side = side_by_side(b, ids, 20, repeats=1)
+    assert side.stop_reason == "eos" and side.cached_ids == tuple(free[:k + 1])
     offer_llama_folders(monkeypatch, tmp_path)
     at = _ok(app_page(PAGE, model="stopper", text=TEXT))
     at.text_area(key="dec_prompt").set_value(TEXT)
     _ok(at.run())
     name = b.token_strings([stop])[0]
-    assert f"Generation stops when the model writes `{name}`" in _words(at)
+    said = " or ".join(f"`{t}`" for t in b.token_strings(ends))
+    assert f"Generation stops when the model writes {said}" in _words(at)
     assert f"The model chose {name}: it ended the text." in _words(at)
     assert f"**stopper writes** ({k + 1} new tokens, greedy):" in _words(at)
 

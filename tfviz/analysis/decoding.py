@@ -115,7 +115,7 @@ def beam_tree(search, token_strings: TokenStrings, greedy_ids: Sequence[int] = (
     """Lay out ``search`` (``tfviz.decoding.beam_search_tree``) for a drawing: per step, the kept
     beams and each parent's ``per_beam`` best children (the other expansions are only counted).
     A column lists its parents' children in the parents' order, best first."""
-    eos, greedy = search.eos_id, tuple(greedy_ids)
+    eos, greedy = search.eos_ids, tuple(greedy_ids)
     best = search.hypotheses[0].new_ids if search.hypotheses else ()
 
     def prefix_of(seq: tuple, whole: tuple) -> bool:
@@ -139,7 +139,7 @@ def beam_tree(search, token_strings: TokenStrings, greedy_ids: Sequence[int] = (
             nodes.append(TreeNode(
                 t + 1, row_slot[r], slots[p], tok, "(finished)" if tok < 0 else label,
                 float(s.logprob[r]), float(s.total[r]), bool(s.kept[r]),
-                tok < 0 or tok == eos, prefix_of(seq, best) and bool(s.kept[r]),
+                tok < 0 or tok in eos, prefix_of(seq, best) and bool(s.kept[r]),
                 prefix_of(seq, greedy), int(rank[r])))
         slots = [row_slot[r] for r in s.rows]
         seqs = [seqs[int(s.parent[r])] + (() if s.token[r] < 0 else (int(s.token[r]),))

@@ -26,6 +26,7 @@ import torch
 
 from tfviz.decoding.prompt import read_prompt, require_decoder
 from tfviz.model import KVCache
+from tfviz.tokenizer.base import end_ids
 
 BeamStop = Literal["finished", "length", "context"]
 
@@ -66,16 +67,16 @@ class BeamSearch:
     hypotheses: tuple[Hypothesis, ...]
     tree: tuple[BeamStep, ...]
     stop_reason: BeamStop
-    eos_id: int
+    eos_ids: tuple[int, ...]  # the end tokens (a checkpoint may name several), the first its eos
     notice: str | None = None  # set when the prompt was cut to the context
 
     def finished(self, h: Hypothesis) -> bool:
-        return _ended(h, self.eos_id)
+        return _ended(h, self.eos_ids)
 
 
-def _ended(h: Hypothesis, eos: int) -> bool:
-    """Whether ``h`` emitted <eos>: it is finished and never extended again."""
-    return bool(h.new_ids) and h.new_ids[-1] == eos
+def _ended(h: Hypothesis, ends: tuple[int, ...]) -> bool:
+    """Whether ``h`` emitted an end token: it is finished and never extended again."""
+    return bool(h.new_ids) and h.new_ids[-1] in ends
 
 
 def _frozen(a) -> np.ndarray:
@@ -102,7 +103,7 @@ def beam_search_tree(bundle, prompt: str | Sequence[int], beam_width: int = 3,
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be a whole number >= {low}; got {value!r}")
     prompt_ids, notice = read_prompt(bundle, prompt)
-    model, context, eos = bundle.model, bundle.config.max_seq_len, bundle.tokenizer.eos_id
+    model, context, eos = bundle.model, bundle.config.max_seq_len, end_ids(bundle.tokenizer)
     vocab = bundle.config.vocab_size
     beams = [Hypothesis((), 0.0)]
     caches: list[KVCache | None] = [None]  # each beam's cache, before its last token is read

@@ -2,7 +2,8 @@
 
     repeat:  logits of the last position -> filters (temperature, top-k, top-p) -> choose a token
              greedy: the most probable (ties: lower id);  sample: draw from the filtered p
-    until:   <eos>, max_new_tokens, or the context (max_seq_len) is full
+    until:   an end token (<eos>; a checkpoint may name several), max_new_tokens, or the
+             context (max_seq_len) is full
 
 With ``use_cache`` the model reads only the new token each step and keeps the keys and values
 of the earlier ones (``Transformer.step``, a KV cache); without it, it re-reads the whole
@@ -33,6 +34,7 @@ import torch
 from tfviz.decoding.distribution import Filtered, check_filters, filter_distribution, sample
 from tfviz.decoding.prompt import read_prompt, require_decoder
 from tfviz.reference import softmax
+from tfviz.tokenizer.base import end_ids
 
 Strategy = Literal["greedy", "sample"]
 StopReason = Literal["eos", "length", "context"]
@@ -101,10 +103,11 @@ def make_step(bundle, f: Filtered, chosen: int, position: int, plain: np.ndarray
 
 
 def continuation_text(bundle, prompt_ids: Sequence[int], new_ids: Sequence[int]) -> str:
-    """The new ids as text, without ``<eos>``, as they read after the prompt: decoded together
-    with it, because a tokenizer may drop the leading space of a text it decodes on its own."""
-    eos, decode = bundle.tokenizer.eos_id, bundle.tokenizer.decode
-    new = [i for i in new_ids if i != eos]
+    """The new ids as text, without the end token, as they read after the prompt: decoded
+    together with it, because a tokenizer may drop the leading space of a text it decodes on
+    its own."""
+    ends, decode = end_ids(bundle.tokenizer), bundle.tokenizer.decode
+    new = [i for i in new_ids if i not in ends]
     before, whole = decode(prompt_ids), decode([*prompt_ids, *new])
     return whole[len(before):] if whole.startswith(before) else decode(new)
 
@@ -120,8 +123,9 @@ def step_contexts(bundle, g: Generation, chars: int = 80) -> tuple[str, ...]:
 
 
 def stop_message(reason: StopReason, n_new: int, context: int, eos: str = "<eos>") -> str:
-    """One sentence for the learner saying why generation stopped; ``eos`` is the model's own
-    end token's name (GPT-2's is <|endoftext|>)."""
+    """One sentence for the learner saying why generation stopped; ``eos`` is the name of the
+    end token the model chose (GPT-2's is <|endoftext|>; a Llama 3 Instruct may end on any of
+    three)."""
     return {"eos": f"The model chose {eos}: it ended the text.",
             "length": f"Stopped after {n_new} new tokens, the number asked for.",
             "context": f"Stopped: the context is full (this model reads at most {context} "
@@ -144,7 +148,7 @@ def generate(bundle, prompt: str | Sequence[int], *, strategy: Strategy = "greed
         raise ValueError(f"max_new_tokens must be a whole number >= 0; got {max_new_tokens!r}")
     check_filters(temperature, top_k, top_p)
     prompt_ids, notice = read_prompt(bundle, prompt)
-    model, context, eos = bundle.model, bundle.config.max_seq_len, bundle.tokenizer.eos_id
+    model, context, ends = bundle.model, bundle.config.max_seq_len, end_ids(bundle.tokenizer)
     rng = np.random.default_rng(seed)  # this call's own generator
     ids, steps, reason = list(prompt_ids), [], "length"
     unread, cache = list(prompt_ids), None  # tokens the cache has not seen yet
@@ -164,11 +168,12 @@ def generate(bundle, prompt: str | Sequence[int], *, strategy: Strategy = "greed
             steps.append(make_step(bundle, f, chosen, len(ids), plain))
             ids.append(chosen)
             unread = [chosen]
-            if chosen == eos:
+            if chosen in ends:  # any of the checkpoint's end tokens (Llama 3 Instruct has three)
                 reason = "eos"
                 break
     new_ids = tuple(ids[len(prompt_ids):])
     text = continuation_text(bundle, prompt_ids, new_ids)
+    chosen_end = bundle.token_strings(new_ids[-1:])[0] if reason == "eos" else None
     return Generation(prompt_ids, new_ids, text, tuple(steps), reason,
                       stop_message(reason, len(new_ids), context,
-                                   bundle.facts.specials.eos or "<eos>"), notice)
+                                   chosen_end or bundle.facts.specials.eos or "<eos>"), notice)

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -99,22 +99,23 @@ def cut_sentence_end(text: str) -> tuple[str, str] | None:
     return text[:found.start()], text[found.start():].rstrip()
 
 
-def starting_prompt(text: str, next_logits, eos_id: int | None) -> tuple[str, str | None]:
+def starting_prompt(text: str, next_logits, ends: Collection[int]) -> tuple[str, str | None]:
     """(the prompt lesson 14 starts from, the words cut off or None).
 
-    A text that ends a sentence, after which the model's likeliest next token is its end token
-    (``next_logits``: the logits at the text's last position), would leave greedy decoding and
-    beam search with nothing to write: they would end at once. The prompt then starts before
-    its last word and full stop, which the model has to write again itself, and goes on from.
+    A text that ends a sentence, after which the model's likeliest next token is an end token
+    (one of ``ends``; ``next_logits``: the logits at the text's last position), would leave
+    greedy decoding and beam search with nothing to write: they would end at once. The prompt
+    then starts before its last word and full stop, which the model has to write again itself,
+    and goes on from.
 
-    >>> starting_prompt("the cat sat on the mat.", np.array([0.0, 0.0, 5.0]), eos_id=2)
+    >>> starting_prompt("the cat sat on the mat.", np.array([0.0, 0.0, 5.0]), ends=(2,))
     ('the cat sat on the', ' mat.')
-    >>> starting_prompt("the cat sat on the mat.", np.array([9.0, 0.0, 5.0]), eos_id=2)
+    >>> starting_prompt("the cat sat on the mat.", np.array([9.0, 0.0, 5.0]), ends=(2,))
     ('the cat sat on the mat.', None)
     """
     cut = cut_sentence_end(text)
-    if cut is None or eos_id is None or next_logits is None:
+    if cut is None or not ends or next_logits is None:
         return text, None
-    if int(np.argmax(np.asarray(next_logits))) != eos_id:
+    if int(np.argmax(np.asarray(next_logits))) not in ends:
         return text, None
     return cut

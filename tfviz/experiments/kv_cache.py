@@ -28,6 +28,7 @@ import torch
 from tfviz.model.hooks import recording
 from tfviz.model.positional import (alibi_bias, relative_distance, shaw_index,
                                     t5_bucket)
+from tfviz.tokenizer.base import end_ids
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def side_by_side(bundle, prompt_ids, new_tokens: int, repeats: int = 5) -> SideB
     prompt = [int(i) for i in prompt_ids]
     if not prompt:
         raise ValueError("the prompt is empty: type at least one word for the model to continue")
-    context, eos = cfg.max_seq_len, bundle.tokenizer.eos_id
+    context, ends = cfg.max_seq_len, end_ids(bundle.tokenizer)
     if len(prompt) > context:
         raise ValueError(f"the prompt is {len(prompt)} tokens; this model reads at most {context}")
     qname = _query_name(cfg)
@@ -195,7 +196,7 @@ def side_by_side(bundle, prompt_ids, new_tokens: int, repeats: int = 5) -> SideB
             ids_c.append(chosen_c)
             ids_u.append(chosen_u)
             unread = [chosen_c]
-            if chosen_c == eos or chosen_u == eos:
+            if chosen_c in ends or chosen_u in ends:  # any end token (Llama 3 Instruct has three)
                 reason = "eos"
                 break
         # Timing, in rounds over all steps (each round runs every step once, with and without

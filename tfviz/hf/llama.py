@@ -281,13 +281,14 @@ def llama_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) ->
 
     bos = named("bos_token", "bos_token_id", data)
     eos = named("eos_token", "eos_token_id", generation, data)
+    ends = end_tokens(hf, generation, data)
     pad = named("pad_token", "pad_token_id", data)
     if "add_bos_token" in settings or "add_eos_token" in settings:
         hf.post_processor = _template(
             hf, token_text(settings, "bos_token") or bos, token_text(settings, "eos_token") or eos,
             bool(settings.get("add_bos_token")), bool(settings.get("add_eos_token")))
     return CheckpointTokenizer(hf, eos, bos_token=bos, pad_token=pad, add_special_tokens=True,
-                               pieces=pieces, n_ids=n_ids)
+                               pieces=pieces, n_ids=n_ids, end_tokens=ends)
 
 
 def _template(hf: HFTokenizer, bos: str | None, eos: str | None, add_bos: bool,
@@ -318,3 +319,17 @@ def token_text(settings: Mapping, key: str) -> str | None:
     if isinstance(value, dict):
         value = value.get("content")
     return value if isinstance(value, str) else None
+
+
+def end_tokens(hf: HFTokenizer, *sources: Mapping) -> list[str]:
+    """Every token that ends a generated text: the ``eos_token_id`` of the first source that
+    names one (generation_config.json, then config.json), all of a list, as transformers'
+    ``generate`` stops at any of them (Llama 3.1 Instruct's [128001, 128008, 128009]:
+    <|end_of_text|>, <|eom_id|>, <|eot_id|>). Ids the tokenizer lacks are passed over."""
+    for source in sources:
+        value = source.get("eos_token_id")
+        ids = value if isinstance(value, list) else [value]
+        ids = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
+        if ids:
+            return [t for t in map(hf.id_to_token, ids) if t is not None]
+    return []

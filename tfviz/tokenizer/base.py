@@ -55,3 +55,16 @@ class Tokenizer(Protocol):
     def tokens(self, text: str) -> list[str]:
         """``[id_to_token(i) for i in encode(text)]``."""
         ...
+
+
+def end_ids(tok: Tokenizer) -> tuple[int, ...]:
+    """Every id that ends a generated text, ``eos_id`` first: a checkpoint's tokenizer may have
+    several (``CheckpointTokenizer.eos_ids``: Llama 3 Instruct stops at <|end_of_text|>,
+    <|eom_id|> or <|eot_id|>), ours have one.
+
+    >>> from tfviz.tokenizer.byte import ByteTokenizer
+    >>> end_ids(ByteTokenizer())
+    (2,)
+    """
+    return tuple(getattr(tok, "eos_ids", None) or (tok.eos_id,))
+

@@ -23,8 +23,9 @@ Llama, Mistral or Qwen gets its own beginning-of-text token where its files say 
 
 Unlike our own tokenizers, a checkpoint's special tokens need not come first (GPT-2's
 ``<|endoftext|>`` is id 50256). ``eos_id`` is ``eos_token``'s id (else the last special token),
-and ``bos_id`` and ``pad_id`` the same one unless ``bos_token``/``pad_token`` name others: GPT-2
-uses its one token for all three; BERT has [CLS], [SEP] and [PAD].
+``eos_ids`` every id that ends a generated text (eos_id first), and ``bos_id`` and ``pad_id``
+the same one as eos_id unless ``bos_token``/``pad_token`` name others: GPT-2 uses its one token
+for all three; BERT has [CLS], [SEP] and [PAD].
 """
 from __future__ import annotations
 
@@ -45,13 +46,17 @@ class CheckpointTokenizer:
 
     def __init__(self, hf: Tokenizer, eos_token: str | None = None, *, bos_token: str | None = None,
                  pad_token: str | None = None, add_special_tokens: bool = False,
-                 pieces: Pieces = "byte_level", n_ids: int | None = None) -> None:
+                 pieces: Pieces = "byte_level", n_ids: int | None = None,
+                 end_tokens: Iterable[str] = ()) -> None:
         """``add_special_tokens``: let the file's post-processor add its tokens (BERT's [CLS]
         and [SEP], a Llama's <s>); ``pieces``: how token strings are shown (see ``Pieces``).
         ``n_ids``: the model's embedding rows, when it has more than the tokenizer has tokens
         (a vocabulary padded to a round size): ids past the tokenizer's are named "#id", since
-        a model may still give them a logit. A named token missing from the file is passed
-        over (eos then falls back to the last special token, bos and pad to eos)."""
+        a model may still give them a logit. ``end_tokens``: more tokens that end a generated
+        text besides ``eos_token`` (a Llama 3 Instruct's generation_config.json names
+        <|end_of_text|>, <|eom_id|> and <|eot_id|>); ``eos_ids`` holds them all, eos first. A
+        named token missing from the file is passed over (eos then falls back to the last
+        special token, bos and pad to eos)."""
         self.hf = hf
         self.n_ids = max(n_ids or 0, hf.get_vocab_size())
         self.add_special_tokens = add_special_tokens
@@ -63,6 +68,8 @@ class CheckpointTokenizer:
         if eos is None:  # GPT-2 names <|endoftext|> in its config; else the last special token
             eos = added[-1][0] if added else 0
         self.eos_id = eos
+        ends = (hf.token_to_id(t) for t in end_tokens)
+        self.eos_ids: tuple[int, ...] = tuple(dict.fromkeys([eos, *(i for i in ends if i is not None)]))
         bos = hf.token_to_id(bos_token) if bos_token else None
         pad = hf.token_to_id(pad_token) if pad_token else None
         self.bos_id = eos if bos is None else bos
