@@ -189,8 +189,10 @@ with step("5 · Compare runs"):
         st.rerun()
 
 with step("6 · Ready-made comparisons"):
-    st.markdown("Each button trains two settings, one after the other, that differ in one choice. "
-                "When both are done, the sentence below says what happened, in the numbers of your runs.")
+    st.markdown("Each button trains settings that differ in one choice, one after the other: two, "
+                "or four for positions (none, the sines added to the tokens, and Shaw's and T5's "
+                "relative schemes inside attention). When all are done, the sentence below says what "
+                "happened, in the numbers of your runs.")
     cols = st.columns(len(COMPARISONS))
     for col, (key, comp) in zip(cols, COMPARISONS.items()):
         if col.button(comp.title, key=f"lab_cmp_{key}", disabled=busy):

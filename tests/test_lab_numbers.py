@@ -2,6 +2,7 @@
 the training loss, the experts' load, a job's progress and the comparison table."""
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -17,15 +18,23 @@ from tfviz.model import Transformer
 # ----- ready-made comparisons ------------------------------------------------------------------
 def test_comparisons_differ_in_what_they_say_and_summarize_measured_numbers():
     assert set(cmp.COMPARISONS) == {"scale", "positions", "norm", "heads", "moe"}
-    diffs = {k: list(c.settings[0].differences(c.settings[1])) for k, c in cmp.COMPARISONS.items()}
+    diffs = {k: sorted({f for s in c.settings[1:] for f in c.settings[0].differences(s)})
+             for k, c in cmp.COMPARISONS.items()}
     assert diffs == {"scale": ["scale"], "positions": ["positional"], "norm": ["norm"],
                      "heads": ["n_heads"], "moe": ["n_experts"]}
+    # the positions comparison offers every kind the notes list that the order task can show:
+    # none against the sines added to the tokens and both relative schemes inside attention
+    assert [s.positional for s in cmp.COMPARISONS["positions"].settings] == \
+        ["none", "sinusoidal", "relative", "t5_bias"]
+    assert [len(c.settings) for c in cmp.COMPARISONS.values()] == [2, 4, 2, 2, 2]
     assert cmp.COMPARISONS["scale"].settings[0].d_head == 128
     assert cmp.COMPARISONS["norm"].settings[0].lr == 3e-2 > LabSettings().lr
-    a, b = (train(s.replace(steps=3, d_model=16, n_heads=1)) for s in cmp.COMPARISONS["positions"].settings)
-    text = cmp.COMPARISONS["positions"].summarize([a, b])
+    a, b, c, d = (train(s.replace(steps=3, d_model=16, n_heads=1)) for s in cmp.COMPARISONS["positions"].settings)
+    text = cmp.COMPARISONS["positions"].summarize([a, b, c, d])
     assert text.startswith(f"no positions: {a.accuracy:.0%} held-out after 3 steps")
     assert f"; sinusoidal positions: {b.accuracy:.0%} held-out" in text
+    assert f"; Shaw relative positions: {c.accuracy:.0%} held-out" in text
+    assert f"; T5 bias positions: {d.accuracy:.0%} held-out" in text
 
 
 # ----- the numbers the page shows, against independent computations ---------------------------
@@ -107,16 +116,24 @@ def _run(settings: LabSettings, accuracies: list[float], load=None):
 
 def test_the_notice_is_printed_only_when_the_runs_show_it():
     pos = cmp.COMPARISONS["positions"]
-    none, sine = pos.settings
-    shown = pos.summarize([_run(none, [0.5, 0.49, 0.5]), _run(sine, [0.5, 0.8, 1.0])])
+    none, sine, shaw, t5 = pos.settings
+    solved = [_run(s, [0.5, 0.8, 1.0]) for s in (sine, shaw, t5)]
+    shown = pos.summarize([_run(none, [0.5, 0.49, 0.5]), *solved])
     assert pos.notice in shown and "held-out" in shown
-    # level: both near chance after a short run -> no claim, the numbers said in words
-    level = pos.summarize([_run(none, [0.5, 0.5]), _run(sine, [0.5, 0.52])])
+    # one of the three level with no positions -> no claim, that pair said in words
+    level = pos.summarize([_run(none, [0.5, 0.5]), _run(sine, [0.5, 1.0]), _run(shaw, [0.5, 0.52]),
+                           _run(t5, [0.5, 1.0])])
     assert pos.notice not in level
-    assert "the two came out level: sinusoidal positions 52% and no positions 50% held-out" in level
-    # ahead, but the run without positions did not stay near chance (guessing scores 50%)
-    partly = pos.summarize([_run(none, [0.5, 0.8]), _run(sine, [0.5, 1.0])])
-    assert pos.notice not in partly and "no positions did not stay near chance: it scored 80%" in partly
+    assert ("In these runs Shaw relative positions and no positions came out level: Shaw relative "
+            "positions 52% and no positions 50% held-out") in level
+    assert "sinusoidal positions and" not in level and "T5 bias positions and" not in level
+    # ahead, but the run without positions did not stay near chance (guessing scores 50%): said once
+    partly = pos.summarize([_run(none, [0.5, 0.8]), *(_run(s, [0.5, 1.0]) for s in (sine, shaw, t5))])
+    assert pos.notice not in partly and partly.count("no positions did not stay near chance: it scored 80%") == 1
+    # two settings: the sentences as they always were
+    two = dataclasses.replace(pos, settings=(none, sine), better=1)
+    assert "the two came out level: sinusoidal positions 52% and no positions 50% held-out" in \
+        two.summarize([_run(none, [0.5, 0.5]), _run(sine, [0.5, 0.52])])
     # the opposite of the expected effect
     norm = cmp.COMPARISONS["norm"]
     pre, post = norm.settings

@@ -110,18 +110,25 @@ def test_a_ready_made_comparison_says_its_measured_numbers(app_page, monkeypatch
     monkeypatch.setitem(cmp.COMPARISONS, "positions", dataclasses.replace(real, settings=tiny))
     at = _ok(app_page(PAGE))
     _ok(at.button(key="lab_cmp_positions").click().run())
-    at = _wait_for_runs(at, 2)
+    at = _wait_for_runs(at, 4)  # none, sines, Shaw's relative vectors, T5's bias
     runs = at.session_state["lab_runs"]
+    assert [r.settings.positional for r in runs] == ["none", "sinusoidal", "relative", "t5_bias"]
     said = at.success[0].value
     assert said.startswith(f"**{real.title}.** {cmp.summarize(runs)} ")
     assert f"no positions: {runs[0].accuracy:.0%} held-out after 5 steps" in said
-    # the notice only if these runs show it: no positions near a guess (50%), positions clearly
-    # ahead (5 points, or level and at 95% first); after 5 steps they rarely are
-    none, sine = runs[0].accuracy, runs[1].accuracy
+    assert f"; Shaw relative positions: {runs[2].accuracy:.0%} held-out after 5 steps" in said
+    assert f"; T5 bias positions: {runs[3].accuracy:.0%} held-out after 5 steps" in said
+    # the notice only if these runs show it: no positions near a guess (50%), each of the three
+    # with positions clearly ahead (5 points, or level and at 95% first); after 5 steps they rarely are
+    none = runs[0].accuracy
     first = [next((c.step for c in r.checkpoints if c.accuracy >= 0.95), None) for r in runs]
-    ahead = sine >= none + 0.05 or (abs(sine - none) < 0.05 and first[1] is not None
-                                    and (first[0] is None or first[1] < first[0]))
-    assert (real.notice in said) == (abs(none - 0.5) <= 0.1 and ahead)
+
+    def ahead(i: int) -> bool:
+        acc = runs[i].accuracy
+        return acc >= none + 0.05 or (abs(acc - none) < 0.05 and first[i] is not None
+                                      and (first[0] is None or first[i] < first[0]))
+
+    assert (real.notice in said) == (abs(none - 0.5) <= 0.1 and all(ahead(i) for i in (1, 2, 3)))
     if real.notice not in said:
         assert said.endswith(real.observed(runs))
 

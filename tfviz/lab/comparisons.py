@@ -1,15 +1,17 @@
-"""Ready-made comparisons: two runs that differ in one design choice, and what they showed.
+"""Ready-made comparisons: runs that differ in one design choice, and what they showed.
 
 Each :class:`Comparison` holds the settings to train (one job, run after run) and turns the
 finished runs into a sentence with the numbers measured in *those* runs, e.g.
 
     "no positions: 50% held-out after 200 steps (training loss 0.69); sinusoidal positions:
-     100% held-out after 200 steps (training loss 0.00)."
+     100% held-out after 200 steps (training loss 0.00); …"
 
 followed by what to notice, but only when these runs show it. Each comparison names the run
-the notice expects to come out ahead (and, for some, that the other stays near chance);
-:meth:`Comparison.shows` checks that on the measured numbers. When the runs do not show it
-(another seed, a stopped run), the sentence says what they did show instead.
+(or runs) the notice expects to come out ahead of the others (and, for some, that the others
+stay near chance); :meth:`Comparison.shows` checks that on the measured numbers. When the runs
+do not show it (another seed, a stopped run), the sentence says what they did show instead.
+Most compare two settings; "positions" trains four: none, the sines added to the embeddings,
+Shaw et al.'s relative vectors and T5's bucketed bias (the last two inside attention).
 
 >>> [c.key for c in COMPARISONS.values()]
 ['scale', 'positions', 'norm', 'heads', 'moe']
@@ -80,8 +82,20 @@ class Comparison:
     title: str
     settings: tuple[LabSettings, ...]
     notice: str  # what the learner should look for, when their runs show it
-    better: int | None = None  # the run the notice expects ahead (None: it expects no winner)
-    stuck: bool = False  # the notice also says the other run stays near chance
+    # The run (or runs) the notice expects ahead of every other (None: it expects no winner).
+    better: int | tuple[int, ...] | None = None
+    stuck: bool = False  # the notice also says the other runs stay near chance
+
+    @property
+    def ahead_runs(self) -> tuple[int, ...]:
+        """The indices of the runs the notice expects ahead (none when it expects no winner)."""
+        return () if self.better is None else (
+            (self.better,) if isinstance(self.better, int) else tuple(self.better))
+
+    def _pairs(self, runs: Sequence[RunView]) -> list[tuple[RunView, RunView]]:
+        """(expected ahead, one of the others), for every such pair, in run order."""
+        good = self.ahead_runs
+        return [(runs[g], runs[o]) for g in good for o in range(len(runs)) if o not in good]
 
     def shows(self, runs: Sequence[RunView]) -> bool:
         """Whether these runs show what the notice says."""
@@ -89,32 +103,40 @@ class Comparison:
             return False
         if self.better is None:  # the notice reads the experts' load: it needs one measured
             return any(expert_loads(r) for r in runs)
-        good, other = runs[self.better], runs[1 - self.better]
-        return ahead(good, other) and (not self.stuck or near_chance(other))
+        return all(ahead(good, other) and (not self.stuck or near_chance(other))
+                   for good, other in self._pairs(runs))
 
     def observed(self, runs: Sequence[RunView]) -> str:
-        """What the runs showed, for when they do not show the notice's effect."""
+        """What the runs showed, for when they do not show the notice's effect: one sentence for
+        each expected winner and other run that did not come out as the notice says."""
         if len(runs) != len(self.settings) or any(r.accuracy is None for r in runs):
             return ("Not every run reached a held-out check, so these runs cannot show the "
                     "difference this comparison is about.")
         if self.better is None:
             return "No expert load was measured in these runs."
         fields = differing([r.settings for r in runs])
-        good, other = runs[self.better], runs[1 - self.better]
-        g, o = label(good.settings, fields), label(other.settings, fields)
-        if ahead(other, good):
-            return (f"In these runs {o} came out ahead of {g} ({other.accuracy:.0%} against "
-                    f"{good.accuracy:.0%} held-out; {o} {_reached(other)}, {g} {_reached(good)}), "
-                    "the opposite of what this comparison usually shows. Another seed may tell "
-                    "another story.")
-        if ahead(good, other):  # ahead, but the other did not stay near chance
-            return (f"{g} came out ahead, but {o} did not stay near chance: it scored "
-                    f"{other.accuracy:.0%}, where guessing scores {other.settings.spec.chance:.0%}, "
-                    "so it learned part of the task even so.")
-        return (f"In these runs the two came out level: {g} {good.accuracy:.0%} and {o} "
-                f"{other.accuracy:.0%} held-out ({g} {_reached(good)}, {o} {_reached(other)}), "
-                "so they do not show the difference this comparison is about. Another seed, or "
-                "more steps, may.")
+        said, near_said = [], set()
+        for good, other in self._pairs(runs):
+            g, o = label(good.settings, fields), label(other.settings, fields)
+            if ahead(other, good):
+                said.append(f"In these runs {o} came out ahead of {g} ({other.accuracy:.0%} against "
+                            f"{good.accuracy:.0%} held-out; {o} {_reached(other)}, {g} "
+                            f"{_reached(good)}), the opposite of what this comparison usually "
+                            "shows. Another seed may tell another story.")
+            elif ahead(good, other):
+                if not self.stuck or near_chance(other) or o in near_said:
+                    continue  # as the notice says; or the other's score is told already
+                near_said.add(o)
+                said.append(f"{g} came out ahead, but {o} did not stay near chance: it scored "
+                            f"{other.accuracy:.0%}, where guessing scores "
+                            f"{other.settings.spec.chance:.0%}, so it learned part of the task even so.")
+            else:
+                level = "the two came out level" if len(runs) == 2 else f"{g} and {o} came out level"
+                said.append(f"In these runs {level}: {g} {good.accuracy:.0%} and {o} "
+                            f"{other.accuracy:.0%} held-out ({g} {_reached(good)}, {o} "
+                            f"{_reached(other)}), so they do not show the difference this "
+                            "comparison is about. Another seed, or more steps, may.")
+        return " ".join(said)
 
     def summarize(self, runs: Sequence[RunView]) -> str:
         """The measured sentence, then the notice if these runs show it, else what they show."""
@@ -185,11 +207,17 @@ COMPARISONS: dict[str, Comparison] = {c.key: c for c in (
         "softmax saturates: a few keys take all the weight and the gradients of the rest vanish.",
         better=0),
     Comparison(
-        "positions", "No positions / sinusoidal, on “which came first?”",
-        _pair(LabSettings.default("order", positional="none", steps=200), positional="sinusoidal"),
+        "positions", "No positions / sine / Shaw / T5, on “which came first?”",
+        tuple(LabSettings.default("order", positional=p, steps=200)
+              for p in ("none", "sinusoidal", "relative", "t5_bias")),
         "Without positions every token sees the same crowd whatever the order, so the model can "
-        "only guess, and half of the held-out examples is what a guess gets.",
-        better=1, stuck=True),
+        "only guess, and half of the held-out examples is what a guess gets. Each of the other "
+        "three tells order apart its own way: the sines are added to the tokens before the first "
+        "layer; Shaw's relative vectors (a key and a value vector per distance) and T5's bias (a "
+        "number per head and distance bucket) act inside attention and see only how far apart "
+        "two tokens are, which is enough here: the first marker is the one farther back from the "
+        "<sep> that answers.",
+        better=(1, 2, 3), stuck=True),
     Comparison(
         "norm", "Pre-LN / post-LN, 4 layers at learning rate 0.03", _NORM_PAIR,
         f"Post-LN normalises after each residual add, so on its way down from the loss to the "

@@ -25,7 +25,9 @@ from tfviz.lab.tasks import TASKS, LabTask
 # The lab's choices of position information. "none" adds nothing to the token vectors: an
 # encoder is then blind to order; a decoder's causal mask still lets a token count how many
 # came before it, so it is not fully blind (the order task uses an encoder for that reason).
-LAB_POSITIONALS = ("none", "sinusoidal", "learned", "rope", "alibi")
+LAB_POSITIONALS = ("none", "sinusoidal", "learned", "relative", "t5_bias", "rope", "alibi")
+# How a picker and a comparison name them: "relative" and "t5_bias" by their authors.
+POSITIONAL_TEXT = {"none": "no positions", "relative": "Shaw relative", "t5_bias": "T5 bias"}
 LIMITS = dict(n_layers=(1, 4), n_heads=(1, 4), d_model=(16, 128), n_experts=(2, 8),
               steps=(1, 3000), batch_size=(8, 128), seed=(0, 10_000))
 LR_RANGE = (1e-4, 3e-2)
@@ -150,7 +152,7 @@ def value_text(field: str, value) -> str:
     if field == "n_experts":
         return "dense" if value == 0 else f"{value} experts"
     if field == "positional":
-        return "no positions" if value == "none" else str(value)
+        return POSITIONAL_TEXT.get(value, str(value))
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -166,7 +168,7 @@ def named(field: str, value) -> str:
     """One setting as a comparison names it: "no positions", "sinusoidal positions", "pre-LN",
     "√d_k scale off", "4 heads", "dense", "lr 0.02"."""
     if field == "positional":
-        return "no positions" if value == "none" else f"{value} positions"
+        return "no positions" if value == "none" else f"{value_text(field, value)} positions"
     if field == "norm":
         return f"{value}-LN"
     if field == "scale":

@@ -105,7 +105,7 @@ def chosen_settings(task: str) -> tuple[LabSettings | None, str | None]:
 
 
 def submit(runner: LabRunner, sid: str, settings, comparison: str | None = None):
-    """Queue a training (one setting, or a ready-made comparison's pair) for this learner; a
+    """Queue a training (one setting, or a ready-made comparison's runs) for this learner; a
     comparison's name is kept so that its sentence can be written when the runs are done."""
     job = runner.submit(sid, settings)
     if comparison is None:
