@@ -9,8 +9,10 @@ warm-up of the bundled models is over (its resident set stops moving), the RSS i
 /proc. Then it opens the same lesson on the folder's model with ``?model=``: the
 server opens the folder (the first learner to ask pays for it) and the RSS is read again. A
 second browser then opens the same page: the model is shared, so only that learner's trace and
-page should add to it. The table also prints what the sidebar said before opening (the
-estimate of ``tfviz.hf.memory``) and the machine's MemAvailable before and after.
+page should add to it. The server's peak (VmHWM, started again once the base is read) is what
+had to fit in the machine's free memory while the folder was opened. The table also prints
+what the sidebar said before opening (the estimate of ``tfviz.hf.memory``) and the machine's
+MemAvailable before and after.
 """
 from __future__ import annotations
 
@@ -31,11 +33,17 @@ IDLE_JS = """() => { const app = document.querySelector('[data-testid="stApp"]')
            app.getAttribute('data-test-script-state') === 'notRunning'; }"""
 
 
-def rss(pid: int) -> int:
+def rss(pid: int, field: str = "VmRSS") -> int:
+    """A process's resident set from /proc, or with ``field="VmHWM"`` its peak."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field}")
+
+
+def reset_peak(pid: int) -> None:
+    """Start the process's peak (VmHWM) again from its resident set now (Linux's clear_refs)."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
 def settled_rss(pid: int, quiet_mb: float = 5.0, quiet_s: float = 10.0, most_s: float = 180.0) -> int:
@@ -85,22 +93,24 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             open_page(browser, f"{url}/self-attention")
             base, free0 = settled_rss(proc.pid), available_bytes()
-            rows.append(("server on the default model (gpt-tiny), one learner", 0.0, base))
+            reset_peak(proc.pid)
+            rows.append(("server on the default model (gpt-tiny), one learner", 0.0, base, base))
             took = open_page(browser, f"{url}/self-attention?model={name}")
-            opened = rss(proc.pid)
-            rows.append((f"first learner opens {name} (self-attention)", took, opened))
+            rows.append((f"first learner opens {name} (self-attention)", took, rss(proc.pid),
+                         rss(proc.pid, "VmHWM")))
             took = open_page(browser, f"{url}/self-attention?model={name}")
-            rows.append(("a second learner, same page", took, rss(proc.pid)))
+            rows.append(("a second learner, same page", took, rss(proc.pid), rss(proc.pid, "VmHWM")))
             free1 = available_bytes()
             browser.close()
     print(f"\n{name}: {info.family}, {info.size}, {info.n_params:,} parameters, "
           f"{info.bytes_on_disk / 1e6:.0f} MB on disk")
-    print(f"said before opening: about {human_bytes(opening_cost(info.memory_bytes))} "
-          f"({info.memory_bytes / 1e6:.0f} MB of float32 weights)\n")
-    print("| step | seconds | server RSS, MB | growth, MB |")
-    print("|---|---:|---:|---:|")
-    for what, sec, r in rows:
-        print(f"| {what} | {sec:.1f} | {r / 1e6:.0f} | {(r - base) / 1e6:+.0f} |")
+    said = opening_cost(info.memory_bytes)
+    print(f"said before opening: about {human_bytes(said)} ({said / 1e6:.0f} MB; "
+          f"{info.memory_bytes / 1e6:.0f} MB of float32 weights)\n")
+    print("| step | seconds | server RSS, MB | growth, MB | peak growth, MB |")
+    print("|---|---:|---:|---:|---:|")
+    for what, sec, r, peak in rows:
+        print(f"| {what} | {sec:.1f} | {r / 1e6:.0f} | {(r - base) / 1e6:+.0f} | {(peak - base) / 1e6:+.0f} |")
     if free0 is not None and free1 is not None:
         print(f"\nMemAvailable fell by {(free0 - free1) / 1e6:.0f} MB while the folder was opened "
               "(other work on the machine moves it too)")

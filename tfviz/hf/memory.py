@@ -5,13 +5,25 @@ Said before anything is read: the cost comes from the safetensors header
 free memory from the kernel (``MemAvailable`` in /proc/meminfo, which counts the page cache
 that can be given back; else ``os.sysconf``'s free pages).
 
-A served model holds more than its weights. Opening maps the file while its tensors are read
-and copies GPT-2's transposed and split matrices into our layout; the first lesson page then
-exports every parameter as numpy (``Bundle.weights()``, which most lessons read) and traces
-the text. For a GPT-2-small-shaped folder (124M parameters, 498 MB of float32 weights),
-``tfviz.load`` alone grew a process by 756 MB (1.52 ×) and the export by 500 MB more; a server
-grew by 1,458 MB (2.93 ×) once its first learner had the self-attention lesson on it
-(``bench/bench_checkpoint_memory.py``). So :data:`OPEN_FACTOR` asks for 3 times the weights.
+The parameters are counted from the shapes config.json asks for, as the loader builds them:
+grouped-query attention's narrower K and V, a gated feed-forward's three matrices, an untied
+unembedding (a tied one once). They cost 4 bytes each whatever the file holds: a bfloat16
+checkpoint (as the hub's Llamas are) is half the size on disk of what it takes in memory.
+
+A served model holds more than its weights. Opening reads the file's tensors (a bfloat16
+file's, then their float32 copies) and copies GPT-2's transposed and split matrices into our
+layout; the first lesson page then exports every parameter as numpy (``Bundle.weights()``,
+which most lessons read) and traces the text. Measured (BENCHMARKS.md):
+
+- a GPT-2-small-shaped folder (124M parameters, 498 MB of float32 weights): a server grew by
+  1,458 MB (2.93 ×) once its first learner had the self-attention lesson on it
+  (``bench/bench_checkpoint_memory.py``);
+- a SmolLM2-135M-shaped Llama folder (135M parameters, bfloat16 on disk, 538 MB as float32):
+  a server grew by 1,238 MB (2.30 ×) on the same page, and a fresh process that loads it,
+  exports the weights and traces 64 tokens peaked 1,294 MB (2.40 ×) above where it started
+  (``bench/bench_folder_memory.py``).
+
+So :data:`OPEN_FACTOR` asks for 3 times the float32 weights.
 
 >>> opening_cost(500_000_000)
 1500000000
@@ -26,7 +38,7 @@ import os
 from pathlib import Path
 
 
-OPEN_FACTOR = 3.0  # measured 2.93 x the float32 weights for GPT-2 small's shape; see above
+OPEN_FACTOR = 3.0  # measured 2.93 x for GPT-2 small's shape, 2.30-2.40 x for SmolLM2-135M's
 
 
 def opening_cost(weight_bytes: int) -> int:
