@@ -181,9 +181,9 @@ def expected_problem(folder: Path) -> str:
 
 def test_folders_that_cannot_be_offered_are_listed_with_the_reason(source, tmp_path):
     bad = {}
-    bad["mixtral"] = copy_to(source, tmp_path / "m" / "mixtral")
-    data = json.loads((bad["mixtral"] / "config.json").read_text())
-    (bad["mixtral"] / "config.json").write_text(json.dumps({**data, "model_type": "mixtral"}))
+    bad["shared"] = copy_to(source, tmp_path / "m" / "shared")
+    data = json.loads((bad["shared"] / "config.json").read_text())
+    (bad["shared"] / "config.json").write_text(json.dumps({**data, "model_type": "granitemoeshared"}))
     bad["pickle"] = copy_to(source, tmp_path / "m" / "pickle")
     (bad["pickle"] / "model.safetensors").rename(bad["pickle"] / "pytorch_model.bin")
     bad["notok"] = copy_to(source, tmp_path / "m" / "notok")
@@ -201,7 +201,7 @@ def test_folders_that_cannot_be_offered_are_listed_with_the_reason(source, tmp_p
     reasons = {s.folder: s.reason for s in d.skipped}
     for folder in bad.values():
         assert reasons[folder] == expected_problem(folder), folder.name
-    assert "model_type 'mixtral'" in reasons[bad["mixtral"]]
+    assert "model_type 'granitemoeshared'" in reasons[bad["shared"]]
     assert "pickle" in reasons[bad["pickle"]]
     assert "tokenizer.json" in reasons[bad["notok"]]
     assert "truncated" in reasons[bad["cut"]]

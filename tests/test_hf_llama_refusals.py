@@ -104,9 +104,9 @@ def test_no_tokenizer_is_refused(copy):
 
 
 def test_model_type_message_names_every_family(copy):
-    edit_config(copy, model_type="mixtral", architectures=["MixtralForCausalLM"])
+    edit_config(copy, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"])
     message = problem(copy, described=True)
-    for family in ("GPT-2", "BERT", "Llama", "Mistral", "Qwen2", "Qwen3"):
+    for family in ("GPT-2", "BERT", "Llama", "Mistral", "Qwen2", "Qwen3", "Mixtral", "GraniteMoe"):
         assert family in message
 
 

@@ -27,15 +27,15 @@ SELF_ATTENTION = "lessons/05_self_attention.py"
 def models(tmp_path_factory):
     """A folder of model folders: gpt2 and bert (2 layers × 2 heads, d = 32), badtok, whose
     tokenizer.json is not JSON (describe() reads no tokenizer and offers it, opening it fails),
-    and mixtral, a model_type tfviz does not build (a mixture of experts)."""
+    and shared, a model_type tfviz does not build (GraniteMoeShared: experts and a shared one)."""
     root = tmp_path_factory.mktemp("models")
     n = make_checkpoint(root / "gpt2").num_parameters()
     make_bert(root / "bert")
     shutil.copytree(root / "gpt2", root / "badtok")
     (root / "badtok" / "tokenizer.json").write_text("{ not json")
-    shutil.copytree(root / "gpt2", root / "mixtral")
-    cfg = (root / "mixtral" / "config.json")
-    cfg.write_text(cfg.read_text().replace('"model_type": "gpt2"', '"model_type": "mixtral"'))
+    shutil.copytree(root / "gpt2", root / "shared")
+    cfg = (root / "shared" / "config.json")
+    cfg.write_text(cfg.read_text().replace('"model_type": "gpt2"', '"model_type": "granitemoeshared"'))
     return root, n
 
 
@@ -78,7 +78,7 @@ def test_found_folders_join_the_picker_labelled_with_family_and_size(app, models
     assert at.session_state["model"] == DEFAULT_MODEL
     notes = " ".join(e.proto.body for e in at.sidebar.markdown)
     assert f"about {human_bytes(opening_cost(4 * n))} of memory" in notes
-    assert "Not offered" in notes and "model_type 'mixtral'" in notes  # and why
+    assert "Not offered" in notes and "model_type 'granitemoeshared'" in notes  # and why
 
 
 def test_picking_a_folder_opens_it_for_the_lessons(app, models):

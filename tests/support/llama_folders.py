@@ -56,7 +56,10 @@ TEXT = "The animal didn't cross the street because it was too tired!\nCafé ☕ 
 RTOL, ATOL = 1e-5, 5e-6  # ATOL is relative to the tensor's largest entry; see the docstring
 #: model_type -> (transformers' config class, its causal LM class)
 CLASSES = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "mistral": ("MistralConfig", "MistralForCausalLM"),
-           "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"), "qwen3": ("Qwen3Config", "Qwen3ForCausalLM")}
+           "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"), "qwen3": ("Qwen3Config", "Qwen3ForCausalLM"),
+           # the mixtures of experts (tests/support/moe_folders.py)
+           "mixtral": ("MixtralConfig", "MixtralForCausalLM"),
+           "granitemoe": ("GraniteMoeConfig", "GraniteMoeForCausalLM")}
 
 
 def train_tokenizer(kind: str) -> Tokenizer:

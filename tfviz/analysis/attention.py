@@ -95,11 +95,22 @@ def query_walkthrough(trace: Trace, layer: int, head: int, query_pos: int) -> Qu
     scale = trace.options.resolved(cfg).scale
     return QueryWalkthrough(
         tokens=tuple(trace.tokens), layer=layer, head=head, kv_head=kvh, query_pos=query_pos,
-        d_k=cfg.d_head, divisor=math.sqrt(cfg.d_head) if scale else 1.0,
+        d_k=cfg.d_head, divisor=score_divisor(cfg) if scale else 1.0,
         temperature=trace.options.temperature, q=q, k=k, v=v, raw=raw, scaled=scaled,
         allowed=np.isfinite(masked), masked=masked, weights=weights,
         weighted_values=weights[:, None] * v, z=z,
     )
+
+
+def score_divisor(cfg) -> float:
+    """What the model divides each score q · k by: √d_k, or 1 / Granite's attention_multiplier
+    (which it multiplies by instead: 1/64 is a division by 64).
+
+    >>> from tfviz.config import ModelConfig
+    >>> score_divisor(ModelConfig()), score_divisor(ModelConfig(attention_multiplier=0.015625))
+    (4.0, 64.0)
+    """
+    return math.sqrt(cfg.d_head) if cfg.attention_multiplier is None else 1.0 / cfg.attention_multiplier
 
 
 @dataclass(frozen=True)
@@ -210,7 +221,7 @@ def all_queries(trace: Trace, layers: Sequence[int] | None = None) -> AllQueries
     q_name, k_name = _qk_names(trace, 0)
     return AllQueries(
         tokens=tuple(trace.tokens), d_k=cfg.d_head,
-        divisor=math.sqrt(cfg.d_head) if scale else 1.0, temperature=trace.options.temperature,
+        divisor=score_divisor(cfg) if scale else 1.0, temperature=trace.options.temperature,
         kv_heads=tuple(kv_head(cfg.n_heads, cfg.kv_heads, h) for h in range(cfg.n_heads)),
         q=stack(q_name, True), k=stack(k_name, True), v=stack("v", True),
         raw=stack("scores_raw"), scaled=stack("attn_scores_unmasked"), masked=stack("attn_scores"),

@@ -59,6 +59,8 @@ def lm_head(trace, weights: Mapping[str, np.ndarray], token_strings: TokenString
     """Recompute the logits from the last hidden state and the weights, and compare.
 
         logits = h Eᵀ        h: (T, d)   Eᵀ: (d, V)   logits: (T, V)
+
+    (divided by s for a Granite, whose ``logits_scaling`` s is not 1)
     """
     a = trace.activations
     if "ln_final.hook_normalized" in a:  # recorded before γ and β (an RMSNorm has no β)
@@ -72,7 +74,7 @@ def lm_head(trace, weights: Mapping[str, np.ndarray], token_strings: TokenString
         name, hidden = last_hidden(trace)
     tied = "W_U" not in weights
     head = (weights["W_E"].T if tied else weights["W_U"]).astype(np.float64)  # (d, V)
-    recomputed = hidden @ head  # (T, d) @ (d, V) -> (T, V)
+    recomputed = hidden @ head / trace.config.logits_scaling  # (T, d) @ (d, V) -> (T, V)
     logits = np.asarray(a["logits"], dtype=np.float64)  # (T, V)
     probs = softmax(logits)  # (T, V)
     order = np.argsort(-probs, axis=-1, kind="stable")[:, :top]  # (T, top) ties: lower id

@@ -49,8 +49,10 @@ ENV_VAR = "TFVIZ_MODELS"
 #: The families whose folders the app offers: every family tfviz.load opens whose block the
 #: lessons teach. The modern decoders (RMSNorm, the gated feed-forward, RoPE, GQA) joined when
 #: every lesson ran on them and the claims matrix (tests/app/test_claims.py) walked a Llama and
-#: a Qwen2 folder clean; a family added to tfviz.hf is offered only once it is added here.
-APP_FAMILIES = ("GPT-2", "BERT", "Llama", "Mistral", "Qwen2", "Qwen3")
+#: a Qwen2 folder clean; the mixtures of experts (Mixtral, GraniteMoe) joined once tfviz.load
+#: matched transformers on them, experts included. A family added to tfviz.hf is offered only
+#: once it is added here.
+APP_FAMILIES = ("GPT-2", "BERT", "Llama", "Mistral", "Qwen2", "Qwen3", "Mixtral", "GraniteMoe")
 # What a folder needs beside its weights; config.json also marks a folder as a model's.
 MARKERS = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json")
 

@@ -7,8 +7,9 @@ Every way a folder can be wrong ends in one :class:`CheckpointError` that names 
 what is wrong and what to do, checked before the model is built:
 
 - no config.json, or a ``model_type`` tfviz cannot build (it builds GPT-2, BERT, Llama,
-  Mistral, Qwen2 and Qwen3), or a config.json asking for what our model does not do (another
-  activation, a task head, a sliding window, another RoPE);
+  Mistral, Qwen2, Qwen3, Mixtral and GraniteMoe; a few near relatives it does not build are
+  named with what they add, :data:`NOT_BUILT`), or a config.json asking for what our model does
+  not do (another activation, a task head, a sliding window, another RoPE);
 - weights only as ``pytorch_model.bin``: a pickle, which can run code when it is read, so it
   is refused, with the one line that converts it to safetensors;
 - a truncated ``model.safetensors`` or shard (its header promises more bytes than the file
@@ -26,6 +27,7 @@ import json
 import struct
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +35,7 @@ from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer as HFTokenizer
 
 from tfviz.config import ModelConfig
-from tfviz.hf import bert, gpt2, llama
+from tfviz.hf import bert, gpt2, llama, moe
 from tfviz.tokenizer.checkpoint import CheckpointTokenizer
 
 if TYPE_CHECKING:  # torch is imported when a folder is opened, not when one is listed
@@ -61,6 +63,9 @@ class Family:
     # tokenizer.json's tokenizer, config.json's data, the folder, the model's embedding rows ->
     # ours; ValueError: why not
     tokenizer: Callable[[HFTokenizer, Mapping, Path, int], CheckpointTokenizer]
+    # config.json's data -> what it asks for that a forward pass does not use, in words (the
+    # manifest's "notes"; Mixtral's router noise in training)
+    notes: Callable[[Mapping], list[str]] = lambda data: []
 
 
 FAMILIES: dict[str, Family] = {
@@ -75,6 +80,20 @@ FAMILIES: dict[str, Family] = {
                     llama.expected_shapes, llama.llama_state_dict, llama.config_sizes,
                     llama.llama_tokenizer)
        for kind, (name, arch) in llama.NAMES.items()},
+    # The same decoder with a mixture of SwiGLU experts for its feed-forward block (tfviz.hf.moe).
+    **{kind: Family(name, f"model_type '{kind}', {arch}", moe.moe_config, llama.stored_name,
+                    partial(moe.expected_shapes, kind=kind), partial(moe.moe_state_dict, kind=kind),
+                    moe.config_sizes, moe.moe_tokenizer, moe.notes)
+       for kind, (name, arch) in moe.NAMES.items()},
+}
+#: model_types close to one tfviz builds, with what they add that it does not: refused by name.
+NOT_BUILT = {
+    "granitemoeshared": "GraniteMoeShared sends every token through a shared expert beside the routed "
+                        "ones; tfviz builds routed experts only (GraniteMoe, model_type 'granitemoe')",
+    "granitemoehybrid": "GraniteMoeHybrid mixes Mamba state-space layers with attention; tfviz builds "
+                        "attention layers only",
+    "qwen2_moe": "Qwen2-MoE adds a gated shared expert to its routed ones; tfviz builds routed experts "
+                 "only (Mixtral, GraniteMoe)",
 }
 
 
@@ -144,7 +163,8 @@ def read_config(folder: Path) -> dict:
     if kind not in FAMILIES:
         archs = ", ".join(data.get("architectures") or []) or "none named"
         known = ", ".join(f"{f.name} ({f.example})" for f in FAMILIES.values())
-        raise CheckpointError(folder, f"config.json says model_type {kind!r} (architectures: {archs}); "
+        why = f" {NOT_BUILT[kind]}." if kind in NOT_BUILT else ""
+        raise CheckpointError(folder, f"config.json says model_type {kind!r} (architectures: {archs}).{why} "
                               f"tfviz can open {known} checkpoints.")
     return data
 
@@ -402,4 +422,7 @@ def load_checkpoint(folder: str | Path) -> Bundle:
                 # what the file holds and the model does not compute (BERT's pooler and
                 # next-sentence head, a tied copy, a buffer): lessons say the file has them
                 "set_aside": sorted(set(stored) - set(keys.values()))}
+    notes = family.notes(data)
+    if notes:  # what config.json asks for that a forward pass does not use (training only)
+        manifest["notes"] = notes
     return Bundle(cfg.name, model, tok, cfg, manifest, trained=True)

@@ -58,30 +58,41 @@ def llama_config(hf: Mapping, name: str) -> ModelConfig:
     Raises ValueError with the reason when the checkpoint asks for what our model does not do."""
     kind = hf["model_type"]
     family, usual = NAMES[kind]
-    arch = (hf.get("architectures") or [usual])[0]
-    if not (arch.endswith("ForCausalLM") or arch.endswith("Model")):
-        raise ValueError(f"its architecture is {arch}; tfviz opens a {family} as {usual} (with its "
-                         f"language-model head) or {usual.removesuffix('ForCausalLM')}Model, not with a "
-                         "task head")
-    act = hf.get("hidden_act", "silu")
-    if act not in ACTIVATIONS:
-        raise ValueError(f"hidden_act is {act!r}; tfviz builds a {family}'s gated feed-forward with "
-                         "'silu' (SwiGLU) or the exact 'gelu' (GeGLU) only")
+    arch = architecture(hf, family, usual)
     d, heads = int(hf["hidden_size"]), int(hf["num_attention_heads"])
     max_len = int(hf["max_position_embeddings"])
     head_dim = hf.get("head_dim") or (128 if kind == "qwen3" else d // heads)  # transformers' defaults
     bias, qkv_bias = _biases(hf, kind, family)
-    base, scaling = _rope(hf, family, max_len)
-    _refuse_sliding_window(hf, kind, family, max_len)
+    base, scaling = rope_settings(hf, family, max_len)
+    refuse_sliding_window(hf, kind, family, max_len)
     return ModelConfig(
         name=name, arch="decoder", vocab_size=int(hf["vocab_size"]), d_model=d, n_heads=heads,
         head_dim=int(head_dim), n_kv_heads=int(hf.get("num_key_value_heads") or heads),
         n_layers=int(hf["num_hidden_layers"]), d_ff=int(hf["intermediate_size"]), max_seq_len=max_len,
         positional="rope", pos_base=base, rope_pairs="halves", rope_scaling=scaling,
         norm="pre", norm_type="rmsnorm", final_norm=True, ln_eps=float(hf.get("rms_norm_eps", 1e-6)),
-        activation=ACTIVATIONS[act], bias=bias, qkv_bias=qkv_bias, qk_norm=kind == "qwen3",
+        activation=gated_activation(hf, family), bias=bias, qkv_bias=qkv_bias, qk_norm=kind == "qwen3",
         tie_embeddings=bool(hf.get("tie_word_embeddings", False)), lm_head=arch.endswith("ForCausalLM"),
-        pad_id=_first(hf.get("pad_token_id")) or _first(hf.get("eos_token_id")) or 0)
+        pad_id=first_id(hf.get("pad_token_id")) or first_id(hf.get("eos_token_id")) or 0)
+
+
+def architecture(hf: Mapping, family: str, usual: str) -> str:
+    """config.json's architecture: the causal LM (``usual``) or the bare model; a task head is refused."""
+    arch = (hf.get("architectures") or [usual])[0]
+    if not (arch.endswith("ForCausalLM") or arch.endswith("Model")):
+        raise ValueError(f"its architecture is {arch}; tfviz opens a {family} as {usual} (with its "
+                         f"language-model head) or {usual.removesuffix('ForCausalLM')}Model, not with a "
+                         "task head")
+    return arch
+
+
+def gated_activation(hf: Mapping, family: str) -> str:
+    """Our gated activation for ``hidden_act``: swiglu for SiLU, geglu for the exact GELU."""
+    act = hf.get("hidden_act", "silu")
+    if act not in ACTIVATIONS:
+        raise ValueError(f"hidden_act is {act!r}; tfviz builds a {family}'s gated feed-forward with "
+                         "'silu' (SwiGLU) or the exact 'gelu' (GeGLU) only")
+    return ACTIVATIONS[act]
 
 
 def _biases(hf: Mapping, kind: str, family: str) -> tuple[bool, bool | None]:
@@ -109,16 +120,18 @@ def _biases(hf: Mapping, kind: str, family: str) -> tuple[bool, bool | None]:
     return attention, None
 
 
-def _rope(hf: Mapping, family: str, max_len: int) -> tuple[float, RopeScaling | None]:
+def rope_settings(hf: Mapping, family: str, max_len: int,
+                  default_base: float = 10000.0) -> tuple[float, RopeScaling | None]:
     """RoPE's base and scaling. transformers 5 writes them as ``rope_parameters``; earlier
-    versions as ``rope_theta`` beside ``rope_scaling`` (whose kind was once called ``type``)."""
+    versions as ``rope_theta`` beside ``rope_scaling`` (whose kind was once called ``type``).
+    ``default_base``: the family's own when config.json names none (Mixtral's is 1e6)."""
     rope = dict(hf.get("rope_parameters") or hf.get("rope_scaling") or {})
     if rope and all(isinstance(v, dict) for v in rope.values()):  # one set per kind of layer
         if set(rope) != {"full_attention"}:
             raise ValueError(f"its RoPE differs between kinds of layer ({', '.join(rope)}); tfviz "
                              "builds one RoPE for every layer")
         rope = dict(rope["full_attention"])
-    base = float(rope.get("rope_theta", hf.get("rope_theta", 10000.0)))
+    base = float(rope.get("rope_theta", hf.get("rope_theta", default_base)))
     partial = float(rope.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0)))
     if partial != 1.0:
         raise ValueError(f"partial_rotary_factor is {partial:g}; a {family} turns every dimension of "
@@ -137,16 +150,16 @@ def _rope(hf: Mapping, family: str, max_len: int) -> tuple[float, RopeScaling | 
                      "the frequencies, or the scores, in ways our model does not)")
 
 
-def _refuse_sliding_window(hf: Mapping, kind: str, family: str, max_len: int) -> None:
+def refuse_sliding_window(hf: Mapping, kind: str, family: str, max_len: int) -> None:
     """Raise if some layer attends through a sliding window that can hide a token: one of
     ``sliding_window`` tokens, shorter than the longest text the model reads. transformers
-    gives a Mistral the window config.json names (4096 when it names none); a Qwen2 or Qwen3
-    only with ``use_sliding_window``, and then in the layers from ``max_window_layers`` on
-    (or the ones ``layer_types`` marks)."""
-    if kind == "llama":
+    gives a Mistral the window config.json names (4096 when it names none), a Mixtral the one
+    it names (none when it names none); a Qwen2 or Qwen3 only with ``use_sliding_window``, and
+    then in the layers from ``max_window_layers`` on (or the ones ``layer_types`` marks)."""
+    if kind in ("llama", "granitemoe"):
         return
-    if kind == "mistral":
-        window = hf.get("sliding_window", 4096)
+    if kind in ("mistral", "mixtral"):
+        window = hf.get("sliding_window", 4096 if kind == "mistral" else None)
         slides = window is not None
     else:
         window = hf.get("sliding_window", 4096) if hf.get("use_sliding_window", False) else None
@@ -157,19 +170,19 @@ def _refuse_sliding_window(hf: Mapping, kind: str, family: str, max_len: int) ->
     if slides and int(window) < max_len:
         raise ValueError(
             f"its layers attend through a sliding window of {int(window):,} tokens (sliding_window"
-            f"{'' if kind == 'mistral' else ' with use_sliding_window'}), shorter than the "
+            f"{'' if kind in ('mistral', 'mixtral') else ' with use_sliding_window'}), shorter than the "
             f"{max_len:,} it reads (max_position_embeddings); tfviz builds full causal attention "
             "only, which would let every token see further back than this model was trained to")
 
 
-def _first(value) -> int | None:
+def first_id(value) -> int | None:
     """An id from config.json, where a list (Llama 3.1's several end tokens) gives its first."""
     if isinstance(value, list):
         value = value[0] if value else None
     return value if isinstance(value, int) else None
 
 
-def _rename(cfg: ModelConfig) -> dict[str, str]:
+def renames(cfg: ModelConfig) -> dict[str, str]:
     """Stored name (without ``model.``) -> our parameter name, for every tensor of ``cfg``."""
     out = {"embed_tokens.weight": "embed.weight", "norm.weight": "ln_final.weight"}
     if cfg.lm_head and not cfg.tie_embeddings:
@@ -199,7 +212,7 @@ def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     q, kv = cfg.n_heads * dh, cfg.kv_heads * dh
     out_size = {"q": q, "k": kv, "v": kv, "o": d}
     shapes = {}
-    for name in _rename(cfg):
+    for name in renames(cfg):
         part = name.rsplit(".", 2)[-2]  # "q_proj", "gate_proj", "input_layernorm", "embed_tokens"…
         if name in ("embed_tokens.weight", "lm_head.weight"):
             shapes[name] = (V, d)
@@ -239,13 +252,14 @@ def llama_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[st
     """Our Transformer's state dict from the checkpoint's tensors (names as :func:`stored_name`
     gives, shapes already checked), as float32: a bfloat16 file is widened, as transformers
     widens it when asked for float32."""
-    rename = _rename(cfg)
+    rename = renames(cfg)
     return {rename[name]: t.float().contiguous() for name, t in tensors.items() if name in rename}
 
 
 # ----- the tokenizer -------------------------------------------------------------------------
 
-def llama_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) -> CheckpointTokenizer:
+def llama_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int,
+                    family: str | None = None) -> CheckpointTokenizer:
     """The checkpoint's BPE as saved in tokenizer.json: byte-level (Llama 3, SmolLM2, Qwen) or
     SentencePiece-style with "▁" for a space and byte fallback (Llama 2, Mistral, TinyLlama).
 
@@ -253,9 +267,10 @@ def llama_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) ->
     says ``add_bos_token`` (or ``add_eos_token``), as it says; otherwise as the file's own
     post-processor does (Llama 3's adds <|begin_of_text|>; Qwen's adds nothing). The end token
     is generation_config.json's ``eos_token_id`` (what ``generate`` stops at), else
-    config.json's; of a list, the first.
+    config.json's; of a list, the first. ``family``: its name in messages (Mixtral and
+    GraniteMoe read their tokenizers here too); by default the Llama family's.
     """
-    family = NAMES[data["model_type"]][0]
+    family = family or NAMES[data["model_type"]][0]
     if not isinstance(hf.model, tokenizer_models.BPE):
         raise ValueError(f"its tokenizer.json holds a {type(hf.model).__name__} model; tfviz reads a "
                          f"{family}'s text with BPE, byte-level or SentencePiece-style")
@@ -274,7 +289,7 @@ def llama_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) ->
     def named(key: str, id_key: str, *sources: Mapping) -> str | None:
         """A special token: its id in the first source that has one, else tokenizer_config's text."""
         for source in sources:
-            token_id = _first(source.get(id_key))
+            token_id = first_id(source.get(id_key))
             if token_id is not None and hf.id_to_token(token_id) is not None:
                 return hf.id_to_token(token_id)
         return token_text(settings, key)
