@@ -115,7 +115,7 @@ def test_new_query_rows_on_other_attention_kinds(kw):
         np.testing.assert_allclose(rows[layer], tr["pattern", layer][:, -1], atol=ROW_TOL)
 
 
-@pytest.mark.parametrize("name", ["gpt-tiny", "moe-tiny"])
+@pytest.mark.parametrize("name", ["gpt-tiny", "moe-tiny", "llama-tiny"])  # llama-tiny: SwiGLU's 3 matrices
 @pytest.mark.parametrize("t", [2, 7, 40])  # at t = 1 torch turns an einsum into a plain product
 @pytest.mark.parametrize("cached", [True, False])
 def test_step_macs_are_what_torch_counts(name, t, cached):

@@ -27,7 +27,8 @@ def step_macs(cfg, t: int, cached: bool) -> dict[str, int]:
 
         projections  n·d·(H + 2·H_kv)·d_head  +  n·H·d_head·d      (W_q, W_k, W_v, W_o)
         attention    2 · n·t·H·d_head                              (q·kᵀ and weights·v)
-        feed-forward 2 · n·d·d_ff  (dense);  n·d·E + E · 2·n·d·d_ff (our MoE runs every expert)
+        feed-forward 2 · n·d·d_ff  (dense);  n·d·E + E · 2·n·d·d_ff (our MoE runs every expert);
+                     3 in place of 2 for a gated block or expert (SwiGLU: W_gate, W_in, W_out)
     plus the LM head n·d·V. So the attention term is t·H·d_head per layer with the cache
     (grows as t) and t²·H·d_head without (grows as t²); the rest is constant and grows as t.
 
@@ -39,10 +40,11 @@ def step_macs(cfg, t: int, cached: bool) -> dict[str, int]:
     d, H, Hkv, dh = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.d_head
     proj = n * d * (H + 2 * Hkv) * dh + n * H * dh * d
     attn = 2 * n * t * H * dh
+    matrices = 3 if cfg.gated else 2
     if cfg.n_experts:
-        ffn = n * d * cfg.n_experts + cfg.n_experts * 2 * n * d * cfg.d_ff
+        ffn = n * d * cfg.n_experts + cfg.n_experts * matrices * n * d * cfg.d_ff
     else:
-        ffn = 2 * n * d * cfg.d_ff
+        ffn = matrices * n * d * cfg.d_ff
     return {"attention": cfg.n_layers * attn, "rest": cfg.n_layers * (proj + ffn) + n * d * cfg.vocab_size}
 
 
