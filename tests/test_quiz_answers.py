@@ -101,6 +101,25 @@ def vit_patches() -> torch.Size:
     return F.unfold(torch.zeros(1, 3, 224, 224), kernel_size=16, stride=16).shape
 
 
+def rope_turn(pair, angle: float) -> torch.Tensor:
+    """A pair (a, c) turned by ``angle`` as a complex number: (a + ic) · e^(i·angle)."""
+    z = torch.complex(torch.tensor(pair[0], dtype=torch.float64),
+                      torch.tensor(pair[1], dtype=torch.float64))
+    return torch.view_as_real(z * torch.polar(torch.tensor(1.0, dtype=torch.float64),
+                                              torch.tensor(angle, dtype=torch.float64)))
+
+
+def rms_last(x, center: bool = False) -> float:
+    t = torch.tensor(x, dtype=torch.float64)
+    out = F.layer_norm(t, t.shape, eps=0.0) if center else F.rms_norm(t, t.shape, eps=0.0)
+    return out[-1].item()
+
+
+def gqa_cache_kib(layers=16, kv_heads=8, d_head=64, dtype=torch.bfloat16, kinds=2) -> float:
+    one = torch.empty(1, kv_heads, 1, d_head, dtype=dtype, device="meta")  # one token's K (or V)
+    return layers * kinds * one.numel() * one.element_size() / 1024
+
+
 RECOMPUTE = {
     "bpe-pair-count": lambda: bpe_pair_counts(BPE_CORPUS)[("e", "a")],
     "sinusoid-cos-entry": lambda: sinusoid(2, 1),
@@ -132,6 +151,11 @@ RECOMPUTE = {
     "vit-patch-vector": lambda: vit_patches()[1],
     "flying-arrows-output": flying_arrows,
     "how-are-you-output": how_are_you,
+    "rope-turned-coordinate": lambda: rope_turn((1.0, 2.0), 3 * 1.0)[0].item(),
+    "rope-angle-slow-pair": lambda: 50 * 10000 ** (-2 * 2 / 8),
+    "rmsnorm-value": lambda: rms_last([1.0, -1.0, 1.0, 3.0]),
+    "swiglu-unit": lambda: (F.silu(torch.tensor(2.0, dtype=torch.float64)) * -1).item(),
+    "gqa-cache-per-token": gqa_cache_kib,
 }
 
 
@@ -155,6 +179,24 @@ def test_numeric_answer_recomputed(qid):
     ("vit-patch-count", lambda: vit_patches()[-1] + 1),
     ("beam-search-result", lambda: beam_search(beam=1)),  # greedy
     ("encoder-layer-weights", lambda: encoder_layer_weights() - 512 * 512),
+    ("rope-turned-coordinate", lambda: rope_turn((1.0, 2.0), -3.0)[0].item()),  # sin's sign
+    ("rope-turned-coordinate", lambda: rope_turn((1.0, 2.0), math.radians(3))[0].item()),
+    ("rope-turned-coordinate", lambda: rope_turn((1.0, 2.0), 1.0)[0].item()),  # no position
+    ("rope-angle-slow-pair", lambda: 50 * 10000 ** (-2 / 8)),  # i/d
+    ("rope-angle-slow-pair", lambda: 50 * 10000 ** (-2 * 4 / 8)),  # i = 4, the dimension
+    ("rope-angle-slow-pair", lambda: 10000 ** (-2 * 2 / 8)),  # no position
+    ("rope-angle-slow-pair", lambda: 50 * 10000 ** (2 * 2 / 8)),  # + exponent
+    ("rmsnorm-value", lambda: rms_last([1.0, -1.0, 1.0, 3.0], center=True)),  # LayerNorm
+    ("rmsnorm-value", lambda: 3 / torch.tensor([1.0, 1, 1, 9]).sum().sqrt().item()),  # sum
+    ("rmsnorm-value", lambda: 3 / torch.tensor([1.0, 1, 1, 9]).mean().item()),  # no root
+    ("swiglu-unit", lambda: -torch.sigmoid(torch.tensor(2.0)).item()),
+    ("swiglu-unit", lambda: 2 * F.silu(torch.tensor(-1.0)).item()),  # SiLU on the up value
+    ("swiglu-unit", lambda: F.silu(torch.tensor(-2.0)).item()),  # SiLU after the product
+    ("swiglu-unit", lambda: -2.0),  # no SiLU
+    ("gqa-cache-per-token", lambda: gqa_cache_kib(kv_heads=32)),  # query heads
+    ("gqa-cache-per-token", lambda: gqa_cache_kib(kinds=1)),  # K only
+    ("gqa-cache-per-token", lambda: gqa_cache_kib(layers=1)),
+    ("gqa-cache-per-token", lambda: gqa_cache_kib() * 8),  # bits for bytes
 ])
 def test_known_mistake_recomputed(qid, slip):
     q = question_by_id(qid)

@@ -87,7 +87,8 @@ TOPICS = ["RNN", "BPE", "embedding", "sin(", "RoPE", "ALiBi", "hash table", "√
           "capacity", "load-balancing", "cross", "weight tying", "greedy", "temperature",
           "top-p", "beam", "[MASK]", "[CLS]", "[SEP]", "low-rank", "prompt tuning", "KV cache",
           "sliding", "dilat", "global", "BigBird", "strided", "receptive field", "Linformer",
-          "multi-query", "grouped-query", "patch", "class token", "110 million"]
+          "multi-query", "grouped-query", "patch", "class token", "110 million", "RMSNorm",
+          "SwiGLU", "SiLU", "K/V heads"]
 
 
 @pytest.mark.parametrize("topic", TOPICS)

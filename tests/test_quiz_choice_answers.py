@@ -117,6 +117,75 @@ def test_bert_sizes():
     assert any("340" in q.options[i] for i in q.distractors)
 
 
+def test_rope_scores_depend_on_the_distance_only():
+    """Our model's RoPE, on random vectors: the right option scores exactly as (7, 4) does,
+    and every wrong option scores otherwise."""
+    from tfviz.model.positional import apply_rope, rope_angles
+
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 8, generator=g)
+
+    def score(m: int, n: int) -> float:
+        def turn(v, p):
+            cos, sin = rope_angles(torch.tensor([p]), 8, base=100.0)
+            return apply_rope(v[None, None, None], cos, sin)[0, 0, 0]
+        return float(turn(q, m) @ turn(k, n))
+
+    question = question_by_id("rope-relative-pair")
+    positions = {"Query at 10, key at 7": (10, 7), "Query at 4, key at 7": (4, 7),
+                 "Query at 14, key at 8": (14, 8), "Query at 7, key at 7": (7, 7)}
+    assert set(positions) == set(question.options)
+    for option, (m, n) in positions.items():
+        same = abs(score(m, n) - score(7, 4)) < 1e-4  # float32 angles up to 14 radians
+        assert same == (option == question.options[question.answer]), option
+
+
+def test_rmsnorm_leaves_out_the_mean_and_beta():
+    from tfviz.model.norm import LayerNorm, RMSNorm
+
+    rms, ln = RMSNorm(6), LayerNorm(6)
+    assert [n for n, _ in rms.named_parameters()] == ["weight"]  # γ only
+    assert sorted(n for n, _ in ln.named_parameters()) == ["bias", "weight"]
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0, 9.0]])
+    assert not torch.allclose(rms(x), ln(x), atol=1e-3)  # the mean matters ...
+    centred = x - x.mean()
+    assert torch.allclose(rms(centred), ln(centred), atol=1e-4)  # ... and is all that differs
+    q = question_by_id("rmsnorm-vs-layernorm")
+    assert "mean" in q.options[q.answer] and "β" in q.options[q.answer]
+
+
+def test_swiglu_has_three_matrices_and_bends_the_gate():
+    from tfviz.model.ffn import MLP
+
+    mlp = MLP(ModelConfig(d_model=4, n_heads=1, d_ff=6, activation="swiglu", bias=False))
+    assert sorted(n for n, _ in mlp.named_parameters()) == [
+        "W_gate.weight", "W_in.weight", "W_out.weight"]
+    x = torch.randn(1, 1, 4, generator=torch.Generator().manual_seed(1))
+    gate, up = mlp.W_gate(x), mlp.W_in(x)
+    assert torch.allclose(mlp(x), mlp.W_out(torch.nn.functional.silu(gate) * up))
+    q = question_by_id("swiglu-matrices")
+    assert q.options[q.answer].startswith("Three") and "SiLU bends x W_gate" in q.options[q.answer]
+
+
+def test_a_gqa_cache_does_not_grow_with_the_query_heads():
+    """Two models that differ only in their query heads keep caches of the same size; more
+    K/V heads, or more layers, make it larger."""
+    from tfviz.experiments.gqa_decode import cache_of_text
+
+    def held(**sizes) -> int:
+        cfg = preset("llama-tiny").replace(name="cache", head_dim=8, d_ff=16, vocab_size=40,
+                                            **sizes)
+        torch.manual_seed(0)
+        return cache_of_text(Transformer(cfg).eval(), [1, 2, 3])[0]
+
+    base = held(n_layers=2, n_heads=4, n_kv_heads=2, d_model=32)
+    assert held(n_layers=2, n_heads=8, n_kv_heads=2, d_model=32) == base
+    assert held(n_layers=2, n_heads=4, n_kv_heads=4, d_model=32) == 2 * base
+    assert held(n_layers=4, n_heads=4, n_kv_heads=2, d_model=32) == 2 * base
+    q = question_by_id("gqa-cache-depends")
+    assert q.options[q.answer] == "The number of query heads"
+
+
 # ----------------------------------------------------------- grading every bank question
 
 

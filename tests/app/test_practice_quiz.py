@@ -131,3 +131,36 @@ def test_quiz_works_with_every_model(app_page, model):
     at = app_page(PAGE, model=model)
     q = question_by_id(make_quiz(1, 8)[0].id)
     assert f"qz_check_1_0_{q.id}" in {b.key for b in at.button}
+
+
+MODERN = ["rope-turned-coordinate", "rope-angle-slow-pair", "rope-relative-pair", "rmsnorm-value",
+          "rmsnorm-vs-layernorm", "swiglu-unit", "swiglu-matrices", "gqa-cache-per-token",
+          "gqa-cache-depends"]
+
+
+@pytest.mark.parametrize("qid", MODERN)
+def test_the_modern_blocks_questions_on_the_page(app_page, qid):
+    """Each question on RoPE, RMSNorm, SwiGLU and the GQA cache, drawn with its section: the
+    prompt shows, a slip (or a tempting option) is explained, and the right answer, typed as
+    the page's own answer text, is right."""
+    section = question_by_id(qid).section
+    at = app_page(PAGE)
+    _ok(at.slider(key="qz_n").set_value(20).run())
+    _ok(at.multiselect(key="qz_sections").set_value([section]).run())
+    (q,) = [q for q in make_quiz(1, 20, [section]) if q.id == qid]  # its options as shown
+    assert any(q.prompt in m for m in _values(at.markdown))
+    if q.kind == "choice":
+        wrong, why = next(iter(q.distractors.items()))
+        respond(at, q, wrong)
+        (error,) = _values(at.error)
+        assert why in error and q.options[q.answer] in error
+    else:
+        slip = q.mistakes[0]
+        respond(at, q, format_value(slip.value, q.tolerance))
+        (error,) = _values(at.error)
+        assert slip.explanation in error and format_value(q.answer, q.tolerance) in error
+    assert any("Why the tempting wrong answers" in e.label for e in at.expander)
+    _ok(at.button(key="qz_again").click().run())  # a clean slate, the same questions
+    respond(at, q, q.answer if q.kind == "choice" else format_value(q.answer, q.tolerance),
+            round_=1)
+    assert any(s.startswith("✓ Correct!") for s in _values(at.success))

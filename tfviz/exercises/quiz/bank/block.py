@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from tfviz import reference
+
 from ..spec import KnownMistake, NumericQuestion, Question, choice, softmax, softmax_first
 
 BLOCK: tuple[Question, ...] = (
@@ -106,6 +108,47 @@ BLOCK: tuple[Question, ...] = (
                 "Where the LayerNorm sits has nothing to do with it.",
         },
     ),
+    NumericQuestion(
+        id="rmsnorm-value",
+        lesson=9,
+        prompt="RMSNorm, with γ = 1 and ε left out, normalises the vector x = (1, −1, 1, 3). "
+               "What is the last entry of its output?",
+        answer=float(reference.rms_norm([1.0, -1.0, 1.0, 3.0], eps=0.0).output[-1]),
+        tolerance=0.005,
+        unit="a number, e.g. 0.25",
+        explanation="The mean of the squares is (1 + 1 + 1 + 9) / 4 = 3, so RMS(x) = √3 = 1.732, "
+                    "and the last entry becomes 3 / 1.732 = 1.732. Nothing is subtracted first.",
+        mistakes=(
+            KnownMistake(float(reference.layer_norm([1.0, -1.0, 1.0, 3.0], eps=0.0).output[-1]),
+                         "That is LayerNorm: it takes the mean 1 away first and divides by the "
+                         "standard deviation √2. RMSNorm does neither."),
+            KnownMistake(3 / math.sqrt(12), "That divides by the root of the sum of the squares "
+                                            "(√12); RMSNorm averages them first (√(12 / 4))."),
+            KnownMistake(3 / 3, "That divides by the mean square 3 itself; RMSNorm divides by "
+                                "its square root."),
+        ),
+    ),
+    choice(
+        id="rmsnorm-vs-layernorm",
+        lesson=9,
+        prompt="What does RMSNorm, the norm of Llama, Mistral and Qwen, leave out of LayerNorm?",
+        right="Taking the mean away, and the shift β",
+        explanation="RMSNorm divides x by its root mean square √(mean(x²) + ε) and multiplies "
+                    "by γ. Nothing is subtracted, so each vector keeps its direction, and no β is "
+                    "added: a little less to compute and half the parameters, and models train "
+                    "about as well with it.",
+        wrong={
+            "The division: it only takes the mean away":
+                "The division is the part RMSNorm keeps: it is what holds every vector's size "
+                "in check. What goes is the centring.",
+            "The learned scale γ":
+                "γ stays: the output is x / RMS(x) · γ. The learned shift β is the one that "
+                "goes.",
+            "The ε under the root":
+                "ε stays, for the same reason as in LayerNorm: a vector of zeros would "
+                "otherwise divide by zero.",
+        },
+    ),
     choice(
         id="why-ffn",
         lesson=10,
@@ -141,6 +184,50 @@ BLOCK: tuple[Question, ...] = (
                          "The ReLU was skipped: -2 must become 0 before multiplying by W2."),
             KnownMistake(1.5 * 2 + 0.5 * -4, "The bias b2 = 0.5 is missing."),
         ),
+    ),
+    NumericQuestion(
+        id="swiglu-unit",
+        lesson=10,
+        prompt="In a SwiGLU feed-forward block, one hidden unit reads the gate value g = 2 "
+               "(from x W_gate) and the up value u = −1 (from x W_up). What does the unit pass "
+               "on to W_down? SiLU(z) = z · σ(z) = z / (1 + e^−z).",
+        answer=float(reference.silu(2.0) * -1.0),
+        tolerance=0.005,
+        unit="a number, e.g. 0.5",
+        explanation="The gate is bent, the up value is not: SiLU(2) = 2 / (1 + e^−2) = 1.762, "
+                    "times u = −1 gives −1.762.",
+        mistakes=(
+            KnownMistake(-1.0 / (1.0 + math.exp(-2.0)), "That multiplies u by the sigmoid "
+                                                         "σ(2) = 0.881; SiLU(2) is 2 · σ(2)."),
+            KnownMistake(float(2.0 * reference.silu(-1.0)),
+                         "That bends the up value, 2 · SiLU(−1); SiLU belongs on the gate."),
+            KnownMistake(float(reference.silu(-2.0)), "That applies SiLU after multiplying, "
+                                                      "SiLU(2 · (−1)); bend the gate first."),
+            KnownMistake(-2.0, "That is g · u with no SiLU at all; the gate goes through SiLU "
+                               "first."),
+        ),
+    ),
+    choice(
+        id="swiglu-matrices",
+        lesson=10,
+        prompt="How many weight matrices does a SwiGLU feed-forward block have, and where "
+               "does its SiLU act?",
+        right="Three (W_gate, W_up, W_down); SiLU bends x W_gate, which then multiplies x W_up",
+        explanation="FFN(x) = (SiLU(x W_gate) ⊙ x W_up) W_down. Two projections go up to d_ff: "
+                    "one is bent by SiLU and acts as a gate on the other, unit by unit, and the "
+                    "product comes back down through W_down. That is why such blocks use a "
+                    "smaller d_ff (about 8/3 · d) for the same parameter count.",
+        wrong={
+            "Two (W_1, W_2), with SiLU between them, as in the original block":
+                "That is the plain block with SiLU for ReLU. The gated block adds a third "
+                "matrix, whose bent output multiplies the other projection.",
+            "Three; SiLU bends both x W_gate and x W_up before they are multiplied":
+                "Only the gate is bent. The up projection passes as it is and is scaled by "
+                "SiLU(x W_gate).",
+            "Three; SiLU is applied last, after W_down":
+                "W_down is the last, linear step, whose output is added to the residual "
+                "stream. SiLU acts on the gate, before the product.",
+        },
     ),
     choice(
         id="moe-top1-experts",

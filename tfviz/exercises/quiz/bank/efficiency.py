@@ -223,6 +223,51 @@ EFFICIENCY: tuple[Question, ...] = (
         },
     ),
     NumericQuestion(
+        id="gqa-cache-per-token",
+        lesson=18,
+        prompt="A model has 16 layers; each has 32 query heads sharing 8 K/V heads of "
+               "d_head = 64, and its cache stores bfloat16 numbers (16 bits). How many KiB "
+               "(1 KiB = 1024 bytes) does one token add to the KV cache?",
+        answer=16 * 2 * 8 * 64 * 2 / 1024,
+        tolerance=0.5,
+        unit="KiB, e.g. 48",
+        explanation="Per layer, a key and a value for each of the 8 K/V heads: 2 · 8 · 64 = "
+                    "1024 numbers. Times 16 layers and 2 bytes: 32,768 bytes = 32 KiB. The 32 "
+                    "queries are never stored.",
+        mistakes=(
+            KnownMistake(16 * 2 * 32 * 64 * 2 / 1024, "That counts the 32 query heads; the "
+                                                      "cache holds the 8 K/V heads only."),
+            KnownMistake(16 * 8 * 64 * 2 / 1024, "That stores only keys (or only values); "
+                                                 "both are kept, a factor of 2."),
+            KnownMistake(2 * 8 * 64 * 2 / 1024, "That is one layer; each of the 16 keeps its "
+                                                "own cache."),
+            KnownMistake(16 * 2 * 8 * 64 * 16 / 1024, "That counts 16 bytes a number; 16 bits "
+                                                      "are 2 bytes."),
+        ),
+    ),
+    choice(
+        id="gqa-cache-depends",
+        lesson=18,
+        prompt="The KV cache of a grouped-query model grows with several of its sizes. Which "
+               "of these does it not depend on?",
+        right="The number of query heads",
+        explanation="A token's queries are used once, for its own scores, and thrown away. "
+                    "What stays are the keys and values: of every K/V head, in every layer, at "
+                    "the width of the stored numbers. That is why GQA, which keeps all the "
+                    "query heads but shares fewer K/V heads between them, shrinks the cache.",
+        wrong={
+            "The number of K/V heads":
+                "Each K/V head keeps a key and a value per token, so the cache grows in step "
+                "with their number: this is the size GQA cuts.",
+            "The number of layers":
+                "Every layer has its own attention and keeps its own keys and values: twice "
+                "the layers, twice the cache.",
+            "The number of bits per stored number":
+                "The same numbers in float32 take twice the bytes of bfloat16, and four times "
+                "those of int8.",
+        },
+    ),
+    NumericQuestion(
         id="vit-patch-count",
         lesson=19,
         prompt="A vision transformer cuts a 224 × 224 image into 16 × 16 patches. How many "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from tfviz import reference
+
 from ..spec import KnownMistake, NumericQuestion, Question, choice
 
 FOUNDATIONS: tuple[Question, ...] = (
@@ -238,6 +240,74 @@ FOUNDATIONS: tuple[Question, ...] = (
                 "Sorting would change nothing: attention treats its keys as a set, so the order "
                 "they are stored in does not affect the result. Position has to change the "
                 "numbers themselves, which is what the rotation does.",
+        },
+    ),
+    NumericQuestion(
+        id="rope-turned-coordinate",
+        lesson=3,
+        prompt="RoPE turns the first pair of a query, (q_0, q_1) = (1, 2), by m·θ_0, where the "
+               "first pair's frequency is θ_0 = 1 radian per position. The token sits at "
+               "position m = 3. What is q_0 after the turn?",
+        answer=float(reference.rope([[1.0, 2.0]], [3], [1.0])[0, 0]),
+        tolerance=0.005,
+        unit="a number, e.g. 0.42",
+        explanation="The angle is 3 · 1 = 3 radians, and a pair (a, c) turns into "
+                    "(a cos φ − c sin φ, a sin φ + c cos φ): q_0' = cos 3 − 2 sin 3 = "
+                    "−0.990 − 0.282 = −1.272.",
+        mistakes=(
+            KnownMistake(float(reference.rope([[1.0, 2.0]], [-3], [1.0])[0, 0]),
+                         "That turns the pair the other way (a cos φ + c sin φ): the first "
+                         "coordinate has a minus in front of its sin."),
+            KnownMistake(float(reference.rope([[1.0, 2.0]], [3], [math.pi / 180])[0, 0]),
+                         "That reads the angle as 3 degrees; RoPE's angles are radians."),
+            KnownMistake(float(reference.rope([[1.0, 2.0]], [1], [1.0])[0, 0]),
+                         "That turns by θ_0 once; at position 3 the pair turns by 3 · θ_0."),
+        ),
+    ),
+    NumericQuestion(
+        id="rope-angle-slow-pair",
+        lesson=3,
+        prompt="A head of d = 8 dimensions uses RoPE with base b = 10000, θ_i = b^(−2i/d). By "
+               "how many radians does pair i = 2 (dimensions 4 and 5, counting from 0) of the "
+               "token at position m = 50 turn?",
+        answer=50 * float(reference.rope_inv_freq(8, 10000.0)[2]),
+        tolerance=0.001,
+        unit="radians, e.g. 0.25",
+        explanation="θ_2 = 10000^(−4/8) = 10000^(−1/2) = 0.01 radian per position, so at "
+                    "position 50 the pair turns by 50 · 0.01 = 0.5 radian. Later pairs turn "
+                    "ever more slowly; that is how RoPE covers both short and long distances.",
+        mistakes=(
+            KnownMistake(50 * 10000 ** (-2 / 8), "That uses b^(−i/d); the exponent is 2i/d, "
+                                                  "because i counts pairs of dimensions."),
+            KnownMistake(50 * 10000 ** (-8 / 8), "That takes i = 4, the pair's first dimension; "
+                                                  "i counts pairs, and this is pair 2."),
+            KnownMistake(float(reference.rope_inv_freq(8, 10000.0)[2]),
+                         "That is θ_2, the turn per position; multiply by the position, 50."),
+            KnownMistake(50 * 10000 ** (4 / 8), "The exponent lost its minus sign: θ_i = "
+                                                 "b^(−2i/d) shrinks for later pairs."),
+        ),
+    ),
+    choice(
+        id="rope-relative-pair",
+        lesson=3,
+        prompt="With RoPE, a query vector at position 7 and a key vector at position 4 give a "
+               "score s. Keeping both vectors the same, which positions give exactly the same "
+               "score s?",
+        right="Query at 10, key at 7",
+        explanation="The query turns by 7θ and the key by 4θ; in their dot product only the "
+                    "difference of the angles survives, (7 − 4)θ. Moving both by 3 keeps that "
+                    "difference, so the score is the same: RoPE sees relative position only.",
+        wrong={
+            "Query at 4, key at 7":
+                "The distance has the same size but the other sign: now the key comes after "
+                "the query, and the score is that of a turn by −3θ, not 3θ, which differs in "
+                "general.",
+            "Query at 14, key at 8":
+                "Doubling both positions doubles the distance to 6. The score depends on the "
+                "difference m − n, not on the ratio of the positions.",
+            "Query at 7, key at 7":
+                "Only the query stayed put; the key moved, so the distance fell from 3 to 0 and "
+                "the angles no longer differ by 3θ.",
         },
     ),
     choice(
