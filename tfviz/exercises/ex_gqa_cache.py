@@ -92,11 +92,12 @@ def build(layers: int, q_heads: int, kv_heads: int, d_head: int, tokens: int, bi
              f"Each of the {layers} layers keeps its own: {layers} × {_n(per_layer)} = "
              f"{_n(layers * per_layer)} numbers per token.",
              {"numbers_per_token": layers * per_layer}),
-        Step("Bytes per token", r"\times\ \text{bits} / 8",
+        Step("Bytes per token", r"L \cdot 2 \cdot n_{kv} \cdot d_{head} \cdot \text{bits} / 8",
              f"{bits} bits are {per_value} byte{'s' if per_value > 1 else ''}: "
              f"{_n(layers * per_layer)} × {per_value} = "
              f"{_n(one)} bytes per token.", {"per_token": one}),
-        Step("The whole cache", r"\times\ T",
+        Step("The whole cache",
+             r"L \cdot 2 \cdot n_{kv} \cdot d_{head} \cdot T \cdot \text{bits} / 8",
              f"{_n(one)} × {_n(tokens)} tokens = {_n(total)} bytes, {human_bytes(total)}. With "
              f"one K/V head per query head (plain multi-head attention) it would be "
              f"{q_heads} / {kv_heads} = {group} times as much: {_n(mha)} bytes, "

@@ -106,16 +106,16 @@ def build(q, k, m: int, n: int, base: float, seed: int | None) -> Instance:
     rel = turned(q, m - n, theta)
     steps = (
         Step("Frequencies and angles", r"\theta_i = b^{-2i/d},\quad \varphi_i = m\,\theta_i",
-             "Pair i turns θ_i per position: "
+             "Pair i turns θ_i per position: θ_0 = b^0 = 1, "
              + ", ".join(f"θ_{i} = {fmt_number(base)}^(−{2 * i}/{d}) = {fmt_number(t, 4)}"
-                         for i, t in enumerate(theta))
+                         for i, t in enumerate(theta) if i > 0)
              + f". At m = {m}, q's pairs turn by {vector_text(angles, 4)} radians; the first "
              "pair always turns fastest.", {"theta": frozen_array(theta),
                                             "angles": frozen_array(angles)}),
         Step("Turn the query", r"\begin{pmatrix}a'\\c'\end{pmatrix} = \begin{pmatrix}\cos\varphi"
              r" & -\sin\varphi\\ \sin\varphi & \cos\varphi\end{pmatrix}\begin{pmatrix}a\\c"
              r"\end{pmatrix}",
-             "; ".join(f"pair {i}: ({fmt_number(q[2 * i])}, {fmt_number(q[2 * i + 1])}) by "
+             "; ".join(f"Pair {i}: ({fmt_number(q[2 * i])}, {fmt_number(q[2 * i + 1])}) by "
                        f"{fmt_number(a, 4)} → ({fmt_number(q_rot[2 * i], 4)}, "
                        f"{fmt_number(q_rot[2 * i + 1], 4)})" for i, a in enumerate(angles))
              + f". So q' = {vector_text(q_rot, 4)}: each pair keeps its length, only its "

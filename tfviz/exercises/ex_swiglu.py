@@ -92,7 +92,7 @@ def build(x, W_gate, W_up, W_down, seed: int | None) -> Instance:
         "back to d numbers with W_down. No biases.")
     steps = (
         Step("Gate and up projections", r"g = x\,W_{gate},\quad u = x\,W_{up}",
-             "x times each column: g = "
+             "Multiply x by each column: g = "
              + "; ".join(dot_text(x, c) for c in W_gate.T) + f", so g = {vector_text(g)}; "
              "u = " + "; ".join(dot_text(x, c) for c in W_up.T) + f", so u = {vector_text(u)}.",
              {"gate": frozen_array(g), "up": frozen_array(u)}),
@@ -105,7 +105,7 @@ def build(x, W_gate, W_up, W_down, seed: int | None) -> Instance:
              f"Unit by unit, SiLU(g)·u = {vector_text(h, 4)}. Each unit's gate decides how much "
              "of its own value u gets through.", {"hidden": frozen_array(h)}),
         Step("Down projection", r"y = h\,W_{down}",
-             "h times each column of W_down: "
+             "Multiply h by each column of W_down: "
              + "; ".join(f"h · {vector_text(c)} = {fmt_number(float(h @ c), 4)}" for c in W_down.T)
              + f". So y = {vector_text(y, 4)}: d = {d} numbers again, which the block adds to the "
              "residual stream.",
