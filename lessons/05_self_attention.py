@@ -264,7 +264,8 @@ def no_projections() -> None:
     plain = cx.plain_attention(x, causal=cfg.causal, scale=scale)
     patterns = trace["pattern", 0]  # (heads, n, n)
     heads_share = cx.self_share(patterns, cfg.causal)
-    vega(vc.plain_against_heads, plain.weights, patterns, trace.tokens)
+    vega(vc.plain_against_heads, plain.weights, patterns, trace.tokens,
+         head=view_value("head", cfg.n_heads - 1))  # a shared link's head
     where = ("every query but the first (a decoder's first token sees only itself)"
              if cfg.causal else "every query")
     st.markdown(f"Weight a token puts on itself, on average over {where}: "

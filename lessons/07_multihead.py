@@ -4,9 +4,11 @@ import streamlit as st
 from tfviz.analysis import coref
 from tfviz.analysis import gqa
 from tfviz.analysis import heads as hd
+from tfviz.experiments import pruning
 from tfviz.lab.opened import reads_letters
 from tfviz.ui.cache import coref_gap_notice, get_trace
 from tfviz.ui.context import lesson_context
+from tfviz.ui.experiments_cache import heads_pruned, heldout_count, training_counts
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
@@ -14,6 +16,7 @@ from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_attention as ia
+from tfviz.viz import pruning as pv
 from tfviz.viz.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
@@ -102,13 +105,29 @@ with step("2 · Every head of the layer at once"):
              "spread (0 focused … 1 uniform)": [s.entropy for _, s in flat],
              "favourite key": [plain[s.favourite] for _, s in flat],
              "→ favourite": [s.favourite_share for _, s in flat], "label": [s.label for _, s in flat]}
+    counts = training_counts(name)  # None: no training corpus we can rebuild (a folder, a lab run)
+    rare_note = ""
+    if counts is not None:
+        rarest = pruning.rarest_keys(trace.ids, counts, cfg.causal)
+        shares = [pruning.rare_share(patterns[layer], rarest, cfg.causal) for layer in range(L)]
+        roles["→ rarest token"] = [float(shares[layer][0][s.head]) for layer, s in flat]
+        even = shares[0][1]  # the same for every head: it depends on the text and the mask only
+        least = plain[int(rarest[-1])]
+        rare_note = (f" **→ rarest token** is a head's mean weight on the key its query may see "
+                     f"that {name}'s training text used least (Voita et al. 2019 found heads that "
+                     f"point at it); for the last query of your text that is {least} "
+                     f"({counts.get(int(trace.ids[int(rarest[-1])]), 0):,} times in training). A head "
+                     f"spreading its weight evenly would put {even:.3f} there.")
     three_decimals = st.column_config.NumberColumn(format="%.3f")  # columns that read down evenly
     table(roles, hide_index=True, column_config={
         name: three_decimals for name, values in roles.items() if isinstance(values[0], float)})
     st.caption(f"A head gets a role label when at least {hd.ROLE_THRESHOLD:.0%} of its weight goes "
                f"there on average; 'broad' means rows at least {hd.BROAD_THRESHOLD:.0%} as spread as "
-               "uniform. An untrained model's heads are mostly broad.")
-    show_code(hd.head_stats, hd.label_head)
+               "uniform. An untrained model's heads are mostly broad." + rare_note)
+    if counts is None:
+        st.caption(f"Rare-word heads: {name} has no training text this app can rebuild, so which "
+                   "tokens are rare for it is not known here.")
+    show_code(hd.head_stats, hd.label_head, pruning.rarest_keys, pruning.rare_share)
 
 with step("3 · Joining the heads: concatenate, then W^O"):
     # two lines: on one, the formula is wider than a projector's screen at presenter view's size
@@ -206,3 +225,44 @@ with step("4 · What does “it” refer to?"):
                           help="+2 would be a perfect switch: all on the animal for tired, all on "
                                "the street for wide. 0 means the head ignores the adjective.")
         show_code(coref.find_coref_positions, coref.antecedent_weights, coref.switching_head)
+
+
+with step("5 · How many heads does it need? Pruning"):
+    st.markdown(
+        "Michel et al. (2019) asked whether sixteen heads are really better than one, and found "
+        "that many heads of a trained model can be removed with little harm. Here is the same "
+        "experiment on this model, with nothing retrained: remove each head alone (its output set "
+        "to zero) to see how much the loss rises without it, then remove them one after another, "
+        "least missed first, and watch the loss.")
+    total = cfg.n_layers * cfg.n_heads
+    if not cfg.causal or cfg.arch == "encoder-decoder":
+        st.info(f"{name} is not a decoder-only model, so it has no next-token loss to watch here. "
+                "Choose a decoder in the sidebar, such as gpt-tiny or llama-tiny.")
+    elif total > pruning.MAX_HEADS:
+        st.info(f"{name} has {total} heads: the what-if runs the model {2 * total + 1} times, which "
+                f"takes too long on a shared server. It runs on models of up to {pruning.MAX_HEADS} heads.")
+    else:
+        sentences = heldout_count(name)
+        source = (f"{sentences} held-out sentences, the first of those its validation loss was "
+                  "measured on" if sentences else "your text (this model has no held-out "
+                  "sentences the app can rebuild)")
+        st.caption(f"The loss is the mean next-token cross-entropy over {source}.")
+        if not sentences and len(trace.ids) < 2:
+            st.info("Your text is a single token: there is no next token to predict. Type a "
+                    "longer text.")
+        elif st.button(f"Run the what-if ({2 * total + 1} runs of {name})", key="mh_prune"):
+            st.session_state["mh_pruned_for"] = name
+        if st.session_state.get("mh_pruned_for") == name and (sentences or len(trace.ids) >= 2):
+            result = heads_pruned(name, None if sentences else text)
+            vega(pv.pruning_chart, result, name)
+            tolerance = 0.05
+            gone = result.removable(tolerance)
+            st.markdown(
+                f"The whole model: loss **{result.base:.3f}**. Removing heads in this order, "
+                f"**{gone} of {total}** can go before the loss rises more than {tolerance} nats; "
+                f"with every head gone it is {result.losses[-1]:.3f}.")
+            table({"removed": list(range(1, total + 1)),
+                   "head (layer, head)": [f"{lyr}, {hh}" for lyr, hh in result.order],
+                   "alone: loss rise": [round(result.importance[hd_], 4) for hd_ in result.order],
+                   "loss after": [round(x, 4) for x in result.losses[1:]]}, hide_index=True)
+        show_code(pruning.prune, pruning.heldout_loss)

@@ -253,7 +253,10 @@ def test_self_attention_sends_every_view_once_and_opens_on_the_link(app_page):
     assert [t.label for t in at.tabs] == ["One query, step by step", "All tokens as matrices",
                                           "Flying arrows"]
     charts = instant_charts(at)
-    assert len(charts) == 5  # step 1, step 2, step 3, the matrices, the arrows
+    # step 1's three, the matrices, the arrows; then step 3's cosines and step 4's two maps
+    assert len(charts) == 7
+    assert param_values(charts[6][0]) == {"head": 1, "tokens": param_values(charts[6][0])["tokens"]}
+    charts = charts[:5]
     for spec, _ in charts:
         view = param_values(spec)
         assert (view["layer"], view["head"], view.get("query", 3)) == (2, 1, 3), spec["description"]
@@ -330,3 +333,37 @@ def test_self_attention_same_word_two_vectors_and_no_projections(app_page):
     assert any("share no token" in i.value for i in at.info)
     for hostile in ("", "😀 مرحبا <b>bold</b> " * 50, "x" * 5000):
         _ok(at.text_input(key="ctx_other").set_value(hostile).run())
+
+
+def test_multihead_rarest_token_column_and_pruning(app_page):
+    """Lesson 7's rarest-token column is each head's weight on its query's rarest visible key,
+    recomputed here from gpt-tiny's trace and corpus counts; the pruning what-if's sentence and
+    table are prune() run here on the same held-out rows; an encoder is told why it has none."""
+    import numpy as np
+
+    import tfviz
+    from tfviz.experiments import pruning as pr
+    from tfviz.training.counts import corpus_counts, heldout_sentences
+    from tfviz.ui.experiments_cache import PRUNING_SENTENCES
+
+    at = app_page("07_multihead.py")
+    gpt = tfviz.load("gpt-tiny")
+    trace = gpt.trace(at.session_state["text"])
+    counts = corpus_counts("gpt-tiny", gpt.tokenizer)
+    rarest = pr.rarest_keys(trace.ids, counts, True)
+    frame = next(d.value for d in at.dataframe if "→ rarest token" in d.value.columns)
+    for _, row in frame.iterrows():
+        got, _ = pr.rare_share(trace["pattern", int(row["layer"])], rarest, True)
+        # the page's float32 trace and this one: the same model, text and thread settings
+        assert row["→ rarest token"] == pytest.approx(got[int(row["head"])], rel=1e-5, abs=1e-6)
+    assert not [m for m in at.markdown if "can go before the loss" in m.value]  # only on request
+    _ok(at.button(key="mh_prune").click().run())
+    rows = [gpt.encode(s) + [gpt.tokenizer.eos_id] for s in heldout_sentences("gpt-tiny", PRUNING_SENTENCES)]
+    want = pr.prune(gpt.model, rows, gpt.config.pad_id, gpt.config.n_layers, gpt.config.n_heads)
+    (said,) = [m.value for m in at.markdown if "can go before the loss" in m.value]
+    assert f"loss **{want.base:.3f}**" in said and f"**{want.removable(0.05)} of 12**" in said
+    table = next(d.value for d in at.dataframe if "loss after" in d.value.columns)
+    np.testing.assert_allclose(table["loss after"], np.round(want.losses[1:], 4), atol=2e-4)
+    at.session_state["model"] = "bert-tiny"
+    _ok(at.run())
+    assert any("not a decoder-only model" in i.value for i in at.info)

@@ -146,3 +146,50 @@ def _first_tokens_trace(model: str, text: str, limit: int, scale: bool | None, c
                         temperature: float) -> Trace:
     options = RunOptions(scale=scale, causal=causal, temperature=temperature)
     return get_bundle(model).trace(first_tokens(model, text, limit), options=options)
+
+
+@st.cache_resource(show_spinner="Counting the tokens of the model's training text…")
+def _training_counts(model: str) -> dict[int, int] | None:
+    from tfviz.training.counts import corpus_counts
+
+    return corpus_counts(model, get_bundle(model).tokenizer)
+
+
+def training_counts(model: str) -> dict[int, int] | None:
+    """How often each token occurs in a bundled model's training rows (lesson 7's rare tokens),
+    rebuilt from its recipe once per server; None for any model that is not a bundled one
+    (a lab run or a folder may share a name with no recipe). Callers never change the dict."""
+    if get_bundle(model).facts.origin != "bundled":
+        return None
+    return _training_counts(model)
+
+
+def heldout_count(model: str) -> int:
+    """How many held-out sentences lesson 7's pruning reads for ``model`` (0: it reads the
+    learner's text instead)."""
+    from tfviz.training.counts import heldout_sentences
+
+    if get_bundle(model).facts.origin != "bundled":
+        return 0
+    return len(heldout_sentences(model, PRUNING_SENTENCES) or ())
+
+
+PRUNING_SENTENCES = 64  # 25 runs of gpt-tiny over 64 sentences: a few seconds, once per server
+
+
+@per_model(st.cache_data(max_entries=16, show_spinner="Removing heads one by one…"))
+def heads_pruned(model: str, text: str | None):
+    """Lesson 7's pruning what-if on the model's held-out sentences (``text`` None) or on
+    ``text``; the shared model is only run, with heads switched off per run (RunOptions)."""
+    from tfviz.experiments.pruning import prune
+    from tfviz.training.counts import heldout_sentences
+
+    bundle = get_bundle(model)
+    cfg = bundle.config
+    if text is None:
+        end = [bundle.tokenizer.eos_id] if bundle.facts.eos_ends == "sentence" else []
+        rows = [bundle.encode(s)[:cfg.max_seq_len - len(end)] + end
+                for s in heldout_sentences(model, PRUNING_SENTENCES)]
+    else:
+        rows = [read_text(model, text).ids]
+    return prune(bundle.model, rows, cfg.pad_id, cfg.n_layers, cfg.n_heads)
