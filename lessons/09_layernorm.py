@@ -169,8 +169,11 @@ with step("4 · How big is the residual stream?"):
         series["fresh post-LN twin"] = twins["fresh post-LN"]
     series["fresh pre-LN twin"] = twins["fresh pre-LN"]
     vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
-    st.caption("embed = token + position embeddings; L0 attn = after block 0's attention sublayer; "
-               "L0 ffn = after its feed-forward sublayer; and so on.")
+    st.caption(("embed = token + position embeddings" if facts.adds_positions else
+                f"embed = the token embeddings ({name} adds no position vectors: its positions, "
+                f"{facts.positions_name}, act later)")
+               + "; L0 attn = after block 0's attention sublayer; L0 ffn = after its feed-forward "
+               "sublayer; and so on.")
 
     show_code(rms_norm if rms else layer_norm, lna.ln_input, lna.every_norm, lna.residual_norms,
               wiring.variant_configs,

@@ -29,9 +29,9 @@ st.markdown("𝒯 is the set of the k experts with the largest gates. With **k =
             "**Switch** layer: one expert per token, scaled by its gate.")
 
 if not cfg.is_moe:
-    st.info(f"**{name}** is a dense model: every block has one ordinary feed-forward network "
-            "and no router, so there is no routing to show here. The sidebar's **moe-tiny** "
-            "is the same kind of small decoder with experts in every block.")
+    st.info(f"**{name}** is a dense model: every block has one feed-forward network "
+            f"({bundle.facts.activation_name}) and no router, so there is no routing to show here. "
+            "The sidebar's **moe-tiny** is a small decoder with experts in every block.")
     offer("moe-tiny", key="moe_switch", label="Switch to moe-tiny")
     show_code(ma.routing, ma.capacity_of, ma.class_expert_table, ma.concentration)
 else:

@@ -33,9 +33,16 @@ cfg, V = bundle.config, bundle.config.vocab_size
 facts = bundle.facts
 EOS = facts.specials.eos or "<eos>"  # the model's own end token: GPT-2's is <|endoftext|>
 # Every token that ends its text: one for ours and GPT-2, several for a Llama 3 Instruct
+
+
+def either(words: list[str]) -> str:
+    """["a", "b", "c"] -> "a, b or c" """
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
 ENDS = facts.specials.ends or (EOS,)
-ENDS_SAID = " or ".join(f"`{t}`" for t in ENDS)  # "`<|end_of_text|>` or `<|eot_id|>`"
-ENDS_WITH_IDS = " or ".join(f"`{t}` (id {i})" for t, i in zip(ENDS, end_ids(bundle.tokenizer)))
+ENDS_SAID = either([f"`{t}`" for t in ENDS])  # "`<|end_of_text|>` or `<|eot_id|>`"
+ENDS_WITH_IDS = either([f"`{t}` (id {i})" for t, i in zip(ENDS, end_ids(bundle.tokenizer))])
 BOS = facts.specials.bos  # its beginning-of-text token; a Llama's tokenizer puts it first (facts.adds_bos)
 
 st.title("The LM head and decoding")
@@ -100,8 +107,9 @@ with step("2 · The model continues your prompt"):
         "- **Top-p** (nucleus): keep the smallest set of most probable tokens whose probabilities "
         "add up to at least p, renormalise, then draw.\n\n"
         "Temperature comes first, then the filters. Ties are broken by the lower token id. "
-        f"Generation stops when the model writes {ENDS_SAID}"
-        + (f", which for {name} marks {facts.eos_meaning}." if facts.eos_meaning else ".")
+        f"Generation stops when the model writes `{EOS}`"
+        + (f", which for {name} marks {facts.eos_meaning}" if facts.eos_meaning else "")
+        + (f", or another of its end tokens, {either([f'`{t}`' for t in ENDS[1:]])}." if len(ENDS) > 1 else ".")
     )
     whole = read_text(name, text).notice is None  # the trace's last logits follow the text's end
     start, cut = ((prompt_part(text), None) if is_run_name(name) else starting_prompt(
@@ -150,7 +158,8 @@ with step("2 · The model continues your prompt"):
             f"`{BOS}` followed by your prompt, "
             + " ".join(f"`{t}`" for t in first) + (" …" if len(ids) > len(first) else "")
             + f" ({len(ids)} tokens). It ends a text with its own end token"
-            + (f", {ENDS_WITH_IDS}." if len(ENDS) == 1 else f": any of {len(ENDS)}, {ENDS_WITH_IDS}."))
+            + (f", {ENDS_WITH_IDS}." if len(ENDS) == 1 else
+               f"s, {'either' if len(ENDS) == 2 else 'any'} of {len(ENDS)}: {ENDS_WITH_IDS}."))
     elif ids is not None:
         st.caption(f"{name}'s tokenizer puts no beginning-of-text token in front of your prompt: the "
                    f"model reads it as it is, {len(ids)} tokens, and ends a text with {ENDS_WITH_IDS}.")

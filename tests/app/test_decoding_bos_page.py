@@ -62,7 +62,7 @@ def test_the_tokenizers_bos_is_said_and_shown(app_page, monkeypatch, folders, ki
     said = " or ".join(f"`{b.token_strings([i])[0]}` (id {i})" for i in eos_ids)
     assert b.tokenizer.eos_ids == tuple(eos_ids) and b.facts.specials.ends == tuple(b.token_strings(eos_ids))
     assert ("It ends a text with its own end token"
-            + (f", {said}." if len(eos_ids) == 1 else f": any of {len(eos_ids)}, {said}.")) in _words(at)
+            + (f", {said}." if len(eos_ids) == 1 else f"s, either of 2: {said}.")) in _words(at)
     assert len([c for c in at.code if c.value.startswith(bos)]) == 1  # the text it continues, BOS first
     # the training loss scores the first word too, from the BOS
     assert f"The first input is `{bos}`, which {kind}'s tokenizer put there" in _words(at)
@@ -112,8 +112,9 @@ def test_generation_stops_at_the_eos_the_folder_names(app_page, monkeypatch, tmp
     at.text_area(key="dec_prompt").set_value(TEXT)
     _ok(at.run())
     name = b.token_strings([stop])[0]
-    said = " or ".join(f"`{t}`" for t in b.token_strings(ends))
-    assert f"Generation stops when the model writes {said}" in _words(at)
+    assert f"Generation stops when the model writes `{b.token_strings(ends)[0]}`, which for stopper marks" in _words(at)
+    if listed:
+        assert f"the end of a whole document (a boundary between texts), or another of its end tokens, `{name}`." in _words(at)
     assert f"The model chose {name}: it ended the text." in _words(at)
     assert f"**stopper writes** ({k + 1} new tokens, greedy):" in _words(at)
 
