@@ -134,10 +134,13 @@ def test_greedy_vs_beam_verdict_says_which_text_is_more_likely_and_why():
         "Here greedy and beam search agree: both write “the dog” (sum of log p = -1.250). "
         "Try a wider beam or another prompt.")
     # greedy more likely, never pruned; the beam's best is shorter (it finished early)
-    greedy_wins = GreedyVsBeam((3, 4, 5), -2.0, (3, 9), -2.5, 1, None)
+    greedy_wins = GreedyVsBeam((3, 4, 5), -2.0, (9,), -2.5, 0, None)  # 9: the end token
     text = greedy_vs_beam_verdict(greedy_wins, " a b c", "", 3)
     assert "beam search's best is “(nothing: it ends at once)” (-2.500)" in text
-    assert "They part at new token 2. Here greedy's text is the more likely one" in text
+    assert "They part at new token 1. Here greedy's text is the more likely one" in text
+    # tokens that decode to no text (a padded vocabulary's rows) are not "nothing"
+    no_text = GreedyVsBeam((3, 4, 5), -2.0, (3, 4, 6), -1.0, 2, None)
+    assert "beam search's best is “(3 tokens with no text)” (-1.000)" in greedy_vs_beam_verdict(no_text, "", "", 3)
     assert "left the beam" not in text and text.endswith("adds a negative log-probability.")
     beam_wins = GreedyVsBeam((3, 4), -3.0, (3, 7), -1.0, 1, 0)
     text = greedy_vs_beam_verdict(beam_wins, " a b", " a z", 4)

@@ -176,6 +176,19 @@ def greedy_vs_beam(search, greedy_ids: Sequence[int], greedy_logprobs: Sequence[
     return GreedyVsBeam(g, float(sum(greedy_logprobs)), tuple(b), float(b_lp), parted, pruned)
 
 
+def _said(text: str, ids: Sequence[int]) -> str:
+    """A continuation as the verdict quotes it: its text, or why it has none. Tokens can have no
+    text of their own: a checkpoint's embedding rows past its tokenizer's tokens (a vocabulary
+    padded to a round size), or spaces alone.
+
+    >>> _said(" a b", (1, 2)), _said("", (2,)), _said(" ", (7, 8, 2))
+    ('a b', '(nothing: it ends at once)', '(3 tokens with no text)')
+    """
+    if text.strip():
+        return text.strip()
+    return "(nothing: it ends at once)" if len(ids) <= 1 else f"({len(ids)} tokens with no text)"
+
+
 def greedy_vs_beam_verdict(cmp: GreedyVsBeam, greedy_text: str, beam_text: str, width: int) -> str:
     """The lesson's sentence on a :class:`GreedyVsBeam`: what each wrote, with its sum of log p,
     where they part, where greedy's path left the beam, and which text is the more likely.
@@ -183,8 +196,8 @@ def greedy_vs_beam_verdict(cmp: GreedyVsBeam, greedy_text: str, beam_text: str, 
     >>> print(greedy_vs_beam_verdict(GreedyVsBeam((1, 2), -3.0, (1, 4), -2.5, 1, 1), " a b", " a c", 2))
     Greedy writes “a b” (sum of log p = -3.000); beam search's best is “a c” (-2.500). They part at new token 2. Greedy's path left the beam at step 2: 2 other partial continuations had higher sums there. Beam search found the more likely text, as it is meant to.
     """
-    said_g = greedy_text.strip() or "(nothing: it ends at once)"
-    said_b = beam_text.strip() or "(nothing: it ends at once)"
+    said_g = _said(greedy_text, cmp.greedy_ids)
+    said_b = _said(beam_text, cmp.beam_ids)
     if cmp.parted is None:
         return (f"Here greedy and beam search agree: both write “{said_b}” "
                 f"(sum of log p = {cmp.beam_logprob:.3f}). Try a wider beam or another prompt.")
