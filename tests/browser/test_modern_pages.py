@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_no_exception, wait_for_app
+from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
 from tests.browser.reflow import CHARTS_ON_SHOW_JS, MEASURE_JS, PHONE, reflow_problems
 from tests.browser.test_every_page import (DRAWN_JS, EXEMPT, ON_A_PHONE, RUN_AXE_JS, TAGS, axe_source,
                                            describe)
@@ -34,22 +34,33 @@ PAGES = {
 WIDER_THAN_A_PHONE = {"self-attention"}  # its widest chart scrolls in its box on a phone
 
 
-@pytest.mark.parametrize("url", list(PAGES))
-def test_a_modern_block_lesson_in_the_browser(server, page, axe_source, url):
-    page.goto(f"{server}/{url}?model=llama-tiny")
-    wait_for_app(page, timeout=180_000)
+def check_modern_page(page, address: str, axe_source: str | None, must_show: str | None, *,
+                      scrolls: bool = False, shot: str | None = None, timeout: int = 180_000,
+                      charts: bool = True) -> str:
+    """Open ``address`` (a lesson's URL with its ``?model=``) and check it as this module's
+    docstring says: no exception, every chart drawn, ``must_show`` in the page's text (None: not
+    read), no LayerNorm or ReLU the model lacks, clean under axe-core, reflowing at 390 px
+    (``scrolls``: its widest chart scrolls in its box there). ``charts=False``: a page that
+    shows none on this model (lesson 11 on a dense one). ``shot``: a screenshot at the desktop
+    size, saved under tests/screenshots/. Returns the page's main text."""
+    page.goto(address)
+    wait_for_app(page, timeout=timeout)
     assert_no_exception(page)
-    page.wait_for_function(CHARTS_ON_SHOW_JS, timeout=90_000, polling=100)
-    page.wait_for_function(DRAWN_JS, timeout=30_000, polling=100)
+    if charts:
+        page.wait_for_function(CHARTS_ON_SHOW_JS, timeout=timeout, polling=100)
+        page.wait_for_function(DRAWN_JS, timeout=30_000, polling=100)
     main = page.inner_text('[data-testid="stMain"]')
-    if url != "self-attention":  # its formula is drawn by KaTeX, not as text
-        assert PAGES[url] in main, (url, PAGES[url])
+    if must_show is not None:
+        assert must_show in main, (address, must_show)
     assert "Final LayerNorm" not in main and "max(0" not in main
+    if shot:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / shot), full_page=True)
     if axe_source is not None:
         page.add_script_tag(content=axe_source)
         found = page.evaluate(RUN_AXE_JS, [TAGS, {k: v[0] for k, v in EXEMPT.items()}])
         assert found["passes"] > 10
-        assert not found["violations"], f"/{url} on llama-tiny:\n{describe(found['violations'])}"
+        assert not found["violations"], f"{address}:\n{describe(found['violations'])}"
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)
     try:
@@ -58,11 +69,19 @@ def test_a_modern_block_lesson_in_the_browser(server, page, axe_source, url):
         pass
     if axe_source is not None:
         found = page.evaluate(RUN_AXE_JS, [ON_A_PHONE, {}])
-        assert not found["violations"], f"/{url} at {PHONE['width']} px:\n{describe(found['violations'])}"
+        assert not found["violations"], f"{address} at {PHONE['width']} px:\n{describe(found['violations'])}"
     found = page.evaluate(MEASURE_JS)
-    assert found["width"] <= PHONE["width"] and found["charts"], found
+    assert found["width"] <= PHONE["width"] and bool(found["charts"]) is charts, found
     problems = reflow_problems(found)
-    assert not problems, f"/{url} at {PHONE['width']} px:\n" + "\n".join(problems)
-    if url in WIDER_THAN_A_PHONE:
-        assert any(c["scrolls"] for c in found["charts"]), f"/{url}: the widest chart scrolls"
+    assert not problems, f"{address} at {PHONE['width']} px:\n" + "\n".join(problems)
+    if scrolls:
+        assert any(c["scrolls"] for c in found["charts"]), f"{address}: the widest chart scrolls"
     assert not page.js_errors, page.js_errors
+    return main
+
+
+@pytest.mark.parametrize("url", list(PAGES))
+def test_a_modern_block_lesson_in_the_browser(server, page, axe_source, url):
+    # self-attention's formula is drawn by KaTeX, not as text
+    check_modern_page(page, f"{server}/{url}?model=llama-tiny", axe_source,
+                      None if url == "self-attention" else PAGES[url], scrolls=url in WIDER_THAN_A_PHONE)
