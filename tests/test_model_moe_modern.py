@@ -232,3 +232,34 @@ def test_config_checks_defaults_and_round_trip():
     # a plain expert is made as before: the same seeded weights, and no gate
     moe_tiny = Transformer(preset("moe-tiny"))
     assert moe_tiny.blocks[0].mlp.experts[0].W_gate is None
+
+
+# ----- the bundled Mixtral-shaped model ------------------------------------------------------
+
+def test_mixtral_tiny_routes_as_mixtral_and_is_the_float64_decoder():
+    """mixtral-tiny (trained: assets/) is Mixtral's block and rule; its trace is the float64
+    reference's, experts included, and its facts say so."""
+    import tfviz
+
+    bundle = tfviz.load("mixtral-tiny")
+    cfg = bundle.config
+    assert (cfg.n_experts, cfg.moe_top_k, cfg.moe_router, cfg.moe_renormalize, cfg.moe_capacity_factor,
+            cfg.activation, cfg.norm_type, cfg.kv_heads, cfg.rope_pairs) == (
+        4, 2, "softmax_topk", True, None, "swiglu", "rmsnorm", 2, "halves")
+    text = "the animal didn't cross the street because it was too tired."
+    ids, tr = bundle.encode(text), bundle.trace(text)
+    ref = modern_decoder(ids, bundle.weights(), cfg)
+    for i in range(cfg.n_layers):
+        np.testing.assert_array_equal(tr[f"blocks.{i}.mlp.hook_expert_indices"], ref.routings[i].indices)
+        assert_close(tr[f"blocks.{i}.mlp.hook_expert_weights"], ref.routings[i].weights, f"weights {i}")
+        assert not tr[f"blocks.{i}.mlp.hook_dropped"].any()  # no capacity: nothing is dropped
+    assert_close(tr.logits, ref.logits, "logits")
+    facts = bundle.facts
+    assert (facts.origin, facts.is_moe, facts.routing) == ("bundled", True, (
+        "a softmax over all 4 experts, then the 2 most probable, their weights divided by their sum "
+        "so they add up to 1"))
+    load = [layer["load"] for layer in bundle.manifest["moe"]["layers"]]
+    assert min(min(shares) for shares in load) > 0.1  # trained with every expert in use
+    switch = tfviz.load("moe-tiny").facts  # lesson 11's other model: Switch's rule
+    assert (switch.routing, switch.moe_capacity) == (
+        "a softmax over all 4 experts, then the most probable, weighted by its softmax probability", 3.0)

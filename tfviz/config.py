@@ -417,6 +417,18 @@ _MODERN_PRESETS: dict[str, ModelConfig] = {
                               init_seed=1, n_kv_heads=2, positional="rope", rope_pairs="halves",
                               norm="pre", final_norm=True, norm_type="rmsnorm", activation="swiglu",
                               d_ff=176, bias=False, tie_embeddings=False),
+    # Mixtral's block at moe-tiny's size, trained on the same stories with moe-tiny's recipe:
+    # llama-tiny's block (RoPE in halves, GQA 4/2, RMSNorm, no biases, its own unembedding) with
+    # 4 SwiGLU experts in each feed-forward block, each token sent to its 2 best by Mixtral's
+    # rule (a softmax over every expert, the top 2, renormalised), and no capacity: Mixtral has
+    # none. d_ff = 88 an expert, about 2/3 of moe-tiny's 128, so its three matrices hold about
+    # what moe-tiny's two do. Lesson 11 sets its routing beside moe-tiny's (Switch: top-1, the
+    # softmax probability as the weight, a capacity). moe_aux_loss_coef 0.05 as moe-tiny's.
+    "mixtral-tiny": ModelConfig(name="mixtral-tiny", arch="decoder", n_layers=2, vocab_size=600,
+                                n_kv_heads=2, positional="rope", rope_pairs="halves", norm="pre",
+                                final_norm=True, norm_type="rmsnorm", activation="swiglu", d_ff=88,
+                                bias=False, tie_embeddings=False, n_experts=4, moe_top_k=2,
+                                moe_renormalize=True, moe_aux_loss_coef=0.05),
 }
 MODERN_PRESET_NAMES = tuple(_MODERN_PRESETS)
 #: The vision presets' names (``tfviz.model.vit.VIT_PRESETS``, which imports torch), for the

@@ -70,10 +70,10 @@ def test_found_folders_join_the_picker_labelled_with_family_and_size(app, models
     assert 10_000 <= n < 1_000_000
     k = f"{round(n / 1000)}k"  # model cards' way: "40k", as from 40,320
     options = picker(at).options
-    assert options[:5] == ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec", "llama-tiny"]
-    assert options[5] == f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters"
-    assert options[6].startswith("bert · BERT, 2 layers × 2 heads, ")
-    assert options[7:] == [f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
+    assert options[:6] == ["gpt-tiny", "moe-tiny", "bert-tiny", "reverse-encdec", "llama-tiny", "mixtral-tiny"]
+    assert options[6] == f"badtok · GPT-2, 2 layers × 2 heads, {k} parameters"
+    assert options[7].startswith("bert · BERT, 2 layers × 2 heads, ")
+    assert options[8:] == [f"gpt2 · GPT-2, 2 layers × 2 heads, {k} parameters"]
     # nothing was opened to list them: the picker's model is still the default
     assert at.session_state["model"] == DEFAULT_MODEL
     notes = " ".join(e.proto.body for e in at.sidebar.markdown)

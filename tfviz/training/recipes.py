@@ -4,6 +4,7 @@ evaluation whose numbers go into the manifest.
     gpt-tiny        next token on story sentences (one sentence + <eos> per row, as typed:
                     no <bos>, because the app traces text exactly as the learner types it)
     moe-tiny        the same, with 4 experts (top-1) in every feed-forward block
+    mixtral-tiny    moe-tiny's recipe on Mixtral's block: top-2 of 4 SwiGLU experts, renormalised
     gpt-tiny-learned, gpt-tiny-rope, gpt-tiny-relative, gpt-tiny-t5
                     gpt-tiny's recipe with a trained position table, RoPE, Shaw et al.'s
                     relative positions or T5's bucketed bias (lesson 3)
@@ -44,7 +45,7 @@ per kind of answer and per form (``encoder_coref_metrics``).
 
 >>> sorted(RECIPES)
 ['bert-tiny', 'gpt-tiny', 'gpt-tiny-learned', 'gpt-tiny-relative', 'gpt-tiny-rope', 'gpt-tiny-t5',
- 'gqa-tiny', 'llama-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
+ 'gqa-tiny', 'llama-tiny', 'mixtral-tiny', 'moe-tiny', 'mqa-tiny', 'reverse-encdec', 'vit-tiny']
 """
 from __future__ import annotations
 
@@ -157,6 +158,12 @@ def _eval_moe(model, tok) -> dict:
             "coref_accuracy_by_form": _coref_by_form(model, tok), "vocabulary": story_vocabulary()}
 
 
+def _eval_mixtral(model, tok) -> dict:
+    """moe-tiny's measurements plus gpt-tiny's "it refers to the" probe (a held-out accuracy
+    the pages that show any bundle with RoPE quote beside its loss)."""
+    return _eval_moe(model, tok) | ev.coref_metrics(model, tok, coref_eval_items(seed=0))
+
+
 def _eval_bert(model, tok) -> dict:
     rows = [tok.encode(s) for s in _val_sentences()]
     return (ev.mlm_metrics(model, tok, rows, seed=MASK_SEED) | ev.encoder_coref_metrics(model, tok)
@@ -227,6 +234,14 @@ RECIPES: dict[str, Recipe] = {
         make_rows=_story_rows(CORPUS_SENTENCES, COREF_FRACTION), loss=lm_loss, evaluate=_eval_moe,
         data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": COREF_FRACTION, "row": "sentence <eos>",
                             "routing": f"first {ROUTING_SENTENCES} val sentences, one at a time"}),
+    # Mixtral's routing (top-2 of 4 SwiGLU experts, renormalised, no capacity) with moe-tiny's
+    # data, seed, steps and settings, so lesson 11 compares the two routings on trained weights.
+    "mixtral-tiny": Recipe(
+        "mixtral-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
+        make_rows=_story_rows(CORPUS_SENTENCES, COREF_FRACTION), loss=lm_loss, evaluate=_eval_mixtral,
+        data=_STORY_DATA | {"sentences": CORPUS_SENTENCES, "coref_fraction": COREF_FRACTION, "row": "sentence <eos>",
+                            "routing": f"first {ROUTING_SENTENCES} val sentences, one at a time",
+                            "compared_with": "moe-tiny (same recipe, Switch routing: top-1 of 4 ReLU experts)"}),
     "bert-tiny": Recipe(
         "bert-tiny", steps=1000, batch_size=48, lr=3e-3, make_tokenizer=story_tokenizer,
         make_rows=_bert_rows(CORPUS_SENTENCES, BERT_STATEMENTS), loss=partial(mlm_loss, drop_heads=BERT_DROP_HEADS),
