@@ -247,7 +247,7 @@ def test_describe_names_a_bad_folder_as_load_does(copy, spoil):
     from tfviz.hf import describe
 
     if spoil == "model_type":
-        edit_config(copy, model_type="mixtral")
+        edit_config(copy, model_type="qwen3_moe")  # a model_type tfviz does not build
     elif spoil == "shape":
         edit_config(copy, n_positions=32)
     elif spoil == "tokenizer":
@@ -298,9 +298,9 @@ def copy(folder, tmp_path):
 
 
 def test_unknown_model_type_is_named(copy):
-    edit_config(copy, model_type="mixtral", architectures=["MixtralForCausalLM"])
+    edit_config(copy, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"])
     message = problem(copy)
-    assert "model_type 'mixtral'" in message and "MixtralForCausalLM" in message
+    assert "model_type 'qwen3_moe'" in message and "Qwen3MoeForCausalLM" in message
     assert "GPT-2" in message
 
 
