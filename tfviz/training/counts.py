@@ -32,9 +32,10 @@ def corpus_counts(name: str, tokenizer) -> dict[int, int] | None:
 def heldout_sentences(name: str, limit: int = 128) -> list[str] | None:
     """The first ``limit`` held-out sentences of a bundled story model (those of its manifest's
     val_loss); None for any other model."""
-    from tfviz.training import recipes
+    from tfviz.data import story_corpus
+    from tfviz.training.recipes import VAL_SEED, VAL_SENTENCES
 
     recipe = _recipe(name)
     if recipe is None or "story_corpus" not in str(recipe.data.get("val")):
         return None
-    return recipes._val_sentences()[:limit]
+    return story_corpus(VAL_SENTENCES, seed=VAL_SEED)[:limit]  # the recipe's validation sentences
