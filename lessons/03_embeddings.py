@@ -4,23 +4,31 @@ import streamlit as st
 from tfviz.analysis.gqa import kv_head_of
 from tfviz.analysis.positions import (alibi, formula_table, learned_positions, permutation,
                                       similarity_by_distance, sinusoid_table)
+from tfviz.analysis.relative_positions import (bucket_layout, favourite_counts, preference_rows,
+                                               shaw_preferences, shaw_rows, t5_preferences)
+from tfviz.experiments.relative import position_terms
 from tfviz.experiments.order import permutation_check
 from tfviz.experiments.rope import (example_scalings, position_reads, rope_layout, rope_pair,
                                     rope_scores, scaling_name, shift_gap, shifted_scores,
                                     stretch_groups, stretched_frequencies, turn_table)
 from tfviz.model.positional import rope_inv_freq
+from tfviz.reference import t5_bucket
 from tfviz.ui.cache import get_bundle, get_trace, read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.experiments_cache import positionless
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
-from tfviz.ui.positions_cache import (LEARNED, ROPE, SHIFT, SINE, learned_table, likeness, shift_gaps,
-                                     trained_rows)
+from tfviz.ui.positions_cache import (LEARNED, RELATIVE, ROPE, SHIFT, SINE, T5,
+                                     bucket_rows, farthest, learned_table, likeness,
+                                     preference_texts, shaw_heads, shaw_table, shift_gaps,
+                                     t5_numbers, trained_rows)
 from tfviz.ui.widgets import show_code, table, vega
-from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, pe_heatmap, permutation_map,
-                                 position_cosine_heatmap, rope_chart, rope_frequency_chart,
-                                 rope_reach_chart, rope_turn_figure, similarity_chart, vectors_heatmap)
+from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, bucket_bias_chart, bucket_chart,
+                                 distance_preference_chart, distance_vectors_chart, pe_heatmap,
+                                 permutation_map, position_cosine_heatmap, rope_chart,
+                                 rope_frequency_chart, rope_reach_chart, rope_turn_figure,
+                                 similarity_chart, vectors_heatmap)
 
 MAX_PERM_TOKENS = 24
 
@@ -85,15 +93,24 @@ with step("2 · Why positions are needed, and the sine recipe"):
 
 # ----- the model's own positions ------------------------------------------------------------
 with step(f"3 · The positions {model} adds"):
+    st.markdown(
+        "The notes list six ways of giving a transformer positions, and this page shows each on a "
+        "trained model: two tables **added to the embeddings**, the sines (step 2) and a learned "
+        "table (step 4); and four schemes **inside attention**, which see only how far apart two "
+        "tokens are: Shaw et al.'s relative vectors (step 5), T5's bucketed bias (step 6), RoPE "
+        "(step 7) and ALiBi (step 8).")
     if "hook_pos_embed" in trace:
         kind = ("a learned table: one trained row per position, like a second embedding table"
                 if cfg.positional == "learned" else f"the sine table with n = {cfg.pos_base:g}")
         st.markdown(f"This model adds {kind}. Here are the rows it added to your tokens:")
         vega(vectors_heatmap, trace["hook_pos_embed"], tokens,
               title="Position vectors added to your tokens")
+    elif cfg.positional == "none":
+        st.info(f"{model} adds no position vectors to its inputs, and has no position information "
+                "anywhere else either (positional = 'none').")
     else:
-        st.info(f"{model} adds no position vectors to its inputs (positional = "
-                f"{cfg.positional!r}); position enters inside attention instead, see below.")
+        st.info(f"{model} adds no position vectors to its inputs: it uses "
+                f"{bundle.facts.positions_name} (positional = {cfg.positional!r}), see below.")
     in_the_notes("embeddings")
 
 # ----- learned positions, trained -----------------------------------------------------------
@@ -145,6 +162,163 @@ with step("4 · Learned positions: what training made of them"):
         st.info(f"Your text is {n_read} tokens long: in {LEARNED}, tokens from position "
                 f"{rows_reached} on get rows that training never shaped.")
     show_code(learned_positions)
+
+
+def trained_note(name: str, scheme: str) -> None:
+    """Where ``name``'s weights come from, with its held-out numbers when it has them."""
+    b = get_bundle(name)
+    if b.facts.origin == "folder":
+        st.caption(f"{name} was trained by others; its folder's weights are used as they are.")
+    elif not b.trained:
+        st.warning(f"{name} is not trained on this installation: the numbers below come from its "
+                   "random starting values." + (f" `python -m tfviz.train --preset {name}` trains it."
+                                                if b.facts.origin == "fresh" else ""))
+    elif b.evaluation.val_loss is not None:
+        ev, sine_loss = b.evaluation, get_bundle(SINE).evaluation.val_loss
+        st.caption(f"{name}: gpt-tiny's size, stories, seeds and number of steps, with {scheme} "
+                   f"where gpt-tiny adds the sine table. Held-out loss {ev.val_loss:.3f} per token, "
+                   f"{ev.coref_accuracy:.0%} on the “it refers to the” probe"
+                   + (f" (gpt-tiny: {sine_loss:.3f})" if sine_loss is not None else "")
+                   + f". `{b.recipe.command}` rebuilds it.")
+
+
+def sidebar_or(kind: str, ours: str) -> str:
+    """The sidebar's model when it uses ``kind`` positions, else our trained ``ours``."""
+    return model if cfg.positional == kind else ours
+
+
+# ----- Shaw et al.'s relative positions -----------------------------------------------------
+shaw_name = sidebar_or("relative", RELATIVE)
+
+
+@safe_fragment
+def shaw_vectors():
+    rows, scfg = shaw_table(shaw_name), get_bundle(shaw_name).config
+    layer = st.radio("layer", list(range(scfg.n_layers)), horizontal=True, key="emb_shaw_layer")
+    vega(distance_vectors_chart, rows.keys[layer], rows.values[layer], rows.distances, rows.used,
+         title=f"{shaw_name}, layer {layer}: aᴷ and aⱽ for each distance")
+    st.caption(
+        f"Inside the black frame: the rows for distances {rows.used_from} to {rows.used_to}, "
+        "the only ones training could read"
+        + (" (a decoder never reads a key after its query, so the rows for keys ahead went unused)"
+           if scfg.causal else "")
+        + (f". Their entries average |a| = {rows.mean_abs_used:.3f}; the unused rows' average "
+           f"{rows.mean_abs_unused:.3f}: still their random start, shrunk a little by weight decay, "
+           "like the learned table's unreached rows in step 4." if rows.used.size > rows.used.sum() else "."))
+
+
+@safe_fragment
+def shaw_heads_view():
+    texts = preference_texts(shaw_name, text)
+    pref = shaw_heads(shaw_name, texts)
+    where = (f"the first {len(texts)} held-out sentences" if len(texts) > 1 else "your text")
+    vega(distance_preference_chart, pref.distances, pref.mean, pref.pairs,
+         title=f"{shaw_name}: each head's mean q·aᴷ/√d by distance, over {where}")
+    k = get_bundle(shaw_name).config.rel_clip
+    st.caption(
+        f"Each point averages the position part of the score over every (query, key) pair at that "
+        f"distance in {where}: {pref.pairs_at(0):,} pairs at distance 0, {pref.pairs_at(-k):,} at "
+        f"{k} or more back (the clipped row). It is what the head adds to a key's score for their "
+        "distance alone, before the softmax, on top of what the two tokens' contents give; the "
+        "large dot is each head's highest.")
+    table(preference_rows(pref.best, "mean term"), static=True)
+    counts = favourite_counts(pref.best)
+    top, n_top = next(iter(counts.items()))
+    st.markdown(f"**Favourites.** {n_top} of the {len(pref.best)} heads favour "
+                f"**{top}**" + ("" if len(counts) == 1 else
+                                ", the others " + ", ".join(f"{lab} ({n})" for lab, n in list(counts.items())[1:]))
+                + ". Nothing told them to: the tables started as random numbers, and training "
+                "found these distances useful for predicting the next word.")
+
+
+with step("5 · Shaw et al.: a learned vector for each distance"):
+    st.markdown(
+        "Shaw, Uszkoreit and Vaswani (2018) put position inside attention and add nothing to the "
+        "token vectors. When query i reads key j, the layer looks up their distance j − i in two "
+        "small tables and adds what it finds: a vector **aᴷ** to the key, which moves the score, "
+        "and a vector **aⱽ** to the value, which moves what is read. Distances beyond k either "
+        "way all share the last row: the paper reasons that a precise distance matters little "
+        "far away, and the clipping lets a model read texts longer than any it trained on. Each "
+        "layer learns its own two tables of 2k + 1 rows, and all the heads of a layer share them, "
+        "as in the paper. (The notes' slide names Gopher beside it, for a variant of the idea.)")
+    st.latex(r"e_{ij} = \frac{q_i\cdot\big(k_j + a^K_{c(j-i)}\big)}{\sqrt{d_k}},\qquad "
+             r"z_i = \sum_j \alpha_{ij}\,\big(v_j + a^V_{c(j-i)}\big),\qquad "
+             r"c(x) = \max(-k, \min(k, x))")
+    scfg = get_bundle(shaw_name).config
+    n_rel = 2 * (2 * scfg.rel_clip + 1) * scfg.d_head
+    st.markdown(
+        (f"Everything below comes from **{shaw_name}**, the sidebar's model. " if shaw_name == model else
+         f"{model} uses {bundle.facts.positions_name}, so everything below comes from **{RELATIVE}**. ")
+        + f"It clips at k = {scfg.rel_clip} with heads of d = {scfg.d_head}, so each of its "
+          f"{scfg.n_layers} layers learns 2 × {2 * scfg.rel_clip + 1} × {scfg.d_head} = {n_rel:,} "
+          f"numbers for positions ({scfg.n_layers * n_rel:,} in all).")
+    trained_note(shaw_name, "Shaw et al.'s relative vectors")
+    shaw_vectors()
+    st.markdown(
+        "**What each head came to prefer.** The part of a score that comes from distance alone is "
+        "q_i·aᴷ/√d. It depends on the query, so a head's taste for a distance shows in that term "
+        "averaged over many pairs of tokens at that distance.")
+    shaw_heads_view()
+    show_code(shaw_rows, shaw_preferences, position_terms)
+
+
+# ----- T5's relative position bias ----------------------------------------------------------
+t5_name = sidebar_or("t5_bias", T5)
+
+
+@safe_fragment
+def t5_view():
+    tcfg = get_bundle(t5_name).config
+    t5 = t5_numbers(t5_name)
+    reach = farthest(t5_name)
+    vega(bucket_chart, bucket_rows(tcfg.rel_buckets, tcfg.rel_max_distance),
+         title=f"{tcfg.rel_buckets} buckets, maximum distance {tcfg.rel_max_distance}: the bucket of each distance")
+    dec, enc, half = t5.decoder, t5.encoder, tcfg.rel_buckets // 2
+    st.caption(
+        f"A decoder (causal) gives all {tcfg.rel_buckets} buckets to keys behind the query: the first "
+        f"{half} hold the distances 0 to {half - 1} back, one each; the rest hold ranges that grow "
+        f"with distance ({dec.labels[half]}, {dec.labels[half + 1]}, … {dec.labels[-2]}), and the "
+        f"last, {dec.labels[-1]}, every distance beyond: it starts before {tcfg.rel_max_distance} "
+        "because the formula rounds down. An encoder (bidirectional) splits them: half for keys "
+        f"behind ({enc.labels[1]} … {enc.labels[half - 1]}), half for keys ahead, one of which "
+        "stays empty (distance 0 belongs to the first half). Our buckets are checked against "
+        "transformers' own T5 code.")
+    vega(bucket_bias_chart, t5.shown, t5.bias, reach,
+         title=f"{t5_name}: the bias each head adds, by distance back (the same in every layer)")
+    st.caption(
+        f"Flat steps are distances that share a bucket. Training read keys at most {reach} back, so "
+        f"only the buckets up to {t5.last_reached} were ever trained ({int(t5.reached.sum())} of "
+        f"{tcfg.rel_buckets}); right of the dashed line the numbers are still close to their "
+        "random start.")
+    table(preference_rows(t5.prefs, "bias"), static=True)
+    st.markdown(
+        "**Favourites**, among the buckets training reached: "
+        + "; ".join(f"head {p.head} favours **{p.best_label}** ({p.best_value:+.3f})" for p in t5.prefs)
+        + ". A bigger bias raises the score of every key at that distance, whatever the tokens "
+          "are; the contents of q and k still decide the rest.")
+
+
+with step("6 · T5: a learned number for each distance bucket"):
+    st.markdown(
+        "T5 (Raffel et al., 2020) keeps even less: no vectors, just **one number per head for "
+        "each bucket of distances**, added to the score of every query–key pair in that bucket. "
+        "Near distances get a bucket each; farther ones share buckets that grow wider with "
+        "distance (log-spaced), up to a maximum past which all share the last. A decoder's buckets "
+        "all look back; an encoder's are split between keys behind and keys ahead. One table "
+        "serves every layer of a stack: T5 learns it in the first layer and passes it on. T5 "
+        "itself does not divide q·k by √d_k (its starting weights make up for it); our models keep "
+        "the division, as configured, and add the bias after it.")
+    st.latex(r"s_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}} + b_h\big(\mathrm{bucket}(j - i)\big)")
+    tcfg = get_bundle(t5_name).config
+    st.markdown(
+        (f"Everything below comes from **{t5_name}**, the sidebar's model. " if t5_name == model else
+         f"{model} uses {bundle.facts.positions_name}, so everything below comes from **{T5}**. ")
+        + f"Its table holds {tcfg.rel_buckets} buckets × {tcfg.n_heads} heads = "
+          f"{tcfg.rel_buckets * tcfg.n_heads} numbers, T5's own {tcfg.rel_buckets} buckets and "
+          f"maximum distance {tcfg.rel_max_distance}.")
+    trained_note(t5_name, "T5's bucketed bias")
+    t5_view()
+    show_code(bucket_layout, t5_preferences, t5_bucket)
 
 
 # RoPE on the sidebar's model when it turns its q and k (llama-tiny, a Llama folder, a lab run
@@ -292,7 +466,7 @@ def _pairs(pairs) -> str:
 
 
 # ----- RoPE ---------------------------------------------------------------------------------
-with step("5 · RoPE: rotate instead of add"):
+with step("7 · RoPE: rotate instead of add"):
     st.markdown(
         "Rotary embeddings add nothing to the token vectors. Instead, inside every attention layer, "
         "each query and key is **turned**: its dimensions are taken two by two, and pair i is "
@@ -339,7 +513,7 @@ with step("5 · RoPE: rotate instead of add"):
     rope_stretch()
 
 # ----- ALiBi --------------------------------------------------------------------------------
-with step("6 · ALiBi: a penalty for distance"):
+with step("8 · ALiBi: a penalty for distance"):
     st.markdown(
         "ALiBi adds nothing to the vectors. It subtracts a penalty from each attention score that "
         "grows with the distance between query and key, with a different slope per head: steep "
@@ -378,7 +552,7 @@ def order_test():
 
 
 # ----- order blindness ----------------------------------------------------------------------
-with step("7 · Without positions, attention is order-blind"):
+with step("9 · Without positions, attention is order-blind"):
     st.markdown(
         "Let us test the claim. We build a fresh copy of this model with **no** position "
         "information, feed it your tokens, then the same tokens in a new order. If the model is "

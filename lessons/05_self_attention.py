@@ -100,6 +100,17 @@ def walkthrough() -> None:
     length_marker(n, opens_on)  # fits the query sliders to this sentence (drawn last: no gap)
 
 
+# What the position term of a model that scores distance inside attention adds (lesson 3).
+POSITION_TERMS = {
+    "relative": "a^K_{j−i} is the key vector Shaw's relative positions learned for the distance "
+                "j − i (lesson 3): the “q · k” row below already holds the whole q·(k + aᴷ).",
+    "t5_bias": "b_h(j − i) is the number T5's table gives this head for the bucket of the distance "
+               "j − i (lesson 3): the “÷” row below already holds it, added after the division.",
+    "alibi": "m_h·|i − j| is ALiBi's penalty for distance (lesson 3): the “÷” row below already "
+             "holds it, taken off after the division.",
+}
+
+
 def one_query(every, view, shift=None) -> None:
     # pre-LN: every token's query, key and value come from its normalised copy, not x itself
     facts = bundle.facts
@@ -123,17 +134,25 @@ def one_query(every, view, shift=None) -> None:
 
     st.subheader("Scores, scale, mask, softmax")
     temp = "" if every.temperature == 1.0 else f"/ {every.temperature:g}"
-    st.latex(rf"s_j = q_i\cdot k_j \;\to\; \frac{{s_j}}{{{every.divisor:.4g}}} \;\to\; "
+    score = {"relative": r"s_j = q_i\cdot (k_j + a^K_{j-i})"}.get(facts.positions, r"s_j = q_i\cdot k_j")
+    bias = {"t5_bias": r" + b_h(j - i)", "alibi": r" - m_h\,|i - j|"}.get(facts.positions, "")
+    st.latex(rf"{score} \;\to\; \frac{{s_j}}{{{every.divisor:.4g}}}{bias} \;\to\; "
              r"+M_{ij}\;(0\text{ or }-\infty) \;\to\; "
              rf"\alpha_j = \frac{{e^{{\tilde s_j{temp}}}}}{{\sum_m e^{{\tilde s_m{temp}}}}}")
+    if facts.positions in POSITION_TERMS:
+        st.caption(POSITION_TERMS[facts.positions])
     instant(ia.score_steps, every, **view)
 
     st.subheader("Weighted sum of the values")
-    st.latex(r"z_i = \sum_j \alpha_j v_j")
+    shaw = facts.positions == "relative"
+    st.latex(r"z_i = \sum_j \alpha_j \big(v_j + a^V_{j-i}\big)" if shaw else r"z_i = \sum_j \alpha_j v_j")
     instant(ia.weighted_sum, every, **view)
     st.caption("The ten keys with the most weight get a row each; the rest are added up in one "
-               "row. The last row is their total: the head's output for this token, exactly "
-               "the z the model recorded.")
+               "row. " + ("The last row is the z the model recorded. With Shaw's relative positions "
+                          "it also adds Σ α_j aⱽ, the value vector of each key's distance (lesson 3), "
+                          "which the rows above, α_j v_j, leave out: they do not add up to it."
+                          if shaw else "The last row is their total: the head's output for this "
+                                       "token, exactly the z the model recorded."))
     show_code(att.query_walkthrough, att.all_queries, att.softmax)
 
 
@@ -142,6 +161,7 @@ def matrices(trace, view) -> None:
     forms, error = atm.matrix_forms(trace, bundle.weights(), None if only is None else (only,))
     x_is = ("the block's input (post-LN: the residual stream before the block)"
             if cfg.norm == "post" else f"{bundle.facts.norm_name} of the block's input (pre-LN)")
+    facts = bundle.facts
     st.markdown("All queries are handled at once by stacking the token vectors as rows of a "
                 f"matrix X, {x_is}. Then three matrix products make Q, K and V:")
     st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V,\quad "
@@ -149,7 +169,13 @@ def matrices(trace, view) -> None:
     shapes = atm.matrix_shapes(len(trace.tokens), cfg.d_model, cfg.d_head)
     st.table({"step": [r[0] for r in shapes], "shapes": [r[1] for r in shapes],
               "here": [r[2] for r in shapes]})
-    if ("rot_q", 0) not in trace:
+    if facts.positions in ("relative", "t5_bias", "alibi"):
+        st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K and V, and A V "
+                   + ("plus the distances' Σ α aⱽ " if facts.positions == "relative" else "")
+                   + f"its z, to within {error:.1e}. With {facts.positions_name} the scores also "
+                   "hold a position term (lesson 3), so A is the model's own pattern, not the "
+                   "softmax of this Q Kᵀ alone.")
+    elif ("rot_q", 0) not in trace:
         st.caption(f"Check: X W^Q + b computed here matches the model's own Q, K, V and Z to "
                    f"within {error:.1e}, in every " + ("layer and head." if only is None
                                                       else f"head of layer {only}."))

@@ -88,6 +88,26 @@ def _cases():
                  for m in (1, 2, 3)], title="RoPE: the same q and k placed at other positions"),
             "RoPE scores q·k against the query's position, one line per distance between query "
             "and key."),
+        "tfviz.viz.positions.distance_vectors_chart": (
+            lambda: positions.distance_vectors_chart(np.ones((5, 2)), np.zeros((5, 2)), range(-2, 3),
+                                                     [True, True, True, False, False], title="S"),
+            "Shaw et al.'s learned vectors of one layer: one row per distance j − i from -2 to 2, "
+            "the 2 numbers of the key vector a^K and then the 2 of the value vector a^V; a black "
+            "frame holds the rows from -2 to 0, the distances training could read."),
+        "tfviz.viz.positions.distance_preference_chart": (
+            lambda: positions.distance_preference_chart([-1, 0], np.ones((2, 3, 2)), [4, 5], title="P"),
+            "For each of 2 layers, each head's position term q·aᴷ/√d averaged over many query and "
+            "key pairs, against the distance j − i between them, one line a head; a large dot "
+            "marks each head's highest."),
+        "tfviz.viz.positions.bucket_chart": (
+            lambda: positions.bucket_chart([{"distance": 0, "bucket": 0, "bucketing": "decoder",
+                                             "label": "0"}], title="B"),
+            "T5's bucket of every distance j − i, one stepped line per way of bucketing (decoder): "
+            "one bucket per distance near the query, then ever wider ranges of distances sharing one."),
+        "tfviz.viz.positions.bucket_bias_chart": (
+            lambda: positions.bucket_bias_chart([0, -1, -2], np.zeros((2, 3)), 1, title="T"),
+            "The bias each of 2 heads adds to a score, against how far back the key is, from 0 to "
+            "2; a dashed line at 1 back marks the farthest distance training read."),
         "tfviz.viz.positions.vectors_heatmap": (
             lambda: positions.vectors_heatmap(np.eye(2, 3), ["a", "b"], title="E rows"),
             "One row of 3 numbers per token, blue negative and red positive."),

@@ -105,7 +105,8 @@ def matrix_shapes(n: int, d_model: int, d_k: int) -> list[tuple[str, str, str]]:
 
 def matrix_form(trace: Trace, weights: Mapping[str, np.ndarray], layer: int, head: int) -> MatrixForm:
     """Q, K, V recomputed from X and the weights (``Bundle.weights()``), checked against the
-    trace (RoPE excluded)."""
+    trace (RoPE excluded); Z = A V, checked against the trace's z less the Σ α a^V of Shaw's
+    relative positions where the model has them."""
     X = attention_input(trace, layer, weights)
     w = head_projections(weights, layer, head)
     Q = X @ w.W_q + w.b_q  # (n, d) @ (d, d_k) -> (n, d_k)
@@ -117,8 +118,9 @@ def matrix_form(trace: Trace, weights: Mapping[str, np.ndarray], layer: int, hea
     errors = [np.abs(Q - trace["q", layer][:, head]).max(),
               np.abs(K - trace["k", layer][:, kvh]).max(),
               np.abs(V - trace["v", layer][:, kvh]).max()]
-    if not trace.options.ablate_heads:
-        errors.append(np.abs(Z - trace["z", layer][:, head]).max())
+    if not trace.options.ablate_heads:  # Shaw's z also holds Σ α a^V (hook_rel_z)
+        shaw = trace["rel_z", layer][:, head] if ("rel_z", layer) in trace else 0.0
+        errors.append(np.abs(Z + shaw - trace["z", layer][:, head]).max())
     return MatrixForm(X=X, Q=Q, K=K, V=V, S=Q @ K.T, A=A, Z=Z, max_error=float(max(errors)))
 
 

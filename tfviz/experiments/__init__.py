@@ -4,6 +4,7 @@
     peeking.py    change a later token; a decoder's earlier positions do not move at all
     order.py      a model without positions is order-blind: reorder the tokens, outputs follow
     rope.py       RoPE with the engine's own rotation: q·k depends only on the distance
+    relative.py   Shaw et al.'s position terms q·a^K over a batch of texts (lesson 3)
     wiring.py     fresh post-LN and pre-LN twins of a model, to compare their residual streams
     masked.py     a BERT-style model reads [MASK] in place of one token
     kv_cache.py   generate with and without the KV cache: ids, rows and per-step times compared

@@ -287,3 +287,112 @@ def permutation_map(original: np.ndarray, permuted: np.ndarray, order: np.ndarra
     # 1280 × 800
     out["config"]["legend"] = {**out["config"]["legend"], "orient": "bottom"}
     return out
+
+
+# ----- relative positions inside attention: Shaw et al.'s vectors, T5's buckets -----------------
+def distance_vectors_chart(keys: np.ndarray, values: np.ndarray, distances: Sequence[int],
+                           used: Sequence[bool], *, title: str) -> dict:
+    """One layer's Shaw tables side by side: a row per distance j − i (−k at the top), the
+    columns of a^K (K0 …) then those of a^V (V0 …), blue negative and red positive; a black
+    frame holds the rows training could read (``used``, one run of rows)."""
+    keys, values = np.asarray(keys, dtype=float), np.asarray(values, dtype=float)
+    both = np.concatenate([keys, values], axis=1)  # (2k + 1, 2 d_head)
+    dh = keys.shape[1]
+    used = np.asarray(used, dtype=bool)
+    first, last = int(np.argmax(used)), int(len(used) - 1 - np.argmax(used[::-1]))
+    frame = {"data": {"values": [{"r0": first, "r1": last, "c0": 0, "c1": 2 * dh - 1}]},
+             "mark": {"type": "rect", "fill": None, "stroke": "black", "strokeWidth": 2, "aria": False},
+             "encoding": {"x": {"field": "c0", "type": "ordinal", "bandPosition": 0},
+                          "x2": {"field": "c1", "bandPosition": 1},
+                          "y": {"field": "r0", "type": "ordinal", "bandPosition": 0},
+                          "y2": {"field": "r1", "bandPosition": 1}}}
+    split = {"data": {"values": [{"c": dh}]},  # a white line between a^K's columns and a^V's
+             "mark": {"type": "rule", "color": "white", "strokeWidth": 3, "aria": False},
+             "encoding": {"x": {"field": "c", "type": "ordinal", "bandPosition": 0}}}
+    labels = [f"{'−' if d < 0 else '+'}{abs(d)}" if d else "0" for d in distances]
+    return matrix_chart(both, title=title, x_title="aᴷ (K0 …) and aⱽ (V0 …), one column a dimension",
+                        y_title="distance j − i", x_labels=[f"K{c}" for c in range(dh)] + [f"V{c}" for c in range(dh)],
+                        y_labels=labels, diverging=True, width=min(WIDE, 20 * 2 * dh),
+                        height=_tall(len(both), 14, 240, 520), extra_layers=[frame, split],
+                        description=f"Shaw et al.'s learned vectors of one layer: one row per distance "
+                                    f"j − i from {distances[0]} to {distances[-1]}, the {dh} numbers "
+                                    f"of the key vector a^K and then the {dh} of the value vector a^V; "
+                                    f"a black frame holds the rows from {distances[first]} to "
+                                    f"{distances[last]}, the distances training could read.")
+
+
+def distance_preference_chart(distances: Sequence[int], mean: np.ndarray, pairs: Sequence[int],
+                              *, title: str, panel: str = "layer") -> dict:
+    """Each head's mean position term by distance (``mean`` (L, H, n), Shaw's
+    ``shaw_preferences``), one small panel a layer, one line a head; each head's highest point
+    is drawn larger."""
+    mean = np.asarray(mean, dtype=float)
+    L, H, _ = mean.shape
+    heads = [f"head {h}" for h in range(H)]
+    rows = []
+    for layer in range(L):
+        best = np.nanargmax(mean[layer], axis=1)  # (H,)
+        for h in range(H):
+            for c, (d, count) in enumerate(zip(distances, pairs)):
+                if np.isfinite(mean[layer, h, c]):
+                    rows.append({"layer": layer, "head": heads[h], "distance": int(d),
+                                 "mean term": float(mean[layer, h, c]), "pairs": int(count),
+                                 "favourite": bool(c == best[h])})
+    panels = []
+    for layer in range(L):
+        where = [{"filter": f"datum.layer == {layer}"}]
+        hue = colour("head", heads, title="head")
+        panels.append({"title": {"text": f"{panel} {layer}", "fontSize": FONT_SIZE}, "width": 190,
+                       "height": 220, "layer": [
+            view({"type": "line", "strokeWidth": 2}, transform=where,
+                 x=q("distance", "distance j − i"),
+                 y=q("mean term", "mean q·aᴷ/√d" if layer == 0 else None), color=hue,  # one title
+                 tooltip=tip("head", "distance", "mean term:.4f", "pairs")),
+            view({"type": "point", "filled": True, "size": 140}, transform=[*where, {"filter": "datum.favourite"}],
+                 x=q("distance"), y=q("mean term"), color=hue,
+                 tooltip=tip("head", "distance", "mean term:.4f", "pairs"))]})
+    return chart({"hconcat": panels, "spacing": 12}, title=title, rows=rows,
+                 resolve={"scale": {"y": "shared"}},  # three panels and the legend fit 820 px
+                 config={"legend": {"titleFontSize": FONT_SIZE - 2, "orient": "top"}},
+                 description=f"For each of {L} layers, each head's position term q·aᴷ/√d averaged "
+                             "over many query and key pairs, against the distance j − i between "
+                             "them, one line a head; a large dot marks each head's highest.")
+
+
+def bucket_chart(rows: Sequence[Mapping], *, title: str) -> dict:
+    """T5's bucket of each distance j − i, one stepped line per way of bucketing (rows
+    {"distance", "bucket", "bucketing"}): flat stretches are distances that share a bucket."""
+    rows = [dict(r) for r in rows]
+    kinds = list(dict.fromkeys(r["bucketing"] for r in rows))
+    line = view({"type": "line", "interpolate": "step-after", "strokeWidth": 2.5},
+                x=q("distance", "distance j − i (key minus query)"), y=q("bucket", "bucket"),
+                color=colour("bucketing", kinds, title=None), strokeDash=n("bucketing", None, sort=kinds),
+                tooltip=tip("bucketing", "distance", "bucket", "label"))
+    return chart(line, title=title, rows=rows, height=280,
+                 config={"legend": {"orient": "top", "labelLimit": 320}},
+                 description="T5's bucket of every distance j − i, one stepped line per way of "
+                             "bucketing (" + ", ".join(kinds) + "): one bucket per distance near "
+                             "the query, then ever wider ranges of distances sharing one.")
+
+
+def bucket_bias_chart(distances: Sequence[int], bias: np.ndarray, farthest: int, *, title: str) -> dict:
+    """The bias each head adds to a key at each distance back (``bias`` (H, n) for
+    ``distances`` ≤ 0), one stepped line a head, with a dashed rule at the farthest distance
+    training read (``farthest`` back)."""
+    bias = np.asarray(bias, dtype=float)
+    heads = [f"head {h}" for h in range(len(bias))]
+    rows = [{"head": heads[h], "back": -int(d), "bias": float(bias[h, c])}
+            for h in range(len(bias)) for c, d in enumerate(distances)]
+    line = view({"type": "line", "interpolate": "step-after", "strokeWidth": 2.5, "point": True},
+                x=q("back", "distance back (i − j)"), y=q("bias", "bias added to the score"),
+                color=colour("head", heads, title="head"), tooltip=tip("head", "back", "bias:.4f"))
+    edge = [{"back": farthest, "what": f"training read keys up to {farthest} back"}]
+    rule = view({"type": "rule", "strokeDash": [4, 4], "color": "#555555"}, data="edge",
+                x=q("back"), tooltip=tip("what"))
+    label = view({"type": "text", "align": "left", "dx": 4, "baseline": "top", "color": "#333333"},
+                 data="edge", x=q("back"), y={"value": 4}, text={"field": "what"})
+    return chart({"layer": [line, rule, label]}, title=title, rows=rows, datasets={"edge": edge},
+                 height=300, config={"legend": {"titleFontSize": FONT_SIZE - 2}},
+                 description=f"The bias each of {len(bias)} heads adds to a score, against how far "
+                             f"back the key is, from {-int(max(distances))} to {-int(min(distances))}; "
+                             f"a dashed line at {farthest} back marks the farthest distance training read.")
