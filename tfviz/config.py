@@ -200,6 +200,9 @@ class ModelConfig(DerivedSizes):
     attention_multiplier: float | None = None
     # Each sublayer's output is multiplied by this before it is added to the residual stream.
     residual_multiplier: float = 1.0
+    # False removes the skip path: each sublayer's output replaces its input instead of being
+    # added to it (the training lab's residual on/off comparison; every real model has it).
+    residual: bool = True
     # The logits are divided by this.
     logits_scaling: float = 1.0
     tie_embeddings: bool = True
@@ -252,6 +255,7 @@ class ModelConfig(DerivedSizes):
              and (self.attention_multiplier is None or self.attention_multiplier > 0),
              "the multipliers and logits_scaling must be positive"),
             (self.n_layers >= 1 and self.vocab_size >= 1, "need at least one layer and token"),
+            (isinstance(self.residual, bool), "residual is on (True) or off (False)"),
             (self.n_experts == 0 or 1 <= self.moe_top_k <= self.n_experts,
              "moe_top_k must be between 1 and n_experts"),
             (self.window >= 0 and self.dilation >= 1 and self.stride >= 1, "bad pattern sizes"),

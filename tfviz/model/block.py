@@ -16,6 +16,11 @@ Llama-shaped model (``norm_type``), whose pre-LN block is Llama's decoder layer.
 Granite multiplies each sublayer's output by its ``residual_multiplier`` m before the add,
 z = x + m * SelfAttn(LN1(x)); the hooks hold m * SelfAttn(...) and m * FFN(...), what is added,
 so resid_mid = resid_pre + attn_out and resid_post = resid_mid + mlp_out still hold.
+
+With ``residual=False`` (the training lab's what-if) there is no skip path: "x +" goes from
+every line above, so pre-LN computes z = SelfAttn(LN1(x)), y = FFN(LN2(z)) and post-LN
+z = LN1(SelfAttn(x)), y = LN2(FFN(z)): a plain stack, where every layer's input is only what
+the layer below made of it.
 """
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ class Block(nn.Module):
         super().__init__()
         self.pre_ln = cfg.norm == "pre"
         self.residual_multiplier = cfg.residual_multiplier  # Granite's; 1.0 everywhere else
+        self.residual = cfg.residual  # False: no skip path (the lab's what-if)
         self.hook_resid_pre = HookPoint()  # (B, T, d)
         self.attn = Attention(cfg, bias_table=first and cfg.positional == "t5_bias")
         self.ln1 = make_norm(cfg)
@@ -77,25 +83,29 @@ class Block(nn.Module):
         x = self.hook_resid_pre(x)  # (B, T, d)
         if self.pre_ln:
             a, kv = self.attn(self.ln1(x), ctx.self_attn, past=past)
-            x = self.hook_resid_mid(x + self.hook_attn_out(self._added(a)))  # z = x + SelfAttn(LN1(x))
+            x = self.hook_resid_mid(self._skip(x, self.hook_attn_out(self._added(a))))  # z = x + SelfAttn(LN1(x))
             if self.cross_attn is not None:
                 # z' = z + CrossAttn(LN_cross(z), m)
                 c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory,
                                       kv=ctx.cross_kv)
-                x = self.hook_resid_mid_cross(x + self.hook_cross_attn_out(self._added(c)))
+                x = self.hook_resid_mid_cross(self._skip(x, self.hook_cross_attn_out(self._added(c))))
             f, aux, served = self._feed_forward(self.ln2(x), ctx, served)
-            y = self.hook_resid_post(x + self.hook_mlp_out(self._added(f)))  # y = z + FFN(LN2(z))
+            y = self.hook_resid_post(self._skip(x, self.hook_mlp_out(self._added(f))))  # y = z + FFN(LN2(z))
             return BlockOutput(y, kv, aux, served)
 
         a, kv = self.attn(x, ctx.self_attn, past=past)
-        x = self.hook_resid_mid(self.ln1(x + self.hook_attn_out(self._added(a))))  # z = LN1(x + SelfAttn(x))
+        x = self.hook_resid_mid(self.ln1(self._skip(x, self.hook_attn_out(self._added(a)))))  # z = LN1(x + SelfAttn(x))
         if self.cross_attn is not None:
             # z' = LN_cross(z + CrossAttn(z, m))
             c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory, kv=ctx.cross_kv)
-            x = self.hook_resid_mid_cross(self.ln_cross(x + self.hook_cross_attn_out(self._added(c))))
+            x = self.hook_resid_mid_cross(self.ln_cross(self._skip(x, self.hook_cross_attn_out(self._added(c)))))
         f, aux, served = self._feed_forward(x, ctx, served)
-        y = self.hook_resid_post(self.ln2(x + self.hook_mlp_out(self._added(f))))  # y = LN2(z + FFN(z))
+        y = self.hook_resid_post(self.ln2(self._skip(x, self.hook_mlp_out(self._added(f)))))  # y = LN2(z + FFN(z))
         return BlockOutput(y, kv, aux, served)
+
+    def _skip(self, x: Tensor, out: Tensor) -> Tensor:
+        """The residual add x + out (B, T, d); without the skip path, out alone."""
+        return x + out if self.residual else out
 
     def _added(self, out: Tensor) -> Tensor:
         """A sublayer's output (B, T, d) as it is added to the residual: times Granite's
