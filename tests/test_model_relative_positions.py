@@ -203,3 +203,23 @@ def test_the_other_presets_build_the_weights_they_always_did():
     """New tables are made only for the new schemes, so no other model's random start moves."""
     names = {n for n, _ in Transformer(preset("gpt-tiny")).named_parameters()}
     assert not any("rel_" in n for n in names)
+
+
+def test_facts_report_the_scheme_and_its_sizes():
+    import tfviz
+    from tfviz.config import POSITIONALS
+    from tfviz.facts import POSITION_NAMES, POSITION_SHORT, model_facts
+
+    shaw, t5, gpt = (tfviz.load(n).facts for n in ("gpt-tiny-relative", "gpt-tiny-t5", "gpt-tiny"))
+    assert (shaw.positions, shaw.rel_clip, shaw.t5_buckets, shaw.adds_positions, shaw.relative) == \
+        ("relative", 16, None, False, True)
+    assert shaw.positions_name == "Shaw et al.'s relative position vectors inside attention"
+    assert (t5.positions, t5.rel_clip, t5.t5_buckets, t5.t5_max_distance, t5.t5_bidirectional) == \
+        ("t5_bias", None, 32, 128, False)
+    assert t5.positions_name == "T5's bucketed relative position bias on the attention scores"
+    assert (gpt.rel_clip, gpt.t5_buckets, gpt.adds_positions, gpt.relative) == (None, None, True, False)
+    # an encoder's table splits its buckets between the two directions
+    enc = model_facts("e", ModelConfig(positional="t5_bias", arch="encoder", rel_buckets=8, rel_max_distance=9),
+                      tfviz.load("gpt-tiny-t5").tokenizer, {}, False, {"w": 1})
+    assert (enc.t5_buckets, enc.t5_max_distance, enc.t5_bidirectional) == (8, 9, True)
+    assert set(POSITION_SHORT) == set(POSITION_NAMES) == set(POSITIONALS)  # every scheme is named
