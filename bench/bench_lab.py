@@ -2,6 +2,7 @@
 
     python -m bench.bench_lab                 # every task's default setting, a markdown table
     python -m bench.bench_lab --comparisons   # also the ready-made comparisons' sentences
+    python -m bench.bench_lab --only residual # just these comparisons (keys of COMPARISONS)
 
 Each task trains in a fresh subprocess with one torch thread (as the lab's runner does), so
 its peak memory is its own: "peak RSS" is the process's peak resident memory minus what it held
@@ -42,7 +43,7 @@ def one(task: str) -> dict:
             "peak_mb": max(0, peak_kb - base_kb) / 1024, "load": os.getloadavg()[0]}
 
 
-def comparisons() -> None:
+def comparisons(keys: list[str] | None = None) -> None:
     import torch
 
     from tfviz.lab.comparisons import COMPARISONS
@@ -50,6 +51,8 @@ def comparisons() -> None:
 
     torch.set_num_threads(1)
     for comp in COMPARISONS.values():
+        if keys and comp.key not in keys:
+            continue
         runs = [train(s, threads=1) for s in comp.settings]
         secs = " + ".join(f"{r.seconds:.0f}" for r in runs)
         print(f"- **{comp.title}** ({secs} s, load {os.getloadavg()[0]:.1f}): {comp.summarize(runs)}",
@@ -59,6 +62,10 @@ def comparisons() -> None:
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(sys.argv[2])))
+        return
+    if sys.argv[1:2] == ["--only"]:
+        print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        comparisons(sys.argv[2:])
         return
     from tfviz.lab.tasks import TASK_NAMES
 

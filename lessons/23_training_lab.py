@@ -6,7 +6,7 @@ import streamlit as st
 from tfviz.lab.comparisons import COMPARISONS, comparison_table
 from tfviz.lab.opened import lab_lesson_links
 from tfviz.lab.runs import LabBusy
-from tfviz.lab.settings import LAB_POSITIONALS, LabSettings, differing, label, value_text
+from tfviz.lab.settings import LAB_POSITIONALS, LIMITS, LabSettings, differing, label, value_text
 from tfviz.lab.tasks import TASK_NAMES, TASKS
 from tfviz.ui import lab as ul
 from tfviz.ui import own_model
@@ -30,8 +30,9 @@ st.markdown(
     "Train a small transformer here, on a task of your choice, and watch it learn: the loss "
     "falls, the share of held-out examples it solves climbs, and its attention maps sharpen "
     "from a blur into a pattern. Then change one design choice and train again: the curves "
-    "side by side show what the √d_k scale, positions, LayerNorm's place, heads and experts "
-    "are for. Each task's default setting reaches 95% held-out accuracy in well under a minute.")
+    "side by side show what the √d_k scale, positions, LayerNorm's place, residual connections, "
+    "heads and experts are for. Each task's default setting reaches 95% held-out accuracy in well "
+    "under a minute.")
 
 with step("1 · The task"):
     task_key = st.selectbox("Task", TASK_NAMES, key="lab_task", format_func=lambda k: TASKS[k].title,
@@ -47,8 +48,8 @@ with step("1 · The task"):
 with step("2 · The architecture"):
     defaults = LabSettings.default(task_key)
     c1, c2, c3 = st.columns(3)
-    ul.whole("lab_layers", 1, 4, defaults.n_layers)
-    c1.slider("Layers", 1, 4, key="lab_layers")
+    ul.whole("lab_layers", *LIMITS["n_layers"], defaults.n_layers)
+    c1.slider("Layers", *LIMITS["n_layers"], key="lab_layers")
     stable_select("Heads", [1, 2, 4], "lab_heads", default=defaults.n_heads, slider=True, where=c1)
     stable_select("d_model (width)", [16, 32, 64, 128], "lab_d_model", default=defaults.d_model,
                   slider=True, where=c1)
@@ -60,6 +61,10 @@ with step("2 · The architecture"):
     c2.toggle("Divide scores by √d_k", key="lab_scale")
     stable_select("LayerNorm", ["pre", "post"], "lab_norm", default=defaults.norm, where=c2,
                   format_func=lambda n: f"{n}-LN")
+    ul.boolean("lab_residual", defaults.residual)
+    c2.toggle("Residual connections", key="lab_residual",
+              help="Off, each sublayer's output replaces its input instead of being added to it: "
+                   "no skip path around attention and the feed-forward block.")
     experts = stable_select("Feed-forward", [0, 2, 4, 8], "lab_experts", default=0, where=c3,
                             format_func=lambda e: value_text("n_experts", e) + (" (mixture)" if e else ""))
     if experts:
@@ -184,6 +189,15 @@ with step("5 · Compare runs"):
              tuple(tuple(c.accuracy for c in r.checkpoints) for r in runs))
         table(comparison_table(runs, names), hide_index=True)
         st.caption("They differ in: " + (", ".join(fields) or "nothing (the same setting twice)") + ".")
+        stepped = [[c for c in r.checkpoints if c.grad_norms is not None] for r in runs]
+        if all(stepped):
+            vega(lv.grad_norms_chart, tuple(names), tuple(tuple(c.step for c in cs) for cs in stepped),
+                 tuple(tuple(c.grad_norms for c in cs) for cs in stepped))
+            st.caption("How much each layer's weights were pushed: the size of the loss's gradient "
+                       "with respect to each layer's weights, averaged over the steps before each "
+                       "checkpoint (before clipping). Move the checkpoint slider to go through "
+                       "training. A line that falls towards layer 0 means the first layers hear "
+                       "less and less of the loss.")
     if runs and st.button("Forget these runs", key="lab_clear"):
         ul.forget_runs()
         st.rerun()
@@ -193,7 +207,7 @@ with step("6 · Ready-made comparisons"):
                 "or four for positions (none, the sines added to the tokens, and Shaw's and T5's "
                 "relative schemes inside attention). When all are done, the sentence below says what "
                 "happened, in the numbers of your runs.")
-    cols = st.columns(len(COMPARISONS))
+    cols = [c for _ in range(-(-len(COMPARISONS) // 3)) for c in st.columns(3)]
     for col, (key, comp) in zip(cols, COMPARISONS.items()):
         if col.button(comp.title, key=f"lab_cmp_{key}", disabled=busy):
             try:
@@ -204,5 +218,11 @@ with step("6 · Ready-made comparisons"):
     if ul.SUMMARY_KEY in st.session_state:
         title, summary = st.session_state[ul.SUMMARY_KEY]
         st.success(f"**{title}.** {summary}")
+    bert = by_url("bert")
+    if bert is not None:
+        st.markdown("**Pretrained / from scratch** is lesson 15's: its fine-tune can also train the "
+                    "same model from random weights, the same steps on the same sentences, and "
+                    "say how many steps each needed (tick *from scratch* there).")
+        st.page_link(f"lessons/{bert.file}", label=f"Lesson: {bert.title}")
 
     show_code(LabSettings.model_config, lv.binned)

@@ -97,12 +97,13 @@ def test_evaluate_matches_a_plain_forward_and_argmax():
 
 # ----- settings ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [
-    dict(n_layers=0), dict(n_layers=5), dict(n_heads=5), dict(d_model=8), dict(d_model=256),
+    dict(n_layers=0), dict(n_layers=7), dict(n_heads=5), dict(d_model=8), dict(d_model=256),
     dict(d_model=64, n_heads=3), dict(positional="absolute"), dict(norm="middle"),
     dict(n_experts=1), dict(n_experts=9), dict(n_experts=4, top_k=5), dict(top_k=2),
     dict(lr=1.0), dict(lr=0.0), dict(lr="0.01"), dict(steps=0), dict(steps=10**9),
     dict(batch_size=10_000), dict(task="nope"), dict(n_layers=2.5), dict(n_layers=True),
-    dict(scale="yes"), dict(positional="rope", d_model=48, n_heads=4)])  # RoPE: head size 12 is even;
+    dict(scale="yes"), dict(residual="no"), dict(residual=0),
+    dict(positional="rope", d_model=48, n_heads=4)])  # RoPE: head size 12 is even;
 def test_bad_settings_raise_a_friendly_value_error(bad):
     if bad == dict(positional="rope", d_model=48, n_heads=4):
         LabSettings(**bad)  # 48 / 4 = 12, even: allowed

@@ -17,16 +17,17 @@ from tfviz.model import Transformer
 
 # ----- ready-made comparisons ------------------------------------------------------------------
 def test_comparisons_differ_in_what_they_say_and_summarize_measured_numbers():
-    assert set(cmp.COMPARISONS) == {"scale", "positions", "norm", "heads", "moe"}
+    assert set(cmp.COMPARISONS) == {"scale", "positions", "norm", "residual", "heads", "moe"}
     diffs = {k: sorted({f for s in c.settings[1:] for f in c.settings[0].differences(s)})
              for k, c in cmp.COMPARISONS.items()}
     assert diffs == {"scale": ["scale"], "positions": ["positional"], "norm": ["norm"],
-                     "heads": ["n_heads"], "moe": ["n_experts"]}
+                     "residual": ["residual"], "heads": ["n_heads"], "moe": ["n_experts"]}
     # the positions comparison offers every kind the notes list that the order task can show:
     # none against the sines added to the tokens and both relative schemes inside attention
     assert [s.positional for s in cmp.COMPARISONS["positions"].settings] == \
         ["none", "sinusoidal", "relative", "t5_bias"]
-    assert [len(c.settings) for c in cmp.COMPARISONS.values()] == [2, 4, 2, 2, 2]
+    assert [len(c.settings) for c in cmp.COMPARISONS.values()] == [2, 4, 2, 2, 2, 2]
+    assert cmp.COMPARISONS["residual"].settings[0].n_layers == 6  # a deep stack, as the notes say
     assert cmp.COMPARISONS["scale"].settings[0].d_head == 128
     assert cmp.COMPARISONS["norm"].settings[0].lr == 3e-2 > LabSettings().lr
     a, b, c, d = (train(s.replace(steps=3, d_model=16, n_heads=1)) for s in cmp.COMPARISONS["positions"].settings)

@@ -133,6 +133,34 @@ def test_a_ready_made_comparison_says_its_measured_numbers(app_page, monkeypatch
         assert said.endswith(real.observed(runs))
 
 
+def test_the_residual_comparison_says_its_gradients_and_draws_them(app_page, monkeypatch):
+    """The residual button trains its two runs (shortened here); the sentence carries each
+    run's first/last layer gradient ratio, and section 5 draws each layer's gradient norm with
+    the runs' own numbers; the toggle builds a run without the skip path."""
+    from tests.app.specs import instant_charts
+
+    real = cmp.COMPARISONS["residual"]
+    short = tuple(s.replace(steps=10) for s in real.settings)
+    monkeypatch.setitem(cmp.COMPARISONS, "residual", dataclasses.replace(real, settings=short))
+    at = _ok(app_page(PAGE))
+    at.toggle(key="lab_residual").set_value(False)
+    _ok(at.run())
+    assert any(c.value.startswith("Will train: ") and "no residuals" in c.value for c in at.caption)
+    _ok(at.button(key="lab_cmp_residual").click().run())
+    at = _wait_for_runs(at, 2)
+    runs = at.session_state["lab_runs"]
+    assert [(r.settings.n_layers, r.settings.residual) for r in runs] == [(6, True), (6, False)]
+    said = at.success[0].value
+    assert said.startswith(f"**{real.title}.** {cmp.summarize(runs)} {cmp.gradients(runs)}")
+    assert "with residuals: " in said and "no residuals: " in said
+    (data,) = [data for spec, data in instant_charts(at) if spec["description"].startswith("The gradient norm")]
+    rows = next(iter(data.values()))
+    last = runs[1].checkpoints[-1]
+    mine = rows[(rows["run"] == "2: no residuals") & (rows["checkpoint"] == len(runs[1].checkpoints) - 2)]
+    assert list(mine["layer"]) == list(range(6))
+    assert list(mine["norm"]) == [float(f"{max(float(v), 1e-12):.4g}") for v in last.grad_norms]
+
+
 # (AppTest itself cannot send a select box an option that is not in its list, so those are
 # covered by tfviz.ui.widgets.stable_select's own tests and by LabSettings' bounds.)
 @pytest.mark.parametrize("key, value", [("lab_heads", 3), ("lab_steps", 10**9), ("lab_lr", 0.5),

@@ -12,12 +12,15 @@ stay near chance); :meth:`Comparison.shows` checks that on the measured numbers.
 do not show it (another seed, a stopped run), the sentence says what they did show instead.
 Most compare two settings; "positions" trains four: none, the sines added to the embeddings,
 Shaw et al.'s relative vectors and T5's bucketed bias (the last two inside attention).
+"residual" also reads each layer's gradient norm (``Checkpoint.grad_norms``): how much smaller
+the first layer's is than the last's, in each run (:func:`gradient_ratio`).
 
 >>> [c.key for c in COMPARISONS.values()]
-['scale', 'positions', 'norm', 'heads', 'moe']
+['scale', 'positions', 'norm', 'residual', 'heads', 'moe']
 """
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -71,6 +74,42 @@ def near_chance(run: RunView) -> bool:
     return run.accuracy is not None and abs(run.accuracy - run.settings.spec.chance) <= NEAR_CHANCE
 
 
+def gradient_ratio(run: RunView) -> float | None:
+    """The first layer's gradient norm over the last layer's, the median over the run's
+    checkpoints (None for one layer, or before any step): 1 when every layer gets as much,
+    1e-5 when the first gets a hundred-thousandth of the last's."""
+    ratios = [float(c.grad_norms[0]) / float(c.grad_norms[-1]) for c in run.checkpoints
+              if c.grad_norms is not None and len(c.grad_norms) > 1 and c.grad_norms[-1] > 0]
+    return statistics.median(ratios) if ratios else None
+
+
+def times(ratio: float) -> str:
+    """A ratio in words, to 2 significant figures; between 0.9 and 1.1, "about as large".
+
+    >>> times(1.04e-5), times(4.23), times(0.5), times(1.05)
+    ('96,000 times smaller', '4.2 times larger', '2 times smaller', 'about as large')
+    """
+    if 0.9 <= ratio <= 1.1:
+        return "about as large"
+    big = 1 / ratio if ratio < 1 else ratio
+    shown = float(f"{big:.2g}")
+    text = f"{shown:,.0f}" if shown >= 10 else f"{shown:g}"
+    return f"{text} times {'smaller' if ratio < 1 else 'larger'}"
+
+
+def gradients(runs: Sequence[RunView]) -> str:
+    """"The first layer's gradient norm, against the last layer's (the median over the
+    checkpoints): with residuals 3.1 times larger; no residuals 96,000 times smaller." ("" if
+    no run measured one)."""
+    fields = differing([r.settings for r in runs])
+    said = [(label(r.settings, fields), gradient_ratio(r)) for r in runs]
+    said = [f"{name} {times(ratio)}" for name, ratio in said if ratio is not None]
+    if not said:
+        return ""
+    return ("The first layer's gradient norm, against the last layer's (the median over the "
+            "checkpoints): " + "; ".join(said) + ".")
+
+
 def _reached(run: RunView) -> str:
     step = steps_to(run)
     return f"never reached {TARGET:.0%}" if step is None else f"reached {TARGET:.0%} at step {step}"
@@ -85,6 +124,10 @@ class Comparison:
     # The run (or runs) the notice expects ahead of every other (None: it expects no winner).
     better: int | tuple[int, ...] | None = None
     stuck: bool = False  # the notice also says the other runs stay near chance
+    # The notice also says the first layers got less gradient in the other runs than in the
+    # expected winner (a smaller first/last layer's gradient ratio); the measured ratios are
+    # told with the runs' numbers.
+    gradients: bool = False
 
     @property
     def ahead_runs(self) -> tuple[int, ...]:
@@ -104,6 +147,7 @@ class Comparison:
         if self.better is None:  # the notice reads the experts' load: it needs one measured
             return any(expert_loads(r) for r in runs)
         return all(ahead(good, other) and (not self.stuck or near_chance(other))
+                   and (not self.gradients or _fainter(other, good))
                    for good, other in self._pairs(runs))
 
     def observed(self, runs: Sequence[RunView]) -> str:
@@ -124,6 +168,11 @@ class Comparison:
                             f"{_reached(good)}), the opposite of what this comparison usually "
                             "shows. Another seed may tell another story.")
             elif ahead(good, other):
+                if self.gradients and not _fainter(other, good):
+                    said.append(f"{g} came out ahead, but {o}'s first layer did not get less "
+                                f"gradient, against its last, than {g}'s did (the ratios above), "
+                                "so these runs do not show the fading this comparison is about.")
+                    continue
                 if not self.stuck or near_chance(other) or o in near_said:
                     continue  # as the notice says; or the other's score is told already
                 near_said.add(o)
@@ -143,7 +192,15 @@ class Comparison:
         measured = summarize(runs)
         if not runs:
             return measured
+        if self.gradients and gradients(runs):
+            measured += " " + gradients(runs)
         return f"{measured} {self.notice if self.shows(runs) else self.observed(runs)}"
+
+
+def _fainter(run: RunView, than: RunView) -> bool:
+    """Whether ``run``'s first layer got less gradient, against its last, than ``than``'s did."""
+    a, b = gradient_ratio(run), gradient_ratio(than)
+    return a is not None and b is not None and a < b
 
 
 def _pct(x: float | None) -> str:
@@ -198,6 +255,8 @@ def _pair(base: LabSettings, **other) -> tuple[LabSettings, LabSettings]:
 
 
 _NORM_PAIR = _pair(LabSettings.default("order", n_layers=4, lr=3e-2, steps=200), norm="post")
+# Six layers, narrow (d_model 32) so that both runs finish in about 15 s here (BENCHMARKS.md)
+_RESIDUAL_PAIR = _pair(LabSettings.default("order", n_layers=6, d_model=32), residual=False)
 
 COMPARISONS: dict[str, Comparison] = {c.key: c for c in (
     Comparison(
@@ -228,6 +287,18 @@ COMPARISONS: dict[str, Comparison] = {c.key: c for c in (
         f"path, with {residual_norms(_NORM_PAIR[0])} LayerNorm on it (the final one), from the "
         "loss to the first layer.",
         better=0, stuck=True),
+    Comparison(
+        "residual", f"Residuals on / off, {_RESIDUAL_PAIR[0].n_layers} layers", _RESIDUAL_PAIR,
+        f"A residual add passes the gradient through untouched: the derivative of x + F(x) is "
+        f"1 + F'(x), so along the skip path the loss's gradient reaches the first of the "
+        f"{_RESIDUAL_PAIR[0].n_layers} layers with a factor of 1 from each layer above it, "
+        "whatever those layers do. Without the skip path it must pass through every attention "
+        "and feed-forward block on the way down, multiplied by each one's derivative, and here it "
+        "faded on its way down (the ratios above), so the first layers hardly learned. Without residuals a layer "
+        "cannot even hand its input up unchanged unless it learns to compute the identity, so "
+        "the tokens and their positions reach the top only as far as the layers below pass them "
+        f"on: this deep stack stayed near chance ({_RESIDUAL_PAIR[1].spec.chance:.0%} on this task).",
+        better=0, stuck=True, gradients=True),
     Comparison(
         "heads", "1 head / 4 heads, same d_model",
         _pair(LabSettings.default("sort", n_heads=1, steps=300), n_heads=4),

@@ -2,7 +2,7 @@
 
 A :class:`LabSettings` is checked when it is made: a value from a widget, the URL or a hand-
 written request that is out of range raises ``ValueError`` with a sentence the page can show
-as it is. Nothing it allows can take much memory: at most 4 layers of width 128, 8 experts,
+as it is. Nothing it allows can take much memory: at most 6 layers of width 128, 8 experts,
 batches of 128 rows of at most 24 tokens, 3,000 steps.
 
 >>> LabSettings(task="reverse").model_config().arch
@@ -12,7 +12,7 @@ batches of 128 rows of at most 24 tokens, 3,000 steps.
 >>> LabSettings(n_layers=9)
 Traceback (most recent call last):
 ...
-ValueError: Layers must be a whole number from 1 to 4 (got 9).
+ValueError: Layers must be a whole number from 1 to 6 (got 9).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from tfviz.lab.tasks import TASKS, LabTask
 LAB_POSITIONALS = ("none", "sinusoidal", "learned", "relative", "t5_bias", "rope", "alibi")
 # How a picker and a comparison name them: "relative" and "t5_bias" by their authors.
 POSITIONAL_TEXT = {"none": "no positions", "relative": "Shaw relative", "t5_bias": "T5 bias"}
-LIMITS = dict(n_layers=(1, 4), n_heads=(1, 4), d_model=(16, 128), n_experts=(2, 8),
+LIMITS = dict(n_layers=(1, 6), n_heads=(1, 4), d_model=(16, 128), n_experts=(2, 8),
               steps=(1, 3000), batch_size=(8, 128), seed=(0, 10_000))
 LR_RANGE = (1e-4, 3e-2)
 D_FF_RATIO = 4  # the feed-forward width is 4 x d_model, as in the original paper
@@ -59,6 +59,7 @@ class LabSettings:
     positional: str = "sinusoidal"
     scale: bool = True  # divide scores by sqrt(d_head)
     norm: str = "pre"  # LayerNorm before each sublayer (pre) or after the residual add (post)
+    residual: bool = True  # False: no skip path around the sublayers (ModelConfig.residual)
     n_experts: int = 0
     top_k: int = 1
     lr: float = 3e-3
@@ -89,6 +90,8 @@ class LabSettings:
             raise ValueError(f"LayerNorm must be 'pre' or 'post' (got {self.norm!r:.40}).")
         if not isinstance(self.scale, bool):
             raise ValueError("The √d_k scale is either on or off.")
+        if not isinstance(self.residual, bool):
+            raise ValueError("Residual connections are either on or off.")
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not LR_RANGE[0] <= lr <= LR_RANGE[1]:
             raise ValueError(f"The learning rate must be between {LR_RANGE[0]:g} and {LR_RANGE[1]:g} "
@@ -118,11 +121,13 @@ class LabSettings:
                 for f in dataclasses.fields(self) if getattr(self, f.name) != getattr(other, f.name)}
 
     def describe(self) -> str:
-        """"2 layers × 2 heads, d_model 64, sinusoidal, scaled, pre-LN, dense, lr 0.003, 500 steps"."""
+        """"2 layers × 2 heads, d_model 64, sinusoidal, scaled, pre-LN, dense, lr 0.003, 500 steps"
+        (", no residuals" after the LayerNorm when the skip path is off)."""
         ffn = "dense" if not self.n_experts else f"MoE {self.n_experts} experts top-{self.top_k}"
         return (f"{self.n_layers} layer{'s' * (self.n_layers > 1)} × {self.n_heads} "
                 f"head{'s' * (self.n_heads > 1)}, d_model {self.d_model}, {self.positional} "
-                f"positions, {'scaled' if self.scale else 'unscaled'}, {self.norm}-LN, {ffn}, "
+                f"positions, {'scaled' if self.scale else 'unscaled'}, {self.norm}-LN, "
+                f"{'' if self.residual else 'no residuals, '}{ffn}, "
                 f"lr {self.lr:g}, {self.steps} steps")
 
     def model_config(self) -> ModelConfig:
@@ -132,20 +137,22 @@ class LabSettings:
             name=f"lab-{t.key}", arch=t.arch, vocab_size=t.vocab.size, d_model=self.d_model,
             n_heads=self.n_heads, n_layers=self.n_layers, d_ff=D_FF_RATIO * self.d_model,
             max_seq_len=t.max_len, positional=self.positional, norm=self.norm,
-            final_norm=self.norm == "pre", scale_attn=self.scale, n_experts=self.n_experts,
+            final_norm=self.norm == "pre", scale_attn=self.scale, residual=self.residual,
+            n_experts=self.n_experts,
             moe_top_k=self.top_k if self.n_experts else 1, moe_capacity_factor=None,
             init_seed=self.seed)
 
 
 LABELS = {"task": "task", "n_layers": "layers", "n_heads": "heads", "d_model": "d_model",
-          "positional": "positions", "scale": "√d_k scale", "norm": "LayerNorm", "n_experts": "experts",
+          "positional": "positions", "scale": "√d_k scale", "norm": "LayerNorm",
+          "residual": "residual connections", "n_experts": "experts",
           "top_k": "top-k", "lr": "learning rate", "steps": "steps", "batch_size": "batch",
           "seed": "seed"}
 
 
 def value_text(field: str, value) -> str:
     """How a comparison names one value: scale True -> "on", norm "pre" -> "pre-LN", 0 experts -> "dense"."""
-    if field == "scale":
+    if field in ("scale", "residual"):
         return "on" if value else "off"
     if field == "norm":
         return f"{value}-LN"
@@ -166,7 +173,9 @@ def differing(runs: list[LabSettings]) -> list[str]:
 
 def named(field: str, value) -> str:
     """One setting as a comparison names it: "no positions", "sinusoidal positions", "pre-LN",
-    "√d_k scale off", "4 heads", "dense", "lr 0.02"."""
+    "√d_k scale off", "no residuals", "4 heads", "dense", "lr 0.02"."""
+    if field == "residual":
+        return "with residuals" if value else "no residuals"
     if field == "positional":
         return "no positions" if value == "none" else f"{value_text(field, value)} positions"
     if field == "norm":

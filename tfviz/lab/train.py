@@ -1,9 +1,12 @@
 """One training run of the lab: a fresh model, trained on its task while a log fills up.
 
-    every step       loss = cross-entropy over the scored positions (+ 0.01 × MoE balance loss)
+    every step       loss = cross-entropy over the scored positions (+ 0.01 × MoE balance loss),
+                     and each layer's gradient norm ‖∂loss/∂θ_layer‖ over its parameters (before
+                     clipping)
     every N steps    held-out accuracy (share of held-out rows solved), the attention maps of a
-                     few fixed held-out examples, and for a mixture of experts each expert's load
-                     (share of held-out tokens whose first choice it is)
+                     few fixed held-out examples, for a mixture of experts each expert's load
+                     (share of held-out tokens whose first choice it is), and each layer's
+                     gradient norm averaged over the steps since the last checkpoint
 
 N is chosen so a run holds about 25 checkpoints whatever its length, plus one before the first
 step. The schedule is the bundled models' (``tfviz.training.loop.lr_at``: warm-up, then cosine
@@ -57,6 +60,9 @@ class Checkpoint:
     loss: float  # mean training loss of the steps since the last checkpoint (nan at step 0)
     patterns: tuple[np.ndarray, ...]  # per shown example: (layers, heads, T, T) weights, float16
     expert_load: np.ndarray | None = None  # (layers, experts) share of first choices; None if dense
+    # (layers,) each block's gradient norm, the mean over the steps since the last checkpoint;
+    # None before the first step
+    grad_norms: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,14 @@ def evaluate(model: Transformer, ids: np.ndarray, targets: np.ndarray) -> tuple[
     return acc, load / load.sum(1, keepdims=True)
 
 
+def layer_grad_norms(model: Transformer) -> list[float]:
+    """Each block's gradient norm after ``backward``: sqrt of the sum of squares of every
+    gradient entry of that block's parameters (a parameter without a gradient adds nothing)."""
+    return torch.stack([torch.linalg.vector_norm(torch.stack(  # (layers,)
+        [torch.linalg.vector_norm(p.grad) for p in block.parameters() if p.grad is not None]
+        or [torch.zeros(())])) for block in model.blocks]).tolist()
+
+
 def attention_maps(model: Transformer, rows: list[list[int]]) -> tuple[np.ndarray, ...]:
     """Each row's attention weights, (layers, heads, T, T), from :func:`run_with_trace`.
 
@@ -232,7 +246,7 @@ def train(settings: LabSettings, log: RunLog | None = None, stop: threading.Even
         opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.98),
                                 weight_decay=0.01)
         every, warmup = eval_every(settings.steps), max(1, min(50, settings.steps // 10))
-        train_seconds, recent = 0.0, []
+        train_seconds, recent, grads = 0.0, [], []
 
         def checkpoint(step: int) -> None:
             model.eval()
@@ -240,9 +254,11 @@ def train(settings: LabSettings, log: RunLog | None = None, stop: threading.Even
             maps = attention_maps(model, data.shown)
             model.train()
             loss = float(np.mean(recent)) if recent else float("nan")
+            norms = _frozen(np.mean(grads, axis=0)) if grads else None  # (layers,)
             recent.clear()
+            grads.clear()
             log.add_checkpoint(Checkpoint(step, time.perf_counter() - start, acc, loss, maps,
-                                          None if load is None else _frozen(load)))
+                                          None if load is None else _frozen(load), norms))
 
         checkpoint(0)
         model.train()
@@ -258,6 +274,7 @@ def train(settings: LabSettings, log: RunLog | None = None, stop: threading.Even
             loss, ce = loss_of(model, ids, targets)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            grads.append(layer_grad_norms(model))  # before clipping: what backpropagation gave
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             train_seconds += time.perf_counter() - t0

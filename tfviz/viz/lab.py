@@ -1,5 +1,6 @@
 """The training lab's charts: loss and held-out accuracy curves of up to four runs, a run's
-attention maps as they form, and each expert's load over training.
+attention maps as they form, each expert's load over training, and each run's gradient norm
+per layer.
 
 Pure functions of numbers and strings, returning Vega-Lite dicts (``tfviz.viz.charts``). The
 attention and expert charts carry every checkpoint, held-out example, layer and head of the run
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, q, tip, view
+from tfviz.viz.charts import chart, colour, o, q, tip, view
 from tfviz.viz.instant import choice, constant, heat_layer, packed, slider, spec, unpack
 from tfviz.viz.instant_masking import view_filter
 from tfviz.viz.instant_pictures import picture, picture_layer
@@ -144,3 +145,38 @@ def expert_load_chart(steps: Sequence[int], loads: Sequence[np.ndarray], *, laye
                 description=f"Each of {n_experts} experts' share of the held-out tokens that chose "
                             f"it first, against training steps; the layer slider picks one of "
                             f"{n_layers} layers.")
+
+
+TINY = 1e-12  # a gradient norm of 0 (nothing reached the layer) is drawn here on the log scale
+
+
+def grad_norms_chart(labels: Sequence[str], steps: Sequence[Sequence[int]],
+                     norms: Sequence[Sequence[np.ndarray]]) -> dict:
+    """Each run's gradient norm per layer on a log scale, one line per run, at one checkpoint:
+    ``norms[r][c]`` is run r's (layers,) norms at its checkpoint c (step ``steps[r][c]``). The
+    slider under the chart picks the checkpoint (the last one first; the title gives the step of
+    the run with the most checkpoints); a run with fewer checkpoints shows its last. Only
+    checkpoints after a step belong in ``norms`` (before the first, nothing has a gradient)."""
+    rows = [{"run": name, "checkpoint": c, "last": len(run_norms) - 1, "step": int(step), "layer": layer,
+             "norm": float(f"{max(float(v), TINY):.4g}")}
+            for name, run_steps, run_norms in zip(labels, steps, norms)
+            for c, (step, layer_norms) in enumerate(zip(run_steps, run_norms))
+            for layer, v in enumerate(layer_norms)]
+    n_ckpt = max(len(r) for r in norms)
+    longest = max(range(len(norms)), key=lambda r: len(norms[r]))
+    run = colour("run", labels, title=None,
+                 legend={"orient": "bottom", "direction": "vertical", "labelLimit": 600})
+    lines = view({"type": "line", "point": True},
+                 x=o("layer", "layer (0: nearest the input)", axis={"labelAngle": 0}),
+                 y=q("norm", "gradient norm (log scale)", scale={"type": "log"}), color=run,
+                 transform=[{"filter": "datum.checkpoint == min(checkpoint, datum.last)"}],
+                 tooltip=tip("run", "layer", "step", "norm:.3g"))
+    lines["title"] = {"text": {"expr": "'Gradient norm per layer, after ' + steps[checkpoint] + ' steps'"},
+                      "subtitle": "each layer's ‖∂loss/∂weights‖, the mean over the steps before it"}
+    return spec({**lines, "width": 420, "height": 240},
+                params=[slider("checkpoint", n_ckpt - 1, "checkpoint", n_ckpt - 1),
+                        constant("steps", [int(x) for x in steps[longest]])],
+                datasets={"rows": rows}, marks=len(rows),
+                description=f"The gradient norm of each layer's weights, on a log scale, for "
+                            f"{len(labels)} run{'s' if len(labels) != 1 else ''} ({'; '.join(labels)}), "
+                            f"at one of {n_ckpt} checkpoints of training, which the slider picks.")
