@@ -236,7 +236,10 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
               token_slider(cap - 1, "Query token", query)]
     return spec({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
                 datasets={"mix": mix, "checks": checks}, tokens=labels, free=True,
-                default_query=default_query, marks=cap * dh + cap + dh,  # ticks, bars, dots
+                # ticks (counted twice), bars, dots: every view change makes each tick anew (the
+                # flatten), so in SVG every tick's element is removed and made again, where a
+                # map's cells keep theirs; a head of d_head 64 then redraws on a canvas
+                default_query=default_query, marks=2 * cap * dh + cap + dh,
                 description="An attention head's output as a weighted average of value vectors.")
 
 
