@@ -273,6 +273,32 @@ def _cases():
             lambda: lab.expert_load_chart((0, 100), np.array([[[0.5, 0.5]], [[0.7, 0.3]]])),
             "Each of 2 experts' share of the held-out tokens that chose it first, against training "
             "steps; the layer slider picks one of 1 layers."),
+        # lesson 5's contextual vectors and attention without projections
+        "tfviz.viz.contextual.cosine_by_stage": (
+            lambda: pytest.importorskip("tfviz.viz.contextual").cosine_by_stage(
+                pytest.importorskip("tfviz.analysis.contextual").SameWord(
+                    "it", 2, 2, (pytest.importorskip("tfviz.analysis.contextual").Stage(
+                        "token embedding", 1.0, True, (), ()),), True), "your text", "the second text"),
+            "The cosine between the two vectors of the token 'it', at each stage of the residual "
+            "stream; 1 means the same direction."),
+        "tfviz.viz.contextual.plain_against_heads": (
+            lambda: pytest.importorskip("tfviz.viz.contextual").plain_against_heads(
+                third, np.stack([third]), ["a", "b", "c"]),
+            "Two attention maps of the same tokens: scores made from the vectors themselves, and "
+            "one head of the model's first layer."),
+        # lesson 7's pruning what-if, both ends in words
+        "tfviz.viz.pruning.pruning_chart": (
+            lambda: pytest.importorskip("tfviz.viz.pruning").pruning_chart(
+                pytest.importorskip("tfviz.experiments.pruning").Pruning(
+                    1.0, {(0, 0): 0.1}, ((0, 0),), (1.0, 1.5)), "gpt-tiny"),
+            "The next-token loss of gpt-tiny with all 1 heads and after each further head is "
+            "removed, from 1.000 to 1.500."),
+        # lesson 3's shifted reading: each scheme's two ends in words
+        "tfviz.viz.extrapolation.shifted_chart": (
+            lambda: pytest.importorskip("tfviz.viz.extrapolation").shifted_chart(
+                {"sines": pytest.importorskip("tfviz.experiments.extrapolation").Shifted(
+                    (0, 5), (1.0, 4.0), 21)}, 20),
+            ("sines from 1.000 at 0 to 4.000 at 5",)),
     }
 
 
