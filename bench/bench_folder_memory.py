@@ -8,9 +8,13 @@ of ``tfviz.hf.describe``'s float32 bytes). Here a new Python process, with torch
 imported, does what the first learner's lesson makes a server do, one step at a time:
 ``tfviz.load`` (safetensors read, a bfloat16 file widened to float32), ``Bundle.weights()``
 (every parameter as numpy, which most lessons read) and one trace of 64 tokens. After each
-step it reads its resident set (``VmRSS``) and its peak (``VmHWM``) from /proc; the peak is
-what must fit in the machine's free memory, the resident set what stays taken. Both are
-counted from the process before loading. The table also checks that the count the sidebar
+step it reads its resident set (``VmRSS``), its peak (``VmHWM``) and the part of the resident
+set that is a file's pages (``RssFile``) from /proc; the peak is what must fit in the machine's
+free memory, the resident set what stays taken. All are counted from the process before
+loading. A float32 file's tensors that need no conversion stay pages of the file itself
+(safetensors maps it, and a tensor that is already right is not copied): resident, but pages
+the kernel can drop and read again, unlike the copies a bfloat16 file or GPT-2's transposed
+matrices need. The table also checks that the count the sidebar
 uses is the loaded model's own (``sum(p.numel())``).
 
 ``python -m bench.bench_checkpoint_memory --folder DIR`` measures the same folder in a real
@@ -33,9 +37,9 @@ def status():
     got = {}
     for line in Path("/proc/self/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssFile"):
             got[key] = int(value.split()[0]) * 1024
-    return got["VmRSS"], got["VmHWM"]
+    return got["VmRSS"], got["VmHWM"], got["RssFile"]
 
 import torch
 torch.set_num_threads(1)
@@ -82,16 +86,16 @@ def main() -> None:
         info = describe(folder)
         got = measure(folder)
     said = opening_cost(info.memory_bytes)
-    (_, base, _), *steps = got["rows"]
-    peak = max(p for _, _, p in steps) - base
+    (_, base, _, base_file), *steps = got["rows"]
+    peak = max(p for _, _, p, _ in steps) - base
     mb = 1e6
     print(f"{folder.name}: {info.family}, {info.size}; {info.n_params:,} parameters "
           f"({'the loaded model has as many' if info.n_params == got['params'] else 'the loaded model has ' + format(got['params'], ',')}), "
           f"{info.bytes_on_disk / mb:.0f} MB on disk, {got['weights'] / mb:.0f} MB as float32\n")
-    print("| step, in a fresh process | resident set grew, MB | peak grew, MB |")
-    print("|---|---:|---:|")
-    for what, rss, hwm in steps:
-        print(f"| {what} | {(rss - base) / mb:+.0f} | {(hwm - base) / mb:+.0f} |")
+    print("| step, in a fresh process | resident set grew, MB | of which the file's pages | peak grew, MB |")
+    print("|---|---:|---:|---:|")
+    for what, rss, hwm, file in steps:
+        print(f"| {what} | {(rss - base) / mb:+.0f} | {(file - base_file) / mb:+.0f} | {(hwm - base) / mb:+.0f} |")
     print(f"\nthe sidebar says: about {human_bytes(said)} ({said / mb:.0f} MB, {OPEN_FACTOR:g} × the "
           f"float32 weights); measured peak {peak / mb:.0f} MB = {peak / info.memory_bytes:.2f} × the "
           f"weights, {peak / said:.2f} of what the sidebar says")
