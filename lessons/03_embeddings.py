@@ -7,6 +7,7 @@ from tfviz.analysis.positions import (alibi, formula_table, learned_positions, p
 from tfviz.analysis.relative_positions import (bucket_layout, favourite_counts, preference_rows,
                                                shaw_preferences, shaw_rows, t5_preferences)
 from tfviz.experiments.relative import position_terms
+from tfviz.experiments.extrapolation import loss_at_offset
 from tfviz.experiments.order import permutation_check
 from tfviz.experiments.rope import (example_scalings, position_reads, rope_layout, rope_pair,
                                     rope_scores, scaling_name, shift_gap, shifted_scores,
@@ -19,11 +20,12 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.experiments_cache import positionless
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
-from tfviz.ui.positions_cache import (LEARNED, RELATIVE, ROPE, SHIFT, SINE, T5,
-                                     bucket_rows, farthest, learned_table, likeness,
+from tfviz.ui.positions_cache import (LEARNED, RELATIVE, ROPE, SHIFT, SHIFTED_SENTENCES, SINE,
+                                     T5, bucket_rows, farthest, learned_table, likeness,
                                      preference_texts, shaw_heads, shaw_table, shift_gaps,
-                                     t5_numbers, trained_rows)
+                                     shifted_readings, t5_numbers, trained_rows)
 from tfviz.ui.widgets import show_code, table, vega
+from tfviz.viz.extrapolation import shifted_chart
 from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, bucket_bias_chart, bucket_chart,
                                  distance_preference_chart, distance_vectors_chart, pe_heatmap,
                                  permutation_map, position_cosine_heatmap, rope_chart,
@@ -126,8 +128,9 @@ with step("4 · Learned positions: what training made of them"):
     )
     if learned_bundle.trained:
         ev, sine_loss = learned_bundle.evaluation, get_bundle(SINE).evaluation.val_loss
-        st.caption(f"{LEARNED}: held-out loss {ev.val_loss:.3f} per token and "
-                   f"{ev.coref_accuracy:.0%} on the “it refers to the” probe"
+        st.caption(f"{LEARNED}: held-out loss {ev.val_loss:.3f} per token"
+                   + ("" if ev.coref_accuracy is None else
+                      f" and {ev.coref_accuracy:.0%} on the “it refers to the” probe")
                    + (f", against gpt-tiny's {sine_loss:.3f} with the sine table (same held-out "
                       "sentences)" if sine_loss is not None else "")
                    + f". `{learned_bundle.recipe.command}` rebuilds it.")
@@ -176,8 +179,9 @@ def trained_note(name: str, scheme: str) -> None:
     elif b.evaluation.val_loss is not None:
         ev, sine_loss = b.evaluation, get_bundle(SINE).evaluation.val_loss
         st.caption(f"{name}: gpt-tiny's size, stories, seeds and number of steps, with {scheme} "
-                   f"where gpt-tiny adds the sine table. Held-out loss {ev.val_loss:.3f} per token, "
-                   f"{ev.coref_accuracy:.0%} on the “it refers to the” probe"
+                   f"where gpt-tiny adds the sine table. Held-out loss {ev.val_loss:.3f} per token"
+                   + ("" if ev.coref_accuracy is None else
+                      f", {ev.coref_accuracy:.0%} on the “it refers to the” probe")
                    + (f" (gpt-tiny: {sine_loss:.3f})" if sine_loss is not None else "")
                    + f". `{b.recipe.command}` rebuilds it.")
 
@@ -344,6 +348,8 @@ def rope_demo():
     else:
         i = j = 0
     pair = rope_pair(rt, 0, head, i, j)
+    before_scale = ("dividing by √d_k" if rfacts.attention_multiplier is None else
+                    f"its attention_multiplier {rfacts.attention_multiplier:g} scales it")
     kv_note = (f" (its key and value come from K/V head {kv_head_of(head, rcfg.n_heads, rcfg.kv_heads)}, "
                "which this query head shares with others)" if rfacts.grouped else "")
     st.markdown(f"Query: token {i} **{rt.tokens[i]!r}** at position m = {i}. Key: token {j} "
@@ -374,7 +380,7 @@ def rope_demo():
                f"by at most {max(scores) - min(scores):.1e}: float32's rounding of angles as "
                f"large as {moved[-1]['query at'] * speeds[0]:,.0f} radians. Only the distance "
                f"m − n = {i - j} is left in it. The model's own score for this pair (hook_scores_raw, "
-               f"before dividing by √d_k) is {pair.score:.6f}. Positions past {rope_name}'s "
+               f"before {before_scale}) is {pair.score:.6f}. Positions past {rope_name}'s "
                f"context of {rcfg.max_seq_len} tokens turn just as well: the rotation has no end, "
                "only the training does.")
 
@@ -389,7 +395,7 @@ def rope_demo():
         f"Each line keeps this q and k and moves the pair along the sentence, the key always "
         f"m − n places behind the query. The lines are flat: only the distance matters. "
         + (f"The black diamond is the score the model computed for your text (q·k = "
-           f"{pair.score:.3f}, before dividing by √d_k): it sits on the line for distance {i - j}."
+           f"{pair.score:.3f}, before {before_scale}): it sits on the line for distance {i - j}."
            if own else "Pick a key at or before the query to see the model's own score on its line.")
     )
     gaps = shift_gaps(text, rope_name)
@@ -494,9 +500,11 @@ with step("7 · RoPE: rotate instead of add"):
         st.caption(f"{rope_name} was trained by others; its folder's weights are used as they are.")
     elif rope_bundle.trained:
         ev = rope_bundle.evaluation
-        if ev.val_loss is not None:
-            st.caption(f"{rope_name}: held-out loss {ev.val_loss:.3f} per token, {ev.coref_accuracy:.0%} on "
-                       f"the “it refers to the” probe; `{rope_bundle.recipe.command}` rebuilds it.")
+        if ev.val_loss is not None:  # a recipe without the "it" probe records no accuracy
+            probe = ("" if ev.coref_accuracy is None else
+                     f", {ev.coref_accuracy:.0%} on the “it refers to the” probe")
+            st.caption(f"{rope_name}: held-out loss {ev.val_loss:.3f} per token{probe}; "
+                       f"`{rope_bundle.recipe.command}` rebuilds it.")
     else:
         st.warning(f"{rope_name} is not trained on this installation: the queries and keys below "
                    f"come from random weights." + (f" `python -m tfviz.train --preset {rope_name}` "
@@ -562,3 +570,66 @@ with step("9 · Without positions, attention is order-blind"):
     )
 
     order_test()
+
+
+# ----- positions never trained on -----------------------------------------------------------
+ABSOLUTE = {SINE: "sine table", LEARNED: "learned table"}
+RELATIVE_NAMES = {ROPE: "RoPE", RELATIVE: "Shaw relative", T5: "T5 bias"}
+
+
+def shifted_step() -> None:
+    st.markdown(
+        "The notes say a transformer cannot *extrapolate*, go past the lengths it was trained on; "
+        "the usual reply is that a formula such as the sine table can be evaluated at any "
+        "position, while a learned table has no row past its last. Each is half the story. Here "
+        "the story models above read their held-out sentences starting at position k instead of "
+        "0: k padding tokens go first and the attention mask hides them from every query, so only "
+        "the positions move. Every one of these models trained on sentences that started at 0.")
+    if st.button(f"Read {SHIFTED_SENTENCES} held-out sentences from later positions", key="emb_shift_run"):
+        st.session_state["emb_shifted"] = True
+    if not st.session_state.get("emb_shifted"):
+        st.caption("Five models, nine starting positions each: a few seconds, once for the whole "
+                   "server.")
+        return
+    runs = shifted_readings()
+    if not runs:
+        st.info("None of the story models is trained on this installation (no assets), so there "
+                "is nothing to measure.")
+        return
+    named = {f"{name} ({(ABSOLUTE | RELATIVE_NAMES)[name]})": run for name, run in runs.items()}
+    trained = trained_rows(LEARNED) if LEARNED in runs else None
+    vega(shifted_chart, named, trained)
+    said = []
+    for name in (SINE, LEARNED):
+        if name in runs:
+            run = runs[name]
+            later = run.losses[1:]
+            said.append(f"**{name}** ({ABSOLUTE[name]}) goes from {run.losses[0]:.3f} at position 0 "
+                        f"to between {min(later):.3f} and {max(later):.3f} when its sentences start "
+                        "later")
+    flat = [n for n in RELATIVE_NAMES if n in runs]
+    if flat:
+        spread = max(max(runs[n].losses) - min(runs[n].losses) for n in flat)
+        said.append(f"{', '.join(flat)} stay within {spread:.1e} of their loss at position 0 at every k"
+                    + (" (their lines lie on top of one another)" if len(flat) > 1 else ""))
+    st.markdown("; ".join(said) + ".")
+    longest = max(run.longest for run in runs.values())
+    rows_end = get_bundle(LEARNED).config.max_seq_len
+    sine = runs.get(SINE)
+    worse = sine is not None and min(sine.losses[1:]) > sine.losses[0] + 0.05
+    st.caption(
+        "So which half is right? "
+        + ("The sines are computed at every position here, yet a model that trained with them only "
+           "ever saw sentences start at 0: what the vectors mean further along was never learned, "
+           "and a formula that can be *evaluated* is not one the model can *use*. " if worse else
+           "The sines are computed at every position here, and this model copes with them. ")
+        + f"{LEARNED}'s table has {rows_end} rows, but those past the {trained or 'ones'} training "
+        "reached are still near their random start, and past its last row there is none: such a "
+        "text is refused. The relative schemes never see a position, only the distance between a "
+        "query and a key, and moving a whole sentence changes no distance. (The longest sentence "
+        f"here has {longest} tokens; the largest k keeps it inside the {rows_end}-token context.)")
+    show_code(loss_at_offset)
+
+
+with step("10 · Positions never trained on"):
+    safe_fragment(shifted_step)()

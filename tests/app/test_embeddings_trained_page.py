@@ -112,3 +112,35 @@ def test_trained_position_sections_whatever_the_sidebar_model(app_page, model):
 def test_hostile_text(app_page, text):
     at = _ok(app_page(PAGE, text=text))
     assert "gpt-tiny-rope" in _text(at)
+
+
+def test_positions_never_trained_on_are_each_models_shifted_losses(app_page):
+    """Lesson 3's last step, on request: the sentence gives each story model's loss at position 0
+    and the range further along, and the relative schemes' spread, each as computed here by
+    tfviz.experiments.extrapolation (itself checked against rows moved by hand)."""
+    import tfviz
+    from tfviz.data import story_corpus
+    from tfviz.experiments.extrapolation import shifted_losses
+    from tfviz.ui.positions_cache import HELDOUT, SHIFTED_SENTENCES
+
+    at = app_page("03_embeddings.py")
+    assert not [m for m in at.markdown if "when its sentences start later" in m.value]
+    at.button(key="emb_shift_run").click().run()
+    assert not at.exception, at.exception
+    (said,) = [m.value for m in at.markdown if "when its sentences start later" in m.value]
+    sentences = story_corpus(HELDOUT[0], seed=HELDOUT[1])[:SHIFTED_SENTENCES]
+    runs = {}
+    for name in ("gpt-tiny", "gpt-tiny-learned", "gpt-tiny-rope", "gpt-tiny-relative", "gpt-tiny-t5"):
+        b = tfviz.load(name)
+        rows = [b.encode(s) + [b.tokenizer.eos_id] for s in sentences]
+        runs[name] = shifted_losses(b.model, rows, b.config.pad_id, b.config.max_seq_len)
+    for name in ("gpt-tiny", "gpt-tiny-learned"):
+        run = runs[name]
+        assert (f"**{name}** ({'sine' if name == 'gpt-tiny' else 'learned'} table) goes from "
+                f"{run.losses[0]:.3f} at position 0 to between {min(run.losses[1:]):.3f} and "
+                f"{max(run.losses[1:]):.3f}") in said
+    relative = ("gpt-tiny-rope", "gpt-tiny-relative", "gpt-tiny-t5")
+    spread = max(max(runs[n].losses) - min(runs[n].losses) for n in relative)
+    assert spread < 1e-4  # only distances reach their attention: float32 rounding at most
+    assert "stay within" in said
+    (chart,) = [c for c in at.get("vega_lite_chart") if "further along" in c.proto.spec]

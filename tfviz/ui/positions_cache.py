@@ -161,3 +161,25 @@ def bucket_rows(n_buckets: int, max_distance: int) -> list[dict]:
                 rows.append({"distance": d, "bucket": int(b), "bucketing": kind,
                              "label": layout.labels[int(b)]})
     return rows
+
+
+SHIFTED_SENTENCES = 32  # held-out sentences each model reads at every starting position
+
+
+@st.cache_data(max_entries=2, show_spinner="Reading the held-out sentences further along…")
+def shifted_readings() -> dict[str, object]:
+    """Lesson 3's last step: each trained story model's held-out loss with its sentences starting
+    at position k (``tfviz.experiments.extrapolation``), {model name: Shifted}; computed once per
+    server. Untrained models (no assets) are left out."""
+    from tfviz.experiments.extrapolation import shifted_losses
+
+    sentences = story_corpus(HELDOUT[0], seed=HELDOUT[1])[:SHIFTED_SENTENCES]
+    out = {}
+    for name in (SINE, LEARNED, ROPE, RELATIVE, T5):
+        bundle = get_bundle(name)
+        if not bundle.trained:
+            continue
+        cfg = bundle.config
+        rows = [bundle.encode(s) + [bundle.tokenizer.eos_id] for s in sentences]
+        out[name] = shifted_losses(bundle.model, rows, cfg.pad_id, cfg.max_seq_len)
+    return out

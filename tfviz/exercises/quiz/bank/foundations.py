@@ -339,7 +339,11 @@ FOUNDATIONS: tuple[Question, ...] = (
         right="It has no vector for positions beyond the longest length seen in training",
         explanation="A learned table has one row per position up to a fixed maximum "
                     "(512 for BERT). Position 600 simply has no row, whereas a formula can be "
-                    "evaluated at any position. In exchange, learned rows are flexible.",
+                    "evaluated at any position. That is only half the story: a model trained "
+                    "with the formula has still never learned what its far positions mean, and "
+                    "lesson 3 measures it (gpt-tiny's loss rises once its sentences start later; "
+                    "the relative schemes, which see only distances, do not move). In exchange "
+                    "for its limit, a learned table's rows are flexible.",
         wrong={
             "It cannot be trained by gradient descent":
                 "The table is an ordinary parameter matrix and is trained like the token "
