@@ -379,3 +379,37 @@ def test_training_lab_checkpoint_example_layer_and_head_switch_in_the_browser(se
     assert pg.evaluate("window.__runs") == 0  # not one script run for all of that
     context.close()
     assert not guard.outside, guard.outside[:5]
+
+
+def test_attention_without_projections_follows_the_head_slider(server, browser):
+    """Lesson 5's step 4: the map scored from the vectors themselves (softmax of x_i.x_j, one
+    for every head) beside the model's own head of layer 0; moving the head slider swaps the
+    right-hand map to that head's pattern with no script run."""
+    from tfviz.analysis import contextual as cx
+
+    bundle = tfviz.load(DEFAULT_MODEL)
+    trace = bundle.trace(DEFAULT_TEXT)
+    n = len(trace.tokens)
+    plain = cx.plain_attention(trace["hook_resid_pre", 0], causal=bundle.config.causal).weights
+    context, guard, pg = _open(browser, f"{server}/self-attention?head=3")
+    title = "Without projections, and head 3 of layer 0"
+    chart = pg.locator(".vega-embed", has_text="Without projections").first
+    chart.scroll_into_view_if_needed()
+    _wait_title(pg, title)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_0_layer_0_marks"), n, n),
+                               plain, atol=TOL)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_1_layer_0_marks"), n, n),
+                               trace["pattern", 0][3], atol=TOL)
+    head = pg.locator('.vega-bind input[name="head"]').first
+    head.focus()
+    pg.keyboard.press("ArrowLeft")  # head 2, on every chart of the page (they are linked)
+    title = "Without projections, and head 2 of layer 0"
+    chart.scroll_into_view_if_needed()
+    _wait_title(pg, title)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_1_layer_0_marks"), n, n),
+                               trace["pattern", 0][2], atol=TOL)
+    np.testing.assert_allclose(_matrix(_chart_cells(pg, title, "concat_0_layer_0_marks"), n, n),
+                               plain, atol=TOL)
+    assert pg.evaluate("window.__runs") == 0
+    context.close()
+    assert not guard.outside, guard.outside[:5]
