@@ -1,7 +1,9 @@
 """Mixture-of-experts routing, read from a trace (pure numpy).
 
-    router logits  h(x) = W_r x,   gates p = softmax(h(x)),   T = top-k of p
-    y = Σ_{i in T} p_i E_i(x)          (k = 1 is a Switch layer)
+    router logits  h(x) = W_r x,   gates p = softmax(h(x)),   T = top-k of p (or of h)
+    y = Σ_{i in T} w_i E_i(x)          w by the model's rule (tfviz.analysis.moe_rules):
+                                       p_i (Switch: k = 1), p_i / Σ_T p_j (Mixtral), or
+                                       softmax over T of h (Granite), which is the same
     capacity = ceil(factor · tokens · k / n_experts)   slots per expert for the first ``tokens``
                tokens of a sentence (counted per prefix); a choice that does not fit is dropped
 
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tfviz.analysis.moe_rules import PLAIN, RulesCompared, model_rule, model_weights_gap
 from tfviz.labels import token_labels
 
 if TYPE_CHECKING:  # type hints only: tfviz.trace imports torch
@@ -56,6 +59,7 @@ class Routing:
     weights: np.ndarray  # (T, k) gate used for each choice (0 where dropped)
     dropped: np.ndarray  # (T, k) True where the expert was already full
     counts: np.ndarray  # (E,) tokens each expert processed
+    rule: str = PLAIN  # how the weights came from the logits (tfviz.analysis.moe_rules.RULES)
 
     @property
     def k(self) -> int:
@@ -85,10 +89,19 @@ class Routing:
 
 def routing(trace: Trace, layer: int) -> Routing:
     p = f"blocks.{layer}.mlp."
-    a = trace.activations
+    a, cfg = trace.activations, trace.config
     return Routing(a[p + "hook_router_logits"], a[p + "hook_gate_probs"],
                    a[p + "hook_expert_indices"], a[p + "hook_expert_weights"],
-                   a[p + "hook_dropped"].astype(bool), a[p + "hook_expert_counts"])
+                   a[p + "hook_dropped"].astype(bool), a[p + "hook_expert_counts"],
+                   model_rule(cfg.moe_router, cfg.moe_renormalize))
+
+
+def own_rule_gap(routes: Sequence[Routing], compared: RulesCompared) -> float:
+    """Largest difference between every layer's own weights (the model's hooks) and their rule
+    recomputed in ``compared`` (``tfviz.analysis.moe_rules.compare`` on the same logits), over
+    the choices the model served."""
+    return model_weights_gap(compared, routes[0].rule, np.stack([r.indices for r in routes]),
+                np.stack([r.weights for r in routes]), np.stack([r.dropped for r in routes]))
 
 
 def capacity_of(factor: float | None, n_tokens: int, k: int, n_experts: int) -> int | None:
