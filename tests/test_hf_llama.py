@@ -113,13 +113,28 @@ def test_converted_configs_say_what_each_checkpoint_is(made):
 
 def test_special_tokens_come_from_the_checkpoints_files(made):
     """BOS as transformers adds it (Llama 3's post-processor, Llama 2's add_bos_token, none for
-    Qwen); EOS from generation_config.json (the first of a list)."""
+    Qwen); EOS from generation_config.json: the first of a list, and every one of it ends a text
+    (eos_ids, and bundle.facts.specials.ends)."""
     llama3, llama2, qwen = (made(c)[1].tokenizer for c in ("llama3", "llama2", "qwen2"))
     assert llama3.tokens("hi")[0] == "<|begin_of_text|>"
     assert llama3.id_to_token(llama3.eos_id) == "<|end_of_text|>"
+    assert [llama3.id_to_token(i) for i in llama3.eos_ids] == ["<|end_of_text|>", "<|eot_id|>"]
+    assert made("llama3")[1].facts.specials.ends == ("<|end_of_text|>", "<|eot_id|>")
     assert llama2.tokens("hi")[0] == "<s>" and llama2.id_to_token(llama2.eos_id) == "</s>"
+    assert llama2.eos_ids == (llama2.eos_id,)  # one end token, not a list
     assert qwen.encode("hi") == qwen.hf.encode("hi", add_special_tokens=False).ids  # nothing added
     assert qwen.id_to_token(qwen.eos_id) == "<|im_end|>"  # generation_config: [<|im_end|>, <|endoftext|>]
+    assert [qwen.id_to_token(i) for i in qwen.eos_ids] == ["<|im_end|>", "<|endoftext|>"]
+
+
+def test_an_end_token_the_tokenizer_lacks_is_passed_over(tmp_path):
+    """generation_config.json may list an id past the tokenizer's (a padded vocabulary): it is
+    left out of the end tokens, and the others still end a text."""
+    make_checkpoint(tmp_path, **CASES["llama3"])
+    config = json.loads((tmp_path / "generation_config.json").read_text())
+    ends = config["eos_token_id"]
+    (tmp_path / "generation_config.json").write_text(json.dumps({**config, "eos_token_id": [*ends, 10_000]}))
+    assert tfviz.load(tmp_path).tokenizer.eos_ids == tuple(ends)
 
 
 def test_sentencepiece_tokens_are_shown_readable(made):
