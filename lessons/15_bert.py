@@ -1,5 +1,6 @@
 """Lesson 15: BERT. Masked LM on the learner's sentence, [CLS]/[SEP], "it" in both directions,
-fine-tuning counted, fine-tuning measured three ways, span corruption."""
+fine-tuning counted, fine-tuning measured (up to six ways: head only, prompt, prefix, LoRA, full,
+and full from random weights), span corruption."""
 import streamlit as st
 
 from tfviz.analysis import coref
@@ -14,6 +15,7 @@ from tfviz.experiments import mlm
 from tfviz.params import BERT_BASE
 from tfviz.training import batches
 from tfviz.training import finetune as ftt
+from tfviz.training import prefix_prompt as ptt
 from tfviz.ui import finetune_cache as fc
 from tfviz.ui.cache import get_bundle, get_trace, model_names
 from tfviz.ui.context import lesson_context
@@ -310,26 +312,41 @@ with step("4 · Pretrain, then fine-tune: what is trained"):
     finetuning()
 
 # --- 5 · fine-tuning measured ---------------------------------------------------------------------
-with step("5 · Fine-tune bert-tiny three ways, measured"):
-    tiny_d = get_bundle(TINY).config.d_model
+with step("5 · Fine-tune bert-tiny, measured: up to six ways"):
+    tiny = get_bundle(TINY).config
+    sizes = fm.Sizes.of(tiny, ftt.FinetuneSettings().p)
     st.markdown(
         (f"This section always uses {TINY}: fine-tuning {BERT} here would take far longer than "
          "a lesson. " if BERT != TINY else "") +
         f"Counting is one thing; here {TINY} is fine-tuned for real, on a two-way question about "
-        "sentences our own generator writes, three ways: **head only** (the pretrained model "
-        f"frozen, a new classifier of {tiny_d} × 2 weights and 2 biases trained), **LoRA** "
-        "(frozen too, plus A and B beside W_Q and W_V of both layers, B starting at zero) and "
-        "**full** (every weight). The classifier reads the mean of the last layer's vectors: "
-        f"{TINY} was pretrained without [CLS], so it never learned to gather a summary there. "
-        "Held-out sentences use word combinations that no training sentence uses.")
+        "sentences our own generator writes, in the ways you tick: **head only** (the pretrained "
+        f"model frozen, a new classifier of {tiny.d_model} × 2 weights and 2 biases trained), "
+        f"**prompt tuning** ({sizes.p} trained vectors before the text's token embeddings), "
+        f"**prefix tuning** ({sizes.p} trained keys and values before the text's in each of the "
+        f"{tiny.n_layers} attention layers), **LoRA** (A and B beside W_Q and W_V of every layer, B "
+        "starting at zero), **full** (every weight) and **from scratch**: full fine-tuning of a "
+        f"new model of {TINY}'s shape, with random weights"
+        + (f" (its config's seed: the very weights {TINY}'s pretraining started from)"
+           if ftt.starts_like_pretraining(tiny) else "")
+        + ", so what pretraining bought is the difference. The classifier reads the mean of the "
+        f"last layer's vectors over the text: {TINY} was pretrained without [CLS], so it never "
+        "learned to gather a summary there. Held-out sentences use word combinations that no "
+        "training sentence uses.")
     c1, c2 = st.columns(2)
     task = c1.selectbox("Task", list(TASKS), format_func=lambda k: TASKS[k].title, key="bert_ft_task")
     ft_rank = c2.select_slider("LoRA rank r", [1, 2, 4, 8, 16], value=4, key="bert_ft_rank")
-    chosen = fc.settings(task, ft_rank)
+    boxes = st.columns(3)
+    ways = tuple(m for i, m in enumerate(ftt.MODES)
+                 if boxes[i % 3].checkbox(m, value=m in ftt.DEFAULT_MODES, key=f"bert_ft_way_{i}"))
+    st.caption(f"Ticked by default: {', '.join(ftt.DEFAULT_MODES)}, together about 10 to 30 seconds "
+               "on one core, depending on how busy the server is. Each other way adds about 5 to "
+               "15 seconds more; untick the others to compare just full and from scratch.")
+    chosen = fc.settings(task, ft_rank, ways) if ways else None
     st.markdown(f"**{TASKS[task].question}** {TASKS[task].note}")
     table([{"sentence": text_, "answer": TASKS[task].labels[label]}
            for text_, label in make_examples(task, 4, seed=0)], hide_index=True)
-    if st.button("Fine-tune three ways", key="bert_ft_run", type="primary"):
+    if st.button("Fine-tune", key="bert_ft_run", type="primary", disabled=chosen is None,
+                 help=None if chosen else "Tick one or more ways first."):
         fc.ask(chosen)
     asked = fc.asked()
     first = None if asked is None else fc.status(TINY, asked)
@@ -339,14 +356,14 @@ with step("5 · Fine-tune bert-tiny three ways, measured"):
     def finetune_measured() -> None:
         asked = fc.asked()
         if asked is None:
-            st.info(f"Press **Fine-tune three ways**: {chosen.steps} steps of {chosen.batch} sentences "
-                    "for each way, about 10 to 30 seconds for all three on one core, depending on how "
-                    "busy the server is. A result is kept for the whole server, so a class trains it once.")
+            st.info(f"Press **Fine-tune**: {ftt.FinetuneSettings().steps} steps of "
+                    f"{ftt.FinetuneSettings().batch} sentences for each way ticked. A result is kept "
+                    "for the whole server, so a class trains it once.")
             return
         now = fc.status(TINY, asked)
         if asked != chosen:
-            st.caption(f"Shown: the run for rank {asked.rank} on “{TASKS[asked.task].title}”; press "
-                       "the button to run the settings above.")
+            st.caption(f"Shown: the run of {', '.join(asked.modes)} for rank {asked.rank} on "
+                       f"“{TASKS[asked.task].title}”; press the button to run the settings above.")
         if now.state in ("failed", "stopped"):
             fc.forget(TINY, asked)
             st.warning("This fine-tune failed (the server's log has the details); press the button "
@@ -359,24 +376,28 @@ with step("5 · Fine-tune bert-tiny three ways, measured"):
             st.progress(now.progress, text=f"Fine-tuning: {which}")
             return
         result = now.result
-        full = result.of("full")
-        table(fm.rows(result.modes, full.trained), hide_index=True)
-        vega(ftv.params_accuracy_chart, [m.mode for m in result.modes], [m.trained for m in result.modes],
-             [m.accuracy for m in result.modes], result.chance)
-        st.markdown(fm.summary(result.modes, result.chance))
+        modes = result.modes
+        table(fm.rows(modes, ftt.expected_trained(tiny, "full", asked.rank)), hide_index=True)
+        vega(ftv.params_accuracy_chart, [m.mode for m in modes], [m.trained for m in modes],
+             [m.accuracy for m in modes], result.chance)
+        vega(ftv.accuracy_curves_chart, [m.mode for m in modes], [m.curve for m in modes], result.chance)
+        for paragraph in fm.paragraphs(modes, result.chance, fm.Sizes.of(tiny, asked.p), asked.every):
+            st.markdown(paragraph)
         st.caption(
-            f"Measured on this server: {result.seconds:.1f} s for all three, one after the other, "
-            f"on {result.threads} thread{'s' if result.threads != 1 else ''}; "
+            f"Measured on this server: {result.seconds:.1f} s for all {len(modes)}, one after the "
+            f"other, on {result.threads} thread{'s' if result.threads != 1 else ''}; "
             f"{asked.train_size:,} training and {asked.heldout_size} held-out sentences, "
             f"{asked.steps} steps of {asked.batch} for each way, each with its own learning rate "
-            f"({', '.join(f'{m} {lr:g}' for m, lr in ftt.LEARNING_RATES.items())}). The counts "
-            "are the numbers in the tensors handed to the optimizer, and equal the formulas of "
-            "step 4 plus the head's.")
+            f"({', '.join(f'{m.mode} {ftt.LEARNING_RATES[m.mode]:g}' for m in modes)}); held-out "
+            f"accuracy checked every {asked.every} steps. Prompt and prefix start from the "
+            f"first {asked.p} tokens of the training sentences. The counts are the numbers in the "
+            "tensors handed to the optimizer, and equal the formulas of step 4 plus the head's.")
         if busy:  # it finished since the page was drawn: redraw it all, and stop polling
             st.rerun()
 
     finetune_measured()
-    show_code(ftt.LoRALinear, ftt.classifier, ftt.train_mode, fm.summary)
+    show_code(ftt.LoRALinear, ptt.PrefixAttention, ftt.Classifier.pool, ftt.classifier, ftt.train_mode,
+              fm.summary, fm.pretraining)
 
 # --- 6 · span corruption ------------------------------------------------------------------------
 with step("6 · Span corruption (T5)"):

@@ -12,7 +12,8 @@ from tfviz.data.coref import coref_split
 from tfviz.data.lexicon import NOUNS, plural
 from tfviz.data.stories import SUBJECTS, words_of
 from tfviz.viz.charts import rows_of
-from tfviz.viz.finetune_runs import params_accuracy_chart
+from tfviz.config import preset
+from tfviz.viz.finetune_runs import accuracy_curves_chart, params_accuracy_chart
 
 SINGULAR = {n: n for n in NOUNS} | {plural(n): n for n in NOUNS}
 
@@ -113,6 +114,98 @@ def test_the_chart_carries_the_measured_numbers_on_a_log_scale():
     spec = params_accuracy_chart(["head only", "LoRA", "full"], [130, 2178, 138498], [0.61, 0.9, 0.93])
     points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
     assert points["encoding"]["x"]["scale"]["type"] == "log"
-    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "shown": "90%"} in rows_of(spec)
+    assert {"way": "LoRA", "trained": 2178, "accuracy": 0.9, "shown": "90%", "place": "split"} in rows_of(spec)
     assert rows_of(spec, "chance") == [{"chance": 0.5}]
     assert "LoRA: 2,178 numbers, 90.0%" in spec["description"]
+
+
+def test_points_close_together_have_their_words_apart():
+    """Full fine-tuning and the same from scratch train the same numbers: at nearly the same
+    accuracy the second is named on its right; LoRA and prefix tuning train nearly as many: the
+    higher one's words go above, the lower one's below; points apart keep the way above and
+    the accuracy below."""
+    spec = params_accuracy_chart(["full", "from scratch"], [138498, 138498], [1.0, 0.97])
+    assert [r["place"] for r in rows_of(spec)] == ["split", "right"]
+    spec = params_accuracy_chart(["full", "from scratch"], [138498, 138498], [1.0, 0.5])
+    assert [r["place"] for r in rows_of(spec)] == ["split", "split"]
+    spec = params_accuracy_chart(["prefix tuning", "LoRA"], [2690, 2178], [0.51, 0.53])
+    assert [r["place"] for r in rows_of(spec)] == ["under", "over"]
+    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    assert [t["transform"][0]["filter"] for t in texts] == [
+        f"datum.place === '{p}'" for p in ("split", "split", "over", "under", "right")]
+
+
+def test_the_curves_chart_carries_every_check():
+    curves = [((0, 0.5), (40, 0.9), (80, 1.0)), ((0, 0.5), (40, 0.5), (80, 0.51))]
+    spec = accuracy_curves_chart(["full", "from scratch"], curves)
+    rows = rows_of(spec)
+    assert len(rows) == 6 and {"way": "from scratch", "step": 80, "accuracy": 0.51} in rows
+    assert spec["description"].endswith("full: 100.0% after 80 steps; from scratch: 51.0% after 80 steps.")
+
+
+def _way(mode, trained, accuracy, curve=()):
+    return SimpleNamespace(mode=mode, trained=trained, accuracy=accuracy, accuracy_before=0.5,
+                           seconds=1.0, curve=curve)
+
+
+SIZES = fm.Sizes.of(preset("bert-tiny"), 10)
+
+
+def test_sizes_are_the_models_own():
+    cfg = preset("bert-tiny")
+    assert SIZES == fm.Sizes(10, cfg.d_model, cfg.kv_heads * cfg.d_head, cfg.n_layers, 138_368)
+
+
+@pytest.mark.parametrize("prompt, prefix, words, absent", [
+    (0.53, 0.83, ["Prompt tuning did no better than the head alone (within 3 points) and ended 36 points "
+                  "below LoRA", "Prefix tuning gained 28 points over the head alone and ended 6 points "
+                  "below LoRA", "A prompt is only 10 more input vectors", "each of the 2 layers read, directly",
+                  "Lester et al.", "this model has 138,368"], []),
+    (0.99, 0.98, ["Prompt tuning gained 44 points over the head alone and gained 10 points over LoRA"],
+     ["A prompt is only", "Lester et al."]),
+])
+def test_the_prompt_and_prefix_sentence_reads_the_numbers(prompt, prefix, words, absent):
+    modes = [_way("head only", 130, 0.55), _way("prompt tuning", 770, prompt),
+             _way("prefix tuning", 2690, prefix), _way("LoRA", 2178, 0.89), _way("full", 138498, 1.0)]
+    text = fm.tuned_inputs(modes, SIZES)
+    assert text.startswith(f"Prompt tuning (770 numbers: 10 input vectors of 64 and the head) reached "
+                           f"**{prompt:.0%}** and prefix tuning (2,690: 10 keys and 10 values of 64 "
+                           f"numbers in each of 2 layers, and the head) **{prefix:.0%}**.")
+    for w in words:
+        assert w in text
+    for w in absent:
+        assert w not in text
+    # the counts the sentence spells out are the formulas'
+    assert 10 * SIZES.d_model + 130 == 770 and 2 * 2 * 10 * SIZES.kv_width + 130 == 2690
+    assert fm.tuned_inputs(modes[:1] + modes[3:], SIZES) == ""  # neither trained: no sentence
+
+
+@pytest.mark.parametrize("scratch_curve, words", [
+    (((0, .5), (40, .5), (80, .52), (120, .5)), ["**50%** held-out, against **100%**",
+                                                 "never got there in 120 steps", "within 10 points of chance"]),
+    (((0, .5), (40, .6), (80, .7), (120, .8)), ["never got there in 120 steps", "Pretraining was worth 20 points"]),
+    (((0, .5), (40, .6), (80, .9), (120, 1.0)), ["got there by step 120, 1.5 times as many",
+                                                 "bought speed, not the end point"]),
+])
+def test_the_pretraining_sentence_reads_both_curves(scratch_curve, words):
+    full = _way("full", 138498, 1.0, ((0, .5), (40, .9), (80, 1.0), (120, 1.0)))
+    scratch = _way("from scratch", 138498, scratch_curve[-1][1], scratch_curve)
+    text = fm.pretraining([full, scratch], every=40)
+    assert "The pretrained model was at 100% by step 80 (held-out checked every 40 steps)" in text
+    for w in words:
+        assert w in text
+    # steps to reach: the first check at or above the target, by hand
+    target = full.accuracy
+    by_hand = [s for s, a in scratch_curve if a >= target]
+    assert fm.steps_to(scratch_curve, target) == (by_hand[0] if by_hand else None)
+    assert fm.pretraining([full], every=40) == ""
+
+
+def test_paragraphs_follow_the_ways_a_run_trained():
+    base = [_way("head only", 130, 0.55), _way("LoRA", 2178, 0.89), _way("full", 138498, 1.0, ((0, .5), (4, 1.0)))]
+    assert fm.paragraphs(base, 0.5, SIZES) == [fm.summary(base)]
+    scratch = _way("from scratch", 138498, 0.5, ((0, .5), (4, .5)))
+    both = fm.paragraphs([base[2], scratch], 0.5, SIZES, 4)
+    assert both == [fm.measured([base[2], scratch]), fm.pretraining([base[2], scratch], every=4)]
+    assert both[0] == ("Held-out accuracy: full (138,498 numbers trained) **100%**, from scratch "
+                       "(138,498) **50%**; guessing scores 50%.")

@@ -13,8 +13,9 @@ import tfviz
 from tfviz.lab.runs import LabRunner
 from tfviz.lab.settings import LabSettings
 from tfviz.training import finetune as ftt
-from tfviz.training.finetune import (MODES, FinetuneSettings, LoRALinear, classifier, encode_examples,
-                                     expected_trained, fine_tune, train_mode, trained_count)
+from tfviz.training.finetune import (DEFAULT_MODES, MODES, FinetuneSettings, LoRALinear, classifier,
+                                     encode_examples, expected_trained, fine_tune, train_mode,
+                                     trained_count)
 from tfviz.training.finetune_job import FinetuneJob
 
 SMALL = FinetuneSettings(steps=30, train_size=256, heldout_size=64)  # seconds, not a real budget
@@ -56,17 +57,23 @@ def test_the_classifier_body_returns_the_last_layers_vectors(bert):
     assert bert.model.unembed is None  # the shared model keeps its LM head
 
 
-@pytest.mark.parametrize("rank", [1, 4, 16])
-def test_trained_counts_equal_the_formulas(bert, rank):
+@pytest.mark.parametrize("rank, p", [(1, 1), (4, 10), (16, 20)])
+def test_trained_counts_equal_the_formulas(bert, rank, p):
     cfg = bert.config
     head = cfg.d_model * 2 + 2  # 64 · 2 weights and 2 biases
+    full = head + sum(x.numel() for x in bert.model.parameters())
     by_hand = {"head only": head,
+               # p input vectors of d
+               "prompt tuning": head + p * cfg.d_model,
+               # p keys and p values, each of n_kv_heads · d_head = 64, in each of the 2 layers
+               "prefix tuning": head + cfg.n_layers * 2 * p * cfg.kv_heads * cfg.d_head,
                # A (64 × r) and B (r × 64) beside W_Q and W_V, in each of the 2 layers
                "LoRA": head + cfg.n_layers * 2 * rank * (cfg.d_model + cfg.d_model),
-               "full": head + sum(p.numel() for p in bert.model.parameters())}
+               "full": full, "from scratch": full}
+    start = torch.arange(5, 5 + p)
     for mode in MODES:
-        net = classifier(bert.model, mode, rank)
-        assert trained_count(net) == expected_trained(cfg, mode, rank) == by_hand[mode], mode
+        net = classifier(bert.model, mode, rank, start=start)
+        assert trained_count(net) == expected_trained(cfg, mode, rank, p=p) == by_hand[mode], mode
     assert by_hand["full"] == 138_498 and expected_trained(cfg, "LoRA", 4) == 2_178
 
 
@@ -74,7 +81,7 @@ def test_lora_changes_nothing_before_its_first_step(bert):
     """Same seed: the same head in every mode, and B = 0, so all three score alike at step 0."""
     ids, mask, _ = encode_examples(bert.tokenizer, [("the cat chased the dogs.", 1),
                                                     ("The chef did not cross the road because it was so wide.", 0)])
-    scores = [classifier(bert.model, mode, 4, seed=3)(ids, mask) for mode in MODES]
+    scores = [classifier(bert.model, mode, 4, seed=3)(ids, mask) for mode in ("head only", "LoRA", "full")]
     # the same weights and inputs in this thread; LoRA's B = 0 adds exact zeros
     torch.testing.assert_close(scores[1], scores[0], rtol=0, atol=1e-6)
     torch.testing.assert_close(scores[2], scores[0], rtol=0, atol=0)
@@ -104,7 +111,7 @@ def test_a_short_run_reports_what_it_trained_and_leaves_the_model_alone(bert):
     before = _state(bert.model)
     seen = []
     result = fine_tune(bert.model, bert.tokenizer, SMALL, on_progress=lambda m, s: seen.append((m, s)))
-    assert [m.mode for m in result.modes] == list(MODES)
+    assert [m.mode for m in result.modes] == list(DEFAULT_MODES) == ["head only", "LoRA", "full"]
     for m in result.modes:
         assert m.trained == m.expected == expected_trained(bert.config, m.mode, SMALL.rank)
         assert 0 <= m.accuracy <= 1 and m.seconds > 0

@@ -273,6 +273,17 @@ def _cases():
             lambda: lab.expert_load_chart((0, 100), np.array([[[0.5, 0.5]], [[0.7, 0.3]]])),
             "Each of 2 experts' share of the held-out tokens that chose it first, against training "
             "steps; the layer slider picks one of 1 layers."),
+        "tfviz.viz.lab.grad_norms_chart": (
+            lambda: lab.grad_norms_chart(("1: with residuals", "2: no residuals"), ((8, 16), (8, 16)),
+                                         ((np.array([2.0, 1.0]),) * 2, (np.array([1e-6, 1.0]),) * 2)),
+            "The gradient norm of each layer's weights, on a log scale, for 2 runs (1: with "
+            "residuals; 2: no residuals), at one of 2 checkpoints of training, which the slider picks."),
+        # lesson 15's held-out checks while fine-tuning, every way's last one in words
+        "tfviz.viz.finetune_runs.accuracy_curves_chart": (
+            lambda: pytest.importorskip("tfviz.viz.finetune_runs").accuracy_curves_chart(
+                ["full", "from scratch"], [((0, 0.5), (40, 1.0)), ((0, 0.5), (40, 0.5))], 0.5),
+            "Held-out accuracy of each way of fine-tuning against the steps trained, checked 2 "
+            "times: full: 100.0% after 40 steps; from scratch: 50.0% after 40 steps."),
         # lesson 5's contextual vectors and attention without projections
         "tfviz.viz.contextual.cosine_by_stage": (
             lambda: pytest.importorskip("tfviz.viz.contextual").cosine_by_stage(

@@ -176,26 +176,31 @@ def test_hostile_text(app_page, text):
         assert "<script>" not in el.value
 
 
-def test_fine_tune_three_ways_shows_measured_numbers(app_page, monkeypatch):
-    """The button runs the fine-tune off the page thread (a short budget here), and the page
-    then shows the job's own numbers: counts equal the formulas, the sentence is the summary."""
+def test_fine_tune_every_way_shows_measured_numbers(app_page, monkeypatch):
+    """The button runs the fine-tune off the page thread (a short budget here), with the ways
+    ticked (all six here), and the page then shows the job's own numbers: counts equal the
+    formulas, the sentences are the analysis's, both charts carry every way."""
     import time
 
     from tfviz.analysis import finetune_measured as fm
-    from tfviz.training.finetune import MODES, expected_trained
+    from tfviz.training.finetune import DEFAULT_MODES, MODES, expected_trained
     from tfviz.ui import finetune_cache as fc
 
     monkeypatch.setenv("TFVIZ_FINETUNE_STEPS", "4")
     at = app_page(PAGE)
-    assert any("Press **Fine-tune three ways**" in i.value for i in at.info)
+    assert any("Press **Fine-tune**" in i.value for i in at.info)
+    assert [at.checkbox(key=f"bert_ft_way_{i}").value for i in range(len(MODES))] == \
+        [m in DEFAULT_MODES for m in MODES]
+    for i in range(len(MODES)):
+        at.checkbox(key=f"bert_ft_way_{i}").check()
     at.select_slider(key="bert_ft_rank").set_value(2).run()
     at.button(key="bert_ft_run").click().run()
     assert not at.exception
     asked = at.session_state[fc.ASKED]
-    assert (asked.task, asked.rank, asked.steps) == ("number", 2, 4)
-    end = time.monotonic() + 120
+    assert (asked.task, asked.rank, asked.steps, asked.modes) == ("number", 2, 4, MODES)
+    end = time.monotonic() + 180
     while not any("numbers trained" in d.value.columns for d in at.dataframe):
-        assert time.monotonic() < end, "the fine-tune did not finish in 120 s"
+        assert time.monotonic() < end, "the fine-tune did not finish in 180 s"
         time.sleep(0.5)
         at.run()  # as the fragment's polling would
         assert not at.exception
@@ -203,10 +208,16 @@ def test_fine_tune_three_ways_shows_measured_numbers(app_page, monkeypatch):
     rows = next(d.value for d in at.dataframe if "numbers trained" in d.value.columns).to_dict("records")
     cfg = tfviz.load("bert-tiny").config
     assert [r["way"] for r in rows] == list(MODES)
-    assert [r["numbers trained"] for r in rows] == [expected_trained(cfg, m, 2) for m in MODES] == [130, 1154, 138498]
+    assert [r["numbers trained"] for r in rows] == [expected_trained(cfg, m, 2) for m in MODES] == \
+        [130, 770, 2690, 1154, 138498, 138498]
     assert [r["held-out % after"] for r in rows] == [round(100 * m.accuracy, 1) for m in result.modes]
-    assert fm.summary(result.modes, result.chance) in [m.value for m in at.markdown]
+    shown = [m.value for m in at.markdown]
+    paragraphs = fm.paragraphs(result.modes, result.chance, fm.Sizes.of(cfg, asked.p), asked.every)
+    assert len(paragraphs) == 3 and all(p in shown for p in paragraphs)
+    assert paragraphs[0] == fm.summary(result.modes, result.chance)
     said = "; ".join(f"{m.mode}: {m.trained:,} numbers, {round(m.accuracy, 4):.1%}" for m in result.modes)
     assert any(spec.get("description", "").endswith(f"{said}.") for spec, _ in instant_charts(at))
+    ends = "; ".join(f"{m.mode}: {m.curve[-1][1]:.1%} after 4 steps" for m in result.modes)
+    assert any(spec.get("description", "").endswith(f"{ends}.") for spec, _ in instant_charts(at))
     at.button(key="bert_ft_run").click().run()  # pressed again: the server's result, no new run
     assert fc.status("bert-tiny", asked).result is result

@@ -22,7 +22,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
-from tfviz.training.finetune import MODES, FinetuneResult, FinetuneSettings, Stopped, fine_tune
+from tfviz.training.finetune import FinetuneResult, FinetuneSettings, Stopped, fine_tune
 
 THREAD_PREFIX = "tfviz-finetune-"  # "tfviz-": Streamlit's context warnings stay quiet for it
 _ids = itertools.count(1)
@@ -53,6 +53,7 @@ class JobStatus:
     result: FinetuneResult | None  # once done
     error: str = ""
     position: int | None = None  # place in the server's training queue, while queued
+    modes: tuple[str, ...] = ()  # every mode the job trains, in order (its settings')
 
     @property
     def finished(self) -> bool:
@@ -60,12 +61,12 @@ class JobStatus:
 
     @property
     def progress(self) -> float:
-        """0..1 over the three modes' steps."""
+        """0..1 over every mode's steps."""
         if self.state == "done":
             return 1.0
-        if self.mode is None:
+        if self.mode is None or self.mode not in self.modes:
             return 0.0
-        return (MODES.index(self.mode) * self.steps + self.step) / (len(MODES) * self.steps)
+        return (self.modes.index(self.mode) * self.steps + self.step) / (len(self.modes) * self.steps)
 
 
 class FinetuneJob:
@@ -87,7 +88,7 @@ class FinetuneJob:
             state = self._state
             position = self._slot.position if state == "queued" else None
             return JobStatus(state, self._mode, self._step, self.settings.steps, self._result,
-                             self._error, position)
+                             self._error, position, self.settings.modes)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)

@@ -14,20 +14,20 @@ import os
 
 import streamlit as st
 
-from tfviz.training.finetune import FinetuneSettings
+from tfviz.training.finetune import DEFAULT_MODES, FinetuneSettings
 from tfviz.training.finetune_job import FinetuneJob, JobStatus
 from tfviz.ui.cache import get_bundle, per_model
 from tfviz.ui.lab import lab_runner
 ASKED = "bert_ft_asked"  # session key: the settings this learner pressed the button for
 
 
-def settings(task: str, rank: int) -> FinetuneSettings:
-    """The page's settings. TFVIZ_FINETUNE_STEPS shortens every mode's training (app tests do;
-    the lesson's text and BENCHMARKS.md speak of the default budget)."""
+def settings(task: str, rank: int, modes: tuple[str, ...] = DEFAULT_MODES) -> FinetuneSettings:
+    """The page's settings. TFVIZ_FINETUNE_STEPS shortens every mode's training (app and
+    browser tests do; the lesson's text and BENCHMARKS.md speak of the default budget)."""
     steps = os.environ.get("TFVIZ_FINETUNE_STEPS")
     if steps:
-        return FinetuneSettings(task=task, rank=rank, steps=max(1, int(steps)))
-    return FinetuneSettings(task=task, rank=rank)
+        return FinetuneSettings(task=task, rank=rank, modes=modes, steps=max(1, int(steps)))
+    return FinetuneSettings(task=task, rank=rank, modes=modes)
 
 
 @per_model(st.cache_resource(max_entries=8, show_spinner=False), copies=False)
