@@ -189,10 +189,13 @@ with step("5 · Compare runs"):
              tuple(tuple(c.accuracy for c in r.checkpoints) for r in runs))
         table(comparison_table(runs, names), hide_index=True)
         st.caption("They differ in: " + (", ".join(fields) or "nothing (the same setting twice)") + ".")
-        stepped = [[c for c in r.checkpoints if c.grad_norms is not None] for r in runs]
-        if all(stepped):
-            vega(lv.grad_norms_chart, tuple(names), tuple(tuple(c.step for c in cs) for cs in stepped),
-                 tuple(tuple(c.grad_norms for c in cs) for cs in stepped))
+        # a run stopped before its first step has no gradient to show
+        stepped = [(name, [c for c in r.checkpoints if c.grad_norms is not None]) for name, r in zip(names, runs)]
+        stepped = [(name, cs) for name, cs in stepped if cs]
+        if stepped:
+            vega(lv.grad_norms_chart, tuple(name for name, _ in stepped),
+                 tuple(tuple(c.step for c in cs) for _, cs in stepped),
+                 tuple(tuple(c.grad_norms for c in cs) for _, cs in stepped))
             st.caption("How much each layer's weights were pushed: the size of the loss's gradient "
                        "with respect to each layer's weights, averaged over the steps before each "
                        "checkpoint (before clipping). Move the checkpoint slider to go through "

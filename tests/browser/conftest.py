@@ -24,7 +24,8 @@ def logged_server(tmp_path_factory):
     are paid once per worker. Each test opens its pages in fresh browser contexts, so each gets
     sessions of its own; a test that reads the log reads from where its own test began."""
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with streamlit_server(log_path=log) as (url, proc, _):
+    # lesson 15's fine-tune, pressed in test_training_lab.py, trains 20 steps a way, not 400
+    with streamlit_server(env={"TFVIZ_FINETUNE_STEPS": "20"}, log_path=log) as (url, proc, _):
         yield url, log
         assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
 
