@@ -162,10 +162,13 @@ with step("4 · Attention forming"):
         if loads[-1] is not None:
             vega(lv.expert_load_chart, steps, loads, layer=layer)
         st.button("Open in the lessons", key="lab_open", on_click=own_model.open_run, args=(run,),
-                  disabled=run.weights is None,
-                  help="This run's model becomes a model of your own in the sidebar, for this browser "
-                       "session only: the lessons then show its numbers on its task's examples."
-                       if run.weights is not None else "This run failed, so it left no model to open.")
+                  disabled=run.weights is None or not run.settings.residual,
+                  help="This run failed, so it left no model to open." if run.weights is None else
+                       "A model without residual connections is not the block the lessons explain "
+                       "(their sentences and formulas add every sublayer to its input), so it stays "
+                       "here." if not run.settings.residual else
+                       "This run's model becomes a model of your own in the sidebar, for this browser "
+                       "session only: the lessons then show its numbers on its task's examples.")
         opened = own_model.chosen()
         if opened is not None:
             st.success(f"**{opened.name}** is the sidebar's model now. It reads its task's symbols, so "

@@ -159,6 +159,8 @@ def test_the_residual_comparison_says_its_gradients_and_draws_them(app_page, mon
     mine = rows[(rows["run"] == "2: no residuals") & (rows["checkpoint"] == len(runs[1].checkpoints) - 2)]
     assert list(mine["layer"]) == list(range(6))
     assert list(mine["norm"]) == [float(f"{max(float(v), 1e-12):.4g}") for v in last.grad_norms]
+    # the newest run has no residuals: the lessons explain a block with them, so it stays here
+    assert at.button(key="lab_open").disabled
 
 
 # (AppTest itself cannot send a select box an option that is not in its list, so those are
