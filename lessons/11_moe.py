@@ -1,7 +1,10 @@
-"""Lesson 11: sparse mixture of experts: routing, load, capacity, and what experts learn."""
+"""Lesson 11: sparse mixture of experts: the open model's routing rule, where each token goes,
+the load per expert and capacity, the routing rules side by side on the same logits, and what
+experts learn."""
 import streamlit as st
 
 from tfviz.analysis import moe as ma
+from tfviz.analysis import moe_rules as mr
 from tfviz.config import RunOptions
 from tfviz.lab.opened import reads_letters
 from tfviz.ui.cache import get_trace
@@ -9,12 +12,13 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import class_table
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table
 from tfviz.viz import instant_moe as ivm
 
 
 name, text, bundle, cfg = lesson_context()
+facts = bundle.facts
 
 st.title("Mixture of experts")
 st.markdown(
@@ -23,41 +27,84 @@ st.markdown(
     "the router scores the experts, and only the best k of them run. The model gets the "
     "parameters of many networks while each token pays for just k."
 )
-st.latex(r"h(x) = W_r\,x \qquad p_i(x) = \frac{e^{h(x)_i}}{\sum_j e^{h(x)_j}} \qquad "
-         r"y = \sum_{i \in \mathcal{T}} p_i(x)\,E_i(x)")
-st.markdown("𝒯 is the set of the k experts with the largest gates. With **k = 1** this is a "
-            "**Switch** layer: one expert per token, scaled by its gate.")
+st.latex(r"h(x) = W_r\,x \qquad y = \sum_{i \in \mathcal{T}} w_i\,E_i(x)")
+st.markdown("h(x) holds one score (logit) per expert, 𝒯 is the set of the k experts the router "
+            "chooses and w their weights. Models differ in how they get 𝒯 and w from h: "
+            "**softmax → top-k** keeps the softmax probabilities of the k best (with **k = 1** "
+            "this is a **Switch** layer), **softmax → top-k → renormalise** divides them by their "
+            "sum (Mixtral), **top-k → softmax** takes a softmax over the k best logits alone "
+            "(Granite).")
 
 if not cfg.is_moe:
     st.info(f"**{name}** is a dense model: every block has one feed-forward network "
-            f"({bundle.facts.activation_name}) and no router, so there is no routing to show here. "
+            f"({facts.activation_name}) and no router, so there is no routing to show here. "
             "The sidebar's **moe-tiny** is a small decoder with experts in every block.")
     offer("moe-tiny", key="moe_switch", label="Switch to moe-tiny")
-    show_code(ma.routing, ma.capacity_of, ma.class_expert_table, ma.concentration)
+    show_code(ma.routing, mr.route, ma.capacity_of, ma.class_expert_table, ma.concentration)
 else:
-    E, L = cfg.n_experts, cfg.n_layers
-    k = st.slider("Experts per token (top-k)", 1, E, cfg.moe_top_k, key="moe_topk",
-                  help=f"{name} was built with k = {cfg.moe_top_k}. Changing it here only "
+    E, L, built = facts.n_experts, cfg.n_layers, facts.moe_top_k
+    rule = mr.model_rule(facts.moe_router, facts.moe_renormalized)
+    k = st.slider("Experts per token (top-k)", 1, E, built, key="moe_topk",
+                  help=f"{name} was built with k = {built}. Changing it here only "
                        "changes this one forward pass; the model itself stays as it is.")
     trace = get_trace(name, text, RunOptions(moe_top_k=k))
     n = len(trace.tokens)
     routes = [ma.routing(trace, layer) for layer in range(L)]
-    layer0 = view_value("layer", L - 1)  # where the charts open: a shared link's view
+    compared = mr.compare([r.logits for r in routes], k)
+    only = layer_picker(L, "moe_layer")  # a deep model sends one layer at a time
+    layer0 = view_value("layer", L - 1) if only is None else only  # a shared link's view
 
-    with step("1 · Where each token goes"):
-        st.markdown(f"Each row is a token and holds its {E} gate probabilities (they sum to 1). "
-                    f"A dot marks the {k} expert{'s' if k > 1 else ''} the token was sent to, a "
-                    "cross a choice that was turned away because the expert was already full. "
-                    "Move **Layer** under the chart and pick the token to **follow**: the chart "
-                    "changes in your browser at once.")
+    with step("1 · The router's rule"):
+        st.markdown(f"**{name}** routes by **{mr.RULE[rule].label}**, {mr.RULE[rule].used_by}: "
+                    f"{facts.routing}.")
+        st.latex(mr.RULE[rule].formula)
+        sums = {mr.PLAIN: "its weights are **not renormalised**: they add up to the chosen "
+                          "experts' share of p, less than 1 unless every expert is chosen",
+                mr.RENORMALISED: "its weights are **renormalised**: divided by their sum, so "
+                                 "they add up to 1",
+                mr.TOPK_SOFTMAX: "its weights add up to 1 by construction, a softmax over the "
+                                 "chosen k alone: there is nothing to renormalise"}[rule]
+        capacity = ("it sets **no capacity**: every token is served by all of its k experts "
+                    "and none is ever dropped, as in Mixtral and Granite"
+                    if facts.moe_capacity is None else
+                    f"it has a **capacity factor of {facts.moe_capacity:g}**: an expert that is "
+                    "already full drops a token's slot (step 3)")
+        st.markdown(f"- it was built to send each token to {built} of its {E} experts, in "
+                    f"each of its {L} blocks;\n- {sums};\n- {capacity}.")
+        if k != built:
+            st.caption(f"This page runs it with k = {k} (the slider above), by the same rule.")
+        if rule == mr.TOPK_SOFTMAX:
+            st.caption(f"Its router never computes p = softmax(h) over all {E} experts; the "
+                       "charts below show that p beside the weights, to compare with the "
+                       "other rules.")
+
+    with step("2 · Where each token goes"):
+        tick = {mr.PLAIN: "each tick sits on top of its bar, since w = p",
+                mr.RENORMALISED: "each tick stands above its bar, since w is p divided by the "
+                                 "chosen experts' share of p",
+                mr.TOPK_SOFTMAX: "each tick stands above its bar, since the softmax over the "
+                                 "chosen logits alone equals p divided by the chosen experts' "
+                                 "share of p"}[rule]
+        crosses = ("" if facts.moe_capacity is None else ", a cross a choice that was turned "
+                   "away because the expert was already full")
+        st.markdown(f"Each row is a token and holds its {E} gate probabilities p = softmax(h) "
+                    f"(they sum to 1). A dot marks the {k} expert{'s' if k > 1 else ''} the "
+                    f"token was sent to{crosses}. Under the map, the token you **follow** has its "
+                    "gates as bars, with a black tick at the weight w the rule gave each "
+                    f"chosen expert: {tick}" + (" (with k = all experts, the share is 1)."
+                                                if k == E and rule != mr.PLAIN else ".")
+                    + " Move **Layer** and **Follow one token** under the chart: it changes "
+                      "in your browser at once.")
         instant(ivm.routing_chart, routes, trace.tokens, layer=layer0,
-                pos=linked_value("pos"))  # None: the sentence's first token, from the data
+                pos=linked_value("pos"),  # None: the sentence's first token, from the data
+                drops=facts.moe_capacity is not None, only_layer=only)
         length_marker(n, pos=0)  # fits the token slider to this sentence
 
-    with step("2 · Load and capacity"):
+    with step("3 · Load per expert, and capacity"):
         cap = ma.capacity_of(cfg.moe_capacity_factor, n, k, E)
         if cap is None:
-            st.markdown("This model sets no capacity, so no token is ever dropped.")
+            st.markdown(f"**{name}** sets no capacity, so no token is ever dropped: an expert "
+                        "serves every token that chose it, however many did.")
         else:
             st.markdown("To keep the work of every expert bounded, an expert serves at most "
                         "*capacity* tokens. We count it as the sentence goes: once it has seen the "
@@ -71,7 +118,7 @@ else:
             st.latex(rf"\text{{capacity}} = \left\lceil \text{{factor}} \cdot \frac{{\text{{tokens}} "
                      rf"\cdot k}}{{E}} \right\rceil = \left\lceil {cfg.moe_capacity_factor:g} \cdot "
                      rf"\frac{{{n} \cdot {k}}}{{{E}}} \right\rceil = {cap}")
-        instant(ivm.load_chart, routes, cap, layer=layer0)
+        instant(ivm.load_chart, routes, cap, layer=layer0, only_layer=only)
         drops = [{"layer": layer, **row} for layer, r in enumerate(routes)
                  for row in ma.dropped_tokens(r, trace.tokens, cfg.moe_capacity_factor)]
         if drops:
@@ -82,13 +129,69 @@ else:
                        "budget is small, so an expert can turn a token away while its bar stays "
                        "far below the dashed line, which is the budget at the end of the "
                        "sentence.")
-        else:
+        elif cap is not None:
             st.success(f"No token was dropped in any of the {L} layers: every expert had room for "
                        "everyone who chose it.")
+        counted = (f"Each token counts once, for its one expert, so a layer's row adds up to {n}"
+                   if k == 1 else f"Each token counts once for each of its {k} experts, so a "
+                   f"layer's row adds up to {n} · {k} = {n * k}")
+        st.markdown(f"Every layer at once: each cell counts the tokens of your text an expert "
+                    f"served. {counted}" + (" less its drops" if cap is not None else "")
+                    + f"; the colour compares a cell with an even share, {n * k / E:.3g} tokens "
+                      "an expert.")
+        instant(ivm.load_map_chart, routes)
         st.caption("Training adds a small load-balancing loss that rewards spreading tokens evenly, "
                    "so that no expert is swamped while others sit idle.")
 
-    with step("3 · What do the experts specialise in?"):
+    with step("4 · Two rules, the same logits"):
+        st.markdown(
+            f"Mixtral and Granite get their weights in opposite orders. Mixtral takes a softmax "
+            f"over all the experts, keeps the k most probable and divides them by their sum; "
+            f"Granite keeps the k largest logits and takes a softmax over those alone. Here "
+            f"both, and softmax → top-k without renormalising, run on the same router logits: "
+            f"{name}'s own, for your text, with k = {k}. softmax keeps the order of h, so all "
+            "three choose the same experts, and the softmax's denominator cancels:")
+        st.latex(r"\frac{p_i}{\sum_{j \in \mathcal{T}} p_j} = "
+                 r"\frac{e^{h_i} / Z}{\sum_{j \in \mathcal{T}} e^{h_j} / Z} = "
+                 r"\frac{e^{h_i}}{\sum_{j \in \mathcal{T}} e^{h_j}}, \qquad "
+                 r"Z = \sum_{\text{all } j} e^{h_j}")
+        instant(ivm.rules_chart, compared, trace.tokens, own=rule, layer=layer0,
+                pos=linked_value("pos"), only_layer=only)
+        length_marker(n, pos=0)
+        pairs, same = n * L, int(compared.same_experts.sum())
+        lines = [f"**The same experts**: top-k of p and top-k of h chose the same "
+                 + ("expert" if k == 1 else f"{k} experts") + f" for {same} of the {pairs} "
+                 "(token, layer) pairs"
+                 + ("." if same == pairs else "; the others hold two logits too close for "
+                    "float32's softmax to tell apart."),
+                 f"**The same weights**: the largest difference between softmax → top-k → "
+                 f"renormalise and top-k → softmax, over every token, layer and expert, is "
+                 f"**{compared.rule_gap:.1e}**"
+                 + (": float32 rounding, 0 in exact arithmetic." if compared.rule_gap else
+                    (": with one expert, both weights are exactly 1." if k == 1 else "."))]
+        mass = compared.mass
+        if k < E:
+            lines.append(f"**Not renormalised, they differ**: softmax → top-k's weights add up "
+                         f"to Σ p over the chosen experts, here between {mass.min():.3f} and "
+                         f"{mass.max():.3f} (mean {mass.mean():.3f}), so each is that fraction "
+                         "of the renormalised weight, and the experts' output reaches the "
+                         "residual stream shrunk by it. The largest difference from the "
+                         f"renormalised weights is **{compared.plain_gap:.3f}**.")
+        else:
+            lines.append(f"With k = {E} every expert is chosen: Σ p = 1, and all three rules "
+                         f"agree (largest difference {compared.plain_gap:.1e}).")
+        st.success("\n\n".join(lines))
+        if k == 1:
+            st.caption("With k = 1, renormalising makes every weight 1: the router's logits then "
+                       "choose the expert but no longer scale its output (nor get a gradient "
+                       "through it). The Switch Transformer keeps w = p for that reason.")
+        own = ma.own_rule_gap(routes, compared)
+        st.caption(f"{name} uses {mr.RULE[rule].label}: recomputed here from its router logits, "
+                   f"those weights match the model's own (mlp.hook_expert_weights) to {own:.1e} "
+                   "over every choice it served.")
+        show_code(mr.route, mr.compare)
+
+    with step("5 · What do the experts specialise in?"):
         if reads_letters(bundle.tokenizer):  # a lab run of a letter task: no words to class
             st.info(f"**{name}** reads only its task's symbols, so the word classes of this "
                     "section mean nothing to it. The training lab's expert-load chart shows how "
@@ -103,7 +206,7 @@ else:
                 + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
             )
             tables = [class_table(name, layer, k) for layer in range(L)]
-            instant(ivm.class_chart, tables, layer=layer0)
+            instant(ivm.class_chart, tables, layer=layer0, only_layer=only)
             st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
                         f"expert (1.0 = always the same expert, 1/{E} = spread evenly), in every layer.")
             table([{"layer": layer, **row} for layer, (classes, _, counts) in enumerate(tables)
@@ -115,7 +218,7 @@ else:
             recorded = [ma.table_from_manifest(bundle.manifest, layer) for layer in range(L)]
             if all(table is not None for table in recorded):
                 with st.expander("The same table, recorded when the model was trained"):
-                    instant(ivm.class_chart, recorded, layer=layer0,
+                    instant(ivm.class_chart, recorded, layer=layer0, only_layer=only,
                             title="Token class × expert (training)")
             with st.expander("The sample sentences"):
                 st.write("\n".join(f"- {s}" for s in ma.SAMPLE_SENTENCES))

@@ -14,6 +14,7 @@ from altair.vegalite.v6.schema.core import load_schema
 
 from tests.support.length_free import without_data
 from tfviz.analysis import moe as ma
+from tfviz.analysis import moe_rules as mr
 from tfviz.bundle import Bundle
 from tfviz.config import RunOptions, preset
 from tfviz.model import Transformer
@@ -82,8 +83,9 @@ def test_a_dropped_choice_is_marked_and_explained():
     assert status == {(0, 0): "chosen", (0, 1): "chosen", (0, 2): "not chosen",
                       (1, 0): "dropped (expert full)", (1, 1): "chosen", (1, 2): "not chosen"}
     lines = ivm.routing_lines(r, 1)
-    assert lines[1] == "𝒯 = {1, 0}   ⇒   y = 0.600 · E₁(x) + 0.000 · E₀(x)"
-    assert lines[2].startswith("⚠") and len(ivm.routing_lines(r, 0)) == 2
+    assert lines[2] == "𝒯 = the 2 largest p = {1, 0}   ⇒   w = p, adding up to 0.700"
+    assert lines[3] == "y = 0.600 · E₁(x) + 0.000 · E₀(x)"
+    assert lines[4].startswith("⚠") and len(ivm.routing_lines(r, 0)) == 4
     load = ivm.load_chart([r], 1)
     validate_jsonschema(load, SCHEMA)
     counted = {(x["expert"], x["kind"]): x["tokens"] for x in load["datasets"]["load"]}
@@ -184,3 +186,119 @@ def test_the_load_chart_holds_nothing_of_the_sentence():
         specs.append(without_data(spec))
         caps.append(cap)
     assert caps[0] != caps[1] and specs[0] == specs[1]
+
+
+# ----- the routing rules: each token's lines, the weights drawn, the rules side by side ----------
+def one_token(rule: str, logits) -> ma.Routing:
+    """One token's routing under ``rule``, computed here with torch (k = 2)."""
+    h = torch.tensor([logits], dtype=torch.float32)
+    p = torch.softmax(h, -1)
+    if rule == mr.TOPK_SOFTMAX:
+        top_h, idx = h.topk(2, -1)
+        w = torch.softmax(top_h, -1)
+    else:
+        w, idx = p.topk(2, -1)
+        w = w / w.sum(-1, keepdim=True) if rule == mr.RENORMALISED else w
+    counts = torch.zeros(h.shape[-1], dtype=torch.long).scatter_add(0, idx[0], torch.ones(2, dtype=torch.long))
+    return ma.Routing(h.numpy(), p.numpy(), idx.numpy(), w.numpy(), np.zeros((1, 2), bool),
+                      counts.numpy(), rule)
+
+
+@pytest.mark.parametrize("rule, line", [
+    (mr.PLAIN, "𝒯 = the 2 largest p = {0, 1}   ⇒   w = p, adding up to 0.835"),
+    (mr.RENORMALISED, "𝒯 = the 2 largest p = {0, 1}   ⇒   w = p / (p₀ + p₁) = p / 0.835"),
+    (mr.TOPK_SOFTMAX, "𝒯 = the 2 largest h = {0, 1}   ⇒   w = softmax(h₀, h₁)"),
+])
+def test_a_tokens_lines_follow_its_models_rule(rule, line):
+    """h = (2, 1, 0, 0): p = (0.610, 0.225, 0.083, 0.083), the top two hold 0.835 of it; the
+    renormalised and the top-k softmax weights are 0.731 and 0.269, the plain ones p itself."""
+    lines = ivm.routing_lines(one_token(rule, [2.0, 1.0, 0.0, 0.0]), 0)
+    assert lines[0] == "router logits h(x) = [2.00, 1.00, 0.00, 0.00]"
+    assert lines[1] == "gates p = softmax(h) = [0.610, 0.225, 0.083, 0.083]"
+    assert lines[2] == line
+    assert lines[3] == ("y = 0.610 · E₀(x) + 0.225 · E₁(x)" if rule == mr.PLAIN
+                        else "y = 0.731 · E₀(x) + 0.269 · E₁(x)")
+
+
+def test_many_experts_get_narrow_columns_and_their_range():
+    """Granite's 32 experts: 24 px a column numbered without "expert", no number in each cell,
+    a token's 32 logits given by their range; the y of a top-8 token on two lines."""
+    h = np.linspace(-2, 2, 32, dtype=np.float32)[None, :]
+    idx, w = mr.route(h, 8, mr.TOPK_SOFTMAX)
+    p = mr.softmax32(h)
+    r = ma.Routing(h, p, idx, w, np.zeros((1, 8), bool), np.bincount(idx[0], minlength=32), mr.TOPK_SOFTMAX)
+    lines = ivm.routing_lines(r, 0)
+    assert lines[0] == "router logits h(x): 32 numbers, from -2.00 to 2.00"
+    assert lines[1] == f"gates p = softmax(h) over all 32: from {p.min():.3f} to {p.max():.3f}"
+    assert lines[2] == ("𝒯 = the 8 largest h = {31, 30, 29, 28, 27, 26, 25, 24}   ⇒   "
+                        "w = softmax(those 8 logits)")
+    assert lines[3].startswith("y = ") and lines[4].startswith("    + ") and len(lines) == 5
+    spec = ivm.routing_chart([r], ["a"], drops=False)
+    validate_jsonschema(spec, SCHEMA)
+    heat = spec["vconcat"][0]
+    assert heat["width"] == {"step": 24} and heat["encoding"]["x"]["axis"]["labelExpr"] == "datum.value"
+    assert not [lyr for lyr in heat["layer"] if lyr["mark"]["type"] == "text"]
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # 2 x 16 x 32 = 1,024 marks: SVG still
+    legend = spec["vconcat"][1]["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert legend == ["not chosen", "chosen"]  # a model without capacity drops nothing
+
+
+def test_the_routing_chart_draws_the_weights_the_model_used(moe):
+    """The tick of each chosen expert is the model's own weight (hook_expert_weights): here
+    moe-tiny's rule, softmax -> top-k, so w = p, computed again with torch."""
+    routes = [ma.routing(moe, layer) for layer in range(moe.config.n_layers)]
+    spec = ivm.routing_chart(routes, moe.tokens)
+    for layer in range(moe.config.n_layers):
+        h = torch.as_tensor(moe[f"blocks.{layer}.mlp.hook_router_logits"])
+        top_p, top_i = torch.softmax(h, -1).topk(2, -1)
+        kept = ~torch.as_tensor(moe[f"blocks.{layer}.mlp.hook_dropped"].astype(bool))
+        want = torch.zeros_like(h).scatter(1, top_i, top_p * kept).numpy()
+        got = np.zeros_like(want)
+        for g in spec["datasets"]["gates"]:
+            if g["layer"] == layer:
+                got[g["t"], g["e"]] = g["w"]
+        np.testing.assert_allclose(got, want, atol=5e-5 + 1e-6)
+
+
+@pytest.mark.parametrize("rule", mr.RULES)
+def test_rules_chart_carries_each_rules_weights_and_the_mass(moe, rule):
+    """Every rule's weights for every token, layer and choice, and Σ_T p per token, against
+    torch's softmax and top-k on the trace's router logits; the model's own rule is named."""
+    L = moe.config.n_layers
+    compared = mr.compare([moe[f"blocks.{layer}.mlp.hook_router_logits"] for layer in range(L)], 2)
+    spec = ivm.rules_chart(compared, moe.tokens, own=rule, layer=1, pos=3)
+    validate_jsonschema(spec, SCHEMA)
+    json.dumps(spec)
+    assert params(spec)["layer"]["value"] == 1 and params(spec)["pos"]["value"] == 3
+    labels = spec["vconcat"][0]["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert len(labels) == 3 and [x.endswith(": this model's") for x in labels] == [r == rule for r in mr.RULES]
+    rows = spec["datasets"]["weights"]
+    assert len(rows) == L * len(moe.tokens) * 2 * 3
+    for layer in range(L):
+        h = torch.as_tensor(moe[f"blocks.{layer}.mlp.hook_router_logits"])  # (T, E)
+        p = torch.softmax(h, -1)
+        top_p, top_i = p.topk(2, -1)
+        top_h, top_hi = h.topk(2, -1)
+        want = {mr.PLAIN: (top_i, top_p), mr.RENORMALISED: (top_i, top_p / top_p.sum(-1, keepdim=True)),
+                mr.TOPK_SOFTMAX: (top_hi, torch.softmax(top_h, -1))}
+        for row in (r for r in rows if r["layer"] == layer):
+            idx, w = want[mr.RULES[row["ri"]]]
+            assert row["expert"] == f"expert {int(idx[row['t'], row['j']])}"
+            assert row["w"] == pytest.approx(float(w[row["t"], row["j"]]), abs=5e-5 + 1e-6)
+        masses = {m["t"]: m["m"] for m in spec["datasets"]["mass"] if m["layer"] == layer}
+        np.testing.assert_allclose([masses[t] for t in range(len(moe.tokens))], top_p.sum(-1).numpy(),
+                                   atol=5e-5 + 1e-6)
+
+
+def test_load_map_counts_every_layer_against_an_even_share(moe):
+    routes = [ma.routing(moe, layer) for layer in range(moe.config.n_layers)]
+    spec = ivm.load_map_chart(routes)
+    validate_jsonschema(spec, SCHEMA)
+    assert spec["params"] == []  # an overview: no view of its own
+    E = moe.config.n_experts
+    for x in spec["datasets"]["loadmap"]:
+        hooks = f"blocks.{x['row']}.mlp."
+        chosen = moe[hooks + "hook_expert_indices"]
+        served = chosen[~moe[hooks + "hook_dropped"].astype(bool)]
+        assert x["tokens"] == (served == x["e"]).sum()  # a recount from the hooks
+        assert x["even"] == pytest.approx(x["tokens"] / (len(served) / E), abs=5e-5)

@@ -161,9 +161,11 @@ def test_moe_page(run):
     at = run("11_moe.py", model="moe-tiny", layer="1", pos="2")
     assert at.title[0].value == "Mixture of experts"
     charts = instant_charts(at)
-    assert len(charts) == 4  # routing, load, classes, and the recorded classes in an expander
-    assert all(param_values(spec)["layer"] == 1 for spec, _ in charts)
-    assert param_values(charts[0][0])["pos"] == 2
+    # routing, load, every layer's load, the rules side by side, classes, and the recorded
+    # classes in an expander; the load of every layer is an overview with no view of its own
+    assert len(charts) == 6
+    assert [param_values(spec).get("layer") for spec, _ in charts] == [1, 1, None, 1, 1, 1]
+    assert param_values(charts[0][0])["pos"] == 2 and param_values(charts[3][0])["pos"] == 2
     at.slider(key="moe_topk").set_value(3).run()
     _ok(at)
     (routing, data), (load, load_data), *_ = instant_charts(at)
@@ -176,10 +178,11 @@ def test_moe_page(run):
         chosen = (shown["status"] != "not chosen").to_numpy().reshape(len(trace.tokens), 4)
         assert (chosen.sum(axis=1) == 3).all()  # k = 3 experts per token
     follow = data["follow"]
-    line = follow[(follow["layer"] == 1) & (follow["t"] == 2) & (follow["line"] == 1)]["text"].iloc[0]
+    lines = follow[(follow["layer"] == 1) & (follow["t"] == 2)].sort_values("line")["text"].tolist()
     r = ma.routing(trace, 1)
-    assert line.startswith("𝒯 = {" + ", ".join(str(int(e)) for e in r.indices[2]) + "}")
-    assert line.count("E") == 3
+    assert lines[2] == ("𝒯 = the 3 largest p = {" + ", ".join(str(int(e)) for e in r.indices[2])
+                        + "}   ⇒   w = p, adding up to " + f"{r.probs[2, r.indices[2]].sum():.3f}")
+    assert lines[3].startswith("y = ") and lines[3].count("E") == 3
     served = load_data["load"]
     served = served[(served["kind"] == "served") & (served["layer"] == 1)]["tokens"].tolist()
     assert served == r.counts.tolist()

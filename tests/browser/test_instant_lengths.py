@@ -285,7 +285,9 @@ def test_moe_routing_chart_keeps_its_drawing_and_its_token(server, browser):
         _wait_title(pg, f"Follow {label}: its gates in layer 1")
         logits = torch.as_tensor(trace["blocks.1.mlp.hook_router_logits"], dtype=torch.float64)
         gates = torch.softmax(logits, dim=-1).numpy()  # (T, E)
-        heat = [c for c in _labels(pg, ".vega-embed g.concat_0_layer_0_marks path") if "expert" in c]
+        # the routing chart's map (the rules chart below it has bars with a "rule" of their own)
+        heat = [c for c in _labels(pg, ".vega-embed g.concat_0_layer_0_marks path")
+                if "expert" in c and "rule" not in c]
         assert len(heat) == len(trace.tokens) * experts
         bars = [c for c in _labels(pg, ".vega-embed g.concat_1_layer_0_marks path") if "expert" in c]
         drawn = [float(b["p"]) for b in sorted(bars, key=lambda b: b["expert"])]
