@@ -5,10 +5,13 @@ Each kind is one AppTest session that opens the model in the sidebar and walks e
 a learner would, checking the words of each page against the table in tests/support/claims.py.
 The kinds: our bundled decoder, encoder and encoder-decoder (vit-tiny is lesson 19's own model,
 met on every walk), llama-tiny (the modern block: RMSNorm, SwiGLU, RoPE, 4 query heads over 2
-K/V heads, no biases, untied), a random GPT-2 folder (cased, pre-LN, <|endoftext|>), a random
+K/V heads, no biases, untied), the two bundled mixtures of experts (moe-tiny: softmax -> top-1,
+not renormalised, a capacity; mixtral-tiny: Mixtral's softmax -> top-2 -> renormalise, none),
+a random GPT-2 folder (cased, pre-LN, <|endoftext|>), a random
 BERT folder saved with its pooler and next-sentence head (WordPiece with [UNK]), a random Llama
-folder (byte-level BPE with <|begin_of_text|>, GQA 4/2, untied) and a random Qwen2 folder (biases
-on q, k and v only, one K/V head, tied). A training-lab run is walked in
+folder (byte-level BPE with <|begin_of_text|>, GQA 4/2, untied), a random Qwen2 folder (biases
+on q, k and v only, one K/V head, tied), and a random Mixtral (top-2 of 4) and GraniteMoe
+folder (top-3 of 5 by Granite's top-k -> softmax, its multipliers). A training-lab run is walked in
 tests/app/test_own_model_page.py, which already opens every lesson on one.
 A new lesson inherits the matrix (it walks ``available()``); a new family adds one kind here.
 """
@@ -42,7 +45,8 @@ def fixed_sentences(seen: dict[str, str], kind: str) -> None:
             assert not any(w in seen[url] for w in gone), url
 
 
-@pytest.mark.parametrize("model", ["gpt-tiny", "bert-tiny", "reverse-encdec", "llama-tiny"])
+@pytest.mark.parametrize("model", ["gpt-tiny", "bert-tiny", "reverse-encdec", "llama-tiny", "moe-tiny",
+                                   "mixtral-tiny"])
 def test_bundled_models(app_page, model):
     at = app_page("01_tour.py", model=model)
     seen = walk(at, model)
@@ -58,16 +62,21 @@ def folders(tmp_path_factory):
     from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
 
     from tests.support.llama_folders import make_checkpoint as make_llama
+    from tests.support.moe_folders import make_moe_checkpoint
 
     root = tmp_path_factory.mktemp("claims")
     make_gpt2(root / "gpt2")
     make_bert(root / "bert", "BertForPreTraining")  # its pooler and NSP head: set aside
     make_llama(root / "llama")  # GQA 4/2, untied, Llama 3's tokenizer with <|begin_of_text|>
     make_llama(root / "qwen2", "qwen2", tokenizer="qwen", kv_heads=1, tie_word_embeddings=True)
+    make_moe_checkpoint(root / "mixtral", "mixtral", experts=4, top_k=2, heads=4, kv_heads=2)
+    make_moe_checkpoint(root / "granitemoe", "granitemoe", experts=5, top_k=3, heads=4, kv_heads=1,
+                        tie_word_embeddings=True, embedding_multiplier=12.0, attention_multiplier=0.125,
+                        residual_multiplier=0.22, logits_scaling=6.0)
     return root
 
 
-@pytest.mark.parametrize("kind", ["gpt2", "bert", "llama", "qwen2"])
+@pytest.mark.parametrize("kind", ["gpt2", "bert", "llama", "qwen2", "mixtral", "granitemoe"])
 def test_checkpoint_folders(app_page, folders, monkeypatch, kind):
     from tests.app.test_bert_checkpoint_pages import listing
 
@@ -141,3 +150,41 @@ def test_the_matrix_catches_the_modern_blocks_sentences_under_an_old_block():
                     if c.false_when(modern, m)], sentence
         assert [c.name for c in CLAIMS for m in re.finditer(c.pattern, sentence)
                 if c.false_when(old, m)], sentence
+
+
+def test_the_matrix_catches_lesson_11s_sentences_under_another_router():
+    """Lesson 11's sentences about the open model's routing, each true of one model, are caught
+    under the facts of the others: moe-tiny (softmax -> top-1, not renormalised, capacity
+    factor 3), mixtral-tiny (softmax -> top-2 -> renormalise, no capacity), a Granite-routed
+    copy of it (top-2 -> softmax) and a dense gpt-tiny."""
+    moe, mixtral = tfviz.load("moe-tiny").facts, tfviz.load("mixtral-tiny").facts
+    granite = dataclasses.replace(mixtral, moe_router="topk_softmax")
+    dense = tfviz.load("gpt-tiny").facts
+    said = [  # (sentence, the facts it is true of, the facts it is false of)
+        ("**moe-tiny** routes by **softmax → top-k**, the Switch Transformer's rule (which takes k = 1)",
+         moe, [mixtral, granite, dense]),
+        ("**m** routes by **softmax → top-k → renormalise**, Mixtral's rule: a softmax", mixtral,
+         [moe, granite, dense]),
+        ("**g** routes by **top-k → softmax**, Granite's rule: the 2 highest", granite, [moe, mixtral, dense]),
+        (r"p = \mathrm{softmax}(h) \qquad w_i = p_i", moe, [mixtral, granite]),
+        (r"\qquad w_i = \frac{p_i}{\sum_{j \in \mathcal{T}} p_j}", mixtral, [moe, granite]),
+        (r"w_i = \frac{e^{h_i}}{\sum_{j \in \mathcal{T}} e^{h_j}}", granite, [moe, mixtral]),
+        ("- it was built to send each token to 1 of its 4 experts, in each of its 2 blocks;", moe,
+         [mixtral, granite, dense]),
+        ("its weights are **not renormalised**: they add up", moe, [mixtral, granite]),
+        ("its weights are **renormalised**: divided by their sum", mixtral, [moe, granite]),
+        ("its weights add up to 1 by construction, a softmax over the chosen k alone", granite, [moe, mixtral]),
+        ("it has a **capacity factor of 3**: an expert that is", moe, [mixtral, granite, dense]),
+        ("it sets **no capacity**: every token is served", mixtral, [moe]),
+        ("**gpt-tiny** is a dense model: every block has one feed-forward network", dense,
+         [moe, mixtral, granite]),
+    ]
+
+    def caught(sentence, facts):
+        return [c.name for c in CLAIMS if not c.lessons or "mixture-of-experts" in c.lessons
+                for m in re.finditer(c.pattern, sentence) if c.false_when(facts, m)]
+
+    for sentence, true_of, false_of in said:
+        assert not caught(sentence, true_of), sentence
+        for facts in false_of:
+            assert caught(sentence, facts), (sentence, facts.name, facts.moe_router)

@@ -117,7 +117,50 @@ CLAIMS: tuple[Claim, ...] = (
           r"each with its own small W\^Q, W\^K, W\^V", lambda f, m: f.grouped, ("multi-head",)),
     Claim("a norm named 'after' its sublayer under a pre-LN model", r"after self-attention \(ln1\)",
           lambda f, m: f.pre_ln),
+    # --- lesson 11: the open model's routing rule, k, experts and capacity: issue #41 ------------
+    Claim("the routing rule named as another", r"\*\* routes by \*\*(softmax → top-k → renormalise|"
+          r"top-k → softmax|softmax → top-k)\*\*, (Mixtral's|Granite's|the Switch Transformer's) rule",
+          lambda f, m: (m.group(1), m.group(2)) != _rule_named(f), ("mixture-of-experts",)),
+    Claim("the router's formula of another rule", r"w_i = (p_i|\\frac\{p_i\}|\\frac\{e\^\{h_i\}\})",
+          lambda f, m: f.is_moe and not _formula_ok(f, m.group(1)), ("mixture-of-experts",)),
+    Claim("a count of experts, or of experts per token, that is not the model's",
+          r"built to send each token to (\d+) of its (\d+) experts",
+          lambda f, m: (int(m.group(1)), int(m.group(2))) != (f.moe_top_k, f.n_experts),
+          ("mixture-of-experts",)),
+    Claim("renormalised weights said of a model whose weights are not, or the other way",
+          r"its weights are \*\*(not renormalised|renormalised)\*\*|its weights add up to 1 by construction",
+          lambda f, m: _weights_said(m) != (f.moe_router, f.moe_renormalized), ("mixture-of-experts",)),
+    Claim("no capacity said of a model that drops tokens", r"sets \*?\*?no capacity",
+          lambda f, m: f.moe_capacity is not None, ("mixture-of-experts",)),
+    Claim("a capacity factor that is not the model's", r"capacity factor of ([0-9.]+)",
+          lambda f, m: f.moe_capacity is None or float(m.group(1)) != f.moe_capacity, ("mixture-of-experts",)),
+    Claim("a mixture of experts called dense", r"\*\* is a dense model", lambda f, m: f.is_moe,
+          ("mixture-of-experts",)),
 )
+
+
+def _rule_named(f: ModelFacts) -> tuple[str, str] | None:
+    """How lesson 11 must name the model's routing rule, and whose rule it is."""
+    if f.moe_router == "topk_softmax":
+        return "top-k → softmax", "Granite's"
+    if f.moe_router == "softmax_topk":
+        return (("softmax → top-k → renormalise", "Mixtral's") if f.moe_renormalized
+                else ("softmax → top-k", "the Switch Transformer's"))
+    return None
+
+
+def _formula_ok(f: ModelFacts, w: str) -> bool:
+    """w_i = p_i (plain), p_i / Σ_T p_j (renormalised) or e^{h_i} / Σ_T e^{h_j} (top-k softmax)."""
+    if f.moe_router == "topk_softmax":
+        return w.startswith("\\frac{e")
+    return w == ("\\frac{p_i}" if f.moe_renormalized else "p_i")
+
+
+def _weights_said(m: re.Match) -> tuple[str, bool]:
+    said = m.group(1)
+    if said is None:  # "add up to 1 by construction": a softmax over the chosen k
+        return "topk_softmax", True
+    return "softmax_topk", said == "renormalised"
 
 
 def _nonlinearity(f: ModelFacts) -> str:
