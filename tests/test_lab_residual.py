@@ -4,6 +4,7 @@ unchanged, each layer's gradient norm against a hand-written training step, and 
 comparison's sentences read from the runs' numbers."""
 from __future__ import annotations
 
+import random
 import statistics
 
 import numpy as np
@@ -14,7 +15,7 @@ import torch.nn.functional as F
 from tfviz.lab import comparisons as cmp
 from tfviz.lab.settings import LabSettings
 from tfviz.lab.tasks import IGNORE
-from tfviz.lab.train import Checkpoint, RunView, _Data, train
+from tfviz.lab.train import TRAIN_POOL, Checkpoint, RunView, train
 from tfviz.model import Transformer
 from tfviz.model.hooks import recording
 from tfviz.training.loop import lr_at
@@ -101,14 +102,18 @@ def test_each_layers_gradient_norm_is_a_hand_written_steps():
     assert view.checkpoints[0].grad_norms is None and view.checkpoints[-1].step == 2
 
     model = Transformer(s.model_config())
-    data = _Data(s)  # the run's own training pool and batch draws (seeded)
+    task = s.spec  # the run's training pool, and its rows drawn with random.Random(seed)
+    pool_ids, pool_targets = task.encode_many(task.examples(TRAIN_POOL, s.seed, "train"))
+    pick = random.Random(s.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=s.lr, betas=(0.9, 0.98), weight_decay=0.01)
     model.train()
     seen = []
     for step in range(2):
         for g in opt.param_groups:
             g["lr"] = lr_at(step, 2, s.lr, 1)
-        ids, targets = data.batch()
+        rows = [pick.randrange(len(pool_ids)) for _ in range(s.batch_size)]
+        width = int((pool_ids[rows] != 0).sum(1).max())  # columns of padding only are dropped
+        ids, targets = torch.from_numpy(pool_ids[rows, :width]), torch.from_numpy(pool_targets[rows, :width])
         logits = model(ids)  # (B, T, V)
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
         opt.zero_grad(set_to_none=True)

@@ -23,14 +23,13 @@ shared model is never touched, and from the same seed: the head starts equal in 
 B = 0 makes the LoRA model compute exactly what the frozen one does until its first step. Every
 mode sees the same batches in the same order for the same number of steps; only the learning
 rate differs, each mode's own (``LEARNING_RATES``: a model that trains fewer numbers takes
-larger steps; from scratch takes full's). Held-out accuracy is measured every
-``settings.steps // CHECKS`` steps, so a run also says how soon each way got where it did.
+larger steps; from scratch takes full's). AdamW, the bundled models' schedule (``loop.lr_at``:
+warm-up, then cosine down to 10%), gradients clipped to norm 1. Held-out accuracy is measured
+every ``settings.steps // CHECKS`` steps, so a run also says how soon each way got where it did.
 
 Which ways run is chosen (``FinetuneSettings.modes``); by default the three that lesson 15
 has always compared (head only, LoRA, full), since each other way costs about as much time as
-LoRA or full again (BENCHMARKS.md).
-AdamW, the bundled models' schedule (``loop.lr_at``: warm-up, then cosine down to 10%),
-gradients clipped to norm 1.
+LoRA or full again.
 
 What is counted as trained: the numbers in the tensors that have ``requires_grad`` and are
 handed to the optimizer. The formulas of ``tfviz.analysis.finetune`` count the same
@@ -51,17 +50,17 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tfviz.analysis.finetune import lora_params, prefix_params, prompt_params
+from tfviz.config import PRESET_NAMES, preset
 from tfviz.data.classify import TASKS, make_examples
 from tfviz.model import Transformer
 from tfviz.model.seeded import seeded
 from tfviz.params import count_parameters
-from tfviz.config import PRESET_NAMES, preset
 from tfviz.training.loop import lr_at
-from tfviz.training.recipes import RECIPES
 from tfviz.training.prefix_prompt import add_prefix, prompt_start, starting_tokens
+from tfviz.training.recipes import RECIPES
 
 MODES = ("head only", "prompt tuning", "prefix tuning", "LoRA", "full", "from scratch")
-DEFAULT_MODES = ("head only", "LoRA", "full")  # a run's ways unless told: about 10-30 s here
+DEFAULT_MODES = ("head only", "LoRA", "full")  # a run's ways unless told otherwise
 LORA_MATRICES = ("W_Q", "W_V")
 LEARNING_RATES = {"head only": 1e-2, "prompt tuning": 3e-2, "prefix tuning": 1e-1, "LoRA": 3e-3,
                   "full": 1e-3, "from scratch": 1e-3}

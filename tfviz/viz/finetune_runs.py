@@ -62,7 +62,7 @@ def params_accuracy_chart(modes: Sequence[str], trained: Sequence[int], accuracy
     # below, and a point on top of another on its right (``_places``)
     def words(place: str, text: str, **mark) -> dict:
         return view({"type": "text", "fontSize": 13, **mark}, x=x, y=y, color=way,
-                    text={"field": "words", "type": "nominal"},
+                    text=n("words"),
                     transform=[{"filter": f"datum.place === '{place}'"},
                                {"calculate": text, "as": "words"}])
 
