@@ -51,6 +51,18 @@ POSITION_SHORT = {"sinusoidal": "sine table", "learned": "learned table",
                   "alibi": "ALiBi", "none": "no positions"}
 
 
+def scaled_tex(scores: str, attention_multiplier: float | None) -> str:
+    r"""LaTeX of ``scores`` as a model scales them before the softmax: divided by √d_k, or
+    multiplied by a Granite's attention_multiplier (left as they are where that is 1).
+
+    >>> print(scaled_tex("s", None), scaled_tex("s", 0.125), scaled_tex("s", 1.0))
+    \frac{s}{\sqrt{d_k}} 0.125\,s s
+    """
+    if attention_multiplier is None:
+        return rf"\frac{{{scores}}}{{\sqrt{{d_k}}}}"
+    return scores if attention_multiplier == 1.0 else rf"{attention_multiplier:g}\,{scores}"
+
+
 def timing_repeats(n_params: int) -> int:
     """Timed rounds of one step: the best of 5 for a small model, whose steps take
     milliseconds and where one stall of a shared machine would spoil a round; 1 past
@@ -104,6 +116,7 @@ class ModelFacts:
     positions: str  # the config's positional scheme
     context: int  # tokens the model reads at most
     n_heads: int  # query heads per layer
+    d_head: int  # the width d_k of each head's queries and keys
     kv_heads: int  # key/value heads per layer: fewer than n_heads is grouped-query attention
     rope_base: float | None  # RoPE's base (rope_theta) where positions are rotary
     rope_scaling: str | None  # "linear" or "llama3" where RoPE's frequencies are stretched
@@ -195,6 +208,40 @@ class ModelFacts:
         """Granite's multipliers are in use: some are not the plain transformer's."""
         return (self.embedding_multiplier, self.attention_multiplier, self.residual_multiplier,
                 self.logits_scaling) != (1.0, None, 1.0, 1.0)
+
+    @property
+    def score_divisor(self) -> float:
+        """What every score q · k is divided by before the softmax: √d_k, or for a Granite the
+        inverse of its ``attention_multiplier`` m, by which it multiplies instead (m = 1/64 on
+        heads of d_k = 64 divides by 64, not by √64 = 8; m = 1 leaves the scores as they are).
+        The same number as ``tfviz.analysis.attention.score_divisor`` of the model's config."""
+        if self.attention_multiplier is None:
+            return self.d_head ** 0.5
+        return 1.0 / self.attention_multiplier
+
+    @property
+    def score_scale(self) -> str:
+        """What the model does to each score q · k before the softmax, in words, with its numbers:
+        "divides every score by √d_k = √16 = 4", or for a Granite "multiplies every score by its
+        attention_multiplier 0.125 instead of dividing by √d_k = √8 ≈ 2.83: a division by 8, d_k
+        itself"."""
+        dk = self.d_head
+        root = f"√d_k = √{dk} {'=' if float(dk ** 0.5).is_integer() else '≈'} {dk ** 0.5:.3g}"
+        m = self.attention_multiplier
+        if m is None:
+            return f"divides every score by {root}"
+        if m == 1.0:
+            return (f"leaves every score as it is: its attention_multiplier is 1, so it does not "
+                    f"divide by {root} at all")
+        divisor = 1.0 / m
+        which = (", d_k itself" if abs(divisor - dk) < 1e-9 * dk else
+                 ", the same as √d_k" if abs(divisor - dk ** 0.5) < 1e-9 * dk else "")
+        return (f"multiplies every score by its attention_multiplier {m:g} instead of dividing by "
+                f"{root}: a division by {divisor:.4g}{which}")
+
+    def scaled_tex(self, scores: str = r"QK^\top") -> str:
+        """LaTeX of ``scores`` as the model scales them before the softmax (:func:`scaled_tex`)."""
+        return scaled_tex(scores, self.attention_multiplier)
 
     @property
     def norm_name(self) -> str:
@@ -363,7 +410,7 @@ def model_facts(name: str, cfg: ModelConfig, tokenizer, manifest: Mapping, train
         name=name, origin=origin, family=family, arch=cfg.arch, norm=cfg.norm,
         norm_kind=cfg.norm_type, final_norm=cfg.final_norm,
         activation=cfg.activation, positions=cfg.positional, context=cfg.max_seq_len,
-        n_heads=cfg.n_heads, kv_heads=cfg.kv_heads,
+        n_heads=cfg.n_heads, d_head=cfg.d_head, kv_heads=cfg.kv_heads,
         rope_base=cfg.pos_base if cfg.positional == "rope" else None,
         rope_scaling=cfg.rope_scaling.kind if cfg.positional == "rope" and cfg.rope_scaling else None,
         rope_pairs=cfg.rope_pairs if cfg.positional == "rope" else None,
