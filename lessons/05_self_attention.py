@@ -29,7 +29,9 @@ st.markdown(
     "Below, one token of your text goes through that recipe, and every number is read out of "
     "the model while it runs."
 )
-st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V")
+st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(%s+M\right)V" % bundle.facts.scaled_tex())
+if bundle.facts.attention_multiplier is not None:  # Granite: its own factor in place of 1/√d_k
+    st.caption(f"{name} {bundle.facts.score_scale} (lesson 6).")
 
 VIEWS = ["One query, step by step", "All tokens as matrices", "Flying arrows"]
 WHAT_IF_DEFAULTS = {"sa_scale": cfg.scale_attn, "sa_causal": cfg.causal, "sa_temp": 1.0}
@@ -44,7 +46,9 @@ def walkthrough() -> None:
     with st.expander("What if…? (reruns the model with a change; its weights stay as they are)",
                      expanded=False):
         c1, c2, c3 = st.columns(3)
-        scale = c1.toggle("Divide by √d_k", key="sa_scale")
+        multiplier = bundle.facts.attention_multiplier  # Granite's, in place of 1/√d_k
+        scale = c1.toggle("Divide by √d_k" if multiplier is None else f"Scale the scores (× {multiplier:g})",
+                          key="sa_scale")
         causal = c2.toggle("Causal mask (no peeking ahead)", key="sa_causal")
         temperature = c3.slider("Softmax temperature T", 0.1, 5.0, step=0.1, key="sa_temp",
                                 help="The scores are divided by T before the softmax: below 1 sharper, above 1 flatter.")
@@ -165,7 +169,7 @@ def matrices(trace, view) -> None:
     st.markdown("All queries are handled at once by stacking the token vectors as rows of a "
                 f"matrix X, {x_is}. Then three matrix products make Q, K and V:")
     st.latex(r"Q = XW^Q,\quad K = XW^K,\quad V = XW^V,\quad "
-             r"Z = \mathrm{softmax}\!\left(\tfrac{QK^\top}{\sqrt{d_k}} + M\right)V")
+             r"Z = \mathrm{softmax}\!\left(%s + M\right)V" % facts.scaled_tex())
     shapes = atm.matrix_shapes(len(trace.tokens), cfg.d_model, cfg.d_head)
     st.table({"step": [r[0] for r in shapes], "shapes": [r[1] for r in shapes],
               "here": [r[2] for r in shapes]})
@@ -299,7 +303,9 @@ def no_projections() -> None:
                 f"{name}'s first layer (mean over its {cfg.n_heads} heads).")
     st.caption("x here is what the first block receives: the token's embedding"
                + (" plus its position's vector" if bundle.facts.positions in ("learned", "sinusoidal")
-                  else "") + ". The model's heads read it through their projections"
+                  else "")
+               + (f", times the model's embedding_multiplier {bundle.facts.embedding_multiplier:g}"
+                  if bundle.facts.embedding_multiplier != 1.0 else "") + ". The model's heads read it through their projections"
                + (f" after {bundle.facts.norm_name}" if cfg.norm == "pre" else "") + ".")
     show_code(cx.plain_attention, cx.self_share)
 

@@ -13,7 +13,7 @@ from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_scaling as isc
 from tfviz.viz import scaling as scv
 
-name, text, _, cfg = lesson_context()
+name, text, bundle, cfg = lesson_context()
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 st.title("Why divide by √d_k?")
@@ -60,9 +60,16 @@ with step("2 · What large scores do to softmax"):
     show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
 with step("3 · Your text, with and without the scale"):
+    facts = bundle.facts
+    if facts.attention_multiplier is None:
+        scale = (f"{name} uses heads of d_k = {facts.d_head}, so the scale divides every score by "
+                 f"√{facts.d_head} ≈ {facts.score_divisor:.2f}.")
+    else:  # Granite: a multiplier of its own config in place of 1/√d_k
+        scale = (f"{name} uses heads of d_k = {facts.d_head}, but as a Granite it "
+                 f"{facts.score_scale}. Its scores are scaled by a number of its config, not by "
+                 "the rule above.")
     st.markdown(
-        f"{name} uses heads of d_k = {cfg.d_head}, so the scale divides every score by "
-        f"√{cfg.d_head} ≈ {cfg.d_head ** 0.5:.2f}. Switch it off for one run and compare. "
+        f"{scale} Switch the scale off for one run and compare. "
         "The entropy of a row says how spread out that query's attention is: log₂(number of "
         "keys) when it looks at all keys evenly, 0 when it looks at a single key."
     )
@@ -82,6 +89,9 @@ with step("3 · Your text, with and without the scale"):
     entropies = sc.entropy_by_head(*maps)
     table(entropies, column_config={
         column: three_decimals for column in entropies if column not in ("layer", "head")})
-    st.caption("Turning the scale off multiplies every score by √d_k, which is the same as a "
-               f"softmax temperature of 1/√d_k ≈ {cfg.d_head ** -0.5:.2f}: the maps sharpen.")
+    off_by = "√d_k" if facts.attention_multiplier is None else f"{facts.score_divisor:.4g}"
+    st.caption(f"Turning the scale off multiplies every score by {off_by}, which is the same as a "
+               f"softmax temperature of 1/{off_by} ≈ {1 / facts.score_divisor:.2f}: the maps "
+               + ("sharpen." if facts.score_divisor > 1 else "change." if facts.score_divisor < 1
+                  else "stay as they are."))
     show_code(sc.row_entropy, sc.entropy, sc.entropy_by_head)

@@ -29,8 +29,9 @@ st.markdown(
     "by −∞, and e^−∞ = 0, so those keys receive exactly zero weight. An **encoder** (like "
     f"BERT) reads the whole text at once and masks nothing. Your model, **{name}**, is {kind}."
 )
-st.latex(r"\tilde s_{ij} = \begin{cases} q_i\cdot k_j/\sqrt{d_k} & j \le i \\ -\infty & j > i"
-         r"\end{cases}\qquad \alpha_{ij} = \frac{e^{\tilde s_{ij}}}{\sum_m e^{\tilde s_{im}}}")
+st.latex(r"\tilde s_{ij} = \begin{cases} %s & j \le i \\ -\infty & j > i"  # the model's own scale
+         r"\end{cases}\qquad \alpha_{ij} = \frac{e^{\tilde s_{ij}}}{\sum_m e^{\tilde s_{im}}}"
+         % bundle.facts.scaled_tex(r"q_i\cdot k_j"))
 
 with step("1 · The triangle of −∞"):
     st.caption("Move the layer and head sliders under a chart (or use the arrow keys on them): "
@@ -75,9 +76,12 @@ with step("3 · Padding masks"):
     instant(im.padded_batch, demo.trace.stack("pattern"),  # (layers, sentence, heads, n, n)
             demo.trace.stack("attn_scores")[:, 1], demo.tokens,
             layer=layer0, head=head0, only_layer=only)
-    note = (" This model mixes experts: pad tokens pass through the router too, but they come "
+    note = ("" if not cfg.is_moe else
+            " This model mixes experts: pad tokens pass through the router too, but they come "
             "after the real tokens and each sentence's expert capacity is counted as it goes, so "
-            "they never take a real token's place." if cfg.is_moe else "")
+            "they never take a real token's place." if cfg.moe_capacity_factor is not None else
+            " This model mixes experts: pad tokens pass through the router too, but its experts "
+            "have no capacity limit, so a pad token never takes a real token's place.")
     st.caption(f"Running each sentence alone gives the real tokens' logits to within "
                f"{demo.max_change:.1e} of the padded batch.{note}")
     show_code(mk.padding_mask, padding_demo)
@@ -117,7 +121,11 @@ with step("4 · Proof by experiment: a decoder cannot peek"):
                        "(an encoder, or the mask switched off).")
         if cfg.is_moe:
             st.caption("This model mixes experts. Each token's expert arithmetic never depends on "
-                       "which other tokens chose the same expert, and an expert's capacity is "
-                       "counted as the sentence goes (lesson 11), so a later token can never take "
-                       "an earlier token's place: the proof holds to the last bit here too.")
+                       "which other tokens chose the same expert, and "
+                       + ("an expert's capacity is counted as the sentence goes (lesson 11), so"
+                          if cfg.moe_capacity_factor is not None else
+                          "its experts have no capacity limit (lesson 11), so no token is ever "
+                          "dropped and")
+                       + " a later token can never take an earlier token's place: the proof holds "
+                       "to the last bit here too.")
         show_code(peek_experiment)

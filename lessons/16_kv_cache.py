@@ -55,10 +55,10 @@ with step("1 · One new row instead of a whole matrix"):
         f"Kᵀ is a single 1 × t row per head. In {name}, every layer stores a key and a value for "
         f"each of its {Hkv} K/V heads, each {dh} numbers long, for every token read so far.")
     st.latex(r"\begin{gathered}\underbrace{q_t}_{1\times d_{head}}\;\underbrace{K_{\le t}^{\top}}_{d_{head}\times t}"
-             r"=\underbrace{s_t}_{1\times t},\qquad a_t=\mathrm{softmax}\!\left(\frac{s_t}{\sqrt{d_{head}}}"
+             r"=\underbrace{s_t}_{1\times t},\qquad a_t=\mathrm{softmax}\!\left(%s"  # the model's own scale
              r"\right)\underbrace{V_{\le t}}_{t\times d_{head}}\\"  # two lines: one is too wide at 32 px
              rf"\text{{cache: }}{L}\ \text{{layers}}\times 2\times {Hkv}\ \text{{K/V heads}}\times t\times {dh}"
-             r"\end{gathered}")
+             r"\end{gathered}" % bundle.facts.scaled_tex("s_t").replace("d_k", "d_{head}"))
 
 # --- 2 · your prompt, both ways ---------------------------------------------------------------
 with step("2 · Your prompt, generated both ways"):
@@ -152,8 +152,10 @@ with step("3 · How the cost grows with t"):
     st.latex(r"\text{with cache: } c + 2\,L\,H\,d_{head}\,t \;=\; O(t)\qquad\qquad"
              r"\text{without: } c\,t + 2\,L\,H\,d_{head}\,t^2 \;=\; O(t^2)")
     st.caption(f"c is the cost of one token outside attention in {name}: "
-               f"{kcost.step_macs(cfg, 1, True)['rest']:,} multiply-adds (projections, feed-forward, LM "
-               f"head over {cfg.vocab_size} tokens). With d_head = {dh}, the t² term passes c·t only "
+               f"{kcost.step_macs(cfg, 1, True)['rest']:,} multiply-adds (projections, "
+               + (f"the router and all {cfg.n_experts} experts, which tfviz runs on every token "
+                  f"although only {cfg.moe_top_k} count, " if cfg.is_moe else "feed-forward, ")
+               + f"LM head over {cfg.vocab_size} tokens). With d_head = {dh}, the t² term passes c·t only "
                f"past t ≈ {kcost.step_macs(cfg, 1, True)['rest'] // (2 * L * H * dh):,} tokens, so a "
                "small model shows the quadratic late.")
     choices, start = klen.length_choices(cfg)

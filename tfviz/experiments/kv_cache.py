@@ -18,7 +18,6 @@ the cache's memory are :mod:`tfviz.analysis.kv_cache_cost`.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -90,6 +89,8 @@ def new_query_rows(cfg, queries: list[torch.Tensor], cache, *, allowed: np.ndarr
 
         score_j = q · k_j / √d_head (+ ALiBi bias),   weights = softmax(scores)
 
+(a Granite multiplies q · k_j by its attention_multiplier instead of dividing by √d_head).
+
     Shaw et al.'s relative positions add the newest token's row of a^K to the keys,
     q · (k_j + a^K_{t−1,j}), and T5 adds its bias b_h(bucket(j − (t − 1))) after the scale;
     both read their tables from ``model`` (a Transformer of ``cfg``), which they need.
@@ -112,8 +113,8 @@ def new_query_rows(cfg, queries: list[torch.Tensor], cache, *, allowed: np.ndarr
             a_k = model.blocks[layer].attn.rel_k.weight[shaw_index(here, keys, cfg.rel_clip)[0]]  # (t, dh)
             k = k + a_k.detach().double()[:, None, :]  # (t, H, dh)
         s = torch.einsum("hd,thd->ht", q, k)  # (H, t): one score per key
-        if cfg.scale_attn:
-            s = s / math.sqrt(dh)
+        if cfg.scale_attn:  # ÷ √d_head, or Granite's attention_multiplier in its place
+            s = s * cfg.score_scale
         if cfg.positional == "alibi":
             s = s + alibi_bias(cfg.n_heads, here, keys)[:, 0].double()
         if cfg.positional == "t5_bias":  # one table for every layer, in the first one
