@@ -33,7 +33,7 @@ st.markdown(
     "relation at a time. A layer therefore runs several heads side by side, each with its own "
     + ("small W^Q, W^K, W^V, " if not facts.grouped else
        f"small W^Q (in {name} the {facts.n_heads} query heads share {facts.kv_heads} key/value "
-       "heads, step 1), ")
+       f"head{'s' if facts.kv_heads > 1 else ''}, step 1), ")
     + "and lets each look for something different: the previous word, "
     "the subject of the sentence, a rare word. "
     + ("It costs no more than one big head, because the heads simply share out the d dimensions "
@@ -85,9 +85,12 @@ with step("2 · Every head of the layer at once"):
     instant(ia.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
             layer=layer0, head=head0, groups=kv_of if facts.grouped else None)
     if facts.grouped:
-        st.caption(f"The maps come in {facts.kv_heads} boxes, one per key/value head, each in its "
-                   "own colour: the query heads in a box read the same keys, yet their own queries "
-                   "can still make them look at different tokens.")
+        st.caption((f"The maps come in {facts.kv_heads} boxes, one per key/value head, each in its "
+                    "own colour: the query heads in a box" if facts.kv_heads > 1 else
+                    "The maps come in one box, in one colour, as every query head shares the one "
+                    "key/value head: they all")
+                   + " read the same keys, yet their own queries can still make them look at "
+                   "different tokens.")
 
     st.subheader("What kind of head is it?")
     st.markdown(
@@ -137,15 +140,20 @@ with step("3 · Joining the heads: concatenate, then W^O"):
              rf"{n}\times{h * dh} \cdot {h * dh}\times{d} = {n}\times{d}\end{{gathered}}")
     st.markdown("Multiplying the concatenation by W^O is the same as giving each head its own block "
                 "of rows of W^O and adding the results, so each head's share can be measured:")
-    st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O")
+    has_bias = "b_O" in bundle.weights()
+    st.latex(r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h}" + (r" + b^O" if has_bias else ""))
     found = coref.find_coref_positions(trace.tokens)
     lengths, gap = hd.share_lengths(trace, bundle.weights())
     opens_on = found.probe if found else n - 1  # travels in the data: the spec is length-free
     instant(ia.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
             query=linked_value("query"), default_query=opens_on)
     length_marker(n, opens_on)  # fits the token slider to this sentence
-    st.caption(f"Check: for every layer and token, the heads' shares plus b^O equal the model's "
-               f"attention output to within {gap:.1e}.")
+    m = bundle.facts.residual_multiplier
+    st.caption("Check: for every layer and token, the heads' shares" + (" plus b^O" if has_bias else "")
+               + " equal the model's attention output"
+               + (f" (its hook_attn_out divided by {m:g}: a Granite multiplies the output by its "
+                  f"residual_multiplier {m:g} before adding it to the stream)" if m != 1.0 else "")
+               + f" to within {gap:.1e}.")
     show_code(hd.head_contributions, hd.output_weights, hd.share_lengths)
 
 

@@ -71,12 +71,18 @@ def contribution_check(contrib: np.ndarray, bias: np.ndarray, attn_out: np.ndarr
 def share_lengths(trace: Trace, weights: Mapping[str, np.ndarray]) -> tuple[np.ndarray, float]:
     """‖z_h W^O_h‖ for every layer, token and head, (layers, tokens, heads), and the largest
     gap between the shares plus b^O and the model's own attention output anywhere: the data
-    of multi-head's instant chart, which switches layer and token in the browser."""
+    of multi-head's instant chart, which switches layer and token in the browser.
+
+    A Granite's hook_attn_out holds what is added to the stream, the attention output times its
+    residual_multiplier m; it is divided by m here, so the shares are compared with the output
+    of W^O itself."""
     n_layers = weights["W_O"].shape[0]
+    m = trace.config.residual_multiplier
     lengths, gap = [], 0.0
     for layer in range(n_layers):
         W_O, b_O = output_weights(weights, layer)
-        z, out = trace["z", layer], trace["attn_out", layer]  # (n, h, d_head), (n, d)
+        z = trace["z", layer]  # (n, h, d_head)
+        out = trace["attn_out", layer].astype(np.float64) / m  # (n, d): W^O's output, before m
         per_token = [head_contributions(z[i], W_O) for i in range(z.shape[0])]  # each (h, d)
         lengths.append([np.linalg.norm(c, axis=1) for c in per_token])
         gap = max([gap] + [contribution_check(c, b_O, out[i]) for i, c in enumerate(per_token)])
