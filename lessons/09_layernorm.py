@@ -26,8 +26,16 @@ st.markdown(
     "is carried along untouched, a layer only has to learn what to change, and gradients "
     "have a direct path back through every block."
 )
-st.latex(r"x_{\ell} \;=\; x_{\ell-1} + \mathrm{Sublayer}(x_{\ell-1})")
 facts = bundle.facts
+m_res = facts.residual_multiplier  # Granite's; 1 for every other model
+st.latex(r"x_{\ell} \;=\; x_{\ell-1} + " + (rf"{m_res:g}\," if m_res != 1.0 else "")
+         + r"\mathrm{Sublayer}(x_{\ell-1})")
+scaled = ([f"each sublayer's correction by its residual_multiplier {m_res:g} before adding it"]
+          if m_res != 1.0 else []) + (
+    [f"the token embeddings by its embedding_multiplier {facts.embedding_multiplier:g} before the "
+     "first block"] if facts.embedding_multiplier != 1.0 else [])
+if scaled:  # a Granite's multipliers
+    st.caption(f"**{name}** multiplies " + ", and ".join(scaled) + ".")
 rms = facts.norm_kind == "rmsnorm"
 N = r"\mathrm{RMS}" if rms else r"\mathrm{LN}"  # the model's own norm in the formulas
 LN_FORMULA = (r"\mu = \frac{1}{d}\sum_{j=1}^{d} x_j \qquad "
@@ -169,9 +177,11 @@ with step("4 · How big is the residual stream?"):
         series["fresh post-LN twin"] = twins["fresh post-LN"]
     series["fresh pre-LN twin"] = twins["fresh pre-LN"]
     vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
-    st.caption(("embed = token + position embeddings" if facts.adds_positions else
-                f"embed = the token embeddings ({name} adds no position vectors: its positions, "
-                f"{facts.positions_name}, act later)")
+    times = (f", times its embedding_multiplier {facts.embedding_multiplier:g},"
+             if facts.embedding_multiplier != 1.0 else "")
+    st.caption(("embed = token + position embeddings" + times.rstrip(",") if facts.adds_positions else
+                f"embed = the token embeddings{times.rstrip(',')} ({name} adds no position vectors: its "
+                f"positions, {facts.positions_name}, act later)")
                + "; L0 attn = after block 0's attention sublayer; L0 ffn = after its feed-forward "
                "sublayer; and so on.")
 
