@@ -34,9 +34,21 @@ if fw.modern(cfg) and cfg.arch == "decoder":
         parts.append(f"RoPE (base {facts.rope_base:g}{scaling}) turning q and k inside attention")
     parts.append(f"{facts.n_heads} query heads over {facts.kv_heads} key/value head"
                  + ("s" if facts.kv_heads > 1 else "") + (" (grouped-query attention)" if facts.grouped else ""))
-    parts.append(f"a {facts.activation_name} feed-forward")
+    parts.append(f"a mixture of {facts.n_experts} {facts.activation_name} experts, {facts.moe_top_k} per token"
+                 if facts.is_moe else f"a {facts.activation_name} feed-forward")
     parts.append({"none": "no biases", "qkv only": "biases on q, k and v only", "all": "biases"}[facts.biases])
     parts.append("the embedding matrix reused as the unembedding" if facts.tied else "an unembedding of its own")
+    scaled = []  # a Granite's multipliers, each a step or a formula of the walk
+    if facts.embedding_multiplier != 1.0:
+        scaled.append(f"the embeddings multiplied by {facts.embedding_multiplier:g}")
+    if facts.attention_multiplier is not None:
+        scaled.append(f"the scores multiplied by {facts.attention_multiplier:g} in place of ÷√d_k")
+    if facts.residual_multiplier != 1.0:
+        scaled.append(f"each sublayer's output multiplied by {facts.residual_multiplier:g} before it is added")
+    if facts.logits_scaling != 1.0:
+        scaled.append(f"the logits divided by {facts.logits_scaling:g}")
+    if scaled:
+        parts.append("Granite's multipliers: " + ", ".join(scaled))
     st.info(f"**{name}** is built like Llama, Mistral and Qwen: " + "; ".join(parts) + ". So the "
             "walk shows each norm as a step of its own, and each block only adds to the stream.")
 if cfg.arch == "encoder-decoder":

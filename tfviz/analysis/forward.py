@@ -29,7 +29,7 @@ from typing import Literal, TYPE_CHECKING
 
 import numpy as np
 
-from tfviz.facts import POSITION_SHORT
+from tfviz.facts import POSITION_SHORT, scaled_tex
 from tfviz.params import count_parameters
 from tfviz.labels import token_labels  # plain text: data, escaped by a figure that shows it
 from tfviz.reference import softmax
@@ -103,6 +103,11 @@ def _input_steps(trace: Trace, enc: bool) -> list[Step]:
                 " This model gets no position information at all." if cfg.positional == "none" else
                 f" Positions ({POSITION_SHORT.get(cfg.positional, cfg.positional)}) enter inside "
                 "attention instead of being added here."))
+    if cfg.embedding_multiplier != 1.0 and not enc:  # Granite scales what enters block 0
+        m = cfg.embedding_multiplier
+        steps.append(Step("× embedding multiplier", rf"x_t \leftarrow {m:g}\,x_t", f"(T={T}, d={d})", start,
+                          f"Every vector is multiplied by the model's embedding_multiplier, {m:g} (a "
+                          "Granite's), before block 0. This enters block 0.", rows=rows, cols=_dims(d)))
     return steps
 
 
@@ -162,20 +167,26 @@ def _modern_block_steps(trace: Trace, i: int, head: int) -> list[Step]:
               f"{group} query heads each; head {head} reads K/V head {kv}. " if group > 1 else "")
     steps.append(Step(
         f"{where} · self-attention (head {head}" + (f", K/V head {kv})" if group > 1 else ")"),
-        rf"\alpha = \mathrm{{softmax}}\!\Big(\frac{{{qk}}}{{\sqrt{{d_k}}}}" + (r" + M" if causal else "")
-        + r"\Big),\quad z = \alpha V",
+        r"\alpha = \mathrm{softmax}\!\Big(" + scaled_tex(qk, cfg.attention_multiplier)
+        + (r" + M" if causal else "") + r"\Big),\quad z = \alpha V",
         f"({H} heads, T={T}, T={T})", a[p + "attn.hook_pattern"][head],
         shared + f"Every token compares its query with every {'earlier ' if causal else ''}token's "
-        f"key; the weights (rows sum to 1) mix the values. Shown: head {head} of {H}.",
+        f"key" + (f" (the scores multiplied by the model's attention_multiplier, {cfg.attention_multiplier:g}, "
+                  "in place of ÷√d_k)" if cfg.attention_multiplier is not None else "")
+        + f"; the weights (rows sum to 1) mix the values. Shown: head {head} of {H}.",
         rows=rows, cols=rows, diverging=False, x_title="key (attended to)", y_title="query (attending)"))
+    m_res = cfg.residual_multiplier  # Granite's; 1 for every other model
+    times = rf"{m_res:g}\," if m_res != 1.0 else ""
+    scaled = f", multiplied by the model's residual_multiplier {m_res:g}," if m_res != 1.0 else ""
     steps.append(Step(f"{where} · add (attention)",
-                      r"x \leftarrow x + \mathrm{Attn}\big(\mathrm{RMS}(x)\big)",
+                      rf"x \leftarrow x + {times}\mathrm{{Attn}}\big(\mathrm{{RMS}}(x)\big)",
                       f"(T={T}, d={d})", a[p + "hook_resid_mid"],
-                      "The heads' outputs, joined and projected by W^O, are added to the stream "
+                      f"The heads' outputs, joined and projected by W^O{scaled or ','} are added to the stream "
                       "(the residual connection); nothing normalises the sum.",
                       rows=rows, cols=_dims(d)))
+    moe = p + "mlp.hook_router_logits" in a
     steps.append(_rms_step("RMSNorm (ln2)", where, a[p + "ln2.hook_normalized"], rows, d,
-                           "the feed-forward"))
+                           "the experts" if moe else "the feed-forward"))
     if p + "mlp.hook_pre_linear" in a:  # gated: SwiGLU (or GeGLU)
         fn = "SiLU" if cfg.activation == "swiglu" else "GELU"
         steps.append(Step(
@@ -187,17 +198,39 @@ def _modern_block_steps(trace: Trace, i: int, head: int) -> list[Step]:
             f"W_out takes the products back to {d}. Shown: the products h.",
             rows=rows, cols=_dims(cfg.d_ff), x_title="hidden unit"))
     else:
-        steps.append(_ffn_step(trace, p, where, rows))
-    steps.append(Step(f"{where} · add (FFN)",
-                      r"x \leftarrow x + \mathrm{FFN}\big(\mathrm{RMS}(x)\big)",
+        steps.append(_ffn_step(trace, p, where, rows, x=r"\hat{x}"))
+    sub = "MoE" if moe else "FFN"
+    steps.append(Step(f"{where} · add ({sub})",
+                      rf"x \leftarrow x + {times}\mathrm{{{sub}}}\big(\mathrm{{RMS}}(x)\big)",
                       f"(T={T}, d={d})", a[p + "hook_resid_post"],
-                      f"The feed-forward's output is added to the stream. This is the output of "
-                      f"{where.lower()}.", rows=rows, cols=_dims(d)))
+                      f"The {'experts' if moe else 'feed-forward'}'{'' if moe else 's'} output{scaled} is "
+                      f"added to the stream. This is the output of {where.lower()}.", rows=rows, cols=_dims(d)))
     return steps
 
 
-def _ffn_step(trace: Trace, p: str, where: str, rows) -> Step:
-    """A plain feed-forward (ReLU, GELU) or a mixture of experts, as one step."""
+def routing_tex(cfg, x: str = "x") -> str:
+    r"""The router's rule and the mixture, in LaTeX, as the model computes them
+    (``tfviz.model.moe``): Switch's softmax then top-k, Mixtral's renormalised top-k, or
+    Granite's top-k of the logits then a softmax over those k.
+
+    >>> from tfviz.config import ModelConfig
+    >>> print(routing_tex(ModelConfig(n_experts=4, moe_top_k=1, moe_renormalize=False)))
+    p = \mathrm{softmax}(W_r x),\quad y = \sum_{i \in \mathcal{T}} p_i\,E_i(x)
+    """
+    logits = rf"W_r {x}"
+    if cfg.moe_router == "topk_softmax":  # Granite
+        return (rf"\mathcal{{T}} = \mathrm{{top}}_{{{cfg.moe_top_k}}}({logits}),\quad "
+                rf"w = \mathrm{{softmax}}_{{\mathcal{{T}}}}({logits}),\quad "
+                rf"y = \sum_{{i \in \mathcal{{T}}}} w_i\,E_i({x})")
+    if cfg.moe_renormalize:  # Mixtral
+        return (rf"p = \mathrm{{softmax}}({logits}),\quad \mathcal{{T}} = \mathrm{{top}}_{{{cfg.moe_top_k}}}(p),"
+                rf"\quad y = \sum_{{i \in \mathcal{{T}}}} \frac{{p_i}}{{\sum_{{j \in \mathcal{{T}}}} p_j}}\,E_i({x})")
+    return rf"p = \mathrm{{softmax}}({logits}),\quad y = \sum_{{i \in \mathcal{{T}}}} p_i\,E_i({x})"
+
+
+def _ffn_step(trace: Trace, p: str, where: str, rows, x: str = "x") -> Step:
+    """A plain feed-forward (ReLU, GELU) or a mixture of experts, as one step. ``x``: the
+    block's input as the formula names it (x̂ after a pre-norm)."""
     a, cfg = trace.activations, trace.config
     T, d = len(rows), cfg.d_model
     if p + "mlp.hook_post" in a:
@@ -207,12 +240,19 @@ def _ffn_step(trace: Trace, p: str, where: str, rows) -> Step:
                     f"Each token alone is widened to {cfg.d_ff} hidden units, passed through "
                     f"{cfg.activation.upper()} and projected back to {d}. Shown: the hidden units h.",
                     rows=rows, cols=_dims(cfg.d_ff), x_title="hidden unit")
-    return Step(f"{where} · experts (MoE)",
-                r"p = \mathrm{softmax}(W_r x),\quad y = \sum_{i \in \mathcal{T}} p_i E_i(x)",
-                f"(T={T}, experts={cfg.n_experts})", a[p + "mlp.hook_gate_probs"],
-                "A router gives each token a gate per expert; only the top-k experts "
-                "run. Shown: the gates p.", rows=rows,
-                cols=tuple(f"expert {e}" for e in range(cfg.n_experts)), diverging=False,
+    k, E = cfg.moe_top_k, cfg.n_experts
+    rule = ("keeps the k largest of its logits and takes a softmax over those alone"
+            if cfg.moe_router == "topk_softmax" else
+            "keeps the k most probable and divides their probabilities by their sum"
+            if cfg.moe_renormalize else "keeps the k most probable, each weighted by its probability")
+    kind = {"swiglu": "a SwiGLU network", "geglu": "a GeGLU network"}.get(
+        cfg.activation, f"a {cfg.activation.upper()} feed-forward network")
+    return Step(f"{where} · experts (MoE)", routing_tex(cfg, x),
+                f"(T={T}, experts={E})", a[p + "mlp.hook_gate_probs"],
+                f"A router scores each token against the {E} experts, each {kind} of its own, "
+                f"and {rule} (k = {k}): only those {k} run for that token. "
+                "Shown: the softmax p over every expert.", rows=rows,
+                cols=tuple(f"expert {e}" for e in range(E)), diverging=False,
                 x_title="expert")
 
 
@@ -230,7 +270,7 @@ def _block_steps(trace: Trace, i: int, head: int, enc: bool) -> list[Step]:
     causal = trace.options.resolved(cfg).causal and not enc
     pattern = a[p + "attn.hook_pattern"]
     steps = [Step(f"{where} · self-attention (head {head})",
-                  r"\alpha = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}"
+                  r"\alpha = \mathrm{softmax}\!\Big(" + scaled_tex(r"QK^\top", cfg.attention_multiplier)
                   + (r" + M" if causal else "") + r"\Big),\quad z = \alpha V",
                   f"({H} heads, T={T}, T={T})", pattern[head],
                   f"Every token builds a query and compares it with every {'earlier ' if causal else ''}"
@@ -293,11 +333,14 @@ def _output_steps(trace: Trace, token_strings: TokenStrings, top: int, position:
                           "layer, GELU and a LayerNorm (shown before γ and β) before scoring it.",
                           rows=rows, cols=_dims(cfg.d_model)))
     head = (r"E^\top" if cfg.tie_embeddings else "W_U") + (" + b_U" if cfg.unembed_bias else "")
-    steps.append(Step("Logits", rf"\text{{logits}} = {x}\,{head}", f"(T={T}, V={V})", logits[:, best],
+    s = cfg.logits_scaling  # Granite divides its logits by this; 1 for every other model
+    product = rf"{x}\,{head}" if s == 1.0 else rf"\big({x}\,{head}\big)\,/\,{s:g}"
+    steps.append(Step("Logits", rf"\text{{logits}} = {product}", f"(T={T}, V={V})", logits[:, best],
                       f"Each token's final vector is scored against every one of the {V} vocabulary "
                       + ("rows of E (the same matrix that embedded the input)" if cfg.tie_embeddings else "rows")
-                      + (", and each vocabulary entry adds its own bias. " if cfg.unembed_bias else ". ")
-                      + f"Shown: the 8 columns that score highest at {rows[pos]}.",
+                      + (", and each vocabulary entry adds its own bias" if cfg.unembed_bias else "")
+                      + (f", and every score is divided by the model's logits_scaling, {s:g}" if s != 1.0 else "")
+                      + f". Shown: the 8 columns that score highest at {rows[pos]}.",
                       rows=rows, cols=names, x_title="vocabulary token (id)"))
     steps.append(Step("Softmax", r"P(w) = \frac{e^{\text{logit}_w}}{\sum_{v} e^{\text{logit}_v}}",
                       f"(T={T}, V={V})", probs[:, best], "Softmax turns each row of logits into "
