@@ -21,41 +21,65 @@ act_name, act_latex = fa.activation_info(cfg)
 st.title("The feed-forward network")
 facts = bundle.facts
 bias = (r" + b_{\text{gate}}", r" + b_{\text{in}}", r" + b_{\text{out}}") if cfg.bias else ("", "", "")
+moe = facts.is_moe
+# An MoE block's network is one of its experts: a token goes through k of them (lesson 11)
+FFN, its = (r"E_i", "each expert's ") if moe else (r"\mathrm{FFN}", "")
+if moe:
+    st.markdown(
+        "After attention has let tokens exchange information, every token goes **on its own** "
+        "through a small network. No information moves between tokens here; this is where the model "
+        f"does per-token computation. **{name}** is a mixture of experts: each block holds "
+        f"**{facts.n_experts} such networks** (experts), each with weights of its own, and a router "
+        f"sends every token to {facts.moe_top_k} of them and mixes their outputs (lesson 11). "
+        + (f"Each expert is **gated** ({facts.activation_name}, as in Mixtral and Granite): it widens the "
+           "vector twice, into a **gate** and an **up** value for every hidden unit (\"neuron\"), "
+           f"bends the gate with {fa.GATE_FUNCTIONS[cfg.activation]}, multiplies the two, and "
+           "projects the product back down." if facts.gated else
+           "Each expert widens the vector, bends it with a nonlinearity, and projects it back.")
+    )
 if facts.gated:
     gate_fn = fa.GATE_FUNCTIONS[cfg.activation]
+    if not moe:
+        st.markdown(
+            "After attention has let tokens exchange information, every token goes through the same "
+            "small network **on its own**. No information moves between tokens here; this is where "
+            "the model does per-token computation. "
+            f"**{name}**'s network is **gated** ({facts.activation_name}, as in Llama, Mistral and "
+            "Qwen): it widens the vector twice, into a **gate** and an **up** value for every hidden "
+            f"unit (\"neuron\"), bends the gate with {gate_fn}, multiplies the two, and projects "
+            "the product back down."
+        )
+    sup = "^i" if moe else ""
+    st.latex(rf"{FFN}(x) = \big(\mathrm{{{gate_fn}}}(xW_{{\text{{gate}}}}{sup}{bias[0]}) \odot "
+             rf"(xW_{{\text{{in}}}}{sup}{bias[1]})\big)\,W_{{\text{{out}}}}{sup}{bias[2]}")
     st.markdown(
-        "After attention has let tokens exchange information, every token goes through the same "
-        "small network **on its own**. No information moves between tokens here; this is where "
-        "the model does per-token computation. "
-        f"**{name}**'s network is **gated** ({facts.activation_name}, as in Llama, Mistral and "
-        "Qwen): it widens the vector twice, into a **gate** and an **up** value for every hidden "
-        f"unit (\"neuron\"), bends the gate with {gate_fn}, multiplies the two, and projects "
-        "the product back down."
-    )
-    st.latex(rf"\mathrm{{FFN}}(x) = \big(\mathrm{{{gate_fn}}}(xW_{{\text{{gate}}}}{bias[0]}) \odot "
-             rf"(xW_{{\text{{in}}}}{bias[1]})\big)\,W_{{\text{{out}}}}{bias[2]}")
-    st.markdown(
-        f"In **{name}**: W_gate and W_in are {cfg.d_model}×{cfg.d_ff} and W_out is "
-        f"{cfg.d_ff}×{cfg.d_model}, so each token's vector becomes d_ff = {cfg.d_ff} gates and "
-        f"{cfg.d_ff} up values and goes back to d = {cfg.d_model}"
+        f"In **{name}**: {its}W_gate and W_in are {cfg.d_model}×{cfg.d_ff} and W_out is "
+        f"{cfg.d_ff}×{cfg.d_model}, so {'an expert turns ' if moe else ''}each token's vector "
+        f"{'into' if moe else 'becomes'} d_ff = {cfg.d_ff} gates and "
+        f"{cfg.d_ff} up values and {'back' if moe else 'goes back'} to d = {cfg.d_model}"
         + ("" if cfg.bias else ", and none of the three matrices has a bias")
         + f". The nonlinearity is **{gate_fn}**, on "
         "the gate only: where the gate is large and positive the up value passes almost as it "
-        "is, where it is near 0 or negative almost nothing passes. Three matrices instead of two, "
-        "so d_ff is usually about 2/3 of the 4·d a ReLU network would have."
+        "is, where it is near 0 or negative almost nothing passes. "
+        + ("Three matrices instead of two, in every expert." if moe else
+           "Three matrices instead of two, so d_ff is usually about 2/3 of the 4·d a ReLU network "
+           "would have.")
     )
 else:
+    if not moe:
+        st.markdown(
+            "After attention has let tokens exchange information, every token goes through the same "
+            "small two-layer network **on its own**: widen the vector, bend it with a nonlinearity, "
+            "and project it back. No information moves between tokens here; this is where the model "
+            "does per-token computation."
+        )
+    sup = "^i" if moe else ""  # a dense block: ReLU or a GELU
+    st.latex(rf"{FFN}(x) = \max(0,\; xW_1{sup} + b_1{sup})\,W_2{sup} + b_2{sup}" if cfg.activation == "relu" else
+             rf"{FFN}(x) = \mathrm{{GELU}}(xW_1{sup} + b_1{sup})\,W_2{sup} + b_2{sup}")
     st.markdown(
-        "After attention has let tokens exchange information, every token goes through the same "
-        "small two-layer network **on its own**: widen the vector, bend it with a nonlinearity, "
-        "and project it back. No information moves between tokens here; this is where the model "
-        "does per-token computation."
-    )
-    st.latex(r"\mathrm{FFN}(x) = \max(0,\; xW_1 + b_1)\,W_2 + b_2" if cfg.activation == "relu" else
-             r"\mathrm{FFN}(x) = \mathrm{GELU}(xW_1 + b_1)\,W_2 + b_2")  # a dense block: ReLU or a GELU
-    st.markdown(
-        f"In **{name}**: W₁ is {cfg.d_model}×{cfg.d_ff} and W₂ is {cfg.d_ff}×{cfg.d_model}, so "
-        f"each token's vector is widened to d_ff = {cfg.d_ff} hidden units (\"neurons\") and "
+        f"In **{name}**: {its}W₁ is {cfg.d_model}×{cfg.d_ff} and W₂ is {cfg.d_ff}×{cfg.d_model}, so "
+        f"{'an expert widens ' if moe else ''}each token's vector {'' if moe else 'is widened '}to "
+        f"d_ff = {cfg.d_ff} hidden units (\"neurons\") and "
         f"back to d = {cfg.d_model}. The nonlinearity is **{act_name}**"
         + (" (the max(0, ·) above)." if cfg.activation == "relu" else
            ", a smooth cousin of ReLU used by BERT and GPT-2: it lets small negative values "
@@ -66,11 +90,56 @@ st.latex(act_latex)
 tokens_n = len(labels)
 layer0 = view_value("layer", cfg.n_layers - 1)  # where the charts open: a shared link's view
 
+def experts_steps(n_layers: int) -> None:
+    """Step 2 on a mixture of experts: each token's first expert, neuron by neuron, then the
+    token's experts mixed by their router weights, against the model's own output."""
+    only = layer_picker(n_layers, "ffn_steps_layer")  # a deep model sends one layer at a time
+    ex = fa.expert_steps(trace, bundle.weights(), layers=None if only is None else (only,))
+    steps, k, f = ex.steps, ex.top_k, fa.GATE_FUNCTIONS.get(cfg.activation)
+    m_res = facts.residual_multiplier
+    st.markdown(
+        "The experts record no hooks of their own, so every step here is computed from the "
+        "block's input x (" + ("the second norm's output" if facts.pre_ln else
+                               "the stream after attention's add & norm")
+        + ") and the experts' weights. The table follows the "
+        "chosen token's **first-choice expert** (the one its router weighed most; the line under "
+        "the table names it) through its strongest neurons"
+        + (f": the **gate** x·W_gate goes through {f}, the **up** value x·W_in is computed beside "
+           f"it, and the two are multiplied. A neuron with a negative gate passes almost nothing, "
+           "however large its up value." if facts.gated else
+           f": x·W₁ + b₁, then {act_name}.")
+        + f" Then each of the token's {k} expert{'s' if k > 1 else ''} takes its {cfg.d_ff} "
+        f"products back down to {cfg.d_model} numbers, and the router's weights mix them"
+        + (f"; the block multiplies the mix by its residual_multiplier {m_res:g} before adding it"
+           if m_res != 1.0 else "") + ".")
+    instant(ivf.neuron_steps_chart, steps.ids, steps.values, steps.share, steps.output,
+            steps.model_output, trace.tokens, columns=steps.columns, d_ff=cfg.d_ff,
+            layer=layer0 if only is None else only, pos=linked_value("pos"),
+            experts=ex.experts, expert_weights=ex.weights, top_k=k, residual_multiplier=m_res,
+            only_layer=only, layer_data=only is not None)
+    length_marker(tokens_n, pos=0)  # fits the token slider to this sentence
+    st.success(f"The way down by hand, Σ w_i · E_i(x) over each token's {k} chosen expert"
+               + ("s" if k > 1 else "") + (f" times {m_res:g}" if m_res != 1.0 else "")
+               + f", against the model's hook_mlp_out: largest difference {steps.output_error:.1e}, "
+               "over every " + ("layer and token." if only is None else f"token of layer {only}.")
+               + " The products in the table are among the terms it adds up"
+               + (", unless the expert had no room left for the token (its weight is then 0)."
+                  if facts.moe_capacity is not None else "."))
+    own = fa.curve_name(cfg.activation)
+    st.markdown(f"The function {name}'s expert neurons apply ({own}"
+                + (", to the gate" if facts.gated else "") + ", the thick line) beside the "
+                "other two: ReLU cuts every negative input to 0; GELU and SiLU let small "
+                "negative values through.")
+    vega(ivf.activation_curves_chart, fa.activation_curves(), own=own)
+
+
 with step("1 · Which neurons fire?"):
     if not fa.has_dense_ffn(trace):
-        st.info(f"**{name}** has no single feed-forward network: each block replaces it with "
-                f"{cfg.n_experts} expert networks and a router that sends every token to "
-                f"{cfg.moe_top_k} of them. The experts are the subject of the next lesson.")
+        st.info(f"**{name}** has no single feed-forward network that every token passes through: "
+                f"each block holds {cfg.n_experts} expert networks and a router that sends every token "
+                f"to {cfg.moe_top_k} of them, so no one layer of neurons sees every token. Step 2 "
+                "follows each token through the expert its router chose first; the routing itself "
+                "is the subject of the next lesson.")
         if by_url("mixture-of-experts") in available():
             st.page_link("lessons/11_moe.py", label="Lesson 11 · Mixture of experts", icon="🔀")
         offer("gpt-tiny", key="ffn_switch", label="Show the neurons of gpt-tiny instead")
@@ -100,9 +169,8 @@ with step("1 · Which neurons fire?"):
               hide_index=True)
 
 with step("2 · One token's neurons, step by step"):
-    if not fa.has_dense_ffn(trace):
-        st.info(f"**{name}** has experts instead of one feed-forward network (lesson 11), so "
-                "there is no single layer of neurons to follow here.")
+    if moe:
+        experts_steps(cfg.n_layers)
     else:
         only = layer_picker(cfg.n_layers, "ffn_steps_layer")  # a deep model sends one layer at a time
         steps = fa.neuron_steps(trace, bundle.weights(), layers=None if only is None else (only,))

@@ -342,3 +342,86 @@ def activation_curves(lo: float = -4.0, hi: float = 4.0, n: int = 81) -> dict[st
     u = np.linspace(lo, hi, n)
     return {"u": u, "ReLU": activate("relu", u), "GELU": activate("gelu", u),
             "SiLU": activate("swiglu", u)}
+
+
+# ----- a mixture of experts: one token's first expert, step by step (lesson 10 on an MoE) ------
+
+
+def mlp_input(trace: Trace, weights, layer: int) -> np.ndarray:
+    """(T, d) what block ``layer``'s feed-forward (or its experts) reads, in float64: the
+    second norm's output with γ (and β) in a pre-LN block, the stream after attention's
+    add & norm (hook_resid_mid) in a post-LN one."""
+    a, cfg = trace.activations, trace.config
+    p = f"blocks.{layer}."
+    if cfg.norm != "pre":
+        return a[p + "hook_resid_mid"].astype(np.float64)
+    x = a[p + "ln2.hook_normalized"].astype(np.float64) * weights["ln2.w"][layer]  # (T, d)
+    return x + weights["ln2.b"][layer] if "ln2.b" in weights else x
+
+
+@dataclass(frozen=True)
+class ExpertSteps:
+    """``NeuronSteps`` of a mixture of experts: each token's strongest neurons of its first-choice
+    expert (the one its router weighed most), through each step of ``step_columns``; ``output``
+    the whole MoE output rebuilt by hand, Σ over the token's chosen experts of w_i E_i(x) (times
+    a Granite's residual_multiplier), next to the model's own hook_mlp_out.
+
+    Experts record no hooks of their own, so every step is computed here from the block's input
+    and the experts' weights; ``steps.output_error``, the rebuilt output's largest gap to the
+    model's, checks them all (``steps.hidden_error`` is nan: there is no hook_post to meet)."""
+
+    steps: NeuronSteps
+    experts: np.ndarray  # (L, T) the expert followed: each token's first choice
+    weights: np.ndarray  # (L, T) its router weight w
+    top_k: int
+
+
+def expert_steps(trace: Trace, weights, m: int = 12, k: int = 16, layers=None) -> ExpertSteps:
+    """``ExpertSteps`` of every layer of a mixture-of-experts model (``layers``: of those only,
+    in that order), from the trace (the block's input, the router's choices and weights) and
+    ``Bundle.weights()`` (each expert's W_gate, W_in, W_out and biases)."""
+    a, cfg = trace.activations, trace.config
+    layers = list(range(cfg.n_layers)) if layers is None else list(layers)
+    gated = cfg.activation in GATE_FUNCTIONS
+    ids, values, share, output, model_output, followed, their_w = [], [], [], [], [], [], []
+    error = 0.0
+    for layer in layers:
+        p = f"blocks.{layer}.mlp."
+        x = mlp_input(trace, weights, layer)  # (T, d)
+        chosen, w = a[p + "hook_expert_indices"], a[p + "hook_expert_weights"].astype(np.float64)  # (T, k)
+
+        def expert(e: int) -> tuple[np.ndarray, np.ndarray]:
+            """Expert e on every token: its steps (T, d_ff, C) and its output (T, d)."""
+            pre = x @ weights["experts.W_gate" if gated else "experts.W_in"][layer, e].astype(np.float64)
+            if not gated and "experts.b_in" in weights:
+                pre = pre + weights["experts.b_in"][layer, e]
+            up = x @ weights["experts.W_in"][layer, e].astype(np.float64) if gated else None  # (T, d_ff)
+            steps = step_values(cfg.activation, pre, up)  # (T, d_ff, C)
+            out = steps[..., -1] @ weights["experts.W_out"][layer, e].astype(np.float64)  # (T, d)
+            if "experts.b_out" in weights:
+                out = out + weights["experts.b_out"][layer, e]
+            return steps, out
+
+        every = [expert(e) for e in range(cfg.n_experts)]
+        rows = np.arange(len(x))
+        mixed = sum(w[:, j:j + 1] * np.stack([every[e][1][t] for t, e in enumerate(chosen[:, j])])
+                    for j in range(chosen.shape[1]))  # (T, d): Σ_j w_j E_{chosen j}(x)
+        out = mixed * cfg.residual_multiplier  # what the block adds, as hook_mlp_out holds it
+        model = a[f"blocks.{layer}.hook_mlp_out"].astype(np.float64)  # (T, d)
+        error = max(error, float(np.abs(out - model).max(initial=0.0)))
+        first = chosen[:, 0]  # (T,)
+        steps = np.stack([every[e][0][t] for t, e in enumerate(first)])  # (T, d_ff, C)
+        hidden = steps[..., -1]  # (T, d_ff) the first expert's products (or activations)
+        top = np.argsort(-np.abs(hidden), axis=-1, kind="stable")[:, :m]  # (T, m)
+        ids.append(top)
+        values.append(steps[rows[:, None], top])  # (T, m, C)
+        total = np.abs(hidden).sum(-1)  # (T,)
+        share.append(np.abs(hidden[rows[:, None], top]).sum(-1) / np.where(total > 0, total, 1.0))
+        kk = min(k, out.shape[1])
+        output.append(out[:, :kk])
+        model_output.append(model[:, :kk])
+        followed.append(first)
+        their_w.append(w[:, 0])
+    steps = NeuronSteps(step_columns(cfg.activation), np.asarray(ids), np.asarray(values), np.asarray(share),
+                        np.asarray(output), np.asarray(model_output), float("nan"), error, cfg.d_ff)
+    return ExpertSteps(steps, np.asarray(followed), np.asarray(their_w), cfg.moe_top_k)

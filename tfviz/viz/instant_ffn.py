@@ -251,7 +251,9 @@ HAND_MODEL = ("by hand: h · W_out", "the model's mlp.hook_mlp_out")
 def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
                        output: np.ndarray, model_output: np.ndarray, tokens: Sequence[str], *,
                        columns: Sequence[str], d_ff: int, layer: int = 0,
-                       pos: int | None = None) -> dict:
+                       pos: int | None = None, experts: np.ndarray | None = None,
+                       expert_weights: np.ndarray | None = None, top_k: int = 1,
+                       residual_multiplier: float = 1.0) -> dict:
     """The chosen token's ``m`` strongest neurons of the chosen layer, each step of the
     feed-forward in a column (``columns``: a SwiGLU's gate, SiLU(gate), up, product), then
     the way down: the FFN's first ``k`` outputs rebuilt as h · W_out next to the model's own.
@@ -260,13 +262,24 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
     (L, T, m, C), ``share`` (L, T), ``output`` and ``model_output`` (L, T, k). Length-free
     (``tfviz.viz.instant_length``). Each table is coloured from its own largest |value| (``b``,
     in its row): one outlier token elsewhere in the text would leave every other table pale.
+
+    A mixture of experts (``tfviz.analysis.ffn.expert_steps``) also gives ``experts`` and
+    ``expert_weights`` (L, T): the neurons are those of each token's first-choice expert, named
+    with its router weight under the table, and the way down mixes the token's ``top_k``
+    experts (times a Granite's ``residual_multiplier``, as its hook_mlp_out holds them).
     """
     n_layers, n, m, c = values.shape
     k = output.shape[-1]
     cols = list(columns)
+    moe = experts is not None
+    which = list(HAND_MODEL)
+    if moe:
+        times = f"{residual_multiplier:g} · " if residual_multiplier != 1.0 else ""
+        which = [f"by hand: {times}Σ w_i · h_i W_out^i", HAND_MODEL[1]]
     steps = [{"layer": lyr, "pos": t, "ids": ",".join(map(str, np.asarray(ids[lyr, t]).astype(int))),
               "share": rounded(share[lyr, t]), "v": packed(values[lyr, t]),
               "b": rounded(float(np.abs(values[lyr, t]).max(initial=0.0)) or 1.0)}
+             | ({"e": int(experts[lyr, t]), "w": rounded(expert_weights[lyr, t])} if moe else {})
              for lyr, t in np.ndindex(n_layers, n)]
     outs = [{"layer": lyr, "pos": t, "v": packed(np.stack([output[lyr, t], model_output[lyr, t]]))}
             for lyr, t in np.ndindex(n_layers, n)]
@@ -296,15 +309,23 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
         ],
         "width": 170 * c, "height": {"step": 24},
         "title": {"text": {"expr": "'Layer ' + layer + ', ' + tokens[posi] + ': ' + "
-                                   f"{m} + ' strongest of {d_ff} neurons'"},
+                                   f"{m} + ' strongest of {d_ff} neurons{' of its first expert' if moe else ''}'"},
                   "subtitle": "red +, blue −; darkest: this table's largest",
                   "subtitleFontSize": FONT_SIZE - 2},
     }
     # two short lines: presenter view draws them at 24 px or more, and one ran past its screen
     lines = (f"'These {m} neurons carry ' + format(datum.share, '.0%') + ' of the sum of "
              f"|{cols[-1]}| over all {d_ff};'", f"'then W_out turns all {d_ff} into the output below.'")
+    if moe:  # the expert followed, and how the token's k experts make the output
+        mix = ((f"'then each of its {top_k} experts\\' W_out takes its {d_ff} back down,'",
+                "'and their router weights mix them into the output below.'") if top_k > 1 else
+               (f"'then the expert\\'s W_out takes them back down,'", "'times its weight, into the output below.'"))
+        lines = ("'Expert ' + datum.e + ', this token\\'s first choice (router weight ' + "
+                 "format(datum.w, '.2f') + '):'",
+                 f"'its {m} strongest neurons carry ' + format(datum.share, '.0%') + ' of the sum of "
+                 f"|{cols[-1]}| over its {d_ff};'", *mix)
     words = {
-        "data": {"name": "nsteps"}, "width": 640, "height": 60, "transform": [chosen],
+        "data": {"name": "nsteps"}, "width": 640, "height": 28 * len(lines) + 4, "transform": [chosen],
         "layer": [{"transform": [{"calculate": text, "as": "line"}],
                    "mark": {"type": "text", "align": "left", "baseline": "top",
                             "fontSize": FONT_SIZE - 2, "limit": 760},
@@ -320,7 +341,7 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
                   "scale": {"domain": list(range(k))}, "axis": {"labelAngle": 0}},
             "y": {"field": "v", "type": "quantitative", "title": "value"},
             "color": {"field": "what", "type": "nominal", "title": None,
-                      "scale": {"domain": list(HAND_MODEL), "range": CATEGORICAL[:2]},
+                      "scale": {"domain": which, "range": CATEGORICAL[:2]},
                       "legend": {"orient": "bottom", "labelLimit": 320}},
             "tooltip": [{"field": "what"}, {"field": "col", "title": "dimension"},
                         {"field": "v", "title": "value", "format": ".4f"}],
@@ -329,11 +350,12 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
                   {"transform": [{"filter": "datum.row == 1"}],
                    "mark": {"type": "point", "size": 140, "filled": False, "strokeWidth": 2}}],
         "width": max(320, min(640, 40 * k)), "height": 220,
-        "title": {"text": f"Then down: the first {k} numbers of the FFN's output", "fontSize": FONT_SIZE},
+        "title": {"text": f"Then down: the first {k} numbers of the "
+                          + ("experts' weighted output" if moe else "FFN's output"), "fontSize": FONT_SIZE},
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               token_slider(length_cap(n) - 1, "Token", pos, name="pos"),
-              constant("columns", cols), constant("which", list(HAND_MODEL))]
+              constant("columns", cols), constant("which", which)]
     return spec({"vconcat": [table, words, down], "spacing": 20,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
                 datasets={"nsteps": steps, "nout": outs}, tokens=token_labels(tokens), free=True,
