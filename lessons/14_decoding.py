@@ -60,31 +60,45 @@ if sidebar_model != name:
 in_the_notes("decoding")
 
 # --- 1 · the LM head ----------------------------------------------------------------------------
-with step("1 · The LM head: logits = h Eᵀ"):
+SCALED = facts.logits_scaling  # a Granite divides its logits by this; 1 for every other model
+# what the head computes, as the title and the check say it: "h Eᵀ", "h W_U", "h Eᵀ / 6"
+HEAD_SAID = f"h {'Eᵀ' if facts.tied else 'W_U'}" + (f" / {SCALED:g}" if SCALED != 1.0 else "")
+with step(f"1 · The LM head: logits = {HEAD_SAID}"):
     reading, tied = dc.head_reading(name, text)
     tokens = get_trace(name, text).tokens
     n, d = reading.hidden.shape  # n positions (T is the temperature in step 2)
-    st.markdown(
-        f"Take the last hidden state h of each position (the last block's output, `{reading.hidden_name}`) "
-        f"and multiply it by the transpose of the token embedding matrix E, the very matrix that "
-        f"turned tokens into vectors at the start. Row v of E is token v's embedding, so logit v is "
-        f"the dot product of h with it: the more h points like a token's embedding, the higher "
-        f"that token scores. This output layer is also called the *unembedding*."
-    )
+    last = f"Take the last hidden state h of each position (the last block's output, `{reading.hidden_name}`) "
+    divided = (f" Then {name} divides every logit by its logits_scaling s = {SCALED:g} (a Granite's): "
+               "the same order of tokens, with its probabilities "
+               + ("spread more evenly." if SCALED > 1 else "made sharper.") if SCALED != 1.0 else "")
+    if facts.tied:
+        st.markdown(
+            last + "and multiply it by the transpose of the token embedding matrix E, the very matrix "
+            "that turned tokens into vectors at the start. Row v of E is token v's embedding, so logit "
+            "v is the dot product of h with it: the more h points like a token's embedding, the higher "
+            "that token scores. This output layer is also called the *unembedding*." + divided)
+    else:
+        st.markdown(
+            last + f"and multiply it by the model's own output matrix W_U ({d} × {V}), the "
+            "*unembedding*. Column v of W_U is token v's output vector, so logit v is the dot "
+            "product of h with it: the more h points like that vector, the higher token v scores. "
+            f"{name} keeps W_U apart from its embedding matrix E (an untied head)." + divided)
+    scaled_by = rf"\,/\,{SCALED:g}" if SCALED != 1.0 else ""
     st.latex(r"\underbrace{\text{logits}}_{n \times V} = \underbrace{h}_{n \times d}\;"
-             r"\underbrace{E^\top}_{d \times V}\qquad P(w) = \mathrm{softmax}(\text{logits})_w"
+             + (r"\underbrace{E^\top}_{d \times V}" if facts.tied else r"\underbrace{W_U}_{d \times V}")
+             + scaled_by + r"\qquad P(w) = \mathrm{softmax}(\text{logits})_w"
              rf"\qquad n = {n}\ \text{{positions}},\ d = {d},\ V = {V}")
     if tied and reading.tied:
         st.success(
             f"**Tied, checked on {name} itself.** The model has no output matrix of its own: its LM "
             f"head multiplies by `embed.weight`, the same tensor (one storage) that embeds the input "
-            f"(`is_tied(model)` is True, and its weights hold E and no W_U). Recomputing h Eᵀ from "
+            f"(`is_tied(model)` is True, and its weights hold E and no W_U). Recomputing {HEAD_SAID} from "
             f"your text's hidden states gives the model's logits to within {reading.gap:.1e} "
             f"(float32 rounding). Tying saves V × d = {V:,} × {d} = {V * d:,} parameters.",
             icon=":material/link:")
     else:
         st.warning(f"{name}'s head has its own matrix W_U ({reading.head_shape[0]} × "
-                   f"{reading.head_shape[1]}); h W_U gives its logits to within {reading.gap:.1e}.")
+                   f"{reading.head_shape[1]}); {HEAD_SAID} gives its logits to within {reading.gap:.1e}.")
     instant(idc.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
             pos=linked_value("pos"))
     length_marker(n, pos=n - 1)  # fits the position slider to this text (the chart is length-free)
