@@ -336,30 +336,34 @@ def _heads(q, k, v) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return q, k, v
 
 
-def linformer(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: int) -> Linformer:
+def linformer(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: int,
+              scale: float | None = None) -> Linformer:
     """Bidirectional attention of one layer (q, k, v as (n, H, dh)) against its Linformer-shaped
     approximation: K and V cut from n to ``rows`` rows by E = F = :func:`pooling`.
-    Exact: softmax(QKᵀ/√d) V. Approximate: softmax(Q(EK)ᵀ/√d) (FV). Nothing is trained (not the
-    projections, not the model), so the error is what the projection alone costs."""
+    Exact: softmax(QKᵀ/√d) V. Approximate: softmax(Q(EK)ᵀ/√d) (FV). ``scale``: what the model
+    multiplies its scores by instead of 1/√d (a Granite's attention_multiplier). Nothing is
+    trained (not the projections, not the model), so the error is what the projection alone costs."""
     q, k, v = _heads(q, k, v)
     n, dh = q.shape[1], q.shape[2]
+    c = 1 / math.sqrt(dh) if scale is None else scale
     E = pooling(n, rows)  # (rows, n); F is the same matrix
-    exact = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(dh), -1) @ v  # (H, n, dh)
-    maps = torch.softmax(q @ (E @ k).transpose(1, 2) / math.sqrt(dh), -1)  # (H, n, rows)
+    exact = torch.softmax(q @ k.transpose(1, 2) * c, -1) @ v  # (H, n, dh)
+    maps = torch.softmax(q @ (E @ k).transpose(1, 2) * c, -1)  # (H, n, rows)
     approx = maps @ (E @ v)  # (H, n, dh)
     err = float((approx - exact).norm() / exact.norm().clamp_min(1e-12))
     return Linformer(maps.numpy(), err)
 
 
-def best_rank_errors(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+def best_rank_errors(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None) -> np.ndarray:
     """(n,) relative output error of the closest rank-r map, r = 1..n: each head's exact
     attention matrix A (bidirectional, as in :func:`linformer`) cut to its r largest singular
     values (truncated SVD, the closest rank-r matrix to A), output A_r V, error over all heads
     as in :func:`linformer`. A k-row method's map softmax(Q(EK)ᵀ/√d)·F has rank ≤ k, so this
     is a yardstick for what a well-chosen k-row map could reach (the closest map, though not
-    always the closest output). 0 at r = n."""
+    always the closest output). 0 at r = n. ``scale`` as in :func:`linformer`."""
     q, k, v = _heads(q, k, v)
-    A = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]), -1)  # (H, n, n)
+    c = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    A = torch.softmax(q @ k.transpose(1, 2) * c, -1)  # (H, n, n)
     U, S, Vh = torch.linalg.svd(A)
     # (A − A_r) V = Σ_{i>r} s_i u_i (v_iᵀ V); the u_i are orthonormal, so its squared size is
     # Σ_{i>r} s_i² |v_iᵀ V|², summed over heads
@@ -376,15 +380,15 @@ class LinformerLayers(NamedTuple):
 
 
 def linformer_layers(qs: Sequence[np.ndarray], ks: Sequence[np.ndarray], vs: Sequence[np.ndarray],
-                     rows: int) -> LinformerLayers:
+                     rows: int, scale: float | None = None) -> LinformerLayers:
     """:func:`linformer` with ``rows`` pooled rows, and both error curves over k = 1..n, for
     every layer (q, k, v of layer l as (n, H, dh)): all a page needs to show any layer and
-    head without running again."""
+    head without running again. ``scale`` as in :func:`linformer`."""
     n = qs[0].shape[0]
     rows = max(1, min(rows, n))  # one token: k = 1, its only run
     maps, pooled, best = [], [], []
     for q, k, v in zip(qs, ks, vs):
-        maps.append(linformer(q, k, v, rows).maps)
-        pooled.append([linformer(q, k, v, kk).error for kk in range(1, n + 1)])
-        best.append(best_rank_errors(q, k, v))
+        maps.append(linformer(q, k, v, rows, scale).maps)
+        pooled.append([linformer(q, k, v, kk, scale).error for kk in range(1, n + 1)])
+        best.append(best_rank_errors(q, k, v, scale))
     return LinformerLayers(np.stack(maps), np.asarray(pooled, dtype=float), np.stack(best))

@@ -106,9 +106,14 @@ def linformer_layers(model: str, text: str, rows: int) -> ls.LinformerLayers:
     """Lesson 17's Linformer on every layer of ``text``'s trace, ``rows`` pooled rows, with
     both error curves over k (``experiments.long_sequences.linformer_layers``)."""
     trace = get_trace(model, text)
-    layers = range(trace.config.n_layers)
-    qs, ks, vs = ([trace[name, layer] for layer in layers] for name in ("q", "k", "v"))
-    return ls.linformer_layers(qs, ks, vs, rows)
+    cfg = trace.config
+    layers = range(cfg.n_layers)
+    # the queries and keys the scores read: turned by RoPE where the model turns them
+    turned = "blocks.0.attn.hook_rot_q" in trace.activations
+    q_name, k_name = ("rot_q", "rot_k") if turned else ("q", "k")
+    qs, ks, vs = ([trace[f"blocks.{layer}.attn.hook_{name}"] for layer in layers]
+                  for name in (q_name, k_name, "v"))
+    return ls.linformer_layers(qs, ks, vs, rows, cfg.score_scale if cfg.scale_attn else 1.0)
 
 
 #: Tokens lesson 5 follows at most. Our models read 128 at most anyway; a model folder reads
