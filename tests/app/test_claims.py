@@ -35,6 +35,23 @@ FIXED = {
          "previous l = 4 positions and the token itself"],
         ["so each grid is symmetric and", "\"Farthest away\" is the notes' receptive field"]),
     ("bert", "bert"): (["Google's original data code takes the 15% of all"], ["as BERT's own data code does"]),
+    # Granite's multipliers, each said where it acts (its folder: d_head 8, m_att 0.125, top-3 of 5)
+    ("granitemoe", "forward-walk"): (
+        ["× embedding multiplier", "x_t ← 12 x_t", "softmax(0.125 R(q) R(k)ᵀ + M)", "x ← x + 0.22 Attn(RMS(x))",
+         "x ← x + 0.22 MoE(RMS(x))", "logits = (x Eᵀ) / 6", "Granite's multipliers: the embeddings multiplied by 12"],
+        []),
+    ("granitemoe", "scaling"): (["multiplies every score by its attention_multiplier 0.125 instead of dividing by "
+                                 "√d_k = √8 ≈ 2.83: a division by 8, d_k itself"], []),
+    ("granitemoe", "decoding"): (["1 · The LM head: logits = h Eᵀ / 6"], []),
+    # an expert's gate and up, neuron by neuron (lesson 10 showed none on a mixture of experts)
+    ("granitemoe", "feed-forward"): (
+        [r"E_i(x) = \big(\mathrm{SiLU}(xW_{\text{gate}}^i) \odot (xW_{\text{in}}^i)\big)",
+         "The way down by hand, Σ w_i · E_i(x) over each token's 3 chosen experts times 0.22, against "
+         "the model's hook_mlp_out"], ["no single layer of neurons to follow"]),
+    ("mixtral-tiny", "feed-forward"): (
+        ["The way down by hand, Σ w_i · E_i(x) over each token's 2 chosen experts, against the model's "
+         "hook_mlp_out"], ["no single layer of neurons to follow"]),
+    ("mixtral-tiny", "decoding"): (["1 · The LM head: logits = h W_U"], []),
 }
 
 
@@ -86,6 +103,61 @@ def test_checkpoint_folders(app_page, folders, monkeypatch, kind):
     seen = walk(at, folder)
     assert broken(seen, folder) == []
     fixed_sentences(seen, kind)
+
+
+def test_the_matrix_catches_the_sentences_false_of_a_mixture_of_experts():
+    """Sentences the lessons said of every model, false of mixtral-tiny (an untied head, experts
+    with no capacity, SwiGLU experts behind a renormalising router) or of a GraniteMoe (its four
+    multipliers, Granite's top-k -> softmax): caught under those facts, not under gpt-tiny's or
+    llama-tiny's, of which they are true."""
+    gpt, llama, mixtral = (tfviz.load(n).facts for n in ("gpt-tiny", "llama-tiny", "mixtral-tiny"))
+    granite = dataclasses.replace(mixtral, d_head=8, attention_multiplier=0.125, embedding_multiplier=12.0,
+                                  residual_multiplier=0.22, logits_scaling=6.0, tied=True,
+                                  moe_router="topk_softmax", moe_renormalized=True)
+    old = {  # the old sentence -> the facts it was false of, and those it was true of
+        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V": ([granite], [gpt]),
+        r"\begin{cases} q_i\cdot k_j/\sqrt{d_k} & j \le i": ([granite], [gpt]),
+        r"a_t=\mathrm{softmax}\!\left(\frac{s_t}{\sqrt{d_{head}}}\right)": ([granite], [gpt]),
+        "α = softmax((R(q) R(k)ᵀ) / √d_k + M),   z = α V": ([granite], [llama]),
+        "mixtral-tiny uses heads of d_k = 8, so the scale divides every score by √8 ≈ 2.83.": ([granite, gpt], []),
+        "The model's own score for this pair (hook_scores_raw, before dividing by √d_k)": ([granite], [llama]),
+        r"x_{\ell} \;=\; x_{\ell-1} + \mathrm{Sublayer}(x_{\ell-1})": ([granite], [gpt, mixtral]),
+        "x ← x + Attn(RMS(x))": ([granite], [llama, mixtral]),
+        "x here is what the first block receives: the token's embedding. The model's": ([granite], [llama]),
+        "embed = the token embeddings (g adds no position vectors": ([granite], [llama]),
+        "logits = x Eᵀ": ([granite], [gpt]),
+        "1 · The LM head: logits = h Eᵀ": ([dataclasses.replace(granite, tied=False), mixtral, granite], [gpt]),
+        "and multiply it by the transpose of the token embedding matrix E, the very matrix": ([mixtral, llama], [gpt]),
+        "each sentence's expert capacity is counted as it goes, so they never take": ([mixtral, granite],
+                                                                                   [tfviz.load("moe-tiny").facts]),
+        "every token goes through the same small network **on its own**": ([mixtral, granite], [gpt, llama]),
+        "so there is no single layer of neurons to follow here.": ([mixtral, granite], []),
+        "p = softmax(W_r x),   y = Σ_(i ∈ 𝒯) p_i E_i(x)": ([mixtral, granite], [tfviz.load("moe-tiny").facts]),
+        r"\mathrm{out}_i = \sum_{h} z^{(h)}_i\, W^O_{h} + b^O": ([mixtral, llama], [gpt]),
+        "Check: for every layer and token, the heads' shares plus b^O equal the model's attention output to "
+        "within 8.3e+00.": ([gpt], []),
+        "The new token's attention row, computed from the cached keys, matches the last row of the full run's "
+        "attention pattern to 6.7e-01 in every layer and head.": ([granite, gpt], []),
+        # and what the pages say now, true of the Granite and false of a model without its multipliers
+        "α = softmax(0.125 R(q) R(k)ᵀ + M),   z = α V": ([llama, mixtral], [granite]),
+        r"\tilde s_{ij} = \begin{cases} 0.125\,q_i\cdot k_j & j \le i": ([gpt], [granite]),
+        "x ← x + 0.22 MoE(RMS(x))": ([mixtral], [granite]),
+        "x_t ← 12 x_t": ([mixtral], [granite]),
+        "logits = (x Eᵀ) / 6": ([gpt], [granite]),
+        "1 · The LM head: logits = h Eᵀ / 6": ([gpt, mixtral], [granite]),
+        "1 · The LM head: logits = h W_U": ([gpt, granite], [mixtral, llama]),
+        "but as a Granite it multiplies every score by its attention_multiplier 0.125 instead": ([gpt], [granite]),
+        "its experts have no capacity limit, so a pad token never takes": ([tfviz.load("moe-tiny").facts],
+                                                                          [mixtral, granite]),
+        "𝒯 = top_2 (W_r x̂),   w = softmax_𝒯 (W_r x̂)": ([tfviz.load("moe-tiny").facts], [granite]),
+    }
+    for sentence, (false_of, true_of) in old.items():
+        for facts in false_of:
+            assert [c.name for c in CLAIMS for m in re.finditer(c.pattern, sentence)
+                    if c.false_when(facts, m)], (sentence, facts.name)
+        for facts in true_of:
+            assert not [c.name for c in CLAIMS for m in re.finditer(c.pattern, sentence)
+                        if c.false_when(facts, m)], (sentence, facts.name)
 
 
 def test_the_matrix_catches_the_old_sentences():

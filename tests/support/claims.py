@@ -104,6 +104,61 @@ CLAIMS: tuple[Claim, ...] = (
           r"Everything below comes from \*\*(.+?)\*\*, the sidebar's model\. (It clips|Its table)",
           lambda f, m: f.positions != ("relative" if m.group(2) == "It clips" else "t5_bias"),
           ("embeddings",)),
+    # --- Granite's multipliers and the experts' own network (mixtral-tiny, Mixtral, GraniteMoe) -
+    Claim("scores divided by √d_k under a model that multiplies them by its attention_multiplier",
+          r"\\t?frac\{(QK\^\\top|q_i\\cdot k_j|s_t|R\(q\)\\,R\(k\)\^\\top)\}\{\\sqrt\{d_(k|\{head\})\}\}|"
+          r"q_i\\cdot k_j/\\sqrt\{d_k\}|(QKᵀ|R\(k\)ᵀ\)) / √d_k|so the scale divides every score by √",
+          lambda f, m: f.attention_multiplier is not None,
+          ("self-attention", "scaling", "masking", "kv-cache", "forward-walk")),
+    Claim("a RoPE score 'before dividing by √d_k' under a model that multiplies it instead",
+          r"before dividing by √d_k", lambda f, m: f.attention_multiplier is not None, ("embeddings",)),
+    Claim("an attention_multiplier that is not the model's", r"(\d+(?:\.\d+)?)\\,(QK\^\\top|q_i\\cdot k_j|s_t|R\(q\))|"
+          r"softmax\((\d+(?:\.\d+)?) (?:QKᵀ|R\(q\))|its attention_multiplier (\d+(?:\.\d+)?)",
+          lambda f, m: float(next(g for g in m.groups() if g and g[0].isdigit())) != f.attention_multiplier,
+          ("self-attention", "scaling", "masking", "kv-cache", "forward-walk", "embeddings")),
+    Claim("a √d_k divisor that is not the model's head size", r"so the scale divides every score by √(\d+)",
+          lambda f, m: int(m.group(1)) != f.d_head, ("scaling",)),
+    Claim("a sublayer added as it is under a residual_multiplier", r"x_\{\\ell\} \\;=\\; x_\{\\ell-1\} \+ "
+          r"\\mathrm\{Sublayer\}|x ← x \+ (?:Attn|MoE|FFN)\(RMS",
+          lambda f, m: f.residual_multiplier != 1.0, ("layernorm", "forward-walk")),
+    Claim("a residual_multiplier that is not the model's", r"x ← x \+ (\d+(?:\.\d+)?) (?:Attn|MoE|FFN)|"
+          r"x_\{\\ell-1\} \+ (\d+(?:\.\d+)?)\\,|its residual_multiplier (\d+(?:\.\d+)?)",
+          lambda f, m: float(next(g for g in m.groups() if g)) != f.residual_multiplier),
+    Claim("the first block reading the bare embeddings under an embedding_multiplier",
+          r"what the first block receives: the token's embedding(?: plus its position's vector)?\.|"
+          r"embed = the token embeddings \(|embed = token \+ position embeddings;",
+          lambda f, m: f.embedding_multiplier != 1.0, ("self-attention", "layernorm")),
+    Claim("an embedding_multiplier that is not the model's", r"x_t ← (\d+(?:\.\d+)?) x_t|embedding_multiplier (\d+(?:\.\d+)?)",
+          lambda f, m: float(m.group(1) or m.group(2)) != f.embedding_multiplier),
+    Claim("logits without the model's logits_scaling, or with another", r"logits = x (?:Eᵀ|W_U)\b|"
+          r"logits = \(x (?:Eᵀ|W_U)\) / (\d+(?:\.\d+)?)|logits_scaling s = (\d+(?:\.\d+)?)",
+          lambda f, m: float(m.group(1) or m.group(2) or 1.0) != f.logits_scaling, ("forward-walk", "decoding")),
+    Claim("the LM head's matrix or scaling said otherwise", r"(?:logits = |Recomputing |\); )h (Eᵀ|W_U)(?: / (\d+(?:\.\d+)?))?",
+          lambda f, m: (m.group(1) == "Eᵀ") != f.tied or float(m.group(2) or 1.0) != f.logits_scaling,
+          ("decoding",)),
+    Claim("the embedding matrix E as the LM head of an untied model", r"\\underbrace\{E\^\\top\}|"
+          r"multiply it by the transpose of the token embedding matrix E",
+          lambda f, m: not f.tied, ("decoding",)),
+    Claim("an expert capacity counted for experts that have none, or none for experts that do",
+          r"expert capacity is counted|an expert's capacity is counted|its experts have no capacity limit",
+          lambda f, m: (f.moe_capacity is None) != m.group(0).startswith("its experts have no")),
+    Claim("the same small network for every token under a mixture of experts",
+          r"every token goes through the same small|there is no single layer of neurons to follow here|"
+          r"so d_ff is usually about 2/3",
+          lambda f, m: f.is_moe, ("feed-forward",)),
+    Claim("Switch's plain weights in the walk of a model that renormalises or routes by Granite's rule",
+          r"p = softmax\(W_r x̂?\),\s+y = Σ|top_(\d+) ",
+          lambda f, m: f.is_moe and (f.moe_top_k != int(m.group(1)) if m.group(1) else
+                                     f.moe_renormalized or f.moe_router == "topk_softmax"),
+          ("forward-walk",)),
+    Claim("b^O in the sum of the heads' shares of a model without an output bias",
+          r"shares plus b\^O|W\^O_\{h\} \+ b\^O", lambda f, m: f.biases != "all", ("multi-head",)),
+    Claim("a check against the model's own numbers that did not hold",
+          r"equal the model's attention output.{0,160}? to within ([0-9.]+e[+-]\d+)|matches the last row of "
+          r"the full run's attention pattern to ([0-9.]+e[+-]\d+)|against the model's hook_mlp_out: "
+          r"largest difference ([0-9.]+e[+-]\d+)",
+          lambda f, m: float(next(g for g in m.groups() if g)) > 1e-3,
+          ("multi-head", "kv-cache", "feed-forward")),
     Claim("the model's biases said otherwise", r"; (no biases|biases on q, k and v only|biases);",
           lambda f, m: {"no biases": "none", "biases on q, k and v only": "qkv only",
                         "biases": "all"}[m.group(1)] != f.biases, ("forward-walk",)),
