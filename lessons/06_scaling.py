@@ -61,6 +61,8 @@ with step("2 · What large scores do to softmax"):
 
 with step("3 · Your text, with and without the scale"):
     facts = bundle.facts
+    # what the legends and the table call the scale: ÷√d_k, or a Granite's × attention_multiplier
+    scale_word = "÷√d_k" if facts.attention_multiplier is None else f"× {facts.attention_multiplier:g}"
     if facts.attention_multiplier is None:
         scale = (f"{name} uses heads of d_k = {facts.d_head}, so the scale divides every score by "
                  f"√{facts.d_head} ≈ {facts.score_divisor:.2f}.")
@@ -83,10 +85,10 @@ with step("3 · Your text, with and without the scale"):
     only = layer_picker(L, "sc_layer")  # a deep model sends one layer at a time
     instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
             layer=view_value("layer", L - 1) if only is None else only,
-            head=view_value("head", H - 1), only_layer=only)
+            head=view_value("head", H - 1), only_layer=only, scale=scale_word)
     st.markdown("Mean entropy of every head's rows, with and without the scale:")
     three_decimals = st.column_config.NumberColumn(format="%.3f")
-    entropies = sc.entropy_by_head(*maps)
+    entropies = sc.entropy_by_head(*maps, scale=scale_word)
     table(entropies, column_config={
         column: three_decimals for column in entropies if column not in ("layer", "head")})
     off_by = "√d_k" if facts.attention_multiplier is None else f"{facts.score_divisor:.4g}"

@@ -133,3 +133,13 @@ def test_scale_on_off_is_length_free():
     built = check_length_free(build)
     y = built[13]["vconcat"][1]["encoding"]["y"]["scale"]["domain"]
     assert y == {"expr": "[0, max(log(max(ntok, 2)) / LN2, 1)]"}
+
+
+def test_a_granites_scale_is_named_as_it_is(runs):
+    """A GraniteMoe multiplies its scores by its attention_multiplier: the legends and the
+    table name that ("× 0.125"), not ÷√d_k."""
+    tokens, (on, off) = runs
+    spec = isc.scale_on_off(on, off, sc.row_entropy(on), sc.row_entropy(off), tokens, scale="× 0.125")
+    assert {r["scores"] for r in spec["datasets"]["entropy"]} == {"with × 0.125", "without × 0.125"}
+    assert "÷√d_k" not in json.dumps(spec, ensure_ascii=False)
+    assert list(sc.entropy_by_head(on, off, scale="× 0.125"))[2:4] == ["with × 0.125", "without × 0.125"]

@@ -118,9 +118,10 @@ def row_entropy(pattern: np.ndarray) -> np.ndarray:
     return entropy(pattern, axis=-1)
 
 
-def entropy_by_head(on: np.ndarray, off: np.ndarray) -> dict[str, list]:
+def entropy_by_head(on: np.ndarray, off: np.ndarray, scale: str = "÷√d_k") -> dict[str, list]:
     """Mean row entropy (bits) of every layer's heads with and without the scale, as table
-    columns; ``on`` and ``off`` are the two runs' patterns (layers, heads, q, k).
+    columns; ``on`` and ``off`` are the two runs' patterns (layers, heads, q, k). ``scale``
+    names it in the columns (a Granite's is "× 0.125", its attention_multiplier).
 
     >>> flat, sharp = np.full((1, 1, 2, 2), 0.5), np.array([[[[1.0, 0.0], [0.5, 0.5]]]])
     >>> entropy_by_head(flat, sharp)
@@ -129,6 +130,6 @@ def entropy_by_head(on: np.ndarray, off: np.ndarray) -> dict[str, list]:
     mean_on, mean_off = row_entropy(on).mean(-1), row_entropy(off).mean(-1)  # (layers, heads)
     index = list(np.ndindex(*mean_on.shape))
     return {"layer": [lyr for lyr, _ in index], "head": [h for _, h in index],
-            "with ÷√d_k": [float(mean_on[i]) for i in index],
-            "without ÷√d_k": [float(mean_off[i]) for i in index],
+            f"with {scale}": [float(mean_on[i]) for i in index],
+            f"without {scale}": [float(mean_off[i]) for i in index],
             "change": [float(mean_off[i] - mean_on[i]) for i in index]}

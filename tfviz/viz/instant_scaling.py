@@ -16,7 +16,6 @@ import numpy as np
 from tfviz.viz.instant import packed, rounded, spec
 from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
-from tfviz.viz.scaling import WITH, WITHOUT
 from tfviz.viz.style import CATEGORICAL, token_labels
 
 
@@ -32,22 +31,25 @@ def mean_text(n_heads: int) -> str:
 
 def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
                  entropy_off: np.ndarray, tokens: Sequence[str], *, layer: int = 0,
-                 head: int = 0) -> dict:
+                 head: int = 0, scale: str = "÷√d_k") -> dict:
     """The chosen layer and head's map with and without ÷√d_k, then each query row's entropy.
 
     ``on`` and ``off`` are the patterns (layers, heads, n, n) of the two runs; ``entropy_on``
     and ``entropy_off`` their rows' entropies in bits (layers, heads, n). The title
-    gives both mean entropies of the chosen head on its second line.
+    gives both mean entropies of the chosen head on its second line. ``scale`` names the
+    model's scale in the legends: a Granite multiplies its scores by its attention_multiplier
+    ("× 0.125") instead of dividing them by √d_k.
     """
+    off_name, on_name = f"without {scale}", f"with {scale}"
     n_layers, n_heads, n, _ = on.shape
     if off.shape != on.shape or entropy_on.shape != on.shape[:3] or entropy_off.shape != on.shape[:3]:
         raise ValueError("the two runs and their entropies must cover the same layers, heads, tokens")
     cap = length_cap(n)
-    maps = map_pair(("on", "off"), (WITH, WITHOUT), cap, free=True,
+    maps = map_pair(("on", "off"), (on_name, off_name), cap, free=True,
                     title={"text": {"expr": "'Layer ' + layer + ', head ' + head + "
                                             "': the same text, scale on and off'"}})
     rows = [{"layer": lyr, "head": h, "q": q, "scores": name, "v": value}
-            for name, ent in ((WITH, entropy_on), (WITHOUT, entropy_off))
+            for name, ent in ((on_name, entropy_on), (off_name, entropy_off))
             for lyr, h in np.ndindex(*ent.shape[:2])
             for q, value in enumerate(rounded(ent[lyr, h]))]
     lines = {
@@ -62,7 +64,7 @@ def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
             "y": {"field": "v", "type": "quantitative", "title": "entropy of the row (bits)",
                   "scale": {"domain": {"expr": "[0, max(log(max(ntok, 2)) / LN2, 1)]"}}},
             "color": {"field": "scores", "type": "nominal", "title": "scores",
-                      "scale": {"domain": [WITHOUT, WITH], "range": [CATEGORICAL[5], CATEGORICAL[0]]},
+                      "scale": {"domain": [off_name, on_name], "range": [CATEGORICAL[5], CATEGORICAL[0]]},
                       "legend": {"orient": "top"}},
             "tooltip": [{"field": "query", "title": "query"}, {"field": "scores"},
                         {"field": "v", "title": "entropy (bits)", "format": ".3f"}],
