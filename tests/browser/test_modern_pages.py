@@ -85,3 +85,22 @@ def test_a_modern_block_lesson_in_the_browser(server, page, axe_source, url):
     # self-attention's formula is drawn by KaTeX, not as text
     check_modern_page(page, f"{server}/{url}?model=llama-tiny", axe_source,
                       None if url == "self-attention" else PAGES[url], scrolls=url in WIDER_THAN_A_PHONE)
+
+
+#: url -> words the page must show on mixtral-tiny, the bundled Mixtral: the same block as
+#: llama-tiny's with 4 SwiGLU experts a layer, 2 a token (lesson 10 follows a token's first
+#: expert, lesson 12 walks its router)
+MIXTRAL_PAGES = {
+    "embeddings": "pair i is dimension i with i + d/2",
+    "multi-head": "4 query heads share 2 key/value heads: heads 0–1 read K/V head 0, heads 2–3 read K/V head 1.",
+    "layernorm": "normalises each token with RMSNorm",
+    "feed-forward": "is a mixture of experts: each block holds 4 such networks",
+    "forward-walk": "a mixture of 4 SwiGLU experts, 2 per token",
+    "gqa": "5 · The cache of mixtral-tiny, the sidebar's model",
+}
+
+
+@pytest.mark.parametrize("url", list(MIXTRAL_PAGES))
+def test_a_modern_block_lesson_on_a_mixture_of_experts(server, page, axe_source, url):
+    check_modern_page(page, f"{server}/{url}?model=mixtral-tiny", axe_source, MIXTRAL_PAGES[url],
+                      shot=f"mixtral-tiny-{url}.png")
