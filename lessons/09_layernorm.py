@@ -3,6 +3,7 @@ import streamlit as st
 
 from tfviz.analysis import layernorm as lna
 from tfviz.experiments import wiring
+from tfviz.lab.comparisons import COMPARISONS
 from tfviz.reference import layer_norm, rms_norm
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
@@ -36,6 +37,10 @@ scaled = ([f"each sublayer's correction by its residual_multiplier {m_res:g} bef
      "first block"] if facts.embedding_multiplier != 1.0 else [])
 if scaled:  # a Granite's multipliers
     st.caption(f"**{name}** multiplies " + ", and ".join(scaled) + ".")
+st.page_link("lessons/23_training_lab.py", icon=":material/science:",
+             label=f"Does the skip path matter? The training lab's \"{COMPARISONS['residual'].title}\" "
+                   "trains the same deep stack with and without it: loss, accuracy and each "
+                   "layer's gradient")
 rms = facts.norm_kind == "rmsnorm"
 N = r"\mathrm{RMS}" if rms else r"\mathrm{LN}"  # the model's own norm in the formulas
 LN_FORMULA = (r"\mu = \frac{1}{d}\sum_{j=1}^{d} x_j \qquad "
