@@ -9,7 +9,7 @@ from tfviz.config import RunOptions
 from tfviz.lab.opened import reads_letters
 from tfviz.ui.cache import get_trace
 from tfviz.ui.context import lesson_context
-from tfviz.ui.experiments_cache import class_table
+from tfviz.ui.experiments_cache import class_tables
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
@@ -205,12 +205,14 @@ else:
                 "and every token is labelled with the class of the word it belongs to."
                 + ("" if bundle.trained else " This model is not trained yet, so expect no pattern.")
             )
-            tables = [class_table(name, layer, k) for layer in range(L)]
+            tables = class_tables(name, k)
             instant(ivm.class_chart, tables, layer=layer0, only_layer=only)
+            shown = range(L) if only is None else (only,)  # a deep model: the picked layer
             st.markdown("**Concentration**: the share of a class's tokens that went to its favourite "
-                        f"expert (1.0 = always the same expert, 1/{E} = spread evenly), in every layer.")
-            table([{"layer": layer, **row} for layer, (classes, _, counts) in enumerate(tables)
-                   for row in ma.class_summary(classes, counts)], hide_index=True,
+                        f"expert (1.0 = always the same expert, 1/{E} = spread evenly), in "
+                        + ("every layer." if only is None else f"layer {only}."))
+            table([{"layer": layer, **row} for layer in shown
+                   for row in ma.class_summary(tables[layer][0], tables[layer][2])], hide_index=True,
                   column_config={"concentration": st.column_config.NumberColumn(format="%.3f")})
             st.caption("A high concentration only means specialisation when different classes favour "
                        "different experts; if one expert takes nearly everything, every class looks "

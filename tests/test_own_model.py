@@ -53,7 +53,7 @@ def test_every_cached_function_that_runs_a_named_model_goes_through_per_model():
     wrapped = [f.name for src in sources.values() for f in _functions(ast.parse(src))
                if "per_model" in _decorator_names(f)]
     assert {"_trace", "read_text", "masked", "positionless", "peek", "generation", "side_by_side",
-            "class_table", "masked_guesses"} <= set(wrapped)
+            "class_tables", "masked_guesses"} <= set(wrapped)
 
 
 def test_the_check_sees_a_forgotten_one():

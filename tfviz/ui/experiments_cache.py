@@ -78,11 +78,14 @@ def twin_norms(model: str, text: str) -> dict:
 
 
 @per_model(st.cache_data(show_spinner="Routing the sample sentences…"))
-def class_table(model: str, layer: int, top_k: int):
-    """Token class × first-choice expert over the sample sentences, routed with ``top_k``
-    (lesson 11)."""
+def class_tables(model: str, top_k: int) -> list:
+    """Token class × first-choice expert over the sample sentences, routed with ``top_k``, for
+    every layer (lesson 11): each sentence is traced once, however deep the model. (One call a
+    layer traced them all again for every layer once a model folder's cache, which keeps 8
+    traces, could not hold the 14 sentences: 336 traces on a 24-layer Granite.)"""
     traces = [get_trace(model, s, RunOptions(moe_top_k=top_k)) for s in ma.SAMPLE_SENTENCES]
-    return ma.class_expert_table(traces, word_class, layer=layer, order=(*CLASSES, "space"))
+    return [ma.class_expert_table(traces, word_class, layer=layer, order=(*CLASSES, "space"))
+            for layer in range(traces[0].config.n_layers)]
 
 
 @st.cache_data(ttl=600, max_entries=16, show_spinner="Timing attention on this server…")
