@@ -198,7 +198,8 @@ shaw_name = sidebar_or("relative", RELATIVE)
 @safe_fragment
 def shaw_vectors():
     rows, scfg = shaw_table(shaw_name), get_bundle(shaw_name).config
-    layer = st.radio("layer", list(range(scfg.n_layers)), horizontal=True, key="emb_shaw_layer")
+    layers = tuple(range(scfg.n_layers))  # layer numbers, not token positions (token_select)
+    layer = st.radio("Layer", layers, horizontal=True, key="emb_shaw_layer")
     vega(distance_vectors_chart, rows.keys[layer], rows.values[layer], rows.distances, rows.used,
          title=f"{shaw_name}, layer {layer}: aᴷ and aⱽ for each distance")
     st.caption(

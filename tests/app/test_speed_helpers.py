@@ -36,7 +36,8 @@ def test_multihead_page_draws_exactly_what_the_trace_holds(app_page):
     formats = {name: c["type_config"]["format"]
                for name, c in json.loads(table.proto.columns).items() if "type_config" in c}
     assert formats == dict.fromkeys(["→ previous token", "→ same token", "→ first token",
-                                     "spread (0 focused … 1 uniform)", "→ favourite"], "%.3f")
+                                     "spread (0 focused … 1 uniform)", "→ favourite",
+                                     "→ rarest token"], "%.3f")
     # The bars of section 3: each head's share, opening on the coreference probe "it".
     probe = find_coref_positions(trace.tokens).probe
     # opens on "it": the slider says -1 (the sentence's own query), which rides in the data

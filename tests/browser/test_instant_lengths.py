@@ -58,7 +58,9 @@ def test_a_sentence_of_another_length_keeps_lesson_5s_charts_and_fits_the_token_
     pg.wait_for_function(IDLE_JS, timeout=60_000)
     kept = pg.evaluate("() => Array.from(document.querySelectorAll('.vega-embed svg'))"
                        ".filter(s => window.__svgs.includes(s)).length")
-    assert kept == len(pg.query_selector_all(".vega-embed svg")) == 5  # no chart drawn anew
+    # step 1's five charts are kept (their data swapped); steps 3 and 4 draw the new sentence's
+    # own cosines and maps anew: two more, whose specs hold the sentence's word and length
+    assert kept == 5 and len(pg.query_selector_all(".vega-embed svg")) == 7
     assert {tuple(s) for s in pg.evaluate(SLIDERS_JS)} == {("0", str(m - 1), str(probe), str(probe))}
     q = {int(c["col"]): float(c["q"].replace("−", "-"))
          for c in _labels(pg, ".vega-embed g.concat_0_layer_0_marks path") if "q" in c}

@@ -62,7 +62,8 @@ def test_self_attention_sends_every_tab_and_its_views_switch_without_a_run(serve
                 ".map(e => e.textContent)"
     page.goto(f"{server}/self-attention?layer=1&head=2&query=3")
     wait_for_app(page)
-    page.wait_for_function("() => document.querySelectorAll('.vega-embed svg').length === 5",
+    # step 1's three tabs (five charts), then steps 3 and 4's cosines and maps
+    page.wait_for_function("() => document.querySelectorAll('.vega-embed svg').length === 7",
                            timeout=30_000)
     page.evaluate("""() => { const app = document.querySelector('[data-testid="stApp"]');
         window.__runs = 0; new MutationObserver((rs) => { for (const r of rs)

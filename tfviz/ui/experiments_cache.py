@@ -156,7 +156,8 @@ def _first_tokens_trace(model: str, text: str, limit: int, scale: bool | None, c
     return get_bundle(model).trace(first_tokens(model, text, limit), options=options)
 
 
-@st.cache_resource(show_spinner="Counting the tokens of the model's training text…")
+@per_model(st.cache_resource(show_spinner="Counting the tokens of the model's training text…"),
+           copies=False)
 def _training_counts(model: str) -> dict[int, int] | None:
     from tfviz.training.counts import corpus_counts
 
