@@ -158,7 +158,7 @@ else:
         instant(ivm.rules_chart, compared, trace.tokens, own=rule, layer=layer0,
                 pos=linked_value("pos"), only_layer=only)
         length_marker(n, pos=0)
-        pairs, same = n * L, int(compared.same_experts.sum())
+        same, pairs = compared.same_count
         lines = [f"**The same experts**: top-k of p and top-k of h chose the same "
                  + ("expert" if k == 1 else f"{k} experts") + f" for {same} of the {pairs} "
                  "(token, layer) pairs"
@@ -169,11 +169,11 @@ else:
                  f"**{compared.rule_gap:.1e}**"
                  + (": float32 rounding, 0 in exact arithmetic." if compared.rule_gap else
                     (": with one expert, both weights are exactly 1." if k == 1 else "."))]
-        mass = compared.mass
+        low, high, mean = compared.mass_range
         if k < E:
             lines.append(f"**Not renormalised, they differ**: softmax → top-k's weights add up "
-                         f"to Σ p over the chosen experts, here between {mass.min():.3f} and "
-                         f"{mass.max():.3f} (mean {mass.mean():.3f}), so each is that fraction "
+                         f"to Σ p over the chosen experts, here between {low:.3f} and "
+                         f"{high:.3f} (mean {mean:.3f}), so each is that fraction "
                          "of the renormalised weight, and the experts' output reaches the "
                          "residual stream shrunk by it. The largest difference from the "
                          f"renormalised weights is **{compared.plain_gap:.3f}**.")

@@ -135,3 +135,14 @@ def test_the_rule_on_our_logits_gives_transformers_routing(folders, kind, rule):
         np.testing.assert_allclose(c.weights[other][layer], ref["weights"][layer], atol=ATOL)
         assert np.abs(c.weights[mr.PLAIN][layer] - ref["weights"][layer]).max() > 0.01
     assert c.rule_gap < ATOL and c.same_experts.all()
+
+
+def test_the_counts_a_page_prints_by_hand():
+    """same_count and mass_range, the numbers lesson 11 prints, on logits small enough to read."""
+    from tfviz.analysis import moe_rules as mr
+
+    logits = np.log(np.array([[[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]], dtype=np.float32))  # (1, 2, 3)
+    c = mr.compare(logits, 2)
+    assert c.same_count == (2, 2)
+    low, high, mean = c.mass_range  # p sums of the two chosen: 0.8 and 0.9
+    assert (round(low, 5), round(high, 5), round(mean, 5)) == (0.8, 0.9, 0.85)

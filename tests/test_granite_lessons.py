@@ -76,6 +76,8 @@ def test_the_facts_are_transformers_numbers(granite):
     assert f.d_head == bundle.config.d_head == c.hidden_size // c.num_attention_heads == 8
     assert all(s == 0.125 for s in ref["scaling"]) and f.score_divisor == 1 / ref["scaling"][0] == 8.0
     raw, scaled = tr["blocks.0.attn.hook_scores_raw"], tr["blocks.0.attn.hook_attn_scores_unmasked"]
+    # ÷ 8 here and × 0.125 in the model are both exact in float32 (a power of two): equal by
+    # construction, whatever the CPU; the tolerance only allows for a divisor that is not
     np.testing.assert_allclose(raw / f.score_divisor, scaled, rtol=1e-6, atol=1e-7)
     assert f.score_scale == ("multiplies every score by its attention_multiplier 0.125 instead of dividing "
                              "by √d_k = √8 ≈ 2.83: a division by 8, d_k itself")

@@ -126,6 +126,18 @@ class RulesCompared:
                 == np.sort(self.indices[TOPK_SOFTMAX], axis=-1)).all(axis=-1)
 
     @property
+    def same_count(self) -> tuple[int, int]:
+        """(pairs where both orders chose the same experts, all (token, layer) pairs)."""
+        same = self.same_experts
+        return int(same.sum()), int(same.size)
+
+    @property
+    def mass_range(self) -> tuple[float, float, float]:
+        """The smallest, largest and mean Σ_T p over every token and layer (see ``mass``)."""
+        m = self.mass
+        return float(m.min()), float(m.max()), float(m.mean())
+
+    @property
     def rule_gap(self) -> float:
         """Largest difference, over every token, layer and expert, between the renormalised
         weights and top-k → softmax's: float32 rounding (0 in exact arithmetic)."""
