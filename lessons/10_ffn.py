@@ -90,6 +90,17 @@ st.latex(act_latex)
 tokens_n = len(labels)
 layer0 = view_value("layer", cfg.n_layers - 1)  # where the charts open: a shared link's view
 
+
+def activation_curves(whose: str) -> None:
+    """The model's own activation (thick) beside the other two, with the sentence that says so."""
+    own = fa.curve_name(cfg.activation)
+    st.markdown(f"The function {name}'s {whose} apply ({own}"
+                + (", to the gate" if facts.gated else "") + ", the thick line) beside the "
+                "other two: ReLU cuts every negative input to 0; GELU and SiLU let small "
+                "negative values through.")
+    vega(ivf.activation_curves_chart, fa.activation_curves(), own=own)
+
+
 def experts_steps(n_layers: int) -> None:
     """Step 2 on a mixture of experts: each token's first expert, neuron by neuron, then the
     token's experts mixed by their router weights, against the model's own output."""
@@ -125,12 +136,7 @@ def experts_steps(n_layers: int) -> None:
                + " The products in the table are among the terms it adds up"
                + (", unless the expert had no room left for the token (its weight is then 0)."
                   if facts.moe_capacity is not None else "."))
-    own = fa.curve_name(cfg.activation)
-    st.markdown(f"The function {name}'s expert neurons apply ({own}"
-                + (", to the gate" if facts.gated else "") + ", the thick line) beside the "
-                "other two: ReLU cuts every negative input to 0; GELU and SiLU let small "
-                "negative values through.")
-    vega(ivf.activation_curves_chart, fa.activation_curves(), own=own)
+    activation_curves("expert neurons")
 
 
 with step("1 · Which neurons fire?"):
@@ -201,12 +207,7 @@ with step("2 · One token's neurons, step by step"):
                    f"{steps.output_error:.1e}, over every "
                    + ("layer" if only is None else f"token of layer {only}")
                    + (" and token." if only is None else "."))
-        own = fa.curve_name(cfg.activation)
-        st.markdown(f"The function {name}'s neurons apply ({own}"
-                    + (", to the gate" if facts.gated else "") + ", the thick line) beside the "
-                    "other two: ReLU cuts every negative input to 0; GELU and SiLU let small "
-                    "negative values through.")
-        vega(ivf.activation_curves_chart, fa.activation_curves(), own=own)
+        activation_curves("neurons")
 
 with step("3 · Without it, attention only re-averages"):
     st.markdown(
