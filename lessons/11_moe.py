@@ -137,8 +137,9 @@ else:
                    f"layer's row adds up to {n} · {k} = {n * k}")
         st.markdown(f"Every layer at once: each cell counts the tokens of your text an expert "
                     f"served. {counted}" + (" less its drops" if cap is not None else "")
-                    + f"; the colour compares a cell with an even share, {n * k / E:.3g} tokens "
-                      "an expert.")
+                    + "; the colour compares a cell with an even share of what its layer served, "
+                      f"1/{E} of the row" + ("" if cap is not None else f" ({n * k / E:.3g} tokens)")
+                    + ".")
         instant(ivm.load_map_chart, routes)
         st.caption("Training adds a small load-balancing loss that rewards spreading tokens evenly, "
                    "so that no expert is swamped while others sit idle.")
