@@ -10,7 +10,8 @@ import streamlit as st
 from tfviz.ui.errors import remember_page, report_failure
 from tfviz.ui.lessons import HOME, ROOT, available
 from tfviz.ui.runlog import timed_run
-from tfviz.ui.warmup import one_thread_per_op, page_ran
+from tfviz.ui.server_threads import one_thread_per_op
+from tfviz.ui.warmup import page_ran
 
 one_thread_per_op()  # also when served cold by `streamlit run app.py`
 st.set_page_config(page_title="tfviz · see a transformer think", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")

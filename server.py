@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 import streamlit as st
 
 from tfviz.classroom.store import check_at_start
+from tfviz.threads import thread_name
 from tfviz.ui.no_delay import send_small_writes_at_once
 
 check_at_start()  # a store URL that cannot be opened stops the server now, naming the URL
@@ -65,7 +66,7 @@ def _warm_up() -> float:
 
 @asynccontextmanager
 async def _lifespan(_app):
-    threading.Thread(target=_warm_up, name="tfviz-warm-up", daemon=True).start()
+    threading.Thread(target=_warm_up, name=thread_name("warm-up"), daemon=True).start()
     yield
 
 

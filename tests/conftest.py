@@ -18,7 +18,7 @@ os.environ.pop("TFVIZ_STORE", None)
 from tfviz.classroom.live import Limits  # noqa: E402
 from tfviz.classroom.store import open_store  # noqa: E402
 
-# One thread per torch op, as the app's server runs them (tfviz.ui.warmup.one_thread_per_op).
+# One thread per torch op, as the app's server runs them (tfviz.ui.server_threads.one_thread_per_op).
 # Set before any test, so every number a worker computes comes from the same kernels: the
 # first AppTest of a worker would otherwise switch it from two threads to one halfway. The
 # suite runs two workers on two cores, so more threads per op would only compete.

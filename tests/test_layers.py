@@ -7,7 +7,8 @@ nothing else: no import runs up a floor or sideways along one, except the few si
 :data:`SIDEWAYS` names with their reason. Every import counts, at any depth of a file (a
 function's own import, one under ``if TYPE_CHECKING:``), because each is a dependency a reader
 has to follow. No code imports another module's private (``_name``) names either: what one
-module needs from another is public in that other module.
+module needs from another is public in that other module. And no two modules import each other,
+however far round (the floors see parts, not the modules inside one).
 
 Below the table, the checks that keep ``tfviz/analysis`` numpy only: it reads finished traces
 and exported weights; whatever runs a model lives in ``tfviz/experiments``. Analysis neither
@@ -28,13 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("definitions and pure maths that import no other part",
      ("config", "reference", "labels", "manifest", "textinput", "curriculum", "vision",
-      "notes_errata", "weights")),
+      "notes_errata", "weights", "threads")),
     ("the model, our data, counting a model's parameters, and what a model is (its facts)",
      ("model", "data", "params", "facts")),
     ("reading a model and text: traces and tokenizers",
      ("trace", "tokenizer")),
-    ("what works on a traced model: decoding, the vision bundle",
-     ("decoding", "vision_bundle")),
+    ("what works on a traced model: decoding, looking inside it, the vision bundle",
+     ("decoding", "interpret", "vision_bundle")),
     ("a model of ours with its tokenizer: the bundle",
      ("bundle",)),
     ("a Hugging Face folder (GPT-2, BERT) converted into a bundle",
@@ -200,6 +201,85 @@ def test_the_table_check_sees_an_upward_a_sideways_and_a_private_import():
     assert private_reaches("import tfviz.weights as w\nw._np(x)\n", "tfviz.vision_bundle") == \
         ["line 2: tfviz.weights._np"]
     assert private_reaches("from tfviz.weights import __doc__\nself._x = 1\n", "tfviz.a") == []
+
+
+# --- no circle between modules ----------------------------------------------------------------
+
+def import_graph(sources: list[Path]) -> dict[str, set[str]]:
+    """Each module of ours -> the modules of ours it imports (at any depth of the file, like the
+    floors: an import inside a function closes a circle as surely as one at the top)."""
+    graph = {}
+    for path in sources:
+        module = module_name(path)
+        graph[module] = {target for _, target, _ in
+                         imports(path.read_text(), module, package=path.name == "__init__.py")
+                         if part_of(target) is not None and target != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that reach each other through their imports (the strongly
+    connected components of more than one module, or of one that imports itself), each
+    sorted, found by Tarjan's walk; a module the graph does not list is a dead end.
+
+    >>> circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    [['a', 'b', 'c']]
+    """
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in sorted(graph):
+        if root in order:
+            continue
+        work = [(root, iter(sorted(graph[root])))]  # iterative: no recursion limit to meet
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in graph:
+                    continue
+                if target not in order:
+                    order[target] = low[target] = len(order)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in stack:
+                    low[node] = min(low[node], order[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1 or node in graph[node]:
+                        found.append(sorted(group))
+    return sorted(found)
+
+
+def test_no_two_modules_import_each_other_however_far_round():
+    """The floors check parts; two modules of one part (``ui/cache.py`` and ``ui/warmup.py``)
+    could still import each other, and then neither can be read, tested or moved alone."""
+    found = circles(import_graph(SOURCES))
+    assert not found, "modules that import each other: " + "; ".join(
+        " <-> ".join(group) for group in found)
+
+
+def test_the_circle_check_sees_a_circle_inside_one_package_and_none_in_a_line():
+    cache = "from tfviz.ui.warmup import one_thread_per_op\n"
+    warmup = "def warm_up():\n    from tfviz.ui.cache import get_trace\n"
+    graph = {m: {t for _, t, _ in imports(src, m)}
+             for m, src in (("tfviz.ui.cache", cache), ("tfviz.ui.warmup", warmup))}
+    assert circles(graph) == [["tfviz.ui.cache", "tfviz.ui.warmup"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert circles({"a": {"a"}}) == [["a"]]
+    assert circles({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c", "a"}}) == [["a", "b"], ["c", "d"]]
 
 
 # --- tfviz/analysis is numpy only -------------------------------------------------------------

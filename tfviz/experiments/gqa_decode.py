@@ -11,8 +11,8 @@ which is where the three differ. Every model and prompt length takes its steps i
 stall of a shared machine falls on all of them alike; each keeps its median round.
 
 Timings are wall-clock measurements on whatever CPU runs this, with ``threads`` torch threads
-(1, as the server runs every page: ``tfviz.ui.warmup.one_thread_per_op``); they move with the
-machine's load. The bytes are exact. The shared models are only read.
+(1, as the server runs every page: ``tfviz.ui.server_threads.one_thread_per_op``); they move
+with the machine's load. The bytes are exact. The shared models are only read.
 
 For the sidebar's own grouped model (llama-tiny, a Llama folder), :func:`every_kv_head` builds
 its full multi-head twin (each K/V head's weights repeated for every query head of its group:
@@ -34,6 +34,7 @@ import torch
 from tfviz.bundle import Bundle
 from tfviz.experiments.kv_cache_lengths import fill_ids
 from tfviz.model import Transformer
+from tfviz.threads import torch_threads
 
 TEXT = ("the cat rested near the lake. the dog jumped over the boat. the animal didn't cross the "
         "street because it was too tired. it refers to the animal.")  # what is read: a step's
@@ -119,24 +120,19 @@ def decode_times(bundles: dict, contexts: tuple[int, ...] = CONTEXTS, new_tokens
             runs.append((variant, i, bundle.model, ids, c))
     seconds = {v: [[] for _ in contexts] for v in bundles}
     nbytes = {}
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        with torch.no_grad():
-            for round_ in range(repeats + 1):  # round 0 is untimed
-                caches = [model.step(ids[:, :c])[1] for _, _, model, ids, c in runs]  # the prompts
-                took = [0.0] * len(runs)
-                for j in range(new_tokens):
-                    for k, (_, _, model, ids, c) in enumerate(runs):
-                        start = time.perf_counter()
-                        _, caches[k] = model.step(ids[:, c + j:c + j + 1], caches[k])  # (1, 1, V)
-                        took[k] += time.perf_counter() - start
-                for (variant, i, *_), t, cache in zip(runs, took, caches):
-                    if round_:
-                        seconds[variant][i].append(t / new_tokens)
-                    nbytes[variant] = cache_bytes(cache) // cache.length
-    finally:
-        torch.set_num_threads(old_threads)
+    with torch_threads(threads), torch.no_grad():
+        for round_ in range(repeats + 1):  # round 0 is untimed
+            caches = [model.step(ids[:, :c])[1] for _, _, model, ids, c in runs]  # the prompts
+            took = [0.0] * len(runs)
+            for j in range(new_tokens):
+                for k, (_, _, model, ids, c) in enumerate(runs):
+                    start = time.perf_counter()
+                    _, caches[k] = model.step(ids[:, c + j:c + j + 1], caches[k])  # (1, 1, V)
+                    took[k] += time.perf_counter() - start
+            for (variant, i, *_), t, cache in zip(runs, took, caches):
+                if round_:
+                    seconds[variant][i].append(t / new_tokens)
+                nbytes[variant] = cache_bytes(cache) // cache.length
     rows = tuple(
         DecodeTime(variant, bundle.name, bundle.config.kv_heads, nbytes[variant],
                    tuple(statistics.median(s) * 1e3 for s in seconds[variant]),

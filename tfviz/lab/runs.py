@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 from tfviz.lab.settings import LabSettings
 from tfviz.lab.train import RunLog, RunView, train
+from tfviz.threads import thread_name
 
 MAX_RUNNING = 2  # one training per core of this 2-core machine
 MAX_QUEUED = 200  # a class of 40 is fine; beyond this, "come back in a minute"
-THREAD_PREFIX = "tfviz-lab-"  # tfviz.ui.warmup quiets Streamlit's context warnings for "tfviz-"
 
 
 class LabBusy(RuntimeError):
@@ -252,7 +252,7 @@ class LabRunner:
             job = self._queue.popleft()
             job.state = "running"
             self._running.add(job.id)
-            t = threading.Thread(target=self._work, args=(job,), name=f"{THREAD_PREFIX}{job.id}",
+            t = threading.Thread(target=self._work, args=(job,), name=thread_name(f"lab-{job.id}"),
                                  daemon=True)
             self._threads[job.id] = t
             t.start()

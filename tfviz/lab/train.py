@@ -34,6 +34,7 @@ from tfviz.lab.settings import LabSettings
 from tfviz.lab.tasks import IGNORE, accuracy, next_token_targets
 from tfviz.model import Transformer
 from tfviz.model.hooks import recording
+from tfviz.threads import torch_threads
 from tfviz.trace import run_with_trace
 from tfviz.training.loop import lr_at
 
@@ -235,61 +236,56 @@ def train(settings: LabSettings, log: RunLog | None = None, stop: threading.Even
     log = log or RunLog(settings)
     stop = stop or threading.Event()
     start = time.perf_counter()
-    old_threads = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    try:
-        log.update(state="running")
-        data = _Data(settings)
-        log.update(shown_tokens=tuple(tuple(data.task.vocab.decode(r)) for r in data.shown))
-        model = Transformer(settings.model_config())
-        opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.98),
-                                weight_decay=0.01)
-        every, warmup = eval_every(settings.steps), max(1, min(50, settings.steps // 10))
-        train_seconds, recent, grads = 0.0, [], []
+    with torch_threads(threads):
+        try:
+            log.update(state="running")
+            data = _Data(settings)
+            log.update(shown_tokens=tuple(tuple(data.task.vocab.decode(r)) for r in data.shown))
+            model = Transformer(settings.model_config())
+            opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.98),
+                                    weight_decay=0.01)
+            every, warmup = eval_every(settings.steps), max(1, min(50, settings.steps // 10))
+            train_seconds, recent, grads = 0.0, [], []
 
-        def checkpoint(step: int) -> None:
-            model.eval()
-            acc, load = evaluate(model, data.ids, data.targets)
-            maps = attention_maps(model, data.shown)
+            def checkpoint(step: int) -> None:
+                model.eval()
+                acc, load = evaluate(model, data.ids, data.targets)
+                maps = attention_maps(model, data.shown)
+                model.train()
+                loss = float(np.mean(recent)) if recent else float("nan")
+                norms = _frozen(np.mean(grads, axis=0)) if grads else None  # (layers,)
+                recent.clear()
+                grads.clear()
+                log.add_checkpoint(Checkpoint(step, time.perf_counter() - start, acc, loss, maps,
+                                              None if load is None else _frozen(load), norms))
+
+            checkpoint(0)
             model.train()
-            loss = float(np.mean(recent)) if recent else float("nan")
-            norms = _frozen(np.mean(grads, axis=0)) if grads else None  # (layers,)
-            recent.clear()
-            grads.clear()
-            log.add_checkpoint(Checkpoint(step, time.perf_counter() - start, acc, loss, maps,
-                                          None if load is None else _frozen(load), norms))
-
-        checkpoint(0)
-        model.train()
-        state: State = "done"
-        for step in range(settings.steps):
-            if stop.is_set():
-                state = "stopped"
-                break
-            t0 = time.perf_counter()
-            for group in opt.param_groups:
-                group["lr"] = lr_at(step, settings.steps, settings.lr, warmup)
-            ids, targets = data.batch()
-            loss, ce = loss_of(model, ids, targets)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            grads.append(layer_grad_norms(model))  # before clipping: what backpropagation gave
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            train_seconds += time.perf_counter() - t0
-            recent.append(ce.item())
-            log.add_step(ce.item(), time.perf_counter() - start, train_seconds)
-            if (step + 1) % every == 0 or step + 1 == settings.steps:
-                checkpoint(step + 1)
-        view = log.view()
-        if state == "stopped" and (not view.checkpoints or view.checkpoints[-1].step != view.step):
-            checkpoint(view.step)
-        log.update(state=state, seconds=time.perf_counter() - start, weights=frozen_weights(model))
-    except Exception as exc:  # the page shows the message; the server keeps running
-        log.update(state="failed", error=f"{type(exc).__name__}: {exc}",
-                   seconds=time.perf_counter() - start)
-    finally:
-        if threads:
-            torch.set_num_threads(old_threads)
+            state: State = "done"
+            for step in range(settings.steps):
+                if stop.is_set():
+                    state = "stopped"
+                    break
+                t0 = time.perf_counter()
+                for group in opt.param_groups:
+                    group["lr"] = lr_at(step, settings.steps, settings.lr, warmup)
+                ids, targets = data.batch()
+                loss, ce = loss_of(model, ids, targets)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                grads.append(layer_grad_norms(model))  # before clipping: what backpropagation gave
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                train_seconds += time.perf_counter() - t0
+                recent.append(ce.item())
+                log.add_step(ce.item(), time.perf_counter() - start, train_seconds)
+                if (step + 1) % every == 0 or step + 1 == settings.steps:
+                    checkpoint(step + 1)
+            view = log.view()
+            if state == "stopped" and (not view.checkpoints or view.checkpoints[-1].step != view.step):
+                checkpoint(view.step)
+            log.update(state=state, seconds=time.perf_counter() - start, weights=frozen_weights(model))
+        except Exception as exc:  # the page shows the message; the server keeps running
+            log.update(state="failed", error=f"{type(exc).__name__}: {exc}",
+                       seconds=time.perf_counter() - start)
     return log.view()

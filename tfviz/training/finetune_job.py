@@ -22,9 +22,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
+from tfviz.threads import thread_name
 from tfviz.training.finetune import FinetuneResult, FinetuneSettings, Stopped, fine_tune
 
-THREAD_PREFIX = "tfviz-finetune-"  # "tfviz-": Streamlit's context warnings stay quiet for it
 _ids = itertools.count(1)
 log = logging.getLogger("tfviz")
 
@@ -79,7 +79,7 @@ class FinetuneJob:
         self._result: FinetuneResult | None = None
         self._error = ""
         self._stop, self._done = threading.Event(), threading.Event()
-        self._thread = threading.Thread(target=self._work, name=f"{THREAD_PREFIX}{next(_ids)}", daemon=True)
+        self._thread = threading.Thread(target=self._work, name=thread_name(f"finetune-{next(_ids)}"), daemon=True)
         atexit.register(_shutdown, weakref.ref(self))
         self._thread.start()
 

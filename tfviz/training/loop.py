@@ -19,6 +19,7 @@ import torch
 
 from tfviz.config import preset
 from tfviz.model import Transformer
+from tfviz.threads import torch_threads
 from tfviz.training.recipes import Recipe
 
 DEFAULT_THREADS = 1  # one thread is steadier than two on a machine whose cores are shared
@@ -54,9 +55,7 @@ def fit(recipe: Recipe, steps: int | None = None, threads: int = DEFAULT_THREADS
     """Train ``recipe.preset`` from scratch; ``steps`` overrides the recipe's (e.g. 20 for a test)."""
     steps = recipe.steps if steps is None else steps
     start = time.perf_counter()
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         tok = recipe.make_tokenizer()
         if recipe.make_model is None:  # a text model: the preset's Transformer
             cfg = preset(recipe.preset)
@@ -84,6 +83,4 @@ def fit(recipe: Recipe, steps: int | None = None, threads: int = DEFAULT_THREADS
                 print(f"{recipe.preset} step {step:5d}  loss {ce.item():.4f}  "
                       f"{time.perf_counter() - start:6.1f}s", flush=True)
         model.eval()
-    finally:
-        torch.set_num_threads(old_threads)
     return TrainResult(model, tok, tuple(losses), time.perf_counter() - start, steps, threads)

@@ -22,7 +22,7 @@ from tfviz.config import MODERN_PRESET_NAMES, PRESET_NAMES, RunOptions
 from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps
 from tfviz.lab.opened import is_run_name
 from tfviz.ui import checkpoints, own_model
-from tfviz.ui.warmup import one_thread_per_op
+from tfviz.ui.server_threads import one_thread_per_op
 
 if TYPE_CHECKING:  # tfviz.trace imports torch, which the tour's first view does without
     from tfviz.trace import Trace
@@ -33,7 +33,7 @@ def _shared_bundle(name: str) -> Bundle:
     bundle = tfviz.load(name)
     for p in bundle.model.parameters():  # a shared model must never train by accident
         p.requires_grad_(False)
-    one_thread_per_op()  # torch is loaded now, perhaps by this run (tfviz.ui.warmup)
+    one_thread_per_op()  # torch is loaded now, perhaps by this run (tfviz.ui.server_threads)
     return bundle
 
 
