@@ -63,7 +63,7 @@ def walkthrough() -> None:
     found = find_coref_positions(trace.tokens)
     # Where the charts open: a shared link's view, else layer 0, head 0 and the sentence's
     # own query (its "it", else its last token), which travels in the data
-    # (tfviz.viz.instant_length): the charts' specs then hold nothing of the sentence.
+    # (tfviz.viz.kit.instant_length): the charts' specs then hold nothing of the sentence.
     only = layer_picker(cfg.n_layers, "sa_layer")  # a deep model sends one layer at a time
     view = {"layer": view_value("layer", cfg.n_layers - 1) if only is None else only,
             "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query"),

@@ -17,7 +17,7 @@ from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_attention as ia
 from tfviz.viz import pruning as pv
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
 facts = bundle.facts

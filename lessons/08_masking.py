@@ -14,7 +14,7 @@ from tfviz.ui.views import instant, layer_picker, view_value
 from tfviz.ui.widgets import show_code, stable_select, table, token_select, vega
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_masking as im
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 
 name, text, bundle, cfg = lesson_context()

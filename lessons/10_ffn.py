@@ -10,7 +10,7 @@ from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_ffn as ivf
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 
 name, text, bundle, cfg = lesson_context()

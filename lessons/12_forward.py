@@ -8,7 +8,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.widgets import numbers_table, show_code, table, vega
-from tfviz.viz import chart_numbers
+from tfviz.viz.kit import chart_numbers
 from tfviz.viz import forward as fwv
 from tfviz.viz import instant_forward as ifw
 

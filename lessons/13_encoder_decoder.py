@@ -16,7 +16,7 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import fit_marker, instant, linked_value
 from tfviz.ui.widgets import numbers_table, show_code, table
-from tfviz.viz import chart_numbers
+from tfviz.viz.kit import chart_numbers
 from tfviz.viz import instant_encdec as ie
 
 EXAMPLE = "hello"  # five letters of a-p, and a word, so the reversal is easy to read

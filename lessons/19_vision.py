@@ -14,7 +14,7 @@ from tfviz.ui.widgets import show_code, table, vega
 from tfviz.viz import instant_vision as iv
 from tfviz.viz import vision as vv
 from tfviz.data.shapes import MAX_NOISE
-from tfviz.viz.style import unit_rgb
+from tfviz.viz.kit.style import unit_rgb
 from tfviz.vision import MIN_CHANNEL, SHAPES, patchify, radius_range, shapes_image
 
 bundle = get_vit()

@@ -15,7 +15,7 @@ import pytest
 
 import tfviz
 from tfviz.viz.code_html import python_html
-from tfviz.viz.style import contrast_ratio
+from tfviz.viz.kit.style import contrast_ratio
 
 CSS = Path(__file__).resolve().parents[1] / "tfviz" / "ui" / "assets" / "readable.css"
 SPAN = re.compile(r'<span class="(\w)">(.*?)</span>', re.S)
@@ -86,7 +86,7 @@ def test_source_the_tokenizer_cannot_read_is_shown_plain(broken):
 
 
 def test_every_colour_reaches_aa_contrast_on_the_box():
-    """WCAG's formula (tfviz.viz.style.contrast_ratio) on the colours readable.css gives the box,
+    """WCAG's formula (tfviz.viz.kit.style.contrast_ratio) on the colours readable.css gives the box,
     its text and each kind of token."""
     css = CSS.read_text()
     box = re.search(r"\.tfviz-code\s*\{([^}]*)\}", css).group(1)

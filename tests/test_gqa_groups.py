@@ -15,7 +15,7 @@ import tfviz
 from tfviz.analysis import gqa
 from tfviz.analysis import heads as hd
 from tfviz.viz import instant_attention as ia
-from tfviz.viz.style import contrast_ratio
+from tfviz.viz.kit.style import contrast_ratio
 
 TEXT = "the animal didn't cross the street because it was too tired"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tfviz.viz.style import contrast_ratio, relative_luminance
+from tfviz.viz.kit.style import contrast_ratio, relative_luminance
 
 ROOT = Path(__file__).resolve().parents[1]
 CSS = ROOT / "tfviz" / "ui" / "assets" / "readable.css"

@@ -12,8 +12,8 @@ from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import attention as attv
 from tfviz.viz import scaling as scv
 from tfviz.viz.arrows import arrows_figure
-from tfviz.viz.charts import rows_of
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.charts import rows_of
+from tfviz.viz.kit.style import token_labels
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The numbers behind lessons 12 and 13's charts as tables (tfviz.viz.chart_numbers): every
+"""The numbers behind lessons 12 and 13's charts as tables (tfviz.viz.kit.chart_numbers): every
 table holds the model's own numbers, labelled as the charts label them."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 
 import tfviz
 from tfviz.analysis import forward as fw
-from tfviz.viz import chart_numbers as cn
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit import chart_numbers as cn
+from tfviz.viz.kit.style import token_labels
 
 TEXT = "the dog sat on the mat"
 

@@ -1,7 +1,7 @@
 """Every chart has a text alternative (WCAG 2.2 AA, 1.1.1): Vega makes a spec's
 ``description`` the chart's accessible name, what a screen reader says first.
 
-- Instant charts cannot be built without one (``tfviz.viz.instant.spec`` refuses).
+- Instant charts cannot be built without one (``tfviz.viz.kit.instant.spec`` refuses).
 - Every other Vega-Lite chart a lesson draws goes through ``tfviz.ui.widgets.vega``, which
   keeps the builder's description, else takes the chart's title (``style.described``). Each
   such builder that the lessons call is built here with small inputs and its description
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfviz.viz import instant
-from tfviz.viz.style import described
+from tfviz.viz.kit import instant
+from tfviz.viz.kit.style import described
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))

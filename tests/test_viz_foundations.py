@@ -12,9 +12,9 @@ from tfviz.tokenizer import train_bpe
 from tfviz.viz import lookup as vlookup
 from tfviz.viz import pipeline as vpipeline
 from tfviz.viz import positions as vpositions
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import tokens as vtokens
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +323,7 @@ def test_lesson_4s_two_charts_give_each_meaning_one_colour():
     from tfviz.analysis.lookup import effective_counts
     from tfviz.reference import softmax
     from tfviz.viz.instant_attention import lookup_weights
-    from tfviz.viz.style import MEANINGS
+    from tfviz.viz.kit.style import MEANINGS
 
     t = lookup.toy_table()
     soft = lookup.soft_lookup([1.0, 0.5], t.keys, t.values)

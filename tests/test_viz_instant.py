@@ -18,10 +18,10 @@ from tfviz.bundle import Bundle
 from tfviz.config import preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_attention as ia
-from tfviz.viz.instant_length import length_cap
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant_length import length_cap
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 
@@ -202,7 +202,7 @@ def test_multihead_charts_are_length_free(gpt):
 def test_a_chart_cut_to_one_layer_keeps_its_sentence_values(gpt):
     """A deep model's page sends one layer (instant_layer.one_layer): the role labels that
     ride in the first row (spec(sentence=...)) come along with the token labels."""
-    from tfviz.viz.instant_layer import one_layer
+    from tfviz.viz.kit.instant_layer import one_layer
 
     b, trace = gpt
     patterns = np.stack([trace["pattern", layer] for layer in range(b.config.n_layers)])

@@ -21,10 +21,10 @@ from tfviz.bundle import Bundle
 from tfviz.config import ModelConfig, RunOptions, preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_attention as ia
-from tfviz.viz.instant_length import length_cap
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant_length import length_cap
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals
@@ -331,7 +331,7 @@ def _lesson5_specs(bundle, text: str, **view) -> dict:
 
 def test_lesson5_specs_hold_nothing_of_the_sentences_length():
     """Streamlit swaps a chart's data when its spec is unchanged and draws it anew otherwise,
-    so every sentence of 1-16 tokens must give the same five specs (tfviz.viz.instant_length);
+    so every sentence of 1-16 tokens must give the same five specs (tfviz.viz.kit.instant_length);
     what differs is the data: the tokens, and the default query (here 2) in the first row."""
     b = _bundle(preset("gpt-tiny"))
     texts = {n: "abcdefghijklmnopqrstuvwxyz"[:n] for n in (3, 8, 13, 16, 17)}  # a byte each

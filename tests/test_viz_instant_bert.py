@@ -10,9 +10,9 @@ from altair.vegalite.v6.schema.core import load_schema
 import tfviz
 from tfviz.analysis import coref
 from tfviz.experiments import mlm
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_bert as ib
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # values travel rounded to DIGITS decimals

@@ -19,9 +19,9 @@ from tfviz.bundle import Bundle
 from tfviz.config import preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_block as ivb
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9
@@ -213,7 +213,7 @@ def test_a_wide_models_strips_travel_as_one_picture_per_token():
 
     from PIL import Image
 
-    from tfviz.viz.instant_pictures import LEVELS
+    from tfviz.viz.kit.instant_pictures import LEVELS
 
     torch.manual_seed(0)
     cfg = dataclasses.replace(preset("gpt-tiny"), d_model=256)

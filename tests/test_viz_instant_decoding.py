@@ -11,11 +11,11 @@ import tfviz
 from tfviz.analysis.decoding import beam_tree, lm_head, step_notes
 from tfviz.decoding import beam_search_tree, generate, lm_loss_per_token
 from tfviz.decoding.generate import step_contexts
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_beam as ib
 from tfviz.viz import instant_decoding as idc
-from tfviz.viz.instant_length import length_cap
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant_length import length_cap
+from tfviz.viz.kit.style import token_labels
 from tests.support.length_free import check_length_free, without_data
 
 SCHEMA = load_schema()

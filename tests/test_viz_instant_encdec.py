@@ -12,10 +12,10 @@ import tfviz
 from tfviz.analysis import encdec as ed
 from tfviz.config import preset
 from tfviz.decoding.seq2seq import translate
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_encdec as ie
-from tfviz.viz.instant_length import length_cap
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant_length import length_cap
+from tfviz.viz.kit.style import token_labels
 from tests.support.length_free import LENGTHS, check_length_free, without_data
 
 SCHEMA = load_schema()

@@ -17,9 +17,9 @@ from tfviz.bundle import Bundle
 from tfviz.config import preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
-from tfviz.viz import instant as iv
+from tfviz.viz.kit import instant as iv
 from tfviz.viz import instant_ffn as ivf
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # what packing to DIGITS decimals may change

@@ -16,8 +16,8 @@ from altair.vegalite.v6.schema.core import load_schema
 
 import tfviz
 from tfviz.analysis import forward as fw
-from tfviz.viz import instant as iv
-from tfviz.viz import instant_pictures as ipic
+from tfviz.viz.kit import instant as iv
+from tfviz.viz.kit import instant_pictures as ipic
 from tfviz.viz import instant_forward as ifw
 
 SCHEMA = load_schema()
@@ -197,7 +197,7 @@ def test_walk_chart_is_length_free():
     from tfviz.config import preset
     from tfviz.model import Transformer
     from tfviz.tokenizer.byte import ByteTokenizer
-    from tfviz.viz.style import token_labels
+    from tfviz.viz.kit.style import token_labels
 
     torch.manual_seed(0)
     cfg = preset("gpt-tiny")

@@ -11,7 +11,7 @@ import tfviz
 from tests.app.specs import unpacked
 from tfviz.experiments import kv_cache as kc
 from tfviz.viz import instant_kv_cache as ikv
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 
@@ -114,7 +114,7 @@ def cividis_values(url: str) -> np.ndarray:
 
     from PIL import Image
 
-    from tfviz.viz.instant_pictures import CIVIDIS
+    from tfviz.viz.kit.instant_pictures import CIVIDIS
 
     assert url.startswith("data:image/png;base64,")
     rgb = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"),

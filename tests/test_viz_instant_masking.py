@@ -18,10 +18,10 @@ from tfviz.config import RunOptions, preset
 from tfviz.experiments.padding import padding_demo
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
-from tfviz.viz import instant as iv
-from tfviz.viz import instant_pictures as ipic
+from tfviz.viz.kit import instant as iv
+from tfviz.viz.kit import instant_pictures as ipic
 from tfviz.viz import instant_masking as im
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9  # packed with DIGITS decimals

@@ -20,8 +20,8 @@ from tfviz.config import RunOptions, preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import instant_moe as ivm
-from tfviz.viz.instant import spec_tokens
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant import spec_tokens
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 

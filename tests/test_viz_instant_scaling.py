@@ -13,11 +13,11 @@ from tfviz.bundle import Bundle
 from tfviz.config import RunOptions, preset
 from tfviz.model import Transformer
 from tfviz.tokenizer.byte import ByteTokenizer
-from tfviz.viz import instant as iv
-from tfviz.viz import instant_pictures as ipic
+from tfviz.viz.kit import instant as iv
+from tfviz.viz.kit import instant_pictures as ipic
 from tfviz.viz import instant_scaling as isc
 from tfviz.viz.scaling import WITH, WITHOUT
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 SCHEMA = load_schema()
 TOL = 0.5 * 10 ** -iv.DIGITS + 1e-9

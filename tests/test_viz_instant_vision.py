@@ -54,7 +54,7 @@ def test_wrong_shapes_are_refused(drawn):
 def test_presenter_view_keeps_the_image_square_and_grows_the_weights(drawn):
     """Presenter view makes views 1.5x taller for its larger text; the image's pixels stay
     square, so the line under it stays under it."""
-    from tfviz.viz import presenter
+    from tfviz.viz.kit import presenter
 
     *_, spec = drawn
     picture, grid = spec["hconcat"]

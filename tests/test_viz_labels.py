@@ -2,7 +2,7 @@
 import altair as alt
 import pytest
 
-from tfviz.viz.style import FONT_SIZE, SMALL_LEGEND, readable, token_labels
+from tfviz.viz.kit.style import FONT_SIZE, SMALL_LEGEND, readable, token_labels
 
 
 @pytest.mark.parametrize("kwargs, expected", [

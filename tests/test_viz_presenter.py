@@ -1,4 +1,4 @@
-"""Presenter view's chart settings (tfviz.viz.presenter), and the palette it keeps.
+"""Presenter view's chart settings (tfviz.viz.kit.presenter), and the palette it keeps.
 
 The functions are pure: they return a new spec or figure and never write into the one they
 get, which is shared by every learner on the server (a cached spec, a shared figure).
@@ -11,8 +11,8 @@ import itertools
 import numpy as np
 import pytest
 
-from tfviz.viz import presenter
-from tfviz.viz.style import CATEGORICAL
+from tfviz.viz.kit import presenter
+from tfviz.viz.kit.style import CATEGORICAL
 
 FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize")
 
@@ -50,7 +50,7 @@ def _instant_spec() -> dict:
 
 
 def _chart_spec() -> dict:
-    """A chart of the toolkit (``tfviz.viz.charts``): lesson 6's variance chart."""
+    """A chart of the toolkit (``tfviz.viz.kit.charts``): lesson 6's variance chart."""
     from tfviz.analysis.scaling import dot_product_variance
     from tfviz.viz.scaling import variance_chart
 

@@ -12,11 +12,11 @@ from altair.vegalite.v6.schema.core import load_schema
 
 import tfviz
 from tfviz.analysis import vision as av
-from tfviz.viz import presenter
+from tfviz.viz.kit import presenter
 from tfviz.viz import vision as vv
 from tfviz.vision import patchify, shapes_image
 
-SENT = 5e-5  # the matrices travel rounded to 4 decimals (tfviz.viz.instant.DIGITS)
+SENT = 5e-5  # the matrices travel rounded to 4 decimals (tfviz.viz.kit.instant.DIGITS)
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +167,7 @@ def test_presenter_view_keeps_the_pictures_pixels_square_and_grows_the_rest(imag
 def test_the_numbers_under_each_chart_are_its_data_not_its_decoration(vit, image):
     """'The numbers as a table' (chart_numbers.chart_tables) tables what each chart draws: the
     pixels, not the grid lines or the patch names; the bars' classes and probabilities."""
-    from tfviz.viz.chart_numbers import chart_tables
+    from tfviz.viz.kit.chart_numbers import chart_tables
 
     (pixels,) = chart_tables(vv.image_grid_figure(image, 4, title="t"))
     assert pixels.columns == ("colour", "row", "column", "R, G, B (0-255)") and pixels.total == 256

@@ -25,14 +25,14 @@ def param_values(spec: dict) -> dict:
 
 
 def unpacked(packed: str) -> np.ndarray:
-    """A matrix row of ``tfviz.viz.instant.stack_rows`` as numbers (empty = masked = nan)."""
+    """A matrix row of ``tfviz.viz.kit.instant.stack_rows`` as numbers (empty = masked = nan)."""
     return np.array([np.nan if x == "" else float(x) for x in packed.split(",")])
 
 
 def shown_arrays(at) -> list[tuple[np.ndarray, float]]:
     """Every matrix a page sent, flat, with the tolerance it was sent at: the packed rows of
     its Vega-Lite charts (DIGITS = 4 decimals, so within 5e-5 plus float rounding)."""
-    from tfviz.viz.instant import DIGITS
+    from tfviz.viz.kit.instant import DIGITS
 
     found = []
     for _, data in instant_charts(at):

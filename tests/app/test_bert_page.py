@@ -9,7 +9,7 @@ from tfviz.analysis import coref
 from tfviz.experiments import mlm
 
 PAGE = "15_bert.py"
-TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+TOL = 6e-5  # four decimals sent (tfviz.viz.kit.instant.DIGITS) plus float printing
 
 
 @pytest.fixture(scope="module")

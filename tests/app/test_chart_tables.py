@@ -41,7 +41,7 @@ def test_no_table_in_presenter_view(app_page):
 def test_an_instant_view_has_no_generic_table():
     """A chart whose numbers depend on the view chosen in the browser gives no table here: the
     page builds that one from the trace (tests/app/test_chart_numbers_pages.py)."""
-    from tfviz.viz.chart_numbers import chart_tables
+    from tfviz.viz.kit.chart_numbers import chart_tables
 
     spec = {"params": [{"name": "layer", "value": 0, "bind": {"input": "range"}}],
             "data": {"values": [{"layer": 0, "w": 0.5}]}, "mark": "rect",
@@ -72,7 +72,7 @@ def test_a_length_free_matrix_table_names_its_rows_by_the_sentences_tokens(app_p
     import numpy as np
 
     from tfviz.ui.state import DEFAULT_TEXT
-    from tfviz.viz.style import token_labels
+    from tfviz.viz.kit.style import token_labels
 
     at = app_page("03_embeddings.py")
     bundle = tfviz.load(DEFAULT_MODEL)

@@ -8,12 +8,12 @@ import torch.nn.functional as F
 
 import tfviz
 from tests.app.specs import fits, instant_charts, param_values, static_rows
-from tfviz.viz.instant_length import length_cap
+from tfviz.viz.kit.instant_length import length_cap
 from tfviz.decoding import beam_search, generate
 from tfviz.decoding.generate import continuation_text
 
 PAGE = "14_decoding.py"
-TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+TOL = 6e-5  # four decimals sent (tfviz.viz.kit.instant.DIGITS) plus float printing
 DEFAULT = "The animal didn't cross the street because it was too tired."
 
 

@@ -9,10 +9,10 @@ import tfviz
 from tests.app.specs import fits, instant_charts, param_values, unpacked
 from tfviz.decoding.seq2seq import ALLOWED
 from tfviz.training.evaluate import reverse_metrics
-from tfviz.viz.instant_length import length_cap
+from tfviz.viz.kit.instant_length import length_cap
 
 PAGE = "13_encoder_decoder.py"
-# Four decimals sent (tfviz.viz.instant.DIGITS: 5e-5), and the page's numbers come from one
+# Four decimals sent (tfviz.viz.kit.instant.DIGITS: 5e-5), and the page's numbers come from one
 # step at a time while the reference is one full pass: float32 sums in another order (~1e-6).
 TOL = 0.5e-4 + 1e-5
 

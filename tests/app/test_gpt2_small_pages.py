@@ -22,7 +22,7 @@ from tests.support.claims import broken, page_words
 from tests.support.gpt2_small import gpt2_small_folder
 
 pytestmark = pytest.mark.slow
-# A picture's cell is one of 255 steps of its colour scale (tfviz.viz.instant_pictures.LEVELS):
+# A picture's cell is one of 255 steps of its colour scale (tfviz.viz.kit.instant_pictures.LEVELS):
 # a weight in [0, 1] comes back to within half a step.
 PICTURE_TOLERANCE = 0.5 / 254 + 1e-6
 
@@ -79,7 +79,7 @@ def shown_patterns(at, trace) -> int:
     """How many attention maps (or map rows) the page sent that equal the trace's patterns:
     pictures of a (layer, head) map, or packed rows of (layer, head, query) weights."""
     from tests.app.specs import unpacked
-    from tfviz.viz.instant import DIGITS
+    from tfviz.viz.kit.instant import DIGITS
 
     matched = 0
     for _, data in instant_charts(at):
@@ -158,7 +158,7 @@ def assert_worked_example_pictures_are_torchs_layer_norm(at, trace, folder, laye
     import torch.nn.functional as F
     from safetensors.numpy import load_file
 
-    from tfviz.viz.instant_length import SENTENCE_PREFIX
+    from tfviz.viz.kit.instant_length import SENTENCE_PREFIX
 
     weights = load_file(f"{folder}/model.safetensors")
 

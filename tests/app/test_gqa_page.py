@@ -11,7 +11,7 @@ from tfviz.decoding.memory import config_kv_cache_bytes
 from tfviz.trace import run_with_trace
 
 PAGE = "18_gqa.py"
-TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+TOL = 6e-5  # four decimals sent (tfviz.viz.kit.instant.DIGITS) plus float printing
 
 
 @pytest.fixture(scope="module")

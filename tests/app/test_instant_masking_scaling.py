@@ -8,7 +8,7 @@ from tfviz.config import RunOptions
 from tfviz.experiments.padding import padding_demo
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
 
-TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+TOL = 6e-5  # four decimals sent (tfviz.viz.kit.instant.DIGITS) plus float printing
 
 
 def _instant(at) -> list[tuple[dict, dict]]:

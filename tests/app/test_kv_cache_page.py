@@ -13,7 +13,7 @@ from tfviz.trace import run_with_trace
 
 PAGE = "16_kv_cache.py"
 DEFAULT = "The animal didn't cross the street because it was too tired."
-TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+TOL = 6e-5  # four decimals sent (tfviz.viz.kit.instant.DIGITS) plus float printing
 
 
 @pytest.fixture(scope="module")

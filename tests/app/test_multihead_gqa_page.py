@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 
 PAGE = "07_multihead.py"
 TEXT = "the animal didn't cross the street because it was too tired"
-TOL = 6e-5  # four decimals sent (tfviz.viz.instant.DIGITS) plus float printing
+TOL = 6e-5  # four decimals sent (tfviz.viz.kit.instant.DIGITS) plus float printing
 
 
 def _ok(at):

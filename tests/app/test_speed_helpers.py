@@ -94,7 +94,7 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
 
     from tfviz.analysis.pipeline import rnn_vs_transformer
     from tfviz.ui.widgets import _vega_spec
-    from tfviz.viz.charts import chart, q, view
+    from tfviz.viz.kit.charts import chart, q, view
     from tfviz.viz.pipeline import rnn_vs_transformer_chart
 
     calls = []

@@ -1,4 +1,4 @@
-"""A sentence of another length keeps the length-free charts (``tfviz.viz.instant_length``):
+"""A sentence of another length keeps the length-free charts (``tfviz.viz.kit.instant_length``):
 10 -> 15 tokens swaps their data (the SVG drawn stays), a token chosen on the longer sentence
 is kept below the shorter one's length, and the numbers drawn are the new sentence's own.
 Lessons 5 (self-attention), 7 (multi-head), 8 (masking), 9 (LayerNorm), 11 (mixture of
@@ -26,7 +26,7 @@ from tfviz.analysis import layernorm as lna
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.config import RunOptions
 from tfviz.ui.state import DEFAULT_MODEL
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 pytestmark = pytest.mark.browser
 OTHER_LENGTHS = ("The cat sat on the mat.", "A bird saw the dog because it was very loud today.")
@@ -35,7 +35,7 @@ SLIDERS_JS = """() => Array.from(document.querySelectorAll('.vega-bind input[nam
 
 
 def test_a_sentence_of_another_length_keeps_lesson_5s_charts_and_fits_the_token_slider(server, browser):
-    """Lesson 5's charts are laid out for 1-16 tokens (tfviz.viz.instant_length): a sentence of
+    """Lesson 5's charts are laid out for 1-16 tokens (tfviz.viz.kit.instant_length): a sentence of
     another length swaps their data too. The query sliders take the new sentence's range; with
     no token chosen the charts show the sentence's own "it" (else its last token), and a
     chosen token is kept, or the last one when the sentence is shorter."""

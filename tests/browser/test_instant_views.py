@@ -4,7 +4,7 @@ never rerun the script, and keep the URL in step so a shared link opens the same
 The charts draw as SVG, so every cell and bar carries an ARIA label with the values it was
 drawn from ("col: 1; row: 8; weight: 0.4123; ..."). The tests read those labels and compare them
 with a fresh trace of the same text: the numbers drawn belong to the chosen layer, head and
-token. The values travel with 4 decimals (tfviz.viz.instant.DIGITS), hence the tolerance.
+token. The values travel with 4 decimals (tfviz.viz.kit.instant.DIGITS), hence the tolerance.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.browser.conftest import OutboundGuard, Runs, wait_idle
 from tfviz.analysis import heads as hd
 from tfviz.analysis.coref import find_coref_positions
 from tfviz.ui.state import DEFAULT_MODEL, DEFAULT_TEXT
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 pytestmark = pytest.mark.browser
 TOL = 6e-5  # four decimals sent (5e-5) plus float printing
@@ -193,7 +193,7 @@ SAME_LENGTH = ("The cat sat near the lake because it was tired.",
 
 def test_a_new_sentence_of_the_same_length_swaps_the_data_of_the_same_charts(server, browser):
     """Lesson 5's charts are not rebuilt for a sentence of the same length (the spec holds
-    nothing of the words; tfviz.viz.instant): the same SVG stays, and it now shows the new
+    nothing of the words; tfviz.viz.kit.instant): the same SVG stays, and it now shows the new
     sentence's words and numbers."""
     first, second = (tfviz.load(DEFAULT_MODEL).trace(t) for t in SAME_LENGTH)
     n = len(first.tokens)

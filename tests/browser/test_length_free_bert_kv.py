@@ -1,9 +1,9 @@
 """Lessons 15 and 16 in chromium: a sentence or a prompt of another length swaps the data of
-their length-free charts (``tfviz.viz.instant_length``) instead of drawing them anew. Every
+their length-free charts (``tfviz.viz.kit.instant_length``) instead of drawing them anew. Every
 chart's SVG survives; the position and step sliders fit the new sentence, the new draw and
 the steps taken (the pages' fit markers); and the numbers drawn, read from the marks' ARIA
 labels, are the model's for the new text, recomputed here with torch. The values travel with
-4 decimals (``tfviz.viz.instant.DIGITS``), hence the tolerance."""
+4 decimals (``tfviz.viz.kit.instant.DIGITS``), hence the tolerance."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +17,7 @@ from tfviz.analysis.masking import special_ids
 from tfviz.decoding import generate
 from tfviz.experiments import mlm
 from tfviz.trace import run_with_trace
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 pytestmark = pytest.mark.browser
 TITLE_JS = ("(t) => Array.from(document.querySelectorAll('.vega-embed g.role-title text'))"

@@ -1,9 +1,9 @@
 """Lessons 13 and 14 in chromium: a source, a sentence or a prompt of another length swaps the
-data of their length-free charts (``tfviz.viz.instant_length``) instead of drawing them anew.
+data of their length-free charts (``tfviz.viz.kit.instant_length``) instead of drawing them anew.
 Every chart's SVG survives; the step, position, layer and head sliders fit the new lengths
 and the source's own head (the page's fit markers); and the numbers drawn, read from the
 cells' ARIA labels, are the model's for the new source. The values travel with 4 decimals
-(``tfviz.viz.instant.DIGITS``), hence the tolerance."""
+(``tfviz.viz.kit.instant.DIGITS``), hence the tolerance."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +16,7 @@ from tfviz.analysis.decoding import lm_head
 from tfviz.decoding import generate
 from tfviz.decoding.seq2seq import translate
 from tfviz.ui.state import DEFAULT_MODEL
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 pytestmark = pytest.mark.browser
 TOL = 6e-5  # four decimals sent (5e-5) plus float printing

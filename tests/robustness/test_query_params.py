@@ -3,7 +3,7 @@ import pytest
 
 from tests.app.specs import instant_charts
 from tfviz.ui.lessons import available
-from tfviz.viz.instant_length import shown_names
+from tfviz.viz.kit.instant_length import shown_names
 
 BAD_PARAMS = [
     {"layer": "99999999999999999999"},
@@ -38,7 +38,7 @@ def test_bad_query_parameters(app_page, lesson, params):
             shown = {"layer": "li", "head": "hi"}.get(name, shown_names(name)[1])
             if bind.get("input") == "range" and param["value"] == -1 and name in exprs.get(shown, ""):
                 continue  # a slider saying -1 opens on the sentence's own position (query, pos)
-                # or head (lesson 13), read from the data (tfviz.viz.instant_length) into the
+                # or head (lesson 13), read from the data (tfviz.viz.kit.instant_length) into the
                 # expression it draws (qi, posi, li, hi); the page's script shows it
             if bind.get("input") == "range":
                 assert bind["min"] <= param["value"] <= bind["max"], (spec.get("description"), param)

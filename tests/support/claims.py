@@ -259,7 +259,7 @@ def chart_words(at) -> list[str]:
     chart's description, and the lines and step titles of charts that write text (the forward
     walk's explanations and formulas)."""
     from tests.app.specs import instant_charts
-    from tfviz.viz.instant import SEPARATOR
+    from tfviz.viz.kit.instant import SEPARATOR
 
     words = []
     for spec, data in instant_charts(at):

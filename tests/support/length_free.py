@@ -1,4 +1,4 @@
-"""A check every length-free instant chart passes (``tfviz.viz.instant_length``).
+"""A check every length-free instant chart passes (``tfviz.viz.kit.instant_length``).
 
 Streamlit swaps a chart's data when its spec is unchanged and draws it anew otherwise, so the
 spec of a length-free chart, its datasets left out, must be the same for every sentence whose
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema.core import load_schema
 
-from tfviz.viz import instant as iv
-from tfviz.viz.instant_length import length_cap
+from tfviz.viz.kit import instant as iv
+from tfviz.viz.kit.instant_length import length_cap
 
 SCHEMA = load_schema()
 LENGTHS = (3, 8, 13, 16, 17, 24)  # one cap (16) for the first four, the next (24) for the last two

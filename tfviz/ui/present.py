@@ -16,7 +16,7 @@ On the normal page a step is its header and its content, as before. Presenter vi
   clicker's keys move between them, and the slide's number goes into the URL (``slide=3``).
   Both are files: ``tfviz/ui/assets/presenter.css`` and ``presenter.js``.
 - The chart wrappers (``tfviz.ui.widgets``, ``tfviz.ui.views``, ``tfviz.ui.lab``) draw a
-  presenter copy of every figure (``tfviz.viz.presenter``), and ``widgets.table`` draws tables
+  presenter copy of every figure (``tfviz.viz.kit.presenter``), and ``widgets.table`` draws tables
   as HTML (``st.dataframe`` paints on a canvas that CSS cannot enlarge).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Instant views on a page: draw a chart from ``tfviz.viz.instant``, and keep the URL in step.
+"""Instant views on a page: draw a chart from ``tfviz.viz.kit.instant``, and keep the URL in step.
 
 The view controls of an instant chart (layer, head, query token, step) are inputs that Vega
 binds under the chart; moving one changes the chart in the browser without a script rerun.
@@ -29,8 +29,8 @@ import streamlit as st
 
 from tfviz.ui.browser_code import module_script
 from tfviz.ui.widgets import vega
-from tfviz.viz.instant import VIEW_KEYS
-from tfviz.viz.instant_layer import as_layer, one_layer
+from tfviz.viz.kit.instant import VIEW_KEYS
+from tfviz.viz.kit.instant_layer import as_layer, one_layer
 
 
 def view_sync() -> None:
@@ -56,7 +56,7 @@ def fit_html(fit: dict[str, dict]) -> str:
 
 def length_marker(n: int, default_query: int | None = None, **defaults: int) -> None:
     """The length of the sentence that the length-free charts beside it draw
-    (``tfviz.viz.instant_length``) and which of their token sliders follow it: the query
+    (``tfviz.viz.kit.instant_length``) and which of their token sliders follow it: the query
     sliders, opening on ``default_query`` (when given), and each slider named in ``defaults``
     opening where it says (``pos=n - 1``). The view script fits each to 0..n-1 (``fit_html``)."""
     opens = ({"query": default_query} if default_query is not None else {}) | defaults
@@ -88,9 +88,9 @@ def view_value(key: str, upper: int, default: int = 0) -> int:
 def instant(builder, *args, only_layer: int | None = None, layer_data: bool = False,
             **kwargs) -> None:
     """Draw the instant chart ``builder(*args, **kwargs)`` (a Vega-Lite dict from
-    ``tfviz.viz.instant``): ``tfviz.ui.widgets.vega``, the one cached wrapper, by the name the
+    ``tfviz.viz.kit.instant``): ``tfviz.ui.widgets.vega``, the one cached wrapper, by the name the
     lessons' instant views were written with. ``only_layer``: send that layer's numbers only
-    (``tfviz.viz.instant_layer``; the layer comes from :func:`layer_picker`); with
+    (``tfviz.viz.kit.instant_layer``; the layer comes from :func:`layer_picker`); with
     ``layer_data``, the arguments already hold that layer's numbers alone (``as_layer``)."""
     if only_layer is None:
         vega(builder, *args, **kwargs)

@@ -4,7 +4,7 @@ Tokens stand in two columns, queries on the left and keys on the right. From the
 a line runs to each key; its width is proportional to the attention weight (a weight of 1
 would be MAX_WIDTH pixels), it is darker for the keys this query prefers, and the weight is
 written beside the key (and shown exactly on hover). Keys the mask hides get no line.
-A plain Vega-Lite dict (``tfviz.viz.charts``); token labels are drawn as typed.
+A plain Vega-Lite dict (``tfviz.viz.kit.charts``); token labels are drawn as typed.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, n, q, tip, view
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.charts import chart, n, q, tip, view
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 QUERY_COLOUR = CATEGORICAL[5]  # vermillion
 LINE_COLOUR = CATEGORICAL[0]  # blue

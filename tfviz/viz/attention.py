@@ -1,14 +1,14 @@
 """Charts for the attention lessons that are not views of one trace: the coreference heads
 (lesson 7) and the no-peeking experiment (lesson 8). Plain Vega-Lite dicts written with
-``tfviz.viz.charts``; token labels ("3 cat") are drawn as typed."""
+``tfviz.viz.kit.charts``; token labels ("3 cat") are drawn as typed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, n, o, q, tip, view
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.charts import chart, colour, n, o, q, tip, view
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 MASKED_GREY = "#d9d9d9"  # a masked (−∞) cell, on every page that draws one
 

@@ -4,7 +4,7 @@
 ``cosine_by_stage``: the cosine of one word's two vectors at each stage of the residual stream,
 a line from the token embedding (always 1: one row of the table) to the last block.
 ``plain_against_heads``: the map of attention with no projections beside one head of the
-model's first layer, the head chosen under the chart in the browser (``tfviz.viz.instant``).
+model's first layer, the head chosen under the chart in the browser (``tfviz.viz.kit.instant``).
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.contextual import SameWord
-from tfviz.viz.charts import chart, o, q, tip, view
-from tfviz.viz.instant import slider, spec
+from tfviz.viz.kit.charts import chart, o, q, tip, view
+from tfviz.viz.kit.instant import slider, spec
 from tfviz.viz.instant_masking import cells, map_pair, map_rows
-from tfviz.viz.style import CATEGORICAL, token_labels
+from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
 NO_PROJECTIONS = "no projections: xᵢ·xⱼ"
 

@@ -23,7 +23,7 @@ from tfviz.exercises.attention import solve_multihead
 from tfviz.exercises.core import Arrows, Instance, fmt_number
 from tfviz.exercises.worked import vector_text
 from tfviz.viz.arrows import arrows_figure
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.style import token_labels
 
 Table = tuple[str, pd.DataFrame]
 PLACES = 4  # decimals shown in the tables; the answers are checked to ±0.01 or better

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tfviz.experiments.extrapolation import Shifted
-from tfviz.viz.charts import chart, colour, q, tip, view
+from tfviz.viz.kit.charts import chart, colour, q, tip, view
 
 
 def shifted_chart(runs: Mapping[str, Shifted], trained: int | None) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tfviz.viz.charts import chart, colour, n, q, tip, view
+from tfviz.viz.kit.charts import chart, colour, n, q, tip, view
 
 DECADES = [10 ** k for k in range(1, 7)]  # one grid line per power of ten, 10 to 1M
 

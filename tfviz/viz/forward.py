@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tfviz.viz.charts import chart, n, q, tip, view
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.charts import chart, n, q, tip, view
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 
 def params_chart(groups: Mapping[str, int], *, title: str) -> dict:

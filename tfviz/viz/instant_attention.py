@@ -9,7 +9,7 @@ new text reruns the page. Every builder returns plain JSON.
 
 In three parts, top to bottom:
 - the shared rows and controls: a dataset row holds one (layer, head, query) and that query's
-  numbers over the keys, packed as in ``tfviz.viz.instant.packed``; a weight the mask hides is
+  numbers over the keys, packed as in ``tfviz.viz.kit.instant.packed``; a weight the mask hides is
   sent empty, so the browser knows the mask without a separate field, and ``split_keys`` turns
   the chosen row back into one datum per key in the browser; signed matrices go as pictures;
 - lesson 5's trip of one query through the three steps (its vectors, its scores step by step,
@@ -17,7 +17,7 @@ In three parts, top to bottom:
 - whole maps: multi-head's maps of every layer and head and each head's share of the output
   (lessons 7 and 18), lesson 5's matrices and flying arrows, lesson 4's lookup bars.
 
-Every chart is length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(n)``
+Every chart is length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap(n)``
 tokens, it reads the sentence's length ``ntok`` (and its default query ``dq``) from its data, so
 a new sentence of another length within the cap swaps the data instead of drawing the chart
 anew. ``query`` is the slider's start (-1 or None: the sentence's ``default_query``, else its
@@ -31,13 +31,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import SHIFT_SEEN, AllQueries, strongest_keys
-from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, packed, rounded, slider, spec,
+from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, packed, rounded, slider, spec,
                                stack_rows, token_axis, unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
-from tfviz.viz.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture, picture_layer,
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
+from tfviz.viz.kit.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture, picture_layer,
                                         picture_rows)
 from tfviz.viz import lookup as vlookup
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, meaning_scale, token_labels
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, meaning_scale, token_labels
 
 ROW = "datum.layer == layer && datum.head == head && datum.q == query"
 FREE_ROW = "datum.layer == layer && datum.head == head && datum.q == qi"  # length-free charts
@@ -49,7 +49,7 @@ def view_params(shape: tuple[int, int, int], layer: int, head: int,
                 query: int | None, *, free: bool = False) -> list[dict]:
     """Layer, head and query-token sliders (no query slider when ``query`` is None). The
     token labels the expressions read travel with the data: pass ``tokens=token_labels(...)``
-    to ``spec`` (``tfviz.viz.instant``'s docstring says why). ``free``: ``shape``'s length
+    to ``spec`` (``tfviz.viz.kit.instant``'s docstring says why). ``free``: ``shape``'s length
     is the layout's ``length_cap`` and the query slider a ``token_slider`` (-1: the
     sentence's default query)."""
     n_layers, n_heads, n = shape

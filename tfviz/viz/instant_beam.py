@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfviz.viz.instant import rounded, spec
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.instant import rounded, spec
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 BEST, KEPT, PRUNED, GREEDY = CATEGORICAL[5], CATEGORICAL[0], "#9a9a9a", CATEGORICAL[2]
 WIDTH = 1040  # the whole tree fits a laptop's page: columns narrow as steps are added

@@ -1,6 +1,6 @@
 """Instant charts for lesson 15 (BERT): every position's guesses, every head's "it" row.
 
-In the conventions of ``tfviz.viz.instant``: the position (``pos``) and the layer and head
+In the conventions of ``tfviz.viz.kit.instant``: the position (``pos``) and the layer and head
 (``layer``, ``head``) are view parameters bound to sliders; the data for every choice is
 sent once and the browser filters it, so moving a slider runs nothing on the server. What
 changes the computation (the sentence, the masking seed) stays a Streamlit widget.
@@ -10,7 +10,7 @@ tokens, coloured by what the draw did to each) and, for the chosen position, the
 top guesses as bars, the original token marked. ``it_rows_chart`` draws, for the chosen
 layer and head, how much "it" attends to every token of each sentence, the two nouns marked.
 
-``guesses_chart`` is length-free (``tfviz.viz.instant_length``): laid out for
+``guesses_chart`` is length-free (``tfviz.viz.kit.instant_length``): laid out for
 ``length_cap(n)`` tokens, it reads the sentence's length and the draw's first chosen position
 (where it opens) from its data, so a new sentence of another length within the cap, or a new
 draw, swaps its data. The page's ``length_marker`` fits the position slider to the sentence.
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import rounded, slider, spec
-from tfviz.viz.instant_length import length_cap, token_slider
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant import rounded, slider, spec
+from tfviz.viz.kit.instant_length import length_cap, token_slider
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 KINDS = ("not chosen", "[MASK]", "random token", "unchanged")  # as tfviz.experiments.mlm.KIND_NAMES
 KIND_COLOURS = ("#d9d9d9", CATEGORICAL[1], CATEGORICAL[3], CATEGORICAL[2])

@@ -3,9 +3,9 @@ the browser.
 
 The page computes every LayerNorm of the stack for every token once
 (``tfviz.analysis.layernorm.every_norm``); these builders send it all, and the view controls
-(``tfviz.viz.instant``) choose what is drawn: the layer (range slider ``layer``), which norm
+(``tfviz.viz.kit.instant``) choose what is drawn: the layer (range slider ``layer``), which norm
 of the block (select ``norm``) and, for the worked example, the token (range slider ``pos``).
-Both charts are length-free (``tfviz.viz.instant_length``): laid out for ``length_cap`` tokens,
+Both charts are length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap`` tokens,
 they read the sentence's length, the token it opens on and its colour range from their data,
 so a new sentence of another length within the cap swaps their data.
 
@@ -24,12 +24,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, PAIR_VECTORS, RMS_STEP_COLUMNS, STEP_COLUMNS
-from tfviz.viz.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, rounded, slider,
+from tfviz.viz.kit.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, rounded, slider,
                                spec, stack_rows, token_axis, unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_masking import abs_bound, view_filter
-from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, index_layer, picture
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, index_layer, picture
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATS = ("μ before", "σ before", "μ after", "σ after")
 RMS_STATS = ("μ before", "rms before", "μ after", "rms after")
@@ -56,7 +56,7 @@ def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], 
     ``stats`` is (layers, norms, 4, T) in the order of STATS, ``norms`` names its axis 1.
     An RMSNorm (``kind="rmsnorm"``) has its root mean square where LayerNorm has σ
     (RMS_STATS): after it, rms is 1 but μ is not 0.
-    Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(T)`` tokens, so a
+    Length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap(T)`` tokens, so a
     new sentence of another length within the cap swaps the chart's data."""
     n_layers, n_norms, _, n = stats.shape
     cap = length_cap(n)

@@ -1,5 +1,5 @@
 """Instant charts for lesson 14 (the LM head and decoding), in the conventions of
-``tfviz.viz.instant``: everything a view needs is sent once, and the view controls (``pos``,
+``tfviz.viz.kit.instant``: everything a view needs is sent once, and the view controls (``pos``,
 ``step``) are Vega-Lite parameters, so moving them reruns nothing.
 
 - ``head_chart``: the top next-token candidates at each position of the learner's text
@@ -11,7 +11,7 @@
 - ``loss_chart``: the per-token training loss of a sentence, one bar per input/target pair
   (a static chart: nothing to choose).
 
-All three are length-free (``tfviz.viz.instant_length``): laid out for ``length_cap`` of the
+All three are length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap`` of the
 text's tokens or of the steps taken, they read that length from their data, and what else
 follows the text (each step's candidates, the mean loss) rides in their data too, so a new
 sentence or prompt of another length swaps their data instead of drawing them anew.
@@ -22,9 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import SEPARATOR, rounded, spec
-from tfviz.viz.instant_length import length_cap, step_params, step_slider, token_slider
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant import SEPARATOR, rounded, spec
+from tfviz.viz.kit.instant_length import length_cap, step_params, step_slider, token_slider
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 CHOSEN = CATEGORICAL[5]  # vermillion: the token taken
 KEPT = CATEGORICAL[0]  # blue: still in the running

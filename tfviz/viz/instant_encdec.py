@@ -1,5 +1,5 @@
 """Instant charts for lesson 13 (encoder, decoder, encoder-decoder), in the conventions of
-``tfviz.viz.instant``: every view of one source is sent at once, and the view controls
+``tfviz.viz.kit.instant``: every view of one source is sent at once, and the view controls
 (``layer``, ``head``, ``step``) are Vega-Lite parameters, so moving them reruns nothing.
 
 - ``encoder_chart``: the encoder's bidirectional self-attention (layer, head) and its top
@@ -14,7 +14,7 @@
 Sources are at most 12 letters (``tfviz.decoding.seq2seq.MAX_SOURCE``), so every map is small
 and drawn as cells (SVG, with each cell's value in its ARIA label), never as a picture.
 
-The encoder and decoder charts are length-free (``tfviz.viz.instant_length``): laid out for
+The encoder and decoder charts are length-free (``tfviz.viz.kit.instant_length``): laid out for
 ``length_cap`` of the source's length and of the decoder's steps (1-16 each: every source the
 page takes and its answer), they read both lengths from their data (``ntok``: the tokens the
 chart is about; ``nsrc``: the source's, in the decoder chart), and everything else that follows
@@ -30,10 +30,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
-from tfviz.viz.instant import (SEPARATOR, constant, heat_layer, packed, spec, stack_rows, token_axis,
+from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, packed, spec, stack_rows, token_axis,
                                unpack)
-from tfviz.viz.instant_length import length_cap, step_params, step_slider
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant_length import length_cap, step_params, step_slider
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 NEW_ROW = CATEGORICAL[5]  # vermillion: the row this step adds
 MASKED = "masked (weight 0)"

@@ -1,6 +1,6 @@
 """Charts for lesson 10 (the feed-forward network): every layer, head and token at once.
 
-Three instant charts, in the conventions of ``tfviz.viz.instant``, and one static one:
+Three instant charts, in the conventions of ``tfviz.viz.kit.instant``, and one static one:
 
 - ``neuron_chart``: the layer's strongest neurons for every token, and the share of neurons
   above zero per token. The layer and how many neurons to show are view parameters
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, q, tip, view
-from tfviz.viz.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
+from tfviz.viz.kit.charts import chart, colour, q, tip, view
+from tfviz.viz.kit.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
                                slider, spec, stack_rows, token_axis, unpack)
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 
 def bounded_slider(name: str, lower: int, upper: int, label: str, value: int) -> dict:
@@ -47,7 +47,7 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     ``ids`` (L, m) are each layer's neurons ranked by their peak activation, ``acts`` (L, T, m)
     their activations in that order, ``active`` (L, T) the share of all ``d_ff`` neurons > 0
     (``tfviz.analysis.ffn.neuron_views``). The chart shows the first ``neurons`` of the m.
-    Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(T)`` tokens, with
+    Length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap(T)`` tokens, with
     the neurons' ids and each layer's colour range in the data, so a new sentence of another
     length within the cap swaps the chart's data.
     """
@@ -130,7 +130,7 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
     (L, H, T) come from ``tfviz.analysis.ffn.mixing_views``. Three panels follow the view:
     the checks (smallest weight, their sum, z inside the range), the weights over the keys,
     and per coordinate every value vector as a tick (darker = more weight) with z as a dot.
-    Length-free (``tfviz.viz.instant_length``): ``query`` None opens on the sentence's
+    Length-free (``tfviz.viz.kit.instant_length``): ``query`` None opens on the sentence's
     ``default_query`` (else its last token), which travels in the data; the page's
     ``length_marker`` fits the slider to the sentence.
     """
@@ -260,7 +260,7 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
 
     Arrays from ``tfviz.analysis.ffn.neuron_steps``: ``ids`` (L, T, m), ``values``
     (L, T, m, C), ``share`` (L, T), ``output`` and ``model_output`` (L, T, k). Length-free
-    (``tfviz.viz.instant_length``). Each table is coloured from its own largest |value| (``b``,
+    (``tfviz.viz.kit.instant_length``). Each table is coloured from its own largest |value| (``b``,
     in its row): one outlier token elsewhere in the text would leave every other table pale.
 
     A mixture of experts (``tfviz.analysis.ffn.expert_steps``) also gives ``experts`` and

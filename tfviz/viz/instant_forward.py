@@ -2,7 +2,7 @@
 
 ``walk_chart`` draws one step of ``tfviz.analysis.forward.forward_steps`` at a time; the step
 (``step``, counted from 1 as the page counts) and the head shown in the attention steps
-(``head``) are view parameters in the conventions of ``tfviz.viz.instant``. A step's text
+(``head``) are view parameters in the conventions of ``tfviz.viz.kit.instant``. A step's text
 (title, explanation, formula, shape) and its numbers are data filtered by the two parameters,
 so moving either redraws in the browser. Three panels share the chart; a panel with nothing
 to show for the step has no rows and folds away (its sizes follow its rows):
@@ -13,7 +13,7 @@ to show for the step has no rows and folds away (its sizes follow its rows):
   weights, red-blue about 0 otherwise), which the browser swaps at once, with no hover values;
 - horizontal bars for the final top-k prediction.
 
-The walk is length-free (``tfviz.viz.instant_length``): its steps are the model's, whatever the
+The walk is length-free (``tfviz.viz.kit.instant_length``): its steps are the model's, whatever the
 sentence, and what follows the sentence (each step's row and column labels, its colour range,
 the titles that name a token) rides in the first data row as ``walk_sentence`` packs it, so a
 new sentence of another length within the layout's ``length_cap`` swaps the data.
@@ -31,10 +31,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.forward import Step
-from tfviz.viz.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
-from tfviz.viz.instant_length import length_cap
-from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, picture
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
+from tfviz.viz.kit.instant_length import length_cap
+from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, picture
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 # Maps of more cells than instant_pictures.PICTURE_CELLS travel as pictures: a 13-token residual step
 # (832 cells) took 120 ms to redraw as cells on a loaded machine, its picture a few ms.
@@ -126,7 +126,7 @@ def _notes(step: Step) -> list[tuple[str, str]]:
 def _legend(kind: str) -> dict:
     """A colour legend shown only on steps drawn with that colour scale. Both legends sit at
     the same place beside the map; the other one is transparent there. Its font sizes are
-    plain numbers, not expressions: presenter view (``tfviz.viz.presenter``) can only enlarge
+    plain numbers, not expressions: presenter view (``tfviz.viz.kit.presenter``) can only enlarge
     a number."""
     def when_shown(size: float) -> dict:
         return {"expr": f"kinds[step - 1] == '{kind}' ? {size} : 0"}
@@ -223,7 +223,7 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
     # mark container nothing, an image without a text alternative (axe: svg-img-alt), so the
     # cells stay out of the accessibility tree (aria: False); the chart's description names
     # it, and lesson 12's "The numbers as a table" holds every step's numbers
-    # (tfviz.viz.chart_numbers.forward_walk).
+    # (tfviz.viz.kit.chart_numbers.forward_walk).
     def rect(kind: str, colour: dict) -> dict:
         return {"transform": [{"filter": f"datum.kind == '{kind}' && !datum.pic"}],
                 "mark": {"type": "rect", "aria": False},

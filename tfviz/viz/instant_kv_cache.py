@@ -1,4 +1,4 @@
-"""Instant charts for lesson 16 (the KV cache), in the conventions of ``tfviz.viz.instant``.
+"""Instant charts for lesson 16 (the KV cache), in the conventions of ``tfviz.viz.kit.instant``.
 
 - ``steps_chart``: a generation with and without the cache, one step at a time. The ``step``
   slider under it picks the step in the browser (no rerun): the per-step times of both runs
@@ -10,7 +10,7 @@
 - ``cost_chart``: one step's measured time at each length beside the multiply-adds the formula
   counts, with and without the cache (a static chart: nothing to choose).
 
-``steps_chart`` is length-free (``tfviz.viz.instant_length``): it is laid out for a prompt of
+``steps_chart`` is length-free (``tfviz.viz.kit.instant_length``): it is laid out for a prompt of
 ``length_cap`` tokens followed by the most steps the page lets the model write, and reads the
 prompt's length, the tokens written and the number of steps taken from its data. So a new
 prompt of another length within the cap swaps its data, however soon the model stops
@@ -22,10 +22,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import SCHEME, constant, heat_layer, packed, rounded, slider, spec
-from tfviz.viz.instant_length import LENGTH_CAPS, TOKENS_DOMAIN, length_cap
-from tfviz.viz.instant_pictures import PICTURE_CELLS, image_layer, index_layer, picture
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant import SCHEME, constant, heat_layer, packed, rounded, slider, spec
+from tfviz.viz.kit.instant_length import LENGTH_CAPS, TOKENS_DOMAIN, length_cap
+from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, image_layer, index_layer, picture
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 CACHED, UNCACHED = CATEGORICAL[0], CATEGORICAL[1]  # blue with the cache, orange without
 NEW = CATEGORICAL[5]  # vermillion: the token this step added

@@ -1,7 +1,7 @@
 """Instant charts for lesson 8 (masking): every layer's and head's maps, switched in the browser.
 
 Each builder takes the trace's arrays for *every* layer and head, so layer and head are view
-parameters (``tfviz.viz.instant``) and moving them repaints the chart without a script run.
+parameters (``tfviz.viz.kit.instant``) and moving them repaints the chart without a script run.
 What changes the computation (the padded sentences, the peeking experiment) stays a
 Streamlit widget on the page.
 
@@ -18,7 +18,7 @@ red-blue, with masked cells grey, on one colour range for every layer and head.
 with lesson 6 (``tfviz.viz.instant_scaling``).
 
 The charts of the sidebar's sentence (``triangle``, ``two_masks``) are length-free
-(``tfviz.viz.instant_length``): laid out for ``length_cap(n)`` tokens, they read the
+(``tfviz.viz.kit.instant_length``): laid out for ``length_cap(n)`` tokens, they read the
 sentence's length ``ntok`` from their data, so a new sentence of another length within the
 cap swaps their data. The padded batch's two sentences are the page's own inputs, and its
 token labels ride in the spec.
@@ -30,10 +30,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
-from tfviz.viz.instant import DIVERGING_SCHEME, constant, heat_layer, slider, spec, stack_rows, unpack
-from tfviz.viz.instant_length import length_cap
-from tfviz.viz.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
-from tfviz.viz.style import FONT_SIZE, token_labels
+from tfviz.viz.kit.instant import DIVERGING_SCHEME, constant, heat_layer, slider, spec, stack_rows, unpack
+from tfviz.viz.kit.instant_length import length_cap
+from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
+from tfviz.viz.kit.style import FONT_SIZE, token_labels
 
 MASKED = "masked (−∞)"
 SIDE_BY_SIDE = 20  # up to this many tokens two maps sit next to each other; more are stacked

@@ -1,13 +1,13 @@
 """Instant charts for lesson 11 (mixture of experts): every layer's routing sent at once.
 
 The layer and the followed token are view parameters (``layer``, ``pos``) in the conventions of
-``tfviz.viz.instant``; the number of experts per token (top-k) is a what-if that reruns the
+``tfviz.viz.kit.instant``; the number of experts per token (top-k) is a what-if that reruns the
 model, so each chart is built for one k.
 
 - ``routing_chart``: tokens × experts gate probabilities with the chosen (dot) and dropped
   (cross) experts, the followed token's row outlined, its gates as bars with the weight the
   model's rule gave each chosen expert, and its routing written out by that rule (h, p, the
-  chosen set, the weights' formula and y). Length-free (``tfviz.viz.instant_length``): laid
+  chosen set, the weights' formula and y). Length-free (``tfviz.viz.kit.instant_length``): laid
   out for ``length_cap`` tokens, it reads the sentence's length and the token it follows
   (``posi``) from its data, so a new sentence of another length within the cap swaps data.
 - ``load_chart``: tokens served and choices dropped per expert, with the capacity;
@@ -29,9 +29,9 @@ import numpy as np
 
 from tfviz.analysis.moe import Routing
 from tfviz.analysis.moe_rules import PLAIN, RENORMALISED, RULE, RULES, TOPK_SOFTMAX, RulesCompared, spread
-from tfviz.viz.instant import SCHEME, rounded, slider, spec, token_axis
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap, token_slider
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant import SCHEME, rounded, slider, spec, token_axis
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 STATUS = ("not chosen", "chosen", "dropped (expert full)")  # a (token, expert) pair's fate
 _SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -317,7 +317,7 @@ def load_map_chart(routes: Sequence[Routing]) -> dict:
             "width": {"step": step}, "height": {"step": 24 if n_layers > 8 else 34},
             "title": "Tokens per expert, every layer"}
     # the layer's rows are numbered "row", not "layer": this overview keeps every layer when a
-    # deep model's page sends the other charts one layer at a time (tfviz.viz.instant_layer)
+    # deep model's page sends the other charts one layer at a time (tfviz.viz.kit.instant_layer)
     return spec(body, params=[], datasets={"loadmap": rows}, marks=2 * n_layers * n_experts,
                 description="How many tokens each expert served, in every layer, against an even share.")
 

@@ -1,10 +1,10 @@
 """Instant chart for lesson 6, section 3: every layer's and head's maps with the scale on and
-off, and the entropy of each row, switched in the browser (``tfviz.viz.instant``).
+off, and the entropy of each row, switched in the browser (``tfviz.viz.kit.instant``).
 
 Turning the scale off is a what-if (the page runs the model twice); choosing the layer and
 head only selects what to look at, so both runs' maps for every layer and head travel once
 and the sliders under the chart pick one. A long text's maps travel as pictures
-(``instant_masking.map_rows``). Length-free (``tfviz.viz.instant_length``): a new sentence of
+(``instant_masking.map_rows``). Length-free (``tfviz.viz.kit.instant_length``): a new sentence of
 another length within the layout's ``length_cap`` swaps the chart's data.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import packed, rounded, spec
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.kit.instant import packed, rounded, spec
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
-from tfviz.viz.style import CATEGORICAL, token_labels
+from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
 
 

@@ -1,6 +1,6 @@
 """Instant chart for lesson 19: where the class token looks, drawn on the image.
 
-In the conventions of ``tfviz.viz.instant``: layer and head are view parameters bound to
+In the conventions of ``tfviz.viz.kit.instant``: layer and head are view parameters bound to
 sliders; every layer's and head's class-token row is sent once, and the browser filters it, so
 choosing a layer or head runs nothing on the server.
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfviz.viz.instant import SCHEME, rounded, slider, spec
-from tfviz.viz.presenter import PICTURE
-from tfviz.viz.style import FONT_SIZE, hex_colour
+from tfviz.viz.kit.instant import SCHEME, rounded, slider, spec
+from tfviz.viz.kit.presenter import PICTURE
+from tfviz.viz.kit.style import FONT_SIZE, hex_colour
 
 FRAME = "#F0E442"  # yellow reads on black and on every shape colour
 

@@ -2,9 +2,9 @@
 attention maps as they form, each expert's load over training, and each run's gradient norm
 per layer.
 
-Pure functions of numbers and strings, returning Vega-Lite dicts (``tfviz.viz.charts``). The
+Pure functions of numbers and strings, returning Vega-Lite dicts (``tfviz.viz.kit.charts``). The
 attention and expert charts carry every checkpoint, held-out example, layer and head of the run
-at once, with sliders under the chart (``tfviz.viz.instant``): moving one repaints in the
+at once, with sliders under the chart (``tfviz.viz.kit.instant``): moving one repaints in the
 browser, with no script run (README, "Instant views").
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, o, q, tip, view
-from tfviz.viz.instant import choice, constant, heat_layer, packed, slider, spec, unpack
+from tfviz.viz.kit.charts import chart, colour, o, q, tip, view
+from tfviz.viz.kit.instant import choice, constant, heat_layer, packed, slider, spec, unpack
 from tfviz.viz.instant_masking import view_filter
-from tfviz.viz.instant_pictures import picture, picture_layer
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant_pictures import picture, picture_layer
+from tfviz.viz.kit.style import token_labels
 
 MAX_POINTS = 300  # loss points per run on the chart: longer runs are averaged in bins
 VALUE_CELLS = 150_000  # more cells than this across a run's maps travel as pictures

@@ -1,5 +1,5 @@
 """Charts for lesson 9: the learned γ and β of every LayerNorm, and the residual stream's size.
-Plain Vega-Lite dicts: the heatmap is ``instant_matrix.matrix_chart``'s, the lines ``tfviz.viz.charts``'.
+Plain Vega-Lite dicts: the heatmap is ``instant_matrix.matrix_chart``'s, the lines ``tfviz.viz.kit.charts``'.
 (Each token's μ and σ are an instant view: ``tfviz.viz.instant_block``.)"""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, n, q, tip, view
-from tfviz.viz.instant_matrix import matrix_chart
+from tfviz.viz.kit.charts import chart, colour, n, q, tip, view
+from tfviz.viz.kit.instant_matrix import matrix_chart
 
 
 def gamma_beta_heatmap(params: Mapping[str, tuple[np.ndarray, np.ndarray | None]], *, which: str,

@@ -3,7 +3,7 @@ token has read after 1..L layers, cost curves with n² and n·w references, the 
 attention maps and Linformer's maps and errors.
 
 The what-if's maps and Linformer's views hold every layer and head at once, with layer and
-head sliders under the chart (``tfviz.viz.instant``): choosing what to look at repaints in the
+head sliders under the chart (``tfviz.viz.kit.instant``): choosing what to look at repaints in the
 browser, with no script run. What changes the computation (the pattern, k) stays a widget of
 the page.
 """
@@ -13,10 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, n as nominal, o, q, tip, view
-from tfviz.viz.instant import constant, heat_layer, packed, rounded, spec, unpack
+from tfviz.viz.kit.charts import chart, colour, n as nominal, o, q, tip, view
+from tfviz.viz.kit.instant import constant, heat_layer, packed, rounded, spec, unpack
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
-from tfviz.viz.style import CATEGORICAL, token_labels
+from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
 PAIR = [CATEGORICAL[5], CATEGORICAL[0]]  # vermillion, then blue: the two lines of a cost or error chart
 ALLOWED, BLOCKED = "#1f4e79", "#f2f2f2"  # a mask grid's cells

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, n, q, tip, view
-from tfviz.viz.style import FONT_SIZE, MEANINGS, meaning_scale
+from tfviz.viz.kit.charts import chart, n, q, tip, view
+from tfviz.viz.kit.style import FONT_SIZE, MEANINGS, meaning_scale
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"

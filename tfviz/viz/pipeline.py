@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import html
 
-from tfviz.viz.charts import chart, colour, n, q, view
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.charts import chart, colour, n, q, view
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 SMALL_LEGEND = {"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}}
 

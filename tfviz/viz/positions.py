@@ -1,8 +1,8 @@
 """Charts for the embeddings-and-positions lesson (pure: arrays and token strings in, Vega-Lite
 dicts out). Heatmaps are ``instant_matrix.matrix_chart``'s, or ``instant_matrix.token_rows_chart``'s when
-their rows are the sentence's tokens; lines and planes are written with ``tfviz.viz.charts``.
+their rows are the sentence's tokens; lines and planes are written with ``tfviz.viz.kit.charts``.
 
-Every chart that follows the learner's sentence is length-free (``tfviz.viz.instant_length``):
+Every chart that follows the learner's sentence is length-free (``tfviz.viz.kit.instant_length``):
 its labels, colour and axis ranges ride in its data, so a new sentence swaps the data of the
 charts already drawn instead of drawing them anew."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import ROWS, chart, colour, n, q, tip, view
-from tfviz.viz.instant import heat_layer, spec, stack_rows, unpack
-from tfviz.viz.instant_matrix import matrix_chart, token_rows_chart
-from tfviz.viz.instant_length import SENTENCE_PREFIX, sentence_params
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.charts import ROWS, chart, colour, n, q, tip, view
+from tfviz.viz.kit.instant import heat_layer, spec, stack_rows, unpack
+from tfviz.viz.kit.instant_matrix import matrix_chart, token_rows_chart
+from tfviz.viz.kit.instant_length import SENTENCE_PREFIX, sentence_params
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
 WIDE = 760  # pixels across a table of dimensions: the page's width less labels and legend
 
@@ -233,7 +233,7 @@ def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | N
                  title: str = "ALiBi: the penalty −m·|i − j| added to each head's scores"
                  ) -> dict:
     """One (query x key) heatmap of the bias per head, side by side. Length-free
-    (``tfviz.viz.instant_length``): laid out for ``ALIBI_TOKENS`` tokens, with the labels and
+    (``tfviz.viz.kit.instant_length``): laid out for ``ALIBI_TOKENS`` tokens, with the labels and
     the colour range (the largest penalty drawn) in the data, so a shorter sentence swaps it."""
     bias = np.asarray(bias, dtype=float)
     heads, size, _ = bias.shape

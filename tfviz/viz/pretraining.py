@@ -1,7 +1,7 @@
 """Charts for lesson 15: masking drawn many times, and what fine-tuning trains.
 
 Both are what-if results (the number of draws, the rank, the prefix length are Streamlit
-widgets), so they are plain Vega-Lite dicts (``tfviz.viz.charts``) drawn through
+widgets), so they are plain Vega-Lite dicts (``tfviz.viz.kit.charts``) drawn through
 ``tfviz.ui.widgets.vega``.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.pretraining import SHARES
-from tfviz.viz.charts import chart, colour, n, q, tip, view
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.charts import chart, colour, n, q, tip, view
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 POINTS = 400  # draws kept per line: on a log axis more of them would fall on the same pixels
 

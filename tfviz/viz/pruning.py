@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from tfviz.experiments.pruning import Pruning
-from tfviz.viz.charts import chart, q, tip, view
-from tfviz.viz.style import CATEGORICAL
+from tfviz.viz.kit.charts import chart, q, tip, view
+from tfviz.viz.kit.style import CATEGORICAL
 
 
 def pruning_chart(result: Pruning, model: str) -> dict:

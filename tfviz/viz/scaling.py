@@ -6,8 +6,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.scaling import SaturationRow, VarianceRow
-from tfviz.viz.charts import chart, colour, q, n, tip, view
-from tfviz.viz.style import CATEGORICAL
+from tfviz.viz.kit.charts import chart, colour, q, n, tip, view
+from tfviz.viz.kit.style import CATEGORICAL
 
 WITHOUT, WITH = "without ÷√d_k", "with ÷√d_k"
 SCORES = colour("scores", [WITHOUT, WITH], [CATEGORICAL[5], CATEGORICAL[0]], title="scores")

@@ -13,7 +13,7 @@ import html
 import zlib
 from collections.abc import Sequence
 
-from tfviz.viz.style import CATEGORICAL, rgb
+from tfviz.viz.kit.style import CATEGORICAL, rgb
 
 # Light tints of the Okabe & Ito colours (black left out) so dark text stays readable.
 _TINT = 0.45

@@ -4,7 +4,7 @@ are on the patch grid, and the class probabilities.
 
 The image is one rect per pixel (``instant_vision.pixel_layer``, as lesson 19's instant chart
 draws it); the matrices are ``instant_matrix.matrix_chart``'s heatmaps; the bars are written with
-``tfviz.viz.charts``. Pure functions of numpy arrays.
+``tfviz.viz.kit.charts``. Pure functions of numpy arrays.
 """
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.charts import chart, colour, n, q, tip, view
-from tfviz.viz.instant import spec
-from tfviz.viz.instant_matrix import matrix_bound, matrix_chart
+from tfviz.viz.kit.charts import chart, colour, n, q, tip, view
+from tfviz.viz.kit.instant import spec
+from tfviz.viz.kit.instant_matrix import matrix_bound, matrix_chart
 from tfviz.viz.instant_vision import FRAME, pixel_axes, pixel_layer, pixel_rows
-from tfviz.viz.presenter import PICTURE, SCALE
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.presenter import PICTURE, SCALE
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 LABEL_GAP = 30  # px between two row labels in presenter view (24 px text, rows 1.5x taller)
 

@@ -11,7 +11,7 @@
 //   - a chart drawn anew (a new sentence) is set to the current view as soon as it appears;
 //   - a formula or HTML table that scrolls sideways in its own box (a phone's screen) gets a
 //     tab stop, so that a keyboard can reach and scroll it.
-// config: {keys: ["layer", "head", "query", ...]}  (tfviz.viz.instant.VIEW_KEYS)
+// config: {keys: ["layer", "head", "query", ...]}  (tfviz.viz.kit.instant.VIEW_KEYS)
 //
 // The browser runs this file as an inline module followed by `start(window, config)`; node's
 // test runner imports the pure functions below (tests/js/view_sync.test.mjs).
@@ -262,7 +262,7 @@ export function start(w, config) {
     b.addEventListener("click", () => savePng(chart));
     chart.appendChild(b);
   };
-  // Length-free charts (tfviz.viz.instant_length) are laid out for a range of lengths. The
+  // Length-free charts (tfviz.viz.kit.instant_length) are laid out for a range of lengths. The
   // page's marker (length_marker) says, as JSON data, which token sliders beside it follow the
   // sentence (query, pos, ...), over how many positions and where the sentence opens: each
   // takes that range and shows the position the charts draw (the learner's, kept in range,

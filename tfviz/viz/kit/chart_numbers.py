@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfviz.viz.instant import spec_tokens
-from tfviz.viz.style import token_labels
+from tfviz.viz.kit.instant import spec_tokens
+from tfviz.viz.kit.style import token_labels
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def chart_tables(spec: dict) -> list[ChartTable]:
     views with no data of their own at the top, each view's); a layer that brings rows of its
     own draws decoration (a frame, a rule, a label), and so do rows whose views title no field. An instant view (a spec with parameters
     bound to inputs) gives none: what it draws depends on the view chosen in the browser, and
-    its rows are packed (``tfviz.viz.instant``); the pages that need its numbers as a table
+    its rows are packed (``tfviz.viz.kit.instant``); the pages that need its numbers as a table
     build them from the trace (:func:`heads` and the others above).
 
     >>> spec = {"data": {"name": "rows"}, "datasets": {"rows": [{"t": "a", "p": 0.25, "k": 1}]},

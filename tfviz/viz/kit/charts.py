@@ -6,8 +6,8 @@ as the dataset ``ROWS``, which ``tfviz.ui.widgets.vega`` sends as Arrow bytes an
 reads with ``data=ROWS`` (the default of ``view``). Other named ``datasets`` hold what a layer
 draws besides (a rule at chance); "The numbers as a table" under the chart lists ``ROWS``. The
 pieces an encoding is made of are ``q`` / ``n`` / ``o`` (a quantitative, nominal or ordinal
-field), ``colour`` (a field's colours from ``tfviz.viz.style``) and ``tip`` (a tooltip). Heatmaps over tokens, sliders and the other
-view controls are the instant views' (``tfviz.viz.instant``): a chart with view controls is
+field), ``colour`` (a field's colours from ``tfviz.viz.kit.style``) and ``tip`` (a tooltip). Heatmaps over tokens, sliders and the other
+view controls are the instant views' (``tfviz.viz.kit.instant``): a chart with view controls is
 ``instant.spec``, laid out the same way.
 
 >>> c = chart(view("bar", x=q("p"), y=n("token")), title="Guesses", description="Two bars.",
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfviz.viz.style import CATEGORICAL, readable_config
+from tfviz.viz.kit.style import CATEGORICAL, readable_config
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 ROWS = "rows"  # the dataset a chart's views read unless they name another

@@ -5,7 +5,7 @@ every redraw, so a map with more than ``PICTURE_CELLS`` cells (a 25-token text) 
 picture, one pixel per cell, coloured like the cells' scale, and the browser switches between
 pictures at once (BENCHMARKS.md). ``picture_rows`` is ``stack_rows`` for pictures and
 ``picture_layer`` draws one with token axes and a legend, as ``heat_layer`` draws cells
-(:mod:`tfviz.viz.instant`, whose conventions these follow).
+(:mod:`tfviz.viz.kit.instant`, whose conventions these follow).
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import SCHEME, token_axis
-from tfviz.viz.instant_length import TOKENS_DOMAIN
-from tfviz.viz.style import rgb
+from tfviz.viz.kit.instant import SCHEME, token_axis
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN
+from tfviz.viz.kit.style import rgb
 
 # Cividis at ten stops (plotly's copy of it), for maps sent as pictures.
 CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74",
@@ -85,7 +85,7 @@ def index_layer(channel: str, size: int, *, title: str, labels: str = "tokens",
                 free: bool = False, axis: bool = True, overlap: bool | None = None) -> dict:
     """An invisible layer that gives a picture its ordinal ``channel`` ("x" or "y") scale over
     positions 0..size-1 and an axis labelled by ``labels``; ``free``: over the sentence's
-    positions 0..ntok-1, ``size`` being its ``length_cap`` (``tfviz.viz.instant_length``)."""
+    positions 0..ntok-1, ``size`` being its ``length_cap`` (``tfviz.viz.kit.instant_length``)."""
     shown = (token_axis(title, labels=labels, n=size, free=free) if axis else
              {"title": title or None, "labels": False, "ticks": False})
     if overlap is not None and axis:

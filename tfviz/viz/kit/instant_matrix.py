@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant import constant, heat_layer, packed, spec, token_axis, unpack
-from tfviz.viz.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.kit.instant import constant, heat_layer, packed, spec, token_axis, unpack
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap
 
 
 def matrix_rows(values) -> list[dict]:
@@ -104,7 +104,7 @@ def token_rows_chart(values, tokens: Sequence[str], *, title: str, description: 
                      bound: float | None = None) -> dict:
     """``matrix_chart`` of one row per token of the sentence (embedding rows, a model's outputs)
     across a fixed number of numbered columns (dimensions), blue negative and red positive.
-    Length-free (``tfviz.viz.instant_length``): laid out for ``length_cap(n)`` rows of ``row``
+    Length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap(n)`` rows of ``row``
     px, fewer once the cap's rows would pass ``most`` px; the labels ``tokens``, the title's
     count ("{n}", ``counted_title``) and the colour range ±``bound`` (default
     ``matrix_bound``) ride in the data. So a new sentence whose length keeps the cap swaps

@@ -1,7 +1,7 @@
 """One layer of an instant chart, for a model too deep to send every layer at once.
 
 An instant chart carries every layer, head and token so that the browser switches between
-them without asking the server (``tfviz.viz.instant``). For our 3-layer models that is a few
+them without asking the server (``tfviz.viz.kit.instant``). For our 3-layer models that is a few
 hundred kB; for GPT-2 small (12 layers x 12 heads, 64 tokens, d = 768) lesson 5's charts came
 to 38 MB and lesson 9's to 27 MB. ``one_layer`` keeps one layer of such a chart: its datasets'
 rows of that layer only, and its ``layer`` parameter as a constant, so the chart's own
@@ -24,7 +24,7 @@ numbers the chart's rows, all of "layer 0", as layer k:
 """
 from __future__ import annotations
 
-from tfviz.viz.instant_length import SENTENCE_PREFIX
+from tfviz.viz.kit.instant_length import SENTENCE_PREFIX
 
 # What spec(..., tokens=...) puts in the first row of a dataset only (and its sentence values,
 # SENTENCE_PREFIX): kept with the new first row.

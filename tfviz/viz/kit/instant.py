@@ -18,7 +18,7 @@ The conventions every instant chart shares:
 - Charts with up to SVG_MARKS marks draw as SVG (``usermeta.embedOptions.renderer``), so every
   mark carries an ARIA label with its values: screen readers and the browser tests read the
   numbers drawn. Bigger ones (long texts) draw on a canvas, which redraws much faster; the
-  maps of a long text travel as pictures (``tfviz.viz.instant_pictures``).
+  maps of a long text travel as pictures (``tfviz.viz.kit.instant_pictures``).
 - Token labels ("3 ␣sat") are read by position from the expression ``tokens`` (a repeated word
   stays two columns). They travel with the data, not in the spec (``spec(..., tokens=...)``):
   Streamlit redraws a chart from scratch when its spec changes but only swaps the data when it
@@ -26,7 +26,7 @@ The conventions every instant chart shares:
   (BENCHMARKS.md, "Instant views"). For the same reason a token is chosen with a slider, and
   the chart's title names it: a select box would carry the words in its options.
 - Lesson 5's charts go further and hold nothing of the sentence's length either
-  (``tfviz.viz.instant_length``), so a sentence of another length swaps data too.
+  (``tfviz.viz.kit.instant_length``), so a sentence of another length swaps data too.
 
 Everything here returns plain dicts (JSON); ``tests/test_viz_instant.py`` validates them
 against altair's Vega-Lite schema and checks the values against the trace.
@@ -37,9 +37,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.instant_length import (POSITIONS, SENTENCE_PREFIX, TOKENS_DOMAIN, length_params,
+from tfviz.viz.kit.instant_length import (POSITIONS, SENTENCE_PREFIX, TOKENS_DOMAIN, length_params,
                                      sentence_params, shown_names)
-from tfviz.viz.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
 VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos", "norm", "neurons")
