@@ -76,9 +76,9 @@ def store_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'live.sqlite3'}"
     url = request.getfixturevalue("redis_url")
-    from tfviz.classroom.redis_store import RedisStore
+    from tests.support.redis_server import flush
 
-    RedisStore(url).flush()
+    flush(url)
     return url
 
 

@@ -142,18 +142,33 @@ def test_the_teacher_keeps_a_session_alive(store, clock):
     assert store.state(code).step == 1
 
 
-def test_ending_drops_everything(store, clock):
+def test_an_ended_class_keeps_its_answers_for_its_teacher_for_a_day_then_forgets_them(store, clock):
     code, key = store.start()
     store.submit_answer(code, "layernorm", "mean", True)
+    store.submit_answer(code, "layernorm", "mean", False)
+    assert store.not_downloaded(code, key) == 2  # what the confirmation names
     store.end(code, key)
     with pytest.raises(SessionGone, match="ended"):
         store.state(code)
     with pytest.raises(SessionGone):
+        store.submit_answer(code, "layernorm", "mean", True)
+    with pytest.raises(SessionGone):  # the live dashboard's check still says "ended"
         store.summary(code, key)
-    assert store.backend.answers(code) == []  # the answers are gone, not hidden
-    clock.advance(seconds=live.REMEMBER_GONE_S)
-    with pytest.raises(UnknownCode):  # a day later the code is simply unknown
+    with pytest.raises(WrongKey):  # ended, the answers are still the teacher's alone
+        store.export_rows(code, key[:-1])
+    clock.advance(seconds=live.REMEMBER_GONE_S - 1)
+    store.sweep()
+    (row,) = store.summary(code, key, closed_ok=True)
+    assert (row.answered, row.right) == (2, 1)
+    assert [r["correct"] for r in store.export_rows(code, key)] == [True, False]
+    assert store.not_downloaded(code, key) == 0
+    clock.advance(seconds=1)
+    store.sweep()  # a day after the end: swept, the answers are gone, not hidden
+    assert store.backend.answers(code) == [] and store.backend.get(code) is None
+    with pytest.raises(UnknownCode):  # and the code is simply unknown
         store.state(code)
+    with pytest.raises(UnknownCode):
+        store.export_rows(code, key)
 
 
 def test_unknown_and_malformed_codes_get_friendly_messages(store):

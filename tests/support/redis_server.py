@@ -74,3 +74,13 @@ def redis_server(folder: Path):
         yield server
     finally:
         server.stop()
+
+
+def flush(url: str, prefix: str = "tfviz:") -> None:
+    """Delete every key of the live-class store under ``prefix`` in the Redis at ``url`` (a
+    test's empty store; the server may be shared by the tests of one process)."""
+    import redis
+
+    r = redis.Redis.from_url(url, socket_timeout=5)
+    for key in r.scan_iter(prefix + "*"):
+        r.delete(key)

@@ -35,6 +35,10 @@ class BadValue(LiveError):
     pass
 
 
+class TimeUp(LiveError):
+    """An answer to a question whose countdown had reached zero."""
+
+
 class StoreDown(LiveError):
     """The store did not answer (down, unreachable, or locked for too long). Nothing the
     call would have written was written: a student is never told an answer was saved when it

@@ -6,9 +6,18 @@ Keys, all under one prefix (``tfviz:``):
 - ``class:{code}``: the session as JSON (teacher key, state, status, last teacher action);
 - ``live``: a sorted set of live codes scored by the teacher's last action (counting and
   evicting sessions, closing idle ones);
-- ``answers:{code}``: a list of answer rows (JSON, no names), ``slips:{code}`` and
-  ``slipkinds:{code}``: which slips each box has counted, to bound them;
-- ``budget:{kind}:{client}``: a sorted set of the times a client spent a rate-limited try.
+- ``gone``: a sorted set of closed codes scored by when they closed (forgetting them, with
+  their answers, a day later);
+- ``answers:{code}``: a list of answer rows (JSON, no names, each numbered ``n`` in order);
+- ``tally:{code}``: a hash of the class's counts, updated by the same script that adds an
+  answer: ``a|EX|BOX`` answered, ``r|EX|BOX`` right, ``s|EX|BOX|SLIP`` each slip, ``k|EX|BOX``
+  distinct slips (to bound them), ``seq`` the last row's ``n``, ``dl`` the ``n`` of the last
+  row the teacher downloaded, ``fresh`` rows since then;
+- ``present:{code}`` and ``lost:{code}``: sorted sets of students' random tokens (nothing else
+  about them) scored by when their page last said "here", the second holding only those with
+  "I'm lost" on;
+- ``budget:{kind}:{client}``: a sorted set of the times a client spent a rate-limited try;
+- ``schema``: the layout's version (see ``SCHEMA_VERSION``).
 
 Atomicity: a teacher's read-modify-write runs under ``WATCH`` and is retried if another process
 changed the session meanwhile; an answer is added by one Lua script, which Redis runs alone, so
@@ -25,32 +34,85 @@ import functools
 import json
 import secrets
 
+from tfviz.classroom.backend import Outcome, Presence, Tally
 from tfviz.classroom.guard import BadStoreURL, SessionGone, StoreDown
 
 PREFIX = "tfviz:"
 TIMEOUT_S = 2.0  # a Redis that does not answer within this is reported as down
-KEEP_GONE_S = 25 * 3600  # a closed session's record is deleted by Redis after this (real time)
+KEEP_GONE_S = 25 * 3600  # a closed class's keys are deleted by Redis after this (real time),
+#                          should no replica sweep them first
+KEEP_PRESENT_S = 3600  # "here" marks older than this are trimmed whenever a student is seen
+SCHEMA_VERSION = 1  # 0: before answers were numbered and counted in a hash
 
-# KEYS: class, answers, slips, slipkinds. ARGV: alive_since, max_answers, max_slip_kinds,
-# slip member ("" for none), slip-kind field, row with the slip, row without it.
+# KEYS: class, answers, tally. ARGV: alive_since, max_answers, max_slip_kinds, late_after,
+# exercise, box, correct ("1"/"0"), slip ("" for none), t, row with the slip and row without it
+# (each JSON without its opening brace: the script puts {"n": N, in front).
 ADD_ANSWER = """
 local rec = redis.call('GET', KEYS[1])
 if not rec then return 'gone' end
 rec = cjson.decode(rec)
 if rec.status ~= 'live' or rec.last_teacher <= tonumber(ARGV[1]) then return 'gone' end
+local ex, box = ARGV[5], ARGV[6]
+local st, eb = rec.state, ARGV[5] .. '|' .. ARGV[6]
+local q = st.question
+if type(st.deadline) == 'number' and st.deadline > 0 and type(q) == 'table' and q[1] == ex
+    and q[2] == box and tonumber(ARGV[9]) > st.deadline + tonumber(ARGV[4]) then
+  return 'late'
+end
 if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[2]) then return 'full' end
-local row = ARGV[7]
-if ARGV[4] ~= '' then
-  if redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1 then
-    row = ARGV[6]
-  elseif tonumber(redis.call('HGET', KEYS[4], ARGV[5]) or '0') < tonumber(ARGV[3]) then
-    redis.call('SADD', KEYS[3], ARGV[4])
-    redis.call('HINCRBY', KEYS[4], ARGV[5], 1)
-    row = ARGV[6]
+local kept = ''
+if ARGV[8] ~= '' then
+  if redis.call('HEXISTS', KEYS[3], 's|' .. eb .. '|' .. ARGV[8]) == 1 then
+    kept = ARGV[8]
+  elseif tonumber(redis.call('HGET', KEYS[3], 'k|' .. eb) or '0') < tonumber(ARGV[3]) then
+    redis.call('HINCRBY', KEYS[3], 'k|' .. eb, 1)
+    kept = ARGV[8]
   end
 end
-redis.call('RPUSH', KEYS[2], row)
+local n = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+redis.call('HINCRBY', KEYS[3], 'fresh', 1)
+redis.call('HINCRBY', KEYS[3], 'a|' .. eb, 1)
+if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[3], 'r|' .. eb, 1) end
+if kept ~= '' then
+  redis.call('HINCRBY', KEYS[3], 's|' .. eb .. '|' .. kept, 1)
+  redis.call('RPUSH', KEYS[2], '{"n": ' .. n .. ', ' .. ARGV[10])
+else
+  redis.call('RPUSH', KEYS[2], '{"n": ' .. n .. ', ' .. ARGV[11])
+end
 return 'ok'
+"""
+
+# KEYS: answers, tally. Every row, and the mark "downloaded up to here", in one step.
+EXPORT = """
+redis.call('HSET', KEYS[2], 'dl', redis.call('HGET', KEYS[2], 'seq') or '0', 'fresh', '0')
+return redis.call('LRANGE', KEYS[1], 0, -1)
+"""
+
+# KEYS: answers, tally. ARGV: exercise, box. The rows of one box out, their counts with them.
+DROP_BOX = """
+local rows = redis.call('LRANGE', KEYS[1], 0, -1)
+local dl = tonumber(redis.call('HGET', KEYS[2], 'dl') or '0')
+local eb = ARGV[1] .. '|' .. ARGV[2]
+local keep, gone, fresh = {}, 0, 0
+for _, r in ipairs(rows) do
+  local row = cjson.decode(r)
+  if row.exercise == ARGV[1] and row.box == ARGV[2] then
+    gone = gone + 1
+    if (tonumber(row.n) or 0) > dl then fresh = fresh + 1 end
+    if type(row.slip) == 'string' then redis.call('HDEL', KEYS[2], 's|' .. eb .. '|' .. row.slip) end
+  else
+    keep[#keep + 1] = r
+  end
+end
+if gone > 0 then
+  redis.call('DEL', KEYS[1])
+  for i = 1, #keep, 1000 do
+    redis.call('RPUSH', KEYS[1], unpack(keep, i, math.min(i + 999, #keep)))
+  end
+  redis.call('HDEL', KEYS[2], 'a|' .. eb, 'r|' .. eb, 'k|' .. eb)
+  redis.call('HINCRBY', KEYS[2], 'fresh', -fresh)
+end
+return gone
 """
 
 
@@ -88,6 +150,19 @@ class RedisStore:
         except redis.exceptions.RedisError as err:
             raise BadStoreURL(f"The live-class store {self.url} does not answer: {str(err).rstrip('.')}.") from err
         self._add = self.r.register_script(ADD_ANSWER)
+        self._export = self.r.register_script(EXPORT)
+        self._drop_box = self.r.register_script(DROP_BOX)
+        try:
+            self._upgrade()
+        except redis.exceptions.RedisError as err:
+            raise BadStoreURL(f"The live-class store {self.url} could not be upgraded: {err}.") from err
+
+    def _upgrade(self) -> None:
+        version = int(self.r.get(self._k("schema")) or 0)
+        if version > SCHEMA_VERSION:
+            raise BadStoreURL(f"The live-class store {self.url} was written by a newer tfviz "
+                              f"(schema {version}; this one knows up to {SCHEMA_VERSION}).")
+        self.r.set(self._k("schema"), SCHEMA_VERSION)
 
     def durability(self) -> str:
         """What this Redis promises for an acknowledged write, in words."""
@@ -100,6 +175,10 @@ class RedisStore:
 
     def _k(self, *parts: str) -> str:
         return self.p + ":".join(parts)
+
+    def _class_keys(self, code: str) -> list[str]:
+        """Every key of one class but its record."""
+        return [self._k(kind, code) for kind in ("answers", "tally", "present", "lost")]
 
     # -- sessions --
     @_down
@@ -122,7 +201,7 @@ class RedisStore:
         def step(pipe):
             data = pipe.get(key)
             if not data:
-                raise SessionGone("This live session has closed. Ask your teacher for a new code.")
+                raise SessionGone("no such class")
             rec = fn(json.loads(data))
             pipe.multi()
             pipe.set(key, json.dumps(rec))
@@ -130,7 +209,9 @@ class RedisStore:
                 pipe.zadd(self._k("live"), {code: rec["last_teacher"]})
             else:
                 pipe.zrem(self._k("live"), code)
-                pipe.expire(key, KEEP_GONE_S)
+                pipe.zadd(self._k("gone"), {code: rec["gone_at"]})
+                for k in (key, *self._class_keys(code)):
+                    pipe.expire(k, KEEP_GONE_S)
             return rec
 
         return self.r.transaction(step, key, value_from_callable=True)
@@ -143,9 +224,11 @@ class RedisStore:
         return count, (tuple(oldest[0]) if oldest else None)
 
     @_down
-    def sweep(self, now: float, idle_s: float, remember_s: float, budget_s: float) -> None:
-        """Close idle sessions and drop their answers; Redis forgets old codes (a key's expiry)
-        and old tries (each budget key expires after its window)."""
+    def sweep(self, now: float, idle_s: float, remember_s: float, budget_s: float,
+              present_s: float) -> None:
+        """Close idle sessions; forget closed ones, with their answers, ``remember_s`` after
+        they closed. Old tries expire on their own (each budget key after its window), old
+        "here" marks are trimmed as students are seen."""
         for code, last in self.r.zrangebyscore(self._k("live"), "-inf", now - idle_s,
                                                withscores=True):
             try:
@@ -153,28 +236,91 @@ class RedisStore:
                                                           "gone_at": last + idle_s})
             except SessionGone:
                 self.r.zrem(self._k("live"), code)
-            self.drop_answers(code)
+        for code in self.r.zrangebyscore(self._k("gone"), "-inf", now - remember_s):
+            with self.r.pipeline() as pipe:
+                pipe.delete(self._k("class", code), *self._class_keys(code))
+                pipe.zrem(self._k("gone"), code)
+                pipe.execute()
 
     # -- answers --
     @_down
     def add_answer(self, code: str, row: dict, *, alive_since: float, max_answers: int,
-                   max_slip_kinds: int) -> str:
-        slip = row["slip"] or ""
-        member = f"{row['exercise']}|{row['box']}|{slip}" if slip else ""
-        keys = [self._k("class", code), self._k("answers", code), self._k("slips", code),
-                self._k("slipkinds", code)]
-        args = [repr(alive_since), max_answers, max_slip_kinds, member,
-                f"{row['exercise']}|{row['box']}", json.dumps(row), json.dumps({**row, "slip": None})]
-        return self._add(keys=keys, args=args)
+                   max_slip_kinds: int, late_after: float) -> Outcome:
+        keys = [self._k("class", code), self._k("answers", code), self._k("tally", code)]
+        args = [repr(alive_since), max_answers, max_slip_kinds, repr(late_after),
+                row["exercise"], row["box"], "1" if row["correct"] else "0", row["slip"] or "",
+                repr(row["t"]), json.dumps(row)[1:], json.dumps({**row, "slip": None})[1:]]
+        return Outcome(self._add(keys=keys, args=args))
+
+    @staticmethod
+    def _rows(raw: list[str]) -> list[dict]:
+        out = []
+        for r in raw:
+            row = json.loads(r)
+            row.pop("n", None)
+            out.append(row)
+        return out
 
     @_down
     def answers(self, code: str) -> list[dict]:
-        return [json.loads(r) for r in self.r.lrange(self._k("answers", code), 0, -1)]
+        return self._rows(self.r.lrange(self._k("answers", code), 0, -1))
+
+    @_down
+    def export(self, code: str) -> list[dict]:
+        return self._rows(self._export(keys=[self._k("answers", code), self._k("tally", code)]))
+
+    @_down
+    def tally(self, code: str) -> Tally:
+        with self.r.pipeline() as pipe:  # MULTI: both read at one moment
+            pipe.hgetall(self._k("tally", code))
+            pipe.llen(self._k("answers", code))
+            counts, total = pipe.execute()
+        boxes: dict[tuple[str, str], list[int]] = {}
+        slips: dict[tuple[str, str, str], int] = {}
+        for field, value in counts.items():
+            kind, _, rest = field.partition("|")
+            parts = tuple(rest.split("|"))
+            if kind in ("a", "r") and len(parts) == 2:
+                boxes.setdefault(parts, [0, 0])[kind == "r"] = int(value)
+            elif kind == "s" and len(parts) == 3 and int(value) > 0:
+                slips[parts] = int(value)
+        return Tally({b: (n, r) for b, (n, r) in boxes.items() if n > 0}, slips, total,
+                     int(counts.get("fresh", 0)))
 
     @_down
     def drop_answers(self, code: str) -> None:
-        self.r.delete(self._k("answers", code), self._k("slips", code),
-                      self._k("slipkinds", code))
+        self.r.delete(self._k("answers", code), self._k("tally", code))
+
+    @_down
+    def drop_box(self, code: str, exercise: str, box: str) -> int:
+        return int(self._drop_box(keys=[self._k("answers", code), self._k("tally", code)],
+                                  args=[exercise, box]))
+
+    # -- the room --
+    @_down
+    def seen(self, code: str, student: str, now: float, lost: bool | None) -> None:
+        present, lost_key = self._k("present", code), self._k("lost", code)
+        with self.r.pipeline() as pipe:
+            pipe.zadd(present, {student: now})
+            if lost is None:
+                pipe.zadd(lost_key, {student: now}, xx=True)  # still lost, if they were
+            elif lost:
+                pipe.zadd(lost_key, {student: now})
+            else:
+                pipe.zrem(lost_key, student)
+            for k in (present, lost_key):
+                pipe.zremrangebyscore(k, "-inf", now - KEEP_PRESENT_S)
+                pipe.expire(k, 2 * KEEP_PRESENT_S)
+            pipe.execute()
+
+    @_down
+    def presence(self, code: str, since: float, box: tuple[str, str] | None) -> Presence:
+        with self.r.pipeline() as pipe:
+            pipe.zcount(self._k("present", code), f"({since}", "+inf")
+            pipe.zcount(self._k("lost", code), f"({since}", "+inf")
+            pipe.hget(self._k("tally", code), "a|" + "|".join(box) if box else "-")
+            present, lost, answered = pipe.execute()
+        return Presence(present, lost, int(answered or 0))
 
     # -- rate limits --
     @_down
@@ -189,8 +335,3 @@ class RedisStore:
             pipe.zadd(key, {f"{now!r}:{secrets.token_hex(4)}": now})
             pipe.expire(key, int(window) + 60)
             pipe.execute()
-
-    def flush(self) -> None:
-        """Delete every key under this store's prefix (tests)."""
-        for key in self.r.scan_iter(self.p + "*"):
-            self.r.delete(key)

@@ -23,11 +23,15 @@ import sqlite3
 import threading
 import uuid
 
+from tfviz.classroom.backend import Outcome, Presence, Tally
 from tfviz.classroom.guard import BadStoreURL, SessionGone, StoreDown
 
 BUSY_TIMEOUT_S = 5.0  # a writer waits this long for the lock, then the call reports StoreDown
 
-SCHEMA = """
+#: The tables as the first release wrote them ("schema 0", no version recorded). A new file gets
+#: them too, then every step of MIGRATIONS: one path, so the upgrade of an old file is the path
+#: every new file takes.
+SCHEMA_0 = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY,
     status TEXT NOT NULL,            -- live, ended, expired
@@ -49,6 +53,27 @@ CREATE INDEX IF NOT EXISTS answers_by_box ON answers (code, exercise, box);
 CREATE TABLE IF NOT EXISTS budget (kind TEXT NOT NULL, client TEXT NOT NULL, t REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS budget_by_client ON budget (kind, client, t);
 """
+
+#: Schema n-1 -> n, by n; each step ends by recording its n in ``PRAGMA user_version``.
+MIGRATIONS: dict[int, str] = {
+    # 1: the room (who is here, who is lost: opaque tokens, no names); a covering index the
+    # counts are read from with GROUP BY; when the teacher last downloaded the answers (kept in
+    # the JSON of ``classes.data``, nothing to add for it).
+    1: """
+CREATE TABLE IF NOT EXISTS presence (
+    code TEXT NOT NULL,
+    student TEXT NOT NULL,           -- a random token the student's page made, nothing else
+    seen REAL NOT NULL,
+    lost INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (code, student)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS presence_seen ON presence (code, seen);
+CREATE INDEX IF NOT EXISTS answers_tally ON answers (code, exercise, box, correct, slip);
+DROP INDEX IF EXISTS answers_by_box;
+PRAGMA user_version = 1
+""",
+}
+SCHEMA_VERSION = max(MIGRATIONS)
 
 
 def _down(method):
@@ -92,32 +117,61 @@ class SQLiteStore:
                 raise BadStoreURL(f"The live-class store {self.url} cannot be opened: "
                                   f"{err.strerror}.") from err
         try:
-            with self._write() as db:  # executescript would commit on its own
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+            self._upgrade()
         except sqlite3.Error as err:
             raise BadStoreURL(f"The live-class store {self.url} cannot be opened: {err}.") from err
 
-    def _connect(self) -> sqlite3.Connection:
+    def _upgrade(self) -> None:
+        """Bring the file to SCHEMA_VERSION, each step in one transaction with its version
+        number, so two processes opening an old file at once upgrade it once."""
+        with self._write() as db:  # executescript would commit on its own
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise BadStoreURL(f"The live-class store {self.url} was written by a newer tfviz "
+                                  f"(schema {version}; this one knows up to {SCHEMA_VERSION}).")
+            steps = [SCHEMA_0] if version == 0 else []
+            steps += [MIGRATIONS[n] for n in range(version + 1, SCHEMA_VERSION + 1)]
+            for script in steps:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+
+    def durability(self) -> str:
+        """What an acknowledged write survives, in words."""
+        if self.path is None:
+            return "none: an in-memory database, gone with the process"
+        return "each answer is committed to disk (synchronous=FULL) before it is acknowledged"
+
+    def _connect(self, durable: bool = True) -> sqlite3.Connection:
         db = sqlite3.connect(self._target, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                              uri=self._uri, check_same_thread=False)
         if self.path is not None:
             db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
+        # "Here" marks need no fsync: losing the last seconds of them in a crash costs nothing,
+        # and a student's page sends one every few seconds. In WAL mode the next FULL commit
+        # syncs them along with itself, so an answer's durability does not depend on this.
+        if durable:
+            db.execute("PRAGMA synchronous=FULL")
+        else:
+            db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _conn(self, durable: bool = True) -> sqlite3.Connection:
+        name = "db" if durable else "light"
+        db = getattr(self._local, name, None)
+        if db is None:
+            db = self._connect(durable)
+            setattr(self._local, name, db)
         return db
 
     @property
     def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = self._local.db = self._connect()
-        return db
+        return self._conn()
 
     @contextlib.contextmanager
-    def _write(self):
+    def _write(self, durable: bool = True):
         """One transaction holding the write lock from its first read (BEGIN IMMEDIATE)."""
-        db = self._db
+        db = self._conn(durable)
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -145,13 +199,17 @@ class SQLiteStore:
                              "code) VALUES (?, ?, ?, ?, ?)", (*self._row(rec), rec["code"]))
             return cur.rowcount == 1
 
+    @staticmethod
+    def _read(db: sqlite3.Connection, code: str) -> dict | None:
+        return _record(db.execute("SELECT status, last_teacher, gone_at, data FROM classes "
+                                  "WHERE code = ?", (code,)).fetchone())
+
     @_down
     def change(self, code: str, fn) -> dict:
         with self._write() as db:
-            rec = _record(db.execute("SELECT status, last_teacher, gone_at, data FROM classes "
-                                     "WHERE code = ?", (code,)).fetchone())
+            rec = self._read(db, code)
             if rec is None:
-                raise SessionGone("This live session has closed. Ask your teacher for a new code.")
+                raise SessionGone("no such class")
             rec = fn(rec)
             db.execute("UPDATE classes SET status = ?, last_teacher = ?, gone_at = ?, data = ? "
                        "WHERE code = ?", (*self._row(rec), code))
@@ -167,31 +225,37 @@ class SQLiteStore:
         return count, (tuple(oldest) if oldest else None)
 
     @_down
-    def sweep(self, now: float, idle_s: float, remember_s: float, budget_s: float) -> None:
-        """Close idle sessions, drop the answers of closed ones, forget old codes and tries."""
+    def sweep(self, now: float, idle_s: float, remember_s: float, budget_s: float,
+              present_s: float) -> None:
+        """Close idle sessions; forget closed ones, with their answers, ``remember_s`` after
+        they closed; forget old tries and old "here" marks."""
         with self._write() as db:
             db.execute("UPDATE classes SET status = 'expired', gone_at = last_teacher + ? "
                        "WHERE status = 'live' AND last_teacher <= ?", (idle_s, now - idle_s))
             db.execute("DELETE FROM answers WHERE code IN (SELECT code FROM classes WHERE "
-                       "status != 'live')")
+                       "status != 'live' AND gone_at <= ?)", (now - remember_s,))
             db.execute("DELETE FROM classes WHERE status != 'live' AND gone_at <= ?",
                        (now - remember_s,))
             db.execute("DELETE FROM budget WHERE t <= ?", (now - budget_s,))
+            db.execute("DELETE FROM presence WHERE seen <= ? OR code NOT IN (SELECT code FROM "
+                       "classes WHERE status = 'live')", (now - present_s,))
 
     # -- answers --
     @_down
     def add_answer(self, code: str, row: dict, *, alive_since: float, max_answers: int,
-                   max_slip_kinds: int) -> str:
-        """Store one answer row if the session is live and not full: "ok", "gone" or "full".
-        A slip beyond the box's ``max_slip_kinds`` distinct ones is stored as none."""
+                   max_slip_kinds: int, late_after: float) -> Outcome:
         with self._write() as db:
-            live = db.execute("SELECT 1 FROM classes WHERE code = ? AND status = 'live' AND "
-                              "last_teacher > ?", (code, alive_since)).fetchone()
-            if live is None:
-                return "gone"
+            rec = self._read(db, code)
+            if rec is None or rec["status"] != "live" or rec["last_teacher"] <= alive_since:
+                return Outcome.GONE
+            state = rec["state"]
+            deadline = state.get("deadline") or 0.0
+            if deadline and list(state.get("question") or ()) == [row["exercise"], row["box"]] \
+                    and row["t"] > deadline + late_after:
+                return Outcome.LATE
             (n,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()
             if n >= max_answers:
-                return "full"
+                return Outcome.FULL
             slip = row["slip"]
             if slip is not None:
                 box = (code, row["exercise"], row["box"])
@@ -204,19 +268,82 @@ class SQLiteStore:
             db.execute("INSERT INTO answers (code, exercise, box, correct, slip, t) VALUES "
                        "(?, ?, ?, ?, ?, ?)", (code, row["exercise"], row["box"],
                                               int(row["correct"]), slip, row["t"]))
-            return "ok"
+            return Outcome.OK
+
+    @staticmethod
+    def _rows(db: sqlite3.Connection, code: str) -> list[dict]:
+        rows = db.execute("SELECT exercise, box, correct, slip, t FROM answers WHERE "
+                          "code = ? ORDER BY id", (code,)).fetchall()
+        return [{"exercise": e, "box": b, "correct": bool(c), "slip": s, "t": t}
+                for e, b, c, s, t in rows]
 
     @_down
     def answers(self, code: str) -> list[dict]:
-        rows = self._db.execute("SELECT exercise, box, correct, slip, t FROM answers WHERE "
-                                "code = ? ORDER BY id", (code,)).fetchall()
-        return [{"exercise": e, "box": b, "correct": bool(c), "slip": s, "t": t}
-                for e, b, c, s, t in rows]
+        return self._rows(self._db, code)
+
+    @_down
+    def export(self, code: str) -> list[dict]:
+        with self._write() as db:
+            rec = self._read(db, code)
+            (last,) = db.execute("SELECT MAX(id) FROM answers WHERE code = ?", (code,)).fetchone()
+            if rec is not None and last is not None:
+                db.execute("UPDATE classes SET data = ? WHERE code = ?",
+                           (self._row({**rec, "downloaded_upto": last})[3], code))
+            return self._rows(db, code)
+
+    @_down
+    def tally(self, code: str) -> Tally:
+        db = self._db
+        db.execute("BEGIN")  # one snapshot for the three reads (WAL: no lock taken)
+        try:
+            rec = self._read(db, code)
+            upto = (rec or {}).get("downloaded_upto") or 0
+            boxes = {(e, b): (n, r) for e, b, n, r in db.execute(
+                "SELECT exercise, box, COUNT(*), SUM(correct) FROM answers WHERE code = ? "
+                "GROUP BY exercise, box", (code,))}
+            slips = {(e, b, s): n for e, b, s, n in db.execute(
+                "SELECT exercise, box, slip, COUNT(*) FROM answers WHERE code = ? AND slip IS NOT "
+                "NULL GROUP BY exercise, box, slip", (code,))}
+            (fresh,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND id > ?",
+                                  (code, upto)).fetchone()
+        finally:
+            db.execute("COMMIT")
+        return Tally(boxes, slips, sum(n for n, _ in boxes.values()), fresh)
 
     @_down
     def drop_answers(self, code: str) -> None:
         with self._write() as db:
             db.execute("DELETE FROM answers WHERE code = ?", (code,))
+
+    @_down
+    def drop_box(self, code: str, exercise: str, box: str) -> int:
+        with self._write() as db:
+            return db.execute("DELETE FROM answers WHERE code = ? AND exercise = ? AND box = ?",
+                              (code, exercise, box)).rowcount
+
+    # -- the room --
+    @_down
+    def seen(self, code: str, student: str, now: float, lost: bool | None) -> None:
+        with self._write(durable=False) as db:
+            if lost is None:
+                db.execute("INSERT INTO presence (code, student, seen) VALUES (?, ?, ?) "
+                           "ON CONFLICT (code, student) DO UPDATE SET seen = excluded.seen",
+                           (code, student, now))
+            else:
+                db.execute("INSERT INTO presence (code, student, seen, lost) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (code, student) DO UPDATE SET seen = excluded.seen, "
+                           "lost = excluded.lost", (code, student, now, int(lost)))
+
+    @_down
+    def presence(self, code: str, since: float, box: tuple[str, str] | None) -> Presence:
+        db = self._db
+        present, lost = db.execute("SELECT COUNT(*), COALESCE(SUM(lost), 0) FROM presence "
+                                   "WHERE code = ? AND seen > ?", (code, since)).fetchone()
+        answered = 0
+        if box:
+            (answered,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND "
+                                     "exercise = ? AND box = ?", (code, *box)).fetchone()
+        return Presence(present, lost, answered)
 
     # -- rate limits --
     @_down
@@ -232,6 +359,3 @@ class SQLiteStore:
                        (kind, str(client), now - window))
             db.execute("INSERT INTO budget (kind, client, t) VALUES (?, ?, ?)",
                        (kind, str(client), now))
-
-    def ping(self) -> None:
-        self.get("")

@@ -36,14 +36,31 @@ class LiveState:
     updated: float = 0.0
     checkin: tuple[str, ...] = ()  # the quiz questions of the teacher's check-in
     checkin_phase: str = ""  # "before" or "after" while a check-in is open, else ""
+    question: tuple[str, ...] = ()  # (exercise, box) the teacher asks now, or ()
+    deadline: float = 0.0  # when the question's countdown reaches zero (store clock); 0: none
+    revealed: bool = False  # whether the class may see the question's results (hidden first)
+    resets: tuple[tuple[str, str, int], ...] = ()  # (exercise, box, times its answers were reset)
 
     @classmethod
     def of(cls, data: dict) -> "LiveState":
-        """From a store's record (lists come back as tuples; unknown keys are ignored)."""
+        """From a store's record (lists come back as tuples; unknown keys are ignored; a record
+        written before a field existed gets the field's default)."""
         known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
-        if "checkin" in known:
-            known["checkin"] = tuple(known["checkin"])
+        for name in ("checkin", "question"):
+            if name in known:
+                known[name] = tuple(known[name] or ())
+        if "resets" in known:
+            known["resets"] = tuple((e, b, int(n)) for e, b, n in known["resets"] or ())
         return cls(**known)
+
+    def resets_of(self, exercise_id: str, box: str) -> int:
+        """How many times the teacher reset this box's answers: a page that sent a student's
+        answer to it under an older count may send a new one.
+
+        >>> LiveState("K7QM4XPD", resets=(("layernorm", "std", 2),)).resets_of("layernorm", "std")
+        2
+        """
+        return next((n for e, b, n in self.resets if (e, b) == (exercise_id, box)), 0)
 
 
 FIELDS = ("lesson", "step", "text", "model", "layer", "head")  # what update() may set

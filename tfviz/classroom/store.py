@@ -1,4 +1,6 @@
-"""Opening the live-class store: one URL names where every server process finds the classes.
+"""Opening the live-class store: a URL names the backend (``tfviz.classroom.backend.Backend``)
+where every server process finds the classes; :func:`open_backend` opens it and checks it,
+:func:`open_store` puts the rules (``tfviz.classroom.live.LiveStore``) over it.
 
 - ``sqlite:///FILE``: one SQLite file, shared by every replica on one machine (the default).
   A relative FILE is relative to the working folder; ``sqlite:////abs/path.db`` is absolute.
@@ -24,6 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tfviz.classroom.backend import Backend
 from tfviz.classroom.guard import BadStoreURL
 from tfviz.classroom.live import Limits, LiveStore
 
@@ -54,8 +57,9 @@ def store_url(url: str | None = None) -> str:
                       "sqlite:///FILE or redis://HOST:PORT/DB.")
 
 
-def open_backend(url: str | None = None):
-    """The backend of ``url`` (see :func:`store_url`), opened and checked."""
+def open_backend(url: str | None = None) -> Backend:
+    """The backend of ``url`` (see :func:`store_url`), opened, checked and brought to its
+    schema's version."""
     url = store_url(url)
     if url.startswith("sqlite:"):
         from tfviz.classroom.sqlite_store import SQLiteStore
@@ -98,9 +102,7 @@ def main(argv=None) -> None:
     except BadStoreURL as err:
         print(f"tfviz: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    promise = backend.durability() if hasattr(backend, "durability") else \
-        "each answer is committed to disk (synchronous=FULL) before it is acknowledged"
-    print(f"live-class store: {backend.url}; durability: {promise}")
+    print(f"live-class store: {backend.url}; durability: {backend.durability()}")
 
 
 if __name__ == "__main__":

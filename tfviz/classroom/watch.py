@@ -49,8 +49,11 @@ MAX_CLASSES = 1000  # classes one process watches at once, at most
 
 
 #: what a reply tells the page besides the version: enough to move the charts' view at once
-#: when nothing else changed (the page compares lesson, sentence, model and check-in).
-SHOWN = ("lesson", "text", "model", "layer", "head", "step", "checkin_phase")
+#: when nothing else changed (the page compares lesson, sentence, model and check-in), and the
+#: pacing of the current question (its countdown's end on the store's clock, whether its
+#: results are shown).
+SHOWN = ("lesson", "text", "model", "layer", "head", "step", "checkin_phase", "question",
+         "deadline", "revealed")
 
 
 @dataclass
