@@ -13,6 +13,15 @@ hooks registered on the module, so two learners tracing one shared model at the 
 ...     _ = hp(torch.tensor([1.0, 2.0]))
 >>> store["demo.hook_x"]
 tensor([1., 2.])
+
+A :func:`patching` context does the one other thing a hook may do: hand the forward pass a
+different tensor in place of the one that arrived (activation patching, :mod:`tfviz.interpret`).
+It lives in a context variable too, so it edits this one call only; outside one, a HookPoint
+returns the very tensor it was given, and every other run is untouched to the bit.
+
+>>> with patching(lambda name, x: x * 0 if name == "demo.hook_x" else x):
+...     hp(torch.tensor([1.0, 2.0]))
+tensor([0., 0.])
 """
 from __future__ import annotations
 
@@ -24,6 +33,9 @@ from torch import Tensor, nn
 
 _RECORDING: ContextVar[tuple[dict, Callable[[str], bool]] | None] = ContextVar(
     "tfviz_recording", default=None)
+#: (name, tensor) -> the tensor the forward pass goes on with, while a patching() is active
+_PATCHING: ContextVar[Callable[[str, Tensor], Tensor] | None] = ContextVar(
+    "tfviz_patching", default=None)
 
 
 class HookPoint(nn.Module):
@@ -32,6 +44,9 @@ class HookPoint(nn.Module):
         self.name = name  # filled in by name_hook_points once the module tree is built
 
     def forward(self, x: Tensor) -> Tensor:
+        edit = _PATCHING.get()
+        if edit is not None:  # activation patching: the recorded tensor is the one passed on
+            x = edit(self.name, x)
         active = _RECORDING.get()
         if active is not None and active[1](self.name):
             active[0][self.name] = x.detach()
@@ -54,3 +69,19 @@ def recording(wanted: Callable[[str], bool]) -> Iterator[dict[str, Tensor]]:
         yield store
     finally:
         _RECORDING.reset(token)
+
+
+@contextmanager
+def patching(edit: Callable[[str, Tensor], Tensor]) -> Iterator[None]:
+    """In this context, every HookPoint passes on ``edit(name, x)`` instead of its input ``x``.
+
+    ``edit`` must return ``x`` itself for the names it leaves alone, and a new tensor (never
+    ``x`` changed in place) for the ones it patches. Only hooks whose output the forward pass
+    reads can patch anything: an RMSNorm's ``hook_scale`` is a record of a number the norm
+    has already used, so :mod:`tfviz.interpret` patches only the activations it lists.
+    """
+    token = _PATCHING.set(edit)
+    try:
+        yield
+    finally:
+        _PATCHING.reset(token)
