@@ -12,7 +12,10 @@ from tfviz.ui.lessons import available
 from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import presenting, step
-from tfviz.ui.widgets import show_code, table, token_select, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.pickers import token_select
+from tfviz.ui.tables import table
 from tfviz.viz.pipeline import STAGE_ARROW, predictions_chart, stage_html
 from tfviz.viz.tokens import token_chips_html
 

@@ -8,7 +8,8 @@ from tfviz.tokenizer.teaching_bpe import count_pairs
 from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import bpe_encoding, bpe_training
 from tfviz.ui.present import step
-from tfviz.ui.widgets import show_code, table
+from tfviz.ui.code import show_code
+from tfviz.ui.tables import table
 from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
 
 DEFAULT_CORPUS = ("low low low low low lower lower newest newest newest newest newest newest "

@@ -24,7 +24,9 @@ from tfviz.ui.positions_cache import (LEARNED, RELATIVE, ROPE, SHIFT, SHIFTED_SE
                                      T5, bucket_rows, farthest, learned_table, likeness,
                                      preference_texts, shaw_heads, shaw_table, shift_gaps,
                                      shifted_readings, t5_numbers, trained_rows)
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz.extrapolation import shifted_chart
 from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, bucket_bias_chart, bucket_chart,
                                  distance_preference_chart, distance_vectors_chart, pe_heatmap,

@@ -9,7 +9,9 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz.instant_attention import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
 

@@ -14,7 +14,10 @@ from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
 from tfviz.textinput import clean_text
-from tfviz.ui.widgets import show_code, stable_select, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.pickers import stable_select
+from tfviz.ui.tables import table
 from tfviz.viz import contextual as vc
 from tfviz.viz import instant_attention as ia
 

@@ -9,7 +9,9 @@ from tfviz.ui.demo_cache import dot_product_variance, saturation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz import instant_scaling as isc
 from tfviz.viz import scaling as scv
 

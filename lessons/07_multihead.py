@@ -13,7 +13,9 @@ from tfviz.ui.state import EXAMPLES
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_attention as ia
 from tfviz.viz import pruning as pv

@@ -11,7 +11,10 @@ from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, view_value
-from tfviz.ui.widgets import show_code, stable_select, table, token_select, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.pickers import stable_select, token_select
+from tfviz.ui.tables import table
 from tfviz.viz import attention as attv
 from tfviz.viz import instant_masking as im
 from tfviz.viz.kit.style import token_labels

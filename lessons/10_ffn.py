@@ -8,7 +8,9 @@ from tfviz.ui.lessons import available, by_url
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz import instant_ffn as ivf
 from tfviz.viz.kit.style import token_labels
 

@@ -13,7 +13,8 @@ from tfviz.ui.experiments_cache import class_tables
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code, table
+from tfviz.ui.code import show_code
+from tfviz.ui.tables import table
 from tfviz.viz import instant_moe as ivm
 
 

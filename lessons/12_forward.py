@@ -7,7 +7,9 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import numbers_table, show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import numbers_table, table
 from tfviz.viz.kit import chart_numbers
 from tfviz.viz import forward as fwv
 from tfviz.viz import instant_forward as ifw

@@ -15,7 +15,8 @@ from tfviz.ui.decoding_cache import SEQ2SEQ_MODEL as MODEL, translation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import fit_marker, instant, linked_value
-from tfviz.ui.widgets import numbers_table, show_code, table
+from tfviz.ui.code import show_code
+from tfviz.ui.tables import numbers_table, table
 from tfviz.viz.kit import chart_numbers
 from tfviz.viz import instant_encdec as ie
 

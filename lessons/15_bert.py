@@ -26,7 +26,9 @@ from tfviz.ui.pretraining_cache import masked_guesses, tally
 from tfviz.ui.pretraining_widgets import seed_with_redraw, sentence_pair
 from tfviz.ui.state import EXAMPLES
 from tfviz.ui.views import instant, length_marker, linked_value, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz import instant_bert as ib
 from tfviz.viz import finetune_runs as ftv
 from tfviz.viz import pretraining as ptv

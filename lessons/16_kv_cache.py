@@ -17,7 +17,9 @@ from tfviz.ui.model_offer import offer
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import fit_marker, instant, linked_value
-from tfviz.ui.widgets import prompt_box, prompt_ids, show_code, table
+from tfviz.ui.code import show_code
+from tfviz.ui.pickers import prompt_box, prompt_ids
+from tfviz.ui.tables import table
 from tfviz.viz import instant_kv_cache as ikv
 
 FALLBACK = "gpt-tiny"  # the page needs a decoder; encoders and the encoder-decoder use this one

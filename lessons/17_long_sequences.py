@@ -11,7 +11,9 @@ from tfviz.ui.experiments_cache import attention_timings, linformer_layers, patt
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz import long_sequences as lv
 
 name, text, bundle, cfg = lesson_context()

@@ -11,7 +11,8 @@ from tfviz.ui.decoding_cache import decode_timing, own_decode_timing, text_cache
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code, table
+from tfviz.ui.code import show_code
+from tfviz.ui.tables import table
 from tfviz.viz import instant_attention as ia
 
 sidebar_model, text, sidebar_bundle, sidebar_cfg = lesson_context()  # the sidebar's text; three models of its own

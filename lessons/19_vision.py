@@ -10,7 +10,9 @@ from tfviz.model.vit import VisionTransformer, patches_of
 from tfviz.ui.present import step
 from tfviz.ui.vision_cache import drawn_image, get_vit, vit_trace
 from tfviz.ui.views import instant, view_value
-from tfviz.ui.widgets import show_code, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.tables import table
 from tfviz.viz import instant_vision as iv
 from tfviz.viz import vision as vv
 from tfviz.data.shapes import MAX_NOISE

@@ -10,7 +10,9 @@ from tfviz.reference import attention
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.lessons import mention, numbered
 from tfviz.ui.notes import in_the_notes
-from tfviz.ui.widgets import show_code, stable_select, token_select, vega_lite
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega_lite
+from tfviz.ui.pickers import stable_select, token_select
 from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
 
 st.title("Worked exercises")

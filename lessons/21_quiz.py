@@ -6,7 +6,7 @@ from tfviz.exercises.quiz import (SECTIONS, grade, make_quiz, question_by_id, sc
 from tfviz.ui import exercise_widgets as ew
 from tfviz.ui import live
 from tfviz.ui.lessons import numbered
-from tfviz.ui.widgets import show_code
+from tfviz.ui.code import show_code
 
 st.title("Quiz: test your knowledge")
 st.markdown(

@@ -14,7 +14,10 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import by_url
 from tfviz.ui.present import step
 from tfviz.ui.views import view_value
-from tfviz.ui.widgets import show_code, stable_select, table, vega
+from tfviz.ui.code import show_code
+from tfviz.ui.drawing import vega
+from tfviz.ui.pickers import stable_select
+from tfviz.ui.tables import table
 from tfviz.viz import lab as lv
 
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 3e-3, 5e-3, 1e-2, 2e-2, 3e-2)

@@ -33,7 +33,7 @@ def test_the_frame_and_the_tour_import_no_pandas_and_no_altair():
                 imports.add(node.module)
             elif isinstance(node, ast.Import):
                 imports.update(a.name for a in node.names if a.name.startswith("tfviz"))
-    assert "tfviz.viz.pipeline" in imports and "tfviz.ui.widgets" in imports
+    assert "tfviz.viz.pipeline" in imports and "tfviz.ui.drawing" in imports
     assert _loaded_after("import streamlit\n" + "".join(f"import {m}\n" for m in sorted(imports))) == "[]"
 
 

@@ -2,7 +2,7 @@
 ``description`` the chart's accessible name, what a screen reader says first.
 
 - Instant charts cannot be built without one (``tfviz.viz.kit.instant.spec`` refuses).
-- Every other Vega-Lite chart a lesson draws goes through ``tfviz.ui.widgets.vega``, which
+- Every other Vega-Lite chart a lesson draws goes through ``tfviz.ui.drawing.vega``, which
   keeps the builder's description, else takes the chart's title (``style.described``). Each
   such builder that the lessons call is built here with small inputs and its description
   checked word for word; a lesson that starts calling a new builder fails
@@ -340,14 +340,14 @@ def test_every_chart_a_lesson_draws_has_a_description(builder):
 
 
 def test_the_drawing_path_adds_the_description():
-    """``widgets._vega_spec`` (what ``vega`` draws) keeps a builder's description, and gives a
+    """``drawing.drawn`` (what ``vega`` draws) keeps a builder's description, and gives a
     chart that has none its title's text."""
-    from tfviz.ui.widgets import _vega_spec
+    from tfviz.ui.drawing import drawn
     from tfviz.viz import forward
 
-    spec = _vega_spec("t.params", ({"a": 1},), {"title": "Parameters by part"}, _builder=forward.params_chart)
+    spec = drawn("t.params", ({"a": 1},), {"title": "Parameters by part"}, _builder=forward.params_chart)[0]
     assert spec["description"] == "Parameters by part: a 1."
-    bare = _vega_spec("t.bare", ("Bars",), {}, _builder=lambda title: {"title": {"text": title}, "mark": "bar"})
+    bare = drawn("t.bare", ("Bars",), {}, _builder=lambda title: {"title": {"text": title}, "mark": "bar"})[0]
     assert bare["description"] == "Bars"
 
 

@@ -140,7 +140,7 @@ def test_token_labels_survive_separators_and_the_arrow_trip():
     import pyarrow as pa
     from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
-    from tfviz.ui.widgets import arrow_bytes
+    from tfviz.ui.drawing import arrow_bytes
 
     tokens = ["a\x1fb", "<b>", "مرحبا", "👩‍💻", ""]
     chart = ia.head_shares(np.ones((1, len(tokens), 2)), tokens)
@@ -158,7 +158,7 @@ def test_a_column_pyarrow_cannot_type_goes_streamlits_own_way():
     makes it text; the chart still gets its data."""
     import pyarrow as pa
 
-    from tfviz.ui.widgets import arrow_bytes
+    from tfviz.ui.drawing import arrow_bytes
 
     table = pa.ipc.open_stream(arrow_bytes([{"a": 1, "b": 0.5}, {"a": "x", "b": None}])).read_all()
     assert table.column("a").to_pylist() == ["1", "x"] and table.column("b").to_pylist()[0] == 0.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tfviz.ui import cache
+from tfviz.ui import cache, large_models
 
 
 def test_a_model_folders_calls_keep_only_a_few_entries(monkeypatch):
@@ -47,9 +47,9 @@ def test_a_model_folder_is_told_apart_from_our_corpus(monkeypatch):
 
 def test_a_model_folders_charts_keep_only_a_few_entries(monkeypatch):
     """Charts drawn on a page whose sidebar model is a folder go to a cache of their own that
-    keeps ``FOLDER_CHARTS`` (one layer of a GPT-2 small chart is megabytes); a bundled model's
-    page keeps its 256, and each caller still gets its own copy of the same drawing."""
-    from tfviz.ui import widgets
+    keeps ``LARGE_MODEL_CHARTS`` (one layer of a GPT-2 small chart is megabytes); a bundled
+    model's page keeps its 256, and each caller still gets its own copy of the same drawing."""
+    from tfviz.ui import drawing
 
     monkeypatch.setattr(cache.checkpoints, "found", lambda name: object() if name == "big" else None)
     built = []
@@ -58,27 +58,47 @@ def test_a_model_folders_charts_keep_only_a_few_entries(monkeypatch):
         built.append(i)
         return {"description": f"chart {i}", "mark": "point", "datasets": {"rows": [{"i": i}]}}
 
+    def spec_of(i: int) -> dict:
+        return drawing.drawn("test.chart", (i,), {}, _builder=chart)[0]
+
     def draw_all(model: str) -> None:
         monkeypatch.setattr(st, "session_state", {"model": model})
-        assert widgets._on_a_folder() == (model == "big")
         for i in range(n):
-            spec = widgets._vega_spec("test.chart", (i,), {}, _builder=chart)
+            spec = spec_of(i)
             assert spec["description"] == f"chart {i}" and isinstance(spec["datasets"]["rows"], bytes)
-        widgets._vega_spec("test.chart", (0,), {}, _builder=chart)  # the first again
+        spec_of(0)  # the first again
 
-    widgets._vega_drawn.clear()
-    widgets._vega_drawn_for_folder.clear()
-    n = widgets.FOLDER_CHARTS + 2
+    drawing._vega_drawn.clear()
+    drawing._vega_drawn_for_large.clear()
+    n = large_models.LARGE_MODEL_CHARTS + 2
     draw_all("gpt-tiny")
     assert built == list(range(n))  # all kept: the first was not built again
     built.clear()
     draw_all("big")
-    assert built == [*range(n), 0]  # a folder's page kept the last FOLDER_CHARTS only
-    one = widgets._vega_spec("test.chart", (1,), {}, _builder=chart)
+    assert built == [*range(n), 0]  # a folder's page kept the last LARGE_MODEL_CHARTS only
+    one = spec_of(1)
     one["description"] = "changed by a caller"
-    assert widgets._vega_spec("test.chart", (1,), {}, _builder=chart)["description"] == "chart 1"
-    widgets._vega_drawn.clear()
-    widgets._vega_drawn_for_folder.clear()
+    assert spec_of(1)["description"] == "chart 1"
+    drawing._vega_drawn.clear()
+    drawing._vega_drawn_for_large.clear()
+
+
+def test_one_policy_says_which_models_are_large(monkeypatch):
+    """The results' caches (``cache.per_model``) and the charts' (``drawing.drawn``) ask one
+    function which model is large: a folder found on the server, and nothing else, whatever
+    it is called (a bundled model, a lab run's name, no model yet)."""
+    from tfviz.lab.opened import RUN_PREFIX, is_run_name
+
+    monkeypatch.setattr(cache.checkpoints, "found", lambda name: object() if name == "big" else None)
+    assert large_models.is_large("big")
+    run = f"{RUN_PREFIX}1: sort"
+    assert is_run_name(run)
+    for small in ("gpt-tiny", "bert-tiny", run, None, 3):
+        assert not large_models.is_large(small), small
+    assert cache.is_large is large_models.is_large
+    from tfviz.ui import drawing
+
+    assert drawing.is_large is large_models.is_large
 
 
 def test_a_model_folders_results_keep_within_a_byte_budget(monkeypatch):

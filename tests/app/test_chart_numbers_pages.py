@@ -1,4 +1,4 @@
-"""The numbers behind lessons 12 and 13's charts, as tables (tfviz.ui.widgets.numbers_table): the
+"""The numbers behind lessons 12 and 13's charts, as tables (tfviz.ui.tables.numbers_table): the
 expander opens on the view the chart opens on, and its table holds the numbers the chart
 draws, checked against the chart's own data and the model."""
 import numpy as np

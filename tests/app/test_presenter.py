@@ -137,7 +137,7 @@ def test_a_static_table_is_html_on_the_normal_page_with_every_row():
     from streamlit.testing.v1 import AppTest
 
     def page():
-        from tfviz.ui.widgets import table
+        from tfviz.ui.tables import table
 
         table([{"i": i, "third": i / 3} for i in range(20)], static=True)
 
@@ -154,7 +154,7 @@ def test_a_table_static_while_short_keeps_a_long_ones_scrolling_box(rows, html):
     from streamlit.testing.v1 import AppTest
 
     def page(n):
-        from tfviz.ui.widgets import table
+        from tfviz.ui.tables import table
 
         table([{"i": i} for i in range(n)], static=None)
 

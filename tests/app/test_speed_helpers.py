@@ -87,13 +87,13 @@ def test_warm_up_fills_the_caches_a_first_page_reads(monkeypatch):
         gc.unfreeze()
 
 
-def test_vega_spec_is_the_charts_own_spec_computed_once():
+def test_a_drawn_spec_is_the_charts_own_spec_computed_once():
     """A chart's spec is built once per input, its named datasets sent as Arrow bytes with the
     same numbers; a chart whose rows sit inside its views (the tour's) is drawn as it is."""
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
     from tfviz.analysis.pipeline import rnn_vs_transformer
-    from tfviz.ui.widgets import _vega_spec
+    from tfviz.ui.drawing import drawn
     from tfviz.viz.kit.charts import chart, q, view
     from tfviz.viz.pipeline import rnn_vs_transformer_chart
 
@@ -104,15 +104,15 @@ def test_vega_spec_is_the_charts_own_spec_computed_once():
         return chart(view("line", x=q("n"), y=q("value")), rows=rows, description="Lines.")
 
     rows = rnn_vs_transformer(range(2, 9))
-    spec = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
-    again = _vega_spec("test.rnn", (rows,), {}, _builder=builder)
+    spec = drawn("test.rnn", (rows,), {}, _builder=builder)[0]
+    again = drawn("test.rnn", (rows,), {}, _builder=builder)[0]
     assert calls == [len(rows)] and spec == again and spec is not again  # each caller a copy
     direct = builder(rows)
     assert spec["datasets"].keys() == direct["datasets"].keys() == {"rows"}
     shown = convert_arrow_bytes_to_pandas_df(spec["datasets"]["rows"])  # sent as they are
     assert shown.to_dict("records") == rows
     assert shown["value"].max() == 8  # an RNN's 8 steps at n = 8
-    tour = _vega_spec("test.tour", (rows,), {"shown": 6}, _builder=rnn_vs_transformer_chart)
+    tour = drawn("test.tour", (rows,), {"shown": 6}, _builder=rnn_vs_transformer_chart)[0]
     assert tour == rnn_vs_transformer_chart(rows, shown=6) and "datasets" not in tour
 
 def test_the_server_runs_torch_on_one_thread_per_op(app_page):

@@ -19,7 +19,7 @@ SAT = ["the", "␣cat", "␣sat", "␣on", "␣the", "␣mat"]
 def _picker_app():
     import streamlit as st
 
-    from tfviz.ui.widgets import token_select
+    from tfviz.ui.pickers import token_select
 
     tokens = st.session_state.get("toks", ["the", "␣cat", "␣sat", "␣on", "␣the", "␣mat"])
     pos = token_select("Token", tokens, "tok", default=st.session_state.get("dflt"),
@@ -130,7 +130,7 @@ def test_lesson_pickers_survive_a_stale_label(lesson, key, model):
 def test_lessons_pick_token_positions_with_the_shared_picker():
     for path in sorted(LESSONS.glob("*.py")):
         assert not re.search(r"\.(selectbox|radio)\([^\n]*range\(", path.read_text()), (
-            f"{path.name}: pick token positions with tfviz.ui.widgets.token_select")
+            f"{path.name}: pick token positions with tfviz.ui.pickers.token_select")
 
 
 def test_exercise_picker_reads_back_a_label_whose_tick_changed():

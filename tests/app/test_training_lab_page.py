@@ -164,7 +164,7 @@ def test_the_residual_comparison_says_its_gradients_and_draws_them(app_page, mon
 
 
 # (AppTest itself cannot send a select box an option that is not in its list, so those are
-# covered by tfviz.ui.widgets.stable_select's own tests and by LabSettings' bounds.)
+# covered by tfviz.ui.pickers.stable_select's own tests and by LabSettings' bounds.)
 @pytest.mark.parametrize("key, value", [("lab_heads", 3), ("lab_steps", 10**9), ("lab_lr", 0.5),
                                         ("lab_layers", 9), ("lab_seed", -5)])
 def test_a_forged_value_in_the_state_never_reaches_the_runner(app_page, key, value):

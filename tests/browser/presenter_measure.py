@@ -59,7 +59,7 @@ MEASURE_JS = """([MIN]) => {
   const charts = Array.from(main.querySelectorAll('.vega-embed, img, [data-testid="stDataFrame"]')).filter(seen);
   for (const c of charts) {
     if (c.matches('[data-testid="stDataFrame"]')) {
-      problems.push('st.dataframe (a canvas at 14 px): draw it with tfviz.ui.widgets.table');
+      problems.push('st.dataframe (a canvas at 14 px): draw it with tfviz.ui.tables.table');
       continue;
     }
     if (c.matches('.vega-embed') && c.querySelector('canvas.marks')) canvases += 1;

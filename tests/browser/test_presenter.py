@@ -19,7 +19,7 @@ What is *not* measured: text painted on a canvas (a Vega chart of more than 1,50
 draws on one; the count is reported, and the default sentence draws none), and text inside
 closed expanders or unselected tabs (not on the screen). ``st.dataframe`` also paints on a
 canvas, so a visible one fails the test: presenter view draws tables with
-``tfviz.ui.widgets.table`` instead, as HTML.
+``tfviz.ui.tables.table`` instead, as HTML.
 
 A slide taller than the screen may scroll vertically; the test prints how many do.
 """

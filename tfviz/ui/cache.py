@@ -22,6 +22,7 @@ from tfviz.config import MODERN_PRESET_NAMES, PRESET_NAMES, RunOptions
 from tfviz.data.vocabulary import pattern_gap_notice, pattern_gaps
 from tfviz.lab.opened import is_run_name
 from tfviz.ui import checkpoints, own_model
+from tfviz.ui.large_models import LARGE_MODEL_BYTES, LARGE_MODEL_ENTRIES, is_large
 from tfviz.ui.server_threads import one_thread_per_op
 
 if TYPE_CHECKING:  # tfviz.trace imports torch, which the tour's first view does without
@@ -47,14 +48,6 @@ def get_bundle(name: str) -> Bundle:
     if checkpoints.found(name) is not None:
         return checkpoints.open_bundle(name)
     return _shared_bundle(name)
-
-
-#: Entries each cached function keeps for a model folder's calls: a GPT-2 small trace of 64
-#: tokens is 65 MB (BENCHMARKS.md), so 512 of them, the bundled models' allowance, would be 33 GB.
-LARGE_MODEL_ENTRIES = 8
-#: ...and the bytes they may hold together: a trace grows with the square of the text's length
-#: (a 512-token BERT-base trace is 1 GB), so eight entries alone do not bound the memory.
-LARGE_MODEL_BYTES = 1 << 30
 
 
 def held_bytes(value, seen: set[int] | None = None) -> int:
@@ -148,8 +141,8 @@ class ByteBoundCache:
 def per_model(shared, *, copies: bool = True):
     """``@per_model(st.cache_data(...))`` on a function whose first argument is a model name:
     a shared model's calls go through ``shared`` (a Streamlit cache decorator, server-wide);
-    a model folder's (``tfviz.ui.checkpoints``) through a cache of its own that keeps only
-    ``LARGE_MODEL_ENTRIES`` results, each one many times a tiny model's, and (for results that
+    a large model's (a model folder: ``tfviz.ui.large_models``) through a cache of its own that
+    keeps only ``LARGE_MODEL_ENTRIES`` results, each one many times a tiny model's, and (for results that
     are copied, ``ByteBoundCache``) at most ``LARGE_MODEL_BYTES`` of them; a session's own
     model's calls are remembered in that session only (``own_model.memo``).
     ``copies=False`` for ``st.cache_resource`` functions, whose callers share one object."""
@@ -165,7 +158,7 @@ def per_model(shared, *, copies: bool = True):
         def call(model, *args, **kwargs):
             if is_run_name(model):
                 return own_model.memo(fn, model, args, kwargs, copies)
-            if checkpoints.found(model) is not None:
+            if is_large(model):
                 return large(model, *args, **kwargs)
             return cached(model, *args, **kwargs)
 

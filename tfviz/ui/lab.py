@@ -17,7 +17,7 @@ from tfviz.lab.runs import LabRunner
 from tfviz.lab.settings import LabSettings
 from tfviz.lab.tasks import TASK_NAMES, TASKS
 from tfviz.lab.train import RunView
-from tfviz.ui.widgets import vega_lite
+from tfviz.ui.drawing import vega_lite
 
 KEPT = 4  # runs kept side by side per learner
 RUNS_KEY, SUMMARY_KEY, COLLECTED_KEY, SESSION_KEY = "lab_runs", "lab_summary", "lab_collected", "_lab_session"

@@ -17,7 +17,7 @@ Isolation does not rest on the name: no server-wide cache is ever asked about a 
 ``per_model``), and ``get_bundle`` looks a run's name up in the asking session only.
 
 The lessons' figures are still drawn through the shared figure caches, keyed by the numbers
-they show, which hold no model and are bounded (``tfviz.ui.widgets``).
+they show, which hold no model and are bounded (``tfviz.ui.drawing``).
 """
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ On the normal page a step is its header and its content, as before. Presenter vi
   a script that shows one slide per step *in the browser*, with no rerun; ← / → and the
   clicker's keys move between them, and the slide's number goes into the URL (``slide=3``).
   Both are files: ``tfviz/ui/assets/presenter.css`` and ``presenter.js``.
-- The chart wrappers (``tfviz.ui.widgets``, ``tfviz.ui.views``, ``tfviz.ui.lab``) draw a
-  presenter copy of every figure (``tfviz.viz.kit.presenter``), and ``widgets.table`` draws tables
+- The chart wrappers (``tfviz.ui.drawing``, ``tfviz.ui.views``, ``tfviz.ui.lab``) draw a
+  presenter copy of every figure (``tfviz.viz.kit.presenter``), and ``tables.table`` draws tables
   as HTML (``st.dataframe`` paints on a canvas that CSS cannot enlarge).
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ import streamlit as st
 
 from tfviz.analysis import pretraining as pt
 from tfviz.ui.present import presenting
-from tfviz.ui.widgets import table
+from tfviz.ui.tables import table
 
 PRESENTER_BLOCK = 8  # positions per table in presenter view
 STATIC_POSITIONS = 64  # an HTML table up to this many positions, a data grid beyond

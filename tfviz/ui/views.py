@@ -28,7 +28,7 @@ import json
 import streamlit as st
 
 from tfviz.ui.browser_code import module_script
-from tfviz.ui.widgets import vega
+from tfviz.ui.drawing import vega
 from tfviz.viz.kit.instant import VIEW_KEYS
 from tfviz.viz.kit.instant_layer import as_layer, one_layer
 
@@ -88,7 +88,7 @@ def view_value(key: str, upper: int, default: int = 0) -> int:
 def instant(builder, *args, only_layer: int | None = None, layer_data: bool = False,
             **kwargs) -> None:
     """Draw the instant chart ``builder(*args, **kwargs)`` (a Vega-Lite dict from
-    ``tfviz.viz.kit.instant``): ``tfviz.ui.widgets.vega``, the one cached wrapper, by the name the
+    ``tfviz.viz.kit.instant``): ``tfviz.ui.drawing.vega``, the one cached wrapper, by the name the
     lessons' instant views were written with. ``only_layer``: send that layer's numbers only
     (``tfviz.viz.kit.instant_layer``; the layer comes from :func:`layer_picker`); with
     ``layer_data``, the arguments already hold that layer's numbers alone (``as_layer``)."""

@@ -8,7 +8,7 @@ server.py also keeps the garbage collector off while this runs and freezes what 
 It waits until a first page run has ended (``page_ran``, called by the frame; at most
 ``FIRST_PAGE_WAIT`` seconds), then imports torch, loads the default model and traces the default
 text (what every other page and the tour's next sentence need), then pandas (the pages' tables)
-and pyarrow (the charts' datasets travel as Arrow bytes, ``tfviz.ui.widgets.arrow_bytes``), and
+and pyarrow (the charts' datasets travel as Arrow bytes, ``tfviz.ui.drawing.arrow_bytes``), and
 the other models. The first page, the tour on its default sentence, needs none of it: its
 numbers are stored with the model (``tfviz.analysis.tour_numbers``), and the frame imports
 no torch. The wait is the point: the warm-up is Python work under the server's one GIL, and
