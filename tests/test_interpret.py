@@ -363,3 +363,25 @@ def test_induction_request_is_cut_to_the_context_and_bad_requests_are_refused(fo
     with pytest.raises(ValueError, match="at least 2"):
         induction_scores(b, [7])
     assert induction_report(b, seed=1).ids != induction_report(b, seed=2).ids
+
+
+def test_a_run_outside_a_patching_context_is_untouched_to_the_bit(folders, models):
+    """A HookPoint hands on the very tensor it got unless a patching() is active, so every run
+    of the app is what it was; inside one, an edit that returns its input changes nothing
+    either, and what is recorded is what the forward pass went on with."""
+    from tfviz.model.hooks import HookPoint, patching, recording
+
+    hp = HookPoint("demo.hook_x")
+    x = torch.randn(3)
+    assert hp(x) is x
+    with patching(lambda name, t: t * 2 if name == "demo.hook_x" else t), recording(lambda n: True) as store:
+        y = hp(x)
+    assert torch.equal(y, 2 * x) and torch.equal(store["demo.hook_x"], y) and hp(x) is x
+    for name in ("llama-tiny", "gpt-tiny"):
+        b = load(name, folders, models)
+        ids = torch.tensor([b.encode(CLEAN)])
+        with torch.no_grad():
+            plain = b.model(ids)
+            with patching(lambda name, t: t):
+                same = b.model(ids)
+        assert torch.equal(plain, same)
