@@ -17,6 +17,11 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
+class NoSuchClass(LookupError):
+    """``change`` found no record of the code (never created, or swept). Not a learner's
+    message: ``live`` says it in words."""
+
+
 class Outcome(enum.Enum):
     """What became of an answer sent to the store."""
 
@@ -72,7 +77,7 @@ class Backend(Protocol):
 
     def change(self, code: str, fn: Callable[[dict], dict]) -> dict:
         """Read the record, apply ``fn``, write the result, with no other writer in between;
-        ``fn`` may raise to write nothing. Raises SessionGone when there is no record."""
+        ``fn`` may raise to write nothing. Raises NoSuchClass when there is no record."""
 
     def live_count(self, since: float) -> tuple[int, tuple[str, float] | None]:
         """(live classes whose teacher acted after ``since``, (code, last action) of the

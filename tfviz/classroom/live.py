@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from tfviz.classroom.backend import Backend, Outcome, Tally
+from tfviz.classroom.backend import Backend, NoSuchClass, Outcome, Tally
 from tfviz.classroom.catalog import STEPS, normal_slip, slip_label
 from tfviz.classroom.checkin import CHECKIN, PHASES, CheckinRow, validated_checkin
 from tfviz.classroom.codes import CODE_LENGTH, format_code, new_code, new_key, parse_code
@@ -120,6 +120,10 @@ class Room:
     question: tuple[str, ...]  # (exercise, box) asked now, or ()
     seconds_left: float | None  # of its countdown; None without one, 0 once it reached zero
     revealed: bool  # whether the class may see the results
+
+
+class _StillBusy(Exception):
+    """The class picked for eviction was used again before it could be closed."""
 
 
 def new_student() -> str:
@@ -275,10 +279,8 @@ class LiveStore:
 
         try:
             return self.backend.change(parse_code(code), apply)
-        except SessionGone as err:
-            if str(err) == "no such class":  # the backend's record went (swept) meanwhile
-                raise SessionGone(self._gone_message("ended")) from None
-            raise
+        except NoSuchClass:  # swept between the read and the write
+            raise SessionGone(self._gone_message("ended")) from None
 
     def _teacher_read(self, code: object, key: object, closed_ok: bool = False) -> dict:
         """The record, once the key is checked: a read. A live class's teacher reading it counts
@@ -315,12 +317,7 @@ class LiveStore:
                 self.limits.max_starts:
             raise TooManyTries("You have started many live sessions lately. Wait a while, "
                                "or use one you started.")
-        count, oldest = b.live_count(now - self.limits.idle_s)
-        if count >= self.limits.max_sessions:
-            if oldest is None or now - oldest[1] < self.limits.evict_idle_s:
-                raise ServerFull("This server is teaching as many live classes as it can. "
-                                 "Try again in a few minutes.")
-            b.change(oldest[0], lambda rec: {**rec, "status": "expired", "gone_at": now})
+        self._make_room(now)
         if client is not None:
             b.spend("start", client, now, START_WINDOW_S)
         while True:
@@ -330,6 +327,36 @@ class LiveStore:
                    "started": now, "status": "live", "gone_at": None}
             if b.create(rec):  # False: that code is taken (live or remembered); draw again
                 return code, key
+
+    def _make_room(self, now: float) -> None:
+        """Below the cap, nothing to do; at it, the oldest class idle ``evict_idle_s`` gives
+        way (closed, its answers kept for its day). Whether it is still idle is checked again
+        inside the atomic step that closes it: its teacher may act between the read and the
+        write, and then it stays (another may be idle, so look again, a few times)."""
+        b = self.backend
+        for _ in range(3):
+            count, oldest = b.live_count(now - self.limits.idle_s)
+            if count < self.limits.max_sessions:
+                return
+            if oldest is None or now - oldest[1] < self.limits.evict_idle_s:
+                break
+
+            def evict(rec: dict) -> dict:
+                if rec["status"] == "live" and now - rec["last_teacher"] < self.limits.evict_idle_s:
+                    raise _StillBusy
+                if rec["status"] != "live":
+                    return rec  # closed meanwhile: its place is free already
+                return {**rec, "status": "expired", "gone_at": now}
+
+            try:
+                b.change(oldest[0], evict)
+                return
+            except NoSuchClass:
+                return
+            except _StillBusy:
+                continue
+        raise ServerFull("This server is teaching as many live classes as it can. "
+                         "Try again in a few minutes.")
 
     def sweep(self, now: float | None = None) -> None:
         """Close idle classes, forget those closed ``REMEMBER_GONE_S`` ago with their answers,

@@ -20,8 +20,10 @@ Keys, all under one prefix (``tfviz:``):
 - ``schema``: the layout's version (see ``SCHEMA_VERSION``).
 
 Atomicity: a teacher's read-modify-write runs under ``WATCH`` and is retried if another process
-changed the session meanwhile; an answer is added by one Lua script, which Redis runs alone, so
-the checks (session live, not full) and the write cannot be split by another replica.
+changed the session meanwhile; a class is created, an answer added (with its counts), the
+answers exported and a box reset each by one Lua script, which Redis runs alone, so the checks
+(session live, not full, not late) and the writes cannot be split by another replica or by a
+crash of this one.
 Durability is the server's: with ``appendonly yes`` and ``appendfsync always`` (what
 ``scripts/serve-class.sh --redis`` starts) Redis writes and fsyncs the append-only file before it
 replies, so an acknowledged answer survives a crash of Redis and of the machine; with
@@ -34,8 +36,8 @@ import functools
 import json
 import secrets
 
-from tfviz.classroom.backend import Outcome, Presence, Tally
-from tfviz.classroom.guard import BadStoreURL, SessionGone, StoreDown
+from tfviz.classroom.backend import NoSuchClass, Outcome, Presence, Tally
+from tfviz.classroom.guard import BadStoreURL, StoreDown
 
 PREFIX = "tfviz:"
 TIMEOUT_S = 2.0  # a Redis that does not answer within this is reported as down
@@ -43,6 +45,14 @@ KEEP_GONE_S = 25 * 3600  # a closed class's keys are deleted by Redis after this
 #                          should no replica sweep them first
 KEEP_PRESENT_S = 3600  # "here" marks older than this are trimmed whenever a student is seen
 SCHEMA_VERSION = 1  # 0: before answers were numbered and counted in a hash
+
+# KEYS: class, live. ARGV: record, code, last teacher action. The record and its place in the
+# live set in one step: written apart, a crash between them left a class no count or sweep saw.
+CREATE = """
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+return 1
+"""
 
 # KEYS: class, answers, tally. ARGV: alive_since, max_answers, max_slip_kinds, late_after,
 # exercise, box, correct ("1"/"0"), slip ("" for none), t, row with the slip and row without it
@@ -149,6 +159,7 @@ class RedisStore:
             self.r.ping()
         except redis.exceptions.RedisError as err:
             raise BadStoreURL(f"The live-class store {self.url} does not answer: {str(err).rstrip('.')}.") from err
+        self._create = self.r.register_script(CREATE)
         self._add = self.r.register_script(ADD_ANSWER)
         self._export = self.r.register_script(EXPORT)
         self._drop_box = self.r.register_script(DROP_BOX)
@@ -188,11 +199,8 @@ class RedisStore:
 
     @_down
     def create(self, rec: dict) -> bool:
-        code = rec["code"]
-        if not self.r.set(self._k("class", code), json.dumps(rec), nx=True):
-            return False
-        self.r.zadd(self._k("live"), {code: rec["last_teacher"]})
-        return True
+        return bool(self._create(keys=[self._k("class", rec["code"]), self._k("live")],
+                                 args=[json.dumps(rec), rec["code"], repr(rec["last_teacher"])]))
 
     @_down
     def change(self, code: str, fn) -> dict:
@@ -201,7 +209,7 @@ class RedisStore:
         def step(pipe):
             data = pipe.get(key)
             if not data:
-                raise SessionGone("no such class")
+                raise NoSuchClass(code)
             rec = fn(json.loads(data))
             pipe.multi()
             pipe.set(key, json.dumps(rec))
@@ -234,7 +242,7 @@ class RedisStore:
             try:
                 self.change(code, lambda rec, last=last: {**rec, "status": "expired",
                                                           "gone_at": last + idle_s})
-            except SessionGone:
+            except NoSuchClass:
                 self.r.zrem(self._k("live"), code)
         for code in self.r.zrangebyscore(self._k("gone"), "-inf", now - remember_s):
             with self.r.pipeline() as pipe:

@@ -23,8 +23,8 @@ import sqlite3
 import threading
 import uuid
 
-from tfviz.classroom.backend import Outcome, Presence, Tally
-from tfviz.classroom.guard import BadStoreURL, SessionGone, StoreDown
+from tfviz.classroom.backend import NoSuchClass, Outcome, Presence, Tally
+from tfviz.classroom.guard import BadStoreURL, StoreDown
 
 BUSY_TIMEOUT_S = 5.0  # a writer waits this long for the lock, then the call reports StoreDown
 
@@ -170,15 +170,32 @@ class SQLiteStore:
 
     @contextlib.contextmanager
     def _write(self, durable: bool = True):
-        """One transaction holding the write lock from its first read (BEGIN IMMEDIATE)."""
+        """One transaction holding the write lock from its first read (BEGIN IMMEDIATE).
+
+        The COMMIT is inside the ``try``: a COMMIT that fails (disk full, I/O error) leaves the
+        transaction open, and without the ROLLBACK every later BEGIN on this thread's
+        connection would fail. Should the ROLLBACK fail too, the connection is dropped and the
+        thread's next call opens a fresh one."""
         db = self._conn(durable)
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            try:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+            except sqlite3.Error:
+                self._forget(durable)
             raise
-        db.execute("COMMIT")
+
+    def _forget(self, durable: bool) -> None:
+        """Close this thread's connection; the next call opens another."""
+        name = "db" if durable else "light"
+        db = getattr(self._local, name, None)
+        setattr(self._local, name, None)
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
 
     # -- sessions --
     @_down
@@ -209,7 +226,7 @@ class SQLiteStore:
         with self._write() as db:
             rec = self._read(db, code)
             if rec is None:
-                raise SessionGone("no such class")
+                raise NoSuchClass(code)
             rec = fn(rec)
             db.execute("UPDATE classes SET status = ?, last_teacher = ?, gone_at = ?, data = ? "
                        "WHERE code = ?", (*self._row(rec), code))

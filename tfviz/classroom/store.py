@@ -81,14 +81,18 @@ def open_store(url: str | None = None, *, clock: Callable[[], float] = time.time
 def check_at_start() -> None:
     """Open the store a server will use (``TFVIZ_STORE``, else the default file) once, when
     the server starts: a URL that cannot be opened stops it with a message naming the URL,
-    rather than failing later in a learner's page."""
+    rather than failing later in a learner's page. Then sweep it on a timer from this process
+    (``tfviz.classroom.sweeper``)."""
     import sys
 
+    from tfviz.classroom.sweeper import sweep_in_background
+
     try:
-        open_backend()
+        backend = open_backend()
     except BadStoreURL as err:
         print(f"tfviz: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    sweep_in_background(LiveStore(backend))
 
 
 def main(argv=None) -> None:
