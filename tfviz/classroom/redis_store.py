@@ -126,6 +126,33 @@ return gone
 """
 
 
+# KEYS: answers, tally, and schema 0's slips and slipkinds of one class. Schema 0 -> 1: number
+# the rows (their JSON kept as it is, "n" put in front) and count them into the hash.
+MIGRATE_0 = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local rows = redis.call('LRANGE', KEYS[1], 0, -1)
+local out = {}
+for i, r in ipairs(rows) do
+  local row = cjson.decode(r)
+  local eb = row.exercise .. '|' .. row.box
+  redis.call('HINCRBY', KEYS[2], 'a|' .. eb, 1)
+  if row.correct == true then redis.call('HINCRBY', KEYS[2], 'r|' .. eb, 1) end
+  if type(row.slip) == 'string' then
+    if redis.call('HINCRBY', KEYS[2], 's|' .. eb .. '|' .. row.slip, 1) == 1 then
+      redis.call('HINCRBY', KEYS[2], 'k|' .. eb, 1)
+    end
+  end
+  out[i] = '{"n": ' .. i .. ', ' .. string.sub(r, 2)
+end
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+for i = 1, #out, 1000 do
+  redis.call('RPUSH', KEYS[1], unpack(out, i, math.min(i + 999, #out)))
+end
+redis.call('HSET', KEYS[2], 'seq', #out, 'fresh', #out, 'dl', 0)
+return #out
+"""
+
+
 def _down(method):
     """Redis refusing, timing out or unreachable is StoreDown."""
     import redis
@@ -169,10 +196,21 @@ class RedisStore:
             raise BadStoreURL(f"The live-class store {self.url} could not be upgraded: {err}.") from err
 
     def _upgrade(self) -> None:
+        """Bring the layout to SCHEMA_VERSION. Each class is upgraded by one script that does
+        nothing to a class already upgraded, so replicas opening an old store at once are
+        safe; the version is written last."""
         version = int(self.r.get(self._k("schema")) or 0)
         if version > SCHEMA_VERSION:
             raise BadStoreURL(f"The live-class store {self.url} was written by a newer tfviz "
                               f"(schema {version}; this one knows up to {SCHEMA_VERSION}).")
+        if version == SCHEMA_VERSION:
+            return
+        if version == 0:
+            migrate = self.r.register_script(MIGRATE_0)
+            for key in self.r.scan_iter(self._k("answers", "*")):
+                code = key.removeprefix(self._k("answers", ""))
+                migrate(keys=[key, self._k("tally", code), self._k("slips", code),
+                              self._k("slipkinds", code)])
         self.r.set(self._k("schema"), SCHEMA_VERSION)
 
     def durability(self) -> str:
