@@ -29,9 +29,9 @@ current = st.navigation(sections, expanded=True)  # every lesson visible, no 'vi
 remember_page(files[current.url_path])  # a stale timed fragment's run comes back here
 
 # The rest of the frame, imported after the navigation is sent: on a fresh server these
-# imports (numpy and most of tfviz.ui) take 0.1-0.15 s, and meanwhile the browser draws the
-# sidebar's 24 lesson links instead of waiting for them. The first page was 0.1 s sooner
-# interactive (BENCHMARKS.md, "First page").
+# imports (numpy and most of tfviz.ui) take a noticeable moment, and meanwhile the browser draws
+# the sidebar's lesson links instead of waiting for them, so the first page is interactive
+# sooner (``python -m bench.first_page_ab``; bench/history/browser.md).
 from tfviz.ui.cache import model_names  # noqa: E402
 from tfviz.ui.live import live_sidebar  # noqa: E402
 from tfviz.ui.present import presenter_frame, presenter_toggle, readable_frame  # noqa: E402

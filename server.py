@@ -1,6 +1,6 @@
 """The server entry: `streamlit run server.py` serves app.py and warms it up at start.
 
-Importing torch and the chart libraries takes about 4 s on our 2-core machine; without this
+Importing torch and the chart libraries takes seconds on a 2-core machine; without this
 the learner's second page would wait for it. Streamlit's `st.App` lifespan hook starts a
 thread that does the work once the first page has run (the tour and the home page need no
 torch: tfviz/ui/warmup.py says why it waits). Nothing heavy is imported here, so the server
@@ -26,7 +26,8 @@ def _skip_the_repl_check() -> None:
     """Streamlit's first element of a process asks whether it runs in a Python REPL, to warn
     that an app needs `streamlit run`: it calls `inspect.stack()`, which reads the source of
     every frame on the stack. The first page's first element sits deep in the frame (the live
-    class's box), and that check took 45 ms of its run. Here we are served by `streamlit run`,
+    class's box), and that check was a visible part of its run (``python -m bench.first_page_ab``;
+    bench/history/browser.md). Here we are served by `streamlit run`,
     so the answer is known: mark the warning as given. (Private to Streamlit: if the name ever
     goes, this sets an unused attribute and the check simply runs; tests/test_server_entry.py
     says so.)"""
@@ -45,9 +46,9 @@ def _warm_up() -> float:
 
     The import and the warm-up create about 300 000 objects that live as long as the server
     (modules, models, the first trace). With the collector on, its full passes rescan them
-    again and again while they load (0.2-0.4 s here), so it stays off until they are loaded.
-    Then they are frozen out of its reach, so each later full collection scans a few thousand
-    objects instead of all of them (150 ms -> under 1 ms on this machine). Returns the
+    again and again while they load, so it stays off until they are loaded. Then they are
+    frozen out of its reach, so each later full collection scans a few thousand objects
+    instead of all of them (bench/history/browser.md has the measurements). Returns the
     seconds the warm-up took.
     """
     import gc

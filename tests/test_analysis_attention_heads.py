@@ -20,7 +20,7 @@ def test_split_heads_equals_torch_view_and_transpose():
     np.testing.assert_array_equal(per_token, ref.numpy())
     np.testing.assert_array_equal(per_head, ref.transpose(0, 1).numpy())
     np.testing.assert_array_equal(per_head[1], Q[:, 4:8])  # head 1 owns columns 4..7
-    np.testing.assert_array_equal(hd.concat_heads(per_token), Q)
+    np.testing.assert_array_equal(per_token.reshape(5, 12), Q)  # and back: concat(heads) = Q
 
 
 def test_query_matrix_is_the_trace_q_side_by_side(gpt):
@@ -34,7 +34,8 @@ def test_concat_times_w_o_is_the_attention_output(gpt):
     b, tr = gpt
     W_O, b_O = hd.output_weights(b.weights(), 1)
     assert W_O.shape == (64, 64)
-    out = hd.concat_heads(tr["z", 1]) @ W_O + b_O
+    z = tr["z", 1]  # (n, h, d_head)
+    out = z.reshape(len(z), -1) @ W_O + b_O  # concat(z): head 0's numbers first, then head 1's
     np.testing.assert_allclose(out, tr["attn_out", 1], atol=1e-5)
 
 

@@ -73,8 +73,9 @@ def test_attention_output_is_a_convex_mix_of_the_values(gpt):
 @pytest.mark.parametrize("name", ["gpt-tiny", "bert-tiny", "reverse-encdec"])
 def test_every_head_and_token_passes_the_convexity_check(name):
     tr = tfviz.load(name).trace(TEXT)
-    for layer in range(tr.config.n_layers):
-        check = fa.convexity_check(tr, layer)
-        assert check["pairs"] == tr.config.n_heads * len(tr.tokens)
-        assert check["inside"] == check["pairs"]
-        assert check["min weight"] >= 0 and check["largest |sum − 1|"] < 1e-5
+    check = fa.mixing_views(tr).summary()
+    assert check["triples"] == tr.config.n_layers * tr.config.n_heads * len(tr.tokens)
+    assert check["inside"] == check["triples"]
+    assert check["min weight"] >= 0 and check["largest |sum − 1|"] < 1e-5  # float32 softmax rows
+    layer, head, query = tr.config.n_layers - 1, 0, len(tr.tokens) - 1  # one mix, on its own
+    assert fa.attention_mixing(tr, layer, head, query).inside

@@ -68,11 +68,14 @@ def test_pre_ln_input_is_the_stream_itself():
     # the model's float32 mean (values up to ~3) against float64: a float32 tolerance
     np.testing.assert_allclose(tr["blocks.1.ln2.hook_mean"],
                                tr["blocks.1.hook_resid_mid"].astype(np.float64).mean(-1), atol=1e-5)
-    g, be = lna.gamma_beta(export_weights(model))["L1 ln2"]
-    w = lna.worked_token(tr, 1, "ln2", 3, g, be)
+    params = lna.gamma_beta(export_weights(model))
+    every = lna.every_norm(tr, params)
+    j = every.norms.index("ln2")
     ref = _torch_ln(tr["blocks.1.hook_resid_mid"], model.blocks[1].ln2, cfg.ln_eps)[3]
-    np.testing.assert_allclose(w.output, ref, atol=1e-5)
-    assert w.max_error < 1e-5
+    # float64 by hand against torch's float32 LayerNorm: a float32 tolerance
+    np.testing.assert_allclose(every.vectors[1, j, 3, 2], ref, atol=1e-5)
+    np.testing.assert_allclose(every.vectors[1, j, 3, 2],
+                               lna.ln_output(tr, 1, "ln2", *params["L1 ln2"])[3], atol=1e-5)
 
 
 def test_token_stats_before_and_after(gpt):
@@ -88,21 +91,21 @@ def test_token_stats_before_and_after(gpt):
     assert rows[3]["mean μ before"] == pytest.approx(float(s.mean_before.mean()), abs=1e-4)
 
 
-def test_worked_token_matches_model_and_hand(gpt):
+def test_one_tokens_steps_match_model_and_hand(gpt):
     b, tr = gpt
-    params = lna.gamma_beta(b.weights())
-    g, be = params["L0 ln1"]
-    w = lna.worked_token(tr, 0, "ln1", 4, g, be)
-    # the same float32 sum worked_token reads, then float64 on both sides (as worked_token does)
+    every = lna.every_norm(tr, lna.gamma_beta(b.weights()))
+    j = every.norms.index("ln1")
+    # the same float32 sum the norm reads, then float64 on both sides (as every_norm does)
     x = (tr["blocks.0.hook_resid_pre"][4] + tr["blocks.0.hook_attn_out"][4]).astype(np.float64)
-    assert w.mean == pytest.approx(float(np.mean(x)), abs=1e-6)
-    assert w.sigma == pytest.approx(float(np.sqrt(np.var(x) + 1e-5)), abs=1e-6)
-    np.testing.assert_allclose(w.trace_output, tr["blocks.0.hook_resid_mid"][4])
-    assert w.max_error < 1e-5
-    table = w.table(8)
-    assert list(table) == ["dimension", "x", "x − μ", "(x − μ)/σ", "γ", "β", "by hand", "model"]
-    assert len(table["x"]) == 8
-    np.testing.assert_allclose(table["x − μ"], x[:8] - np.mean(x), atol=1e-6)
+    assert every.mean[0, j, 4] == pytest.approx(float(np.mean(x)), abs=1e-6)
+    assert every.sigma[0, j, 4] == pytest.approx(float(np.sqrt(np.var(x) + 1e-5)), abs=1e-6)
+    steps = every.steps[0, j, 4]  # (k, 7): the first k dimensions, one column a step
+    k = steps.shape[0]
+    assert every.columns == ("x", "x − μ", "(x − μ)/σ", "γ", "β", "by hand", "model") and k >= 4
+    np.testing.assert_allclose(steps[:, 1], x[:k] - np.mean(x), atol=1e-6)
+    # post-LN: the model's own output is the stream after the add
+    np.testing.assert_allclose(steps[:, 6], tr["blocks.0.hook_resid_mid"][4][:k])
+    assert np.abs(steps[:, 5] - steps[:, 6]).max() < 1e-5  # by hand (float64) against float32
 
 
 def test_gamma_beta_are_copies_of_the_parameters(gpt):

@@ -70,19 +70,15 @@ def test_antecedent_weights_read_the_pattern():
     np.testing.assert_array_equal(coref.antecedent_weights(stacked, probe, [agent, place]), w)
 
 
-def test_coref_head_score_and_best_head():
+def test_best_head_is_the_largest_gap_between_the_two_nouns():
     p = np.zeros((2, 2, 3, 3))
     p[0, 0, 2] = [0.9, 0.1, 0.0]  # L0 H0 prefers the agent
     p[1, 1, 2] = [0.2, 0.7, 0.1]  # L1 H1 prefers the place
-    pos = coref.CorefPositions(2, 0, 1)
-    agent_score = coref.coref_head_score([(p, pos, "agent")])
-    np.testing.assert_allclose(agent_score, [[0.8, 0.0], [0.0, -0.5]])
-    both = coref.coref_head_score([(p, pos, "agent"), (p, pos, "place")])
-    np.testing.assert_allclose(both, 0.0)
-    assert coref.best_head(agent_score) == (0, 0)
+    w = coref.antecedent_weights(p, 2, [0, 1])  # (layers, heads, 2): from "it" to each noun
+    gap = w[..., 0] - w[..., 1]
+    np.testing.assert_allclose(gap, [[0.8, 0.0], [0.0, -0.5]])  # by hand from the rows above
+    assert coref.best_head(gap) == (0, 0)
     assert coref.best_head(np.array([[0.1, -0.6], [0.3, 0.2]])) == (0, 1)  # largest |gap|
-    with pytest.raises(ValueError):
-        coref.coref_head_score([(p, pos, "it")])
 
 
 def test_answer_for():

@@ -64,6 +64,7 @@ def test_neuron_views_rank_each_layers_neurons_like_torch_topk(gpt):
 def test_mixing_views_match_every_single_view_and_the_models_z(gpt):
     mv = fa.mixing_views(gpt)
     L, H, T, _ = mv.weights.shape
+    inside_one_by_one = 0
     for layer in range(L):
         z_model = torch.as_tensor(gpt["z", layer], dtype=torch.float64)  # (T, H, dh)
         for h in range(H):
@@ -76,12 +77,13 @@ def test_mixing_views_match_every_single_view_and_the_models_z(gpt):
                 one = fa.attention_mixing(gpt, layer, h, q)
                 assert mv.inside[layer, h, q] == one.inside
                 np.testing.assert_allclose(mv.values[layer, h], one.values)
+                inside_one_by_one += one.inside
     assert mv.model_gap < 1e-5
-    per_layer = [fa.convexity_check(gpt, layer) for layer in range(L)]
     summary = mv.summary()
-    assert summary["triples"] == sum(c["pairs"] for c in per_layer) == L * H * T
-    assert summary["inside"] == sum(c["inside"] for c in per_layer)
-    assert summary["min weight"] == min(c["min weight"] for c in per_layer)
+    assert summary["triples"] == L * H * T
+    assert summary["inside"] == inside_one_by_one  # the one-query mixes, counted here
+    # the same float32 weights, read straight from the trace: min picks one, bit for bit
+    assert summary["min weight"] == min(float(gpt["pattern", layer].min()) for layer in range(L))
 
 
 def test_mixing_views_notice_a_mix_outside_its_values():

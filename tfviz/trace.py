@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from tfviz.config import ModelConfig, RunOptions
-from tfviz.model.hooks import HookPoint, recording
+from tfviz.model.hooks import recording
 from tfviz.model.vit import VisionTransformer, patch_labels
 
 NamesFilter = Iterable[str] | Callable[[str], bool] | None
@@ -127,11 +127,6 @@ class Trace:
         n = self.config.enc_layers if enc else self.config.n_layers
         where = ("enc",) if enc else ()
         return np.stack([self[(name, layer, *where)] for layer in range(n)], axis=axis)
-
-
-def hook_names(model: nn.Module) -> list[str]:
-    """Every activation name this model can record, in module order."""
-    return [name for name, mod in model.named_modules() if isinstance(mod, HookPoint)]
 
 
 def _wanted(names: NamesFilter) -> Callable[[str], bool]:

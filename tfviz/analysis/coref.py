@@ -22,8 +22,8 @@ Each position is the LAST token of its word (where a decoder has read the whole 
 "… it refers to the" whose next token should be the antecedent.
 
 Measuring. ``antecedent_weights(trace, probe, [agent, place])`` is an array
-(layers, heads, 2) of attention weights; ``coref_head_score`` averages "weight on the right
-noun minus weight on the wrong one" over many sentences, per (layer, head).
+(layers, heads, 2) of attention weights; ``antecedent_gap`` is "weight on the agent noun minus
+weight on the place noun" for one sentence, per (layer, head).
 
 Both ways (lesson 15). ``probed_sentences`` keeps, for each sentence with an "it" and two
 nouns, every head's attention row from "it" and each token's role as the lesson's chart
@@ -147,29 +147,6 @@ def antecedent_weights(trace, query_pos: int, positions: Iterable[int | Sequence
         idx = [pos] if isinstance(pos, (int, np.integer)) else list(pos)
         cols.append(p[:, :, idx].sum(axis=-1))  # (layers, heads)
     return np.stack(cols, axis=-1).astype(np.float64)
-
-
-def coref_head_score(items: Iterable[tuple[object, CorefPositions, str]]) -> np.ndarray:
-    """(layers, heads) mean of (weight on the correct noun − weight on the other noun).
-
-    items: (trace or (layers, heads, n, n) patterns, positions, answer) with answer "agent"
-    or "place". A head near +1 reliably looks at the right antecedent from the probe; a head
-    near 0 does not care; a negative head prefers the wrong noun.
-
-    >>> p = np.zeros((1, 2, 3, 3)); p[0, 0, 2] = [0.9, 0.1, 0.0]; p[0, 1, 2] = [0.5, 0.5, 0.0]
-    >>> coref_head_score([(p, CorefPositions(2, 0, 1), "agent")]).round(2).tolist()
-    [[0.8, 0.0]]
-    """
-    scores = []
-    for trace, pos, answer in items:
-        if answer not in ("agent", "place"):
-            raise ValueError("answer must be 'agent' or 'place'")
-        w = antecedent_weights(trace, pos.probe, [pos.agent, pos.place])  # (L, H, 2)
-        diff = w[..., 0] - w[..., 1]
-        scores.append(diff if answer == "agent" else -diff)
-    if not scores:
-        raise ValueError("coref_head_score needs at least one item")
-    return np.mean(scores, axis=0)
 
 
 def antecedent_gap(trace, probe: str = "it") -> np.ndarray | None:

@@ -200,15 +200,6 @@ def attention_mixing(trace: Trace, layer: int, head: int, pos: int) -> Mixing:
     return mixing(weights, head_values(trace, layer, head), model_z)
 
 
-def convexity_check(trace: Trace, layer: int) -> dict[str, float | int]:
-    """Over every (query, head) of a layer: weights >= 0, sums to 1, z inside the value box."""
-    pattern = trace.activations[f"blocks.{layer}.attn.hook_pattern"]  # (H, Tq, Tk)
-    H, Tq, _ = pattern.shape
-    inside = sum(attention_mixing(trace, layer, h, t).inside for h in range(H) for t in range(Tq))
-    return {"pairs": H * Tq, "min weight": float(pattern.min()),
-            "largest |sum − 1|": float(np.abs(pattern.sum(-1) - 1).max()), "inside": int(inside)}
-
-
 # ----- every view at once (the page's instant charts switch layer, head and token) -----------
 
 
@@ -240,7 +231,7 @@ class MixingViews:
     model_gap: float  # largest |rebuilt z − the model's attn.hook_z| anywhere
 
     def summary(self) -> dict[str, float | int]:
-        """``convexity_check`` over every layer at once: (layer, head, query) triples, the
+        """The convexity check over every layer at once: (layer, head, query) triples, the
         smallest weight, the largest |row sum − 1| and how many mixes lie inside."""
         return {"triples": int(self.inside.size), "min weight": float(self.weights.min()),
                 "largest |sum − 1|": float(np.abs(self.weights.sum(axis=-1) - 1).max()),

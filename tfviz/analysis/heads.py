@@ -36,12 +36,6 @@ def split_heads(X: np.ndarray, n_heads: int) -> tuple[np.ndarray, np.ndarray]:
     return per_head, per_head.transpose(1, 0, 2)  # (h, n, d/h)
 
 
-def concat_heads(z: np.ndarray) -> np.ndarray:
-    """(n, h, d_head) -> (n, h·d_head): head 0's numbers first, then head 1's, …"""
-    n, h, dh = z.shape
-    return z.reshape(n, h * dh)  # (n, h·d_head)
-
-
 def output_weights(weights: Mapping[str, np.ndarray], layer: int) -> tuple[np.ndarray, np.ndarray]:
     """W^O as (h·d_head, d) so that out = concat(z) W^O + b, and its bias (zeros if none).
 

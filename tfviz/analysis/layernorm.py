@@ -147,47 +147,6 @@ def gamma_beta(weights: Mapping[str, np.ndarray]) -> dict[str, tuple[np.ndarray,
             if f"{norm}.w" in weights}
 
 
-@dataclass(frozen=True)
-class WorkedToken:
-    x: np.ndarray  # (d,) the vector going into the norm
-    mean: float
-    sigma: float  # sqrt(var + eps)
-    normalized: np.ndarray  # (d,)
-    output: np.ndarray  # (d,) normalized * gamma + beta
-    gamma: np.ndarray
-    beta: np.ndarray
-    trace_mean: float
-    trace_sigma: float
-    trace_normalized: np.ndarray
-    trace_output: np.ndarray
-
-    @property
-    def max_error(self) -> float:
-        """Largest gap between the hand calculation and the model's own numbers."""
-        return float(max(abs(self.mean - self.trace_mean), abs(self.sigma - self.trace_sigma),
-                         np.abs(self.normalized - self.trace_normalized).max(),
-                         np.abs(self.output - self.trace_output).max()))
-
-    def table(self, n: int = 8) -> dict[str, np.ndarray]:
-        """The first ``n`` dimensions, one column per step of the calculation."""
-        k = min(n, len(self.x))
-        return {"dimension": np.arange(k), "x": self.x[:k], "x − μ": self.x[:k] - self.mean,
-                "(x − μ)/σ": self.normalized[:k], "γ": self.gamma[:k], "β": self.beta[:k],
-                "by hand": self.output[:k], "model": self.trace_output[:k]}
-
-
-def worked_token(trace: Trace, layer: int, norm: str, pos: int, gamma: np.ndarray,
-                 beta: np.ndarray) -> WorkedToken:
-    """LayerNorm of one token by hand, next to what the model computed."""
-    x = ln_input(trace, layer, norm)[pos].astype(np.float64)  # (d,)
-    s = layer_norm(x[None], gamma, beta, trace.config.ln_eps)  # one token: (1, d)
-    p = f"blocks.{layer}.{norm}."
-    acts = trace.activations
-    return WorkedToken(x, float(s.mean[0]), float(s.sigma[0]), s.normalized[0], s.output[0],
-                       gamma, beta, float(acts[p + "hook_mean"][pos]), float(acts[p + "hook_scale"][pos]),
-                       acts[p + "hook_normalized"][pos], ln_output(trace, layer, norm, gamma, beta)[pos])
-
-
 def residual_norms(trace: Trace) -> list[tuple[str, float]]:
     """Mean over tokens of the L2 norm of the residual stream, stage by stage.
 
@@ -239,7 +198,7 @@ class EveryNorm:
 
 def every_norm(trace: Trace, params: Mapping[str, tuple[np.ndarray, np.ndarray]],
                k: int = 8) -> EveryNorm:
-    """``token_stats`` and ``worked_token`` for every layer, norm and token at once; ``params``
+    """``token_stats`` and each token's worked steps for every layer, norm and token at once; ``params``
     as ``gamma_beta`` returns them, ``k`` the dimensions the step table shows."""
     norms = tuple(norms_of(trace, 0))
     acts, eps = trace.activations, trace.config.ln_eps

@@ -4,7 +4,7 @@ sentence every learner sees first.
 The tour's first two steps need only a few numbers of a forward pass: the token ids and
 strings, each stage's array shape, and the model's five most likely next tokens.
 :func:`tour_numbers` takes them from a finished trace. On a freshly started server, tracing
-means importing torch first: 1.5-2.5 s of CPU on our two cores, shared with the browser that is
+means importing torch first: seconds of CPU on our two cores, shared with the browser that is
 loading Streamlit's frontend at that moment. So the numbers of the default sentence on the
 default model are computed once, when the model is built, and kept in
 ``assets/<model>/tour_numbers.json``; :func:`stored` reads them back, without torch.

@@ -179,10 +179,6 @@ class Instance:
     tokens: tuple[str, ...] = ()  # empty when the rows are not words
     focus: int | None = None  # None when the exercise asks about every row
 
-    @property
-    def from_source(self) -> bool:
-        return self.seed is None
-
     def field(self, name: str) -> AnswerField:
         for f in self.answer_fields:
             if f.name == name:

@@ -57,51 +57,51 @@ def gpt2_config(hf: Mapping, name: str) -> ModelConfig:
         pad_id=int(hf.get("eos_token_id") or 0))
 
 
-def _rename(cfg: ModelConfig) -> dict[str, tuple[str, Callable[[Tensor], Tensor]]]:
-    """GPT-2 tensor name -> (our parameter name, how to turn the stored tensor into ours)."""
-    d = cfg.d_model
+Turn = Callable[["Tensor"], "Tensor"]
+
+
+def _layout(cfg: ModelConfig) -> dict[str, tuple[tuple[int, ...], tuple[tuple[str, Turn], ...]]]:
+    """GPT-2 tensor name (as :func:`stored_name` gives it) -> (its shape as stored, and each
+    parameter of ours it becomes with how to turn the stored tensor into it). One stored
+    tensor may become several of ours: ``c_attn`` holds the queries', keys' and values'."""
+    d, f, V = cfg.d_model, cfg.d_ff, cfg.vocab_size
     same = lambda t: t  # noqa: E731
     conv = lambda t: t.T  # noqa: E731  Conv1D (in, out) -> Linear (out, in)
-    out = {"wte.weight": ("embed.weight", same), "wpe.weight": ("pos_embed.weight", same),
-           "ln_f.weight": ("ln_final.weight", same), "ln_f.bias": ("ln_final.bias", same)}
-    if not cfg.tie_embeddings:
-        out["lm_head.weight"] = ("unembed.weight", same)  # (vocab, d), already Linear's layout
+
+    def conv1d(stored: str, ours: str, n_in: int, n_out: int) -> dict:  # stored (in, out)
+        return {f"{stored}.weight": ((n_in, n_out), ((f"{ours}.weight", conv),)),
+                f"{stored}.bias": ((n_out,), ((f"{ours}.bias", same),))}
+
+    def norm(stored: str, ours: str) -> dict:
+        return {f"{stored}.weight": ((d,), ((f"{ours}.weight", same),)),
+                f"{stored}.bias": ((d,), ((f"{ours}.bias", same),))}
+
+    def qkv(b: str) -> dict:  # (d, 3d): q's columns, then k's, then v's
+        cuts = [(part, slice(j * d, (j + 1) * d)) for j, part in enumerate("qkv")]
+        return {"weight": ((d, 3 * d), tuple((f"{b}attn.W_{part}.weight",
+                                              lambda t, cut=cut: t[:, cut].T)  # (d, d)
+                                             for part, cut in cuts)),
+                "bias": ((3 * d,), tuple((f"{b}attn.W_{part}.bias", lambda t, cut=cut: t[cut])
+                                         for part, cut in cuts))}
+
+    out = {"wte.weight": ((V, d), (("embed.weight", same),)),
+           "wpe.weight": ((cfg.max_seq_len, d), (("pos_embed.weight", same),)),
+           **norm("ln_f", "ln_final")}
+    if not cfg.tie_embeddings:  # (vocab, d), already Linear's layout
+        out["lm_head.weight"] = ((V, d), (("unembed.weight", same),))
     for i in range(cfg.n_layers):
         h, b = f"h.{i}.", f"blocks.{i}."
-        for j, part in enumerate("qkv"):
-            cut = slice(j * d, (j + 1) * d)
-            out[h + f"attn.c_attn.w_{part}"] = (b + f"attn.W_{part}.weight",
-                                                lambda t, cut=cut: t[:, cut].T)  # (d, 3d) -> (d, d)
-            out[h + f"attn.c_attn.b_{part}"] = (b + f"attn.W_{part}.bias", lambda t, cut=cut: t[cut])
-        out.update({
-            h + "attn.c_proj.weight": (b + "attn.W_o.weight", conv),
-            h + "attn.c_proj.bias": (b + "attn.W_o.bias", same),
-            h + "mlp.c_fc.weight": (b + "mlp.W_in.weight", conv),
-            h + "mlp.c_fc.bias": (b + "mlp.W_in.bias", same),
-            h + "mlp.c_proj.weight": (b + "mlp.W_out.weight", conv),
-            h + "mlp.c_proj.bias": (b + "mlp.W_out.bias", same),
-            h + "ln_1.weight": (b + "ln1.weight", same), h + "ln_1.bias": (b + "ln1.bias", same),
-            h + "ln_2.weight": (b + "ln2.weight", same), h + "ln_2.bias": (b + "ln2.bias", same),
-        })
+        out.update({f"{h}attn.c_attn.{kind}": entry for kind, entry in qkv(b).items()})
+        out.update({**conv1d(h + "attn.c_proj", b + "attn.W_o", d, d),
+                    **conv1d(h + "mlp.c_fc", b + "mlp.W_in", d, f),
+                    **conv1d(h + "mlp.c_proj", b + "mlp.W_out", f, d),
+                    **norm(h + "ln_1", b + "ln1"), **norm(h + "ln_2", b + "ln2")})
     return out
 
 
 def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Every tensor a GPT-2 checkpoint of this config stores, with its shape as stored."""
-    d, f, V, L = cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_layers
-    shapes = {"wte.weight": (V, d), "wpe.weight": (cfg.max_seq_len, d), "ln_f.weight": (d,),
-              "ln_f.bias": (d,)}
-    if not cfg.tie_embeddings:
-        shapes["lm_head.weight"] = (V, d)
-    for i in range(L):
-        h = f"h.{i}."
-        shapes.update({h + "attn.c_attn.weight": (d, 3 * d), h + "attn.c_attn.bias": (3 * d,),
-                       h + "attn.c_proj.weight": (d, d), h + "attn.c_proj.bias": (d,),
-                       h + "mlp.c_fc.weight": (d, f), h + "mlp.c_fc.bias": (f,),
-                       h + "mlp.c_proj.weight": (f, d), h + "mlp.c_proj.bias": (d,),
-                       h + "ln_1.weight": (d,), h + "ln_1.bias": (d,),
-                       h + "ln_2.weight": (d,), h + "ln_2.bias": (d,)})
-    return shapes
+    return {name: shape for name, (shape, _) in _layout(cfg).items()}
 
 
 def stored_name(key: str, tied: bool = True) -> str | None:
@@ -123,18 +123,10 @@ def config_sizes(cfg: ModelConfig) -> str:
 def gpt2_state_dict(tensors: Mapping[str, Tensor], cfg: ModelConfig) -> dict[str, Tensor]:
     """Our Transformer's state dict from GPT-2's tensors (names as :func:`stored_name` gives,
     shapes already checked against :func:`expected_shapes`), as float32."""
-    rename = _rename(cfg)
-    out: dict[str, Tensor] = {}
-    for name, t in tensors.items():
-        if name.startswith("h.") and ".attn.c_attn." in name:
-            kind = "w" if name.endswith("weight") else "b"
-            for part in "qkv":
-                ours, turn = rename[name.rsplit(".", 1)[0] + f".{kind}_{part}"]
-                out[ours] = turn(t).float().contiguous()
-        elif name in rename:
-            ours, turn = rename[name]
-            out[ours] = turn(t).float().contiguous()
-    return out
+    layout = _layout(cfg)
+    return {ours: turn(t).float().contiguous()
+            for name, t in tensors.items() if name in layout
+            for ours, turn in layout[name][1]}
 
 
 def gpt2_tokenizer(hf: HFTokenizer, data: Mapping, folder: Path, n_ids: int) -> CheckpointTokenizer:

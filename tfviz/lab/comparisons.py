@@ -255,7 +255,8 @@ def _pair(base: LabSettings, **other) -> tuple[LabSettings, LabSettings]:
 
 
 _NORM_PAIR = _pair(LabSettings.default("order", n_layers=4, lr=3e-2, steps=200), norm="post")
-# Six layers, narrow (d_model 32) so that both runs finish in about 15 s here (BENCHMARKS.md)
+# Six layers, narrow (d_model 32) so that both runs finish within the lab's time target
+# (``python -m bench.bench_lab --only residual norm``)
 _RESIDUAL_PAIR = _pair(LabSettings.default("order", n_layers=6, d_model=32), residual=False)
 
 COMPARISONS: dict[str, Comparison] = {c.key: c for c in (

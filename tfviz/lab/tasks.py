@@ -43,8 +43,8 @@ Example = tuple[tuple[str, ...], tuple[str, ...]]  # (source symbols, answer sym
 TaskArch = Literal["decoder", "encoder"]
 
 SEQ_LENGTHS = (3, 8)  # copy and reverse: 3 to 8 letters
-# Sort: 3 to 6 of the letters a-h. With 3 to 8 of a-p the default needed ~450 steps to reach
-# 95% held out instead of ~250, more than 30 s on a loaded machine.
+# Sort: 3 to 6 of the letters a-h. With 3 to 8 of a-p the default needed about twice the steps
+# to reach 95% held out, past the lab's 30 s target (``python -m bench.bench_lab``).
 SORT_LENGTHS = (3, 6)
 SORT_ALPHABET = LETTERS[:8]
 ORDER_LENGTH = 8  # the order task: 8 symbols, two of them the markers x and y

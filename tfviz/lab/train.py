@@ -6,7 +6,9 @@
     every N steps    held-out accuracy (share of held-out rows solved), the attention maps of a
                      few fixed held-out examples, for a mixture of experts each expert's load
                      (share of held-out tokens whose first choice it is), and each layer's
-                     gradient norm averaged over the steps since the last checkpoint
+                     gradient norm averaged over the steps since the last checkpoint; on the
+                     induction task, each head's induction and previous-token scores and the
+                     loss on the run's first and second copy (``tfviz.lab.induction``)
 
 N is chosen so a run holds about 25 checkpoints whatever its length, plus one before the first
 step. The schedule is the bundled models' (``tfviz.training.loop.lr_at``: warm-up, then cosine
@@ -30,6 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from tfviz.lab.induction import InductionProbe, probe
 from tfviz.lab.settings import LabSettings
 from tfviz.lab.tasks import IGNORE, accuracy, next_token_targets
 from tfviz.model import Transformer
@@ -64,6 +67,8 @@ class Checkpoint:
     # (layers,) each block's gradient norm, the mean over the steps since the last checkpoint;
     # None before the first step
     grad_norms: np.ndarray | None = None
+    # the induction task only: heads' scores and the two halves' losses on the held-out rows
+    induction: InductionProbe | None = None
 
 
 @dataclass(frozen=True)
@@ -87,10 +92,6 @@ class RunView:
     def accuracy(self) -> float | None:
         """Held-out accuracy at the last checkpoint (None before the first)."""
         return self.checkpoints[-1].accuracy if self.checkpoints else None
-
-    @property
-    def best_accuracy(self) -> float | None:
-        return max((c.accuracy for c in self.checkpoints), default=None)
 
     @property
     def finished(self) -> bool:
@@ -251,13 +252,14 @@ def train(settings: LabSettings, log: RunLog | None = None, stop: threading.Even
                 model.eval()
                 acc, load = evaluate(model, data.ids, data.targets)
                 maps = attention_maps(model, data.shown)
+                found = probe(model, data.ids, data.task.vocab.pad_id) if data.task.layout == "repeat" else None
                 model.train()
                 loss = float(np.mean(recent)) if recent else float("nan")
                 norms = _frozen(np.mean(grads, axis=0)) if grads else None  # (layers,)
                 recent.clear()
                 grads.clear()
                 log.add_checkpoint(Checkpoint(step, time.perf_counter() - start, acc, loss, maps,
-                                              None if load is None else _frozen(load), norms))
+                                              None if load is None else _frozen(load), norms, found))
 
             checkpoint(0)
             model.train()

@@ -4,7 +4,7 @@
 attention is allowed in both directions, as the papers draw them. A decoder applies the causal
 triangle on top (:func:`pattern_mask` with ``causal=True``), so one pattern serves both. (The
 numpy causal mask is :func:`tfviz.reference.causal_mask`; the model builds its own in torch, in
-transformer.py.) ``reach_by_layer``, ``reach_matrix`` and ``receptive_field`` compose a pattern
+transformer.py.) ``reach_by_layer`` and ``reach_matrix`` compose a pattern
 over layers: which positions a token has read after L layers, read either way.
 
 >>> sparse_pattern("sliding", 5, window=1).astype(int)
@@ -197,47 +197,3 @@ def reach_matrix(kind: str, n: int, n_layers: int, *, causal: bool = True,
                 break
             held = nxt
     return out
-
-
-def receptive_field(kind: str, n_layers: int, window: int, dilation: int = 1, *,
-                    n: int | None = None, causal: bool = True, **pattern: int) -> int:
-    """How far back (in positions) the last token reaches after ``n_layers`` layers (causal
-    ones by default; ``causal=False`` reads the pattern both ways, as an encoder does).
-
-    This is a distance, the notes' receptive field, not a count: a dilated window reaches
-    L·d·w back but has read only L·w + 1 positions on the way (``reach_by_layer(...).sum(1)``).
-
-    Computed by composing the masks (:func:`reach_by_layer`), not by a formula; the tests
-    compare it with L·w (sliding), L·d·w (dilated) and a breadth-first search of the graph.
-
-    ``n`` is the sequence length, and the answer is at most n - 1. "sliding" and "dilated" look
-    the same from every position, so they may leave n out: the sequence is then made long
-    enough that its start cannot cut the reach. A layer steps back at most window·dilation (all
-    the pattern allows), so L layers stay within L·window·dilation, and one position more shows
-    any overshoot. "global" and "bigbird" (position 0 is global), "strided" and "full" reach the
-    start of any sequence, so they need n. ``pattern`` takes the other keywords of
-    :func:`sparse_pattern` (n_global, n_random, stride, seed).
-
-    >>> receptive_field("sliding", 3, window=2)  # 2 back per layer
-    6
-    >>> receptive_field("dilated", 2, window=2, dilation=3)  # up to 2 steps of 3 per layer
-    12
-    >>> receptive_field("global", 1, window=1, n=10)  # everyone reads position 0 at once
-    9
-    """
-    if n is None:
-        if kind not in ("sliding", "dilated"):
-            raise ValueError(f"a {kind!r} pattern reaches back to the start of the sequence, so "
-                             "its receptive field depends on the length: pass n")
-        _check(1, n_layers, window, dilation)
-        hop = window * dilation if kind == "dilated" else window  # the farthest single step
-        n = n_layers * hop + 2
-        if n > MAX_POSITIONS:
-            raise ValueError(f"{n_layers} layers of {kind!r} with window {window} and dilation "
-                             f"{dilation} may reach {n - 2} positions back, more than "
-                             f"{MAX_POSITIONS - 2}; pass n to bound it by a sequence length")
-    rows = _reach_rows(kind, n, n_layers, n - 1, dict(pattern, window=window, dilation=dilation),
-                       causal)
-    if not rows:  # no layers: a token holds only itself
-        return 0
-    return int(n - 1 - np.flatnonzero(rows[-1]).min())  # the last token minus its farthest key

@@ -130,10 +130,6 @@ class ServedTokenizer:
             raise IndexError(f"id {token_id} is outside the vocabulary (size {self.vocab_size})")
         return raw if raw in self.special_ids else readable_token(raw)
 
-    def raw_token(self, token_id: int) -> str | None:
-        """The stored byte-level string, e.g. "Ġthe"."""
-        return self.hf.id_to_token(token_id)
-
     def tokens(self, text: str, allow_special: bool = False) -> list[str]:
         """Readable token strings: "the cat" -> ["␣the", "␣cat"]."""
         return [self.id_to_token(i) for i in self.encode(text, allow_special)]

@@ -16,7 +16,7 @@ STORY_TOKENIZER = {"n_sentences": 20_000, "seed": 0, "vocab_size": 600, "min_fre
 
 
 def story_tokenizer() -> ServedTokenizer:
-    """Byte-level BPE with 600 tokens; same settings -> byte-identical JSON (about 1 s)."""
+    """Byte-level BPE with 600 tokens; same settings -> byte-identical JSON."""
     s = STORY_TOKENIZER
     texts = story_corpus(s["n_sentences"], seed=s["seed"])
     return train_served_tokenizer(texts, vocab_size=s["vocab_size"], min_frequency=s["min_frequency"])

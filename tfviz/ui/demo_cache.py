@@ -40,6 +40,6 @@ def saturation(d_ks: tuple[int, ...], seed: int):
 
 def rnn_vs_transformer_view(longest: int, shown: int) -> dict:
     """The tour's chart of an RNN against a transformer for sentences of 2 to ``longest``
-    tokens, its slider at ``shown``: a builder for ``widgets.vega``, which caches the chart by
-    these two numbers (rather than by its 500-odd rows, which take 8 ms to hash)."""
+    tokens, its slider at ``shown``: a builder for ``drawing.vega``, which caches the chart by
+    these two numbers (rather than by its 500-odd rows, which are slow to hash on every run)."""
     return rnn_vs_transformer_chart(rnn_vs_transformer(range(2, longest + 1)), shown=shown)

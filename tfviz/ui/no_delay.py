@@ -5,16 +5,15 @@ uvicorn. Such a socket gives its protocol as 0 rather than TCP, and asyncio swit
 algorithm off only on connections whose socket says TCP; so on a Streamlit server it stays on.
 Uvicorn writes a response's headers and its body separately, and on a kept-alive connection
 Nagle holds the body back until the browser has acknowledged the headers, which a browser
-delays by up to 40 ms. Every script file of Streamlit's frontend came 40 ms late that way
-(44 ms for a 1 kB file over a kept-alive connection instead of 1-2 ms, curl), and the files a
-page loads lazily (its widgets' and charts' code) come in chains of such requests. The
+delays by up to 40 ms (its delayed acknowledgement). Every script file of Streamlit's frontend
+came late that way, and the files a page loads lazily (its widgets' and charts' code) come in chains of such requests. The
 websocket that carries every run's messages is one of these connections too.
 
 :func:`send_small_writes_at_once` wraps the ``connection_made`` of uvicorn's HTTP protocol (the
 asyncio method each new connection passes through; a websocket starts as an HTTP request)
 so that it sets ``TCP_NODELAY`` on the connection's socket. ``server.py`` calls it when
-Streamlit imports it, before the server accepts its first connection. The first page became
-interactive about 0.2 s sooner (BENCHMARKS.md, "Browser: what a learner waits for").
+Streamlit imports it, before the server accepts its first connection. The first page becomes
+interactive sooner (``bench/bench_browser.py``; bench/history/browser.md has the figures).
 """
 from __future__ import annotations
 
