@@ -40,14 +40,14 @@ with step("1 · Printable class sheets"):
         files = ew.cached_sheets(tuple(ids), n_variants, start)
         stem = f"transformer-sheet-{start}"
         d1, d2, d3, d4 = st.columns(4)
-        d1.download_button("⬇️ Sheet (Markdown)", files["sheet.md"], f"{stem}.md", "text/markdown",
-                           key="tc_dl_sheet_md", on_click="ignore")
+        d1.download_button("⬇️ Sheet (Markdown)", files["sheet.md"], f"{stem}.md",
+                           "text/markdown", key="tc_dl_sheet_md", on_click="ignore")
         d2.download_button("⬇️ Sheet (HTML, to print)", files["sheet.html"], f"{stem}.html",
                            "text/html", key="tc_dl_sheet_html", on_click="ignore")
         d3.download_button("⬇️ Answer key (Markdown)", files["key.md"], f"{stem}-key.md",
                            "text/markdown", key="tc_dl_key_md", on_click="ignore")
-        d4.download_button("⬇️ Answer key (HTML, to print)", files["key.html"], f"{stem}-key.html",
-                           "text/html", key="tc_dl_key_html", on_click="ignore")
+        d4.download_button("⬇️ Answer key (HTML, to print)", files["key.html"],
+                           f"{stem}-key.html", "text/html", key="tc_dl_key_html", on_click="ignore")
         st.caption("The HTML files print cleanly from a browser (File → Print), one exercise per "
                    "block; the Markdown files paste into most course platforms.")
 

@@ -83,11 +83,12 @@ def test_every_drawn_file_exists_and_has_its_entry_point():
     scripts = _drawn("module_script") | _drawn("in_index_page")
     sheets, components = _drawn("stylesheet"), _drawn("asset")
     # view sync, presenter, the teacher's cookie, a student's view move, where the app lives
-    # (in Streamlit's index.html); the two stylesheets; the two components (the student's long
-    # poll and the teacher's view report).
+    # (in Streamlit's index.html), a live class's countdown; the three stylesheets (the live
+    # class's join card); the two components (the student's long poll and the teacher's view
+    # report).
     assert set(scripts) == {"view_sync.js", "presenter.js", "teacher_cookie.js", "view_move.js",
-                            "backend_base.js"}
-    assert set(sheets) == {"readable.css", "presenter.css"}
+                            "backend_base.js", "countdown.js"}
+    assert set(sheets) == {"readable.css", "presenter.css", "live_join.css"}
     assert set(components) == {"live_watch.js", "view_report.js"}
     for name in scripts:  # module_script appends start(window, CONFIG)
         assert re.search(r"^export function start\(w, config\)", asset(name), re.M), name

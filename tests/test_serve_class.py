@@ -149,7 +149,7 @@ async def _teacher_on(url: str, replica: str):
     teacher, _ = await Session.open(url, "teacher", cookies={"tfviz_replica": replica})
     run = await teacher.change(teacher.find("Start a live class", "button"))
     assert not run.error, run.error
-    found = re.search(r"\b([2-9A-HJ-NP-Z]{4})-([2-9A-HJ-NP-Z]{4})\b", "\n".join(run.texts))
+    found = re.search(r"\b([0-9A-HJKMNP-TV-Z]{4})-([0-9A-HJKMNP-TV-Z]{4})\b", "\n".join(run.texts))
     assert found, run.texts
     return teacher, found[1] + found[2]
 

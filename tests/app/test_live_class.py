@@ -4,6 +4,8 @@ no timers: each ``run()`` stands for one poll of the students' fragment."""
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import numpy as np
 
@@ -105,7 +107,9 @@ def test_students_follow_detach_and_catch_up():
 
     # The teacher ends the class: students get a friendly word and stop following.
     _ok(teacher.switch_page(f"lessons/{TEACHER_PAGE}").run())
-    _ok(teacher.button(key="_live_end").click().run())
+    _ok(teacher.button(key="_live_end").click().run())  # asks first
+    assert live_store().state(code).version  # not ended yet
+    _ok(teacher.button(key="_live_end_yes").click().run())
     _ok(linked.run())
     _ok(linked.run())
     assert linked.session_state[STUDENT] is None
@@ -235,3 +239,159 @@ def test_a_follow_undone_by_the_browsers_old_model_is_made_again():
     _ok(linked.selectbox(key="model").set_value("bert-tiny").run())
     _ok(linked.run())
     assert linked.session_state["model"] == "bert-tiny"
+
+
+# -- joining by QR code; the room and its pacing; ending without losing a thing ------------
+
+def _metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _sidebar_text(at) -> str:
+    return " ".join([*(m.value for m in at.sidebar.markdown),
+                     *(w.value for w in at.sidebar.warning),
+                     *(h.proto.body for h in at.sidebar.get("html"))])
+
+
+def _answer_weights(student, right: bool):
+    inst = make_instance("flying-arrows")
+    box = inst.field("weights")
+    values = box.expected if right else next(m for m in box.mistakes if m.name == "no_scale").values
+    ikey = "flying-arrows:source"
+    student.text_input(key=f"ex_ans_{ikey}_weights").set_value(
+        " ".join(repr(float(x)) for x in np.ravel(values)))
+    return _ok(student.button(key=f"ex_check_{ikey}_weights").click().run())
+
+
+def _statuses(student) -> str:
+    return " ".join(c.value for c in student.caption) + " ".join(i.value for i in student.info)
+
+
+def test_a_teacher_runs_the_room_from_the_projector(monkeypatch):
+    from tests.test_classroom_qr import _decode, _modules
+
+    monkeypatch.setenv("TFVIZ_PUBLIC_URL", "http://10.0.0.5:8501/")
+    teacher = _teacher()
+    teaching = teacher.session_state[TEACHER]
+    code, key = teaching["code"], teaching["key"]
+    store = live_store()
+
+    # Joining: the QR code on the teacher's page decodes to the class's address; the code is
+    # there in large type, and the address in words.
+    (card,) = [h.proto.body for h in teacher.get("html") if "tfviz-join" in h.proto.body]
+    link = f"http://10.0.0.5:8501/?join={code}"
+    svg = card[card.index("<svg"):card.index("</svg>") + 6]
+    assert _decode(_modules(svg)) == link
+    assert f"{code[:4]}-{code[4:]}" in card and link in card
+    assert 'role="img"' in svg and f"join class {code[:4]}-{code[4:]}" in svg
+
+    # One student types the code in lower case, with a space and look-alikes; one opens the link.
+    typed_code = code.lower().replace("0", "o").replace("1", "l").replace("v", "u")
+    typed = _student()
+    _ok(typed.text_input(key="_live_join").set_value(f"{typed_code[:4]} {typed_code[4:]}").run())
+    linked = _student(code)
+    for s in (typed, linked):
+        assert s.session_state[STUDENT]["code"] == code
+        _ok(s.switch_page("lessons/20_exercises.py").run())
+    _ok(teacher.run())
+    assert _metric(teacher, "Here now") == "2" and _metric(teacher, "I'm lost") == "0"
+
+    # "I'm lost": a count, never a name; it decays when turned off.
+    _ok(typed.toggle(key="_live_lost").set_value(True).run())
+    _ok(teacher.run())
+    assert _metric(teacher, "I'm lost") == "1"
+    _ok(typed.toggle(key="_live_lost").set_value(False).run())
+    _ok(teacher.run())
+    assert _metric(teacher, "I'm lost") == "0"
+
+    # The teacher asks one box; every student's sidebar names it.
+    _ok(teacher.selectbox(key="_live_question_pick").set_value(("flying-arrows", "weights")).run())
+    _ok(teacher.button(key="_live_ask").click().run())
+    assert store.state(code).question == ("flying-arrows", "weights")
+    _ok(linked.run())
+    assert "Your teacher asks: **Flying arrows" in _sidebar_text(linked)
+    assert _metric(teacher, "Answered the question") == "0"
+
+    # Answers come in; the results stay hidden (on the projector too) until revealed.
+    _answer_weights(linked, right=False)
+    assert "Saved for your class" in _statuses(linked)
+    _ok(teacher.run())
+    assert _metric(teacher, "Answered the question") == "1"
+    assert any("Results hidden: 1 answered" in i.value for i in teacher.info)
+    row = teacher.dataframe[0].value.iloc[0]
+    assert (row["right"], row["most common slips"]) == ("hidden", "hidden until you reveal them")
+    _ok(teacher.button(key="_live_reveal").click().run())
+    shown = " ".join(m.value for m in teacher.markdown)
+    assert "## 0 of 1 right (0%)" in shown and "#### 1 forgot to divide by √d_k" in shown
+    assert teacher.dataframe[0].value.iloc[0]["right"] == "0"
+
+    # A countdown every student sees, ticking in the browser.
+    _ok(teacher.number_input(key="_live_countdown_s").set_value(30).run())
+    _ok(teacher.button(key="_live_countdown").click().run())
+    left = store.seconds_left(store.state(code))
+    assert 25 < left <= 30
+    _ok(typed.run())
+    timer = next(h.proto.body for h in typed.sidebar.get("html") if 'role="timer"' in h.proto.body)
+    assert re.search(r">0:(2\d|30) left<", timer) and '"id": "tfviz-countdown"' in timer
+    # ... and after zero (the store's clock moved on a minute) an answer is refused, in words.
+    monkeypatch.setattr(store, "_clock", lambda: time.time() + 60)
+    _answer_weights(typed, right=True)
+    assert "Not counted: Time was up for this question" in _statuses(typed)
+    _ok(typed.run())
+    assert "Time is up: answers to this question are no longer counted." in _sidebar_text(typed)
+    monkeypatch.undo()
+    monkeypatch.setenv("TFVIZ_STORE", store.url)  # undo() dropped it; the store stays the same
+
+    # Reset the question, after a confirmation: its answers go, and a student may answer again.
+    _ok(teacher.button(key="_live_reset").click().run())
+    assert any("Forget all 1 answers" in w.value for w in teacher.warning)
+    _ok(teacher.button(key="_live_reset_yes").click().run())
+    assert not [r for r in store.summary(code, key) if r.step == "weights"]
+    _ok(typed.run())  # the follower hears of the reset
+    _answer_weights(typed, right=True)
+    assert "Saved for your class" in _statuses(typed)
+
+    # End asks first, naming the answers not downloaded; after it, the answers stay a day.
+    _ok(teacher.button(key="_live_end").click().run())
+    warning = " ".join(w.value for w in teacher.warning)
+    assert "**1 answer has not been downloaded**" in warning and "24 hours" in warning
+    _ok(teacher.button(key="_live_end_no").click().run())
+    assert teacher.session_state[TEACHER]  # still teaching
+    _ok(teacher.button(key="_live_end").click().run())
+    _ok(teacher.button(key="_live_end_yes").click().run())
+    assert not teacher.session_state[TEACHER]
+    assert any(f"Class {code[:4]}-{code[4:]} has ended" in i.value for i in teacher.info)
+    assert [d.proto.label for d in teacher.get("download_button")][-2:] == [
+        "⬇️ Every answer (CSV)", "⬇️ Summary per question (CSV)"]
+    rows = store.export_rows(code, key)
+    assert [(r["box"], r["correct"]) for r in rows] == [("weights", True)]
+    assert store.not_downloaded(code, key) == 0
+
+
+def test_an_ended_class_is_taken_back_for_its_answers_in_another_browser():
+    teacher = _teacher()
+    code, key = teacher.session_state[TEACHER]["code"], teacher.session_state[TEACHER]["key"]
+    student = _student(code)
+    _ok(student.switch_page("lessons/20_exercises.py").run())
+    _answer_weights(student, right=True)
+    _ok(teacher.button(key="_live_end").click().run())
+    assert "**1 answer has not been downloaded**" in " ".join(w.value for w in teacher.warning)
+    _ok(teacher.button(key="_live_end_yes").click().run())
+
+    other = _ok(_student().switch_page(f"lessons/{TEACHER_PAGE}").run())
+
+    def take_back(typed_code: str, typed_key: str):
+        other.text_input(key="_live_resume_code").set_value(typed_code)
+        other.text_input(key="_live_resume_key").set_value(typed_key)
+        return _ok(next(b for b in other.button if b.label == "Take the class back").click().run())
+
+    take_back(code, "a guess")  # a wrong key gets nothing
+    assert any("Only the teacher who started" in i.value for i in other.info)
+    assert not other.session_state.get("_live_ended")
+    take_back(code.lower(), key)
+    assert any("Its answers can still be downloaded below" in i.value for i in other.info)
+    assert any(f"Class {code[:4]}-{code[4:]} has ended" in i.value for i in other.info)
+    assert TEACHER not in other.session_state or not other.session_state[TEACHER]
+    assert "⬇️ Every answer (CSV)" in [d.proto.label for d in other.get("download_button")]
+    assert [(r["box"], r["correct"]) for r in live_store().export_rows(code, key)] == [
+        ("weights", True)]

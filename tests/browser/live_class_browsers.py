@@ -14,7 +14,7 @@ from tests.browser.conftest import OutboundGuard, on_messages, wait_for_app
 
 FOLLOW_WAIT_MS = 30_000  # long, so that a slow follow is measured rather than cut off
 STAY_S = 3.0  # poll interval (1 s) + the bound: a detached student would have moved by then
-CODE_RE = re.compile(r"\b([2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4})\b")
+CODE_RE = re.compile(r"\b([0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4})\b")  # Crockford base 32
 # Words every model read in training, so that each is one token on the charts' axes.
 SENTENCES = ("the cat rested near the lake", "the dog jumped over the boat", "how are you")
 WORDS = ("lake", "boat")
@@ -148,6 +148,12 @@ def start_class(browser, url: str) -> tuple[Browser, str]:
                                    "'[data-testid=\"stMain\"]').innerText)", arg=CODE_RE.pattern,
                                    timeout=60_000)
     return teacher, CODE_RE.search(teacher.page.inner_text('[data-testid="stMain"]')).group(1)
+
+
+def end_class(page) -> None:
+    """The teacher ends the class: "End the live class…", then the confirmation's "Yes"."""
+    page.get_by_role("button", name="End the live class").click()
+    page.get_by_role("button", name="Yes, end the class").click()
 
 
 def _type_text(b: Browser, text: str) -> None:

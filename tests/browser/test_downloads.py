@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import FAILED, wait_for_app
-from tests.browser.live_class_browsers import NOTICE_ENDED, Browser, _nav, start_class
+from tests.browser.live_class_browsers import NOTICE_ENDED, Browser, _nav, end_class, start_class
 
 pytestmark = pytest.mark.browser
 
@@ -132,7 +132,7 @@ def test_the_teachers_csv_files_hold_every_answer_the_store_holds(logged_server,
 
     # Downloaded, the teacher ends the class (the students' held requests are answered, so
     # nothing of this class is left waiting on the shared server).
-    teacher.page.get_by_role("button", name="End the live class").click()
+    end_class(teacher.page)
     for s in students.values():
         s.page.wait_for_function("(t) => document.querySelector('[data-testid=\"stSidebar\"]')"
                                  ".innerText.includes(t)", arg=NOTICE_ENDED, timeout=30_000)

@@ -17,7 +17,7 @@ from tests.browser.conftest import FAILED, wait_for_app
 from tests.browser.live_class_browsers import (NOTICE_ENDED, SENTENCES, STAY_S, VIEW_MOVES_JS, WORDS,
                                                Browser, _followed, _join_typed, _move_view, _nav,
                                                _now_ms, _pick_model, _report, _type_text, _watch,
-                                               start_class)
+                                               end_class, start_class)
 from tests.browser.text_fits import text_problems
 
 pytestmark = pytest.mark.browser
@@ -175,7 +175,7 @@ def test_students_follow_the_teacher_detach_catch_up_and_cannot_drive(live_serve
     # -- the teacher ends the class: the students are told, kindly -----------------------------
     _nav(teacher, "Teacher", "teacher")
     wait_for_app(teacher.page)
-    teacher.page.get_by_role("button", name="End the live class").click()
+    end_class(teacher.page)
     for s in students:  # the notice, the join box back, and no follower left
         try:
             s.page.wait_for_function(
@@ -233,7 +233,7 @@ def test_a_teacher_whose_session_is_lost_keeps_the_class(live_server, browser):
                             ".innerText.includes('Live class ' + c)", arg=code, timeout=60_000)
     again.goto(f"{url}/teacher")
     wait_for_app(again, timeout=90_000)
-    again.get_by_role("button", name="End the live class").click()
+    end_class(again)
     again.wait_for_function("() => !document.cookie.includes('tfviz_teacher=')", timeout=30_000)
     assert cookie() is None
     teacher.close()

@@ -22,7 +22,12 @@ in ``tfviz.ui.live_teacher``.
   pays nothing; a student's follower runs every 10 s as a safety net, and a teacher's
   dashboard every 2 s while a class runs.
 - Every answer a student's page sends says what became of it: saved for the class, or not
-  sent and why (a store that does not answer: "the class is reconnecting").
+  sent and why (a store that does not answer: "the class is reconnecting"; a countdown that
+  reached zero: "time was up").
+- The room, without names: each following page says "here" at most every ``HEARTBEAT_S``
+  (with a random token of its own, never sent with an answer), and has an "I'm lost" toggle;
+  the teacher sees the counts. The question the teacher asks, and its countdown, show in the
+  sidebar; the countdown ticks in the browser (``tfviz/ui/assets/countdown.js``).
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ import time
 import streamlit as st
 
 from tfviz.classroom.codes import format_code, parse_code
-from tfviz.classroom.live import LiveError, StoreDown
+from tfviz.classroom.live import LiveError, StoreDown, TimeUp, new_student
 from tfviz.textinput import MAX_URL_TEXT
 from tfviz.ui.browser_code import asset, module_script
 from tfviz.ui.cache import model_names
@@ -46,6 +51,8 @@ SAFETY_POLL_S = 10.0  # the follower's own timer, for when the long poll cannot 
 HOLD_S = 10.0  # how long after a follow a page that lost it is taken to the teacher's again
 CHECKIN_SEED = 0  # the check-in's options are shuffled once, the same for the whole class
 SENT_STATUS = "_live_sent_status"  # (exercise or check-in, box) -> what became of the answer
+HEARTBEAT_S = 10.0  # a following page says "here" at most this often (the room counts 30 s)
+LOST = "_live_lost"  # the "I'm lost" toggle's key
 
 
 def join(text: object) -> bool:
@@ -55,7 +62,9 @@ def join(text: object) -> bool:
     except LiveError as err:
         st.session_state[NOTICE] = str(err)
         return False
-    st.session_state[STUDENT] = {"code": state.code, "following": True, "applied": 0}
+    st.session_state[STUDENT] = {"code": state.code, "following": True, "applied": 0,
+                                 "token": new_student()}  # for the room's count, never answers
+    st.session_state[LOST] = False
     st.session_state[NOTICE] = None
     st.query_params["join"] = state.code  # a reconnect to another replica joins again
     return True
@@ -74,8 +83,76 @@ def _set_following(on: bool) -> None:
 
 
 def _leave() -> None:
+    student = st.session_state.get(STUDENT)
+    if student and st.session_state.get(LOST):
+        try:  # the teacher's count drops now, not 30 s later
+            live_store().set_lost(student["code"], student["token"], False, client=client())
+        except LiveError:
+            pass
     st.session_state[STUDENT] = None
     st.query_params.pop("join", None)
+
+
+def _here(student: dict) -> None:
+    """Say "here" to the room, at most every ``HEARTBEAT_S`` (a store that does not answer
+    now is asked at the next run)."""
+    now = time.monotonic()
+    if now - student.get("here_at", float("-inf")) < HEARTBEAT_S:
+        return
+    try:
+        live_store().heartbeat(student["code"], student["token"], client=client())
+        student["here_at"] = now
+    except LiveError:
+        pass
+
+
+def _lost_changed() -> None:
+    student = st.session_state.get(STUDENT)
+    if not student:
+        return
+    on = bool(st.session_state.get(LOST))
+    try:
+        live_store().set_lost(student["code"], student["token"], on, client=client())
+        student["here_at"] = time.monotonic()
+    except LiveError as err:
+        st.session_state[LOST] = not on
+        st.session_state[NOTICE] = f"Not sent to your teacher: {err}"
+
+
+def _forget_reset(state, student: dict) -> None:
+    """A box the teacher reset since this page sent its answer may be answered again: the page
+    forgets that it sent it (the next Check sends the new try)."""
+    seen = student.setdefault("resets", {})
+    for exercise_id, box, n in state.resets:
+        if seen.get((exercise_id, box), 0) < n:
+            seen[(exercise_id, box)] = n
+            student.setdefault("sent", set()).discard((exercise_id, box))
+            st.session_state.get(SENT_STATUS, {}).pop((exercise_id, box), None)
+
+
+def _question(state) -> None:
+    """The question the teacher asks now, and its countdown (ticking in the browser)."""
+    if not state.question:
+        return
+    from tfviz.exercises.registry import EXERCISES
+
+    exercise_id, box = state.question
+    title = EXERCISES[exercise_id].title if exercise_id in EXERCISES else exercise_id
+    st.markdown(f"Your teacher asks: **{title}**, box **{box}** (*20 · Worked exercises*).")
+    left = live_store().seconds_left(state)
+    up = "Time is up: answers to this question are no longer counted."
+    if left is None:
+        return
+    if left <= 0:
+        st.warning(up)
+        return
+    # The countdown's element and the script that ticks it; drawn again (with the new time
+    # left) whenever the follower runs, and stopped by the page once it is not drawn.
+    st.html(f'<p role="timer" aria-live="off" style="font-size:1.6rem;font-weight:700;'
+            f'margin:0" id="tfviz-countdown">{int(-(-left // 1)) // 60}:'
+            f'{int(-(-left // 1)) % 60:02d} left</p>'
+            + module_script("countdown.js", {"id": "tfviz-countdown", "left": left, "up": up}),
+            unsafe_allow_javascript=True)
 
 
 def _apply(state, url: str) -> None:
@@ -153,6 +230,10 @@ def _follower(url: str) -> None:
         st.rerun(scope="app")  # the sidebar drops the follower and shows why
     if st.query_params.get("join") != student["code"]:
         st.query_params["join"] = student["code"]  # kept in the URL, so a reconnect rejoins
+    student.setdefault("token", new_student())  # a page that joined before the room existed
+    _here(student)
+    _forget_reset(state, student)
+    _question(state)
     if student["following"]:
         st.caption(f"Following class **{format_code(student['code'])}**.")
         if state.version != student["applied"] or _undone(state, student):
@@ -204,6 +285,9 @@ def live_sidebar(url: str) -> None:
                                "follows the teacher's page, sentence, model, layer and head.")
             return
         _follower(url)
+        st.toggle("I'm lost", key=LOST, on_change=_lost_changed,
+                  help="Your teacher sees how many students have this on, never who. Turn it "
+                       "off when you are back on track.")
         left, right = st.columns(2)
         if student["following"]:
             left.button("Explore on my own", key="_live_explore", on_click=_set_following,
@@ -229,6 +313,10 @@ def _send(box: tuple[str, str], send) -> None:
         send(student["code"])
     except StoreDown as err:
         status[box] = f"Not sent to your class: {err}"
+        return
+    except TimeUp as err:  # final for this question, unless the teacher resets it
+        status[box] = f"Not counted: {err}"
+        sent.add(box)
         return
     except LiveError as err:
         status[box] = f"Not sent to your class: {err}"

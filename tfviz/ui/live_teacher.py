@@ -3,24 +3,36 @@ projector, the class's answers live (what it got wrong, box by box, without name
 worked step behind any answer box, drawn for the projector.
 
 The session's state is in ``tfviz.classroom.live``; the teacher's push of page and view, on
-every page, in ``tfviz.ui.live_push``. Only a browser that teaches a class has a fragment on a
-timer here (the dashboard, every 2 s).
+every page, in ``tfviz.ui.live_push``; how students join (the QR code) in
+``tfviz.ui.live_join``; the room and its pacing in ``tfviz.ui.live_room``. Only a browser that
+teaches a class has fragments on a timer here (the dashboard and the room, every 2 s).
+
+Ending asks first, naming how many answers have not been downloaded; an ended class's answers
+stay downloadable with its key for a day (the store keeps them, then sweeps them), here or in
+another browser through *Take back a class*.
 """
 from __future__ import annotations
+
+import time
 
 import streamlit as st
 
 from tfviz.classroom.checkin import MAX_QUESTIONS, MIN_QUESTIONS
 from tfviz.classroom.codes import format_code, parse_code
 from tfviz.classroom.export import answers_csv, summary_csv
-from tfviz.classroom.live import LiveError, StoreDown
+from tfviz.classroom.live import REMEMBER_GONE_S, LiveError, SessionGone, StoreDown
 from tfviz.exercises import registry
 from tfviz.exercises.quiz import QUESTIONS, question_by_id
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.exercise_widgets import cached_instance, show_step
+from tfviz.ui.live_join import join_card
 from tfviz.ui.live_push import teacher_view
 from tfviz.ui.live_session import (FORGET, NOTICE, STUDENT, TEACHER, TEACHER_PAGE, client,
                                    live_store)
+
+
+ENDED = "_live_ended"  # {"code", "key", "at"}: the class this browser ended (answers kept a day)
+ENDING = "_live_ending"  # True while "End" waits for its confirmation
 
 
 def _teach(code: str, key: str) -> None:
@@ -28,6 +40,7 @@ def _teach(code: str, key: str) -> None:
     st.session_state[TEACHER] = {"code": code, "key": key}
     st.session_state[STUDENT] = None
     st.session_state[NOTICE] = None
+    st.session_state[ENDED] = None
 
 
 def _start() -> None:
@@ -40,6 +53,7 @@ def _start() -> None:
 
 
 def _end() -> None:
+    st.session_state[ENDING] = False
     teaching = st.session_state.get(TEACHER)
     if teaching:
         try:
@@ -49,6 +63,7 @@ def _end() -> None:
             return
         except LiveError:
             pass  # already gone: nothing left to end
+        st.session_state[ENDED] = {**teaching, "at": time.time()}
     st.session_state[TEACHER] = None
     st.session_state[FORGET] = True
 
@@ -61,6 +76,16 @@ def _resume() -> None:
         if code is None:
             raise LiveError("A join code is 8 letters and digits, like K7QM-4XPD.")
         live_store().summary(code, key)  # checks the key, and that the class is still live
+    except SessionGone as gone:  # ended or expired: its answers may still be downloaded
+        try:
+            live_store().not_downloaded(code, key)  # checks the key; a closed class's day
+        except LiveError as err:
+            st.session_state[NOTICE] = str(err)
+            return
+        st.session_state[ENDED] = {"code": code, "key": key, "at": None}
+        st.session_state[NOTICE] = f"{gone} Its answers can still be downloaded below."
+        st.session_state["_live_resume_key"] = ""
+        return
     except LiveError as err:
         st.session_state[NOTICE] = str(err)
         return
@@ -80,18 +105,35 @@ def teacher_panel() -> None:
                               max_chars=64)
                 st.form_submit_button("Take the class back", on_click=_resume)
         return
-    code = format_code(teaching["code"])
-    st.markdown(f"<div style='font-size:4rem;font-weight:700;letter-spacing:0.1em;"
-                f"font-family:monospace'>{code}</div>", unsafe_allow_html=True)
-    st.markdown(f"Students type **{code}** under *Join a live class* in the sidebar, or open "
-                f"this app's address with `?join={teaching['code']}` at the end.")
+    st.markdown(f"Live class **{format_code(teaching['code'])}** is running: its join code "
+                "and QR code are in the next step.")
     with st.expander("Your teacher key (keep it off the projector)"):
         st.markdown("With the join code, this key gives you the class back if this tab closes "
                     "or the server restarts: *Take back a class you started*. Anyone who has it "
                     "can move your class.")
         st.code(teaching["key"], language=None)
-    st.button("End the live class", key="_live_end", on_click=_end,
-              help="Ends the class for everyone and deletes its answers: download them first.")
+    if not st.session_state.get(ENDING):
+        st.button("End the live class…", key="_live_end",
+                  on_click=st.session_state.__setitem__, args=(ENDING, True),
+                  help="Asks first, and says how many answers you have not downloaded.")
+        return
+    try:
+        left = live_store().not_downloaded(teaching["code"], teaching["key"])
+    except LiveError as err:
+        left = None
+        st.caption(str(err).split(" Your last")[0])
+    unsaved = ("you have downloaded every answer" if left == 0 else
+               "the store could not say how many answers you have not downloaded"
+               if left is None else
+               f"**{left} answer{'' if left == 1 else 's'} {'has' if left == 1 else 'have'} not "
+               "been downloaded**")
+    st.warning(f"End class {format_code(teaching['code'])} for everyone? So far {unsaved}. "
+               f"After it ends, its answers stay downloadable here (or with its code and key) "
+               f"for {REMEMBER_GONE_S / 3600:g} hours, then are deleted.")
+    y, n = st.columns(2)
+    y.button("Yes, end the class", key="_live_end_yes", on_click=_end, type="primary")
+    n.button("Keep teaching", key="_live_end_no", on_click=st.session_state.__setitem__,
+             args=(ENDING, False))
 
 
 def dashboard_rows():
@@ -122,6 +164,7 @@ def _dashboard() -> None:
         return
     try:
         rows = live_store().summary(teaching["code"], teaching["key"])
+        state = live_store().state(teaching["code"])
     except StoreDown as err:
         st.warning(str(err).split(" Your last")[0])
         return
@@ -133,9 +176,15 @@ def _dashboard() -> None:
         st.caption("No answers yet. Students' first try at each box of *20 · Worked "
                    "exercises* arrives here, without names.")
         return
+    # The question asked now keeps its results hidden until revealed: this table is on the
+    # projector too.
+    hidden = tuple(state.question) if state.question and not state.revealed else None
     st.dataframe([{"exercise": registry.EXERCISES[r.exercise_id].title, "box": r.step,
-                   "answered": r.answered, "right": r.right,
-                   "most common slips": "; ".join(f"{s.count} {s.label}" for s in r.slips[:3])}
+                   "answered": r.answered,
+                   "right": "hidden" if (r.exercise_id, r.step) == hidden else str(r.right),
+                   "most common slips": "hidden until you reveal them"
+                   if (r.exercise_id, r.step) == hidden else
+                   "; ".join(f"{s.count} {s.label}" for s in r.slips[:3])}
                   for r in rows], hide_index=True, key="_live_dashboard")
 
 
@@ -148,7 +197,6 @@ def worked_step_panel() -> None:
     rows = dashboard_rows()
     if rows is None:  # not teaching a live class
         return
-    st.subheader("Show a worked step on the projector")
     answered = [(r.exercise_id, r.step) for r in rows]
     options = answered + [(e, b) for e, boxes in STEPS.items() for b in boxes if (e, b) not in answered]
     c1, c2 = st.columns([3, 2])
@@ -190,6 +238,15 @@ def _teaching_call(method: str, *args):
         return None
 
 
+def join_panel() -> None:
+    """The QR code, the join code and the address, for the projector (while teaching)."""
+    teaching = st.session_state.get(TEACHER)
+    if teaching:
+        join_card(teaching["code"])
+    else:
+        st.caption("Start a live class above: its QR code and join code appear here.")
+
+
 def downloads() -> None:
     """The class's answers as CSV, and a summary per question, for the teacher to take home.
     The files are made when the button is pressed, so they hold every answer up to then (the
@@ -198,18 +255,24 @@ def downloads() -> None:
     browser's: so they read the class through the store, code and key taken here, never the
     session. A class that has ended or a store that does not answer raises there, and the
     browser says the download failed (rather than saving a file with no answers)."""
-    teaching = st.session_state.get(TEACHER)
+    teaching = st.session_state.get(TEACHER) or st.session_state.get(ENDED)
     if not teaching:
         return
-    st.subheader("Take the answers home")
+    ended = not st.session_state.get(TEACHER)
     store, code, key = live_store(), teaching["code"], teaching["key"]
     stem = f"live-class-{code}"
+    if ended:
+        gone = teaching["at"] + REMEMBER_GONE_S if teaching.get("at") else None
+        until = (f"until {time.strftime('%H:%M UTC on %d %b', time.gmtime(gone))}" if gone
+                 else f"for {REMEMBER_GONE_S / 3600:g} hours after it ended")
+        st.info(f"Class {format_code(code)} has ended. Its answers can be downloaded {until}.")
 
     def answers() -> str:
         return answers_csv(store.export_rows(code, key))
 
     def summary() -> str:
-        return summary_csv(store.summary(code, key), store.checkin_summary(code, key))
+        return summary_csv(store.summary(code, key, closed_ok=True),
+                           store.checkin_summary(code, key, closed_ok=True))
 
     d1, d2 = st.columns(2)
     d1.download_button("⬇️ Every answer (CSV)", answers, f"{stem}-answers.csv", "text/csv",
@@ -217,7 +280,8 @@ def downloads() -> None:
     d2.download_button("⬇️ Summary per question (CSV)", summary, f"{stem}-summary.csv", "text/csv",
                        key="_live_dl_summary", on_click="ignore")
     st.caption("One line per answer (exercise, box, right or not, the slip, the time in UTC), "
-               "without names. Ending the class deletes them.")
+               f"without names. They are deleted {REMEMBER_GONE_S / 3600:g} hours after the "
+               "class ends.")
 
 
 def _ask(phase: str) -> None:
@@ -232,7 +296,6 @@ def checkin_panel() -> None:
     teaching = st.session_state.get(TEACHER)
     if not teaching:
         return
-    st.subheader("Check-in: before and after a lesson")
     st.markdown(f"Pick {MIN_QUESTIONS} to {MAX_QUESTIONS} quiz questions and ask them before "
                 "you teach; ask the same ones again afterwards. Your students answer at the top "
                 "of *21 · Quiz*; the table shows what the lesson changed.")
