@@ -7,18 +7,19 @@ from tfviz.ui import lessons as nav
 def test_the_quiz_reads_the_curriculum_itself():
     assert quiz.LESSONS is curriculum.LESSONS and quiz.SECTIONS is curriculum.SECTIONS
     assert quiz.SECTIONS == ("Foundations", "Attention", "The block", "Architectures and outputs",
-                             "Efficiency and beyond", "Practice")
+                             "Efficiency and beyond", "Looking inside", "Practice")
 
 
 def test_golden_names_and_sections():
-    assert sorted(curriculum.LESSONS) == list(range(1, 22))
+    assert sorted(curriculum.LESSONS) == [*range(1, 22), *range(24, 28)]
     assert (curriculum.LESSONS[6].section, curriculum.LESSONS[6].topic) == ("Attention", "Why ÷√d_k")
     assert curriculum.LESSONS[13].topic == "Encoder, decoder, encoder-decoder"
     assert curriculum.LESSONS[13].file == "13_encoder_decoder.py"
     assert curriculum.LESSONS[19].section == "Efficiency and beyond"
     assert (curriculum.LESSONS[14].url, curriculum.LESSONS[14].file) == ("decoding", "14_decoding.py")
     kept = {13: "encoder-decoder", 14: "decoding", 15: "bert", 16: "kv-cache", 17: "long-sequences",
-            19: "vision"}
+            19: "vision", 24: "logit-lens", 25: "direct-attribution", 26: "activation-patching",
+            27: "induction-heads"}
     assert {n: curriculum.LESSONS[n].url for n in kept} == kept  # built or not, the URLs stay
     assert dict(curriculum.PLANNED) == {n: url for n, url in kept.items()  # planned: no page yet
                                         if curriculum.LESSONS[n].file is None}

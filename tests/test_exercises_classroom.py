@@ -5,6 +5,7 @@ import pytest
 
 import tfviz.exercises as ex
 from tests.support.html_tables import html_tables
+from tfviz.curriculum import LESSONS
 from tfviz.exercises.core import rng_for
 from tfviz.exercises.progress import Progress
 from tfviz.exercises.registry import EXERCISES, make_instance, parse_class_code
@@ -43,10 +44,10 @@ def test_parse_class_code():
         assert parse_class_code(bad) is None
 
 
-def test_registry_lists_fourteen_exercises_with_metadata():
-    assert len(EXERCISES) == 14
+def test_registry_lists_seventeen_exercises_with_metadata():
+    assert len(EXERCISES) == 17
     for spec in EXERCISES.values():
-        assert spec.title and spec.summary and 1 <= spec.lesson <= 21
+        assert spec.title and spec.summary and spec.lesson in LESSONS
     with pytest.raises(KeyError):
         make_instance("nope")
     with pytest.raises(TypeError):
@@ -101,7 +102,7 @@ def test_progress_value():
     q = p.solve("layernorm").solve("layernorm").solve("bpe-merges")
     assert p.count == 0 and q.count == 2  # p itself unchanged
     assert q.is_solved("bpe-merges") and not q.is_solved("moe-gate")
-    assert q.fraction(EXERCISES) == pytest.approx(2 / 14)
+    assert q.fraction(EXERCISES) == pytest.approx(2 / 17)
     assert q.forget("layernorm").to_list() == ["bpe-merges"]
     assert Progress.from_list(q.to_list()) == q and hash(q) == hash(Progress.from_list(q.to_list()))
     assert Progress().fraction([]) == 0.0

@@ -32,6 +32,10 @@ PROMISED = {
     "swiglu": {"swapped", "sigmoid", "silu_on_up", "silu_after", "no_up", "no_gate",
                "no_activation", "no_down"},
     "gqa-cache": {"query_heads", "no_kv_factor", "no_layers", "bits"},
+    "dla-by-hand": {"no_center", "own_scale", "unscaled", "no_gamma"},
+    "patching-map": {"from_one", "transposed", "smallest", "raw_half", "no_baseline",
+                     "not_restored"},
+    "induction-score": {"same_copy", "summed", "from_n_minus_1", "self_weight", "with_first"},
 }
 
 

@@ -156,6 +156,11 @@ RECOMPUTE = {
     "rmsnorm-value": lambda: rms_last([1.0, -1.0, 1.0, 3.0]),
     "swiglu-unit": lambda: (F.silu(torch.tensor(2.0, dtype=torch.float64)) * -1).item(),
     "gqa-cache-per-token": gqa_cache_kib,
+    # looking inside (slips and the claims on models: tests/test_quiz_looking_inside.py)
+    "dla-share": lambda: ((lambda p: (p - p.mean()) / 4 @ torch.tensor([1.0, 2, 0, -1]))(
+        torch.tensor([2.0, 0, -1, 3]))).item(),
+    "patching-fraction": lambda: (3.2 - -1) / (5 - -1),
+    "induction-score-mean": lambda: torch.tensor([0.9, 0.8, 0.7, 0.6], dtype=torch.float64).mean().item(),
 }
 
 

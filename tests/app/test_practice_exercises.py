@@ -148,7 +148,7 @@ def test_page_opens_with_the_source_numbers(app_page):
     assert at.table, "the data is shown as tables"
     captions = " ".join(_values(at.caption))
     assert "tolerance **±0.01**" in captions
-    assert "0 of 14 exercises solved" in at.get("progress")[0].proto.text
+    assert "0 of 17 exercises solved" in at.get("progress")[0].proto.text
 
 
 def test_right_answers_solve_the_exercise(app_page):
@@ -159,7 +159,7 @@ def test_right_answers_solve_the_exercise(app_page):
     assert _values(at.success).count("✓ Correct (±0.01).") == len(inst.answer_fields)
     assert not at.error and not at.warning
     assert any("exercise solved" in s for s in _values(at.success))
-    assert "1 of 14 exercises solved" in at.get("progress")[0].proto.text
+    assert "1 of 17 exercises solved" in at.get("progress")[0].proto.text
     assert at.selectbox(key="ex_pick").format_func("flying-arrows").startswith("✓")
     # the forgiving formats: brackets, no brackets, fractions
     _ok(answer(at, FLY, "scores", "[1, -1]"))
@@ -267,7 +267,7 @@ def test_every_exercise_can_be_solved_on_the_page(app_page, seed):
         right = [s for s in _values(at.success) if s.startswith("✓ Correct")]
         assert len(right) == len(inst.answer_fields), (exercise_id, _values(at.warning),
                                                        _values(at.error))
-    assert "14 of 14 exercises solved" in at.get("progress")[0].proto.text
+    assert "17 of 17 exercises solved" in at.get("progress")[0].proto.text
 
 
 def test_causal_mask_arrows_let_you_pick_the_word(app_page):

@@ -38,6 +38,9 @@ STEPS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     "bpe-merges": ("merges", "counts"),
     "causal-mask": ("masked", "weights"),
     "gqa-cache": ("per_token", "total"),
+    "dla-by-hand": ("shares", "logit"),
+    "patching-map": ("cell", "layer", "fraction"),
+    "induction-score": ("induction", "previous"),
 })
 
 #: slip name (a ``Mistake.name`` of the exercises) -> what the students did, after a count.
@@ -118,6 +121,22 @@ SLIP_LABELS: MappingProxyType[str, str] = MappingProxyType({
     "no_kv_factor": "forgot the factor 2 for keys and values",
     "no_layers": "forgot to multiply by the layers",
     "bits": "counted bits instead of bytes",
+    # direct logit attribution by hand (also no_center, no_gamma)
+    "own_scale": "divided each part by its own scale instead of the frozen one",
+    "unscaled": "forgot to divide by the frozen scale s",
+    # reading a patching map
+    "from_one": "counted layers or positions from 1",
+    "transposed": "gave position and layer the wrong way round",
+    "smallest": "picked the cell that restores least",
+    "raw_half": "compared the raw value with C / 2 instead of the fraction",
+    "no_baseline": "divided by C, leaving out the corrupt run's c",
+    "not_restored": "gave the fraction still missing (1 − f)",
+    # induction and previous-token scores
+    "same_copy": "read the earlier copy itself, not the token after it",
+    "summed": "added the weights up instead of averaging them",
+    "from_n_minus_1": "started at the first half's last token",
+    "self_weight": "read each token's weight on itself",
+    "with_first": "counted position 0, which has no previous token",
 })
 
 MAX_SLIPS_AT_ONCE = 4  # the most slips one answer can match at once (the checker joins them by +)

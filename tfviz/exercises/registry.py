@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from tfviz.exercises import (ex_beam, ex_bpe, ex_flying, ex_gqa_cache, ex_heads, ex_layernorm,
-                             ex_mask, ex_moe, ex_params, ex_positional, ex_rmsnorm, ex_rope,
-                             ex_swiglu, ex_thinking)
+from tfviz.exercises import (ex_beam, ex_bpe, ex_dla, ex_flying, ex_gqa_cache, ex_heads,
+                             ex_induction, ex_layernorm, ex_mask, ex_moe, ex_params, ex_patching,
+                             ex_positional, ex_rmsnorm, ex_rope, ex_swiglu, ex_thinking)
 from tfviz.exercises.core import ExerciseSpec, Instance
 
 # Each modern block's part (RoPE, RMSNorm, SwiGLU, a grouped-query cache) follows the exercise of
-# the part it replaces or extends.
+# the part it replaces or extends; looking inside (attribution, patching, induction) comes last.
 _ORDER = (ex_flying, ex_heads, ex_positional, ex_rope, ex_thinking, ex_params, ex_beam,
-          ex_layernorm, ex_rmsnorm, ex_swiglu, ex_moe, ex_bpe, ex_mask, ex_gqa_cache)
+          ex_layernorm, ex_rmsnorm, ex_swiglu, ex_moe, ex_bpe, ex_mask, ex_gqa_cache,
+          ex_dla, ex_patching, ex_induction)
 
 #: id -> spec; read-only, so nobody can swap an exercise out from under another learner.
 EXERCISES: MappingProxyType[str, ExerciseSpec] = MappingProxyType(

@@ -39,6 +39,8 @@ SETTING_NAMES = {
     "key_position": "n (position of the key)", "d_head": "d_head (size of one head)",
     "layers": "layers", "q_heads": "query heads", "kv_heads": "K/V heads",
     "tokens": "tokens in the cache", "bits": "bits per number",
+    "s": "s (the final norm's scale, frozen)", "clean": "C (the clean run's difference)",
+    "corrupt": "c (the corrupt run's difference)", "half": "n (tokens in each half)",
 }
 VALUE_NAMES = {
     "q": "queries q", "k": "keys k", "v": "values v", "scores": "scores q·k",
@@ -53,8 +55,14 @@ VALUE_NAMES = {
     "numbers_per_layer": "numbers per token, one layer",
     "numbers_per_token": "numbers per token, all layers", "per_token": "bytes per token",
     "total": "bytes in the cache",
+    "a_centred": "ã = a − mean(a)", "b_centred": "b̃ = b − mean(b)",
+    "shares": "share(a), share(b)", "logit": "logit", "fractions": "fraction restored",
+    "cell": "layer, position", "layer": "layer", "fraction": "fraction restored there",
+    "targets": "weights on the token after the earlier copy", "induction": "induction score",
+    "previous": "previous-token score",
 }
-VECTOR_ROWS = {"x": "x", "gamma": "γ", "beta": "β"}
+VECTOR_ROWS = {"x": "x", "gamma": "γ", "beta": "β", "a": "a (the head's output)",
+               "b": "b (the MLP's output)", "u": "u (the answer's column of W_U)"}
 _ROW_LABELS: dict[str, Callable[[int, Sequence[str]], list[str]]] = {
     "X": lambda n, t: _token_rows(n, t),
     "scores": lambda n, t: _token_rows(n, t),
@@ -64,6 +72,8 @@ _ROW_LABELS: dict[str, Callable[[int, Sequence[str]], list[str]]] = {
     "W_gate": lambda n, t: _dims(n, "input dim "),
     "W_up": lambda n, t: _dims(n, "input dim "),
     "W_down": lambda n, t: _dims(n, "unit "),
+    "patched": lambda n, t: [f"layer {i}" for i in range(n)],
+    "pattern": lambda n, t: [f"{i} {w}" for i, w in enumerate(t)] if len(t) == n else _dims(n),
 }
 #: Columns of a given matrix, when they are not the dimensions of a vector: its hidden units.
 _COL_LABELS: dict[str, Callable[[int], list[str]]] = {
@@ -77,6 +87,8 @@ _TITLES = {
     "experts": "What each expert would output",
     "W_gate": "W_gate (one column per hidden unit)", "W_up": "W_up (one column per hidden unit)",
     "W_down": "W_down (one row per hidden unit)",
+    "patched": "Logit difference with one cell patched (row: layer, column: position)",
+    "pattern": "Attention (row: the query, column: the key)",
 }
 _SQUARE = ("scores", "scaled", "masked", "weights")  # n × n: columns are words too
 
@@ -107,6 +119,11 @@ FORMULAS = {
               r"\mathrm{SiLU}(z) = z\,\sigma(z) = \frac{z}{1 + e^{-z}}",
     "gqa-cache": r"\text{bytes} = L \cdot 2 \cdot n_{kv} \cdot d_{head} \cdot T \cdot "
                  r"\frac{\text{bits}}{8}",
+    "dla-by-hand": r"\mathrm{share}(a) = \Big(\frac{a - \bar a}{s} \odot \gamma\Big) \cdot u,"
+                   r"\quad \mathrm{share}(a) + \mathrm{share}(b) = \mathrm{LN}(a + b) \cdot u",
+    "patching-map": r"f = \frac{v - c}{C - c}\quad (0: \text{corrupt run},\ 1: \text{clean run})",
+    "induction-score": r"\text{induction} = \tfrac{1}{n}\textstyle\sum_{i=0}^{n-1} A_{n+i,\,i+1},"
+                       r"\quad \text{previous} = \tfrac{1}{2n-1}\textstyle\sum_{q\ge 1} A_{q,\,q-1}",
 }
 
 
@@ -116,6 +133,11 @@ def _token_rows(n: int, tokens: Sequence[str]) -> list[str]:
     if len(tokens) != n:
         return [f"row {i + 1}" for i in range(n)]
     return tokens if len(set(tokens)) == n else token_labels(tokens, start=1)
+
+
+def _position_cols(m: int, tokens: Sequence[str]) -> list[str]:
+    """Columns that are positions: "0 the", "1 cat", ... (numbered: words may repeat)."""
+    return [f"{j} {tokens[j]}" for j in range(m)] if len(tokens) == m else _dims(m)
 
 
 def _dims(n: int, prefix: str = "dim ") -> list[str]:
@@ -181,6 +203,7 @@ def data_tables(inst: Instance) -> list[Table]:
             n, m = value.shape
             rows = _ROW_LABELS.get(key, _token_rows)(n, tokens)
             cols = (_token_rows(m, tokens) if key == "scores"
+                    else _position_cols(m, tokens) if key in ("patched", "pattern")
                     else _COL_LABELS[key](m) if key in _COL_LABELS else _dims(m))
             out.append((_TITLES.get(key, key), matrix_table(value, rows, cols)))
         elif isinstance(value, np.ndarray) and value.ndim == 1:

@@ -12,6 +12,7 @@ from ..spec import Question
 from .architectures import ARCHITECTURES
 from .attention import ATTENTION
 from .heads_masks import HEADS_AND_MASKS
+from .looking_inside import LOOKING_INSIDE
 from .block import BLOCK
 from .efficiency import EFFICIENCY
 from .foundations import FOUNDATIONS
@@ -20,7 +21,7 @@ from .pretraining import PRETRAINING
 
 QUESTIONS: tuple[Question, ...] = (
     *FOUNDATIONS, *ATTENTION, *HEADS_AND_MASKS, *BLOCK, *ARCHITECTURES, *PRETRAINING, *EFFICIENCY,
-    *PRACTICE,
+    *LOOKING_INSIDE, *PRACTICE,
 )
 
 _dupes = [qid for qid, n in Counter(q.id for q in QUESTIONS).items() if n > 1]
