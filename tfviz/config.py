@@ -203,6 +203,10 @@ class ModelConfig(DerivedSizes):
     # False removes the skip path: each sublayer's output replaces its input instead of being
     # added to it (the training lab's residual on/off comparison; every real model has it).
     residual: bool = True
+    # False: attention-only blocks, with no feed-forward sublayer (and no LN2): the residual
+    # stream is only the embeddings plus what heads wrote, the smallest model that grows an
+    # induction head (the training lab's induction task). Every real model has a feed-forward.
+    ffn: bool = True
     # The logits are divided by this.
     logits_scaling: float = 1.0
     tie_embeddings: bool = True
@@ -256,6 +260,8 @@ class ModelConfig(DerivedSizes):
              "the multipliers and logits_scaling must be positive"),
             (self.n_layers >= 1 and self.vocab_size >= 1, "need at least one layer and token"),
             (isinstance(self.residual, bool), "residual is on (True) or off (False)"),
+            (isinstance(self.ffn, bool) and (self.ffn or not self.is_moe),
+             "ffn is on (True) or off (False), and a mixture of experts is a feed-forward"),
             (self.n_experts == 0 or 1 <= self.moe_top_k <= self.n_experts,
              "moe_top_k must be between 1 and n_experts"),
             (self.window >= 0 and self.dilation >= 1 and self.stride >= 1, "bad pattern sizes"),

@@ -60,6 +60,7 @@ class LabSettings:
     scale: bool = True  # divide scores by sqrt(d_head)
     norm: str = "pre"  # LayerNorm before each sublayer (pre) or after the residual add (post)
     residual: bool = True  # False: no skip path around the sublayers (ModelConfig.residual)
+    ffn: bool = True  # False: attention only, no feed-forward sublayer (ModelConfig.ffn)
     n_experts: int = 0
     top_k: int = 1
     lr: float = 3e-3
@@ -92,6 +93,11 @@ class LabSettings:
             raise ValueError("The √d_k scale is either on or off.")
         if not isinstance(self.residual, bool):
             raise ValueError("Residual connections are either on or off.")
+        if not isinstance(self.ffn, bool):
+            raise ValueError("The feed-forward sublayer is either on or off.")
+        if not self.ffn and self.n_experts:
+            raise ValueError("Experts are a kind of feed-forward sublayer: with attention only, "
+                             "choose a dense feed-forward (0 experts).")
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not LR_RANGE[0] <= lr <= LR_RANGE[1]:
             raise ValueError(f"The learning rate must be between {LR_RANGE[0]:g} and {LR_RANGE[1]:g} "
@@ -123,7 +129,8 @@ class LabSettings:
     def describe(self) -> str:
         """"2 layers × 2 heads, d_model 64, sinusoidal, scaled, pre-LN, dense, lr 0.003, 500 steps"
         (", no residuals" after the LayerNorm when the skip path is off)."""
-        ffn = "dense" if not self.n_experts else f"MoE {self.n_experts} experts top-{self.top_k}"
+        ffn = ("attention only" if not self.ffn else "dense" if not self.n_experts
+               else f"MoE {self.n_experts} experts top-{self.top_k}")
         return (f"{self.n_layers} layer{'s' * (self.n_layers > 1)} × {self.n_heads} "
                 f"head{'s' * (self.n_heads > 1)}, d_model {self.d_model}, {self.positional} "
                 f"positions, {'scaled' if self.scale else 'unscaled'}, {self.norm}-LN, "
@@ -138,21 +145,21 @@ class LabSettings:
             n_heads=self.n_heads, n_layers=self.n_layers, d_ff=D_FF_RATIO * self.d_model,
             max_seq_len=t.max_len, positional=self.positional, norm=self.norm,
             final_norm=self.norm == "pre", scale_attn=self.scale, residual=self.residual,
-            n_experts=self.n_experts,
+            n_experts=self.n_experts, ffn=self.ffn,
             moe_top_k=self.top_k if self.n_experts else 1, moe_capacity_factor=None,
             init_seed=self.seed)
 
 
 LABELS = {"task": "task", "n_layers": "layers", "n_heads": "heads", "d_model": "d_model",
           "positional": "positions", "scale": "√d_k scale", "norm": "LayerNorm",
-          "residual": "residual connections", "n_experts": "experts",
+          "residual": "residual connections", "ffn": "feed-forward", "n_experts": "experts",
           "top_k": "top-k", "lr": "learning rate", "steps": "steps", "batch_size": "batch",
           "seed": "seed"}
 
 
 def value_text(field: str, value) -> str:
     """How a comparison names one value: scale True -> "on", norm "pre" -> "pre-LN", 0 experts -> "dense"."""
-    if field in ("scale", "residual"):
+    if field in ("scale", "residual", "ffn"):
         return "on" if value else "off"
     if field == "norm":
         return f"{value}-LN"
@@ -176,6 +183,8 @@ def named(field: str, value) -> str:
     "√d_k scale off", "no residuals", "4 heads", "dense", "lr 0.02"."""
     if field == "residual":
         return "with residuals" if value else "no residuals"
+    if field == "ffn":
+        return "with feed-forward" if value else "attention only"
     if field == "positional":
         return "no positions" if value == "none" else f"{value_text(field, value)} positions"
     if field == "norm":

@@ -6,6 +6,7 @@ targets of the same length; a position whose target is ``IGNORE`` is not scored:
 
     reverse (decoder)   <bos> c a b <sep> b a c        predicts  b a c <eos> after <sep>
     order   (encoder)   <bos> d x k y <sep>            predicts  x at <sep> (x came first)
+    induction (decoder) <bos> h q d w q d w            predicts  d w after the second q
 
 A held-out example is *solved* when every scored position's most likely token is the target.
 For a decoder this is the same as greedy decoding reproducing the whole answer: if every
@@ -50,6 +51,11 @@ SORT_ALPHABET = LETTERS[:8]
 ORDER_LENGTH = 8  # the order task: 8 symbols, two of them the markers x and y
 MARKERS = ("x", "y")
 RECALL_LENGTH = 16  # recall: 16 symbols, a digit somewhere in the first half
+# induction: 0 to 5 symbols, a run of 5 to 9, the run again; all distinct symbols of 26 (rows of
+# at most 1 + 5 + 2 x 9 - 1 = 23 tokens).
+REPEAT_LENGTHS = (5, 9)
+REPEAT_LEAD = (0, 5)
+REPEAT_ALPHABET = tuple("abcdefghijklmnopqrstuvwxyz")
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class LabTask:
     max_len: int  # longest input row, so the model's context is never exceeded
     chance: float  # held-out accuracy of guessing (what a model that learns nothing scores)
     draw: Callable[[int, int, Split], list[Example]] = field(repr=False)
-    layout: Literal["seq2seq", "answer"] = "seq2seq"
+    layout: Literal["seq2seq", "answer", "repeat"] = "seq2seq"
     # Train on every next token, not only the scored ones (the stories: learning to read the
     # whole sentence first makes the answer come much sooner). Held-out scoring is unchanged.
     train_on_all: bool = False
@@ -91,6 +97,9 @@ class LabTask:
             start = len(source) + 1  # the <sep>, whose next token is the first of the answer
             targets = [IGNORE] * start + row[start + 1:]
             return row[:-1], targets
+        if self.layout == "repeat":  # <bos> lead run run: score the second copy's tokens after its first
+            row = v.encode(["<bos>", *source, *answer])
+            return row[:-1], [IGNORE] * (len(source) + 1) + row[len(source) + 2:]
         # "answer": the input is <bos> source (<sep> for the encoder task), scored at the last place
         row = v.encode(["<bos>", *source] + (["<sep>"] if self.arch == "encoder" else []))
         (answer_symbol,) = answer
@@ -199,6 +208,49 @@ def recall_reach(length: int = RECALL_LENGTH) -> tuple[int, int]:
     return length - (length // 2 - 1), length
 
 
+# ----- induction: a random sequence, repeated ---------------------------------------------------
+def make_repeat(n: int, seed: int, split: Split = "train", lengths: tuple[int, int] = REPEAT_LENGTHS,
+                lead: tuple[int, int] = REPEAT_LEAD, alphabet: Sequence[str] = REPEAT_ALPHABET
+                ) -> list[Example]:
+    """``n`` examples: 0 to 5 random symbols, then a run of 5 to 9 more; the answer is the run
+    again. Every symbol of a source is distinct, so only the repeat can be predicted.
+
+    The run's length and start vary, so its copy is not at a fixed distance back: a head has to
+    find the earlier copy by what it holds (an induction head). The symbols before the run keep
+    a shortcut away: with a bare run, "the earliest symbol seen only once" would be the answer.
+
+    >>> (source, answer), = make_repeat(1, seed=0)
+    >>> source[-len(answer):] == answer, len(set(source)) == len(source)
+    (True, True)
+    """
+    rng = random.Random(seed)
+    out: list[Example] = []
+    while len(out) < n:
+        k, L = rng.randint(*lead), rng.randint(*lengths)
+        source = tuple(rng.sample(alphabet, k + L))  # k lead symbols, then the run of L
+        if is_heldout(source) == (split == "heldout"):
+            out.append((source, source[k:]))
+    return out
+
+
+def repeat_layout(ids: Sequence[int], pad_id: int = 0) -> tuple[int, int]:
+    """(start, L) of an induction row ``<bos> n_1 … n_k s_1 … s_L s_1 … s_{L-1}`` (padding on the
+    right ignored): the first copy of the run sits at start … start+L-1, the second at
+    start+L …; found as the first token that has been seen before.
+
+    >>> repeat_layout([1, 9, 7, 8, 6, 7, 8, 0])   # <bos> n s_1 s_2 s_3 s_1 s_2 <pad>
+    (2, 3)
+    """
+    seen: dict[int, int] = {}
+    for j, t in enumerate(ids):
+        if t == pad_id:
+            break
+        if t in seen:
+            return seen[t], j - seen[t]
+        seen[t] = j
+    raise ValueError("no repeated token: not a row of the induction task")
+
+
 # ----- the coreference stories ----------------------------------------------------------------
 @cache
 def story_words() -> tuple[str, ...]:
@@ -273,5 +325,16 @@ TASKS: dict[str, LabTask] = {
         "across the sequence and find it by what it is.", TaskVocab(LETTERS + DIGITS), "encoder",
         RECALL_LENGTH + 2, 1 / 10, make_recall, layout="answer",
         defaults=dict(n_layers=1, n_heads=1, d_model=32, lr=3e-3, steps=200)),
+    "induction": LabTask(
+        "induction", "Repeat a random sequence (induction)", "Random letters, then a run of "
+        "them again: h q d w q d w. Nothing before the repeat can be predicted; in it, each "
+        "letter is the one that followed the same letter before. Attention alone (no feed-forward) "
+        "grows two heads that work as a pair: one copies each token's previous token into it, and "
+        "an induction head looks for the earlier token whose previous token matches the current one.",
+        TaskVocab(REPEAT_ALPHABET), "decoder", REPEAT_LEAD[1] + 2 * REPEAT_LENGTHS[1],
+        1 / 26 ** (REPEAT_LENGTHS[0] - 1), make_repeat,
+        layout="repeat", train_on_all=True,
+        defaults=dict(n_layers=2, n_heads=4, d_model=64, positional="rope", lr=3e-3, steps=600,
+                      ffn=False)),
 }
 TASK_NAMES = tuple(TASKS)

@@ -21,6 +21,9 @@ With ``residual=False`` (the training lab's what-if) there is no skip path: "x +
 every line above, so pre-LN computes z = SelfAttn(LN1(x)), y = FFN(LN2(z)) and post-LN
 z = LN1(SelfAttn(x)), y = LN2(FFN(z)): a plain stack, where every layer's input is only what
 the layer below made of it.
+
+With ``ffn=False`` (the lab's attention-only models) the block is its attention sublayer alone:
+no LN2, no FFN, no hook_mlp_out, and resid_post = resid_mid.
 """
 from __future__ import annotations
 
@@ -71,9 +74,10 @@ class Block(nn.Module):
         self.ln_cross = make_norm(cfg) if cross else None
         self.hook_cross_attn_out = HookPoint() if cross else None  # (B, T, d)
         self.hook_resid_mid_cross = HookPoint() if cross else None  # (B, T, d)
-        self.mlp = MoE(cfg) if cfg.is_moe else MLP(cfg)
-        self.ln2 = make_norm(cfg)
-        self.hook_mlp_out = HookPoint()  # (B, T, d)
+        # ffn=False: attention only (no feed-forward sublayer, its norm or its hook)
+        self.mlp = (MoE(cfg) if cfg.is_moe else MLP(cfg)) if cfg.ffn else None
+        self.ln2 = make_norm(cfg) if cfg.ffn else None
+        self.hook_mlp_out = HookPoint() if cfg.ffn else None  # (B, T, d)
         self.hook_resid_post = HookPoint()  # (B, T, d)
 
     def forward(self, x: Tensor, ctx: BlockContext, past: tuple[Tensor, Tensor] | None = None,
@@ -89,6 +93,8 @@ class Block(nn.Module):
                 c, _ = self.cross_attn(self.ln_cross(x), ctx.cross_attn, source=ctx.memory,
                                       kv=ctx.cross_kv)
                 x = self.hook_resid_mid_cross(self._skip(x, self.hook_cross_attn_out(self._added(c))))
+            if self.mlp is None:  # attention only: y = z
+                return BlockOutput(self.hook_resid_post(x), kv, x.new_zeros(()), None)
             f, aux, served = self._feed_forward(self.ln2(x), ctx, served)
             y = self.hook_resid_post(self._skip(x, self.hook_mlp_out(self._added(f))))  # y = z + FFN(LN2(z))
             return BlockOutput(y, kv, aux, served)
@@ -99,6 +105,8 @@ class Block(nn.Module):
             # z' = LN_cross(z + CrossAttn(z, m))
             c, _ = self.cross_attn(x, ctx.cross_attn, source=ctx.memory, kv=ctx.cross_kv)
             x = self.hook_resid_mid_cross(self.ln_cross(self._skip(x, self.hook_cross_attn_out(self._added(c)))))
+        if self.mlp is None:  # attention only: y = z
+            return BlockOutput(self.hook_resid_post(x), kv, x.new_zeros(()), None)
         f, aux, served = self._feed_forward(x, ctx, served)
         y = self.hook_resid_post(self.ln2(self._skip(x, self.hook_mlp_out(self._added(f)))))  # y = LN2(z + FFN(z))
         return BlockOutput(y, kv, aux, served)
