@@ -55,6 +55,7 @@ PATCHABLE: dict[str, tuple[str, int, int | None]] = {
 }
 BY = ("position", "layer", "head", "head_position")
 ROWS_PER_RUN = 4096  # tokens a patched batch holds at most (rows × positions)
+LOGIT_BYTES = 256 * 2**20  # and at most this much float32 logits (a 49k vocabulary: ~80 rows of 16)
 
 
 @dataclass(frozen=True)
@@ -113,12 +114,14 @@ def _jobs(by: str, n_layers: int, n_heads: int | None, n_pos: int) -> list[tuple
 
 
 def run_patched(model, ids: list[int], clean: dict[str, np.ndarray], jobs: list[tuple],
-                hook: str) -> np.ndarray:
-    """Logits (len(jobs), T, vocab) of ``ids`` with each job's piece of ``hook`` set to its
-    value in ``clean`` (full name -> the clean run's activation, unbatched)."""
+                hook: str, metric: Metric) -> np.ndarray:
+    """The metric of each job's run (len(jobs),): ``ids`` with the job's piece of ``hook`` set
+    to its value in ``clean`` (full name -> the clean run's activation, unbatched). Runs go in
+    batches small enough that their logits stay under LOGIT_BYTES."""
     _, pos_axis, head_axis = PATCHABLE[hook]
-    out = []
-    per_run = max(1, ROWS_PER_RUN // max(1, len(ids)))
+    out: list[float] = []
+    T, vocab = max(1, len(ids)), model.cfg.vocab_size
+    per_run = max(1, min(ROWS_PER_RUN // T, LOGIT_BYTES // (4 * T * vocab)))
     for start in range(0, len(jobs), per_run):
         chunk = jobs[start:start + per_run]
         rows_of: dict[int, list[tuple[int, int | None, int | None]]] = {}
@@ -143,8 +146,9 @@ def run_patched(model, ids: list[int], clean: dict[str, np.ndarray], jobs: list[
 
         batch = torch.tensor([ids] * len(chunk), dtype=torch.long)  # (rows, T)
         with patching(edit), torch.no_grad():
-            out.append(model(batch).numpy())  # (rows, T, vocab)
-    return np.concatenate(out)
+            logits = model(batch).numpy()  # (rows, T, vocab)
+        out += [metric(row) for row in logits]
+    return np.array(out, dtype=np.float64)
 
 
 def patch(bundle, clean, corrupt, hook: str, metric: Metric | None = None, *,
@@ -194,8 +198,7 @@ def patch(bundle, clean, corrupt, hook: str, metric: Metric | None = None, *,
     if by.startswith("head"):
         heads = cfg.kv_heads if key in ("hook_k", "hook_v") else cfg.n_heads
     jobs = _jobs(by, cfg.n_layers, heads, len(b))
-    logits = run_patched(bundle.model, b, clean_tr.activations, jobs, key)
-    values = np.array([metric(row) for row in logits], dtype=np.float64)
+    values = run_patched(bundle.model, b, clean_tr.activations, jobs, key, metric)
     shape = {"position": (cfg.n_layers, len(b)), "layer": (cfg.n_layers,),
              "head": (cfg.n_layers, heads), "head_position": (cfg.n_layers, heads, len(b))}[by]
     return Patching(values=values.reshape(shape), clean=float(metric(clean_tr.logits)),
