@@ -385,3 +385,23 @@ def test_a_run_outside_a_patching_context_is_untouched_to_the_bit(folders, model
             with patching(lambda name, t: t):
                 same = b.model(ids)
         assert torch.equal(plain, same)
+
+
+def test_an_attention_only_model_splits_into_embeddings_and_heads():
+    """The lab's attention-only models (ffn=False): no MLP parts, the weights export without
+    LN2 or feed-forward matrices (and still count every parameter), and the parts add up."""
+    from tfviz.config import ModelConfig
+    from tfviz.model import Transformer
+    from tfviz.weights import export_weights
+
+    model = Transformer(ModelConfig(n_layers=2, ffn=False, norm="pre", final_norm=True,
+                                    positional="rope", vocab_size=50, init_seed=3))
+    W = export_weights(model)
+    assert sum(v.size for v in W.values()) == sum(p.numel() for p in model.parameters())
+    assert "ln2.w" not in W and "W_in" not in W
+    tr = run_with_trace(model, [3, 4, 5, 6, 3, 4, 5, 6])
+    np.testing.assert_allclose(logit_lens(tr, W)[-1], tr.logits, rtol=1e-5, atol=LOGIT_ATOL)
+    token = int(tr.logits[-1].argmax())
+    dla = direct_logit_attribution(tr, -1, token, weights=W)
+    assert abs(dla.total - float(tr.logits[-1, token])) < LOGIT_ATOL
+    assert set(dla.kinds.values()) == {"embed", "head", "bias", "norm_bias"}

@@ -96,13 +96,17 @@ def _ln(ln, name: str) -> dict[str, np.ndarray]:
 
 def _block(block, cross: bool, moe: bool) -> dict[str, np.ndarray]:
     """One block's arrays under their TransformerLens names (no layer axis yet)."""
-    out = {**_attention(block.attn), **_ln(block.ln1, "ln1"), **_ln(block.ln2, "ln2")}
+    out = {**_attention(block.attn), **_ln(block.ln1, "ln1")}
+    if block.ln2 is not None:  # an attention-only block (ffn=False) has no second norm
+        out.update(_ln(block.ln2, "ln2"))
     if block.attn.q_norm is not None:  # QK-norm: (d_head,) each
         out.update({**_ln(block.attn.q_norm, "q_norm"), **_ln(block.attn.k_norm, "k_norm")})
     if cross:
         out.update({f"cross.{k}": v for k, v in _attention(block.cross_attn).items()})
         out.update(_ln(block.ln_cross, "ln_cross"))
-    if moe:
+    if block.mlp is None:  # attention only: no feed-forward weights
+        pass
+    elif moe:
         out["W_gate"] = _np(block.mlp.router.weight).T  # (d, E)
         experts = [_mlp(e, "experts.") for e in block.mlp.experts]
         out.update({k: np.stack([e[k] for e in experts]) for k in experts[0]})  # (E, …)
