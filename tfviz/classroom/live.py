@@ -30,7 +30,8 @@ data of the moment, inside the backend's own atomic step where two processes cou
 replicas serving one class see one session.
 
 A session dies ``IDLE_HOURS`` after the teacher's last action (students polling do not keep it
-alive), or when the teacher ends it; its answers go with it. Times are wall-clock seconds
+alive), or when the teacher ends it; its answers stay a day for its teacher to download, then
+are swept with it (by ``start`` and by each process's sweeper). Times are wall-clock seconds
 (``time.time``), the one clock every process shares.
 """
 from __future__ import annotations
