@@ -11,7 +11,7 @@ from tfviz.data.classify import TASKS, make_examples, number_pair_heldout
 from tfviz.data.coref import coref_split
 from tfviz.data.lexicon import NOUNS, plural
 from tfviz.data.stories import SUBJECTS, words_of
-from tfviz.viz.kit.charts import rows_of
+from tests.support.charts import rows_of
 from tfviz.config import preset
 from tfviz.viz.finetune_runs import accuracy_curves_chart, params_accuracy_chart
 

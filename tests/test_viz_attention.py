@@ -12,7 +12,7 @@ from tfviz.tokenizer.byte import ByteTokenizer
 from tfviz.viz import attention as attv
 from tfviz.viz import scaling as scv
 from tfviz.viz.arrows import arrows_figure
-from tfviz.viz.kit.charts import rows_of
+from tests.support.charts import rows_of
 from tfviz.viz.kit.style import token_labels
 
 

@@ -8,7 +8,7 @@ import tfviz
 from tfviz.analysis import forward as fw
 from tfviz.analysis import layernorm as lna
 from tfviz.viz import forward as fwv
-from tfviz.viz.kit.charts import rows_of
+from tests.support.charts import rows_of
 from tfviz.viz import layernorm as lnv
 
 TEXT = "the cat sat."

@@ -294,7 +294,7 @@ def test_load_map_counts_every_layer_against_an_even_share(moe):
     routes = [ma.routing(moe, layer) for layer in range(moe.config.n_layers)]
     spec = ivm.load_map_chart(routes)
     validate_jsonschema(spec, SCHEMA)
-    assert spec["params"] == []  # an overview: no view of its own
+    assert "params" not in spec  # an overview: no view of its own
     E = moe.config.n_experts
     for x in spec["datasets"]["loadmap"]:
         hooks = f"blocks.{x['row']}.mlp."

@@ -12,7 +12,7 @@ from tests.app.specs import param_values, unpacked
 from tfviz.lab.settings import LabSettings
 from tfviz.lab.train import RunLog, train
 from tfviz.viz import lab as lv
-from tfviz.viz.kit.charts import rows_of
+from tests.support.charts import rows_of
 
 SCHEMA = load_schema()
 

@@ -1,8 +1,8 @@
-"""The one way tokens are named on every page, and the one altair text style."""
-import altair as alt
+"""The one way tokens are named on every page, and the one text style of every chart."""
 import pytest
 
-from tfviz.viz.kit.style import FONT_SIZE, SMALL_LEGEND, readable, token_labels
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.style import FONT_SIZE, SMALL_LEGEND, chart_config, token_labels
 
 
 @pytest.mark.parametrize("kwargs, expected", [
@@ -22,19 +22,13 @@ def test_token_labels_stay_distinct_and_keep_the_token():
     assert token_labels([]) == []
 
 
-def _config(chart) -> dict:
-    return chart.to_dict()["config"]
-
-
-def test_readable_sets_projector_sized_text():
-    config = _config(readable(alt.Chart().mark_point()))
+def test_every_chart_has_the_one_config_and_a_small_legend_is_asked_for():
+    config = chart({"mark": "point"}, description="A point.")["config"]
+    assert config == chart_config()
     assert config["axis"] == {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE}
     assert config["legend"] == {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE,
                                 "labelLimit": 400}
-    assert config["title"] == {"fontSize": FONT_SIZE + 2}
-
-
-def test_small_legend_keeps_the_tour_and_positions_style():
-    config = _config(readable(alt.Chart().mark_point(), **SMALL_LEGEND))
-    assert config["legend"] == {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2,
-                                "labelLimit": 160}  # 160 px is Vega-Lite's own default
+    small = chart({"mark": "point"}, description="A point.", config=SMALL_LEGEND)["config"]
+    assert small["legend"] == {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2,
+                               "labelLimit": 160}  # 160 px is Vega-Lite's own default
+    assert small["axis"] == config["axis"]

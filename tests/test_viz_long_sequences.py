@@ -10,7 +10,7 @@ from altair.vegalite.v6.schema.core import load_schema
 
 from tests.app.specs import param_values, unpacked
 from tfviz.model.masks import reach_by_layer, sparse_pattern
-from tfviz.viz.kit.charts import rows_of
+from tests.support.charts import rows_of
 from tfviz.viz.long_sequences import (ERROR_NAMES, cost_chart, linformer_views, mask_chart,
                                       reach_chart, whatif_maps)
 

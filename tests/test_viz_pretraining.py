@@ -3,7 +3,7 @@ import numpy as np
 
 from tfviz.analysis import pretraining as pt
 from tfviz.viz import pretraining as ptv
-from tfviz.viz.kit.charts import rows_of
+from tests.support.charts import rows_of
 
 
 def test_masking_shares_follow_every_draw_then_a_log_spaced_sample():

@@ -61,6 +61,8 @@ UNIFIED = (
     # The renderer: instant charts named it (SVG or canvas by mark count), plain charts took
     # Streamlit's; the kit picks it for every chart by its mark count.
     ("usermeta", "embedOptions"),
+    # No view controls: instant charts wrote an empty list of parameters, the kit writes none.
+    ("params", []),
 )
 #: Columns holding times measured as the page ran, (lesson, chart index, dataset, column):
 #: only how many numbers they hold is compared.
@@ -83,7 +85,11 @@ def normalised(spec: dict) -> dict:
     removals emptied."""
     spec = json.loads(json.dumps(spec))
     for path in UNIFIED:
-        _drop(spec, path)
+        if path[-1] == []:  # removed only when it holds that value
+            if spec.get(path[0]) == []:
+                del spec[path[0]]
+        else:
+            _drop(spec, path)
     for section in ("config", "usermeta"):
         inner = spec.get(section)
         if isinstance(inner, dict):

@@ -14,7 +14,7 @@ import numpy as np
 
 from tfviz.analysis.contextual import SameWord
 from tfviz.viz.kit.charts import chart, o, q, tip, view
-from tfviz.viz.kit.instant import slider, spec
+from tfviz.viz.kit.instant import slider
 from tfviz.viz.instant_masking import cells, map_pair, map_rows
 from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
@@ -54,8 +54,8 @@ def plain_against_heads(plain: np.ndarray, patterns: np.ndarray, tokens: Sequenc
                     fields=("head",),
                     title={"text": {"expr": "'Without projections, and head ' + head + ' of layer 0'"}})
     copies = np.broadcast_to(plain, (n_heads, n, n))  # one per head: the slider filters both maps
-    return spec(maps, params=[slider("head", n_heads - 1, "Head", head)], tokens=token_labels(tokens),
-                datasets={"plain": map_rows(copies, "head"), "model": map_rows(patterns, "head")},
-                marks=cells(n, 2),
-                description="Two attention maps of the same tokens: scores made from the vectors "
-                            "themselves, and one head of the model's first layer.")
+    return chart(maps, params=[slider("head", n_heads - 1, "Head", head)], tokens=token_labels(tokens),
+                 datasets={"plain": map_rows(copies, "head"), "model": map_rows(patterns, "head")},
+                 marks=cells(n, 2),
+                 description="Two attention maps of the same tokens: scores made from the vectors "
+                            "themselves, and one head of the model's first layer.", own_size=True)

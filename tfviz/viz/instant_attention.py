@@ -31,8 +31,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.attention import SHIFT_SEEN, AllQueries, strongest_keys
-from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, packed, rounded, slider, spec,
-                               stack_rows, token_axis, unpack)
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, layer_head, packed, rounded,
+                                   slider, stack_rows, token_axis, unpack)
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.kit.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture, picture_layer,
                                         picture_rows)
@@ -53,8 +54,7 @@ def view_params(shape: tuple[int, int, int], layer: int, head: int,
     is the layout's ``length_cap`` and the query slider a ``token_slider`` (-1: the
     sentence's default query)."""
     n_layers, n_heads, n = shape
-    params = [slider("layer", n_layers - 1, NAMES[0], layer),
-              slider("head", n_heads - 1, NAMES[1], head)]
+    params = layer_head(n_layers, n_heads, layer, head)
     if free:
         params.append(token_slider(n - 1, NAMES[2], query))
     elif query is not None:
@@ -195,14 +195,14 @@ def query_vectors(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
         for row, moved in zip(q_rows, np.asarray(shift, dtype=float).reshape(-1, n)):
             row["shift"] = packed(moved)
         views.insert(1, shift_line())
-    return spec({"vconcat": views, "spacing": 24, "resolve": apart}, params=params,
-                datasets={"q": q_rows,
+    return chart({"vconcat": views, "spacing": 24, "resolve": apart}, params=params,
+                 datasets={"q": q_rows,
                           **{name: signed_pictures(getattr(aq, name), "layer", "head")
                              for name in "kv"}},
-                marks=2 * dk + 2 * cap, tokens=token_labels(aq.tokens),
-                free=True, default_query=default_query,
-                description="The chosen query's q, and every token's k and v, for the chosen "
-                            "layer and head.")
+                 marks=2 * dk + 2 * cap, tokens=token_labels(aq.tokens),
+                 free=True, default_query=default_query,
+                 description="The chosen query's q, and every token's k and v, for the chosen "
+                            "layer and head.", own_size=True)
 
 
 def shift_line() -> dict:
@@ -319,11 +319,11 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | N
     body = {"data": {"name": "steps"}, "transform": base, "vconcat": rows_shown, "spacing": 16,
             "title": title_expr("'Scores of query ' + tokens[qi] + ' with every key' + "
                                 + WHERE)}
-    return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
-                datasets={"steps": rows}, marks=10 * cap, tokens=token_labels(aq.tokens),
-                free=True, default_query=default_query,
-                description="One query's scores with every key: raw, scaled, masked and after "
-                            "the softmax.")
+    return chart(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                 datasets={"steps": rows}, marks=10 * cap, tokens=token_labels(aq.tokens),
+                 free=True, default_query=default_query,
+                 description="One query's scores with every key: raw, scaled, masked and after "
+                            "the softmax.", own_size=True)
 
 
 # --- step 3: the weighted sum of the values --------------------------------------------------
@@ -402,10 +402,11 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
                                 " + " + WHERE)}
     params = [*view_params((n_layers, n_heads, cap), layer, head, query, free=True),
               constant("kv", list(aq.kv_heads))]
-    return spec(body, params=params, datasets={"weights": rows, "values": values},
-                marks=(min(cap, keep) + 2) * (dk + 1), tokens=token_labels(aq.tokens),
-                free=True, default_query=default_query,
-                description="The chosen query's weighted values, the rest summed, and their sum z.")
+    return chart(body, params=params, datasets={"weights": rows, "values": values},
+                 marks=(min(cap, keep) + 2) * (dk + 1), tokens=token_labels(aq.tokens),
+                 free=True, default_query=default_query,
+                 description="The chosen query's weighted values, the rest summed, and their sum z.",
+                 own_size=True)
 
 # === whole maps: every layer and head, the matrices, flying arrows, lookup bars ===========
 
@@ -475,14 +476,15 @@ def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequen
                                    + role.format(n_heads, "head") + " + ')'"}},
     }
     roles = SEPARATOR.join(str(name).replace(SEPARATOR, " ") for row in names for name in row)
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
+    params = layer_head(n_layers, n_heads, layer, head)
     rows = picture_rows(patterns, "layer", "head")
     if not pictures:  # the large map's cells, with their values on hover
         rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
-    return spec({"vconcat": [grid, big], "spacing": 30}, params=params, free=True,
-                marks=0 if pictures else cap * cap, datasets={"maps": rows}, sentence={"names": roles},
-                tokens=labels,
-                description="Attention weights of every head; layer and head are chosen below.")
+    return chart({"vconcat": [grid, big], "spacing": 30}, params=params, free=True,
+                 marks=0 if pictures else cap * cap, datasets={"maps": rows}, sentence={"names": roles},
+                 tokens=labels,
+                 description="Attention weights of every head; layer and head are chosen below.",
+                 own_size=True)
 
 
 def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
@@ -512,11 +514,11 @@ def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, h
               "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"}}}
     body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
             "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[qi] + ' (layer ' + layer + ')'"}}}
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+    params = [*layer_head(n_layers, n_heads, layer, head),
               token_slider(length_cap(n) - 1, "Token", query)]
-    return spec(body, params=params, datasets={"shares": rows}, tokens=labels, free=True,
-                default_query=default_query,
-                description="Each head's share of one token's attention output.")
+    return chart(body, params=params, datasets={"shares": rows}, tokens=labels, free=True,
+                 default_query=default_query,
+                 description="Each head's share of one token's attention output.", own_size=True)
 
 
 # --- all tokens as matrices, and the flying arrows -------------------------------------------
@@ -553,11 +555,11 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
               constant("dims", [str(i) for i in range(dk)])]
     datasets = {name: signed_pictures(forms[name], "layer", "head") for name in "QKVZ"}
     datasets["A"] = (picture_rows if pictures else stack_rows)(forms["A"], "layer", "head")
-    return spec({"vconcat": [grid, big], "spacing": 30, "resolve": apart,
+    return chart({"vconcat": [grid, big], "spacing": 30, "resolve": apart,
                  "title": title_expr("'Layer ' + layer + ', head ' + head + ' as matrices'")},
-                params=params, datasets=datasets, marks=4 * cap + (0 if pictures else cap * cap),
-                tokens=token_labels(tokens), free=True,
-                description="Q, K, V, Z and A of the chosen layer and head.")
+                 params=params, datasets=datasets, marks=4 * cap + (0 if pictures else cap * cap),
+                 tokens=token_labels(tokens), free=True,
+                 description="Q, K, V, Z and A of the chosen layer and head.", own_size=True)
 
 
 def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | None = None,
@@ -610,12 +612,12 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
     body = {"data": {"name": "weights"}, "transform": base, "width": width, "height": height,
             "layer": [keyed(mark, "key") for mark in (lines, keys, key_text, queries, query_text)],
             "title": title_expr("'Where ' + tokens[qi] + ' looks' + " + WHERE)}
-    return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
-                datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * cap,
-                tokens=token_labels(aq.tokens),
-                free=True, default_query=default_query,
-                description="Lines from the chosen query to every key, as wide as the attention "
-                            "weight.")
+    return chart(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                 datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * cap,
+                 tokens=token_labels(aq.tokens),
+                 free=True, default_query=default_query,
+                 description="Lines from the chosen query to every key, as wide as the attention "
+                            "weight.", own_size=True)
 
 
 # --- lesson 4: what one query of the model looks up ------------------------------------------
@@ -670,8 +672,8 @@ def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarr
     body = {"data": {"name": "rows"}, "transform": base, "vconcat": [bars, line], "spacing": 12,
             "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[qi]"
                                 " + ' looks up'")}
-    return spec(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
-                datasets={"rows": rows}, marks=2 * cap + 1, tokens=token_labels(tokens),
-                free=True, default_query=default_query,
-                description="Softmax weights of the chosen query beside a hard lookup's one-hot "
-                            "weights.")
+    return chart(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                 datasets={"rows": rows}, marks=2 * cap + 1, tokens=token_labels(tokens),
+                 free=True, default_query=default_query,
+                 description="Softmax weights of the chosen query beside a hard lookup's one-hot "
+                            "weights.", own_size=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfviz.viz.kit.instant import rounded, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import rounded
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 BEST, KEPT, PRUNED, GREEDY = CATEGORICAL[5], CATEGORICAL[0], "#9a9a9a", CATEGORICAL[2]
@@ -91,5 +92,6 @@ def beam_tree_chart(tree, *, scored_note: str | Sequence[str] = "") -> dict:
             "title": {"text": "Beam search, step by step",
                       "subtitle": scored_note if isinstance(scored_note, str) else list(scored_note),
                       "subtitleFontSize": FONT_SIZE - 3}}
-    return spec(body, params=[], datasets={"nodes": rows}, marks=4 * len(rows),
-                description="Beam search as a tree: every kept beam and the best pruned expansions.")
+    return chart(body, datasets={"nodes": rows}, marks=4 * len(rows),
+                 description="Beam search as a tree: every kept beam and the best pruned expansions.",
+                 own_size=True)

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.kit.instant import rounded, slider, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import layer_head, rounded, slider
 from tfviz.viz.kit.instant_length import length_cap, token_slider
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -110,11 +111,12 @@ def guesses_chart(reads: Sequence[str], original: Sequence[str], kinds: Sequence
     bars["transform"].append({"calculate": "datum.tok + '  ' + format(datum.p, '.3f')", "as": "label"})
     # the strip's colours say what the draw did, the bars' whether a guess is right: two scales
     independent = {"scale": {"color": "independent"}, "legend": {"color": "independent"}}
-    return spec({"vconcat": [strip, bars], "spacing": 24, "resolve": independent},
-                params=[token_slider(cap - 1, "Position", pos, name="pos")],
-                datasets={"strip": strip_rows, "guesses": guess_rows}, marks=3 * cap + 2 * k,
-                tokens=typed, free=True, defaults={"pos": opens_on},
-                description="The masked sentence, and the model's top guesses at the chosen position.")
+    return chart({"vconcat": [strip, bars], "spacing": 24, "resolve": independent},
+                 params=[token_slider(cap - 1, "Position", pos, name="pos")],
+                 datasets={"strip": strip_rows, "guesses": guess_rows}, marks=3 * cap + 2 * k,
+                 tokens=typed, free=True, defaults={"pos": opens_on},
+                 description="The masked sentence, and the model's top guesses at the chosen position.",
+                 own_size=True)
 
 
 def it_rows_chart(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]],
@@ -164,7 +166,8 @@ def it_rows_chart(rows: Sequence[np.ndarray], tokens: Sequence[Sequence[str]],
         })
     body = {"data": {"name": "it_rows"}, "vconcat": panels, "spacing": 28,
             "title": {"text": {"expr": "'Where “it” looks: layer ' + layer + ', head ' + head"}}}
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
-    return spec(body, params=params, datasets={"it_rows": data},
-                marks=2 * sum(length_cap(len(t)) for t in tokens),
-                description="Attention from “it” to every token, in each sentence, for the chosen head.")
+    params = layer_head(n_layers, n_heads, layer, head)
+    return chart(body, params=params, datasets={"it_rows": data},
+                 marks=2 * sum(length_cap(len(t)) for t in tokens),
+                 description="Attention from “it” to every token, in each sentence, for the chosen head.",
+                 own_size=True)

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, PAIR_VECTORS, RMS_STEP_COLUMNS, STEP_COLUMNS
+from tfviz.viz.kit.charts import chart
 from tfviz.viz.kit.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, rounded, slider,
-                               spec, stack_rows, token_axis, unpack)
+                                   stack_rows, token_axis, unpack)
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.instant_masking import abs_bound, view_filter
 from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, index_layer, picture
@@ -86,9 +87,9 @@ def token_stats(stats: np.ndarray, norms: Sequence[str], tokens: Sequence[str], 
     params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm, kind),
               constant("names", NAMES)]
     spread = "root mean square" if kind == "rmsnorm" else "spread"
-    return spec(body, params=params, datasets={"stats": rows}, tokens=token_labels(tokens),
-                free=True, description=f"Mean and {spread} of every token before and after the "
-                                       f"chosen {KIND_NAMES[kind]}.")
+    return chart(body, params=params, datasets={"stats": rows}, tokens=token_labels(tokens),
+                 free=True, description=f"Mean and {spread} of every token before and after the "
+                                       f"chosen {KIND_NAMES[kind]}.", own_size=True)
 
 
 def _line(y: int, expr: str, size: int = FONT_SIZE) -> dict:
@@ -199,13 +200,14 @@ def worked_example(mean: np.ndarray, sigma: np.ndarray, trace_mean: np.ndarray,
               token_slider(length_cap(n) - 1, "Token", pos, name="pos"), constant("names", NAMES),
               constant("columns", list(columns)), constant("vectors", list(strip_names)),
               constant("dims", [str(i) for i in range(d)])]
-    return spec({"vconcat": [text, table, strips], "spacing": 24,
+    return chart({"vconcat": [text, table, strips], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
-                datasets={"numbers": numbers, "steps": packed_rows(steps),
+                 datasets={"numbers": numbers, "steps": packed_rows(steps),
                           "vectors": (strip_pictures(vectors, bound, codes) if pictured
                                       else packed_rows(vectors))}, tokens=token_labels(tokens),
-                free=True, sentence={"bound": bound}, defaults={"pos": 0},
-                description=f"{KIND_NAMES[kind]} of one token by hand, next to what the model computed.")
+                 free=True, sentence={"bound": bound}, defaults={"pos": 0},
+                 description=f"{KIND_NAMES[kind]} of one token by hand, next to what the model computed.",
+                 own_size=True)
 
 
 # --- a wide model's strips as pictures --------------------------------------------------------
@@ -316,12 +318,12 @@ def norm_pair_chart(numbers: np.ndarray, vectors: np.ndarray, norms: Sequence[st
     params = [slider("layer", n_layers - 1, "Layer", layer), norm_choice(norms, norm, kind),
               token_slider(length_cap(n) - 1, "Token", pos, name="pos"), constant("names", NAMES),
               constant("which", list(PAIR_VECTORS))]
-    return spec({"vconcat": [words, dots], "spacing": 24}, params=params,
-                datasets={"pair": rows,
+    return chart({"vconcat": [words, dots], "spacing": 24}, params=params,
+                 datasets={"pair": rows,
                           "pair_vectors": _coded(stack_rows(vectors, "layer", "norm", "pos"), codes)},
-                tokens=token_labels(tokens), free=True, defaults={"pos": 0},
-                description="One token's vector through LayerNorm's and RMSNorm's normalising "
-                            "step, side by side.")
+                 tokens=token_labels(tokens), free=True, defaults={"pos": 0},
+                 description="One token's vector through LayerNorm's and RMSNorm's normalising "
+                            "step, side by side.", own_size=True)
 
 
 def _coded(rows: list[dict], codes: Sequence[int]) -> list[dict]:

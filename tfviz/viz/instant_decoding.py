@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.kit.instant import SEPARATOR, rounded, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import SEPARATOR, rounded
 from tfviz.viz.kit.instant_length import length_cap, step_params, step_slider, token_slider
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -41,7 +42,7 @@ def head_chart(top_probs: np.ndarray, top_logits: np.ndarray, top_tokens: Sequen
     """The most probable next tokens after each position. ``top_*`` are (T, k), best first.
 
     Length-free: the ``pos`` slider is laid out for ``length_cap(T)`` positions, and the
-    chart draws ``posi`` (``instant.spec``): the slider's position kept below the text's
+    chart draws ``posi`` (``charts.chart``): the slider's position kept below the text's
     length, or its last token while ``pos`` is None (the slider then says -1, and the view
     script shows where)."""
     T, k = np.shape(top_probs)
@@ -75,9 +76,9 @@ def head_chart(top_probs: np.ndarray, top_logits: np.ndarray, top_tokens: Sequen
             "spacing": 60,
             "title": {"text": {"expr": "'After ' + tokens[posi] + ', the model expects'"}}}
     params = [token_slider(length_cap(T) - 1, "Position", pos, name="pos")]  # posi: spec's
-    return spec(body, params=params, datasets={"head": rows},
-                tokens=token_labels(tokens), marks=4 * k, free=True,
-                description="The most probable next tokens at the chosen position.")
+    return chart(body, params=params, datasets={"head": rows},
+                 tokens=token_labels(tokens), marks=4 * k, free=True,
+                 description="The most probable next tokens at the chosen position.", own_size=True)
 
 
 def _status(step, i: int) -> str:
@@ -164,12 +165,13 @@ def steps_chart(steps: Sequence, notes: Sequence[Sequence[str]], *, step: int = 
                                                 for t in st.tokens) for st in steps)
     params = [step_slider(length_cap(T), step), *step_params(),
               {"name": "stepcands", "expr": "split(split(cands, '\\u001e')[si - 1] || '', '\\u001f')"}]
-    return spec({"vconcat": [words, bars], "spacing": 12}, params=params,
-                datasets={"cands": cands, "notes": lines}, tokens=chosen, free=True,
-                sentence={"cands": packed},  # each step's candidates, step after step
-                title={"text": {"expr": "'Step ' + si + ' of ' + ntok + ': the model takes ' + tokens[si - 1]"}},
-                marks=5 * max((len(st.tokens) for st in steps), default=0) + 4,
-                description="One generation step at a time: candidates, filters and the token taken.")
+    return chart({"vconcat": [words, bars], "spacing": 12}, params=params,
+                 datasets={"cands": cands, "notes": lines}, tokens=chosen, free=True,
+                 sentence={"cands": packed},  # each step's candidates, step after step
+                 title={"text": {"expr": "'Step ' + si + ' of ' + ntok + ': the model takes ' + tokens[si - 1]"}},
+                 marks=5 * max((len(st.tokens) for st in steps), default=0) + 4,
+                 description="One generation step at a time: candidates, filters and the token taken.",
+                 own_size=True)
 
 
 def loss_chart(input_tokens: Sequence[str], target_tokens: Sequence[str],
@@ -201,5 +203,6 @@ def loss_chart(input_tokens: Sequence[str], target_tokens: Sequence[str],
     body = {"layer": [{"data": {"name": "loss"}, "layer": [bars, values]}, rule],
             "width": 460, "height": {"step": 22},
             "title": "The loss of each prediction in your sentence"}
-    return spec(body, params=[], datasets={"loss": rows}, marks=2 * length_cap(n) + 2,
-                description="Cross-entropy of each next-token prediction of the sentence.")
+    return chart(body, datasets={"loss": rows}, marks=2 * length_cap(n) + 2,
+                 description="Cross-entropy of each next-token prediction of the sentence.",
+                 own_size=True)

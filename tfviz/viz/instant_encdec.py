@@ -30,8 +30,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
-from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, packed, spec, stack_rows, token_axis,
-                               unpack)
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.conventions import range_bind
+from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, packed, stack_rows, token_axis,
+                                   unpack)
 from tfviz.viz.kit.instant_length import length_cap, step_params, step_slider
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -69,8 +71,7 @@ def opening_sliders(n_layers: int, n_heads: int, layer: int | None, head: int | 
     new source without a new spec; the view script shows it on the sliders (``fit_marker``)."""
     def one(name: str, upper: int, label: str, value: int | None) -> dict:
         value = -1 if value is None or value < 0 else int(min(value, upper))
-        return {"name": name, "value": value,
-                "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}
+        return {"name": name, "value": value, "bind": range_bind(label, upper)}
     return [one("layer", n_layers - 1, "Layer", layer), one("head", n_heads - 1, "Head", head),
             {"name": "li", "expr": "layer < 0 ? open_layer : layer"},
             {"name": "hi", "expr": "head < 0 ? open_head : head"}]
@@ -127,13 +128,14 @@ def encoder_chart(patterns: np.ndarray, memory: np.ndarray, tokens: Sequence[str
                                        f" + ' × {d}'"}})
     params = [*opening_sliders(L, H, layer, head), constant("dims", [str(i) for i in range(d)])]
     bound = float(np.abs(memory).max()) or 1.0
-    return spec({"vconcat": [attn, mem], "spacing": 28, "resolve": {"scale": {"color": "independent"}}},
-                params=params, datasets={"enc": stack_rows(patterns, "layer", "head"),
+    return chart({"vconcat": [attn, mem], "spacing": 28, "resolve": {"scale": {"color": "independent"}}},
+                 params=params, datasets={"enc": stack_rows(patterns, "layer", "head"),
                                          "memory": [{"v": packed(memory)}]},
-                tokens=token_labels(tokens), marks=cap * cap + cap * d, free=True,
-                sentence={"bound": round(bound, 4),  # the memory's colour range
+                 tokens=token_labels(tokens), marks=cap * cap + cap * d, free=True,
+                 sentence={"bound": round(bound, 4),  # the memory's colour range
                           "open_layer": int(opens[0]), "open_head": int(opens[1])},
-                description="The encoder's attention maps and its output, the memory.")
+                 description="The encoder's attention maps and its output, the memory.",
+                 own_size=True)
 
 
 # --- the decoder, one step at a time --------------------------------------------------------
@@ -266,11 +268,12 @@ def decoder_chart(self_maps: np.ndarray, cross_maps: np.ndarray, dec_tokens: Seq
               *step_params()]
     body = {"vconcat": [words, {"hconcat": [own, cross], "spacing": 40}, bars], "spacing": 24,
             "resolve": {"scale": {"color": "independent"}}}
-    return spec(body, params=params, datasets=datasets, tokens=token_labels(dec_tokens), free=True,
-                sentence={"open_layer": int(anti[0]), "open_head": int(anti[1])},  # it opens there
-                marks=t_cap * t_cap + t_cap * n_cap + t_cap,
-                title={"text": {"expr": "'Decoding step ' + si + ' of ' + ntok"}},
-                description="The decoder's self-attention and cross-attention, one step at a time.")
+    return chart(body, params=params, datasets=datasets, tokens=token_labels(dec_tokens), free=True,
+                 sentence={"open_layer": int(anti[0]), "open_head": int(anti[1])},  # it opens there
+                 marks=t_cap * t_cap + t_cap * n_cap + t_cap,
+                 title={"text": {"expr": "'Decoding step ' + si + ' of ' + ntok"}},
+                 description="The decoder's self-attention and cross-attention, one step at a time.",
+                 own_size=True)
 
 
 # --- three stacks and their masks ---------------------------------------------------------
@@ -313,6 +316,7 @@ def architectures_chart(panels: Sequence[tuple[str, Sequence[tuple[str, np.ndarr
         groups.append({"hconcat": views, "spacing": 16,
                        "title": {"text": stack, "fontSize": FONT_SIZE, "anchor": "start"}})
     params = [constant("src", [str(s) for s in src]), constant("tgt", [str(t) for t in tgt])]
-    return spec({"hconcat": groups, "spacing": 48}, params=params, datasets=datasets,
-                marks=sum(len(v) for v in datasets.values()),
-                description="The attention masks of an encoder, a decoder and an encoder-decoder.")
+    return chart({"hconcat": groups, "spacing": 48}, params=params, datasets=datasets,
+                 marks=sum(len(v) for v in datasets.values()),
+                 description="The attention masks of an encoder, a decoder and an encoder-decoder.",
+                 own_size=True)

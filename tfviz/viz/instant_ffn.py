@@ -22,17 +22,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, q, tip, view
-from tfviz.viz.kit.instant import (DIVERGING_SCHEME, SCHEME, constant, packed, rounded,
-                               slider, spec, stack_rows, token_axis, unpack)
+from tfviz.viz.kit.instant import (DIVERGING_SCHEME, SCHEME, constant, layer_head, packed, rounded,
+                                   slider, stack_rows, token_axis, unpack)
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
-
-
-def bounded_slider(name: str, lower: int, upper: int, label: str, value: int) -> dict:
-    """A whole-number parameter lower..upper bound to a labelled range slider."""
-    return {"name": name, "value": int(min(max(value, lower), upper)),
-            "bind": {"input": "range", "min": int(lower), "max": int(upper), "step": 1,
-                     "name": f"{label} "}}
 
 
 PEAK = "toNumber(split(peak, ',')[layer])"  # the chosen layer's colour range, from the data
@@ -111,14 +104,15 @@ def neuron_chart(ids: np.ndarray, acts: np.ndarray, active: np.ndarray, tokens: 
     # the strongest neurons and each layer's range follow the sentence: they ride in the data
     sentence = {"ids": ",".join(map(str, np.asarray(ids).astype(int).ravel())), "peak": packed(peak)}
     params = [slider("layer", n_layers - 1, "Layer", layer),
-              bounded_slider("neurons", min(fewest, most), most, "Neurons shown", neurons)]
-    return spec({"vconcat": [heat, bars], "spacing": 30,
+              slider("neurons", most, "Neurons shown", neurons, lower=min(fewest, most))]
+    return chart({"vconcat": [heat, bars], "spacing": 30,
                  "resolve": {"legend": {"color": "independent"}}}, params=params,
-                datasets={"neurons": stack_rows(acts, "layer"),
+                 datasets={"neurons": stack_rows(acts, "layer"),
                           "active": [{"layer": int(lyr), "t": int(t), "v": rounded(active[lyr, t])}
                                      for lyr in range(n_layers) for t in range(n)]},
-                tokens=labels, free=True, sentence=sentence,
-                description="The strongest feed-forward neurons of a layer for every token.")
+                 tokens=labels, free=True, sentence=sentence,
+                 description="The strongest feed-forward neurons of a layer for every token.",
+                 own_size=True)
 
 
 def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside: np.ndarray,
@@ -231,16 +225,16 @@ def mixing_chart(weights: np.ndarray, values: np.ndarray, z: np.ndarray, inside:
         "title": {"text": {"expr": "'Head ' + head + ', layer ' + layer + ': values seen by ' + "
                                    "tokens[qi] + ' (ticks) and their mix z (dots)'"}},
     }
-    params = [slider("layer", n_layers - 1, "Layer", layer),
-              slider("head", n_heads - 1, "Head", head),
+    params = [*layer_head(n_layers, n_heads, layer, head),
               token_slider(cap - 1, "Query token", query)]
-    return spec({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
-                datasets={"mix": mix, "checks": checks}, tokens=labels, free=True,
-                # ticks (counted twice), bars, dots: every view change makes each tick anew (the
-                # flatten), so in SVG every tick's element is removed and made again, where a
-                # map's cells keep theirs; a head of d_head 64 then redraws on a canvas
-                default_query=default_query, marks=2 * cap * dh + cap + dh,
-                description="An attention head's output as a weighted average of value vectors.")
+    return chart({"vconcat": [metrics, bars, spread], "spacing": 30}, params=params,
+                 datasets={"mix": mix, "checks": checks}, tokens=labels, free=True,
+                 # ticks (counted twice), bars, dots: every view change makes each tick anew (the
+                 # flatten), so in SVG every tick's element is removed and made again, where a
+                 # map's cells keep theirs; a head of d_head 64 then redraws on a canvas
+                 default_query=default_query, marks=2 * cap * dh + cap + dh,
+                 description="An attention head's output as a weighted average of value vectors.",
+                 own_size=True)
 
 
 # ----- one token's neurons, step by step, then down ------------------------------------------
@@ -356,12 +350,12 @@ def neuron_steps_chart(ids: np.ndarray, values: np.ndarray, share: np.ndarray,
     params = [slider("layer", n_layers - 1, "Layer", layer),
               token_slider(length_cap(n) - 1, "Token", pos, name="pos"),
               constant("columns", cols), constant("which", which)]
-    return spec({"vconcat": [table, words, down], "spacing": 20,
+    return chart({"vconcat": [table, words, down], "spacing": 20,
                  "resolve": {"scale": {"color": "independent"}}}, params=params,
-                datasets={"nsteps": steps, "nout": outs}, tokens=token_labels(tokens), free=True,
-                defaults={"pos": 0},
-                description="One token's strongest feed-forward neurons through each step, then "
-                            "the way down to the block's output.")
+                 datasets={"nsteps": steps, "nout": outs}, tokens=token_labels(tokens), free=True,
+                 defaults={"pos": 0},
+                 description="One token's strongest feed-forward neurons through each step, then "
+                            "the way down to the block's output.", own_size=True)
 
 
 def activation_curves_chart(curves: dict[str, np.ndarray], *, own: str) -> dict:

@@ -31,7 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.forward import Step
-from tfviz.viz.kit.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import DIVERGING_SCHEME, SCHEME, constant, packed, slider
 from tfviz.viz.kit.instant_length import length_cap
 from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, picture
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
@@ -145,7 +146,7 @@ def _joined(labels: Sequence[str]) -> str:
 
 def walk_sentence(steps_by_head: Sequence[Sequence[Step]], edge: Sequence[float]) -> dict:
     """What the walk's spec would otherwise hold of the sentence, as the strings and numbers
-    that ride in its first data row (``instant.spec(sentence=...)``): every head's step titles
+    that ride in its first data row (``charts.chart(sentence=...)``): every head's step titles
     in one list (the last names the token predicted from), every step's row and column labels
     (tokens, and the vocabulary's best columns), and every step's colour range ``edge``. The
     expressions ``steptitle``, ``rows``, ``cols`` and ``edge`` pick the chosen step's.
@@ -300,17 +301,16 @@ def walk_chart(steps_by_head: Sequence[Sequence[Step]], *, step: int = 1, head: 
                    "encoding": {"text": {"field": "p", "type": "quantitative", "format": ".3f"}}}],
         "width": 500, "height": {"step": 34},
     }
-    params = [slider("step", n_steps, "Step", step) | {"bind": {
-                  "input": "range", "min": 1, "max": n_steps, "step": 1, "name": "Step "},
-                  "value": int(min(max(step, 1), n_steps))},
+    params = [slider("step", n_steps, "Step", step, lower=1),
               slider("head", n_heads - 1, "Head shown in the attention steps", head),
               constant("kinds", [_kind(s) for s in first])]  # the model's: the same for every sentence
-    out = spec({"vconcat": [words, heat, bars], "spacing": 16,
+    out = chart({"vconcat": [words, heat, bars], "spacing": 16,
                 "resolve": {"legend": {"color": "independent"}}},
-               params=params, datasets={"numbers": numbers, "notes": notes},
-               title={"text": {"expr": f"'Step ' + step + ' of {n_steps}: ' + steptitle"}},
-               tokens=first[0].cols, free=True, sentence=walk_sentence(steps_by_head, edge),
-               description="The forward pass one step at a time, with the model's numbers.")
+                params=params, datasets={"numbers": numbers, "notes": notes},
+                title={"text": {"expr": f"'Step ' + step + ' of {n_steps}: ' + steptitle"}},
+                tokens=first[0].cols, free=True, sentence=walk_sentence(steps_by_head, edge),
+                description="The forward pass one step at a time, with the model's numbers.",
+                own_size=True)
     # The chosen step's labels, colour range and title, from the sentence's (read once per
     # step, not once per cell).
     out["params"] += [

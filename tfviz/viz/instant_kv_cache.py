@@ -22,7 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.kit.instant import SCHEME, constant, heat_layer, packed, rounded, slider, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.conventions import cell_size
+from tfviz.viz.kit.instant import SCHEME, constant, heat_layer, packed, rounded, slider
 from tfviz.viz.kit.instant_length import LENGTH_CAPS, TOKENS_DOMAIN, length_cap
 from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, image_layer, index_layer, picture
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
@@ -169,7 +171,7 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
                                    "cur_bytes + ' bytes'"},
                   "fontSize": FONT_SIZE},
     }
-    heat_cell = max(14, min(44, 720 // max(T_cap, L * H)))
+    heat_cell = cell_size(T_cap, L * H, width=720)
     if pictured:
         heat = _pictured_layer(T_cap, L * H, heat_cell)
         y = heat["layer"][2]["encoding"]["y"]
@@ -191,14 +193,15 @@ def steps_chart(steps: Sequence, rows: Sequence[np.ndarray], tokens: Sequence[st
               *({"name": f"cur_{field}", "expr": f"length(data('timing')) > 2 * stepi ? "
                                                  f"data('timing')[2 * stepi].{field} : {empty}"}
                 for field, empty in (("t", "0"), ("bytes", "0"), ("read", "''"), ("wrote", "''")))]
-    out = spec({"vconcat": [times, cache, score], "spacing": 26}, params=params,
-               datasets={"weights": weights, "timing": timing, "strips": strips},
-               tokens=labels, free=True, sentence={"nsteps": n},
-               # bars and cells; a picture's panel is one image and hidden points, and then the
-               # cache's 2 L strips of cells decide
-               marks=2 * n_cap + (2 * L * T_cap + 1 + T_cap + L * H if pictured else L * H * T_cap),
-               title={"text": {"expr": "'Step ' + stepi + ': reads ' + cur_read + ', writes ' + cur_wrote"}},
-               description="Generation with and without the KV cache, one step at a time.")
+    out = chart({"vconcat": [times, cache, score], "spacing": 26}, params=params,
+                datasets={"weights": weights, "timing": timing, "strips": strips},
+                tokens=labels, free=True, sentence={"nsteps": n},
+                # bars and cells; a picture's panel is one image and hidden points, and then the
+                # cache's 2 L strips of cells decide
+                marks=2 * n_cap + (2 * L * T_cap + 1 + T_cap + L * H if pictured else L * H * T_cap),
+                title={"text": {"expr": "'Step ' + stepi + ': reads ' + cur_read + ', writes ' + cur_wrote"}},
+                description="Generation with and without the KV cache, one step at a time.",
+                own_size=True)
     # the step drawn: the slider's, kept below the steps this answer took
     out["params"].append({"name": "stepi", "expr": "max(0, min(step, nsteps - 1))"})
     return out
@@ -226,5 +229,6 @@ def cost_chart(lengths: Sequence[int], ms_cached: Sequence[float], ms_uncached: 
             "hconcat": [panel("ms", "ms per step", "Measured here", ".3f"),
                         panel("macs", "multiply-adds per step", "The formula", ",d")],
             "spacing": 40}
-    return spec(body, params=[], datasets={"cost": rows}, marks=8 * len(rows),
-                description="One generation step's time and multiply-adds at each length.")
+    return chart(body, datasets={"cost": rows}, marks=8 * len(rows),
+                 description="One generation step's time and multiply-adds at each length.",
+                 own_size=True)

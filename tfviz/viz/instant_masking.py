@@ -30,7 +30,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.attention import MASKED_GREY
-from tfviz.viz.kit.instant import DIVERGING_SCHEME, constant, heat_layer, slider, spec, stack_rows, unpack
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.conventions import cell_size
+from tfviz.viz.kit.instant import DIVERGING_SCHEME, constant, heat_layer, layer_head, stack_rows, unpack
 from tfviz.viz.kit.instant_length import length_cap
 from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
 from tfviz.viz.kit.style import FONT_SIZE, token_labels
@@ -46,7 +48,7 @@ def fit_cell(n: int, across: int = 1) -> int:
     >>> fit_cell(13), fit_cell(13, across=2), fit_cell(64), fit_cell(128)
     (44, 24, 10, 6)
     """
-    return max(6, min(44, WIDTH // max(across * n, 1)))
+    return cell_size(across * n, smallest=6, width=WIDTH)
 
 
 
@@ -86,7 +88,7 @@ def map_rows(maps: np.ndarray, *names: str, scores: bool = False, bound: float =
 
 def cells(n: int, panels: int = 1) -> int:
     """Marks that ``panels`` maps of ``n`` tokens draw (none when they are pictures): the
-    renderer's choice (``instant.spec``)."""
+    renderer's choice (``charts.chart``)."""
     return 0 if pictured(n) else panels * n * n
 
 
@@ -98,7 +100,7 @@ def view_filter(*fields: str) -> dict:
 
 def view_params(n_layers: int, n_heads: int, layer: int, head: int) -> list[dict]:
     """The layer and head sliders every chart of lessons 6 and 8 has."""
-    return [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
+    return layer_head(n_layers, n_heads, layer, head)
 
 
 def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
@@ -111,7 +113,7 @@ def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
     the legend still when the view changes (relaying it out cost a third of a view change).
     A long text's scores are a picture (``map_rows(..., scores=True, bound=bound)``).
     ``free``: a length-free map (``n`` and ``m`` its ``length_cap``) of ``ntok`` cells a side;
-    ``bound`` may then name an expression (``instant.spec(sentence=...)``), so that the
+    ``bound`` may then name an expression (``charts.chart(sentence=...)``), so that the
     range rides in the data rather than in the spec."""
     cell = cell or fit_cell(max(n, m))
     domain = {"expr": f"[-{bound}, {bound}]"} if isinstance(bound, str) else [-bound, bound]
@@ -188,12 +190,13 @@ def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0
     body = {"data": {"name": "scores"},
             **masked_heat(cap, cap, keep=view_filter("layer", "head"), bound="bound", free=True),
             "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
-    return spec(body, params=view_params(n_layers, n_heads, layer, head),
-                datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True,
+    return chart(body, params=view_params(n_layers, n_heads, layer, head),
+                 datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True,
                                              bound=bound)},
-                sentence={"bound": bound},  # as the pictures are coloured
-                tokens=token_labels(tokens), free=True,
-                marks=cells(cap), description="Attention scores after the causal mask; masked cells read −∞.")
+                 sentence={"bound": bound},  # as the pictures are coloured
+                 tokens=token_labels(tokens), free=True,
+                 marks=cells(cap), description="Attention scores after the causal mask; masked cells read −∞.",
+                 own_size=True)
 
 
 def two_masks(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[str], *,
@@ -208,11 +211,12 @@ def two_masks(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[st
                     ("bidirectional: every key", "causal: only earlier keys"), cap,
                     title={"text": {"expr": "'The same weights, two masks (layer ' + layer + "
                                             "', head ' + head + ')'"}}, free=True)
-    return spec(body, params=view_params(n_layers, n_heads, layer, head),
-                datasets={"bidirectional": map_rows(bidirectional, "layer", "head"),
+    return chart(body, params=view_params(n_layers, n_heads, layer, head),
+                 datasets={"bidirectional": map_rows(bidirectional, "layer", "head"),
                           "causal": map_rows(causal, "layer", "head")},
-                tokens=token_labels(tokens), free=True,
-                marks=cells(cap, 2), description="Attention weights of one head without and with the causal mask.")
+                 tokens=token_labels(tokens), free=True,
+                 marks=cells(cap, 2), description="Attention weights of one head without and with the causal mask.",
+                 own_size=True)
 
 
 def padded_batch(patterns: np.ndarray, masked_scores: np.ndarray,
@@ -238,8 +242,9 @@ def padded_batch(patterns: np.ndarray, masked_scores: np.ndarray,
               constant("tokens_b", token_labels(token_lists[1]))]
     body = {"vconcat": [pair, scores], "spacing": 30,  # weights 0..1 and scores: two scales
             "resolve": {"scale": {"color": "independent"}}}
-    return spec(body, params=params,
-                datasets={"s1": [r for r in maps if r["s"] == 0],
+    return chart(body, params=params,
+                 datasets={"s1": [r for r in maps if r["s"] == 0],
                           "s2": [r for r in maps if r["s"] == 1],
                           "s2_scores": map_rows(masked_scores, "layer", "head", scores=True, bound=bound)},
-                marks=cells(n, 3), description="A padded batch of two sentences: attention and masked scores.")
+                 marks=cells(n, 3), description="A padded batch of two sentences: attention and masked scores.",
+                 own_size=True)

@@ -29,7 +29,8 @@ import numpy as np
 
 from tfviz.analysis.moe import Routing
 from tfviz.analysis.moe_rules import PLAIN, RENORMALISED, RULE, RULES, TOPK_SOFTMAX, RulesCompared, spread
-from tfviz.viz.kit.instant import SCHEME, rounded, slider, spec, token_axis
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import SCHEME, rounded, slider, token_axis
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
 
@@ -224,13 +225,13 @@ def routing_chart(routes: Sequence[Routing], tokens: Sequence[str], *, layer: in
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               token_slider(cap - 1, "Follow one token", pos, name="pos")]
-    return spec({"vconcat": [heat, bars, lines], "spacing": 24,
+    return chart({"vconcat": [heat, bars, lines], "spacing": 24,
                  "resolve": {"scale": {"color": "independent"},
                              "legend": {"color": "independent", "shape": "independent"}}},
-                params=params, datasets={"gates": gates, "follow": follow}, tokens=labels,
-                free=True, defaults={"pos": 0}, marks=2 * cap * n_experts,
-                description="Router gates of every token, the chosen experts' weights, and one "
-                            "token's routing.")
+                 params=params, datasets={"gates": gates, "follow": follow}, tokens=labels,
+                 free=True, defaults={"pos": 0}, marks=2 * cap * n_experts,
+                 description="Router gates of every token, the chosen experts' weights, and one "
+                            "token's routing.", own_size=True)
 
 
 def load_chart(routes: Sequence[Routing], capacity: int | None, *, layer: int = 0) -> dict:
@@ -281,8 +282,9 @@ def load_chart(routes: Sequence[Routing], capacity: int | None, *, layer: int = 
             "title": {"text": {"expr": "'Tokens per expert, layer ' + layer"},
                       "subtitle": "dashed line: capacity" if capacity is not None else "",
                       "subtitleFontSize": FONT_SIZE - 2}}
-    return spec(body, params=[slider("layer", n_layers - 1, "Layer", layer)],
-                datasets={"load": rows}, description="Tokens each expert processed, per layer.")
+    return chart(body, params=[slider("layer", n_layers - 1, "Layer", layer)],
+                 datasets={"load": rows}, description="Tokens each expert processed, per layer.",
+                 own_size=True)
 
 
 def load_map_chart(routes: Sequence[Routing]) -> dict:
@@ -318,8 +320,9 @@ def load_map_chart(routes: Sequence[Routing]) -> dict:
             "title": "Tokens per expert, every layer"}
     # the layer's rows are numbered "row", not "layer": this overview keeps every layer when a
     # deep model's page sends the other charts one layer at a time (tfviz.viz.kit.instant_layer)
-    return spec(body, params=[], datasets={"loadmap": rows}, marks=2 * n_layers * n_experts,
-                description="How many tokens each expert served, in every layer, against an even share.")
+    return chart(body, datasets={"loadmap": rows}, marks=2 * n_layers * n_experts,
+                 description="How many tokens each expert served, in every layer, against an even share.",
+                 own_size=True)
 
 
 RULE_COLOURS = {PLAIN: CATEGORICAL[0], RENORMALISED: CATEGORICAL[1], TOPK_SOFTMAX: CATEGORICAL[2]}
@@ -391,12 +394,13 @@ def rules_chart(compared: RulesCompared, tokens: Sequence[str], *, own: str | No
     }
     params = [slider("layer", n_layers - 1, "Layer", layer),
               token_slider(cap - 1, "Follow one token", pos, name="pos")]
-    return spec({"vconcat": [weights, shares], "spacing": 28,
+    return chart({"vconcat": [weights, shares], "spacing": 28,
                  "resolve": {"scale": {"color": "independent"}}},
-                params=params, datasets={"weights": rows, "mass": masses}, tokens=token_labels(tokens),
-                free=True, defaults={"pos": 0}, marks=3 * k * 2 + 2 * cap,
-                description="The same router logits under three routing rules: each chosen "
-                            "expert's weight, and the probability the chosen experts hold.")
+                 params=params, datasets={"weights": rows, "mass": masses}, tokens=token_labels(tokens),
+                 free=True, defaults={"pos": 0}, marks=3 * k * 2 + 2 * cap,
+                 description="The same router logits under three routing rules: each chosen "
+                            "expert's weight, and the probability the chosen experts hold.",
+                            own_size=True)
 
 
 def class_chart(tables: Sequence[tuple[Sequence[str], Sequence[int], np.ndarray]], *,
@@ -439,5 +443,6 @@ def class_chart(tables: Sequence[tuple[Sequence[str], Sequence[int], np.ndarray]
         "width": {"step": 110}, "height": {"step": 34},
         "title": {"text": {"expr": f"{json.dumps(title + ', layer ', ensure_ascii=False)} + layer"}},
     }
-    return spec(body, params=[slider("layer", len(tables) - 1, "Layer", layer)],
-                datasets={"classes": rows}, description="Which expert each class of token goes to.")
+    return chart(body, params=[slider("layer", len(tables) - 1, "Layer", layer)],
+                 datasets={"classes": rows}, description="Which expert each class of token goes to.",
+                 own_size=True)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.kit.instant import packed, rounded, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import packed, rounded
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
 from tfviz.viz.kit.style import CATEGORICAL, token_labels
@@ -77,8 +78,9 @@ def scale_on_off(on: np.ndarray, off: np.ndarray, entropy_on: np.ndarray,
              for lyr in range(n_layers) for h in range(n_heads)]
     body = {"vconcat": [maps, lines], "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
     params = view_params(n_layers, n_heads, layer, head)
-    return spec(body, params=params, tokens=token_labels(tokens), free=True,
-                datasets={"on": map_rows(on, "layer", "head"), "off": map_rows(off, "layer", "head"),
+    return chart(body, params=params, tokens=token_labels(tokens), free=True,
+                 datasets={"on": map_rows(on, "layer", "head"), "off": map_rows(off, "layer", "head"),
                           "entropy": rows},
-                sentence={"means": packed(means)}, marks=cells(cap, 2) + 4 * cap,
-                description="Attention of one head with and without the scale, and each row's entropy.")
+                 sentence={"means": packed(means)}, marks=cells(cap, 2) + 4 * cap,
+                 description="Attention of one head with and without the scale, and each row's entropy.",
+                 own_size=True)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfviz.viz.kit.instant import SCHEME, rounded, slider, spec
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import SCHEME, layer_head, rounded
 from tfviz.viz.kit.presenter import PICTURE
 from tfviz.viz.kit.style import FONT_SIZE, hex_colour
 
@@ -141,7 +142,8 @@ def cls_attention_chart(image: np.ndarray, weights: np.ndarray, kept: np.ndarray
     title = {"text": {"expr": "'Class token → patches: layer ' + layer + ', head ' + head"}}
     body = {"hconcat": [picture, grid], "spacing": 40, "title": title,
             "resolve": {"scale": {"color": "independent", "opacity": "independent"}}}
-    params = [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
-    return spec(body, params=params, datasets={"cls": cls, "pixels": pixel_rows(image)},
-                marks=H * W + 4 * n + 1,
-                description="The class token's attention over the image patches, for the chosen layer and head.")
+    params = layer_head(n_layers, n_heads, layer, head)
+    return chart(body, params=params, datasets={"cls": cls, "pixels": pixel_rows(image)},
+                 marks=H * W + 4 * n + 1,
+                 description="The class token's attention over the image patches, for the chosen layer and head.",
+                 own_size=True)

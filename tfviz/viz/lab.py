@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, o, q, tip, view
-from tfviz.viz.kit.instant import choice, constant, heat_layer, packed, slider, spec, unpack
+from tfviz.viz.kit.instant import choice, constant, heat_layer, layer_head, packed, slider, unpack
 from tfviz.viz.instant_masking import view_filter
 from tfviz.viz.kit.instant_pictures import picture, picture_layer
 from tfviz.viz.kit.style import token_labels
@@ -115,15 +115,15 @@ def attention_forming(patterns: Sequence[Sequence[np.ndarray]], steps: Sequence[
     params = [slider("checkpoint", n_ckpt - 1, "checkpoint (0 = before training)", n_ckpt - 1),
               choice("example", range(n_ex), [f"{e + 1}: {s}" for e, s in enumerate(said)],
                      "held-out example"),
-              slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head),
+              *layer_head(n_layers, n_heads, layer, head),
               constant("steps", [int(s) for s in steps]),
               constant("extokens", [token_labels(t) for t in tokens])]
-    return spec({"data": {"name": "maps"}, **heat}, params=params, datasets={"maps": rows},
-                marks=0 if pictured else longest ** 2,
-                description=f"One head's attention weights on a held-out example, queries as rows "
+    return chart({"data": {"name": "maps"}, **heat}, params=params, datasets={"maps": rows},
+                 marks=0 if pictured else longest ** 2,
+                 description=f"One head's attention weights on a held-out example, queries as rows "
                             f"and keys as columns, at each of {n_ckpt} checkpoints of training; "
                             "sliders pick the checkpoint, the layer and the head, a select box "
-                            "the example.")
+                            "the example.", own_size=True)
 
 
 def expert_load_chart(steps: Sequence[int], loads: Sequence[np.ndarray], *, layer: int = 0) -> dict:
@@ -139,12 +139,12 @@ def expert_load_chart(steps: Sequence[int], loads: Sequence[np.ndarray], *, laye
                  color=colour("expert", [f"expert {e}" for e in range(n_experts)], title=None),
                  transform=[view_filter("layer")], tooltip=tip("expert", "step", "share:.1%"))
     lines["title"] = {"text": {"expr": "'Each expert\\'s share of held-out tokens, layer ' + layer"}}
-    return spec({**lines, "width": 420, "height": 200},
-                params=[slider("layer", n_layers - 1, "Layer", layer)],
-                datasets={"rows": rows}, marks=len(rows),
-                description=f"Each of {n_experts} experts' share of the held-out tokens that chose "
+    return chart({**lines, "width": 420, "height": 200},
+                 params=[slider("layer", n_layers - 1, "Layer", layer)],
+                 datasets={"rows": rows}, marks=len(rows),
+                 description=f"Each of {n_experts} experts' share of the held-out tokens that chose "
                             f"it first, against training steps; the layer slider picks one of "
-                            f"{n_layers} layers.")
+                            f"{n_layers} layers.", own_size=True)
 
 
 TINY = 1e-12  # a gradient norm of 0 (nothing reached the layer) is drawn here on the log scale
@@ -173,10 +173,11 @@ def grad_norms_chart(labels: Sequence[str], steps: Sequence[Sequence[int]],
                  tooltip=tip("run", "layer", "step", "norm:.3g"))
     lines["title"] = {"text": {"expr": "'Gradient norm per layer, after ' + steps[checkpoint] + ' steps'"},
                       "subtitle": "each layer's ‖∂loss/∂weights‖, the mean over the steps before it"}
-    return spec({**lines, "width": 420, "height": 240},
-                params=[slider("checkpoint", n_ckpt - 1, "checkpoint", n_ckpt - 1),
+    return chart({**lines, "width": 420, "height": 240},
+                 params=[slider("checkpoint", n_ckpt - 1, "checkpoint", n_ckpt - 1),
                         constant("steps", [int(x) for x in steps[longest]])],
-                datasets={"rows": rows}, marks=len(rows),
-                description=f"The gradient norm of each layer's weights, on a log scale, for "
+                 datasets={"rows": rows}, marks=len(rows),
+                 description=f"The gradient norm of each layer's weights, on a log scale, for "
                             f"{len(labels)} run{'s' if len(labels) != 1 else ''} ({'; '.join(labels)}), "
-                            f"at one of {n_ckpt} checkpoints of training, which the slider picks.")
+                            f"at one of {n_ckpt} checkpoints of training, which the slider picks.",
+                            own_size=True)

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, n as nominal, o, q, tip, view
-from tfviz.viz.kit.instant import constant, heat_layer, packed, rounded, spec, unpack
+from tfviz.viz.kit.instant import constant, heat_layer, packed, rounded, unpack
 from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
 from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
@@ -105,12 +105,13 @@ def whatif_maps(full: np.ndarray, sparse: np.ndarray, tokens: Sequence[str], pat
     maps = map_pair(("full", "sparse"), ("full", pattern), n,
                     title={"text": {"expr": "'Layer ' + layer + ', head ' + head + "
                                             f"': full attention and {pattern}'"}})
-    return spec(maps, params=view_params(n_layers, n_heads, layer, head),
-                tokens=token_labels(tokens), marks=cells(n, 2),
-                datasets={"full": map_rows(full, *VIEW), "sparse": map_rows(sparse, *VIEW)},
-                description=f"One head's attention weights as the trained model reads the text "
+    return chart(maps, params=view_params(n_layers, n_heads, layer, head),
+                 tokens=token_labels(tokens), marks=cells(n, 2),
+                 datasets={"full": map_rows(full, *VIEW), "sparse": map_rows(sparse, *VIEW)},
+                 description=f"One head's attention weights as the trained model reads the text "
                             f"with full attention and through the {pattern} pattern, queries as "
-                            "rows and keys as columns; the layer and head sliders pick the head.")
+                            "rows and keys as columns; the layer and head sliders pick the head.",
+                            own_size=True)
 
 
 ERROR_NAMES = ["mean-pooled keys and values (untrained)", "closest rank-k map (truncated SVD)"]
@@ -146,15 +147,15 @@ def linformer_views(maps: np.ndarray, pooled: np.ndarray, best: np.ndarray,
     errors = {"layer": [lines, chosen], "width": 420, "height": 300,
               "title": {"text": {"expr": f"['Relative output error of the layer against k', {said}]"}}}
     at = [[float(pooled[l, k - 1]), float(best[l, k - 1])] for l in range(n_layers)]
-    return spec({"vconcat": [heat, errors], "spacing": 30,
+    return chart({"vconcat": [heat, errors], "spacing": 30,
                  "resolve": {"scale": {"color": "independent"}}},
-                params=[*view_params(n_layers, n_heads, layer, head),
+                 params=[*view_params(n_layers, n_heads, layer, head),
                         constant("pooled", [str(i) for i in range(k)]), constant("at", at)],
-                tokens=token_labels(tokens), marks=n * k + 4 * n,
-                datasets={"maps": [{"layer": l, "head": h, "v": packed(maps[l, h])}
+                 tokens=token_labels(tokens), marks=n * k + 4 * n,
+                 datasets={"maps": [{"layer": l, "head": h, "v": packed(maps[l, h])}
                                    for l in range(n_layers) for h in range(n_heads)],
                           "errors": errs, "chosen": [{"k": k}]},
-                description=f"Linformer with keys and values mean-pooled to k = {k} rows: each "
+                 description=f"Linformer with keys and values mean-pooled to k = {k} rows: each "
                             "query's weights over the pooled rows for the chosen layer and head, "
                             "then the layer's relative output error against k for mean-pooling "
-                            "and for the closest rank-k map.")
+                            "and for the closest rank-k map.", own_size=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 
 from tfviz.viz.kit.charts import chart, colour, n, q, view
+from tfviz.viz.kit.instant import slider
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
 
 SMALL_LEGEND = {"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}}
@@ -70,9 +71,7 @@ def rnn_vs_transformer_chart(rows, *, shown: int,
     panels = {"data": {"values": list(rows)},
               "transform": [{"filter": f"datum.n <= {LONGEST_PARAM}"}],
               "facet": {"column": column}, "spec": lines}
-    pick = {"name": LONGEST_PARAM, "value": int(min(max(shown, SLIDER_FROM), longest)),
-            "bind": {"input": "range", "min": SLIDER_FROM, "max": int(longest), "step": 1,
-                     "name": "Longest sentence on the chart "}}
+    pick = slider(LONGEST_PARAM, longest, "Longest sentence on the chart", shown, lower=SLIDER_FROM)
     return chart({"params": [pick], "hconcat": [panels]}, title=title, config=SMALL_LEGEND,
                  description=f"{title}: sequential steps and the longest path between two tokens "
                              f"for sentences of {shortest} tokens up to the length the slider "

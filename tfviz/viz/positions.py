@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import ROWS, chart, colour, n, q, tip, view
-from tfviz.viz.kit.instant import heat_layer, spec, stack_rows, unpack
+from tfviz.viz.kit.instant import heat_layer, stack_rows, unpack
 from tfviz.viz.kit.instant_matrix import matrix_chart, token_rows_chart
 from tfviz.viz.kit.instant_length import SENTENCE_PREFIX, sentence_params
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
@@ -254,11 +254,11 @@ def alibi_figure(bias: np.ndarray, slopes: np.ndarray, tokens: Sequence[str] | N
             panel["layer"][0]["encoding"]["y"]["axis"]["labelOverlap"] = False
         panels.append({"data": {"name": "bias"}, **panel,
                        "title": {"text": f"head {h}: m = {slopes[h]:.4g}", "fontSize": FONT_SIZE}})
-    return spec({"hconcat": panels, "spacing": 10}, params=[],
-                datasets={"bias": stack_rows(bias, "head")}, title=title, marks=heads * cap * cap,
-                tokens=labels, free=True, sentence={"low": low},
-                description=f"ALiBi's distance penalty for each of {heads} heads: one query × key "
-                            "map per head, darker blue for a larger penalty.")
+    return chart({"hconcat": panels, "spacing": 10}, params=[],
+                 datasets={"bias": stack_rows(bias, "head")}, title=title, marks=heads * cap * cap,
+                 tokens=labels, free=True, sentence={"low": low},
+                 description=f"ALiBi's distance penalty for each of {heads} heads: one query × key "
+                            "map per head, darker blue for a larger penalty.", own_size=True)
 
 
 def permutation_map(original: np.ndarray, permuted: np.ndarray, order: np.ndarray,

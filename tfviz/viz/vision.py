@@ -14,7 +14,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, n, q, tip, view
-from tfviz.viz.kit.instant import spec
 from tfviz.viz.kit.instant_matrix import matrix_bound, matrix_chart
 from tfviz.viz.instant_vision import FRAME, pixel_axes, pixel_layer, pixel_rows
 from tfviz.viz.kit.presenter import PICTURE, SCALE
@@ -62,8 +61,8 @@ def image_grid_figure(image: np.ndarray, patch: int, *, title: str, size: int = 
             "name": PICTURE}  # presenter view keeps its pixels square
     datasets = {"pixels": pixel_rows(image), **({"grid": lines} if lines else {}),
                 **({"patches": labels} if labels else {})}
-    return spec(body, params=[], datasets=datasets, title=title, description=description,
-                marks=H * W + len(lines) + len(labels))
+    return chart(body, datasets=datasets, title=title, description=description,
+                 marks=H * W + len(lines) + len(labels), own_size=True)
 
 
 def _thin_ticks(chart_spec: dict, rows: int, cols: int, row_px: float, *, x_every: int = 1) -> dict:

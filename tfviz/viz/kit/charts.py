@@ -1,14 +1,15 @@
-"""The small toolkit every 2-D chart is written with: plain Vega-Lite dicts, no altair.
+"""The one constructor every chart is built with, and the pieces of an encoding: plain
+Vega-Lite dicts, no altair.
 
 A builder returns ``chart(body, title=..., description=..., rows=...)``: ``body`` is one view
 (``mark`` and ``encoding``), a ``layer`` or a ``concat``; ``rows`` (a list of flat dicts) travel
-as the dataset ``ROWS``, which ``tfviz.ui.widgets.vega`` sends as Arrow bytes and every view
+as the dataset ``ROWS``, which ``tfviz.ui.drawing.vega`` sends as Arrow bytes and every view
 reads with ``data=ROWS`` (the default of ``view``). Other named ``datasets`` hold what a layer
 draws besides (a rule at chance); "The numbers as a table" under the chart lists ``ROWS``. The
 pieces an encoding is made of are ``q`` / ``n`` / ``o`` (a quantitative, nominal or ordinal
-field), ``colour`` (a field's colours from ``tfviz.viz.kit.style``) and ``tip`` (a tooltip). Heatmaps over tokens, sliders and the other
-view controls are the instant views' (``tfviz.viz.kit.instant``): a chart with view controls is
-``instant.spec``, laid out the same way.
+field), ``colour`` (a field's colours from ``tfviz.viz.kit.style``) and ``tip`` (a tooltip).
+A chart with view controls (sliders, heatmaps over tokens: ``tfviz.viz.kit.instant``) is built
+by the same ``chart``, with its ``params``, ``tokens`` and ``own_size``.
 
 >>> c = chart(view("bar", x=q("p"), y=n("token")), title="Guesses", description="Two bars.",
 ...           rows=[{"token": "a", "p": 0.6}, {"token": "b", "p": 0.4}])
@@ -19,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfviz.viz.kit.style import CATEGORICAL, readable_config
+from tfviz.viz.kit.instant import renderer, with_tokens
+from tfviz.viz.kit.style import CATEGORICAL, chart_config
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 ROWS = "rows"  # the dataset a chart's views read unless they name another
@@ -97,34 +99,51 @@ def view(mark, *, data: str | None = ROWS, transform: Sequence[dict] = (), **enc
     return out
 
 
-def chart(body: dict, *, title=None, description: str, rows: Sequence[dict] | None = None,
-          datasets: dict[str, list] | None = None, config: dict | None = None, **top) -> dict:
-    """A whole chart: ``body`` with the schema, projector-sized text (``style.readable_config``,
-    plus ``config``), its ``title`` and ``description``, and its rows as named datasets
-    (``rows`` is the dataset ``ROWS``).
+def chart(body: dict, *, description: str, title=None, params: Sequence[dict] = (),
+          rows: Sequence[dict] | None = None, datasets: dict[str, list] | None = None,
+          tokens: Sequence[str] | None = None, marks: int | None = None, own_size: bool = False,
+          config: dict | None = None, free: bool = False, default_query: int | None = None,
+          sentence: dict | None = None, defaults: dict[str, int] | None = None, **top) -> dict:
+    """A whole chart, the one way every chart of tfviz is built: ``body`` (a view, a ``layer``
+    or a ``concat``) with the schema, the one config (``style.chart_config``, plus ``config``
+    for this chart's own settings), its ``title`` and ``description``, its view controls
+    ``params`` and its rows as named datasets (``rows`` is the dataset ``ROWS``).
 
     ``description`` says in words what the chart shows: Vega makes it the chart's accessible
-    name, what a screen reader says first, so it is required. ``top`` adds top-level settings
-    (width, height, params, resolve).
+    name, what a screen reader says first, so it is required (and, for an instant chart, names
+    nothing of the sentence).
+
+    ``marks``, the number of marks drawn (else the rows it carries), picks the renderer
+    (``instant.renderer``: SVG with an ARIA label on each mark while few, a canvas beyond).
+    ``own_size``: the chart keeps the size its views declare (heatmaps whose cells keep their
+    size) rather than the column's width. ``tokens`` (labels such as "3 ␣sat") ride in the
+    first row of the first dataset with what else ``free``, ``default_query``, ``sentence``
+    and ``defaults`` say of the sentence (``instant.with_tokens``). ``top`` adds other
+    top-level settings (width, height, resolve).
     """
     if not description.strip():
         raise ValueError("a chart needs a description: what it shows, in words")
     sets = dict(datasets or {})
     if rows is not None:
         sets[ROWS] = list(rows)
-    base = readable_config()
+    params = list(params)
+    if tokens is not None:
+        params, sets = with_tokens(params, sets, tokens, free=free, default_query=default_query,
+                                   sentence=sentence, defaults=defaults)
+    base = chart_config()
     for key, extra in (config or {}).items():
         base[key] = {**base.get(key, {}), **extra}
-    out = {"$schema": SCHEMA, "description": description, "config": base, **top, **body}
+    if marks is None:
+        marks = sum(len(r) for r in sets.values())
+    out = {"$schema": SCHEMA, "description": description, "config": base,
+           "usermeta": {"embedOptions": {"renderer": renderer(marks), "actions": False}},
+           **({"params": params} if params else {}), **top, **body}
+    if own_size:
+        out["autosize"] = {"type": "pad"}  # every view keeps its own size (no fit to the page)
     if rows is not None:  # the chart's own rows: views reading other datasets draw decoration
         out.setdefault("data", {"name": ROWS})
     if sets:
         out["datasets"] = sets
-    if title is not None:
+    if title not in (None, ""):
         out["title"] = title
     return out
-
-
-def rows_of(spec: dict, name: str = ROWS) -> list[dict]:
-    """The rows a chart built here carries in its dataset ``name`` (what its views draw)."""
-    return list(spec["datasets"][name])

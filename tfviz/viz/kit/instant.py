@@ -20,7 +20,7 @@ The conventions every instant chart shares:
   numbers drawn. Bigger ones (long texts) draw on a canvas, which redraws much faster; the
   maps of a long text travel as pictures (``tfviz.viz.kit.instant_pictures``).
 - Token labels ("3 ␣sat") are read by position from the expression ``tokens`` (a repeated word
-  stays two columns). They travel with the data, not in the spec (``spec(..., tokens=...)``):
+  stays two columns). They travel with the data, not in the spec (``chart(..., tokens=...)``):
   Streamlit redraws a chart from scratch when its spec changes but only swaps the data when it
   does not, so a new sentence of the same length costs a data swap, not a new chart
   (BENCHMARKS.md, "Instant views"). For the same reason a token is chosen with a slider, and
@@ -39,7 +39,8 @@ import numpy as np
 
 from tfviz.viz.kit.instant_length import (POSITIONS, SENTENCE_PREFIX, TOKENS_DOMAIN, length_params,
                                      sentence_params, shown_names)
-from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.conventions import cell_size, range_bind
+from tfviz.viz.kit.style import FONT_SIZE
 
 #: URL keys that instant charts own (the browser writes them, the server only reads them once).
 VIEW_KEYS = ("layer", "head", "query", "step", "expert", "pos", "norm", "neurons")
@@ -48,10 +49,20 @@ SCHEME = "cividis"  # perceptually uniform and colour-blind safe
 DIVERGING_SCHEME = "redblue"  # reversed below so that blue is negative, red positive
 
 
-def slider(name: str, upper: int, label: str, value: int = 0) -> dict:
-    """A whole-number parameter 0..upper bound to a labelled range slider (arrow keys move it)."""
-    return {"name": name, "value": int(min(max(value, 0), upper)),
-            "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}
+def slider(name: str, upper: int, label: str, value: int = 0, *, lower: int = 0) -> dict:
+    """A whole-number parameter lower..upper bound to a labelled range slider (arrow keys move
+    it), opening on ``value`` kept in range."""
+    return {"name": name, "value": int(min(max(value, lower), upper)),
+            "bind": range_bind(label, upper, lower)}
+
+
+def layer_head(n_layers: int, n_heads: int, layer: int = 0, head: int = 0) -> list[dict]:
+    """The layer and head sliders of a chart that shows one head at a time.
+
+    >>> [p["bind"]["name"] for p in layer_head(3, 4, head=9)], layer_head(3, 4, head=9)[1]["value"]
+    (['Layer ', 'Head '], 3)
+    """
+    return [slider("layer", n_layers - 1, "Layer", layer), slider("head", n_heads - 1, "Head", head)]
 
 
 def choice(name: str, options: Sequence[int], labels: Sequence[str], label: str,
@@ -73,7 +84,7 @@ SEPARATOR = "\x1f"  # between the token labels packed into one string (unit sepa
 
 
 def tokens_param(dataset: str) -> dict:
-    """The expression ``tokens``: the token labels that ``spec(..., tokens=...)`` packed into
+    """The expression ``tokens``: the token labels that ``chart(..., tokens=...)`` packed into
     the first row of ``dataset``. Empty while the chart waits for its data."""
     rows = f"data('{dataset}')"
     return {"name": "tokens",
@@ -81,7 +92,7 @@ def tokens_param(dataset: str) -> dict:
 
 
 def spec_tokens(chart: dict) -> list[str]:
-    """The token labels a chart from ``spec(..., tokens=...)`` carries (what its expression
+    """The token labels a chart from ``chart(..., tokens=...)`` carries (what its expression
     ``tokens`` reads in the browser), or those of a ``constant`` named ``tokens``; [] for a
     chart without them."""
     param = next((p for p in chart.get("params", []) if p["name"] == "tokens"), None)
@@ -182,7 +193,7 @@ def heat_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_title:
     Every cell costs the browser a few interpreted expressions per redraw (Streamlit runs Vega
     with its CSP-safe expression interpreter), so long texts get plainer cells: no token names
     on hover past 1,024 cells."""
-    cell = cell or max(14, min(44, 520 // max(cols, rows, 1)))
+    cell = cell or cell_size(cols, rows)
     scale = ({"domain": {"expr": domain} if isinstance(domain, str) else list(domain)}
              if domain is not None else {})
     if diverging:
@@ -252,56 +263,32 @@ def renderer(marks: int) -> str:
     return "svg" if marks <= SVG_MARKS else "canvas"
 
 
-def spec(body: dict, *, params: Sequence[dict], datasets: dict[str, list],
-         title: str | dict | None = None,
-         description: str = "", marks: int = 0, tokens: Sequence[str] | None = None,
-         free: bool = False, default_query: int | None = None, sentence: dict | None = None,
-         defaults: dict[str, int] | None = None) -> dict:
-    """A whole instant chart: ``body`` (a view, concat or layer) with its parameters, named
-    datasets, projector-sized text, and the renderer for its number of ``marks``.
-
-    ``description`` says in words what the chart shows; Vega makes it the chart's accessible
-    name, so it is required (and, like the spec, names nothing of the sentence).
-
-    ``tokens`` (labels such as "3 ␣sat") ride in the first row of the first dataset, and the
-    expression ``tokens`` reads them there: the spec itself then holds nothing of the sentence
-    but its length, and a new sentence only swaps the data (module docstring).
+def with_tokens(params: Sequence[dict], datasets: dict[str, list], tokens: Sequence[str], *,
+                free: bool = False, default_query: int | None = None, sentence: dict | None = None,
+                defaults: dict[str, int] | None = None) -> tuple[list[dict], dict[str, list]]:
+    """``params`` and ``datasets`` with the token labels (and what else of the sentence the
+    expressions read) riding in the first row of the first dataset, as ``charts.chart(...,
+    tokens=...)`` builds them: the spec then holds nothing of the sentence but its length, and
+    a new sentence only swaps the data (module docstring).
 
     ``free`` (a length-free chart, laid out for ``length_cap``) adds the expression ``ntok``;
     with a query slider among ``params``, the sentence's ``default_query`` (else its last
     token) rides in the first row too, for the expressions ``dq`` and ``qi``
     (``length_params``): the spec then holds nothing of the sentence at all. Another token
     slider (``instant_length.POSITIONS``: ``pos``) opens where ``defaults`` says, else on the
-    last token, read the same way (``dpos``, ``posi``). ``sentence``:
-    numbers or strings of the whole sentence that the expressions read by name
-    (``instant_length.sentence_params``), riding in that first row too."""
-    if not description.strip():  # Vega makes it the chart's accessible name (style.described)
-        raise ValueError("an instant chart needs a description: what it shows, in words")
-    if tokens is not None:
-        first = next(iter(datasets))
-        rows = list(datasets[first])
-        rows[0] = {**rows[0], "tokens": SEPARATOR.join(str(t).replace(SEPARATOR, " ")
-                                                       for t in tokens)}
-        positions = [p["name"] for p in params if free and p["name"] in POSITIONS]
-        opens = {"query": default_query, **(defaults or {})}
-        for slider in positions:
-            at = opens.get(slider)
-            rows[0][shown_names(slider)[0]] = int(len(tokens) - 1 if at is None else at)
-        rows[0].update({f"{SENTENCE_PREFIX}{k}": v for k, v in (sentence or {}).items()})
-        datasets = {**datasets, first: rows}
-        params = [*params, tokens_param(first), *sentence_params(first, sentence or {})]
-        if free:
-            params += length_params(first, positions)
-    out = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json",
-           "description": description, "params": list(params), "datasets": datasets,
-           "config": {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},
-                      "legend": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2},
-                      "title": {"fontSize": FONT_SIZE + 2, "anchor": "start"},
-                      "header": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE},
-                      "view": {"stroke": None}, "range": {"category": CATEGORICAL}},
-           "usermeta": {"embedOptions": {"renderer": renderer(marks), "actions": False}},
-           "autosize": {"type": "pad"},  # every view keeps its own size (no fit to the page)
-           **body}
-    if title:
-        out["title"] = title
-    return out
+    last token, read the same way (``dpos``, ``posi``). ``sentence``: numbers or strings of
+    the whole sentence that the expressions read by name (``instant_length.sentence_params``),
+    riding in that first row too."""
+    first = next(iter(datasets))
+    rows = list(datasets[first])
+    rows[0] = {**rows[0], "tokens": SEPARATOR.join(str(t).replace(SEPARATOR, " ") for t in tokens)}
+    positions = [p["name"] for p in params if free and p["name"] in POSITIONS]
+    opens = {"query": default_query, **(defaults or {})}
+    for slider in positions:
+        at = opens.get(slider)
+        rows[0][shown_names(slider)[0]] = int(len(tokens) - 1 if at is None else at)
+    rows[0].update({f"{SENTENCE_PREFIX}{k}": v for k, v in (sentence or {}).items()})
+    params = [*params, tokens_param(first), *sentence_params(first, sentence or {})]
+    if free:
+        params += length_params(first, positions)
+    return params, {**datasets, first: rows}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from tfviz.viz.kit.instant_length import SENTENCE_PREFIX
 
-# What spec(..., tokens=...) puts in the first row of a dataset only (and its sentence values,
+# What chart(..., tokens=...) puts in the first row of a dataset only (and its sentence values,
 # SENTENCE_PREFIX): kept with the new first row.
 FIRST_ROW_KEYS = ("tokens", "dq")
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tfviz.viz.kit.conventions import range_bind
+
 # Sentences are laid out for the smallest of these lengths that holds them (``length_cap``):
 # a new sentence of 8-16 tokens keeps the charts of the last one and swaps their data.
 LENGTH_CAPS = (16, 24, 32, 48, 64, 96, 128)
@@ -72,7 +74,7 @@ SENTENCE_PREFIX = "s_"  # the first row's keys that hold a length-free chart's s
 def sentence_params(dataset: str, values: dict) -> list[dict]:
     """Expressions of numbers or strings that follow the sentence but not the view (the colour
     range of its scores, the means in a title, the heads' role labels): each ``name`` reads
-    the key ``s_name`` of ``dataset``'s first row, where ``instant.spec(sentence=...)`` puts
+    the key ``s_name`` of ``dataset``'s first row, where ``charts.chart(sentence=...)`` puts
     it beside the token labels. They ride in the data rather than in the spec, so a new
     sentence still swaps data only. (A dataset of their own would be dropped: Vega-Lite
     compiles only the datasets a view draws from.)
@@ -93,8 +95,7 @@ def token_slider(upper: int, label: str, value: int | None, name: str = "query")
     0 means "the sentence's own default" (``qi``, ``posi``: ``shown_names``), which the chart
     reads from its data; the spec then holds nothing of the sentence."""
     value = -1 if value is None or value < 0 else int(min(value, upper))
-    return {"name": name, "value": value,
-            "bind": {"input": "range", "min": 0, "max": int(upper), "step": 1, "name": f"{label} "}}
+    return {"name": name, "value": value, "bind": range_bind(label, upper)}
 
 
 def step_slider(upper: int, value: int) -> dict:
@@ -102,8 +103,7 @@ def step_slider(upper: int, value: int) -> dict:
     generation's): its range is the layout's, 1..upper, and the page's view script narrows it
     to the steps taken (``tfviz.ui.views.fit_marker``, from 1). The chart draws ``si``
     (``step_params``), the slider's step kept within the steps it has."""
-    return {"name": "step", "value": int(min(max(value, 1), upper)),
-            "bind": {"input": "range", "min": 1, "max": int(upper), "step": 1, "name": "Step "}}
+    return {"name": "step", "value": int(min(max(value, 1), upper)), "bind": range_bind("Step", upper, 1)}
 
 
 def step_params() -> list[dict]:

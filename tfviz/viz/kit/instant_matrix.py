@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.kit.instant import constant, heat_layer, packed, spec, token_axis, unpack
+from tfviz.viz.kit.charts import chart
+from tfviz.viz.kit.instant import constant, heat_layer, packed, token_axis, unpack
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap
 
 
@@ -79,10 +80,10 @@ def matrix_chart(values, *, title, description: str, x_title: str, y_title: str,
         view["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] = 0
     if extra_layers:
         view["layer"] += list(extra_layers)
-    return spec({"data": {"name": "matrix"}, **view},
-                params=[constant("xlabels", x_labels), constant("ylabels", y_labels)],
-                datasets={"matrix": matrix_rows(arr)}, title=title, description=description,
-                marks=arr.size)
+    return chart({"data": {"name": "matrix"}, **view},
+                 params=[constant("xlabels", x_labels), constant("ylabels", y_labels)],
+                 datasets={"matrix": matrix_rows(arr)}, title=title, description=description,
+                 marks=arr.size, own_size=True)
 
 
 def counted_title(text: str) -> str | dict:
@@ -124,8 +125,9 @@ def token_rows_chart(values, tokens: Sequence[str], *, title: str, description: 
     rect["y"] = {**rect["y"], "axis": axis, "scale": {"domain": TOKENS_DOMAIN}}
     rect["x"]["axis"]["labelAngle"] = 0  # column numbers: upright, as many as fit
     view["height"] = {"step": step}
-    return spec({"data": {"name": "matrix"}, **view},
-                params=[constant("xlabels", [str(c) for c in range(n_cols)])],
-                datasets={"matrix": matrix_rows(arr)}, title=counted_title(title),
-                description=description, marks=n_cols * cap, tokens=tokens, free=True,
-                sentence={"bound": float(bound) if bound is not None else matrix_bound(arr)})
+    return chart({"data": {"name": "matrix"}, **view},
+                 params=[constant("xlabels", [str(c) for c in range(n_cols)])],
+                 datasets={"matrix": matrix_rows(arr)}, title=counted_title(title),
+                 description=description, marks=n_cols * cap, tokens=tokens, free=True,
+                 sentence={"bound": float(bound) if bound is not None else matrix_bound(arr)},
+                 own_size=True)

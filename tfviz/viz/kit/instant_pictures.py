@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tfviz.viz.kit.conventions import cell_size
 from tfviz.viz.kit.instant import SCHEME, token_axis
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN
 from tfviz.viz.kit.style import rgb
@@ -107,7 +108,7 @@ def picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, value_tit
     Cells have no hover values: there are too many to point at. ``free``: a token × token
     map of a length-free chart (``cols`` and ``rows`` its ``length_cap``): the picture fills
     the same square whatever the sentence's length, and the axes name its ``ntok`` tokens."""
-    cell = cell or max(3, min(44, 520 // max(cols, rows, 1)))
+    cell = cell or cell_size(cols, rows, smallest=3)
     width, height = cell * cols, cell * rows
     image = image_layer(width, height, before)
     x = index_layer("x", cols, title=x_title, labels=x_labels, free=free, axis=axes)

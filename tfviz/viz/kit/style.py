@@ -52,33 +52,19 @@ def contrast_ratio(foreground: str, background: str) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
-def readable(chart, *, legend_title_size: int = FONT_SIZE, legend_label_limit: int = 400):
-    """Projector-sized text for an altair chart: axis labels and titles, legend, chart title.
+def chart_config() -> dict:
+    """The one Vega-Lite ``config`` of every chart (``charts.chart``): projector-sized text,
+    titles from the left, no frame round a view, Okabe-Ito colours for categories. Legend
+    labels are cut at 400 px (Vega-Lite's own default is 160); ``SMALL_LEGEND`` asks for less.
 
-    Legend labels are cut at ``legend_label_limit`` pixels (Vega-Lite's own default is 160);
-    some charts ask for a smaller ``legend_title_size``.
-
-    >>> import altair as alt
-    >>> config = readable(alt.Chart().mark_point()).to_dict()["config"]
-    >>> config["axis"], config["title"]
-    ({'labelFontSize': 14, 'titleFontSize': 16}, {'fontSize': 18})
-    """
-    config = readable_config(legend_title_size=legend_title_size,
-                             legend_label_limit=legend_label_limit)
-    return (chart.configure_axis(**config["axis"]).configure_legend(**config["legend"])
-            .configure_title(**config["title"]))
-
-
-def readable_config(*, legend_title_size: int = FONT_SIZE, legend_label_limit: int = 400) -> dict:
-    """``readable``'s settings as a Vega-Lite ``config`` for a chart written as a dict.
-
-    >>> readable_config()["legend"]
+    >>> chart_config()["legend"]
     {'labelFontSize': 14, 'titleFontSize': 16, 'labelLimit': 400}
     """
     return {"axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE},
-            "legend": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": legend_title_size,
-                       "labelLimit": legend_label_limit},
-            "title": {"fontSize": FONT_SIZE + 2}}
+            "legend": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE, "labelLimit": 400},
+            "title": {"fontSize": FONT_SIZE + 2, "anchor": "start"},
+            "header": {"labelFontSize": FONT_SIZE, "titleFontSize": FONT_SIZE},
+            "view": {"stroke": None}, "range": {"category": list(CATEGORICAL)}}
 
 
 def title_text(title) -> str:
@@ -111,6 +97,10 @@ def described(spec: dict) -> dict:
     return {**spec, "description": text} if text else spec
 
 
-#: ``readable(chart, **SMALL_LEGEND)``: smaller legend titles, labels cut at Vega-Lite's 160 px.
-SMALL_LEGEND = MappingProxyType({"legend_title_size": FONT_SIZE - 2, "legend_label_limit": 160})
+#: ``chart(..., config=SMALL_LEGEND)``: smaller legend titles, labels cut at Vega-Lite's 160 px.
+SMALL_LEGEND = MappingProxyType({"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}})
 
+#: The greys of text and rules that should recede: notes beside a chart, a dashed reference
+#: line (``GREY``), what was left out (``LIGHT_GREY``). Presenter view darkens both.
+GREY = "#555555"
+LIGHT_GREY = "#777777"
