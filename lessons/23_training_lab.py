@@ -4,6 +4,7 @@ compare runs and the ready-made design choices. Training runs in the server's ba
 import streamlit as st
 
 from tfviz.lab.comparisons import COMPARISONS, comparison_table
+from tfviz.lab.induction import INDUCTION_HEAD, induction_summary
 from tfviz.lab.opened import lab_lesson_links
 from tfviz.lab.runs import LabBusy
 from tfviz.lab.settings import LAB_POSITIONALS, LIMITS, LabSettings, differing, label, value_text
@@ -18,6 +19,7 @@ from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.pickers import stable_select
 from tfviz.ui.tables import table
+from tfviz.viz import interpret as iv
 from tfviz.viz import lab as lv
 
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 3e-3, 5e-3, 1e-2, 2e-2, 3e-2)
@@ -68,8 +70,15 @@ with step("2 · The architecture"):
     c2.toggle("Residual connections", key="lab_residual",
               help="Off, each sublayer's output replaces its input instead of being added to it: "
                    "no skip path around attention and the feed-forward block.")
-    experts = stable_select("Feed-forward", [0, 2, 4, 8], "lab_experts", default=0, where=c3,
-                            format_func=lambda e: value_text("n_experts", e) + (" (mixture)" if e else ""))
+    ul.boolean("lab_ffn", defaults.ffn)
+    c3.toggle("Feed-forward sublayer", key="lab_ffn",
+              help="Off, each block is attention alone: the induction task's model, where only "
+                   "heads write into the residual stream.")
+    if st.session_state["lab_ffn"]:
+        experts = stable_select("Feed-forward", [0, 2, 4, 8], "lab_experts", default=0, where=c3,
+                                format_func=lambda e: value_text("n_experts", e) + (" (mixture)" if e else ""))
+    else:
+        experts = st.session_state["lab_experts"] = 0
     if experts:
         ul.whole("lab_topk", 1, experts, 1)
         c3.slider("Experts per token (top-k)", 1, experts, key="lab_topk")
@@ -130,6 +139,13 @@ with step("3 · Train"):
                                           [[c.step for c in r.checkpoints] for r in shown],
                                           [[c.accuracy for c in r.checkpoints] for r in shown],
                                           chance=run.settings.spec.chance))
+            probed = [c for c in run.checkpoints if c.induction is not None]
+            if probed:  # the induction task: the heads' scores and the two copies' losses, live
+                ul.live_chart(iv.induction_training(
+                    [c.step for c in probed], [c.induction.induction for c in probed],
+                    [c.induction.first_loss for c in probed], [c.induction.second_loss for c in probed],
+                    INDUCTION_HEAD))
+                st.caption(induction_summary(probed))
         if now.finished:
             ul.collect(now)
             if busy:  # the run ended since the page was drawn: redraw it all, and stop polling
@@ -161,15 +177,32 @@ with step("4 · Attention forming"):
                    "browser at once): each row is a query, and its cells show how much it reads "
                    "each key. Before training (checkpoint 0) the weights are spread almost evenly; "
                    "the pattern the task needs appears as the accuracy climbs.")
+        probed = [c for c in run.checkpoints if c.induction is not None]
+        if probed:
+            vega(iv.induction_training, tuple(c.step for c in probed),
+                 tuple(c.induction.induction for c in probed),
+                 tuple(c.induction.first_loss for c in probed),
+                 tuple(c.induction.second_loss for c in probed), INDUCTION_HEAD)
+            st.caption(induction_summary(probed) + (
+                " In the maps above, pick the best head's layer and head: from each letter of the "
+                "second copy it reads the letter after its first copy; the previous-token head "
+                "reads the letter just before." if cfg.n_layers > 1 else
+                " With one layer no head can do it: an induction head needs a previous-token head "
+                "in an earlier layer."))
+            interp = by_url("induction-heads")
+            if interp is not None:
+                st.page_link(f"lessons/{interp.file}", label=f"Lesson: {interp.title}")
         loads = tuple(c.expert_load for c in run.checkpoints)
         if loads[-1] is not None:
             vega(lv.expert_load_chart, steps, loads, layer=layer)
         st.button("Open in the lessons", key="lab_open", on_click=own_model.open_run, args=(run,),
-                  disabled=run.weights is None or not run.settings.residual,
+                  disabled=run.weights is None or not run.settings.residual or not run.settings.ffn,
                   help="This run failed, so it left no model to open." if run.weights is None else
                        "A model without residual connections is not the block the lessons explain "
                        "(their sentences and formulas add every sublayer to its input), so it stays "
                        "here." if not run.settings.residual else
+                       "A model without feed-forward blocks is not the block the lessons explain, so "
+                       "it stays here." if not run.settings.ffn else
                        "This run's model becomes a model of your own in the sidebar, for this browser "
                        "session only: the lessons then show its numbers on its task's examples.")
         opened = own_model.chosen()

@@ -176,3 +176,23 @@ def test_the_default_setting_grows_an_induction_head():
     assert score > INDUCTION_HEAD and layer >= 1  # the first layer cannot: it has no previous token to match
     assert last.second_loss < 0.25 * last.first_loss
     assert view.checkpoints[0].induction.best[2] < 0.2  # not there before training
+
+
+def test_the_summary_is_the_runs_own_numbers():
+    from types import SimpleNamespace
+
+    from tfviz.lab.induction import InductionProbe, induction_summary
+
+    def cp(step, seconds, ind, prev, first, second):
+        return SimpleNamespace(step=step, seconds=seconds,
+                               induction=InductionProbe(np.array(ind), np.array(prev), first, second))
+
+    before = cp(0, 0.5, [[0.1, 0.1], [0.1, 0.1]], [[0.2, 0.1], [0.1, 0.1]], 3.9, 3.9)
+    mid = cp(100, 4.2, [[0.1, 0.1], [0.1, 0.6]], [[0.2, 0.7], [0.1, 0.1]], 3.3, 1.1)
+    end = cp(200, 8.0, [[0.1, 0.1], [0.2, 0.8]], [[0.3, 0.75], [0.1, 0.1]], 3.3, 0.2)
+    assert induction_summary([before, mid, end]) == (
+        "Head L1H1 passed an induction score of 0.5 at step 100, 4 s into the run. At step 200 the "
+        "best induction head is L1H1 (0.80); the strongest previous-token head before it, L0H1, "
+        "scores 0.75. The loss on the second copy is 0.20 nats against 3.30 on the first (before "
+        "training: 3.90 and 3.90).")
+    assert induction_summary([before]).startswith("No head has passed an induction score of 0.5 yet.")

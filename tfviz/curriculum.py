@@ -89,13 +89,14 @@ CURRICULUM: tuple[Entry, ...] = (
           ":material/linear_scale:"),
     Entry("MQA and GQA", "Efficiency and beyond", 18, "gqa", "18_gqa.py", ":material/group_work:"),
     Entry("Vision transformer", "Efficiency and beyond", 19, "vision", "19_vision.py", ":material/grid_on:"),
-    # Looking inside: numbered 24-27 as in shared/CURRICULUM.md, shown before Practice. Planned
-    # (no file yet): the quiz and the worked exercises already practise their ideas.
-    Entry("Logit lens", "Looking inside", 24, "logit-lens"),
-    Entry("Who wrote the answer", "Looking inside", 25, "direct-attribution"),
+    # Looking inside: numbered 24-27 as in shared/CURRICULUM.md, shown before Practice.
+    Entry("Logit lens", "Looking inside", 24, "logit-lens", "24_logit_lens.py", ":material/layers:"),
+    Entry("Who wrote the answer", "Looking inside", 25, "direct-attribution",
+          "25_direct_attribution.py", ":material/bar_chart:"),
     Entry("Causes, not correlations", "Looking inside", 26, "activation-patching",
-          short="Activation patching"),
-    Entry("Induction heads", "Looking inside", 27, "induction-heads"),
+          "26_activation_patching.py", ":material/swap_horiz:", short="Activation patching"),
+    Entry("Induction heads", "Looking inside", 27, "induction-heads", "27_induction_heads.py",
+          ":material/content_copy:"),
     Entry("Worked exercises", "Practice", 20, "exercises", "20_exercises.py",
           ":material/edit_note:"),
     Entry("Quiz", "Practice", 21, "quiz", "21_quiz.py", ":material/quiz:"),

@@ -94,3 +94,39 @@ def probe(model: Transformer, ids: np.ndarray, pad_id: int = 0) -> InductionProb
         second.append(s)
     return InductionProbe(np.mean(ind, 0), np.mean(prev, 0), float(np.mean(first)),
                           float(np.mean(second)))
+
+
+def first_induction(checkpoints, threshold: float = INDUCTION_HEAD):
+    """The first checkpoint (with an ``induction`` probe) where some head's induction score is
+    above ``threshold``, or None."""
+    return next((c for c in checkpoints if c.induction is not None and c.induction.best[2] > threshold),
+                None)
+
+
+def induction_summary(checkpoints, threshold: float = INDUCTION_HEAD) -> str:
+    """What a run of the induction task did, in its own numbers: when a head first passed
+    ``threshold``, then at the last checkpoint the best induction head, the strongest
+    previous-token head of an earlier layer, and the two copies' losses (and before training).
+
+    ``checkpoints``: a run's checkpoints (each with ``step``, ``seconds`` and ``induction``)."""
+    probed = [c for c in checkpoints if c.induction is not None]
+    if not probed:
+        return "No checkpoint measured yet."
+    start, last = probed[0].induction, probed[-1]
+    layer, head, score = last.induction.best
+    partner = ""
+    if layer > 0:
+        prev = last.induction.previous[:layer]  # (earlier layers, heads)
+        pl, ph = np.unravel_index(int(np.argmax(prev)), prev.shape)
+        partner = (f"; the strongest previous-token head before it, L{int(pl)}H{int(ph)}, scores "
+                   f"{float(prev[pl, ph]):.2f}")
+    end = (f"At step {last.step} the best induction head is L{layer}H{head} ({score:.2f}){partner}. "
+           f"The loss on the second copy is {last.induction.second_loss:.2f} nats against "
+           f"{last.induction.first_loss:.2f} on the first (before training: "
+           f"{start.second_loss:.2f} and {start.first_loss:.2f}).")
+    found = first_induction(probed, threshold)
+    if found is None:
+        return f"No head has passed an induction score of {threshold:g} yet. " + end
+    fl, fh, _ = found.induction.best
+    return (f"Head L{fl}H{fh} passed an induction score of {threshold:g} at step {found.step}, "
+            f"{found.seconds:.0f} s into the run. " + end)

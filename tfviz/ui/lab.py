@@ -60,7 +60,7 @@ def tidy(runner: LabRunner) -> None:
 
 #: LabSettings field -> the widget's session_state key
 WIDGETS = {"n_layers": "lab_layers", "n_heads": "lab_heads", "d_model": "lab_d_model",
-           "positional": "lab_pos", "scale": "lab_scale", "norm": "lab_norm", "residual": "lab_residual",
+           "positional": "lab_pos", "scale": "lab_scale", "norm": "lab_norm", "residual": "lab_residual", "ffn": "lab_ffn",
            "n_experts": "lab_experts", "top_k": "lab_topk", "lr": "lab_lr", "steps": "lab_steps",
            "seed": "lab_seed"}
 TASK_KEY, PENDING_KEY = "lab_task", "lab_pending"
