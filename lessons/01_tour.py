@@ -3,7 +3,7 @@ import streamlit as st
 
 from tfviz.analysis.pipeline import (first_ordinary_position, mask_token_id, pipeline_stages,
                                      probabilities, rnn_vs_transformer, top_predictions,
-                                     vector_lengths)
+                                     vector_length_rows, vector_lengths)
 from tfviz.experiments.masked import masked_trace
 from tfviz.ui.cache import get_bundle, get_tour_numbers, get_trace
 from tfviz.ui.context import chosen
@@ -82,9 +82,7 @@ with step("2 · The model's guess"):
                 f"guess: it ends at its last block, with one vector of {cfg.d_model} numbers per "
                 "token. A folder saved with its masked-LM head (`BertForMaskedLM`) shows its "
                 "guess for a hidden token here.")
-        table([{"position": i, "token": t, "length of its last vector": round(float(v), 3)}
-               for i, (t, v) in enumerate(zip(trace.tokens, vector_lengths(trace[last])))],
-              hide_index=True)
+        table(vector_length_rows(trace.tokens, trace[last]), hide_index=True)
         st.caption(f"What it does give: each token's vector after the last block (`{last}`), "
                    "here by its length. Fine-tuning puts a new head on vectors like these "
                    "(lesson 15).")

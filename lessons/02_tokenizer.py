@@ -9,6 +9,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import bpe_encoding, bpe_training
 from tfviz.ui.present import step
 from tfviz.ui.code import show_code
+from tfviz.ui.pickers import keep_within
 from tfviz.ui.tables import table
 from tfviz.viz.tokens import merge_table, pair_table, segmentation_html, token_chips_html
 
@@ -54,7 +55,7 @@ with step("1 · Train BPE on your own corpus"):
         if made == 0:
             st.info("Nothing to merge yet: every word is a single character. Add longer words.")
         else:
-            st.session_state["tok_step"] = min(st.session_state.get("tok_step", 1), made)
+            keep_within("tok_step", made, default=1)
             step_no = st.slider("Step through the merges", 0, made, key="tok_step")
             merge = history.steps[step_no]
             before = history.steps[max(step_no - 1, 0)]
@@ -80,9 +81,8 @@ with step("1 · Train BPE on your own corpus"):
             st.html(segmentation_html(words, merge.word_freqs, merge.changed if step_no else ()))
             if len(merge.words) > MAX_WORDS_SHOWN:
                 st.caption(f"Showing {MAX_WORDS_SHOWN} of {len(merge.words)} different words.")
-            total_pairs = sum(count_pairs(before.symbols, before.freqs).values())
-            st.caption(f"{sum(len(s) for s in merge.symbols)} symbols across the distinct words; "
-                       f"{total_pairs} neighbouring pairs were counted before this step.")
+            st.caption(f"{merge.symbol_count} symbols across the distinct words; "
+                       f"{before.pair_count} neighbouring pairs were counted before this step.")
             show_code(train_bpe_naive, count_pairs)  # the textbook loop; train_bpe is its fast twin
 
 with step("2 · Encode a new word"):
@@ -170,9 +170,9 @@ with step("3 · The tokenizer of this model"):
             "a few special tokens and single letters, with no merges at all. Characters outside "
             "that alphabet are simply skipped."
         )
-        unknown = bundle.tokenizer.unknown(typed)
+        unknown = bundle.tokenizer.skipped(typed)
         if unknown:
-            st.caption(f"Skipped in your text: {' '.join(sorted(set(unknown)))}")
+            st.caption(f"Skipped in your text: {' '.join(unknown)}")
     else:
         odd_ids = bundle.encode(ODD_TEXT)
         st.markdown(f"What about characters the merges never saw? Here is *{ODD_TEXT}*:")

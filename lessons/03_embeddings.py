@@ -7,11 +7,12 @@ from tfviz.analysis.positions import (alibi, formula_table, learned_positions, p
 from tfviz.analysis.relative_positions import (bucket_layout, favourite_counts, preference_rows,
                                                shaw_preferences, shaw_rows, t5_preferences)
 from tfviz.experiments.relative import position_terms
-from tfviz.experiments.extrapolation import loss_at_offset
+from tfviz.experiments.extrapolation import loss_at_offset, longest_row, widest_spread
 from tfviz.experiments.order import permutation_check
 from tfviz.experiments.rope import (example_scalings, position_reads, rope_layout, rope_pair,
-                                    rope_scores, scaling_name, shift_gap, shifted_scores,
-                                    stretch_groups, stretched_frequencies, turn_table)
+                                    rope_scores, scaling_name, score_spread, shift_gap,
+                                    shifted_scores, shown_distances, stretch_groups,
+                                    stretched_frequencies, trained_context, turn_table)
 from tfviz.model.positional import rope_inv_freq
 from tfviz.reference import t5_bucket
 from tfviz.ui.cache import get_bundle, get_trace, read_text
@@ -142,7 +143,7 @@ with step("4 · Learned positions: what training made of them"):
                    f"{LEARNED}` trains it.")
     vega(similarity_chart, {LEARNED: learned_rows.learned, "sine (gpt-tiny)": learned_rows.sine},
          title=f"Positions 0–{rows_reached - 1}: learned rows and sine rows (d = 64, n = 10000)")
-    far = float(abs(learned_rows.learned[2:]).mean()) if rows_reached > 2 else float("nan")
+    far = learned_rows.far_cosine
     st.caption(
         f"Mean cosine similarity of rows k and k + distance, over positions 0–{rows_reached - 1}. "
         f"The training sentences were at most {rows_reached} tokens long (plus <eos>), so only these "
@@ -211,7 +212,7 @@ def shaw_vectors():
            if scfg.causal else "")
         + (f". Their entries average |a| = {rows.mean_abs_used:.3f}; the unused rows' average "
            f"{rows.mean_abs_unused:.3f}: still their random start, shrunk a little by weight decay, "
-           "like the learned table's unreached rows in step 4." if rows.used.size > rows.used.sum() else "."))
+           "like the learned table's unreached rows in step 4." if rows.some_unused else "."))
 
 
 @safe_fragment
@@ -294,7 +295,7 @@ def t5_view():
          title=f"{t5_name}: the bias each head adds, by distance back (the same in every layer)")
     st.caption(
         f"Flat steps are distances that share a bucket. Training read keys at most {reach} back, so "
-        f"only the buckets up to {t5.last_reached} were ever trained ({int(t5.reached.sum())} of "
+        f"only the buckets up to {t5.last_reached} were ever trained ({t5.reached_count} of "
         f"{tcfg.rel_buckets}); right of the dashed line the numbers are still close to their "
         "random start.")
     table(preference_rows(t5.prefs, "bias"), static=True)
@@ -378,9 +379,8 @@ def rope_demo():
                 "turns each by its own position, and their dot product stays the same:")
     moved = shifted_scores(pair.q, pair.k, i, j, layout)
     table(moved, static=True, column_config={"q·k after rotation": st.column_config.NumberColumn(format="%.6f")})
-    scores = [r["q·k after rotation"] for r in moved]
     st.caption(f"From ({i}, {j}) to ({moved[-1]['query at']}, {moved[-1]['key at']}) the score moves "
-               f"by at most {max(scores) - min(scores):.1e}: float32's rounding of angles as "
+               f"by at most {score_spread(moved):.1e}: float32's rounding of angles as "
                f"large as {moved[-1]['query at'] * speeds[0]:,.0f} radians. Only the distance "
                f"m − n = {i - j} is left in it. The model's own score for this pair (hook_scores_raw, "
                f"before {before_scale}) is {pair.score:.6f}. Positions past {rope_name}'s "
@@ -388,7 +388,7 @@ def rope_demo():
                "only the training does.")
 
     dist = st.slider("distance m − n", 0, 12, 3, key="emb_rope_dist")
-    distances = sorted({0, dist, i - j}) if i >= j else sorted({0, dist})
+    distances = shown_distances(dist, i, j)
     rows = [r for d in distances for r in rope_scores(pair.q, pair.k, d, range(d, d + 40, 4), layout=layout)]
     own = ({"query position": i, "distance": i - j, "q·k after rotation": pair.score}
            if i >= j else None)
@@ -419,8 +419,7 @@ def rope_stretch():
     context = rope_bundle.config.max_seq_len
     if layout.scaling is not None:  # the model's own: trained short, stretched to its context
         own = layout.scaling
-        trained = (own.original_max_position_embeddings if own.kind == "llama3"
-                   else round(context / own.factor))
+        trained = trained_context(own, context)
         scalings, far = {own.kind: own}, context - 1
         edge = f"original context: {trained:,} positions"
         st.markdown(
@@ -606,20 +605,20 @@ def shifted_step() -> None:
     for name in (SINE, LEARNED):
         if name in runs:
             run = runs[name]
-            later = run.losses[1:]
+            low, high = run.later_range
             said.append(f"**{name}** ({ABSOLUTE[name]}) goes from {run.losses[0]:.3f} at position 0 "
-                        f"to between {min(later):.3f} and {max(later):.3f} when its sentences start "
+                        f"to between {low:.3f} and {high:.3f} when its sentences start "
                         "later")
     flat = [n for n in RELATIVE_NAMES if n in runs]
     if flat:
-        spread = max(max(runs[n].losses) - min(runs[n].losses) for n in flat)
+        spread = widest_spread(runs[n] for n in flat)
         said.append(f"{', '.join(flat)} stay within {spread:.1e} of their loss at position 0 at every k"
                     + (" (their lines lie on top of one another)" if len(flat) > 1 else ""))
     st.markdown("; ".join(said) + ".")
-    longest = max(run.longest for run in runs.values())
+    longest = longest_row(runs.values())
     rows_end = get_bundle(LEARNED).config.max_seq_len
     sine = runs.get(SINE)
-    worse = sine is not None and min(sine.losses[1:]) > sine.losses[0] + 0.05
+    worse = sine is not None and sine.worse_later(0.05)
     st.caption(
         "So which half is right? "
         + ("The sines are computed at every position here, yet a model that trained with them only "

@@ -8,7 +8,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import available
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
@@ -52,7 +52,7 @@ def toy():
             "softmax weight α": f"{w:.3f}", "hard lookup weight": f"{h:g}"}
            for n, s, w, h in zip(entries.names, soft.scores, soft.weights, hard.weights)])
     fmt = lambda v: ", ".join(f"{x:.2f} {name}" for x, name in zip(v, entries.value_names))  # noqa: E731
-    best = entries.names[int(hard.weights.argmax())]
+    best = entries.names[hard.best]
     m1, m2 = st.columns(2)
     m1.metric("Hard lookup answer (best key only)", fmt(hard.output), help=f"the value of {best}")
     m2.metric("Attention answer (blend of all values)", fmt(soft.output),
@@ -87,12 +87,9 @@ with step("2 · The same thing inside the model"):
     )
     patterns = trace.stack("pattern")  # (L, H, n, n)
     n = len(trace.tokens)
-    only = layer_picker(cfg.n_layers, "lk_layer")  # a deep model sends one layer at a time
-    instant(lookup_weights, patterns, trace.tokens, effective_counts(patterns),
-            layer=view_value("layer", cfg.n_layers - 1) if only is None else only,
-            head=view_value("head", cfg.n_heads - 1),
-            query=linked_value("query"),  # None: the sentence's last token, from the data
-            only_layer=only)
+    opening = view_opening(cfg, "lk_layer")  # a deep model sends one layer at a time
+    instant(lookup_weights, patterns, trace.tokens, effective_counts(patterns), **opening.view,
+            query=linked_value("query"))  # None: the sentence's last token, from the data
     length_marker(n, n - 1)  # fits the query slider to this sentence (the chart is length-free)
     if cfg.causal:
         st.caption("This model only lets a token look at itself and earlier tokens, so later "

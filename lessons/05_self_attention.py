@@ -12,7 +12,7 @@ from tfviz.ui.errors import safe_fragment
 from tfviz.ui.experiments_cache import SELF_ATTENTION_TOKENS, first_tokens_trace
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_opening, view_value
 from tfviz.textinput import clean_text
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
@@ -67,10 +67,9 @@ def walkthrough() -> None:
     # Where the charts open: a shared link's view, else layer 0, head 0 and the sentence's
     # own query (its "it", else its last token), which travels in the data
     # (tfviz.viz.kit.instant_length): the charts' specs then hold nothing of the sentence.
-    only = layer_picker(cfg.n_layers, "sa_layer")  # a deep model sends one layer at a time
-    view = {"layer": view_value("layer", cfg.n_layers - 1) if only is None else only,
-            "head": view_value("head", cfg.n_heads - 1), "query": linked_value("query"),
-            "only_layer": only, "layer_data": only is not None}
+    opening = view_opening(cfg, "sa_layer")  # a deep model sends one layer at a time
+    only = opening.only
+    view = {**opening.view, "query": linked_value("query"), "layer_data": only is not None}
     opens_on = found.probe if found else n - 1
     shift = None  # with a what-if on: how far it moved each query from the model's own run
     if options.canonical(cfg) != RunOptions():
@@ -210,8 +209,7 @@ with step("2 · The source's worked example"):
     st.latex(rf"\frac{{{s1:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[0]:.4g},\quad "
              rf"\frac{{{s2:g}}}{{\sqrt{{{d_k}}}}} = {ex.scaled[1]:.4g}\quad\to\quad "
              rf"\mathrm{{softmax}} = ({ex.weights[0]:.2f},\ {ex.weights[1]:.2f})")
-    st.table({"key": ["Thinking", "Machines"], "score q·k": ex.scores.tolist(),
-              "÷ √d_k": ex.scaled.tolist(), "softmax": [round(w, 4) for w in ex.weights.tolist()]})
+    st.table({"key": ["Thinking", "Machines"], **ex.columns()})
     in_the_notes("self-attention")
     show_code(att.worked_example)
 
@@ -266,19 +264,15 @@ def two_contexts() -> None:
             "or open an encoder (its tokens read both ways) to see this word take on its context.")
     elif cfg.arch == "encoder-decoder":
         st.caption("This model has an encoder and a decoder; these are the decoder's vectors.")
-    table({"stage": [s.name for s in same.stages], "cosine": [round(s.cos, 4) for s in same.stages],
-           f"nearest in {names[0]}": [", ".join(f"{t} {c:.2f}" for t, c in s.neighbours_a)
-                                      for s in same.stages],
-           f"nearest in {names[1]}": [", ".join(f"{t} {c:.2f}" for t, c in s.neighbours_b)
-                                      for s in same.stages]})
+    table(same.columns(names))
     st.caption("Nearest: the other tokens of the same text whose vectors at that stage point most "
                "the same way (cosine). At the token embedding they are whatever the table happens "
                "to hold; after the blocks, they show what the word's vector took in from its text.")
     nouns = [cx.noun_pull(t, p) for t, p in ((trace_a, pair.pos_a), (trace_b, pair.pos_b))]
     if same.word.lower() == "it" and all(nouns) and not (same.same_prefix and cfg.causal):
         st.markdown("Which noun does *it* lean towards after the last block? " + " ".join(
-            f"In {where}: *{n.nearer}* (cosine {max(n.agent_cos, n.place_cos):.3f} against "
-            f"{min(n.agent_cos, n.place_cos):.3f} for *{n.farther}*)."
+            f"In {where}: *{n.nearer}* (cosine {n.nearer_cos:.3f} against "
+            f"{n.farther_cos:.3f} for *{n.farther}*)."
             for where, n in zip(names, nouns)))
     show_code(cx.same_word, cx.word_pairs)
 

@@ -8,7 +8,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.demo_cache import dot_product_variance, saturation
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, view_value
+from tfviz.ui.views import instant, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
@@ -80,14 +80,12 @@ with step("3 · Your text, with and without the scale"):
     st.latex(r"H(\text{row}) = -\sum_j \alpha_j \log_2 \alpha_j")
     st.caption("Move the layer and head sliders under the chart (or use the arrow keys on them): "
                "the maps, the entropies and their means change in your browser at once.")
-    L, H = cfg.n_layers, cfg.n_heads
     on = get_trace(name, text, RunOptions(scale=True))
     off = get_trace(name, text, RunOptions(scale=False))
     maps = [t.stack("pattern") for t in (on, off)]  # (L, H, n, n) each
-    only = layer_picker(L, "sc_layer")  # a deep model sends one layer at a time
+    opening = view_opening(cfg, "sc_layer")  # a deep model sends one layer at a time
     instant(isc.scale_on_off, *maps, *[sc.row_entropy(m) for m in maps], on.tokens,
-            layer=view_value("layer", L - 1) if only is None else only,
-            head=view_value("head", H - 1), only_layer=only, scale=scale_word)
+            **opening.view, scale=scale_word)
     st.markdown("Mean entropy of every head's rows, with and without the scale:")
     three_decimals = st.column_config.NumberColumn(format="%.3f")
     entropies = sc.entropy_by_head(*maps, scale=scale_word)

@@ -227,7 +227,7 @@ with step("4 · What does “it” refer to?"):
                      r"_{\text{tired}} - \big(\alpha_{\text{animal}} - \alpha_{\text{street}}\big)"
                      r"_{\text{wide}}")
             (sl, sh), moved = coref.switching_head(*gaps)
-            if abs(moved) < 1e-6:  # nothing moved: no head to name
+            if not coref.switches(moved):  # nothing moved: no head to name
                 st.info("No head changes at all: from this query the two sentences look identical "
                         "(the adjective comes later). Choose “the last token” above.")
             else:
@@ -271,8 +271,5 @@ with step("5 · How many heads does it need? Pruning"):
                 f"The whole model: loss **{result.base:.3f}**. Removing heads in this order, "
                 f"**{gone} of {total}** can go before the loss rises more than {tolerance} nats; "
                 f"with every head gone it is {result.losses[-1]:.3f}.")
-            table({"removed": list(range(1, total + 1)),
-                   "head (layer, head)": [f"{lyr}, {hh}" for lyr, hh in result.order],
-                   "alone: loss rise": [round(result.importance[hd_], 4) for hd_ in result.order],
-                   "loss after": [round(x, 4) for x in result.losses[1:]]}, hide_index=True)
+            table(result.columns(), hide_index=True)
         show_code(pruning.prune, pruning.heldout_loss)

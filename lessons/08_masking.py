@@ -10,7 +10,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import padded_batch, peek
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, view_value
+from tfviz.ui.views import instant, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.pickers import stable_select, token_select
@@ -39,17 +39,15 @@ st.latex(r"\tilde s_{ij} = \begin{cases} %s & j \le i \\ -\infty & j > i"  # the
 with step("1 · The triangle of −∞"):
     st.caption("Move the layer and head sliders under a chart (or use the arrow keys on them): "
                "every chart of this page follows them in your browser at once.")
-    L, H = cfg.n_layers, cfg.n_heads
-    only = layer_picker(L, "mk_layer")  # a deep model sends one layer at a time
-    layer0 = view_value("layer", L - 1) if only is None else only
-    head0 = view_value("head", H - 1)
+    opening = view_opening(cfg, "mk_layer")  # a deep model sends one layer at a time
+    only, layer0, head0 = opening.only, opening.layer, opening.head
     causal = get_trace(name, text, RunOptions(causal=True))
     if not cfg.causal:
         st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                    "causal mask switched on, so you can see the triangle.")
     scores = causal.stack("attn_scores")  # (layers, heads, n, n)
     instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0, only_layer=only)
-    hidden = sorted({int(c) for c in mk.hidden_per_map(scores).ravel()})  # one mask for every head
+    hidden = mk.hidden_counts(scores)  # one number: one mask for every head
     st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
                "every layer and head: everything above the diagonal. Row i may only use keys 0…i.")
     show_code(mk.causal_mask, mk.masked_cells)

@@ -10,7 +10,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import twin_norms
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_opening, view_value
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
@@ -87,12 +87,12 @@ with step("1 · Where the norm sits"):
                if cfg.arch == "encoder-decoder" else ""))
 
 with step("2 · The statistics, layer by layer"):
-    only = layer_picker(cfg.n_layers, "ln_layer")  # a deep model sends one layer at a time
+    opening = view_opening(cfg, "ln_layer")  # a deep model sends one layer at a time
+    only, layer0 = opening.only, opening.layer
     st.caption(f"Choose {'the layer, ' if only is None else ''}the {facts.norm_name} and the token "
                "under the charts (the arrow keys work on them too): the charts change in your "
                "browser at once.")
-    layer0 = view_value("layer", cfg.n_layers - 1) if only is None else only
-    norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see instant_block)
+    norm0 = view_value("norm", len(lna.NORM_ORDER) - 1)  # an index in NORM_ORDER (see viz.block)
     params = lna.gamma_beta(bundle.weights())
     every = lna.every_norm(trace, params)
     if rms:

@@ -7,7 +7,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.lessons import available, by_url
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_opening, view_value
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
@@ -224,11 +224,10 @@ with step("3 · Without it, attention only re-averages"):
 
 with step("4 · Every mix stays inside its values"):
     mixes = fa.mixing_views(trace)
-    only = layer_picker(cfg.n_layers, "ffn_mix_layer")  # a deep model sends one layer at a time
+    opening = view_opening(cfg, "ffn_mix_layer")  # a deep model sends one layer at a time
     instant(ivf.mixing_chart, mixes.weights, mixes.values, mixes.z, mixes.inside, trace.tokens,
-            layer=layer0 if only is None else only, head=view_value("head", cfg.n_heads - 1),
-            query=linked_value("query"),  # None: the sentence's last token, from the data
-            only_layer=only)
+            **opening.view,
+            query=linked_value("query"))  # None: the sentence's last token, from the data
     length_marker(tokens_n, tokens_n - 1)  # fits the query slider to this sentence
     st.caption(f"Rebuilt z vs the model's own attn.hook_z, over every layer, head and token: "
                f"largest difference {mixes.model_gap:.1e}.")

@@ -12,7 +12,7 @@ from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import class_tables
 from tfviz.ui.model_offer import offer
 from tfviz.ui.present import step
-from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, view_value
+from tfviz.ui.views import instant, length_marker, linked_value, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.tables import table
 from tfviz.viz import instant_moe as ivm
@@ -52,8 +52,8 @@ else:
     n = len(trace.tokens)
     routes = [ma.routing(trace, layer) for layer in range(L)]
     compared = mr.compare([r.logits for r in routes], k)
-    only = layer_picker(L, "moe_layer")  # a deep model sends one layer at a time
-    layer0 = view_value("layer", L - 1) if only is None else only  # a shared link's view
+    opening = view_opening(cfg, "moe_layer")  # a deep model sends one layer at a time
+    only, layer0 = opening.only, opening.layer  # a shared link's view
 
     with step("1 · The router's rule"):
         st.markdown(f"**{name}** routes by **{mr.RULE[rule].label}**, {mr.RULE[rule].used_by}: "

@@ -144,16 +144,14 @@ with step("3 · The decoder writes one token per step"):
         f"cross-attention map should light up along its **anti-diagonal**, from top right to "
         f"bottom left. On your "
         f"source, **layer {score.layer}, head {score.head}** does it best: it puts on average "
-        f"**{score.score:.3f}** of its weight on exactly that letter (the mean over the {min(n, T)} "
+        f"**{score.score:.3f}** of its weight on exactly that letter (the mean over the {run.letter_steps} "
         "steps that write a letter)."
         + (f" Over {evaluation.heldout_examples or 'the'} held-out sources its training run found "
            f"layer {held_out.layer}, head {held_out.head}, with {held_out.score:.3f}."
            if held_out else "")
         + " The decoder charts above open on that head."
     )
-    table([{"layer": layer, **{f"head {h}": round(float(scores[layer, h]), 4)
-                               for h in range(cfg.n_heads)}}
-           for layer in range(cfg.n_layers)], hide_index=True)
+    table(ed.score_rows(scores), hide_index=True)
     st.caption("Each cell: that head's mean cross-attention weight on the mirrored source letter, "
                "on your source. A head that spread its weight evenly would score 1/n = "
                f"{1 / n:.3f}.")

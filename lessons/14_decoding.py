@@ -234,17 +234,14 @@ with step("3 · Beam search: keep several continuations alive"):
         greedy = dc.generation(name, ids_b, "greedy", depth)
         tail = step_contexts(bundle, greedy, chars=18)[0] if greedy.steps else prompt[-18:]
         tree = dec.beam_tree(search, bundle.token_strings, greedy.new_ids, prompt_label=tail)
-        shown = len(tree.nodes) - 1
-        scored = sum(tree.scored)
         instant(ib.beam_tree_chart, tree, scored_note=(
-            f"{scored:,} candidates scored in {len(tree.scored)} steps ({V} per unfinished beam); "
-            f"{shown} drawn: every kept beam and each beam's 3 best extensions.",
+            f"{tree.total_scored:,} candidates scored in {len(tree.scored)} steps ({V} per "
+            f"unfinished beam); {tree.drawn} drawn: every kept beam and each beam's 3 best extensions.",
             "Each node: its token and the sum of log p so far. Green ring and dashed line: the "
             "path greedy decoding takes."))
-        table([{"rank": i + 1, "continuation": continuation_text(bundle, ids_b, h.new_ids),
-                "tokens": len(h.new_ids), "sum of log p": round(h.logprob, 4),
-                f"finished ({EOS if len(ENDS) == 1 else 'an end token'})": "yes" if search.finished(h) else "no"}
-               for i, h in enumerate(search.hypotheses)],
+        table(dec.beam_rows(search, [continuation_text(bundle, ids_b, h.new_ids)
+                                     for h in search.hypotheses],
+                            f"finished ({EOS if len(ENDS) == 1 else 'an end token'})"),
               hide_index=True, static=True)
         cmp = dec.greedy_vs_beam(search, greedy.new_ids, dc.greedy_logprobs(greedy))
         st.markdown(dec.greedy_vs_beam_verdict(cmp, continuation_text(bundle, ids_b, cmp.greedy_ids),
@@ -282,12 +279,8 @@ with step("4 · Training: cross-entropy on shifted targets"):
                        "the model predicts your first token, so every token you typed is scored, the "
                        "first one included.")
         instant(idc.loss_chart, loss.input_tokens, loss.target_tokens, loss.losses, loss.probs)
-        table([{"position": i, "input": a, "target": b, "p(target)": float(f"{p:.4g}"),
-                "loss (nats)": round(x, 4)}
-               for i, (a, b, p, x) in enumerate(zip(loss.input_tokens, loss.target_tokens,
-                                                    loss.probs, loss.losses))],
-              hide_index=True, static=None)  # a long text's rows keep a scrolling box
-        worst = max(range(len(loss.losses)), key=loss.losses.__getitem__)
+        table(loss.rows(), hide_index=True, static=None)  # a long text's rows keep a scrolling box
+        worst = loss.hardest
         st.markdown(
             f"The mean is **{loss.mean:.3f}** nats (perplexity e^{loss.mean:.2f} = "
             f"{loss.perplexity:,.1f}: on average as unsure as a fair choice among that many tokens). The hardest prediction was **{loss.target_tokens[worst]}** after "

@@ -110,7 +110,7 @@ with step("1 · Masked LM on your sentence"):
                       "(section 3), so there its guess is that noun." if recipe.coref_statements
                       else ""))
         table([{"position": i, "typed": typed[i], "becomes": kinds[i], "model reads": reads[i],
-                "top guess": guess_tokens[i][0], "p(typed token)": round(float(g.target_probs[i]), 4)}
+                "top guess": guess_tokens[i][0], "p(typed token)": g.typed_prob(i)}
                for i in drawn.chosen], hide_index=True, static=True)
         st.markdown(f"Loss of this draw: the mean of −log p(typed token) over the chosen positions = "
                     f"**{mlm.chosen_loss(g, drawn):.3f}** nats.")
@@ -132,8 +132,7 @@ with step("1 · Masked LM on your sentence"):
                                    max(ordinary, 1))
         vega(ptv.masking_shares_figure, shares, pt.TARGETS)
         k, m = pt.chosen_per_sentence(ordinary), max(ordinary, 1)
-        table([{"share": name, "after all draws": round(float(v), 4), "target": t}
-               for name, v, t in zip(pt.SHARES, shares[-1], pt.TARGETS)], hide_index=True, static=True)
+        table(pt.share_rows(shares), hide_index=True, static=True)
         st.caption(f"The 80 / 10 / 10 split settles on its targets as draws accumulate (one coin per "
                    f"chosen token). The chosen share does not vary at all: it is always {k} of {m} "
                    f"= {k / m:.1%} for your sentence"

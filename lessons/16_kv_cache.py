@@ -91,8 +91,7 @@ with step("2 · Your prompt, generated both ways"):
         c2.markdown("**Re-reading everything at each step**")
         c2.code(said + continuation_text(bundle, side.prompt_ids, side.uncached_ids), language=None,
                 wrap_lines=True)
-        logit_gap = max(s.logit_gap for s in steps)
-        row_gap = max(s.row_gap for s in steps)
+        logit_gap, row_gap = side.logit_gap, side.row_gap
         if side.identical:
             st.success(
                 f"**The same {len(side.cached_ids)} tokens, compared id by id** (each run chose its "
@@ -107,12 +106,10 @@ with step("2 · Your prompt, generated both ways"):
                 f"differed by up to {logit_gap:.1e} at some step, and a near-tie between two "
                 "candidates went the other way: float32 rounding, because the cached run adds "
                 "the same products in another order.", icon=":material/warning:")
-        total_c = sum(s.ms_cached for s in steps)
-        total_u = sum(s.ms_uncached for s in steps)
         m1, m2, m3 = st.columns(3)
-        m1.metric("Total time with the cache", f"{total_c:.1f} ms")
-        m2.metric("Total time re-reading", f"{total_u:.1f} ms")
-        m3.metric("Re-reading takes", f"{total_u / total_c:.2f}×" if total_c > 0 else "–")
+        m1.metric("Total time with the cache", f"{side.ms_cached:.1f} ms")
+        m2.metric("Total time re-reading", f"{side.ms_uncached:.1f} ms")
+        m3.metric("Re-reading takes", "–" if side.slowdown is None else f"{side.slowdown:.2f}×")
         labels = bundle.token_strings(list(side.prompt_ids + side.cached_ids))
         # opens on step 1, the first one that reads the cache; moving right grows it. Laid out
         # for new_tokens steps, so a prompt of another length swaps its data (length-free)
@@ -129,13 +126,7 @@ with step("2 · Your prompt, generated both ways"):
                f". At {facts.n_params / 1e6:,.0f}M parameters a step is mostly arithmetic and "
                "memory traffic, not Python overhead.")
             + " Section 3 shows where the difference grows.")
-        table(
-            [{"step": s.index, "reads": labels[s.t - 1], "writes": bundle.token_strings([s.wrote])[0],
-              "t": s.t, "tokens fed (cache)": s.tokens_in_cached, "tokens fed (no cache)": s.tokens_in_uncached,
-              "ms (cache)": round(s.ms_cached, 3), "ms (no cache)": round(s.ms_uncached, 3),
-              "cache shape (layers × 2 × K/V heads × t × d_head)": " × ".join(map(str, s.cache_shape)),
-              "cache bytes (fp32)": s.cache_bytes, "max |logit gap|": float(f"{s.logit_gap:.2g}")}
-             for s in steps], hide_index=True)
+        table(side.table(bundle.token_strings), hide_index=True)
         st.caption(f"Cache bytes are counted from the cache's own tensors: 2 × {L} × {Hkv} × t × {dh} "
                    f"numbers of 4 bytes, {config_kv_cache_bytes(cfg, 1):,} bytes per token. "
                    + (f"Generation stopped when the model wrote {bundle.token_strings(side.cached_ids[-1:])[0]}."
@@ -169,16 +160,11 @@ with step("3 · How the cost grows with t"):
     cost = runs.cost(name, top, run)
     instant(ikv.cost_chart, [c.t for c in cost], [c.ms_cached for c in cost], [c.ms_uncached for c in cost],
             [c.macs_cached for c in cost], [c.macs_uncached for c in cost])
-    table([{"t": c.t, "ms (cache)": round(c.ms_cached, 3), "ms (no cache)": round(c.ms_uncached, 3),
-            "multiply-adds (cache)": c.macs_cached, "multiply-adds (no cache)": c.macs_uncached,
-            "of which attention (cache)": c.attn_macs_cached,
-            "of which attention (no cache)": c.attn_macs_uncached,
-            "scores computed (cache: L·H·t)": c.cells_cached,
-            "scores computed (no cache: L·H·t²)": c.cells_uncached} for c in cost], hide_index=True)
+    table([c.row() for c in cost], hide_index=True)
     last = cost[-1]
     st.caption(
-        f"One step at t = {last.t}: the formula counts {last.macs_uncached / last.macs_cached:,.0f}× more "
-        f"multiply-adds without the cache; the clock says {last.ms_uncached / last.ms_cached:,.1f}×. "
+        f"One step at t = {last.t}: the formula counts {last.macs_ratio:,.0f}× more "
+        f"multiply-adds without the cache; the clock says {last.ms_ratio:,.1f}×. "
         f"Each time is {facts.timing} (after one untimed run) of a single step, taken live on "
         "this server's CPU; the tokens are a fixed sentence repeated to length t, since which "
         "tokens they are changes nothing in the time. "

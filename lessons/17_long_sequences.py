@@ -3,8 +3,8 @@ the trained model, and Linformer's projection."""
 import streamlit as st
 
 from tfviz.experiments import long_sequences as ls
-from tfviz.model.masks import (pattern_mask, reach_by_layer, reach_matrix, sparse_pattern,
-                               strided_halves)
+from tfviz.model.masks import (local_halves_differ, pattern_mask, reach_by_layer, reach_matrix,
+                               sparse_pattern, strided_halves)
 from tfviz.ui.cache import coref_gap_notice, get_trace, read_text
 from tfviz.ui.context import lesson_context
 from tfviz.ui.experiments_cache import attention_timings, linformer_layers, pattern_whatifs
@@ -129,7 +129,7 @@ with step("2 · Pattern explorer"):
         with c3:
             vega(lv.mask_chart, pattern_mask("block", n, causal=causal, stride=stride),
                  f"the notes' local heads: ⌊i/{stride}⌋ = ⌊j/{stride}⌋")
-        differ = int((local != pattern_mask("block", n, causal=causal, stride=stride)).sum())
+        differ = local_halves_differ(n, stride, causal=causal)
         st.caption("The strided pattern in the grid above is the first two put together. The "
                    "notes draw the local half as the third: a query's own block instead of the "
                    f"{stride} positions before it. Here the two local halves differ in {differ} of "
@@ -205,7 +205,7 @@ with step(f"3 · What if {name} read through a sparse pattern?"):
                       f"{name} is a decoder, so it reads each pattern causally, whichever "
                       "reading the explorer shows."))
         reading = read_text(name, text)
-        runs = pattern_whatifs(name, text, tuple(sorted(pattern.items())))
+        runs = pattern_whatifs(name, text, **pattern)
         tokens = tuple(bundle.token_strings(reading.ids))
         layer = view_value("layer", cfg.n_layers - 1, cfg.n_layers - 1)
         head = view_value("head", cfg.n_heads - 1)

@@ -89,9 +89,8 @@ with step("3 · The trade-off, measured"):
                "Validation loss: cross-entropy per token on the same held-out story sentences for all "
                "three, as each bundle's manifest records it (empty if the model is not trained). "
                "Fewer K/V heads also means smaller W^K and W^V, hence fewer parameters.")
-    losses = [r.val_loss for r in rows if r.val_loss is not None]
-    if len(losses) == len(rows):
-        spread = max(losses) - min(losses)
+    spread = gqa.loss_spread(rows)
+    if spread is not None:
         st.markdown(
             f"Here the three losses lie within **{spread:.4f}** nats per token of each other: one "
             "training run each, too close to rank them. Our models are small and our sentences "
@@ -117,12 +116,7 @@ with step("3 · The trade-off, measured"):
     st.subheader("Where the cache outgrows the weights")
     crossings = [gqa.config_crossing(b.config) for b in bundles.values()]
     crossings += [gqa.llama_crossing(s) for s in gqa.LLAMA_2]
-    table({"model": [c.model for c in crossings], "K/V heads": [c.kv_heads for c in crossings],
-           "weights": [human_bytes(c.weight_bytes) for c in crossings],
-           "KV cache per token": [human_bytes(c.cache_bytes_per_token) for c in crossings],
-           "cache = weights at (tokens)": [round(c.tokens) for c in crossings],
-           "= sequences at full context": [round(c.full_sequences, 1) for c in crossings]},
-          hide_index=True)
+    table([c.row() for c in crossings], hide_index=True)
     seven = crossings[-2]
     st.caption(
         f"The tokens are counted over the whole batch: one long sequence or many short ones. Our "
@@ -130,7 +124,7 @@ with step("3 · The trade-off, measured"):
         f"their published sizes) in fp16. {seven.model} at its full context of {seven.context:,} "
         f"tokens holds {human_bytes(seven.full_context_bytes)} of cache against "
         f"{human_bytes(seven.weight_bytes)} of weights; only past about "
-        f"{round(seven.tokens):,} cached tokens, more than {int(seven.full_sequences)} full "
+        f"{seven.tokens:,.0f} cached tokens, more than {int(seven.full_sequences)} full "
         "sequences at once, is the cache the larger. Fewer K/V heads push that point further out.")
     show_code(gqa.trade_off, human_bytes, gqa.llama_params, gqa.llama_crossing, gqa.config_crossing)
 

@@ -87,7 +87,7 @@ with step("2 · Each patch becomes one row of numbers"):
     patches = patchify(image, P)  # (N, P²·C)
     vega(vv.patches_figure, patches, P, C)
     k = st.slider("Unfold one patch", 0, grid.n - 1, 5 if grid.n > 5 else 0, key="vi_patch")
-    r0, c0 = divmod(k, grid.cols)
+    r0, c0 = grid.place(k)
     st.markdown(
         f"Patch p{k} is the block of rows {r0 * P}–{r0 * P + P - 1} and columns {c0 * P}–{c0 * P + P - 1}. "
         f"Read pixel by pixel, row after row, each pixel's {C} channels in turn, it gives row p{k} "

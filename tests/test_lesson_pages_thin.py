@@ -1,7 +1,9 @@
 """Pages only describe the UI: a lesson reads the learner's model and text through
 ``lesson_context()`` and calls cached computations that live in tfviz/ui, instead of copying
 its own header and defining its own caches; and it does no maths of its own, so it never
-imports numpy (the numbers come from tfviz, where they are tested)."""
+imports numpy (the numbers come from tfviz, where they are tested), and it neither reduces,
+sorts nor rounds data: totals, extremes, rankings and the rounded rows of a table are the
+result types' (their tests check them against references)."""
 from __future__ import annotations
 
 import ast
@@ -71,3 +73,64 @@ def test_the_check_sees_a_bare_value_but_not_a_docstring_or_a_call():
     assert _bare_values('"""Doc."""\nx = 1\nx\nwith st.sidebar:\n    "a note"\n') == [
         "line 3: x", "line 5: 'a note'"]
     assert _bare_values('"""Doc."""\ndef f():\n    """Doc."""\n    st.write(1)\n') == []
+
+
+#: Builtins that reduce, rank or round: on a page they would compute a number no test sees.
+AGGREGATING_CALLS = frozenset({"sum", "min", "max", "sorted", "round", "abs", "divmod", "pow"})
+#: Methods of numpy arrays (and tensors) that reduce, rank or round the same way.
+AGGREGATING_METHODS = frozenset({"sum", "mean", "max", "min", "std", "var", "median", "prod",
+                                 "cumsum", "argmax", "argmin", "argsort", "sort", "round", "topk"})
+#: Modules whose functions are arithmetic on data.
+MATHS_MODULES = frozenset({"math", "statistics", "numpy", "np", "torch"})
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _is_clamp(call: ast.Call) -> bool:
+    """The allow-list, one entry: ``min``/``max`` of two values, one of them a number written
+    in the page (``max(room, 2)``, ``min(12, most)``): a widget's bound or default kept in range,
+    not a reduction over data, which takes a collection or a ``key``."""
+    return (isinstance(call.func, ast.Name) and call.func.id in ("min", "max")
+            and len(call.args) == 2 and not call.keywords and any(map(_is_number, call.args)))
+
+
+def aggregations(source: str) -> list[str]:
+    """Where a page reduces, ranks or rounds data (see the constants above), or imports a
+    maths module."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            found += [f"line {node.lineno}: import {n}" for n in names
+                      if n and n.partition(".")[0] in MATHS_MODULES]
+        if not isinstance(node, ast.Call) or _is_clamp(node):
+            continue
+        f = node.func
+        if (isinstance(f, ast.Name) and f.id in AGGREGATING_CALLS) or (
+                isinstance(f, ast.Attribute) and (f.attr in AGGREGATING_METHODS or (
+                    isinstance(f.value, ast.Name) and f.value.id in MATHS_MODULES))):
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:70]}")
+    return found
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_a_page_neither_reduces_nor_rounds_data(path):
+    found = aggregations(path.read_text())
+    assert not found, (f"{path.name} computes on data (" + "; ".join(found) + "): return the "
+                       "rows and totals from a tfviz result type, tested there")
+
+
+def test_the_check_sees_reductions_rankings_and_rounding_but_not_a_clamp():
+    assert aggregations("total = sum(s.ms for s in steps)\n") == [
+        "line 1: sum((s.ms for s in steps))"]
+    assert aggregations("w = max(range(n), key=losses.__getitem__)\nx = a.mean()\n"
+                        "y = round(v, 3)\nz = sorted(set(u))\nimport math\n") == [
+        "line 5: import math", "line 1: max(range(n), key=losses.__getitem__)",
+        "line 2: a.mean()", "line 3: round(v, 3)", "line 4: sorted(set(u))"]
+    assert aggregations("k = st.slider('k', 1, max(room, 2))\nj = min(12, most)\n"
+                        "n = len(tokens)\nf = max(-1, x)\n") == []
+    assert aggregations("m = max(a, b)\n") == ["line 1: max(a, b)"]  # two data values

@@ -120,6 +120,11 @@ class WorkedExample:
     scaled: np.ndarray
     weights: np.ndarray
 
+    def columns(self) -> dict[str, list[float]]:
+        """The lesson's table by column: the scores, ÷ √d_k, and the softmax to 4 decimals."""
+        return {"score q·k": self.scores.tolist(), "÷ √d_k": self.scaled.tolist(),
+                "softmax": [round(w, 4) for w in self.weights.tolist()]}
+
 
 def worked_example(scores=(112.0, 96.0), d_k: int = 64) -> WorkedExample:
     """Scores ÷ √d_k, then softmax: the source's "Thinking Machines" numbers by default."""

@@ -116,6 +116,17 @@ class SameWord:
     stages: tuple[Stage, ...]
     same_prefix: bool  # both occurrences read the same tokens up to themselves (same ids, same positions)
 
+    def columns(self, names: Sequence[str]) -> dict[str, list]:
+        """The lesson's table by column: each stage, its cosine to 4 decimals, and the nearest
+        tokens in each text (``names``: the two texts' names) with their cosines."""
+        def near(pairs) -> str:
+            return ", ".join(f"{t} {c:.2f}" for t, c in pairs)
+
+        return {"stage": [s.name for s in self.stages],
+                "cosine": [round(s.cos, 4) for s in self.stages],
+                f"nearest in {names[0]}": [near(s.neighbours_a) for s in self.stages],
+                f"nearest in {names[1]}": [near(s.neighbours_b) for s in self.stages]}
+
 
 def stage_vectors(trace: Trace) -> list[tuple[str, np.ndarray]]:
     """(name, (n, d) vectors) for each stage of the main stack's residual stream."""
@@ -226,6 +237,14 @@ class NounPull:
     @property
     def farther(self) -> str:
         return self.place if self.agent_cos >= self.place_cos else self.agent
+
+    @property
+    def nearer_cos(self) -> float:
+        return max(self.agent_cos, self.place_cos)
+
+    @property
+    def farther_cos(self) -> float:
+        return min(self.agent_cos, self.place_cos)
 
 
 def noun_pull(trace: Trace, pos: int) -> NounPull | None:

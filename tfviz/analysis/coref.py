@@ -159,6 +159,18 @@ def antecedent_gap(trace, probe: str = "it") -> np.ndarray | None:
     return w[..., 0] - w[..., 1]
 
 
+SWITCH_FLOOR = 1e-6  # a move smaller than this is float noise: no head switches
+
+
+def switches(moved: float) -> bool:
+    """Whether ``switching_head``'s move is a real one (above float noise).
+
+    >>> switches(0.6), switches(-2e-7)
+    (True, False)
+    """
+    return abs(moved) >= SWITCH_FLOOR
+
+
 def switching_head(gap_agent: np.ndarray, gap_place: np.ndarray) -> tuple[tuple[int, int], float]:
     """The head whose preference moves most between the "tired" and the "wide" sentence.
 

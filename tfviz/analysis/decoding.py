@@ -111,6 +111,25 @@ class BeamTree:
     scored: tuple[int, ...]  # per step: how many candidates were scored
     rows: int  # the most nodes in one column
 
+    @property
+    def total_scored(self) -> int:
+        """Candidates scored over every step."""
+        return sum(self.scored)
+
+    @property
+    def drawn(self) -> int:
+        """Nodes drawn, the prompt's own node not counted."""
+        return len(self.nodes) - 1
+
+
+def beam_rows(search, continuations: Sequence[str], finished: str) -> list[dict]:
+    """The lesson's table of ``search``'s hypotheses, best first: rank, the continuation's text
+    (``continuations``, one a hypothesis), its tokens, its sum of log p to 4 decimals, and
+    whether it ended (column ``finished``)."""
+    return [{"rank": i + 1, "continuation": text, "tokens": len(h.new_ids),
+             "sum of log p": round(h.logprob, 4), finished: "yes" if search.finished(h) else "no"}
+            for i, (h, text) in enumerate(zip(search.hypotheses, continuations))]
+
 
 def beam_tree(search, token_strings: TokenStrings, greedy_ids: Sequence[int] = (),
               per_beam: int = 3, prompt_label: str = "prompt") -> BeamTree:

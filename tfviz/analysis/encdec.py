@@ -29,6 +29,17 @@ def anti_diagonal_scores(cross: np.ndarray) -> np.ndarray:
     return cross[:, :, t, n - 1 - t].mean(-1)  # (L, H)
 
 
+def score_rows(scores: np.ndarray) -> list[dict]:
+    """:func:`anti_diagonal_scores` as the lesson's table: a row a layer, a column a head, each
+    score to 4 decimals.
+
+    >>> score_rows(np.array([[0.123456, 0.5]]))
+    [{'layer': 0, 'head 0': 0.1235, 'head 1': 0.5}]
+    """
+    return [{"layer": layer, **{f"head {h}": round(float(s), 4) for h, s in enumerate(row)}}
+            for layer, row in enumerate(scores)]
+
+
 @dataclass(frozen=True)
 class HeadScore:
     layer: int

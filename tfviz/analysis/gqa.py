@@ -10,7 +10,8 @@ The cache grows with every token kept; the weights do not. ``llama_crossing`` an
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from tfviz.analysis.forward import model_param_count
 from tfviz.decoding.memory import config_kv_cache_bytes, human_bytes, kv_cache_bytes
@@ -106,6 +107,19 @@ def trade_off(variant: str, bundle) -> TradeOff:
                     None if loss is None else float(loss),
                     model_param_count(bundle.weights()))
 
+
+def loss_spread(rows: Sequence[TradeOff]) -> float | None:
+    """How far apart the variants' validation losses lie (largest minus smallest), or None
+    unless every one was measured.
+
+    >>> loss_spread([TradeOff("MHA", "a", 4, 1, 2.5, 9), TradeOff("MQA", "b", 1, 1, 2.25, 8)])
+    0.25
+    >>> loss_spread([TradeOff("MHA", "a", 4, 1, 2.5, 9), TradeOff("MQA", "b", 1, 1, None, 8)])
+    """
+    losses = [r.val_loss for r in rows]
+    if not losses or None in losses:
+        return None
+    return max(losses) - min(losses)
 
 
 # --- the sidebar's own grouped model ------------------------------------------------------------
@@ -236,6 +250,16 @@ class Crossing:
     def full_sequences(self) -> float:
         """The same point in sequences filled to the model's whole context."""
         return self.tokens / self.context
+
+    def row(self) -> dict:
+        """The lesson's table row: sizes in words, the crossing in whole tokens and in
+        sequences to one decimal."""
+        name = asdict(self)["model"]  # a name; analysis reads no torch model (test_layers)
+        return {"model": name, "K/V heads": self.kv_heads,
+                "weights": human_bytes(self.weight_bytes),
+                "KV cache per token": human_bytes(self.cache_bytes_per_token),
+                "cache = weights at (tokens)": round(self.tokens),
+                "= sequences at full context": round(self.full_sequences, 1)}
 
 
 def llama_crossing(s: LlamaSizes, bytes_per_value: int = 2) -> Crossing:

@@ -55,6 +55,11 @@ class Lookup:
     weights: np.ndarray  # (n,) sum to 1
     output: np.ndarray  # (m,) weights @ values
 
+    @property
+    def best(self) -> int:
+        """The entry with the largest weight (the first of equal ones): a hard lookup's answer."""
+        return int(np.argmax(self.weights))
+
 
 def scores(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """q·k_j for every key: (n, dk) keys, (dk,) query -> (n,)."""

@@ -43,6 +43,17 @@ def hidden_per_map(masked_scores: np.ndarray) -> np.ndarray:
     return masked_cells(masked_scores).sum(axis=(-2, -1))
 
 
+def hidden_counts(masked_scores: np.ndarray) -> list[int]:
+    """The different numbers of −∞ cells among the maps, smallest first: one number when every
+    layer and head hides the same cells.
+
+    >>> m = np.where(causal_mask(3), 0.0, -np.inf)
+    >>> hidden_counts(np.stack([m, m])), hidden_counts(np.stack([m, np.zeros((3, 3))]))
+    ([3], [0, 3])
+    """
+    return sorted({int(c) for c in hidden_per_map(masked_scores).ravel()})
+
+
 def padding_mask(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Right-pad id lists to one length: (ids (B, T), attention_mask (B, T) with 1 = real)."""
     length = max(len(s) for s in sequences)

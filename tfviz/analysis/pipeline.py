@@ -137,6 +137,17 @@ def vector_lengths(vectors: np.ndarray) -> np.ndarray:
     return np.sqrt((np.asarray(vectors, dtype=np.float64) ** 2).sum(axis=-1))
 
 
+def vector_length_rows(tokens, vectors: np.ndarray) -> list[dict]:
+    """The tour's table for a model without a head: each token's position, the token and the
+    length of its vector (:func:`vector_lengths`) to 3 decimals.
+
+    >>> vector_length_rows(["a", "b"], np.array([[3.0, 4.0], [0.1, 0.0]]))
+    [{'position': 0, 'token': 'a', 'length of its last vector': 5.0}, {'position': 1, 'token': 'b', 'length of its last vector': 0.1}]
+    """
+    return [{"position": i, "token": t, "length of its last vector": round(float(v), 3)}
+            for i, (t, v) in enumerate(zip(tokens, vector_lengths(vectors)))]
+
+
 def rnn_vs_transformer(lengths) -> list[dict]:
     """Rows for a chart: sequential steps and longest path between two tokens, per length n.
 

@@ -85,6 +85,13 @@ class LearnedPositions:
     neighbours_trained: float  # mean cosine of rows k and k+1, both trained
     neighbours_untrained: float  # the same among rows training never reached (nan if none)
 
+    @property
+    def far_cosine(self) -> float:
+        """Mean |cosine| of rows two or more apart (nan when training reached two rows or
+        fewer): how unalike rows that are not neighbours are."""
+        far = self.learned[2:]
+        return float(np.abs(far).mean()) if far.size else float("nan")
+
 
 def learned_positions(table: np.ndarray, trained: int, base: float = 10000.0,
                       shown: int | None = None) -> LearnedPositions:

@@ -23,6 +23,17 @@ SHARES = ("chosen", "[MASK]", "random token", "unchanged")
 TARGETS = (0.15, 0.8, 0.1, 0.1)  # BERT: 15% of positions chosen; of those 80 / 10 / 10
 
 
+def share_rows(shares: np.ndarray) -> list[dict]:
+    """The lesson's table of :func:`running_shares`: each share after all draws, to 4 decimals,
+    beside its target.
+
+    >>> share_rows(np.array([[0.1, 0.2, 0.3, 0.4], [0.15, 0.81234, 0.1, 0.09]]))[:2]
+    [{'share': 'chosen', 'after all draws': 0.15, 'target': 0.15}, {'share': '[MASK]', 'after all draws': 0.8123, 'target': 0.8}]
+    """
+    return [{"share": name, "after all draws": round(float(v), 4), "target": t}
+            for name, v, t in zip(SHARES, shares[-1], TARGETS)]
+
+
 def running_shares(tally: np.ndarray, n_tokens: int) -> np.ndarray:
     """(draws, 4): after each draw, the share of all positions drawn so far that were chosen,
     and of the chosen ones the shares that became [MASK], a random token, or stayed.

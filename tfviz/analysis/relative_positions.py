@@ -41,6 +41,11 @@ class DistanceRows:
     mean_abs_unused: float  # the same over the rest (nan if every row was used)
 
     @property
+    def some_unused(self) -> bool:
+        """Whether training left some distance's rows unread."""
+        return not self.used.all()
+
+    @property
     def used_from(self) -> str:
         """The nearest-to-the-top used distance, as the page writes it ("−16")."""
         return signed(int(self.distances[self.used][0]))

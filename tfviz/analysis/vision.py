@@ -38,6 +38,14 @@ class PatchGrid:
     n: int  # N = HW / P²
     patch_dim: int  # P²·C numbers per flattened patch
 
+    def place(self, k: int) -> tuple[int, int]:
+        """Patch ``k``'s (row, column) in the grid, numbered row by row.
+
+        >>> patch_grid(16, 24, 3, 8).place(4)  # 3 patches a row: the second row, second column
+        (1, 1)
+        """
+        return divmod(k, self.cols)
+
 
 def patch_grid(height: int, width: int, channels: int, patch: int) -> PatchGrid:
     """How an H×W×C image cuts into P×P patches: N = HW/P² of P²·C numbers each.

@@ -47,6 +47,19 @@ class TokenLoss:
         """e to the mean loss: the number of equally likely tokens that would be as uncertain."""
         return math.exp(self.mean)
 
+    @property
+    def hardest(self) -> int:
+        """The position of the largest loss (the first of equal ones)."""
+        return max(range(len(self.losses)), key=self.losses.__getitem__)
+
+    def rows(self) -> list[dict]:
+        """The lesson's table, a row a position: input, target, p(target) to 4 significant
+        digits and the loss to 4 decimals."""
+        return [{"position": i, "input": a, "target": b, "p(target)": float(f"{p:.4g}"),
+                 "loss (nats)": round(x, 4)}
+                for i, (a, b, p, x) in enumerate(zip(self.input_tokens, self.target_tokens,
+                                                     self.probs, self.losses))]
+
 
 def lm_loss_per_token(bundle, text: str, *, append_eos: bool | None = None) -> TokenLoss:
     """Cross-entropy on shifted targets for ``text``, one number per input/target pair.

@@ -141,6 +141,12 @@ class Translation:
     kv_projections: int  # times each decoder layer projected the memory to K and V
 
     @property
+    def letter_steps(self) -> int:
+        """The steps that write a source letter, mirrored: one per step while both the steps and
+        the source last (the step after them writes <eos>)."""
+        return min(len(self.source_ids), len(self.steps))
+
+    @property
     def decoder_ids(self) -> tuple[int, ...]:
         """What the decoder read, one token per step: <bos> and every chosen token but the last."""
         return tuple(s.read for s in self.steps)

@@ -18,7 +18,7 @@ end sits at positions training never used, and the sentence starts where none di
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -46,6 +46,35 @@ class Shifted:
     offsets: tuple[int, ...]
     losses: tuple[float, ...]  # one per offset
     longest: int  # tokens in the longest row: at offset k it ends at position k + longest - 1
+
+    @property
+    def later_range(self) -> tuple[float, float]:
+        """The lowest and highest loss once the sentences start after position 0.
+
+        >>> Shifted((0, 1, 2), (2.0, 2.5, 2.25), 5).later_range
+        (2.25, 2.5)
+        """
+        later = self.losses[1:]
+        return min(later), max(later)
+
+    @property
+    def spread(self) -> float:
+        """How far apart the losses lie, over every offset."""
+        return max(self.losses) - min(self.losses)
+
+    def worse_later(self, margin: float) -> bool:
+        """Whether every later start costs more than ``margin`` over the start at position 0."""
+        return self.later_range[0] > self.losses[0] + margin
+
+
+def widest_spread(runs: Iterable[Shifted]) -> float:
+    """The largest :attr:`Shifted.spread` of ``runs``."""
+    return max(run.spread for run in runs)
+
+
+def longest_row(runs: Iterable[Shifted]) -> int:
+    """The longest row any of ``runs`` read."""
+    return max(run.longest for run in runs)
 
 
 def offsets_for(context: int, longest: int, steps: Sequence[int] = (0, 1, 2, 4, 8, 16, 32, 64)) -> list[int]:

@@ -78,6 +78,45 @@ class SideBySide:
         return next((i for i, (a, b) in enumerate(pairs) if a != b),
                     min(len(self.cached_ids), len(self.uncached_ids)))
 
+    @property
+    def logit_gap(self) -> float:
+        """The largest gap between the two runs' logits at any step."""
+        return max(s.logit_gap for s in self.steps)
+
+    @property
+    def row_gap(self) -> float:
+        """The largest gap between the cached query's row and the full run's last row."""
+        return max(s.row_gap for s in self.steps)
+
+    @property
+    def ms_cached(self) -> float:
+        """Milliseconds of every step together, with the cache."""
+        return sum(s.ms_cached for s in self.steps)
+
+    @property
+    def ms_uncached(self) -> float:
+        """Milliseconds of every step together, re-reading everything."""
+        return sum(s.ms_uncached for s in self.steps)
+
+    @property
+    def slowdown(self) -> float | None:
+        """How many times longer re-reading took (None when the cached run took no time)."""
+        return self.ms_uncached / self.ms_cached if self.ms_cached > 0 else None
+
+    def table(self, token_strings) -> list[dict]:
+        """The lesson's table, a row a step: what it read and wrote (``token_strings`` turns ids
+        into the model's token strings), the tokens each run fed, their times to the
+        microsecond, the cache's shape and bytes, and the logits' gap to two digits."""
+        labels = token_strings(list(self.prompt_ids + self.cached_ids))
+        wrote = token_strings([s.wrote for s in self.steps])
+        return [{"step": s.index, "reads": labels[s.t - 1], "writes": w, "t": s.t,
+                 "tokens fed (cache)": s.tokens_in_cached,
+                 "tokens fed (no cache)": s.tokens_in_uncached,
+                 "ms (cache)": round(s.ms_cached, 3), "ms (no cache)": round(s.ms_uncached, 3),
+                 "cache shape (layers × 2 × K/V heads × t × d_head)": " × ".join(map(str, s.cache_shape)),
+                 "cache bytes (fp32)": s.cache_bytes, "max |logit gap|": float(f"{s.logit_gap:.2g}")}
+                for s, w in zip(self.steps, wrote)]
+
 
 def new_query_rows(cfg, queries: list[torch.Tensor], cache, *, allowed: np.ndarray | None = None,
                    model=None) -> tuple[np.ndarray, np.ndarray]:

@@ -59,6 +59,26 @@ class LengthCost:
     cells_cached: int  # score_cells
     cells_uncached: int
 
+    @property
+    def macs_ratio(self) -> float:
+        """How many times more multiply-adds the step takes without the cache."""
+        return self.macs_uncached / self.macs_cached
+
+    @property
+    def ms_ratio(self) -> float:
+        """How many times longer the step took without the cache, by the clock."""
+        return self.ms_uncached / self.ms_cached
+
+    def row(self) -> dict:
+        """The lesson's table row: times to the microsecond, every count exact."""
+        return {"t": self.t, "ms (cache)": round(self.ms_cached, 3),
+                "ms (no cache)": round(self.ms_uncached, 3),
+                "multiply-adds (cache)": self.macs_cached, "multiply-adds (no cache)": self.macs_uncached,
+                "of which attention (cache)": self.attn_macs_cached,
+                "of which attention (no cache)": self.attn_macs_uncached,
+                "scores computed (cache: L·H·t)": self.cells_cached,
+                "scores computed (no cache: L·H·t²)": self.cells_uncached}
+
 
 def fill_ids(prompt_ids, t: int) -> list[int]:
     """``prompt_ids`` repeated (and cut) to exactly t ids: something to time at length t. The

@@ -90,6 +90,10 @@ class Guesses(NamedTuple):
     probs: np.ndarray  # (n, k) their probabilities
     target_probs: np.ndarray  # (n,) the probability of the token that was typed there
 
+    def typed_prob(self, position: int) -> float:
+        """p(typed token) at ``position`` as the lesson's table shows it, to 4 decimals."""
+        return round(float(self.target_probs[position]), 4)
+
 
 @torch.no_grad()
 def guesses(model, inputs: Sequence[int], targets: Sequence[int], k: int = 5) -> Guesses:

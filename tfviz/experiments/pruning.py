@@ -61,6 +61,14 @@ class Pruning:
         total = len(self.order)
         return [total - k for k in range(len(self.losses))]
 
+    def columns(self) -> dict[str, list]:
+        """The lesson's table by column: each head in the order removed, its loss rise alone
+        and the loss after it went, both to 4 decimals."""
+        return {"removed": list(range(1, len(self.order) + 1)),
+                "head (layer, head)": [f"{layer}, {head}" for layer, head in self.order],
+                "alone: loss rise": [round(self.importance[h], 4) for h in self.order],
+                "loss after": [round(x, 4) for x in self.losses[1:]]}
+
     def removable(self, tolerance: float) -> int:
         """How many heads go (in ``order``) before the loss first rises more than ``tolerance``
         nats above the whole model's."""

@@ -194,6 +194,39 @@ def example_scalings(context: int, factor: float) -> dict[str, RopeScaling]:
             "llama3": RopeScaling("llama3", factor, 1.0, 4.0, int(context))}
 
 
+def trained_context(scaling: RopeScaling, context: int) -> int:
+    """The context a stretched model was trained on: llama3 records it, a linear scaling's is
+    its context divided by the factor, to the nearest position.
+
+    >>> trained_context(RopeScaling("linear", 4.0), 130), trained_context(RopeScaling("linear", 2.0), 4096)
+    (32, 2048)
+    """
+    if scaling.kind == "llama3":
+        return scaling.original_max_position_embeddings
+    return round(context / scaling.factor)
+
+
+def shown_distances(distance: int, query: int, key: int) -> list[int]:
+    """The distances m − n lesson 3's table rotates a pair at: 0, the slider's, and the pair's
+    own (when its key is not after its query), each once, smallest first.
+
+    >>> shown_distances(3, 7, 2), shown_distances(0, 1, 4)
+    ([0, 3, 5], [0])
+    """
+    own = {query - key} if query >= key else set()
+    return sorted({0, distance} | own)
+
+
+def score_spread(rows: list[dict]) -> float:
+    """How far apart the "q·k after rotation" scores of ``shifted_scores``' rows lie.
+
+    >>> score_spread([{"q·k after rotation": 1.5}, {"q·k after rotation": 1.25}])
+    0.25
+    """
+    scores = [r["q·k after rotation"] for r in rows]
+    return max(scores) - min(scores)
+
+
 def scaling_name(scaling: RopeScaling) -> str:
     """A scaling's short name for a chart's legend.
 

@@ -86,6 +86,17 @@ def strided_halves(n: int, stride: int, *, causal: bool = False) -> tuple[np.nda
     return (dist <= stride) & keep, (dist % stride == 0) & keep
 
 
+def local_halves_differ(n: int, stride: int, *, causal: bool = False) -> int:
+    """In how many (query, key) pairs Child et al.'s local window (:func:`strided_halves`)
+    and the notes' local block (``pattern_mask("block", …)``) disagree.
+
+    >>> local_halves_differ(4, 2)  # the window holds 14 pairs (all but 0-3 and 3-0), the blocks 8 of them
+    6
+    """
+    local, _ = strided_halves(n, stride, causal=causal)
+    return int((local != pattern_mask("block", n, causal=causal, stride=stride)).sum())
+
+
 # Composing masks costs n² booleans per layer; past this the lesson's picture is unreadable anyway.
 MAX_POSITIONS = 2048
 

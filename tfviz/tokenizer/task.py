@@ -72,6 +72,10 @@ class TaskTokenizer:
         """Characters ``encode`` skips (spaces and commas are not counted): "ab9z" -> ["9", "z"]."""
         return [c for c in text.lower() if c not in self._index and c not in " ,\t\n"]
 
+    def skipped(self, text: str) -> list[str]:
+        """:meth:`unknown`, each character once, in sorted order: "z9z!" -> ["!", "9", "z"]."""
+        return sorted(set(self.unknown(text)))
+
     def decode(self, ids: Iterable[int], skip_special: bool = False) -> str:
         """Ids -> symbols joined without spaces: [4, 5] -> "ab"."""
         return "".join(self.vocab.decode([int(i) for i in ids], skip_special=skip_special))

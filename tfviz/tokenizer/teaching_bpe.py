@@ -79,6 +79,17 @@ class MergeStep:
         """Word -> how often it occurs in the corpus, e.g. {"low": 5}."""
         return dict(zip(self.words, self.freqs))
 
+    @property
+    def symbol_count(self) -> int:
+        """Symbols across the distinct words (each word counted once, not by its frequency)."""
+        return sum(len(s) for s in self.symbols)
+
+    @property
+    def pair_count(self) -> int:
+        """Neighbouring pairs in the corpus, each word counted as often as it occurs: what the
+        next merge's counting sees."""
+        return sum(count_pairs(self.symbols, self.freqs).values())
+
 
 @dataclass(frozen=True)
 class BPEHistory:

@@ -97,10 +97,15 @@ def attention_timings(ns: tuple[int, ...], window: int) -> list[ls.Cost]:
     return ls.attention_cost(list(ns), window=window, repeats=2)
 
 
-@per_model(st.cache_data(max_entries=32, show_spinner="Running copies of the model under every pattern…"))
-def pattern_whatifs(model: str, text: str, pattern: tuple[tuple[str, int], ...]) -> dict:
+def pattern_whatifs(model: str, text: str, **pattern: int) -> dict:
     """Lesson 17's what-if: copies of the model run ``text`` under every pattern (the keyword
-    settings in ``pattern``); {kind: WhatIf}. The shared model is only copied, never changed."""
+    settings in ``pattern``); {kind: WhatIf}. The shared model is only copied, never changed.
+    Equal settings share one cache entry, whatever their order."""
+    return _pattern_whatifs(model, text, tuple(sorted(pattern.items())))
+
+
+@per_model(st.cache_data(max_entries=32, show_spinner="Running copies of the model under every pattern…"))
+def _pattern_whatifs(model: str, text: str, pattern: tuple[tuple[str, int], ...]) -> dict:
     return ls.pattern_whatifs(get_bundle(model).model, read_text(model, text).ids, **dict(pattern))
 
 

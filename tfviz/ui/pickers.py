@@ -63,6 +63,13 @@ def stable_select(label: str, options, key: str, *, format_func=str, default=Non
     return widget(label, options, key=key, format_func=format_func, **kwargs)
 
 
+def keep_within(key: str, upper: int, *, default: int) -> None:
+    """Before a slider over 0..``upper`` keyed ``key`` is drawn: keep its stored value (``default``
+    when it has none) at most ``upper``, since a range shorter than last run's would otherwise
+    hold a value it cannot show."""
+    st.session_state[key] = min(st.session_state.get(key, default), upper)
+
+
 def token_select(label: str, tokens, key: str, *, default: int | None = None, first: int = 0,
                  where=None, help: str | None = None) -> int | None:
     """A select box of token positions ``first..len(tokens)-1``, shown as "3 ␣sat"; returns

@@ -128,6 +128,11 @@ class T5Numbers:
     bias: np.ndarray  # (H, len(shown)) each head's bias at those distances
 
     @property
+    def reached_count(self) -> int:
+        """How many buckets training read."""
+        return int(self.reached.sum())
+
+    @property
     def last_reached(self) -> str:
         """The label of the farthest bucket training read ("19–20 back")."""
         return self.layout.labels[int(np.flatnonzero(self.reached)[-1])]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -123,3 +124,27 @@ def layer_picker(n_layers: int, key: str) -> int | None:
     st.caption(f"{n_layers} layers: the charts below show layer {layer}; the slider above "
                "chooses another.")
     return layer
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Where a page's instant charts open on the learner's model: the layer and head of a
+    shared link's view (else the first), and, for a deep model, the one layer its charts carry
+    (``only``, from :func:`layer_picker`; None when they carry every layer)."""
+
+    only: int | None
+    layer: int
+    head: int
+
+    @property
+    def view(self) -> dict[str, int | None]:
+        """The keywords an instant chart of one layer and head takes: layer, head, only_layer."""
+        return {"layer": self.layer, "head": self.head, "only_layer": self.only}
+
+
+def view_opening(cfg, key: str) -> Opening:
+    """The opening of a page whose instant charts choose a layer and a head of ``cfg``'s model:
+    a deep model's layer slider (key ``key``), then where the charts start."""
+    only = layer_picker(cfg.n_layers, key)
+    layer = view_value("layer", cfg.n_layers - 1) if only is None else only
+    return Opening(only, layer, view_value("head", cfg.n_heads - 1))
