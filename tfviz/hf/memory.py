@@ -13,18 +13,13 @@ checkpoint (as the hub's Llamas are) is half the size on disk of what it takes i
 A served model holds more than its weights. Opening reads the file's tensors (a bfloat16
 file's, then their float32 copies) and copies GPT-2's transposed and split matrices into our
 layout; the first lesson page then exports every parameter as numpy (``Bundle.weights()``,
-which most lessons read) and traces the text. Measured (BENCHMARKS.md):
-
-- a GPT-2-small-shaped folder (124M parameters, 498 MB of float32 weights): a server grew by
-  1,458 MB (2.93 ×) once its first learner had the self-attention lesson on it
-  (``bench/bench_checkpoint_memory.py``); a fresh process that loads it, exports the weights
-  and traces 64 tokens grows by 3.06 ×, but a third of that is the file's own pages: safetensors
-  maps the file, and a float32 tensor that needs no conversion stays its page of the file,
-  which the kernel can drop and read again (``bench/bench_folder_memory.py``);
-- a SmolLM2-135M-shaped Llama folder (135M parameters, bfloat16 on disk, 538 MB as float32):
-  a server grew by 1,238 MB (2.30 ×) on the same page, and a fresh process that loads it,
-  exports the weights and traces 64 tokens peaked 1,294-1,307 MB (2.40-2.43 ×) above where it
-  started, all of it its own memory (every bfloat16 tensor is copied into float32).
+which most lessons read) and traces the text. Two benchmarks measure it on GPT-2-small- and
+SmolLM2-135M-shaped folders: ``bench/bench_checkpoint_memory.py`` (how much a server grows once
+its first learner has the self-attention lesson on the folder) and
+``bench/bench_folder_memory.py`` (a fresh process's peak as it loads, exports and traces 64
+tokens). Both come out between two and three times the float32 weights (BENCHMARKS.md has the
+figures); part of a GPT-2 file's share is the file's own pages, which safetensors maps and the
+kernel can drop and read again, while a bfloat16 file is copied into float32 in full.
 
 So :data:`OPEN_FACTOR` asks for 3 times the float32 weights: what a first lesson holds, not a
 bound on what more lessons' caches add.

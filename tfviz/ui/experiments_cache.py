@@ -125,8 +125,9 @@ def linformer_layers(model: str, text: str, rows: int) -> ls.LinformerLayers:
 
 
 #: Tokens lesson 5 follows at most. Our models read 128 at most anyway; a model folder reads
-#: 512 (BERT) or 1,024 (GPT-2), and lesson 5 on 512 tokens of a BERT-base held 5 GB and ran for
-#: minutes (a 1 GB trace, then every layer's steps and pictures: BENCHMARKS.md).
+#: 512 (BERT) or 1,024 (GPT-2), and lesson 5 on 512 tokens of a BERT-base held gigabytes and ran
+#: for minutes (a trace that grows with the square of the length, then every layer's steps and
+#: pictures: bench/history/payload.md).
 SELF_ATTENTION_TOKENS = 128
 
 
