@@ -10,6 +10,7 @@ On the teacher's page the card is a step of its own, so in presenter view it is 
 """
 from __future__ import annotations
 
+import base64
 import html
 import os
 
@@ -43,9 +44,13 @@ def join_card(code: str) -> None:
         st.markdown(f"Students type **{shown}** under *Join a live class* in the sidebar, or "
                     f"open this app's address with `?join={code}` at the end.")
         return
-    qr = qr_svg(link, label=f"QR code: open {link} to join class {shown}")
+    label = f"QR code: open {link} to join class {shown}"
+    # An image of the SVG: Streamlit's HTML sanitiser drops inline SVG, and an image carries
+    # its text alternative in alt.
+    svg = base64.b64encode(qr_svg(link, label=label).encode()).decode()
     st.html(f"""<div class="tfviz-join">
-  <div class="tfviz-join-qr">{qr}</div>
+  <div class="tfviz-join-qr"><img src="data:image/svg+xml;base64,{svg}"
+    alt="{html.escape(label)}"></div>
   <div class="tfviz-join-text">
     <div class="tfviz-join-say">Scan, or type the code under <em>Join a live class</em></div>
     <div class="tfviz-join-code" aria-label="Join code {' '.join(shown)}">{shown}</div>

@@ -19,6 +19,8 @@ from tfviz.ui.live_session import NOTICE, TEACHER, live_store
 PICK = "_live_question_pick"
 SECONDS = "_live_countdown_s"
 RESETTING = "_live_resetting"  # the question whose reset waits for its confirmation
+SAID = "_live_room_said"  # what the last control did, or why it could not (shown in the panel:
+# a button here reruns the panel alone, so the sidebar's notice would wait for a full run)
 BOXES = tuple((e, b) for e, boxes in STEPS.items() for b in boxes)
 
 
@@ -38,9 +40,9 @@ def _call(method: str, *args, **kwargs) -> object:
     try:
         out = getattr(live_store(), method)(teaching["code"], teaching["key"], *args, **kwargs)
     except LiveError as err:
-        st.session_state[NOTICE] = str(err)
+        st.session_state[SAID] = str(err)
         return None
-    st.session_state[NOTICE] = None
+    st.session_state[SAID] = None
     return out
 
 
@@ -63,7 +65,7 @@ def _reset(box) -> None:
     st.session_state[RESETTING] = None
     dropped = _call("reset_question", *box)
     if dropped is not None:
-        st.session_state[NOTICE] = (f"Reset {box_name(box)}: {dropped} answer"
+        st.session_state[SAID] = (f"Reset {box_name(box)}: {dropped} answer"
                                     f"{'' if dropped == 1 else 's'} forgotten. Students may "
                                     "answer it again.")
 
@@ -88,6 +90,8 @@ def _room() -> None:
         st.session_state[TEACHER] = None
         st.session_state[NOTICE] = str(err)
         st.rerun(scope="app")
+    if st.session_state.get(SAID):
+        st.info(st.session_state[SAID])
     here, answered, lost = st.columns(3)
     here.metric("Here now", room.present, help="Students whose page said so in the last 30 s.")
     answered.metric("Answered the question", room.answered if room.question else "–",
