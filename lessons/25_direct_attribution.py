@@ -51,7 +51,8 @@ else:
              view.logits[cut], position=pos)
         total = sum(view.parts[last].values())
         st.markdown(
-            f"Move the slider to choose a position: the bars are the parts' direct shares of the "
+            f"Move the slider to choose a position (the buttons beside it keep the heads only): the "
+            f"bars are the parts' direct shares of the "
             f"logit of the model's top next token there. At the last position the top token is "
             f"“{safe_label(view.answers[last])}”: its logit is {view.logits[last]:.3f}, and the "
             f"{len(view.parts[last])} shares add up to {total:.3f} (they differ by "

@@ -34,7 +34,7 @@ def test_lesson_charts_on_a_bundle():
     lens = lens_view(b, tr)
     c = _valid(iv.lens_map(lens.tokens, lens.layers, lens.top, lens.top_prob, lens.final_prob))
     assert len(c["datasets"]["rows"]) == len(lens.layers) * len(lens.tokens)
-    assert c["params"][0]["bind"]["input"] == "select"  # the view switches in the browser
+    assert c["params"][0]["bind"]["input"] == "radio"  # the view switches in the browser
     dla = attribution_view(b, tr)
     c = _valid(iv.attribution_bars(dla.tokens, dla.answers, dla.parts, dla.kinds, dla.logits,
                                    position=len(dla.tokens) - 1))

@@ -104,7 +104,7 @@ def test_who_wrote_the_answer_page(opened):
     spec, data = _chart(at, "Direct logit attribution")
     rows = data["rows"]
     logits = _logits(bundle, TEXT)
-    n_shown = len(spec["params"][1]["value"])
+    n_shown = len(next(p for p in spec["params"] if p["name"] == "toks")["value"])
     last = rows[rows["position"] == n_shown - 1]
     top = int(logits[-1].argmax())
     # the parts' shares (4 decimals each) add up to the model's own logit

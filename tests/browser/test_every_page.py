@@ -52,7 +52,8 @@ pytestmark = pytest.mark.browser
 LESSONS = available()
 ROOT = Path(__file__).resolve().parents[2]
 DESKTOP = {"width": 1400, "height": 1000}
-QUERY = {"mixture-of-experts": "?model=moe-tiny"}  # its token picker needs a model with experts
+QUERY = {"mixture-of-experts": "?model=moe-tiny",  # its token picker needs a model with experts
+         "direct-attribution": "?model=llama-tiny"}  # a pre-LN model: gpt-tiny's logits do not split
 
 # --- 1. by URL -------------------------------------------------------------------------------
 
@@ -157,6 +158,10 @@ INTERACTIONS = {
     "quiz": ("slider", "Number of questions"),
     "teacher": ("number", "Variants of each exercise"),
     "training-lab": ("slider", "Layers"),  # the "Will train: …" line names the new depth
+    "logit-lens": ("view", "show"),  # the map's colour: top token's or final prediction's probability
+    "direct-attribution": ("view", "which"),  # every part's bar or the heads' only, in the browser
+    "activation-patching": ("view", "show"),  # share restored or logit difference, in the browser
+    "induction-heads": ("number", "Random seed"),  # another random sequence, from the server
 }
 
 

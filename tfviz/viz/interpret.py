@@ -24,6 +24,14 @@ SEQUENTIAL = {"scheme": "blues", "domain": [0, 1]}
 DIVERGING = {"scheme": "redblue", "reverse": True, "domainMid": 0}
 
 
+def radio(name: str, labels: Sequence[str], label: str, value: int = 0) -> dict:
+    """A parameter 0, 1, … chosen with radio buttons showing ``labels`` (two or three short
+    choices: each a keyboard stop, arrow keys move between them)."""
+    options = list(range(len(labels)))
+    return {"name": name, "value": value if value in options else 0,
+            "bind": {"input": "radio", "options": options, "labels": list(labels), "name": f"{label} "}}
+
+
 def _r(x: float, digits: int = 4) -> float:
     return round(float(x), digits)
 
@@ -100,9 +108,8 @@ def lens_map(tokens: Sequence[str], layers: Sequence[str], top: Sequence[Sequenc
                 color={"condition": {"test": "datum.p > 0.55", "value": "white"}, "value": "black"})
     return chart({"layer": [heat, text], "width": max(300, 2 * CELL * len(tokens)),
                   "height": CELL * len(layers)},
-                 rows=rows, params=[choice("show", [0, 1], ["top token's probability",
-                                                            "final prediction's probability"],
-                                           "Colour by", show)],
+                 rows=rows, params=[radio("show", ["top token's probability", "final prediction's probability"],
+                                          "Colour by", show)],
                  title=f"What each layer would predict ({what})",
                  description=f"The logit lens on {len(tokens)} tokens: for each position and each "
                              f"of {len(layers)} stages (the embeddings, then after each block), the "
@@ -116,14 +123,14 @@ def attribution_bars(tokens: Sequence[str], answers: Sequence[str], parts: Seque
     """One bar per component (each head, each MLP, the embeddings, the biases): its direct
     share of the logit of the model's top token at one position, which the slider picks.
     ``parts[p]``: position p's {component: share}; ``answers[p]`` its top token; ``logits[p]``
-    the model's own logit of it."""
+    the model's own logit of it. Radio buttons show every part or the heads only."""
     names = list(parts[0])
     rows = [{"position": p, "part": name, "kind": kinds[name], "share": _r(parts[p][name])}
             for p in range(len(tokens)) for name in names]
     said = [{"position": p, "token": tokens[p], "answer": answers[p], "logit": _r(logits[p]),
              "total": _r(sum(parts[p].values()))} for p in range(len(tokens))]
     kind_names = sorted(set(kinds.values()), key=list(kinds.values()).index)
-    keep = {"filter": "datum.position == pos"}
+    keep = {"filter": "datum.position == pos && (which == 0 || datum.kind == 'head')"}
     bars = view("bar", transform=[keep], x=n("part", None, sort=names, axis={"labelAngle": -60}),
                 y=q("share", "direct share of the logit"),
                 color=colour("kind", kind_names, title="part",
@@ -135,6 +142,7 @@ def attribution_bars(tokens: Sequence[str], answers: Sequence[str], parts: Seque
                                       "logit of ' + answers[pos] + ', ' + format(logits[pos], '.2f') + "
                                       "' (parts add to ' + format(totals[pos], '.2f') + ')'"}}
     params = [slider("pos", len(tokens) - 1, "Position", position),
+              radio("which", ["every part", "heads only"], "Show"),
               {"name": "toks", "value": [s["token"] for s in said]},
               {"name": "answers", "value": [s["answer"] for s in said]},
               {"name": "logits", "value": [s["logit"] for s in said]},
@@ -166,8 +174,8 @@ def patch_map(restored, raw, tokens: Sequence[str], *, show: int = 0) -> dict:
                             {"field": "restored", "title": "share restored", "format": ".2f"},
                             {"field": "diff", "title": "logit difference", "format": ".3f"}))
     return chart({**heat, "width": max(300, CELL * len(tokens)), "height": CELL * len(layers)},
-                 rows=rows, params=[choice("show", [0, 1], ["share of the clean answer restored",
-                                                            "logit difference"], "Colour by", show)],
+                 rows=rows, params=[radio("show", ["share of the clean answer restored", "logit difference"],
+                                          "Colour by", show)],
                  title="Where the clean answer comes back",
                  description=f"Activation patching over {len(layers)} layers and {len(tokens)} "
                              "positions: each cell is the corrupt run with one block's input at one "
