@@ -197,3 +197,20 @@ def test_presenter_view_draws_the_declared_steps_in_large_type(app_page, lesson)
     assert drawn_steps(at) == normal and len(normal) == len(declared)
     assert all(p.fullmatch(title) for (_, title), p in zip(normal, declared))
     assert all(s["config"]["axis"]["labelFontSize"] >= 24 for s in chart_specs(at))
+
+
+def test_the_claims_rows_catch_these_lessons_sentences_under_another_model():
+    """Each fact-dependent sentence of lessons 24 and 25, written for one model, is caught by
+    the claims table under a model it is false of (and passes under its own)."""
+    from tests.support.claims import broken
+
+    llama = {"logit-lens": "through its final RMSNorm, then the unembedding",
+             "direct-attribution": r"\frac{c}{s}\,\gamma and each MLP's output"}
+    gpt = {"logit-lens": "directly: it has no final norm, since each of its blocks already ends in one (post-LN)",
+           "direct-attribution": "each MLP's output"}
+    assert broken(llama, "llama-tiny") == [] and broken(gpt, "gpt-tiny") == []
+    assert len(broken(llama, "gpt-tiny")) == 2  # gpt-tiny has no final norm: neither holds
+    assert len(broken(gpt, "llama-tiny")) == 2  # llama-tiny has a final norm and is pre-LN
+    assert len(broken({"direct-attribution": "each MLP's output"}, "moe-tiny")) == 1
+    assert len(broken({"logit-lens": "the embedding matrix itself, transposed"}, "llama-tiny")) == 1
+    assert len(broken({"direct-attribution": r"\frac{c - \bar c}{s}"}, "llama-tiny")) == 1

@@ -191,6 +191,23 @@ CLAIMS: tuple[Claim, ...] = (
           lambda f, m: f.moe_capacity is None or float(m.group(1)) != f.moe_capacity, ("mixture-of-experts",)),
     Claim("a mixture of experts called dense", r"\*\* is a dense model", lambda f, m: f.is_moe,
           ("mixture-of-experts",)),
+    # --- looking inside (lessons 24-27): issue #45 --------------------------------------------
+    Claim("a final norm named as another, or said of a model without one",
+          r"through its final (LayerNorm|RMSNorm)",
+          lambda f, m: not f.final_norm or m.group(1) != f.norm_name, ("logit-lens",)),
+    Claim("no final norm said of a model that has one", r"it has no final norm",
+          lambda f, m: f.final_norm, ("logit-lens",)),
+    Claim("post-LN blocks said of a pre-LN model", r"each of its blocks already ends in one \(post-LN\)",
+          lambda f, m: f.pre_ln, ("logit-lens",)),
+    Claim("a tied unembedding said of an untied one", r"the embedding matrix itself, transposed",
+          lambda f, m: not f.tied, ("logit-lens",)),
+    Claim("LayerNorm's centring in the attribution formula of an RMSNorm model, or a norm where "
+          "there is none", r"\\frac\{c - \\bar c\}\{s\}|\\frac\{c\}\{s\}",
+          lambda f, m: not f.final_norm or ("bar c" in m.group(0)) != (f.norm_kind == "layernorm"),
+          ("direct-attribution",)),
+    Claim("MLPs said of a mixture of experts, or MoE layers of a dense model",
+          r"each (MLP|MoE layer)'s output", lambda f, m: (m.group(1) == "MoE layer") != f.is_moe,
+          ("direct-attribution",)),
 )
 
 
