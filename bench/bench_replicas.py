@@ -12,7 +12,10 @@ one does and what is timed). ``--kill-one`` SIGKILLs one replica halfway. The st
 script's default SQLite file (in a fresh data folder), or with ``--redis`` a redis-server the
 script starts. The output ends with one line:
 ``learners=L replicas=N follow_p95_ms=X answers_sent=S answers_exported=E lost=0 errors=0
-p95_ms=Y``; reconnects after the kill are reported apart.
+p95_ms=Y rejoin_p95_s=Z``; reconnects after the kill are reported apart, and the rejoin is the
+time from a student's websocket dropping to their page following the class again. It also
+says where the CPU went, by process (each replica, nginx, redis-server, the learners); with
+``--profile``, by activity inside each replica too (``bench.live_profile``).
 
 Each run starts ``serve-class.sh N`` afresh on free loopback ports, waits until every replica's
 warm-up has finished, then sends the same headless class as ``bench.bench_class`` (same
@@ -70,6 +73,7 @@ def live_run(args) -> None:
     import tempfile
 
     from bench.live_class import run_live, table as live_table
+    from bench.live_profile import RoleWatch, report, spied, spy
     from tfviz.classroom.store import open_store
 
     (n,) = args.replicas
@@ -84,6 +88,10 @@ def live_run(args) -> None:
             raise RuntimeError(f"serve-class.sh named no store:\n{served.output[-2000:]}")
         store = open_store(served.store_url)
         victim = served.replica_pids["r0"] if args.kill_one else None
+        roles = RoleWatch(served.proc.pid, served.replica_pids)
+        roles.start()
+        spies = spy(served.replica_pids, (args.minutes * 30 if victim else args.minutes * 60) - 5,
+                    logs / "py-spy") if args.profile else []
         print(f"store {served.store_url}; {args.learners} learners over {n} replicas, "
               f"{args.minutes:g} min" + (", r0 SIGKILLed halfway" if victim else ""), flush=True)
         r = asyncio.run(run_live(served.url, store, args.learners, args.minutes * 60,
@@ -92,9 +100,14 @@ def live_run(args) -> None:
                                  kill_at=args.minutes * 30 if victim else None, kill_pid=victim,
                                  server_pids=[served.proc.pid]))
         alive = served.proc.poll() is None
+        cpu = roles.stop()
+        for p in spies:
+            p.wait(timeout=60)
     print(live_table(r))
+    print(report(cpu, r.seconds, len(r.actions_ms), spied(logs / "py-spy") if spies else None))
     print(f"teacher moves: {r.moves} (made in the browser: {r.view_moves}); "
-          f"reconnects after the kill: {r.reconnects}; "
+          f"reconnects after the kill: {r.reconnects} (connections refused and retried: "
+          f"{r.retries}; runs cut by the kill: {r.cut}); "
           f"server CPU (nginx + replicas + store): {r.cpu_s:.1f} s over {r.seconds:.0f} s; "
           f"peak memory {r.peak_mb:.0f} MB; script still serving: {alive}")
     for e in r.errors[:10]:
@@ -121,6 +134,9 @@ def main(argv=None) -> None:
     ap.add_argument("--live", action="store_true", help="one live class across the replicas")
     ap.add_argument("--kill-one", action="store_true", help="with --live: SIGKILL r0 halfway")
     ap.add_argument("--redis", action="store_true", help="with --live: the store is Redis")
+    ap.add_argument("--profile", action="store_true",
+                    help="with --live: py-spy each replica (until the kill) and say where "
+                         "the CPU went by activity")
     args = ap.parse_args(argv)
     if args.live:
         if len(args.replicas) != 1:

@@ -30,9 +30,8 @@ What each element means (texts, errors, widgets and their values): bench/headles
 from __future__ import annotations
 
 import asyncio
-import http.cookiejar
+import urllib.parse
 import time
-import urllib.request
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -46,6 +45,41 @@ from bench.headless_elements import Widget, read_element
 __all__ = ["Run", "Session", "Widget"]
 
 XSRF_COOKIE = "_streamlit_xsrf"
+
+
+async def http_get(base: str, path: str, cookies: dict, timeout: float,
+                   body: bool = False) -> tuple[int, dict] | tuple[int, dict, bytes]:
+    """One GET through the proxy on the event loop: (status, the cookies it set[, the body]).
+
+    >>> _set_cookies([b"Set-Cookie: tfviz_replica=r1; Path=/; HttpOnly", b"X: y"])
+    {'tfviz_replica': 'r1'}
+    """
+    u = urllib.parse.urlsplit(base)
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(u.hostname, u.port), timeout)
+    try:
+        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        writer.write((f"GET {u.path.rstrip('/')}{path} HTTP/1.1\r\nHost: {u.netloc}\r\n"
+                      + (f"Cookie: {cookie}\r\n" if cookie else "")
+                      + "Connection: close\r\n\r\n").encode())
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(), timeout)
+    finally:
+        writer.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split()[1]) if lines and len(lines[0].split()) > 1 else 0
+    return (status, _set_cookies(lines[1:])) + ((rest,) if body else ())
+
+
+def _set_cookies(header_lines) -> dict:
+    out = {}
+    for line in header_lines:
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "set-cookie":
+            k, _, v = value.strip().split(";")[0].partition("=")
+            if k:
+                out[k.strip()] = v.strip()
+    return out
 OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 STATUS = {v: k for k, v in ForwardMsg.ScriptFinishedStatus.items()}
 
@@ -82,8 +116,7 @@ class Session:
     def __init__(self, base_url: str, timeout: float = 30.0, cookies: dict | None = None):
         self.base = base_url.rstrip("/")
         self.timeout = timeout
-        self.jar = http.cookiejar.CookieJar()
-        self.cookies = dict(cookies or {})  # sent on every request besides the jar's (a replica)
+        self.cookies = dict(cookies or {})  # sent on every request; a Set-Cookie replaces one
         self.ws = None
         self.reader: asyncio.Task | None = None
         self.widgets: dict[str, Widget] = {}
@@ -96,19 +129,21 @@ class Session:
         self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds (st.fragment(run_every))
 
     # -- connecting ---------------------------------------------------------------------
-    def _http_get(self, path: str) -> None:
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        request = urllib.request.Request(self.base + path)
-        if self.cookies:  # the jar then adds none of its own: these go alone
-            request.add_header("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
-        with opener.open(request, timeout=self.timeout) as r:
-            r.read()
+    async def _http_get(self, path: str) -> int:
+        """GET ``path`` as a browser does, on the event loop (a thread pool of a few workers
+        would queue a room's reconnects behind each other: a cost of the benchmark, not of
+        the server), keeping every cookie it sets; its status."""
+        status, cookies = await http_get(self.base, path, self.cookies, self.timeout)
+        self.cookies.update(cookies)
+        return status
 
     async def connect(self, path: str = "") -> None:
         """Fetch the page like a browser (keeping cookies), then open the websocket."""
         for p in (f"/{path}", "/_stcore/health", "/_stcore/host-config"):
-            await asyncio.to_thread(self._http_get, p)
-        cookies = {c.name: c.value for c in self.jar} | self.cookies
+            status = await self._http_get(p)
+            if status != 200:  # as urllib raised for the browser-like fetch this replaces
+                raise OSError(f"GET {p}: HTTP {status}")
+        cookies = dict(self.cookies)
         headers = {"Origin": self.base}
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())

@@ -30,11 +30,10 @@ import random
 import re
 import signal
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 
 from bench.bench_class import ServerWatch, pct
-from bench.headless import Session
+from bench.headless import Session, http_get
 from tfviz.exercises.fmt import fmt_values
 from tfviz.exercises.registry import make_instance
 
@@ -58,7 +57,10 @@ class LiveResult:
     exported: collections.Counter = field(default_factory=collections.Counter)
     errors: list[str] = field(default_factory=list)
     reconnects: int = 0
+    retries: int = 0  # reconnects that did not connect, tried again with the frontend's back-off
+    cut: int = 0  # runs cut short by their replica's death (the learner reconnects)
     reconnects_ms: list[float] = field(default_factory=list)  # joins after a drop, apart
+    rejoins_s: list[float] = field(default_factory=list)  # drop -> following again
     view_moves: int = 0  # moves the page made in the browser, with no run
     moves: int = 0
     cpu_s: float = float("nan")
@@ -73,7 +75,8 @@ class LiveResult:
                 f"follow_p95_ms={pct(self.follows_ms, .95):.0f} "
                 f"answers_sent={sum(self.sent.values())} "
                 f"answers_exported={sum(self.exported.values())} lost={self.lost} "
-                f"errors={len(self.errors)} p95_ms={pct(self.actions_ms, .95):.0f}")
+                f"errors={len(self.errors)} p95_ms={pct(self.actions_ms, .95):.0f} "
+                f"rejoin_p95_s={pct(self.rejoins_s, .95) if self.rejoins_s else 0:.1f}")
 
 
 class Teacher:
@@ -98,19 +101,11 @@ class Teacher:
 
 
 async def get_json(base: str, path: str, cookies: dict, timeout: float) -> tuple[int, dict]:
-    """One HTTP GET through the proxy, as the page's fetch() sends it: (status, JSON body)."""
-    u = urllib.parse.urlsplit(base)
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(u.hostname, u.port), timeout)
-    try:
-        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: {u.netloc}\r\nCookie: {cookie}\r\n"
-                     "Connection: close\r\n\r\n".encode())
-        await writer.drain()
-        data = await asyncio.wait_for(reader.read(), timeout)
-    finally:
-        writer.close()
-    head, _, body = data.partition(b"\r\n\r\n")
-    status = int(head.split()[1]) if head else 0
+    """One HTTP GET through the proxy, as the page's fetch() sends it: (status, JSON body).
+    A cookie the reply sets replaces the learner's (nginx names the live replica that answered
+    for a dead one), as a browser's would."""
+    status, set_cookies, body = await http_get(base, path, cookies, timeout, body=True)
+    cookies.update(set_cookies)
     try:
         return status, json.loads(body)
     except ValueError:
@@ -144,10 +139,17 @@ class Student:
             self.session, run = await Session.open(self.url, self.page, query=f"join={self.code}",
                                                    timeout=self.timeout, cookies=self.cookies)
         except Exception as exc:
-            r.errors.append(f"join: {type(exc).__name__}: {exc}")
+            if again:  # a reconnect that did not connect: the frontend tries again, as here
+                r.retries += 1
+            else:
+                r.errors.append(f"join: {type(exc).__name__}: {exc}")
             self.session = None
             return False
         (r.reconnects_ms if again else r.actions_ms).append((time.perf_counter() - start) * 1e3)
+        self.cookies.update(self.session.cookies)  # what nginx and the replica set, kept
+        if run.error and self.session.closed:  # its replica died under it: a drop, reconnect
+            r.cut += 1
+            return False
         if run.error:
             r.errors.append(f"join: {run.error}")
         self.page = next((p for p, (h, _) in self.session.pages.items()
@@ -193,8 +195,11 @@ class Student:
         check = checks[order.index(box.name)]
         async with self.lock:
             run = await s.rerun(fragment_id=check.fragment_id, trigger=check)
+        if run.error and (s.closed or "websocket dropped" in run.error):
+            r.cut += 1  # its replica died under it: not sent, and not told it was saved
+            return
         r.actions_ms.append(run.seconds * 1e3)
-        if run.error and not s.closed:
+        if run.error:
             r.errors.append(f"answer: {run.error}")
         if SAVED in run.texts:
             self.answered.add(box.name)
@@ -249,12 +254,33 @@ class Student:
         while self.session is not None and not self.session.closed:
             await asyncio.sleep(0.1)
 
+    async def _healthy(self, attempt: int) -> bool:
+        """Wait as Streamlit's frontend does before it opens a websocket again, then ask the
+        server's health check once: its retry delays are 100 ms, then 100 ms × 2^(n-1) up to
+        4 s, each but the first times a random 0.7-1.0 (so that a room of pages that lost their
+        server together do not all come back in the same instant)."""
+        delay = 0.1 if attempt <= 1 else min(4.0, 0.1 * 2 ** (attempt - 1)) * \
+            (0.7 + 0.3 * self.rng.random())
+        await asyncio.sleep(delay)
+        try:
+            status, _ = await get_json(self.url, "/_stcore/health", self.cookies, self.timeout)
+        except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+            return False
+        return status == 200
+
     async def attend(self, r: LiveResult, teacher: Teacher, until: float) -> None:
         await asyncio.sleep(self.rng.uniform(0, ARRIVAL_S))
-        again = False
+        again, dropped_at, attempt = False, None, 0
         try:
             while time.perf_counter() < until:
+                if again:  # as the frontend: retry the health check with back-off and jitter
+                    attempt += 1
+                    if not await self._healthy(attempt):
+                        continue
                 if await self.join(r, teacher, again):
+                    if dropped_at is not None:
+                        r.rejoins_s.append(time.perf_counter() - dropped_at)
+                    dropped_at, attempt = None, 0
                     # Until the websocket drops (its replica died) or the class is over, as a
                     # browser tab notices a drop at once and reconnects.
                     tasks = [asyncio.create_task(c) for c in (
@@ -267,9 +293,9 @@ class Student:
                     break
                 r.reconnects += 1  # the websocket dropped (its replica died), or the join failed
                 again = True
+                dropped_at = dropped_at or time.perf_counter()
                 if self.session is not None:
                     await self.session.close()
-                await asyncio.sleep(self.rng.uniform(0.5, 1.5))  # the frontend's back-off
         finally:
             if self.session is not None:
                 await self.session.close()
@@ -315,7 +341,8 @@ def table(r: LiveResult) -> str:
                       row("follow (teacher's move -> student's page)", r.follows_ms),
                       row("the follower's run after a move", r.polls_ms),
                       row("join or answer", r.actions_ms),
-                      row("join again after a drop (apart)", r.reconnects_ms)])
+                      row("join again after a drop (apart)", r.reconnects_ms),
+                      row("rejoin: drop -> following again", [s * 1e3 for s in r.rejoins_s])])
 
 
 __all__ = ["LiveResult", "run_live", "table"]

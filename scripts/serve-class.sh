@@ -209,13 +209,17 @@ done
 # Written by scripts/serve-class.sh; lives only while that script runs.
 daemon off;
 worker_processes 1;
+# Sized for a lecture hall: each student holds two connections through nginx (the page's
+# websocket and its long poll), each with one to a replica, so 400 students hold 1,600; a
+# replica that dies sends its students back all at once. Room for 4,000, and the files to go.
+worker_rlimit_nofile 10000;
 pid $DIR/nginx.pid;
 error_log $DIR/logs/error.log warn;
 EOF
   # Run as root, nginx would hand its workers to 'nobody', who cannot write this directory.
   [ "$(id -u)" = 0 ] && echo "user root;"
   cat <<EOF
-events { worker_connections 1024; }
+events { worker_connections 4096; }
 
 http {
     # Each line says which replica the request was meant for and which address answered it.
@@ -246,11 +250,28 @@ EOF
   for ((i = 0; i < N; i++)); do printf '        r%d r%d;\n' "$i" "$i"; done
   cat <<EOF
     }
-    # Set the cookie only when the request did not carry a valid one (an empty value sends none).
-    map \$cookie_tfviz_replica \$tfviz_set_cookie {
+    # The replica that really answered: the last address nginx tried (\$upstream_addr lists
+    # every one it tried, "A, B" when A refused and B answered).
+    map \$upstream_addr \$tfviz_served_by {
+        default "";
+EOF
+  for i in "${!PORTS[@]}"; do
+    printf '        "~(^|, )127\\.0\\.0\\.1:%d$" r%d;\n' "${PORTS[$i]}" "$i"
+  done
+  cat <<EOF
+    }
+    # Set the cookie when the request carried none of ours, and again when a backup answered
+    # for a replica that died: the learner's later requests (the websocket, each long poll)
+    # then all go to that one live replica, rather than to whichever backup is next in turn
+    # (nginx takes backups in turn), which would not know their session. An empty value sends
+    # no header.
+    map "\$cookie_tfviz_replica:\$tfviz_served_by" \$tfviz_set_cookie {
         default "tfviz_replica=\$tfviz_replica; Path=/; HttpOnly; SameSite=Lax";
 EOF
-  for ((i = 0; i < N; i++)); do printf '        r%d "";\n' "$i"; done
+  for ((i = 0; i < N; i++)); do
+    printf '        "r%d:r%d" "";\n        "r%d:" "";\n' "$i" "$i" "$i"
+    printf '        "~^r%d:(?<to>r[0-9]+)$" "tfviz_replica=$to; Path=/; HttpOnly; SameSite=Lax";\n' "$i"
+  done
   cat <<EOF
     }
 
@@ -262,9 +283,9 @@ EOF
     }
 
 EOF
-  # Each replica's upstream lists the others as backups, in ring order: while a replica is
-  # down (connection refused), its learners reach the next live one, all of them the same one,
-  # and a learner's later requests follow them there.
+  # Each replica's upstream lists the others as backups: while a replica is down (connection
+  # refused), its learners reach a live one (nginx takes the backups in turn), and the cookie
+  # set above sends each learner's later requests to the one that answered.
   for i in "${!PORTS[@]}"; do
     printf '    upstream tfviz_r%d {\n        server 127.0.0.1:%d max_fails=1 fail_timeout=10s;\n' "$i" "${PORTS[$i]}"
     for ((j = 1; j < N; j++)); do
@@ -275,7 +296,9 @@ EOF
   cat <<EOF
 
     server {
-        listen 127.0.0.1:$PORT;
+        # The accept queue: a room that reconnects at once waits in it rather than being
+        # refused (Linux caps it at net.core.somaxconn, 4096 on current kernels).
+        listen 127.0.0.1:$PORT backlog=4096;
         server_name localhost;
 
         location / {

@@ -217,6 +217,8 @@ def test_one_live_class_spans_both_replicas_and_survives_one_dying(served):
     status, headers, body = get(served.url + "/_stcore/health", cookie="r0")
     assert (status, body) == (200, "ok")
     assert headers["X-Tfviz-Upstream"].endswith(f"127.0.0.1:{served.replica_ports['r1']}")
+    # ... and names r1 in the cookie, so the learner's websocket and long polls all go there.
+    assert "tfviz_replica=r1; Path=/; HttpOnly; SameSite=Lax" in headers.get_all("Set-Cookie")
 
 
 def test_stop_leaves_no_process(served):
