@@ -62,12 +62,8 @@ else:
 
     with step("2 · When the answer appears"):
         rows = range(first, T)
-        early = sum(int(view.settles[p]) == 0 for p in range(T))
-        late = sum(int(view.settles[p]) == len(view.layers) - 1 for p in range(T))
-        table({"position": [f"{p} {view.tokens[p]}" for p in rows],
-               "final prediction": [view.top[-1][p] for p in rows],
-               "its probability": [round(float(view.top_prob[-1, p]), 3) for p in rows],
-               "on top from": [view.appears(p) for p in rows]}, hide_index=True)
+        early, late = view.settled_at_embeddings, view.settled_after_last
+        table(view.columns(rows), hide_index=True)
         st.markdown(
             f"Of {T} positions, {early} already have their final answer at the embeddings (the "
             "token alone suggests it, like a common next word) and "

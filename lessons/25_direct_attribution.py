@@ -46,17 +46,17 @@ else:
         if first:
             st.caption(f"Your text has {T} tokens; the slider reaches the last {SHOWN}.")
         cut = slice(first, T)
-        pos = min(view_value("pos", T - 1 - first, T - 1 - first), T - 1 - first)
+        pos = view_value("pos", T - 1 - first, T - 1 - first)  # at most T - 1 - first
         vega(iv.attribution_bars, view.tokens[cut], view.answers[cut], view.parts[cut], view.kinds,
              view.logits[cut], position=pos)
-        total = sum(view.parts[last].values())
+        total = view.total(last)
         st.markdown(
             f"Move the slider to choose a position (the buttons beside it keep the heads only): the "
             f"bars are the parts' direct shares of the "
             f"logit of the model's top next token there. At the last position the top token is "
             f"“{safe_label(view.answers[last])}”: its logit is {view.logits[last]:.3f}, and the "
             f"{len(view.parts[last])} shares add up to {total:.3f} (they differ by "
-            f"{abs(total - view.logits[last]):.1e}, float32's rounding).")
+            f"{view.rounding_gap(last):.1e}, float32's rounding).")
 
     with step("2 · Check it: remove the top head"):
         check_at = st.select_slider("Position to check", list(range(first, T)), value=last,

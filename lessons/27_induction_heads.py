@@ -54,11 +54,11 @@ else:
 
     with step("2 · Every head's scores"):
         vega(iv.induction_heads, rep.scores, rep.previous)
-        (il, ih) = divmod(int(rep.scores.argmax()), cfg.n_heads)
+        (il, ih) = view.strongest_induction
         line = (f"The strongest induction head is L{il}H{ih} (layer {il}, head {ih}) with "
                 f"{rep.scores[il, ih]:.2f}.")
         if il > 0:
-            pl, ph = divmod(int(rep.previous[:il].argmax()), cfg.n_heads)
+            pl, ph = view.strongest_previous_before(il)
             line += (f" Before its layer, the strongest previous-token head is L{pl}H{ph} "
                      f"({rep.previous[pl, ph]:.2f}): the partner it needs, since layer {il} can only "
                      "match on what an earlier layer wrote into each position.")

@@ -136,3 +136,24 @@ def test_lesson_2_13_15_numbers_by_hand():
     assert TaskTokenizer().skipped("z9z! ab") == ["!", "9", "z"]
     g = Guesses(np.zeros((2, 1)), np.zeros((2, 1)), np.array([0.123456, 0.5]))
     assert g.typed_prob(0) == 0.1235 and g.typed_prob(1) == 0.5
+
+
+def test_lessons_24_25_27_numbers_by_hand():
+    from tfviz.experiments.inside import AttributionView, InductionView, LensView
+
+    lens = LensView(tokens=("a", "b", "c"), layers=("embed", "after block 0", "after block 1"),
+                    top=(("x", "y", "z"), ("x", "y", "w"), ("x", "q", "w")),
+                    top_prob=np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.81234, 0.9]]),
+                    final_prob=np.zeros((3, 3)), settles=np.array([0, 2, 1]))
+    assert (lens.settled_at_embeddings, lens.settled_after_last) == (1, 1)
+    assert lens.columns(range(1, 3)) == {"position": ["1 b", "2 c"], "final prediction": ["q", "w"],
+                                         "its probability": [0.812, 0.9],
+                                         "on top from": ["after block 1", "after block 0"]}
+    dla = AttributionView(("a",), ("x",), (1,), ({"embed": 0.5, "L0H0": 1.25, "L0H1": -0.25},),
+                          {"embed": "embed", "L0H0": "head", "L0H1": "head"}, (1.5001,), (None,))
+    assert dla.total(0) == 1.5 and dla.rounding_gap(0) == pytest.approx(1e-4, rel=1e-6)
+    scores = np.array([[0.1, 0.2, 0.3], [0.9, 0.4, 0.9]])  # the first of the two 0.9s
+    previous = np.array([[0.5, 0.8, 0.1], [0.95, 0.0, 0.0]])
+    view = InductionView(SimpleNamespace(scores=scores, previous=previous), (), np.zeros((0, 1, 1)))
+    assert view.strongest_induction == (1, 0)
+    assert view.strongest_previous_before(1) == (0, 1)  # layer 1's 0.95 is not before layer 1

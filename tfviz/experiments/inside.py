@@ -39,6 +39,24 @@ class LensView:
         """Where the final prediction at ``position`` appears and stays: "after block 2"."""
         return self.layers[int(self.settles[position])]
 
+    @property
+    def settled_at_embeddings(self) -> int:
+        """Positions whose final prediction is on top from the embeddings on."""
+        return int((self.settles == 0).sum())
+
+    @property
+    def settled_after_last(self) -> int:
+        """Positions whose final prediction reaches the top only after the last block."""
+        return int((self.settles == len(self.layers) - 1).sum())
+
+    def columns(self, positions) -> dict[str, list]:
+        """Lesson 24's table by column for ``positions``: each one, its final prediction, that
+        prediction's probability to 3 decimals, and where it appears and stays."""
+        return {"position": [f"{p} {self.tokens[p]}" for p in positions],
+                "final prediction": [self.top[-1][p] for p in positions],
+                "its probability": [round(float(self.top_prob[-1, p]), 3) for p in positions],
+                "on top from": [self.appears(p) for p in positions]}
+
 
 def lens_view(bundle, trace: Trace) -> LensView:
     """The logit lens of ``trace`` as a page shows it (``tfviz.interpret.lens_top``)."""
@@ -63,6 +81,14 @@ class AttributionView:
     kinds: dict[str, str]
     logits: tuple[float, ...]  # the model's own logit of that token
     scale: tuple[float | None, ...]  # the final norm's frozen scale at each position
+
+    def total(self, position: int) -> float:
+        """The parts' shares at ``position`` added up: the logit again, up to float rounding."""
+        return sum(self.parts[position].values())
+
+    def rounding_gap(self, position: int) -> float:
+        """How far the shares' total lies from the model's own logit at ``position``."""
+        return abs(self.total(position) - self.logits[position])
 
     def top_head(self, position: int) -> tuple[int, int, float]:
         """(layer, head, share) of the head with the largest share at ``position``."""
@@ -144,6 +170,17 @@ class InductionView:
     report: Induction
     heads: tuple[tuple[int, int], ...]  # (layer, head) of each map, best induction heads first
     patterns: np.ndarray  # (len(heads), T, T)
+
+    @property
+    def strongest_induction(self) -> tuple[int, int]:
+        """(layer, head) of the largest induction score (the first of equal ones)."""
+        scores = self.report.scores  # (layers, heads)
+        return divmod(int(scores.argmax()), scores.shape[1])
+
+    def strongest_previous_before(self, layer: int) -> tuple[int, int]:
+        """(layer, head) of the largest previous-token score in the layers before ``layer``."""
+        previous = self.report.previous[:layer]  # (layer, heads)
+        return divmod(int(previous.argmax()), previous.shape[1])
 
 
 def induction_view(bundle, length: int, seed: int, shown: int = 6) -> InductionView:
