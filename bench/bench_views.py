@@ -6,7 +6,7 @@
 For each page, on each of ``--servers`` fresh servers (Debian chromium, localhost), every view
 control the page's instant charts bind (``.vega-bind`` inputs named layer, head, query, step,
 ...) is moved ``--changes`` times with the keyboard, as a learner would: arrow keys on a focused
-slider, arrow keys on a focused select box. The time is measured inside the page, from the
+slider, arrow keys on a focused select box or radio group. The time is measured inside the page, from the
 keydown event to the first paint after Vega changed the chart's SVG (a mutation, then the next
 animation frame, then a task: the frame has been drawn). A change that draws nothing is an
 error, and so is a script run on the server during the view changes: the point of the design
@@ -54,7 +54,7 @@ PAGES = ["tour", "multi-head", "self-attention", "masking", "layernorm", "feed-f
 MODEL_FOR = {"mixture-of-experts": "moe-tiny"}
 LAB_RUN = 120_000  # ms a tiny training-lab run may take on a loaded machine
 FOLDER_OPENING = 900_000  # ms the first page on a model folder may take: it opens the folder
-VIEW_INPUTS = ".vega-bind input[type=range], .vega-bind select"
+VIEW_INPUTS = ".vega-bind input[type=range], .vega-bind select, .vega-bind input[type=radio]"
 SENTENCE_TOKENS = 12  # the issue's "new sentence typed", 12 tokens
 LENGTH_STEPS = [-3, +3, -2, +2, -4, +4, -1, +1] * 4  # sentences that change the length
 
@@ -79,6 +79,15 @@ WORDS = ["the", "cat", "dog", "bird", "sat", "ran", "near", "over", "lake", "boa
          "because", "it", "was", "tired", "wide", "happy", "small", "river", "jumped", "rested"]
 
 
+async def chosen(page, control, name: str) -> str:
+    """The value a view input holds: a slider's or select box's own, or the checked button of
+    a radio group (the arrow keys move the check, and the focus, to the next button)."""
+    if await control.get_attribute("type") == "radio":
+        return await page.evaluate(
+            f"document.querySelector('.vega-bind input[name=\"{name}\"]:checked')?.value")
+    return await control.input_value()
+
+
 async def view_changes(page, changes: int) -> dict[str, list[float]]:
     """Move every bound view input ``changes`` times; returns milliseconds per input name."""
     await page.evaluate(PROBE_JS)
@@ -99,14 +108,14 @@ async def view_changes(page, changes: int) -> dict[str, list[float]]:
             if await control.evaluate("e => e.tagName") == "SELECT":
                 key = "ArrowDown" if (i // 2) % 2 == 0 else "ArrowUp"
             before = await page.evaluate("window.__times.length")
-            value = await control.input_value()
+            value = await chosen(page, control, name)
             await page.keyboard.press(key)
-            if await control.input_value() == value:  # at an end: nothing to draw
+            if await chosen(page, control, name) == value:  # at an end: nothing to draw
                 continue
             try:
                 await page.wait_for_function(f"window.__times.length > {before}", timeout=10_000)
             except Exception as exc:
-                raise RuntimeError(f"{name}: {value} -> {await control.input_value()} drew nothing") from exc
+                raise RuntimeError(f"{name}: {value} -> {await chosen(page, control, name)} drew nothing") from exc
             times.append((await page.evaluate("window.__times"))[-1] / 1e3)
             await asyncio.sleep(0.15)  # a person's pace; lets the browser settle
         out[name] = times

@@ -19,8 +19,8 @@ name, text, bundle, cfg = lesson_context()
 st.title("Induction heads")
 st.markdown(
     "Draw random tokens and repeat them: t₀ t₁ … t₀ t₁ …. Nothing predicts the first copy. In the "
-    "second, a model that can copy knows every next token: at the second t_i, find the earlier "
-    "t_i and predict what followed it, t_{i+1}. Two heads do this together. A **previous-token "
+    "second, a model that can copy knows every next token: at a token's second copy, find its "
+    "first copy and predict the token that followed it. Two heads do this together. A **previous-token "
     "head** moves into each position the token just before it; later, an **induction head** "
     "looks for the position whose previous token matches the current one, which is the token "
     "after the earlier copy, and copies it. Its score is the mean attention from each token of "
@@ -28,7 +28,7 @@ st.markdown(
 st.latex(r"\text{induction score} = \frac{1}{n}\sum_{i} A\big[\,n + i,\; i + 1\,\big]")
 
 c1, c2 = st.columns(2)
-length = c1.select_slider("Random tokens in each copy", LENGTHS, value=20, key="ih_length")
+length = c1.select_slider("Random tokens in each copy", LENGTHS, value=10, key="ih_length")
 seed = int(c2.number_input("Random seed", 0, 10_000, 0, key="ih_seed"))
 view = induction(name, int(length), seed)
 if isinstance(view, str):

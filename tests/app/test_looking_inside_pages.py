@@ -154,10 +154,10 @@ def test_induction_heads_page(opened):
     at = run("27_induction_heads.py")
     from tfviz.interpret import repeated_ids
 
-    ids, offset, _ = repeated_ids(bundle, length=20, seed=0)
+    ids, offset, _ = repeated_ids(bundle, length=10, seed=0)  # the page's default
     tr = run_with_trace(bundle.model, ids)
     pattern = np.stack([tr[f"blocks.{i}.attn.hook_pattern"] for i in range(bundle.config.n_layers)])
-    n = 20
+    n = 10
     q = offset + n + np.arange(n)
     by_hand = pattern[:, :, q, q - n + 1].mean(-1)  # (layers, heads)
     rows = _chart(at, "induction score (left)")[1]["rows"]

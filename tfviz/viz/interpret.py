@@ -17,9 +17,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, n, o, q, tip, view
-from tfviz.viz.kit.instant import choice, slider
+from tfviz.viz.kit.instant import choice, renderer, slider
 
 CELL = 34  # px per heatmap cell
+# a chart drawn at the size its view declares, not stretched to the column (cells keep their size)
+OWN_SIZE = {"autosize": {"type": "pad"}}
 SEQUENTIAL = {"scheme": "blues", "domain": [0, 1]}
 DIVERGING = {"scheme": "redblue", "reverse": True, "domainMid": 0}
 
@@ -30,6 +32,12 @@ def radio(name: str, labels: Sequence[str], label: str, value: int = 0) -> dict:
     options = list(range(len(labels)))
     return {"name": name, "value": value if value in options else 0,
             "bind": {"input": "radio", "options": options, "labels": list(labels), "name": f"{label} "}}
+
+
+def drawn(marks: int) -> dict:
+    """The renderer for the marks one view draws (not every view's rows, which a chart with a
+    slider carries all at once): SVG, whose marks carry ARIA labels, while they are few."""
+    return {"usermeta": {"embedOptions": {"renderer": renderer(marks), "actions": False}}}
 
 
 def _r(x: float, digits: int = 4) -> float:
@@ -107,7 +115,7 @@ def lens_map(tokens: Sequence[str], layers: Sequence[str], top: Sequence[Sequenc
                 x=x, y=y, text=n("top"),
                 color={"condition": {"test": "datum.p > 0.55", "value": "white"}, "value": "black"})
     return chart({"layer": [heat, text], "width": max(300, 2 * CELL * len(tokens)),
-                  "height": CELL * len(layers)},
+                  "height": CELL * len(layers), **OWN_SIZE},
                  rows=rows, params=[radio("show", ["top token's probability", "final prediction's probability"],
                                           "Colour by", show)],
                  title=f"What each layer would predict ({what})",
@@ -137,7 +145,8 @@ def attribution_bars(tokens: Sequence[str], answers: Sequence[str], parts: Seque
                              legend={"orient": "bottom", "direction": "horizontal"}),
                 tooltip=tip("part", "kind", "share:.3f"))
     zero = view({"type": "rule", "color": "#444"}, data="zero", y=q("y"))
-    body = {"layer": [bars, zero], "width": max(360, 14 * len(names)), "height": 260}
+    body = {"layer": [bars, zero], "width": max(360, 14 * len(names)), "height": 260,
+            **drawn(len(names)), **OWN_SIZE}
     body["title"] = {"text": {"expr": "'Position ' + pos + ' (' + toks[pos] + '): who wrote the "
                                       "logit of ' + answers[pos] + ', ' + format(logits[pos], '.2f') + "
                                       "' (parts add to ' + format(totals[pos], '.2f') + ')'"}}
@@ -173,7 +182,7 @@ def patch_map(restored, raw, tokens: Sequence[str], *, show: int = 0) -> dict:
                 tooltip=tip({"field": "pos", "title": "position"}, "layer",
                             {"field": "restored", "title": "share restored", "format": ".2f"},
                             {"field": "diff", "title": "logit difference", "format": ".3f"}))
-    return chart({**heat, "width": max(300, CELL * len(tokens)), "height": CELL * len(layers)},
+    return chart({**heat, "width": max(300, CELL * len(tokens)), "height": CELL * len(layers), **OWN_SIZE},
                  rows=rows, params=[radio("show", ["share of the clean answer restored", "logit difference"],
                                           "Colour by", show)],
                  title="Where the clean answer comes back",
@@ -195,7 +204,8 @@ def head_patch_map(restored, *, kv: bool = False) -> dict:
                 tooltip=tip("name", {"field": "restored", "title": "share restored", "format": ".2f"}))
     text = view({"type": "text", "fontSize": 11}, x=o("head"), y=o("layer"),
                 text={"field": "restored", "format": ".2f"})
-    return chart({"layer": [heat, text], "width": CELL * max(n_heads, 4) + 20, "height": CELL * n_layers},
+    return chart({"layer": [heat, text], "width": CELL * max(n_heads, 4) + 20, "height": CELL * n_layers,
+                  **OWN_SIZE},
                  rows=rows, title="Which heads carry it",
                  description=f"Activation patching by head: {n_layers} layers by {n_heads} heads, each "
                              "cell the corrupt run with one head's output taken from the clean run, "
@@ -249,7 +259,9 @@ def repeated_pattern(patterns: Sequence[np.ndarray], names: Sequence[str], token
     left = {**heat, "width": size, "height": size,
             "title": {"text": {"expr": "'Attention of ' + names[pick]"}}}
     right = {**line, "width": size, "height": 220, "title": "Loss along the sequence"}
-    return chart({"hconcat": [left, right]}, rows=rows, datasets={"losses": loss_rows},
+    shown = max(sum(1 for r in rows if r["head"] == i) for i in range(len(patterns)))
+    return chart({"hconcat": [left, right], **drawn(shown + len(loss_rows))}, rows=rows,
+                 datasets={"losses": loss_rows},
                  params=[choice("pick", range(len(names)), names, "Head", pick),
                          {"name": "names", "value": list(names)}],
                  description=f"Left: the attention weights of the head the select box picks (of "
