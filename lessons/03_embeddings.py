@@ -28,7 +28,7 @@ from tfviz.ui.positions_cache import (LEARNED, RELATIVE, ROPE, SHIFT, SHIFTED_SE
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz.extrapolation import shifted_chart
+from tfviz.viz.positions import shifted_chart
 from tfviz.viz.positions import (ALIBI_TOKENS, alibi_figure, bucket_bias_chart, bucket_chart,
                                  distance_preference_chart, distance_vectors_chart, pe_heatmap,
                                  permutation_map, position_cosine_heatmap, rope_chart,

@@ -12,7 +12,7 @@ from tfviz.ui.views import instant, length_marker, linked_value, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz.instant_attention import lookup_weights
+from tfviz.viz.lookup import lookup_weights
 from tfviz.viz.lookup import key_plane, sweep_chart, weights_chart
 
 TEMPERATURES = [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]

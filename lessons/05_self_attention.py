@@ -19,7 +19,7 @@ from tfviz.ui.drawing import vega
 from tfviz.ui.pickers import stable_select
 from tfviz.ui.tables import table
 from tfviz.viz import contextual as vc
-from tfviz.viz import instant_attention as ia
+from tfviz.viz import self_attention as ia
 
 name, text, bundle, cfg = lesson_context()
 

@@ -12,8 +12,7 @@ from tfviz.ui.views import instant, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz import instant_scaling as isc
-from tfviz.viz import scaling as scv
+from tfviz.viz import scaling as isc
 
 name, text, bundle, cfg = lesson_context()
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -37,8 +36,8 @@ with step("1 · Measure it"):
                           key="sc_samples")
     seed = c2.number_input("Random seed", 0, 10_000, 0, key="sc_seed")
     rows = dot_product_variance(D_KS, int(n_samples), int(seed))
-    vega(scv.variance_chart, rows)
-    table(scv.variance_rows(rows))
+    vega(isc.variance_chart, rows)
+    table(isc.variance_rows(rows))
     show_code(sc.dot_product_variance)
 
 with step("2 · What large scores do to softmax"):
@@ -52,13 +51,13 @@ with step("2 · What large scores do to softmax"):
              r"\quad\Longleftrightarrow\quad J=\mathrm{diag}(p)-pp^\top")
     d_k_row = st.select_slider("d_k for the example row", options=list(D_KS), value=64, key="sc_dk")
     raw, p_without, p_with = sc.example_row(d_k_row, seed=int(seed))
-    vega(scv.example_row_chart, raw, p_without, p_with, d_k_row)
+    vega(isc.example_row_chart, raw, p_without, p_with, d_k_row)
     c1, c2 = st.columns(2)
     c1.metric("Largest gradient entry, without the scale",
               f"{sc.max_gradient(p_without):.2e}")
     c2.metric("Largest gradient entry, with the scale", f"{sc.max_gradient(p_with):.2e}")
     st.markdown("Averaged over many random rows of 8 keys:")
-    vega(scv.saturation_chart, saturation(D_KS, int(seed)))
+    vega(isc.saturation_chart, saturation(D_KS, int(seed)))
     show_code(sc.saturation, sc.softmax_jacobian, sc.max_gradient)
 
 with step("3 · Your text, with and without the scale"):

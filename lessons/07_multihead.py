@@ -16,9 +16,7 @@ from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz import attention as attv
-from tfviz.viz import instant_attention as ia
-from tfviz.viz import pruning as pv
+from tfviz.viz import heads as attv
 from tfviz.viz.kit.style import token_labels
 
 name, text, bundle, cfg = lesson_context()
@@ -84,7 +82,7 @@ with step("2 · Every head of the layer at once"):
     layer0, head0 = view_value("layer", L - 1), view_value("head", H - 1)
     patterns = trace.stack("pattern")  # (layers, heads, n, n)
     stats = [hd.head_stats(patterns[layer]) for layer in range(L)]
-    instant(ia.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
+    instant(attv.attention_maps, patterns, trace.tokens, names=[[s.label for s in row] for row in stats],
             layer=layer0, head=head0, groups=kv_of if facts.grouped else None)
     if facts.grouped:
         st.caption((f"The maps come in {facts.kv_heads} boxes, one per key/value head, each in its "
@@ -147,7 +145,7 @@ with step("3 · Joining the heads: concatenate, then W^O"):
     found = coref.find_coref_positions(trace.tokens)
     lengths, gap = hd.share_lengths(trace, bundle.weights())
     opens_on = found.probe if found else n - 1  # travels in the data: the spec is length-free
-    instant(ia.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
+    instant(attv.head_shares, lengths, trace.tokens, layer=layer0, head=head0,
             query=linked_value("query"), default_query=opens_on)
     length_marker(n, opens_on)  # fits the token slider to this sentence
     m = bundle.facts.residual_multiplier
@@ -264,7 +262,7 @@ with step("5 · How many heads does it need? Pruning"):
             st.session_state["mh_pruned_for"] = name
         if st.session_state.get("mh_pruned_for") == name and (sentences or len(trace.ids) >= 2):
             result = heads_pruned(name, None if sentences else text)
-            vega(pv.pruning_chart, result, name)
+            vega(attv.pruning_chart, result, name)
             tolerance = 0.05
             gone = result.removable(tolerance)
             st.markdown(

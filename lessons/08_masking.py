@@ -15,8 +15,7 @@ from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.pickers import stable_select, token_select
 from tfviz.ui.tables import table
-from tfviz.viz import attention as attv
-from tfviz.viz import instant_masking as im
+from tfviz.viz import masking as attv
 from tfviz.viz.kit.style import token_labels
 
 
@@ -46,7 +45,7 @@ with step("1 · The triangle of −∞"):
         st.caption("Your model is an encoder and masks nothing; here it is run once with the "
                    "causal mask switched on, so you can see the triangle.")
     scores = causal.stack("attn_scores")  # (layers, heads, n, n)
-    instant(im.triangle, scores, causal.tokens, layer=layer0, head=head0, only_layer=only)
+    instant(attv.triangle, scores, causal.tokens, layer=layer0, head=head0, only_layer=only)
     hidden = mk.hidden_counts(scores)  # one number: one mask for every head
     st.caption(f"{' to '.join(map(str, hidden))} of {len(causal.tokens) ** 2} cells are −∞ (grey) in "
                "every layer and head: everything above the diagonal. Row i may only use keys 0…i.")
@@ -54,7 +53,7 @@ with step("1 · The triangle of −∞"):
 
 with step("2 · Bidirectional (encoder) vs causal (decoder)"):
     both = [get_trace(name, text, RunOptions(causal=c)) for c in (False, True)]
-    instant(im.two_masks, *[t.stack("pattern") for t in both],
+    instant(attv.two_masks, *[t.stack("pattern") for t in both],
             causal.tokens, layer=layer0, head=head0, only_layer=only)
     st.caption("The first token of a causal model can only look at itself, so its row is a "
                "single 1. In the bidirectional map every row spreads over the whole text.")
@@ -74,7 +73,7 @@ with step("3 · Padding masks"):
           | {str(j): [demo.tokens[0][j], str(demo.mask[0, j]), demo.tokens[1][j],
                       str(demo.mask[1, j])] for j in range(demo.ids.shape[1])},
           hide_index=True)
-    instant(im.padded_batch, demo.trace.stack("pattern"),  # (layers, sentence, heads, n, n)
+    instant(attv.padded_batch, demo.trace.stack("pattern"),  # (layers, sentence, heads, n, n)
             demo.trace.stack("attn_scores")[:, 1], demo.tokens,
             layer=layer0, head=head0, only_layer=only)
     note = ("" if not cfg.is_moe else

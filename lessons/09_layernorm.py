@@ -14,8 +14,7 @@ from tfviz.ui.views import instant, length_marker, linked_value, view_opening, v
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz import instant_block as ivb
-from tfviz.viz import layernorm as lnv
+from tfviz.viz import block as ivb
 
 
 name, text, bundle, cfg = lesson_context()
@@ -120,15 +119,15 @@ with step("2 · The statistics, layer by layer"):
     if rms:
         st.markdown("γ starts at 1; training moves it, dimension by dimension. An RMSNorm has no β."
                     + (untrained + "γ is still 1." if untrained else ""))
-        vega(lnv.gamma_beta_heatmap, params, which="gamma", norm_name=facts.norm_name)
+        vega(ivb.gamma_beta_heatmap, params, which="gamma", norm_name=facts.norm_name)
     else:
         st.markdown("γ starts at 1 and β at 0; training moves them, dimension by dimension."
                     + (untrained + "they are still 1 and 0." if untrained else ""))
         tab_g, tab_b = st.tabs(["γ (gain)", "β (shift)"])  # plain tabs switch in the browser
         with tab_g:
-            vega(lnv.gamma_beta_heatmap, params, which="gamma")
+            vega(ivb.gamma_beta_heatmap, params, which="gamma")
         with tab_b:
-            vega(lnv.gamma_beta_heatmap, params, which="beta")
+            vega(ivb.gamma_beta_heatmap, params, which="beta")
 
     st.subheader("One token, by hand")
     if rms:
@@ -183,7 +182,7 @@ with step("4 · How big is the residual stream?"):
     if bundle.trained or cfg.norm != "post":
         series["fresh post-LN twin"] = twins["fresh post-LN"]
     series["fresh pre-LN twin"] = twins["fresh pre-LN"]
-    vega(lnv.residual_norm_chart, series, title="Size of the residual stream through the stack")
+    vega(ivb.residual_norm_chart, series, title="Size of the residual stream through the stack")
     times = (f", times its embedding_multiplier {facts.embedding_multiplier:g},"
              if facts.embedding_multiplier != 1.0 else "")
     st.caption(("embed = token + position embeddings" + times.rstrip(",") if facts.adds_positions else

@@ -11,7 +11,7 @@ from tfviz.ui.views import instant, layer_picker, length_marker, linked_value, v
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz import instant_ffn as ivf
+from tfviz.viz import ffn as ivf
 from tfviz.viz.kit.style import token_labels
 
 

@@ -15,7 +15,7 @@ from tfviz.ui.present import step
 from tfviz.ui.views import instant, length_marker, linked_value, view_opening
 from tfviz.ui.code import show_code
 from tfviz.ui.tables import table
-from tfviz.viz import instant_moe as ivm
+from tfviz.viz import moe as ivm
 
 
 name, text, bundle, cfg = lesson_context()

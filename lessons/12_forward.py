@@ -12,7 +12,6 @@ from tfviz.ui.drawing import vega
 from tfviz.ui.tables import numbers_table, table
 from tfviz.viz.kit import chart_numbers
 from tfviz.viz import forward as fwv
-from tfviz.viz import instant_forward as ifw
 
 
 name, text, bundle, cfg = lesson_context()
@@ -77,7 +76,7 @@ with step("1 · Your text through the model, stage by stage"):
     steps = [fw.forward_steps(trace, head=h, token_strings=bundle.token_strings, blocks=blocks)
              for h in range(cfg.n_heads)]  # the attention steps differ by head; the rest is shared
     n = len(steps[0])
-    instant(ifw.walk_chart, steps, step=max(1, view_value("step", n, 1)),
+    instant(fwv.walk_chart, steps, step=max(1, view_value("step", n, 1)),
             head=view_value("head", cfg.n_heads - 1))
     numbers_table(chart_numbers.forward_walk(steps), key="fw_numbers")
 

@@ -18,7 +18,7 @@ from tfviz.ui.views import fit_marker, instant, linked_value
 from tfviz.ui.code import show_code
 from tfviz.ui.tables import numbers_table, table
 from tfviz.viz.kit import chart_numbers
-from tfviz.viz import instant_encdec as ie
+from tfviz.viz import encdec as ie
 
 EXAMPLE = "hello"  # five letters of a-p, and a word, so the reversal is easy to read
 sidebar_model, sidebar_text, _, _ = lesson_context()

@@ -20,8 +20,7 @@ from tfviz.ui.views import fit_marker, instant, length_marker, linked_value
 from tfviz.ui.code import show_code
 from tfviz.ui.pickers import prompt_box, prompt_ids
 from tfviz.ui.tables import table
-from tfviz.viz import instant_beam as ib
-from tfviz.viz import instant_decoding as idc
+from tfviz.viz import decoding as ib
 
 FALLBACK = "gpt-tiny"  # the page needs a decoder; encoders and the encoder-decoder use this one
 STRATEGIES = {"greedy": "Greedy", "sample": "Sampling", "top-k": "Top-k", "top-p": "Top-p (nucleus)"}
@@ -101,7 +100,7 @@ with step(f"1 · The LM head: logits = {HEAD_SAID}"):
     else:
         st.warning(f"{name}'s head has its own matrix W_U ({reading.head_shape[0]} × "
                    f"{reading.head_shape[1]}); {HEAD_SAID} gives its logits to within {reading.gap:.1e}.")
-    instant(idc.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
+    instant(ib.head_chart, reading.top_probs, reading.top_logits, reading.top_tokens, tokens,
             pos=linked_value("pos"))
     length_marker(n, pos=n - 1)  # fits the position slider to this text (the chart is length-free)
     st.caption("Move **Position** under the chart (or use the arrow keys on it): each position "
@@ -192,7 +191,7 @@ with step("2 · The model continues your prompt"):
         if g.steps:
             notes = dec.step_notes(g.steps, step_contexts(bundle, g), vocab=V,
                                    strategy="sample" if sampling else "greedy", **settings)
-            instant(idc.steps_chart, g.steps, notes, step=linked_value("step") or 1,
+            instant(ib.steps_chart, g.steps, notes, step=linked_value("step") or 1,
                     nucleus=settings["top_p"] is not None, warm=sampling and settings["temperature"] != 1)
             fit_marker({"step": {"n": len(g.steps), "default": 1, "from": 1}})  # the steps taken
             st.caption(
@@ -278,7 +277,7 @@ with step("4 · Training: cross-entropy on shifted targets"):
             st.caption(f"The first input is `{BOS}`, which {name}'s tokenizer put there: from it alone "
                        "the model predicts your first token, so every token you typed is scored, the "
                        "first one included.")
-        instant(idc.loss_chart, loss.input_tokens, loss.target_tokens, loss.losses, loss.probs)
+        instant(ib.loss_chart, loss.input_tokens, loss.target_tokens, loss.losses, loss.probs)
         table(loss.rows(), hide_index=True, static=None)  # a long text's rows keep a scrolling box
         worst = loss.hardest
         st.markdown(

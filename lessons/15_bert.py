@@ -29,7 +29,7 @@ from tfviz.ui.views import instant, length_marker, linked_value, view_value
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz import instant_bert as ib
+from tfviz.viz import bert as ib
 from tfviz.viz import finetune_runs as ftv
 from tfviz.viz import pretraining as ptv
 

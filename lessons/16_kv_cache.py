@@ -20,7 +20,7 @@ from tfviz.ui.views import fit_marker, instant, linked_value
 from tfviz.ui.code import show_code
 from tfviz.ui.pickers import prompt_box, prompt_ids
 from tfviz.ui.tables import table
-from tfviz.viz import instant_kv_cache as ikv
+from tfviz.viz import kv_cache as ikv
 
 FALLBACK = "gpt-tiny"  # the page needs a decoder; encoders and the encoder-decoder use this one
 

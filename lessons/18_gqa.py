@@ -13,7 +13,7 @@ from tfviz.ui.present import step
 from tfviz.ui.views import instant, view_value
 from tfviz.ui.code import show_code
 from tfviz.ui.tables import table
-from tfviz.viz import instant_attention as ia
+from tfviz.viz import heads as ia
 
 sidebar_model, text, sidebar_bundle, sidebar_cfg = lesson_context()  # the sidebar's text; three models of its own
 sidebar_facts = sidebar_bundle.facts

@@ -13,8 +13,7 @@ from tfviz.ui.views import instant, view_value
 from tfviz.ui.code import show_code
 from tfviz.ui.drawing import vega
 from tfviz.ui.tables import table
-from tfviz.viz import instant_vision as iv
-from tfviz.viz import vision as vv
+from tfviz.viz import vision as iv
 from tfviz.data.shapes import MAX_NOISE
 from tfviz.viz.kit.style import unit_rgb
 from tfviz.vision import MIN_CHANNEL, SHAPES, patchify, radius_range, shapes_image
@@ -73,7 +72,7 @@ with step("1 · Draw an image"):
     grid = av.patch_grid(S, S, C, P)
     left, right = st.columns([1, 1])
     with left:
-        vega(vv.image_grid_figure, image, P, title=f"Your image, cut into {P}×{P} patches")
+        vega(iv.image_grid_figure, image, P, title=f"Your image, cut into {P}×{P} patches")
     with right:
         st.markdown(
             f"**Image:** H × W × C = {S} × {S} × {C}  \n"
@@ -85,7 +84,7 @@ with step("1 · Draw an image"):
 
 with step("2 · Each patch becomes one row of numbers"):
     patches = patchify(image, P)  # (N, P²·C)
-    vega(vv.patches_figure, patches, P, C)
+    vega(iv.patches_figure, patches, P, C)
     k = st.slider("Unfold one patch", 0, grid.n - 1, 5 if grid.n > 5 else 0, key="vi_patch")
     r0, c0 = grid.place(k)
     st.markdown(
@@ -105,10 +104,10 @@ with step("3 · The projection E"):
         "of a text model uses the same embedding table.")
     c1, c2 = st.columns(2)
     with c1:
-        vega(vv.matrix_figure, W["E"], title=f"E: ({grid.patch_dim} × {D}), learned",
+        vega(iv.matrix_figure, W["E"], title=f"E: ({grid.patch_dim} × {D}), learned",
              y_labels=[f"{i}" for i in range(grid.patch_dim)], y_title="number in the patch")
     with c2:
-        vega(vv.matrix_figure, steps.projected, title=f"patches · E + b_E: ({grid.n} × {D})",
+        vega(iv.matrix_figure, steps.projected, title=f"patches · E + b_E: ({grid.n} × {D})",
              y_labels=[f"p{i}" for i in range(grid.n)], y_title="patch token")
 
 with step("4 · The class token and the positions"):
@@ -118,18 +117,18 @@ with step("4 · The class token and the positions"):
         f"where a patch was, so a learned position vector is added to each: E_pos ∈ R^{{(N+1)×D}}, "
         f"here **{grid.n + 1} × {D}**, row 0 for the class token. The first block reads "
         f"x₀ = [class token; patches·E + b_E] + E_pos, again **{grid.n + 1} × {D}**.")
-    vega(vv.matrix_figure, W["class_token"][None], title=f"class token: (1 × {D}), learned",
+    vega(iv.matrix_figure, W["class_token"][None], title=f"class token: (1 × {D}), learned",
          y_labels=["[CLS]"], y_title="", width=640)
     labels = ["[CLS]", *(f"p{i}" for i in range(grid.n))]
     c1, c2 = st.columns(2)
     with c1:
-        vega(vv.matrix_figure, W["E_pos"], title=f"E_pos: ({grid.n + 1} × {D}), learned",
+        vega(iv.matrix_figure, W["E_pos"], title=f"E_pos: ({grid.n + 1} × {D}), learned",
              y_labels=labels, y_title="position")
     with c2:
-        vega(vv.matrix_figure, steps.x0, title=f"x₀ = tokens + E_pos: ({grid.n + 1} × {D})",
+        vega(iv.matrix_figure, steps.x0, title=f"x₀ = tokens + E_pos: ({grid.n + 1} × {D})",
              y_labels=labels, y_title="token")
     sim = av.position_similarity(W["E_pos"], k, grid.rows, grid.cols)
-    vega(vv.similarity_figure, sim, k)
+    vega(iv.similarity_figure, sim, k)
     st.caption("Nobody told the model which patches are neighbours. This compares the learned "
                "position vector of the patch chosen under section 2 with every other one: whatever "
                "pattern shows up, training put there.")
@@ -157,7 +156,7 @@ with step("5 · What vit-tiny says"):
     c1.metric("Prediction", guess, help="The class with the highest probability.")
     c1.markdown(f"Drawn: **{label.kind}**. " + ("Right." if guess == label.kind else "Wrong."))
     with c2:
-        vega(vv.probabilities_figure, cfg.classes, probs, label.kind)
+        vega(iv.probabilities_figure, cfg.classes, probs, label.kind)
     ev, recipe = bundle.evaluation, bundle.recipe
     if ev.heldout_accuracy is not None:
         by_class = ", ".join(f"{c} {a:.1%}" for c, a in ev.heldout_accuracy_by_class.items())
@@ -183,7 +182,7 @@ with step("7 · What if the patches were another size?"):
     g2 = av.patch_grid(S, S, C, p2)
     c1, c2 = st.columns([1, 1])
     with c1:
-        vega(vv.image_grid_figure, image, p2, title=f"{p2}×{p2} patches", numbers=g2.n <= 16)
+        vega(iv.image_grid_figure, image, p2, title=f"{p2}×{p2} patches", numbers=g2.n <= 16)
     with c2:
         rows, cols = patchify(image, p2).shape
         st.markdown(f"N = HW / P² = {S}·{S} / {p2}² = **{g2.n}** patches of P²·C = **{g2.patch_dim}** "

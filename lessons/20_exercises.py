@@ -11,9 +11,12 @@ from tfviz.ui import exercise_widgets as ew
 from tfviz.ui.lessons import mention, numbered
 from tfviz.ui.notes import in_the_notes
 from tfviz.ui.code import show_code
-from tfviz.ui.drawing import vega_lite
-from tfviz.ui.pickers import stable_select, token_select
-from tfviz.viz.exercises import FORMULAS, attention_setup, data_tables, exercise_arrows
+from tfviz.ui.drawing import vega
+from tfviz.ui.pickers import stable_select
+from tfviz.ui.tables import numbers_table
+from tfviz.ui.views import length_marker
+from tfviz.viz.exercises import (FORMULAS, arrows_numbers, arrows_opening, attention_setup,
+                                 data_tables, exercise_arrows)
 
 st.title("Worked exercises")
 st.markdown(
@@ -87,15 +90,11 @@ for number, step in enumerate(shown, start=1):
     ew.show_step(number, step, tokens, inst.focus)
 if inst.arrows is not None and (level >= full or any("weights" in s.values for s in shown)):
     st.markdown("**Who attends to whom.** Each line runs from the word asking (left) to a word "
-                "it looks at (right); the thicker the line, the larger the weight.")
-    query = inst.arrows.focus
-    if query is None:
-        query = token_select("Word asking", tokens, f"ex_arrow_q_{ikey}",
-                             default=len(tokens) - 1)
-    cols = st.columns(inst.arrows.weights.shape[0])
-    for head, col in enumerate(cols):
-        with col:
-            vega_lite(exercise_arrows(inst.arrows, head, query), key=f"ex_arrows_{ikey}_{head}")
+                "it looks at (right); the thicker the line, the larger the weight. The sliders "
+                "under the picture choose the head and the word asking.")
+    vega(exercise_arrows, inst.arrows)
+    length_marker(len(inst.arrows.tokens), arrows_opening(inst.arrows))  # fits the word slider
+    numbers_table(arrows_numbers(inst.arrows), key=f"ex_arrow_numbers_{ikey}")
 if level >= full:
     ew.show_answers(inst)
 

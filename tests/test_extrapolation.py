@@ -68,7 +68,7 @@ def test_a_learned_table_has_no_row_past_its_end():
 def test_the_chart_is_valid_vega_lite():
     import altair as alt
 
-    from tfviz.viz.extrapolation import shifted_chart
+    from tfviz.viz.positions import shifted_chart
 
     runs = {"sines": ex.Shifted((0, 1, 107), (1.0, 4.0, 5.0), 21),
             "RoPE": ex.Shifted((0, 1, 107), (1.0, 1.0, 1.0), 21)}

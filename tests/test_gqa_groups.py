@@ -14,7 +14,7 @@ from altair.vegalite.v6.schema.core import load_schema
 import tfviz
 from tfviz.analysis import gqa
 from tfviz.analysis import heads as hd
-from tfviz.viz import instant_attention as ia
+from tfviz.viz import heads as ia
 from tfviz.viz.kit.style import contrast_ratio
 
 TEXT = "the animal didn't cross the street because it was too tired"

@@ -113,7 +113,7 @@ def test_corpus_counts_are_the_training_rows_counted_here(gpt):
 def test_the_pruning_chart_is_valid_vega_lite(gpt):
     import altair as alt
 
-    from tfviz.viz.pruning import pruning_chart
+    from tfviz.viz.heads import pruning_chart
 
     result = pr.prune(gpt.model, _rows(gpt), gpt.config.pad_id, gpt.config.n_layers, gpt.config.n_heads)
     chart = pruning_chart(result, "gpt-tiny")

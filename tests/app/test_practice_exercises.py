@@ -9,6 +9,8 @@ import pytest
 from tfviz.exercises import EXERCISES, make_instance, solve_attention
 from tfviz.exercises.attention import select
 
+from tests.app.specs import fits, instant_charts, param_values, unpacked
+
 PAGE = "20_exercises.py"
 FLY = "flying-arrows:source"
 
@@ -275,10 +277,16 @@ def test_causal_mask_arrows_let_you_pick_the_word(app_page):
     _ok(at.selectbox(key="ex_pick").set_value("causal-mask").run())
     ikey = "causal-mask:source"
     _ok(at.button(key=f"ex_full_{ikey}").click().run())
-    picker = at.selectbox(key=f"ex_arrow_q_{ikey}")
-    assert picker.value == 2
-    _ok(picker.set_value(0).run())
-    assert len(at.get("vega_lite_chart")) == 1
+    (spec, data), = instant_charts(at)  # lesson 5's flying arrows: the word is its own slider
+    inst = make_instance("causal-mask")
+    assert param_values(spec)["query"] == 2 and fits(at) == [{"query": {"n": 3, "default": 2}}]
+    rows = data["weights"]  # one row a word asking (one layer, one head), every word sent
+    assert sorted(rows["q"]) == [0, 1, 2]
+    for q, packed in zip(rows["q"], rows["w"]):  # its weights to 4 decimals, masked keys empty
+        np.testing.assert_allclose(unpacked(packed), np.where(inst.arrows.weights[0, q] > 0,
+                                                              inst.arrows.weights[0, q], np.nan),
+                                   atol=5e-5)
+    assert any(e.label == "The numbers as a table" for e in at.expander)  # drawn through vega
     assert not any(s.startswith("Largest difference") for s in _values(at.success))
     masked = make_instance("causal-mask").field("masked")
     answer(at, ikey, "masked", "2 -inf -inf 1 3 -inf 0 2 1")

@@ -94,9 +94,9 @@ def vega(builder, *args, **kwargs) -> None:
 
     Building a chart's rows and their Arrow bytes is most of a rerun's work, so it happens
     once per input and a class looking at the same sentence shares it; each caller gets its
-    own copy (``st.cache_data``). Builders write their dicts with ``tfviz.viz.kit.charts`` (plain
-    charts) or ``tfviz.viz.kit.instant`` (charts with view controls); tests validate them against
-    the Vega-Lite schema, so nothing is validated here at run time.
+    own copy (``st.cache_data``). Builders make their dicts with the kit's one constructor,
+    ``tfviz.viz.kit.charts.chart``; tests validate them against the Vega-Lite schema, so
+    nothing is validated here at run time.
     """
     spec, tables = drawn(_builder_name(builder), args, kwargs, _builder=builder)
     vega_lite(spec)

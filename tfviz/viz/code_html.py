@@ -8,7 +8,7 @@ the browser nothing but reading it. Python's own tokenizer finds the parts, so w
 coloured as a keyword or a string is exactly what Python reads as one.
 
 The colours (``tfviz/ui/assets/readable.css``, ``.tfviz-code``) all reach 4.5:1 on the box's
-background (WCAG 2.2 AA, 1.4.3); ``tests/test_code_html.py`` computes each from that file.
+background (WCAG 2.2 AA, 1.4.3); ``tests/unit/viz/test_code_html.py`` computes each from that file.
 """
 from __future__ import annotations
 

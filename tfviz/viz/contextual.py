@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from tfviz.analysis.contextual import SameWord
-from tfviz.viz.kit.charts import chart, o, q, tip, view
+from tfviz.viz.kit.charts import chart, dashed_rule, o, q, tip, view
 from tfviz.viz.kit.instant import slider
-from tfviz.viz.instant_masking import cells, map_pair, map_rows
+from tfviz.viz.kit.maps import cells, map_pair, map_rows
 from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
 NO_PROJECTIONS = "no projections: xᵢ·xⱼ"
@@ -35,7 +35,7 @@ def cosine_by_stage(same: SameWord, text_a: str = "text 1", text_b: str = "text 
                 tooltip=tip("stage", "cos:.4f", "same",
                             {"field": "near 1", "title": f"nearest in {text_a}"},
                             {"field": "near 2", "title": f"nearest in {text_b}"}))
-    one = view({"type": "rule", "strokeDash": [4, 4], "color": "#555555"}, data="one", y=q("y"))
+    one = dashed_rule("one", y=q("y"))
     return chart({"layer": [line, one]}, title=f"'{same.word}' in {text_a} and in {text_b}, stage by stage",
                  description=f"The cosine between the two vectors of the token '{same.word}', at each "
                              "stage of the residual stream; 1 means the same direction.",

@@ -22,8 +22,10 @@ import pandas as pd
 from tfviz.exercises.attention import solve_multihead
 from tfviz.exercises.core import Arrows, Instance, fmt_number
 from tfviz.exercises.worked import vector_text
-from tfviz.viz.arrows import arrows_figure
+from tfviz.viz.kit import chart_numbers
+from tfviz.viz.kit.chart_numbers import Numbers
 from tfviz.viz.kit.style import token_labels
+from tfviz.viz.self_attention import arrows as flying
 
 Table = tuple[str, pd.DataFrame]
 PLACES = 4  # decimals shown in the tables; the answers are checked to ±0.01 or better
@@ -271,19 +273,30 @@ def value_tables(values: Mapping[str, object], tokens: Sequence[str] = ()) -> li
     return out
 
 
-def exercise_arrows(arrows: Arrows, head: int = 0, query: int | None = None) -> dict:
-    """The flying-arrows picture for one query word of an exercise (one head).
+def exercise_arrows(arrows: Arrows) -> dict:
+    """Lesson 5's flying arrows (``self_attention.arrows``) for an exercise's weights, every
+    head and query word in the browser, opening on the word the exercise asks about (else the
+    last, which sees most).
 
     Keys with weight exactly 0 were hidden by the causal mask (a softmax of finite scores is
     never exactly 0), so they are drawn as masked.
     """
-    q = arrows.focus if query is None else query
-    q = len(arrows.tokens) - 1 if q is None else int(q)  # no asked word: the last one sees most
-    w = np.asarray(arrows.weights[head, q], dtype=float)  # (n,)
-    name = arrows.tokens[q]
-    heads = arrows.weights.shape[0]
-    title = f"Where “{name}” looks" + (f" (head {head + 1})" if heads > 1 else "")
-    return arrows_figure(w, arrows.tokens, q, title=title, allowed=w > 0)
+    w = np.asarray(arrows.weights, dtype=float)  # (heads, n, n)
+    focus = arrows_opening(arrows)
+    return flying(np.where(w > 0, w, np.nan)[None], arrows.tokens, query=focus,
+                  default_query=focus)
+
+
+def arrows_numbers(arrows: Arrows) -> list[Numbers]:
+    """The arrows' weights as tables, one a head ("The numbers as a table" under the chart):
+    a row a word asking, a column a word it may look at."""
+    w = np.asarray(arrows.weights, dtype=float)[None]  # (1, heads, n, n): one layer
+    return chart_numbers.heads("attention weights", w, arrows.tokens, arrows.tokens)
+
+
+def arrows_opening(arrows: Arrows) -> int:
+    """The word the arrows open on: the one the exercise asks about, else the last."""
+    return len(arrows.tokens) - 1 if arrows.focus is None else int(arrows.focus)
 
 
 def attention_setup(inst: Instance):

@@ -3,7 +3,7 @@ one point per way of fine-tuning, with chance as a dashed line; and each way's h
 against the steps trained, so that a pretrained model and the same one from random weights can
 be compared step by step.
 
-Pure functions of the measured numbers; drawn through ``tfviz.ui.widgets.vega``.
+Pure functions of the measured numbers; drawn through ``tfviz.ui.drawing.vega``.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, o, q, tip, view
 from tfviz.viz.kit.instant import choice, constant, heat_layer, layer_head, packed, slider, unpack
-from tfviz.viz.instant_masking import view_filter
+from tfviz.viz.kit.maps import view_filter
 from tfviz.viz.kit.instant_pictures import picture, picture_layer
 from tfviz.viz.kit.style import token_labels
 

@@ -14,8 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from tfviz.viz.kit.charts import chart, colour, n as nominal, o, q, tip, view
-from tfviz.viz.kit.instant import constant, heat_layer, packed, rounded, unpack
-from tfviz.viz.instant_masking import cells, map_pair, map_rows, view_filter, view_params
+from tfviz.viz.kit.instant import layer_head, constant, heat_layer, packed, rounded, unpack
+from tfviz.viz.kit.maps import cells, map_pair, map_rows, view_filter
 from tfviz.viz.kit.style import CATEGORICAL, token_labels
 
 PAIR = [CATEGORICAL[5], CATEGORICAL[0]]  # vermillion, then blue: the two lines of a cost or error chart
@@ -105,7 +105,7 @@ def whatif_maps(full: np.ndarray, sparse: np.ndarray, tokens: Sequence[str], pat
     maps = map_pair(("full", "sparse"), ("full", pattern), n,
                     title={"text": {"expr": "'Layer ' + layer + ', head ' + head + "
                                             f"': full attention and {pattern}'"}})
-    return chart(maps, params=view_params(n_layers, n_heads, layer, head),
+    return chart(maps, params=layer_head(n_layers, n_heads, layer, head),
                  tokens=token_labels(tokens), marks=cells(n, 2),
                  datasets={"full": map_rows(full, *VIEW), "sparse": map_rows(sparse, *VIEW)},
                  description=f"One head's attention weights as the trained model reads the text "
@@ -149,7 +149,7 @@ def linformer_views(maps: np.ndarray, pooled: np.ndarray, best: np.ndarray,
     at = [[float(pooled[l, k - 1]), float(best[l, k - 1])] for l in range(n_layers)]
     return chart({"vconcat": [heat, errors], "spacing": 30,
                  "resolve": {"scale": {"color": "independent"}}},
-                 params=[*view_params(n_layers, n_heads, layer, head),
+                 params=[*layer_head(n_layers, n_heads, layer, head),
                         constant("pooled", [str(i) for i in range(k)]), constant("at", at)],
                  tokens=token_labels(tokens), marks=n * k + 4 * n,
                  datasets={"maps": [{"layer": l, "head": h, "v": packed(maps[l, h])}

@@ -1,12 +1,18 @@
-"""Figures for "attention as soft lookup": the key plane, hard vs soft weights, the τ sweep."""
+"""Figures for "attention as soft lookup": the key plane, hard vs soft weights, the τ sweep.
+and, for the model, what one query of a head looks up (``lookup_weights``, an instant chart).
+"""
+
 from __future__ import annotations
 
+import numpy as np
 from collections.abc import Sequence
 
-import numpy as np
-
 from tfviz.viz.kit.charts import chart, n, q, tip, view
-from tfviz.viz.kit.style import FONT_SIZE, MEANINGS, meaning_scale
+from tfviz.viz.kit.instant import rounded
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.kit.queries import FREE_ROW, query_rows, split_keys, title_expr, view_params
+from tfviz.viz.kit.style import FONT_SIZE, MEANINGS, meaning_scale, token_labels
+
 
 HARD = "hard lookup (best key only)"
 SOFT = "attention (softmax blend)"
@@ -58,7 +64,7 @@ def weights_chart(names: Sequence[str], soft: np.ndarray, hard: np.ndarray, *,
     rows = [{"entry": name, "lookup": kind, "weight": float(w)}
             for kind, weights in ((HARD, hard), (SOFT, soft))
             for name, w in zip(names, np.asarray(weights, float))]
-    kinds = list(KINDS)  # the model's bars in lesson 4 (viz.instant_attention) share them
+    kinds = list(KINDS)  # the model's bars in lesson 4 (lookup_weights) share them
     bars = view("bar", x=n("entry", "entry (key → value)", sort=names),
                 xOffset=n("lookup", sort=kinds),
                 y=q("weight", "weight", scale={"domain": [0, 1]}),
@@ -95,3 +101,57 @@ def sweep_chart(rows, current: float | None = None, *,
                              "temperature τ on a log scale"
                              + (f"; a dashed line marks your τ = {current:g}." if current is not None
                                 else "."))
+
+
+def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarray, *,
+                   layer: int = 0, head: int = 0, query: int | None = None,
+                   default_query: int | None = None) -> dict:
+    """Lesson 4's bars for the model: the chosen query's softmax weights beside the one-hot
+    weights of a hard lookup, and a line naming the largest weight and how many values the
+    head mixes. ``patterns`` is (L, H, n, n); ``counts`` (L, H, n) holds each row's 1 / Σα²
+    (``analysis.lookup.effective_counts``), sent as ``mix``. ``query`` None: the sentence's
+    ``default_query`` (else its last token), which travels in the data."""
+    n_layers, n_heads, n, _ = patterns.shape
+    cap = length_cap(n)
+    rows = query_rows(w=patterns)
+    for row, top, count in zip(rows, patterns.argmax(-1).ravel(), rounded(counts.ravel())):
+        row.update(top=int(top), mix=count)
+    width = max(320, min(820, 34 * cap))
+    base = [{"filter": FREE_ROW}, *split_keys("w"), {"calculate": "toNumber(datum.w)", "as": "w"},
+            {"calculate": "tokens[datum.key]", "as": "label"}]
+    kinds = {"domain": list(KINDS)}
+    bars = {
+        "transform": [{"calculate": "datum.key == datum.top ? 1 : 0", "as": "hard"},
+                      {"fold": ["hard", "w"], "as": ["lookup", "weight"]},
+                      {"calculate": f"datum.lookup == 'hard' ? '{HARD}' : '{SOFT}'",
+                       "as": "lookup"}],
+        "mark": {"type": "bar"}, "width": width, "height": 300,
+        "encoding": {
+            "x": {"field": "key", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
+                  "axis": {"title": "key token", "labelExpr": "tokens[datum.value]",
+                           "labelLimit": 160}},
+            "xOffset": {"field": "lookup", "type": "nominal", "scale": kinds},
+            "y": {"field": "weight", "type": "quantitative", "title": "weight",
+                  "scale": {"domain": [0, 1]}},
+            "color": {"field": "lookup", "type": "nominal", "title": None,
+                      "scale": meaning_scale(KINDS),
+                      "legend": {"orient": "top", "labelLimit": 400}},
+            "tooltip": [{"field": "label", "title": "key"}, {"field": "lookup"},
+                        {"field": "weight", "format": ".4f"}]}}
+    sentence = ("'The largest weight is ' + format(datum.w, '.3f') + ' on “' + datum.label"
+                " + '”; this head mixes about ' + format(datum.mix, '.1f') + ' of the ' + ntok"
+                " + ' values (1 / Σα²).'")
+    line = {
+        "transform": [{"filter": "datum.key == datum.top"}, {"calculate": sentence, "as": "line"}],
+        "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_SIZE - 1,
+                 "limit": 860},
+        "encoding": {"x": {"value": 0}, "y": {"value": 11}, "text": {"field": "line"}},
+        "width": width, "height": 22}
+    body = {"data": {"name": "rows"}, "transform": base, "vconcat": [bars, line], "spacing": 12,
+            "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[qi]"
+                                " + ' looks up'")}
+    return chart(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
+                 datasets={"rows": rows}, marks=2 * cap + 1, tokens=token_labels(tokens),
+                 free=True, default_query=default_query,
+                 description="Softmax weights of the chosen query beside a hard lookup's one-hot "
+                            "weights.", own_size=True)

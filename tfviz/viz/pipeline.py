@@ -6,8 +6,9 @@ The tour is the first page a learner opens, often on a server that has only just
 and everything Python does before it is drawn shares one GIL with the server's warm-up. So
 these two charts are plain Vega-Lite dicts (no altair), and their few rows travel inside their
 views, in the spec: Streamlit turns a chart's top-level data into an Arrow table, and pyarrow
-imports pandas to build one. altair, pandas and pyarrow together made the first page 0.7 s
-slower (BENCHMARKS.md, "first lesson"). ``tfviz.ui.widgets.vega`` draws dicts as they are.
+imports pandas to build one. altair, pandas and pyarrow together made the first page
+slower (bench/first_page_ab.py; BENCHMARKS.md, "first lesson"). ``tfviz.ui.drawing.vega`` draws
+dicts as they are.
 """
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ import html
 
 from tfviz.viz.kit.charts import chart, colour, n, q, view
 from tfviz.viz.kit.instant import slider
-from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, SMALL_LEGEND
 
-SMALL_LEGEND = {"legend": {"titleFontSize": FONT_SIZE - 2, "labelLimit": 160}}
 
 
 def predictions_chart(predictions, *, title: str) -> dict:

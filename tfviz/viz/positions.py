@@ -1,21 +1,25 @@
 """Charts for the embeddings-and-positions lesson (pure: arrays and token strings in, Vega-Lite
-dicts out). Heatmaps are ``instant_matrix.matrix_chart``'s, or ``instant_matrix.token_rows_chart``'s when
+dicts out), and its shifted-reading chart (``shifted_chart``: loss against the position a
+sentence starts at, one line per position scheme; ``tfviz.experiments.extrapolation``). Heatmaps are ``instant_matrix.matrix_chart``'s, or ``instant_matrix.token_rows_chart``'s when
 their rows are the sentence's tokens; lines and planes are written with ``tfviz.viz.kit.charts``.
 
 Every chart that follows the learner's sentence is length-free (``tfviz.viz.kit.instant_length``):
 its labels, colour and axis ranges ride in its data, so a new sentence swaps the data of the
-charts already drawn instead of drawing them anew."""
+charts already drawn instead of drawing them anew.
+"""
+
 from __future__ import annotations
 
+import numpy as np
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
-from tfviz.viz.kit.charts import ROWS, chart, colour, n, q, tip, view
+from tfviz.experiments.extrapolation import Shifted
+from tfviz.viz.kit.charts import ROWS, chart, colour, dashed_rule, n, q, tip, view
 from tfviz.viz.kit.instant import heat_layer, stack_rows, unpack
-from tfviz.viz.kit.instant_matrix import matrix_chart, token_rows_chart
 from tfviz.viz.kit.instant_length import SENTENCE_PREFIX, sentence_params
+from tfviz.viz.kit.instant_matrix import matrix_chart, token_rows_chart
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
+
 
 WIDE = 760  # pixels across a table of dimensions: the page's width less labels and legend
 
@@ -212,8 +216,7 @@ def rope_reach_chart(rows: Sequence[Mapping], position: int, trained: int, *,
                 color=colour("scheme", schemes, title="frequencies"),
                 strokeDash=n("scheme", "frequencies", sort=schemes),
                 tooltip=tip("scheme", "pair i", "reads as:,.1f"))
-    rule = view({"type": "rule", "strokeDash": [4, 4], "color": "#555555"}, data="edge",
-                y=q("edge"), tooltip=tip("what"))
+    rule = dashed_rule("edge", y=q("edge"), tooltip=tip("what"))
     label = view({"type": "text", "align": "left", "dy": -8, "color": "#333333"}, data="edge",
                  x={"datum": 0}, y=q("edge"), text={"field": "what"})
     edge = [{"edge": trained - 1, "what": edge_label or f"original context: {trained} positions"}]
@@ -387,8 +390,7 @@ def bucket_bias_chart(distances: Sequence[int], bias: np.ndarray, farthest: int,
                 x=q("back", "distance back (i − j)"), y=q("bias", "bias added to the score"),
                 color=colour("head", heads, title="head"), tooltip=tip("head", "back", "bias:.4f"))
     edge = [{"back": farthest, "what": f"training read keys up to {farthest} back"}]
-    rule = view({"type": "rule", "strokeDash": [4, 4], "color": "#555555"}, data="edge",
-                x=q("back"), tooltip=tip("what"))
+    rule = dashed_rule("edge", x=q("back"), tooltip=tip("what"))
     label = view({"type": "text", "align": "left", "dx": 4, "baseline": "top", "color": "#333333"},
                  data="edge", x=q("back"), y={"value": 4}, text={"field": "what"})
     return chart({"layer": [line, rule, label]}, title=title, rows=rows, datasets={"edge": edge},
@@ -396,3 +398,25 @@ def bucket_bias_chart(distances: Sequence[int], bias: np.ndarray, farthest: int,
                  description=f"The bias each of {len(bias)} heads adds to a score, against how far "
                              f"back the key is, from {-int(max(distances))} to {-int(min(distances))}; "
                              f"a dashed line at {farthest} back marks the farthest distance training read.")
+
+
+def shifted_chart(runs: Mapping[str, Shifted], trained: int | None) -> dict:
+    """``runs``: {line name: Shifted}; ``trained``: the longest training row (positions
+    0..trained-1 were used), drawn as the offset from which a longest row leaves them."""
+    names = list(runs)
+    rows = [{"model": name, "starts at": k, "loss": round(loss, 4)}
+            for name, run in runs.items() for k, loss in zip(run.offsets, run.losses)]
+    x = q("starts at", "position the sentence starts at (k)", scale={"type": "symlog"},
+          axis={"values": sorted({k for run in runs.values() for k in run.offsets}), "format": "d"})
+    lines = view({"type": "line", "point": True}, x=x, y=q("loss", "held-out loss (nats)"),
+                 color=colour("model", names, title=None, legend={"orient": "bottom", "columns": 3,
+                                                                  "labelLimit": 260}),
+                 tooltip=tip("model", "starts at", "loss:.4f"))
+    return chart({"layer": [lines]}, rows=rows, height=360,  # title and axes included
+                 title={"text": "The same sentences, read further along",
+                        "subtitle": "k padding tokens first, hidden from every query"
+                                    + (f"; training rows were at most {trained} tokens" if trained else "")},
+                 description="Held-out loss of each position scheme's model when its sentences start "
+                             "at position k instead of 0: " + "; ".join(
+                                 f"{name} from {run.losses[0]:.3f} at 0 to {run.losses[-1]:.3f} at "
+                                 f"{run.offsets[-1]}" for name, run in runs.items()) + ".")

@@ -2,7 +2,7 @@
 
 Both are what-if results (the number of draws, the rank, the prefix length are Streamlit
 widgets), so they are plain Vega-Lite dicts (``tfviz.viz.kit.charts``) drawn through
-``tfviz.ui.widgets.vega``.
+``tfviz.ui.drawing.vega``.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The numbers behind a chart, as tables: each matrix a chart draws, named, with the labels of
 its rows and columns. A chart's text alternative is not only its name (``style.described``):
 its numbers must be reachable without seeing it (WCAG 2.2 AA, 1.1.1), and a screen reader
-reads a table cell by cell. ``tfviz.ui.widgets.numbers_table`` draws one of them at a time.
+reads a table cell by cell. ``tfviz.ui.tables.numbers_table`` draws one of them at a time.
 
 >>> [m.name for m in heads("encoder self-attention", np.zeros((1, 2, 3, 3)), "abc", "abc")]
 ['encoder self-attention · layer 0, head 0', 'encoder self-attention · layer 0, head 1']

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfviz.viz.kit.instant import renderer, with_tokens
-from tfviz.viz.kit.style import CATEGORICAL, chart_config
+from tfviz.viz.kit.style import CATEGORICAL, GREY, chart_config
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 ROWS = "rows"  # the dataset a chart's views read unless they name another
@@ -97,6 +97,16 @@ def view(mark, *, data: str | None = ROWS, transform: Sequence[dict] = (), **enc
     if transform:
         out["transform"] = list(transform)
     return out
+
+
+def dashed_rule(data: str, **encoding) -> dict:
+    """A grey dashed line reading the dataset ``data``: a reference the chart's lines are read
+    against (chance, the loss before pruning, the trained length).
+
+    >>> dashed_rule("chance", y=q("y"))["mark"]
+    {'type': 'rule', 'strokeDash': [4, 4], 'color': '#555555'}
+    """
+    return view({"type": "rule", "strokeDash": [4, 4], "color": GREY}, data=data, **encoding)
 
 
 def chart(body: dict, *, description: str, title=None, params: Sequence[dict] = (),

@@ -28,7 +28,7 @@ The conventions every instant chart shares:
 - Lesson 5's charts go further and hold nothing of the sentence's length either
   (``tfviz.viz.kit.instant_length``), so a sentence of another length swaps data too.
 
-Everything here returns plain dicts (JSON); ``tests/test_viz_instant.py`` validates them
+Everything here returns plain dicts (JSON); ``tests/unit/viz/test_instant.py`` validates them
 against altair's Vega-Lite schema and checks the values against the trace.
 """
 from __future__ import annotations
@@ -127,7 +127,7 @@ def packed(values) -> str:
     '0.5,0.3333,,-2'
     """
     arr = np.round(np.ravel(np.asarray(values, dtype=float)), DIGITS)
-    arr[~np.isfinite(arr)] = np.nan  # formatted "nan", then emptied: 5x faster than a test per value
+    arr[~np.isfinite(arr)] = np.nan  # formatted "nan", then emptied: far faster than a test per value
     return ",".join(map("{:g}".format, arr.tolist())).replace("nan", "")
 
 
@@ -255,7 +255,7 @@ SVG_MARKS = 1500  # more marks than this draw on a canvas (bench/bench_views.py,
 def renderer(marks: int) -> str:
     """SVG while a chart has few marks: each mark is an element with an ARIA label (screen
     readers and the browser tests read the values drawn). Redrawing thousands of SVG
-    elements is slow (a 64-token multi-head layer change took 1.2 s), a canvas is not.
+    elements is slow, a canvas is not (bench/bench_views.py).
 
     >>> renderer(13 * 13 * 5), renderer(64 * 64 * 5)
     ('svg', 'canvas')

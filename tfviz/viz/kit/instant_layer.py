@@ -2,8 +2,8 @@
 
 An instant chart carries every layer, head and token so that the browser switches between
 them without asking the server (``tfviz.viz.kit.instant``). For our 3-layer models that is a few
-hundred kB; for GPT-2 small (12 layers x 12 heads, 64 tokens, d = 768) lesson 5's charts came
-to 38 MB and lesson 9's to 27 MB. ``one_layer`` keeps one layer of such a chart: its datasets'
+hundred kB; for GPT-2 small (12 layers x 12 heads, 64 tokens, d = 768) lesson 5's and lesson 9's
+charts come to tens of megabytes (bench/bench_payload.py). ``one_layer`` keeps one layer of such a chart: its datasets'
 rows of that layer only, and its ``layer`` parameter as a constant, so the chart's own
 expressions and titles still read the right layer number while the page's layer picker (a
 server-side widget) chooses which. Heads and tokens still switch in the browser.

@@ -3,8 +3,8 @@
 Streamlit draws a Vega-Lite chart anew when its spec changes and only swaps its data
 when it does not. A chart whose spec holds the sentence's length (axis domains, sizes, the
 query slider's range, where the query starts) is therefore drawn anew for every sentence of
-another length, which cost the browser about 250 ms more than a data swap on lesson 5
-(BENCHMARKS.md, "Instant views"). A length-free chart instead:
+another length, which costs the browser far more than a data swap (bench/bench_views.py;
+BENCHMARKS.md, "Instant views"). A length-free chart instead:
 
 - is laid out for ``length_cap(n)``, the smallest of ``LENGTH_CAPS`` that holds the sentence:
   cell sizes, the renderer and the query slider's range follow the cap, not n;
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfviz.viz.kit.conventions import range_bind
+from tfviz.viz.kit.style import FONT_SIZE
 
 # Sentences are laid out for the smallest of these lengths that holds them (``length_cap``):
 # a new sentence of 8-16 tokens keeps the charts of the last one and swaps their data.
@@ -111,3 +112,16 @@ def step_params() -> list[dict]:
     (its number of steps), so a chart whose layout outlasts a longer answer never draws a step
     the new one did not take."""
     return [{"name": "si", "expr": "max(1, min(step, ntok))"}]
+
+
+def step_notes(width: int) -> dict:
+    """The words of the step drawn (``si``), a line a row: the dataset ``notes`` holds rows of
+    (step, line, first, text), a note's first line in bold (its point), the rest plain."""
+    return {"data": {"name": "notes"}, "transform": [{"filter": "datum.step == si"}],
+            "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
+                         "x": {"value": 0}, "text": {"field": "text"}},
+            "layer": [{"transform": [{"filter": f"{'' if bold else '!'}datum.first"}],
+                       "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE - 1,
+                                "fontWeight": "bold" if bold else "normal"}}
+                      for bold in (True, False)],
+            "width": width, "height": {"step": 24}}

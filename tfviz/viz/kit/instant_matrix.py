@@ -110,7 +110,7 @@ def token_rows_chart(values, tokens: Sequence[str], *, title: str, description: 
     count ("{n}", ``counted_title``) and the colour range ±``bound`` (default
     ``matrix_bound``) ride in the data. So a new sentence whose length keeps the cap swaps
     the data. Its cells carry no ARIA label each: there are hundreds, and their numbers reach
-    a screen reader as the table under the chart (``ui.widgets.numbers_expander``)."""
+    a screen reader as the table under the chart (``ui.drawing.numbers_expander``)."""
     arr = np.asarray(values, dtype=float)
     n_rows, n_cols = arr.shape
     cap = length_cap(n_rows)

@@ -34,8 +34,8 @@ def picture(matrix: np.ndarray, *, low: float = 0.0, high: float = 1.0,
     """A matrix as a PNG data URL, one pixel per cell, coloured like the cividis scale (or the
     stops ``colours``) from ``low`` to ``high``; a masked (non-finite) cell takes the colour
     ``masked``. The browser switches between pictures of a
-    long text's maps at once, where thousands of cells as separate marks took it 0.3-1.5 s
-    (BENCHMARKS.md)."""
+    long text's maps at once, where thousands of cells as separate marks are slow to redraw
+    (bench/bench_views.py, BENCHMARKS.md)."""
     import base64
     import io
 

@@ -15,7 +15,7 @@ on the server.
 - Lines: strokes twice as thick (at least ``MIN_STROKE`` px), points ``SCALE``² the area.
 - Contrast: labels, titles and text marks in black instead of grey. The colours of the data
   are kept as they are: the palette is already colour-blind safe (``tfviz.viz.kit.style``;
-  tests/test_viz_presenter.py measures it), and a class that follows on its own laptops
+  tests/unit/viz/test_presenter.py measures it), and a class that follows on its own laptops
   should see the same colours as the projector.
 - Room: views are ``SCALE`` times taller, so that rows of labels (a heatmap's tokens) do not
   run into each other (a view named ``PICTURE``, an image drawn pixel by pixel, keeps its

@@ -104,3 +104,4 @@ SMALL_LEGEND = MappingProxyType({"legend": {"titleFontSize": FONT_SIZE - 2, "lab
 #: line (``GREY``), what was left out (``LIGHT_GREY``). Presenter view darkens both.
 GREY = "#555555"
 LIGHT_GREY = "#777777"
+MASKED_GREY = "#d9d9d9"  # a masked (−∞) cell, on every page that draws one

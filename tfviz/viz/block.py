@@ -1,13 +1,14 @@
-"""Instant charts for lesson 9 (LayerNorm, RMSNorm): every layer, norm and token, switched in
-the browser.
+"""The charts of lesson 9 (LayerNorm, RMSNorm, the residual stream): the learned γ and β of
+every norm, the residual stream's size, and each token's μ and σ through every layer and norm.
 
-The page computes every LayerNorm of the stack for every token once
-(``tfviz.analysis.layernorm.every_norm``); these builders send it all, and the view controls
-(``tfviz.viz.kit.instant``) choose what is drawn: the layer (range slider ``layer``), which norm
-of the block (select ``norm``) and, for the worked example, the token (range slider ``pos``).
-Both charts are length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap`` tokens,
-they read the sentence's length, the token it opens on and its colour range from their data,
-so a new sentence of another length within the cap swaps their data.
+γ and β are ``instant_matrix.matrix_chart``'s heatmap, the stream's size lines of
+``tfviz.viz.kit.charts``. The rest are instant charts: the page computes every norm of the
+stack for every token once (``tfviz.analysis.layernorm.every_norm``); these builders send it
+all, and the view controls (``tfviz.viz.kit.instant``) choose what is drawn: the layer (range
+slider ``layer``), which norm of the block (select ``norm``) and, for the worked example, the
+token (range slider ``pos``). They are length-free (``tfviz.viz.kit.instant_length``): laid out
+for ``length_cap`` tokens, they read the sentence's length, the token it opens on and its colour
+range from their data, so a new sentence of another length within the cap swaps their data.
 
 The ``norm`` parameter holds the norm's index in ``NORM_ORDER`` (ln1 = 0, ln_cross = 1,
 ln2 = 2), not its place in this model's block, so ``norm=2`` in a shared link always means
@@ -17,20 +18,60 @@ An RMSNorm model (``kind="rmsnorm"``) gets the same charts in its own words: its
 root mean square (rms), it takes no mean away and adds no β. ``norm_pair_chart`` puts the two
 norms side by side on the same token, whichever the model uses.
 """
+
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
+from collections.abc import Mapping, Sequence
 
-from tfviz.analysis.layernorm import NORM_NAMES, NORM_ORDER, PAIR_VECTORS, RMS_STEP_COLUMNS, STEP_COLUMNS
-from tfviz.viz.kit.charts import chart
+from tfviz.analysis.layernorm import (NORM_NAMES, NORM_ORDER, PAIR_VECTORS, RMS_STEP_COLUMNS,
+                                      STEP_COLUMNS)
+from tfviz.viz.kit.maps import abs_bound, view_filter
+from tfviz.viz.kit.charts import chart, colour, n, q, tip, view
 from tfviz.viz.kit.instant import (DIVERGING_SCHEME, choice, constant, heat_layer, rounded, slider,
                                    stack_rows, token_axis, unpack)
 from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
-from tfviz.viz.instant_masking import abs_bound, view_filter
-from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, image_layer, index_layer, picture
+from tfviz.viz.kit.instant_matrix import matrix_chart
+from tfviz.viz.kit.instant_pictures import (PICTURE_CELLS, RED_BLUE, image_layer, index_layer,
+                                            picture)
 from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
+
+
+def gamma_beta_heatmap(params: Mapping[str, tuple[np.ndarray, np.ndarray | None]], *, which: str,
+                       norm_name: str = "LayerNorm") -> dict:
+    """Rows = the model's norms ("L0 ln1", ...), columns = dimensions; which is "gamma" or "beta".
+    γ is drawn on cividis from its smallest to its largest value, β (around 0) in red and blue.
+    ``norm_name``: "RMSNorm" for a model whose norms have γ only (ask for "gamma" then)."""
+    index = 0 if which == "gamma" else 1
+    names = list(params)
+    values = np.stack([params[name][index] for name in names]).astype(float)  # (norms, d)
+    symbol = "γ (gain)" if index == 0 else "β (shift)"
+    domain = None if index else (float(values.min()), float(values.max()))
+    return matrix_chart(values, title=f"Learned {symbol} of every {norm_name}", x_title="dimension",
+                        y_title="norm", y_labels=names, value_title=symbol.split()[0],
+                        diverging=index == 1, domain=domain, width=760,
+                        height=max(120, 26 * len(names)),
+                        description=f"The learned {symbol} of each of the model's {len(names)} "
+                                    f"{norm_name}s (rows), dimension by dimension (columns).")
+
+
+def residual_norm_chart(series: Mapping[str, Sequence[tuple[str, float]]], *, title: str) -> dict:
+    """Mean L2 norm per token of the residual stream, stage by stage, one line per model."""
+    rows = [{"stage": stage, "model": name, "mean L2 norm": float(value)}
+            for name, points in series.items() for stage, value in points]
+    stages = list(dict.fromkeys(r["stage"] for r in rows))
+    names = list(series)
+    # The legend sits beside the lines: under them it took the chart's fixed height from the
+    # plot itself, which was drawn flat.
+    line = view({"type": "line", "point": True},
+                x=n("stage", "point in the stack", sort=stages, axis={"labelAngle": 0}),
+                y=q("mean L2 norm", "mean ‖x‖ over tokens"),
+                color=colour("model", names, sort=names),
+                tooltip=tip("model", "stage", "mean L2 norm:.3f"))
+    return chart(line, title=title, rows=rows, height=320,
+                 description="The mean length of the tokens' vectors in the residual stream after "
+                             "each sublayer, one line per model: " + "; ".join(names) + ".")
+
 
 STATS = ("μ before", "σ before", "μ after", "σ after")
 RMS_STATS = ("μ before", "rms before", "μ after", "rms after")

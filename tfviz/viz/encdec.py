@@ -29,13 +29,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tfviz.viz.attention import MASKED_GREY
 from tfviz.viz.kit.charts import chart
 from tfviz.viz.kit.conventions import range_bind
 from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, packed, stack_rows, token_axis,
                                    unpack)
-from tfviz.viz.kit.instant_length import length_cap, step_params, step_slider
-from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.instant_length import length_cap, step_notes, step_params, step_slider
+from tfviz.viz.kit.style import MASKED_GREY, CATEGORICAL, FONT_SIZE, token_labels
 
 NEW_ROW = CATEGORICAL[5]  # vermillion: the row this step adds
 MASKED = "masked (weight 0)"
@@ -220,14 +219,7 @@ def decoder_chart(self_maps: np.ndarray, cross_maps: np.ndarray, dec_tokens: Seq
     cross.update(data={"name": "cross"}, title={"text": {
         "expr": "['Cross-attention · layer ' + li + ', head ' + hi, "
                 "li == open_layer && hi == open_head ? 'reads the source backwards' : '']"}})
-    words = {"data": {"name": "notes"}, "transform": [{"filter": "datum.step == si"}],
-             "encoding": {"y": {"field": "line", "type": "ordinal", "axis": None},
-                          "x": {"value": 0}, "text": {"field": "text"}},
-             "layer": [{"transform": [{"filter": f"{'' if bold else '!'}datum.first"}],
-                        "mark": {"type": "text", "align": "left", "fontSize": FONT_SIZE - 1,
-                                 "fontWeight": "bold" if bold else "normal"}}
-                       for bold in (True, False)],
-             "width": 620, "height": {"step": 24}}
+    words = step_notes(620)
     # Each step's candidates are rows of "next", step after step, ``shown`` of them a step:
     # the rank axis names those of the step drawn (a list in the spec would hold the words).
     shown = len(candidates[0]) if len(candidates) else 0

@@ -17,7 +17,7 @@ import tfviz
 from tfviz.viz.code_html import python_html
 from tfviz.viz.kit.style import contrast_ratio
 
-CSS = Path(__file__).resolve().parents[1] / "tfviz" / "ui" / "assets" / "readable.css"
+CSS = Path(__file__).resolve().parents[3] / "tfviz" / "ui" / "assets" / "readable.css"
 SPAN = re.compile(r'<span class="(\w)">(.*?)</span>', re.S)
 
 

@@ -27,10 +27,10 @@ import numpy as np
 from tfviz.viz.kit.charts import chart
 from tfviz.viz.kit.instant import layer_head, rounded, slider
 from tfviz.viz.kit.instant_length import length_cap, token_slider
-from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, token_labels
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, MASKED_GREY, token_labels
 
 KINDS = ("not chosen", "[MASK]", "random token", "unchanged")  # as tfviz.experiments.mlm.KIND_NAMES
-KIND_COLOURS = ("#d9d9d9", CATEGORICAL[1], CATEGORICAL[3], CATEGORICAL[2])
+KIND_COLOURS = (MASKED_GREY, CATEGORICAL[1], CATEGORICAL[3], CATEGORICAL[2])
 ROLES = ("it", "first noun (agent)", "second noun (place)", "other")
 ROLE_COLOURS = (CATEGORICAL[5], CATEGORICAL[0], CATEGORICAL[1], "#bdbdbd")
 

@@ -1,107 +1,45 @@
-"""Instant charts of attention (lessons 4, 5, 7 and 18): layer, head and query switch in the
-browser, with no script run.
+"""The charts of lesson 5 (self-attention): one query's trip through the three steps, and the
+whole layer's matrices and flying arrows; layer, head and query switch in the browser, with no
+script run.
 
 The page computes every layer, head and query once (``analysis.attention.all_queries`` and
-``analysis.attention_matrix.matrix_forms``); each builder here packs what its section needs and
-lets the browser choose the layer, head and query (parameters ``layer``, ``head``, ``query``,
-bound to labelled inputs under the chart). Only a what-if (scale, causal mask, temperature) or a
-new text reruns the page. Every builder returns plain JSON.
+``analysis.attention_matrix.matrix_forms``); each builder packs what its section needs as rows
+of ``tfviz.viz.kit.queries`` and lets the browser choose the layer, head and query. Only a
+what-if (scale, causal mask, temperature) or a new text reruns the page. Signed matrices (q, k,
+v, z) travel as pictures.
 
-In three parts, top to bottom:
-- the shared rows and controls: a dataset row holds one (layer, head, query) and that query's
-  numbers over the keys, packed as in ``tfviz.viz.kit.instant.packed``; a weight the mask hides is
-  sent empty, so the browser knows the mask without a separate field, and ``split_keys`` turns
-  the chosen row back into one datum per key in the browser; signed matrices go as pictures;
-- lesson 5's trip of one query through the three steps (its vectors, its scores step by step,
-  the weighted sum);
-- whole maps: multi-head's maps of every layer and head and each head's share of the output
-  (lessons 7 and 18), lesson 5's matrices and flying arrows, lesson 4's lookup bars.
+In the order of the lesson:
+- step 1, the query's q beside every key's k and v (``query_vectors``);
+- step 2, its scores step by step: dot product, scale, mask, softmax (``score_steps``);
+- step 3, the weighted sum of the values (``weighted_sum``);
+- every token at once as matrices (``matrix_views``), and the flying arrows
+  (``flying_arrows``): lines from one query to every key, as wide as the weight. The exercises'
+  arrows are the same chart (``arrows_for_heads``).
 
 Every chart is length-free (``tfviz.viz.kit.instant_length``): laid out for ``length_cap(n)``
 tokens, it reads the sentence's length ``ntok`` (and its default query ``dq``) from its data, so
 a new sentence of another length within the cap swaps the data instead of drawing the chart
-anew. ``query`` is the slider's start (-1 or None: the sentence's ``default_query``, else its
-last token), and the expressions read the query shown as ``qi``. A page with a query slider
-places ``tfviz.ui.views.length_marker`` beside it.
+anew. A page with a query slider places ``tfviz.ui.views.length_marker`` beside it.
 """
+
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
+from collections.abc import Sequence
 
 from tfviz.analysis.attention import SHIFT_SEEN, AllQueries, strongest_keys
 from tfviz.viz.kit.charts import chart
-from tfviz.viz.kit.instant import (SEPARATOR, constant, heat_layer, layer_head, packed, rounded,
-                                   slider, stack_rows, token_axis, unpack)
-from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap, token_slider
-from tfviz.viz.kit.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture, picture_layer,
-                                        picture_rows)
-from tfviz.viz import lookup as vlookup
-from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, meaning_scale, token_labels
-
-ROW = "datum.layer == layer && datum.head == head && datum.q == query"
-FREE_ROW = "datum.layer == layer && datum.head == head && datum.q == qi"  # length-free charts
-BLUE, VERMILLION, GREY = CATEGORICAL[0], CATEGORICAL[5], "#bdbdbd"  # allowed, query, masked
-NAMES = "Layer", "Head", "Query token"
+from tfviz.viz.kit.instant import (constant, heat_layer, packed, slider, stack_rows, token_axis,
+                                   unpack)
+from tfviz.viz.kit.instant_length import TOKENS_DOMAIN, length_cap
+from tfviz.viz.kit.instant_pictures import (PICTURE_CELLS, image_layer, index_layer, picture,
+                                            picture_layer, picture_rows)
+from tfviz.viz.kit.queries import (FREE_ROW, WHERE, keyed, query_rows, shown_weights, split_keys,
+                                   title_expr, view_params)
+from tfviz.viz.kit.style import CATEGORICAL, FONT_SIZE, GREY, LIGHT_GREY, token_labels
 
 
-def view_params(shape: tuple[int, int, int], layer: int, head: int,
-                query: int | None, *, free: bool = False) -> list[dict]:
-    """Layer, head and query-token sliders (no query slider when ``query`` is None). The
-    token labels the expressions read travel with the data: pass ``tokens=token_labels(...)``
-    to ``spec`` (``tfviz.viz.kit.instant``'s docstring says why). ``free``: ``shape``'s length
-    is the layout's ``length_cap`` and the query slider a ``token_slider`` (-1: the
-    sentence's default query)."""
-    n_layers, n_heads, n = shape
-    params = layer_head(n_layers, n_heads, layer, head)
-    if free:
-        params.append(token_slider(n - 1, NAMES[2], query))
-    elif query is not None:
-        params.append(slider("query", n - 1, NAMES[2], query))
-    return params
-
-
-def query_rows(**fields: np.ndarray) -> list[dict]:
-    """One row per (layer, head, query) of (L, H, n, m) arrays, each field packed over m.
-
-    >>> query_rows(w=np.arange(8.0).reshape(1, 1, 2, 4))[1]
-    {'layer': 0, 'head': 0, 'q': 1, 'w': '4,5,6,7'}
-    """
-    first = next(iter(fields.values()))
-    return [{"layer": int(lyr), "head": int(h), "q": int(i),
-             **{name: packed(a[lyr, h, i]) for name, a in fields.items()}}
-            for lyr, h, i in np.ndindex(*first.shape[:3])]
-
-
-def shown_weights(aq: AllQueries) -> np.ndarray:
-    """The weights with NaN where the mask hides a key: ``packed`` sends those empty."""
-    return np.where(aq.allowed, aq.weights, np.nan)
-
-
-def split_keys(*fields: str, key: str = "key") -> list[dict]:
-    """Transforms: split the packed ``fields`` of the chosen row, one datum per key (``key``
-    numbered from 0)."""
-    return [*({"calculate": f"split(datum.{f}, ',')", "as": f} for f in fields),
-            {"flatten": list(fields)}, {"window": [{"op": "row_number", "as": key}]},
-            {"calculate": f"datum.{key} - 1", "as": key}]
-
-
-def keyed(view: dict, field: str = "cell") -> dict:
-    """``view``'s marks matched to their data by ``field`` when the view changes: the browser
-    then updates the SVG elements it has instead of replacing every one (a third less work
-    per change on a heatmap)."""
-    for layer in view.get("layer", [view]):
-        layer["encoding"]["key"] = {"field": field}
-    return view
-
-
-def title_expr(text: str) -> dict:
-    """A title whose text is a Vega expression (it follows the view parameters)."""
-    return {"text": {"expr": text}}
-
-
-WHERE = "' (layer ' + layer + ', head ' + head + ')'"
+BLUE, VERMILLION, HIDDEN = CATEGORICAL[0], CATEGORICAL[5], "#bdbdbd"  # allowed, query, masked
 
 
 # --- signed matrices (q, k, v, z) as pictures ---------------------------------------------
@@ -132,8 +70,8 @@ def signed_picture_layer(cols: int, rows: int, *, x_title: str, y_title: str, va
                          before: Sequence[dict], cell: int = 14, x_labels: str = "dims",
                          free: bool = False) -> dict:
     """A heatmap of token vectors (rows) drawn from a ``signed_pictures`` row that ``before``
-    keeps: one image instead of rows × cols marks, so a view change swaps one picture (the
-    matrices tab changed in ~70 ms as 1,000 cells). The axes name the tokens and dimensions;
+    keeps: one image instead of rows × cols marks, so a view change swaps one picture (a
+    thousand cells redraw slowly: bench/bench_views.py). The axes name the tokens and dimensions;
     the legend runs from −m to +m of the picture shown. No hover values: step 2's table and
     the q row carry the numbers a learner checks. ``free``: ``rows`` is the layout's
     ``length_cap`` and the picture's ``ntok`` rows fill its height."""
@@ -235,7 +173,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | N
 
     When the scaled scores are the raw ones ÷ divisor (no positional bias such as ALiBi),
     only the raw ones travel and the browser divides: the table then shows 17.1065 ÷ 4 =
-    4.2766 as a learner would check it, and a 64-token text's data stays under 1 MB."""
+    4.2766 as a learner would check it, and a long text's data stays small (bench/bench_payload.py)."""
     n_layers, n_heads, n, _ = aq.raw.shape
     cap = length_cap(n)
     div = f"{aq.divisor:.4g}"
@@ -265,7 +203,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | N
             "x": {"field": "key", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
                   "axis": x_axis},
             "y": {"field": field, "type": "quantitative", "title": None},
-            "color": {"condition": {"test": "datum.allowed", "value": BLUE}, "value": GREY},
+            "color": {"condition": {"test": "datum.allowed", "value": BLUE}, "value": HIDDEN},
             "tooltip": [{"field": "label", "title": "key"}, tip], "key": {"field": "key"}}}]
         if field == "m":
             layers.append({"transform": [{"filter": "!datum.allowed"}],
@@ -291,7 +229,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | N
         {"filter": "datum.hid > 0"},
         {"calculate": "datum.hid + ' later key(s) are masked with −∞, so their weight is "
                       "exactly 0.'", "as": "line"}]}
-    hidden["mark"] = {**line["mark"], "fontSize": FONT_SIZE - 2, "color": "#555555"}
+    hidden["mark"] = {**line["mark"], "fontSize": FONT_SIZE - 2, "color": GREY}
     columns = [("key", "datum.label"), ("q·k", "format(datum.raw, '.4f')"),
                (f"÷ {div}", "format(datum.s, '.4f')"), ("after mask", "datum.mtext"),
                ("softmax α", "format(datum.w, '.4f')")]
@@ -312,7 +250,7 @@ def score_steps(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | N
             "y": {"field": "key", "type": "ordinal", "axis": None},
             "text": {"field": "cell"}, "key": {"field": "id"},
             "color": {"condition": {"test": "datum.allowed", "value": "black"},
-                      "value": "#777777"}},
+                      "value": LIGHT_GREY}},
         "title": {"text": "The same numbers as a table", "fontSize": FONT_SIZE - 1},
     }
     rows_shown = [best, hidden, *(bars(*s, last=i == 3) for i, s in enumerate(steps)), table]
@@ -408,117 +346,9 @@ def weighted_sum(aq: AllQueries, *, keep: int = 10, layer: int = 0, head: int = 
                  description="The chosen query's weighted values, the rest summed, and their sum z.",
                  own_size=True)
 
-# === whole maps: every layer and head, the matrices, flying arrows, lookup bars ===========
 
-MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels (as viz.arrows)
+MAX_WIDTH = 14.0  # a line of weight 1 in the flying arrows, in pixels
 HEAD = "datum.layer == layer && datum.head == head"  # the rows of the chosen layer and head
-
-
-#: Title colours of the K/V groups (grouped-query attention): Okabe and Ito's blue, vermillion,
-#: green and purple, the last three darkened to 4.5:1 on white, as text needs (WCAG 2.2 AA).
-GROUP_COLOURS = ("#0072B2", "#B34700", "#007A5E", "#A8537F")
-ROW_OF_MAPS = 4  # small maps that fit across a wide page
-
-
-def attention_maps(patterns: np.ndarray, tokens: Sequence[str], *, names: Sequence[Sequence[str]],
-                   layer: int = 0, head: int = 0, groups: Sequence[int] | None = None) -> dict:
-    """Multi-head's section 2: the chosen layer's heads side by side, and the chosen head large.
-
-    ``patterns`` is (layers, heads, query, key); ``names`` the role label of each (layer, head).
-    Layer and head are sliders; both maps follow them in the browser. The role labels, which
-    follow the sentence, travel in the data (``names``, one string: label of layer 0 head 0,
-    then head 1, ...). ``groups``: the K/V head each query head reads, under grouped-query
-    attention; the small maps are then drawn in one box per K/V head, titled with it, each
-    group's titles in its own colour.
-    """
-    n_layers, n_heads, n, m = patterns.shape
-    if n != m:
-        raise ValueError(f"expected square maps (layers, heads, n, n), got {patterns.shape}")
-    labels = token_labels(tokens)
-    cap = length_cap(n)
-    small = max(3, min(22, 190 // cap))  # four small maps fit a wide page
-    pictures = cap * cap > PICTURE_CELLS
-    data = {"data": {"name": "maps"}}
-    role = "split(names, '\\u001f')[layer * {0} + {1}]"  # names[layer][head]
-
-    def small_map(h: int) -> dict:  # always a picture: four maps of cells cost 0.2 s at 24 tokens
-        keep = [{"filter": f"datum.layer == layer && datum.head == {h}"}]
-        return picture_layer(cap, cap, x_title="key", y_title="query", value_title="weight",
-                             before=keep, cell=small, axes=False, legend=False, free=True)
-
-    maps = [{**data, **small_map(h),
-             "title": {"text": {"expr": f"'head {h} · ' + " + role.format(n_heads, h)},
-                       "fontSize": FONT_SIZE}} for h in range(n_heads)]
-    grid = {"hconcat": maps, "spacing": 12}
-    if groups is not None and len(set(groups)) < n_heads:  # shared K/V heads: one box a group
-        boxes = []
-        for g in sorted(set(groups)):
-            members = [h for h in range(n_heads) if groups[h] == g]
-            hue = GROUP_COLOURS[g % len(GROUP_COLOURS)]
-            for h in members:
-                maps[h]["title"]["color"] = hue
-            heads = f"{members[0]}–{members[-1]}" if len(members) > 1 else f"{members[0]}"
-            boxes.append({"concat": [maps[h] for h in members], "columns": ROW_OF_MAPS, "spacing": 8,
-                          "title": {"text": f"K/V head {g}: query heads {heads}", "color": hue,
-                                    "fontSize": FONT_SIZE, "anchor": "start"}})
-        # the boxes side by side while every map fits one row, else one box under the other
-        grid = {"hconcat": boxes, "spacing": 28} if n_heads <= ROW_OF_MAPS else {"vconcat": boxes, "spacing": 20}
-    grid["title"] = {"text": {"expr": "'Every head of layer ' + layer"}}
-    keep = [{"filter": "datum.layer == layer && datum.head == head"}]
-    big = {
-        **data,
-        **(picture_layer(cap, cap, x_title="key (attended to)", y_title="query (attending)",
-                         value_title="weight", before=keep, free=True) if pictures else
-           heat_layer(cap, cap, x_title="key (attended to)", y_title="query (attending)",
-                      value_title="weight", masked=False, free=True,
-                      before=[*keep, *unpack("ntok")])),
-        "title": {"text": {"expr": "'Layer ' + layer + ', head ' + head + ' (' + "
-                                   + role.format(n_heads, "head") + " + ')'"}},
-    }
-    roles = SEPARATOR.join(str(name).replace(SEPARATOR, " ") for row in names for name in row)
-    params = layer_head(n_layers, n_heads, layer, head)
-    rows = picture_rows(patterns, "layer", "head")
-    if not pictures:  # the large map's cells, with their values on hover
-        rows = [{**r, **s} for r, s in zip(rows, stack_rows(patterns, "layer", "head"))]
-    return chart({"vconcat": [grid, big], "spacing": 30}, params=params, free=True,
-                 marks=0 if pictures else cap * cap, datasets={"maps": rows}, sentence={"names": roles},
-                 tokens=labels,
-                 description="Attention weights of every head; layer and head are chosen below.",
-                 own_size=True)
-
-
-def head_shares(lengths: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
-                query: int | None = None, default_query: int | None = None) -> dict:
-    """Multi-head's section 3: for each layer and token, the length ‖z_h W^O_h‖ of each head's
-    share of the attention output. ``lengths`` is (layers, tokens, heads); layer, head (the
-    highlighted bar) and the token are chosen below the chart. ``query`` None: the
-    sentence's ``default_query`` (else its last token), which travels in the data."""
-    n_layers, n, n_heads = lengths.shape
-    labels = token_labels(tokens)
-    rows = [{"layer": int(lyr), "q": int(q), "head": int(h), "v": rounded(lengths[lyr, q, h])}
-            for lyr in range(n_layers) for q in range(n) for h in range(n_heads)]
-    base = {
-        "data": {"name": "shares"},
-        "transform": [{"filter": "datum.layer == layer && datum.q == qi"},
-                      {"calculate": "datum.head == head ? 'chosen head' : 'other heads'", "as": "chosen"}],
-        "encoding": {
-            "x": {"field": "head", "type": "ordinal", "title": "head", "axis": {"labelAngle": 0}},
-            "y": {"field": "v", "type": "quantitative", "title": "length of z_h · W^O_h"},
-            "tooltip": [{"field": "head"}, {"field": "v", "title": "length", "format": ".4f"}],
-        },
-    }
-    bars = {"mark": {"type": "bar"}, "encoding": {"color": {
-        "field": "chosen", "type": "nominal", "title": None, "legend": {"orient": "top"},
-        "scale": {"domain": ["other heads", "chosen head"], "range": [CATEGORICAL[0], CATEGORICAL[5]]}}}}
-    values = {"mark": {"type": "text", "dy": -10, "fontSize": FONT_SIZE - 2},
-              "encoding": {"text": {"field": "v", "type": "quantitative", "format": ".3f"}}}
-    body = {**base, "layer": [bars, values], "width": max(240, 90 * n_heads), "height": 300,
-            "title": {"text": {"expr": "'How much each head adds to the output for ' + tokens[qi] + ' (layer ' + layer + ')'"}}}
-    params = [*layer_head(n_layers, n_heads, layer, head),
-              token_slider(length_cap(n) - 1, "Token", query)]
-    return chart(body, params=params, datasets={"shares": rows}, tokens=labels, free=True,
-                 default_query=default_query,
-                 description="Each head's share of one token's attention output.", own_size=True)
 
 
 # --- all tokens as matrices, and the flying arrows -------------------------------------------
@@ -528,7 +358,7 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
                  head: int = 0) -> dict:
     """Q, K, V and Z = A V of the chosen layer and head as heatmaps (2 × 2), and A below.
     ``forms`` is ``analysis.attention_matrix.matrix_forms``'s dictionary of (L, H, ...) arrays.
-    Length-free, as lesson 5's other charts (``tfviz.viz.instant_attention``)."""
+    Length-free, as lesson 5's other charts (``tfviz.viz.self_attention``)."""
     n_layers, n_heads, n, dk = forms["Q"].shape
     cap = length_cap(n)
 
@@ -564,11 +394,20 @@ def matrix_views(forms: dict[str, np.ndarray], tokens: Sequence[str], *, layer: 
 
 def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int | None = None,
                   default_query: int | None = None) -> dict:
-    """Tokens in two columns; from the chosen query on the left a line runs to every key it
-    may see on the right, as wide as its weight (1 would be MAX_WIDTH px) and darker for the
-    keys it prefers, with the weight written beside the key. Length-free, as lesson 5's other
-    charts (``tfviz.viz.instant_attention``): the columns share out the same height."""
-    n_layers, n_heads, n, _ = aq.weights.shape
+    """Lesson 5's flying arrows: ``arrows`` of every layer, head and query of the trace."""
+    return arrows(shown_weights(aq), aq.tokens, layer=layer, head=head, query=query,
+                  default_query=default_query)
+
+
+def arrows(weights: np.ndarray, tokens: Sequence[str], *, layer: int = 0, head: int = 0,
+           query: int | None = None, default_query: int | None = None) -> dict:
+    """The flying arrows: tokens in two columns; from the chosen query on the left a line runs
+    to every key it may see on the right, as wide as its weight (1 would be MAX_WIDTH px) and
+    darker for the keys it prefers, with the weight written beside the key. ``weights`` is
+    (layers, heads, n, n), NaN where the mask hides a key (no line). Length-free, as lesson 5's
+    other charts: the columns share out the same height. A model of one layer gets no layer
+    slider."""
+    n_layers, n_heads, n, _ = weights.shape
     cap = length_cap(n)
     left, right, width = 200, 420, 640
     height = max(300, min(1400, 26 * cap))
@@ -595,7 +434,7 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
     dot = {"type": "circle", "size": 90, "opacity": 1}
     keys = {"mark": dot, "encoding": {
         "x": {"value": right}, "y": y, "tooltip": weight_tip,
-        "color": {"condition": {"test": "isValid(datum.w)", "value": BLUE}, "value": GREY}}}
+        "color": {"condition": {"test": "isValid(datum.w)", "value": BLUE}, "value": HIDDEN}}}
     key_text = {"transform": [{"calculate": "datum.label + '  ' + (isValid(datum.w) ? "
                                             "format(datum.w, '.2f') : '(masked)')", "as": "text"}],
                 "mark": {"type": "text", "align": "left", "dx": 12, "fontSize": FONT_SIZE - 3,
@@ -603,7 +442,7 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
                 "encoding": {"x": {"value": right}, "y": y, "text": {"field": "text"}}}
     chosen = {"test": "datum.key == qi", "value": VERMILLION}
     queries = {"mark": dot, "encoding": {
-        "x": {"value": left}, "y": y, "color": {"condition": chosen, "value": GREY},
+        "x": {"value": left}, "y": y, "color": {"condition": chosen, "value": HIDDEN},
         "tooltip": [{"field": "label", "title": "query"}]}}
     query_text = {"mark": {"type": "text", "align": "right", "dx": -12, "fontSize": FONT_SIZE - 3,
                            "limit": 180},
@@ -612,68 +451,12 @@ def flying_arrows(aq: AllQueries, *, layer: int = 0, head: int = 0, query: int |
     body = {"data": {"name": "weights"}, "transform": base, "width": width, "height": height,
             "layer": [keyed(mark, "key") for mark in (lines, keys, key_text, queries, query_text)],
             "title": title_expr("'Where ' + tokens[qi] + ' looks' + " + WHERE)}
-    return chart(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
-                 datasets={"weights": query_rows(w=shown_weights(aq))}, marks=5 * cap,
-                 tokens=token_labels(aq.tokens),
+    params = view_params((n_layers, n_heads, cap), layer, head, query, free=True)
+    if n_layers == 1:  # nothing to choose
+        params[0] = constant("layer", 0)
+    return chart(body, params=params,
+                 datasets={"weights": query_rows(w=weights)}, marks=5 * cap,
+                 tokens=token_labels(tokens),
                  free=True, default_query=default_query,
                  description="Lines from the chosen query to every key, as wide as the attention "
                             "weight.", own_size=True)
-
-
-# --- lesson 4: what one query of the model looks up ------------------------------------------
-
-HARD, SOFT = vlookup.HARD, vlookup.SOFT  # the toy table's bars above it use the same kinds
-
-
-def lookup_weights(patterns: np.ndarray, tokens: Sequence[str], counts: np.ndarray, *,
-                   layer: int = 0, head: int = 0, query: int | None = None,
-                   default_query: int | None = None) -> dict:
-    """Lesson 4's bars for the model: the chosen query's softmax weights beside the one-hot
-    weights of a hard lookup, and a line naming the largest weight and how many values the
-    head mixes. ``patterns`` is (L, H, n, n); ``counts`` (L, H, n) holds each row's 1 / Σα²
-    (``analysis.lookup.effective_counts``), sent as ``mix``. ``query`` None: the sentence's
-    ``default_query`` (else its last token), which travels in the data."""
-    n_layers, n_heads, n, _ = patterns.shape
-    cap = length_cap(n)
-    rows = query_rows(w=patterns)
-    for row, top, count in zip(rows, patterns.argmax(-1).ravel(), rounded(counts.ravel())):
-        row.update(top=int(top), mix=count)
-    width = max(320, min(820, 34 * cap))
-    base = [{"filter": FREE_ROW}, *split_keys("w"), {"calculate": "toNumber(datum.w)", "as": "w"},
-            {"calculate": "tokens[datum.key]", "as": "label"}]
-    kinds = {"domain": list(vlookup.KINDS)}
-    bars = {
-        "transform": [{"calculate": "datum.key == datum.top ? 1 : 0", "as": "hard"},
-                      {"fold": ["hard", "w"], "as": ["lookup", "weight"]},
-                      {"calculate": f"datum.lookup == 'hard' ? '{HARD}' : '{SOFT}'",
-                       "as": "lookup"}],
-        "mark": {"type": "bar"}, "width": width, "height": 300,
-        "encoding": {
-            "x": {"field": "key", "type": "ordinal", "scale": {"domain": TOKENS_DOMAIN},
-                  "axis": {"title": "key token", "labelExpr": "tokens[datum.value]",
-                           "labelLimit": 160}},
-            "xOffset": {"field": "lookup", "type": "nominal", "scale": kinds},
-            "y": {"field": "weight", "type": "quantitative", "title": "weight",
-                  "scale": {"domain": [0, 1]}},
-            "color": {"field": "lookup", "type": "nominal", "title": None,
-                      "scale": meaning_scale(vlookup.KINDS),
-                      "legend": {"orient": "top", "labelLimit": 400}},
-            "tooltip": [{"field": "label", "title": "key"}, {"field": "lookup"},
-                        {"field": "weight", "format": ".4f"}]}}
-    sentence = ("'The largest weight is ' + format(datum.w, '.3f') + ' on “' + datum.label"
-                " + '”; this head mixes about ' + format(datum.mix, '.1f') + ' of the ' + ntok"
-                " + ' values (1 / Σα²).'")
-    line = {
-        "transform": [{"filter": "datum.key == datum.top"}, {"calculate": sentence, "as": "line"}],
-        "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": FONT_SIZE - 1,
-                 "limit": 860},
-        "encoding": {"x": {"value": 0}, "y": {"value": 11}, "text": {"field": "line"}},
-        "width": width, "height": 22}
-    body = {"data": {"name": "rows"}, "transform": base, "vconcat": [bars, line], "spacing": 12,
-            "title": title_expr("'Layer ' + layer + ', head ' + head + ': what ' + tokens[qi]"
-                                " + ' looks up'")}
-    return chart(body, params=view_params((n_layers, n_heads, cap), layer, head, query, free=True),
-                 datasets={"rows": rows}, marks=2 * cap + 1, tokens=token_labels(tokens),
-                 free=True, default_query=default_query,
-                 description="Softmax weights of the chosen query beside a hard lookup's one-hot "
-                            "weights.", own_size=True)

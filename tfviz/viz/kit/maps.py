@@ -1,41 +1,30 @@
-"""Instant charts for lesson 8 (masking): every layer's and head's maps, switched in the browser.
-
-Each builder takes the trace's arrays for *every* layer and head, so layer and head are view
-parameters (``tfviz.viz.kit.instant``) and moving them repaints the chart without a script run.
-What changes the computation (the padded sentences, the peeking experiment) stays a
-Streamlit widget on the page.
+"""Attention maps as instant charts: one map, or two side by side on one 0..1 scale, of the rows
+the view controls choose, packed for a short text and pictured for a long one. Lessons 5, 6, 8
+and 17 draw their maps with these.
 
 A masked score (−∞) travels as an empty entry of the packed row (``instant.packed``) and is
 drawn as a grey cell that reads "−∞", with "masked (−∞)" as its value in the tooltip and the
-mark's ARIA label.
+mark's ARIA label (``masked_heat``).
 
-A long text's maps (more than ``instant_pictures.PICTURE_CELLS`` cells) travel as pictures instead, as
-multi-head's do: thousands of cells as separate marks took the browser up to a second and a
-half per view change. Weights use instant's cividis pictures; scores get ``score_picture``'s
+A long text's maps (more than ``instant_pictures.PICTURE_CELLS`` cells) travel as pictures:
+thousands of cells as separate marks took the browser up to a second and a half per view
+change (bench/bench_views.py). Weights use cividis pictures; scores get ``score_picture``'s
 red-blue, with masked cells grey, on one colour range for every layer and head.
-
-``map_pair`` (two attention maps on one 0..1 scale, side by side when they fit) is shared
-with lesson 6 (``tfviz.viz.instant_scaling``).
-
-The charts of the sidebar's sentence (``triangle``, ``two_masks``) are length-free
-(``tfviz.viz.kit.instant_length``): laid out for ``length_cap(n)`` tokens, they read the
-sentence's length ``ntok`` from their data, so a new sentence of another length within the
-cap swaps their data. The padded batch's two sentences are the page's own inputs, and its
-token labels ride in the spec.
 """
+
 from __future__ import annotations
 
+import numpy as np
 from collections.abc import Sequence
 
-import numpy as np
-
-from tfviz.viz.attention import MASKED_GREY
 from tfviz.viz.kit.charts import chart
 from tfviz.viz.kit.conventions import cell_size
-from tfviz.viz.kit.instant import DIVERGING_SCHEME, constant, heat_layer, layer_head, stack_rows, unpack
+from tfviz.viz.kit.instant import DIVERGING_SCHEME, heat_layer, stack_rows, unpack
 from tfviz.viz.kit.instant_length import length_cap
-from tfviz.viz.kit.instant_pictures import PICTURE_CELLS, RED_BLUE, picture, picture_layer, picture_rows
-from tfviz.viz.kit.style import FONT_SIZE, token_labels
+from tfviz.viz.kit.instant_pictures import (PICTURE_CELLS, RED_BLUE, picture, picture_layer,
+                                            picture_rows)
+from tfviz.viz.kit.style import FONT_SIZE, MASKED_GREY
+
 
 MASKED = "masked (−∞)"
 SIDE_BY_SIDE = 20  # up to this many tokens two maps sit next to each other; more are stacked
@@ -49,8 +38,6 @@ def fit_cell(n: int, across: int = 1) -> int:
     (44, 24, 10, 6)
     """
     return cell_size(across * n, smallest=6, width=WIDTH)
-
-
 
 
 def pictured(n: int) -> bool:
@@ -96,11 +83,6 @@ def view_filter(*fields: str) -> dict:
     """Keep the rows of the chosen view: ``view_filter("layer", "head")`` keeps
     ``datum.layer == layer && datum.head == head``."""
     return {"filter": " && ".join(f"datum.{f} == {f}" for f in fields)}
-
-
-def view_params(n_layers: int, n_heads: int, layer: int, head: int) -> list[dict]:
-    """The layer and head sliders every chart of lessons 6 and 8 has."""
-    return layer_head(n_layers, n_heads, layer, head)
 
 
 def masked_heat(n: int, m: int, *, keep: dict, x_labels: str = "tokens",
@@ -173,78 +155,9 @@ def map_pair(sources: Sequence[str], titles: Sequence[str], n: int, *, fields=("
     return body
 
 
-def _n_layers_heads(arr: np.ndarray) -> tuple[int, int, int]:
+def map_shape(arr: np.ndarray) -> tuple[int, int, int]:
+    """(layers, heads, n) of maps shaped (layers, heads, n, n); a ValueError when not square."""
     n_layers, n_heads, n, m = arr.shape
     if n != m:
         raise ValueError(f"expected square maps (layers, heads, n, n), got {arr.shape}")
     return n_layers, n_heads, n
-
-
-def triangle(masked_scores: np.ndarray, tokens: Sequence[str], *, layer: int = 0,
-             head: int = 0) -> dict:
-    """Section 1: the scores after the causal mask, (layers, heads, n, n) with −∞ above the
-    diagonal, for the layer and head chosen below the chart. Length-free (module docstring)."""
-    n_layers, n_heads, n = _n_layers_heads(masked_scores)
-    cap = length_cap(n)
-    bound = abs_bound(masked_scores)
-    body = {"data": {"name": "scores"},
-            **masked_heat(cap, cap, keep=view_filter("layer", "head"), bound="bound", free=True),
-            "title": {"text": {"expr": "'Scores after the mask, layer ' + layer + ', head ' + head"}}}
-    return chart(body, params=view_params(n_layers, n_heads, layer, head),
-                 datasets={"scores": map_rows(masked_scores, "layer", "head", scores=True,
-                                             bound=bound)},
-                 sentence={"bound": bound},  # as the pictures are coloured
-                 tokens=token_labels(tokens), free=True,
-                 marks=cells(cap), description="Attention scores after the causal mask; masked cells read −∞.",
-                 own_size=True)
-
-
-def two_masks(bidirectional: np.ndarray, causal: np.ndarray, tokens: Sequence[str], *,
-              layer: int = 0, head: int = 0) -> dict:
-    """Section 2: the same layer and head's weights with no mask and with the causal mask;
-    both (layers, heads, n, n). Length-free (module docstring)."""
-    n_layers, n_heads, n = _n_layers_heads(bidirectional)
-    cap = length_cap(n)
-    if causal.shape != bidirectional.shape:
-        raise ValueError(f"the two runs differ in shape: {bidirectional.shape} vs {causal.shape}")
-    body = map_pair(("bidirectional", "causal"),
-                    ("bidirectional: every key", "causal: only earlier keys"), cap,
-                    title={"text": {"expr": "'The same weights, two masks (layer ' + layer + "
-                                            "', head ' + head + ')'"}}, free=True)
-    return chart(body, params=view_params(n_layers, n_heads, layer, head),
-                 datasets={"bidirectional": map_rows(bidirectional, "layer", "head"),
-                          "causal": map_rows(causal, "layer", "head")},
-                 tokens=token_labels(tokens), free=True,
-                 marks=cells(cap, 2), description="Attention weights of one head without and with the causal mask.",
-                 own_size=True)
-
-
-def padded_batch(patterns: np.ndarray, masked_scores: np.ndarray,
-                 token_lists: Sequence[Sequence[str]], *, layer: int = 0, head: int = 0) -> dict:
-    """Section 3: a padded batch of two sentences. ``patterns`` is (layers, 2, heads, T, T),
-    ``masked_scores`` sentence 2's scores after the padding mask, (layers, heads, T, T)."""
-    n_layers, batch, n_heads, n, _ = patterns.shape
-    if batch != 2 or len(token_lists) != 2:
-        raise ValueError("the padding demo shows exactly two sentences")
-    maps = map_rows(patterns, "layer", "s", "head")  # "s": which sentence
-    bound = abs_bound(masked_scores)
-    pair = map_pair(("s1", "s2"), ("sentence 1", "sentence 2 (padded)"), n,
-                    labels=("tokens_a", "tokens_b"),
-                    title={"text": {"expr": "'Attention of the padded batch (layer ' + layer + "
-                                            "', head ' + head + ')'"}})
-    scores = {"data": {"name": "s2_scores"},
-              **masked_heat(n, n, y_labels="tokens_b", x_labels="tokens_b", bound=bound,
-                            keep=view_filter("layer", "head")),
-              "title": {"text": {"expr": "'Sentence 2: scores after the mask (pad keys are −∞), "
-                                         "layer ' + layer + ', head ' + head"}}}
-    params = [*view_params(n_layers, n_heads, layer, head),
-              constant("tokens_a", token_labels(token_lists[0])),
-              constant("tokens_b", token_labels(token_lists[1]))]
-    body = {"vconcat": [pair, scores], "spacing": 30,  # weights 0..1 and scores: two scales
-            "resolve": {"scale": {"color": "independent"}}}
-    return chart(body, params=params,
-                 datasets={"s1": [r for r in maps if r["s"] == 0],
-                          "s2": [r for r in maps if r["s"] == 1],
-                          "s2_scores": map_rows(masked_scores, "layer", "head", scores=True, bound=bound)},
-                 marks=cells(n, 3), description="A padded batch of two sentences: attention and masked scores.",
-                 own_size=True)
