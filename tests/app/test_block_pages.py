@@ -204,7 +204,7 @@ def _walk(at):
 
 def _walk_titles(walk, data) -> list[list[str]]:
     """Every head's step titles, which ride in the walk's first data row
-    (``instant_forward.walk_sentence``): one list, head after head."""
+    (``forward.walk_sentence``): one list, head after head."""
     flat = data["numbers"].iloc[0]["s_titles"].split("\x1f")
     steps = next(p for p in walk["params"] if p["name"] == "step")["bind"]["max"]
     return [flat[h * steps:(h + 1) * steps] for h in range(len(flat) // steps)]
