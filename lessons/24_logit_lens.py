@@ -56,7 +56,7 @@ else:
             f"names the token that stage would predict {nxt_word}. At the last position ("
             f"“{safe_label(view.tokens[last])}”), {name} predicts “{safe_label(final)}” "
             f"(probability {view.top_prob[-1, last]:.2f}); that answer is on top from "
-            f"**{view.appears(last)}** on. Switch the select box under the map to colour each cell by "
+            f"**{view.appears(last)}** on. Switch the buttons under the map to colour each cell by "
             "the probability of the final prediction instead: it shows how the answer grows "
             "before it wins.")
 
