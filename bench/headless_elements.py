@@ -24,7 +24,7 @@ TEXT_FIELDS = {"markdown": "body", "heading": "body", "alert": "body", "text": "
 
 def dataset_tokens(chart) -> list[str]:
     """The token labels an instant chart carries in the first row of a dataset (the column
-    ``tokens``, tfviz.viz.kit.instant.spec), as text; [] for a chart without them."""
+    ``tokens``, tfviz.viz.kit.charts.chart(tokens=...)), as text; [] for a chart without them."""
     import pyarrow as pa
 
     out = []
