@@ -35,3 +35,10 @@ test("moveView sets the view keys as strings and adopts them", () => {
 test("moveView without the page's view script leaves it to a run", () => {
   assert.equal(moveView({}, { layer: 1, head: 1, step: 1 }), false);
 });
+
+test("a change of the question or its countdown is not a view move; the same question is", () => {
+  const same = { lesson: "exercises", question: ["flying-arrows", "weights"], deadline: 0 };
+  assert.equal(viewOnly({ ...same, question: ["flying-arrows", "weights"], layer: 2 }, same), true);
+  assert.equal(viewOnly({ ...same, question: ["flying-arrows", "scores"] }, same), false);
+  assert.equal(viewOnly({ ...same, deadline: 1765150000.5 }, same), false);
+});

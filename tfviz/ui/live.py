@@ -37,6 +37,7 @@ import streamlit as st
 
 from tfviz.classroom.codes import format_code, parse_code
 from tfviz.classroom.live import LiveError, StoreDown, TimeUp, new_student
+from tfviz.classroom.watch import SHOWN
 from tfviz.textinput import MAX_URL_TEXT
 from tfviz.ui.browser_code import asset, module_script
 from tfviz.ui.cache import model_names
@@ -53,6 +54,11 @@ CHECKIN_SEED = 0  # the check-in's options are shuffled once, the same for the w
 SENT_STATUS = "_live_sent_status"  # (exercise or check-in, box) -> what became of the answer
 HEARTBEAT_S = 10.0  # a following page says "here" at most this often (the room counts 30 s)
 LOST = "_live_lost"  # the "I'm lost" toggle's key
+# What a page compares with the long poll's reply: a reply that differs in any of these starts
+# a run of the follower; one that differs in the view alone is made in the browser. The
+# question's pacing counts once the reply carries it (``tfviz.classroom.watch.SHOWN``); until
+# then a countdown reaches a student's page with the follower's next run (its timer).
+SAME = ("lesson", "text", "model", "checkin_phase", "question", "deadline", "revealed", "resets")
 
 
 def join(text: object) -> bool:
@@ -243,7 +249,7 @@ def _follower(url: str) -> None:
         _watch(key="_live_watch", on_moved_change=_moved, data={
             "path": PATH.removeprefix("/").format(code=student["code"]),
             "after": state.version, "run": student["runs"],  # a new run restarts the wait
-            "same": {k: getattr(state, k) for k in ("lesson", "text", "model", "checkin_phase")}})
+            "same": {k: getattr(state, k) for k in SAME if k in SHOWN}})
         if state.checkin_phase:
             quiz = by_url("quiz")
             if quiz is not None and url != "quiz":

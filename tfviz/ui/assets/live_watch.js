@@ -9,8 +9,11 @@
 // data: {path: "_tfviz/live/K7QM4XPD", after: 7, same: {lesson, text, model, checkin_phase}}
 const VIEW_KEYS = ["layer", "head", "step"];
 
+/** Whether the reply changed nothing but the view: every key of `same` (what this page shows:
+ * lesson, sentence, model, check-in, and the question's pacing when the reply carries it) is
+ * as the page has it. Lists (a question's [exercise, box]) compare by their contents. */
 export function viewOnly(said, same) {
-  return Object.keys(same).every((k) => said[k] === same[k]);
+  return Object.keys(same).every((k) => JSON.stringify(said[k]) === JSON.stringify(same[k]));
 }
 
 export function moveView(w, said) {
