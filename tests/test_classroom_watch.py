@@ -94,3 +94,24 @@ def test_a_store_that_does_not_answer_keeps_students_waiting(store_url):
 
     reply = asyncio.run(scenario())
     assert (reply["version"], reply["step"]) == (2, 2)
+
+
+def test_pacing_reaches_the_long_poll(store_url):
+    """A countdown, a reveal and a reset each change what a following page must show, so each
+    one is in the long poll's reply (watch.SHOWN), not only in the store: the page's script
+    compares those fields to decide whether to rerun at once (tfviz/ui/assets/live_watch.js)."""
+    store = open_store(store_url)
+    code, key = store.start()
+    watch = ClassWatch(store, poll_s=0.02)
+    watch.allow(code)
+    asked = store.ask(code, key, "bpe-merges", "counts")
+    reply = asyncio.run(watch.wait(code, after=asked.version - 1, timeout=5))
+    assert reply["question"] == asked.question and reply["revealed"] is False
+    counting = store.start_countdown(code, key, 30)
+    reply = asyncio.run(watch.wait(code, after=asked.version, timeout=5))
+    assert reply["version"] == counting.version and reply["deadline"] == counting.deadline
+    shown = store.reveal(code, key)
+    assert asyncio.run(watch.wait(code, after=counting.version, timeout=5))["revealed"] is True
+    store.reset_question(code, key, "bpe-merges", "counts")
+    reply = asyncio.run(watch.wait(code, after=shown.version, timeout=5))
+    assert [tuple(r) for r in reply["resets"]] == [("bpe-merges", "counts", 1)]

@@ -53,7 +53,7 @@ MAX_CLASSES = 1000  # classes one process watches at once, at most
 #: pacing of the current question (its countdown's end on the store's clock, whether its
 #: results are shown).
 SHOWN = ("lesson", "text", "model", "layer", "head", "step", "checkin_phase", "question",
-         "deadline", "revealed")
+         "deadline", "revealed", "resets")
 
 
 @dataclass
