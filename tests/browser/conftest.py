@@ -36,6 +36,36 @@ def server(logged_server):
 
 
 @pytest.fixture(scope="session")
+def folder_server(tmp_path_factory):
+    """(url, gpt2's parameter count) of this test process's one server whose ``TFVIZ_MODELS``
+    holds four random Hugging Face folders, made by transformers, and whose Hugging Face cache is
+    empty: "gpt2" and "bert" (2 layers × 2 heads, d = 32: test_checkpoint_models.py),
+    "llama-random" (3 layers, 6 query heads over 2 K/V heads, d = 48, untied, Llama 3's
+    tokenizer: test_modern_folder_pages.py) and "mixtral-random" (2 layers, 4 experts, top-2:
+    test_moe_folder_page.py). One server for the three modules, as ``logged_server`` is one for
+    the bundled models: making the four folders takes seconds, and each server start pays its
+    warm-up and its cold first pages again."""
+    pytest.importorskip("transformers")
+    from tests.support.bert_folders import make_checkpoint as make_bert
+    from tests.support.llama_folders import make_checkpoint as make_llama
+    from tests.support.moe_folders import make_moe_checkpoint
+    from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
+
+    models = tmp_path_factory.mktemp("models")
+    n = make_gpt2(models / "gpt2").num_parameters()
+    make_bert(models / "bert")
+    make_llama(models / "llama-random", "llama", tokenizer="llama3", layers=3, heads=6, kv_heads=2,
+               d=48, d_ff=96, positions=128, tie_word_embeddings=False,
+               rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+    make_moe_checkpoint(models / "mixtral-random", "mixtral", experts=4, top_k=2, heads=4, kv_heads=2)
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    env = {"TFVIZ_MODELS": str(models), "HF_HUB_CACHE": str(tmp_path_factory.mktemp("empty-hub"))}
+    with streamlit_server(env=env, log_path=log) as (url, proc, _):
+        yield url, n
+        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+
+
+@pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 

@@ -6,30 +6,21 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import SHOTS, assert_no_exception, wait_for_app
-from tests.support.serve import streamlit_server
 from tfviz.ui.errors import FRIENDLY_ERROR
 
 pytestmark = pytest.mark.browser
 transformers = pytest.importorskip("transformers")
-from tests.support.bert_folders import make_checkpoint as make_bert  # noqa: E402
-from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
 
 CHARTS_JS = """() => document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg, '
                 + '[data-testid="stMain"] [data-testid="stVegaLiteChart"] canvas').length"""
 
 
-@pytest.fixture(scope="module")
-def folder_server(tmp_path_factory):
-    """A server whose TFVIZ_MODELS holds two random folders, "gpt2" and "bert" (2 layers × 2
-    heads, d = 32), and whose Hugging Face cache is empty; yields (url, gpt2's picker label)."""
-    models = tmp_path_factory.mktemp("models")
-    n = make_checkpoint(models / "gpt2").num_parameters()
-    make_bert(models / "bert")
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    env = {"TFVIZ_MODELS": str(models), "HF_HUB_CACHE": str(tmp_path_factory.mktemp("empty-hub"))}
-    with streamlit_server(env=env, log_path=log) as (url, proc, _):
-        yield url, f"gpt2 · GPT-2, 2 layers × 2 heads, {round(n / 1000)}k parameters"
-        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+@pytest.fixture
+def folder_server(folder_server):
+    """conftest's server of random folders, among them "gpt2" and "bert" (2 layers × 2 heads,
+    d = 32); yields (url, gpt2's picker label)."""
+    url, n = folder_server
+    return url, f"gpt2 · GPT-2, 2 layers × 2 heads, {round(n / 1000)}k parameters"
 
 
 def picker_text(page) -> str:

@@ -13,7 +13,6 @@ import pytest
 
 from tests.browser.test_modern_pages import check_modern_page
 from tests.browser.test_every_page import axe_source  # noqa: F401  (the fixture)
-from tests.support.serve import streamlit_server
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("transformers")
@@ -29,20 +28,10 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def folder_server(tmp_path_factory):
-    """A server whose TFVIZ_MODELS holds the random Llama folder, and an empty HF cache."""
-    from tests.support.llama_folders import make_checkpoint
-
-    root = tmp_path_factory.mktemp("llama-models")
-    make_checkpoint(root / FOLDER, "llama", tokenizer="llama3", layers=3, heads=6, kv_heads=2, d=48,
-                    d_ff=96, positions=128, tie_word_embeddings=False,
-                    rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
-    env = {"TFVIZ_MODELS": str(root), "HF_HUB_CACHE": str(tmp_path_factory.mktemp("empty-hub"))}
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with streamlit_server(env=env, log_path=log) as (url, proc, _):
-        yield url
-        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+@pytest.fixture
+def folder_server(folder_server):
+    """conftest's server of random folders, among them FOLDER."""
+    return folder_server[0]
 
 
 @pytest.mark.parametrize("url", list(PAGES))

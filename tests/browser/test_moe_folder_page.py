@@ -13,7 +13,6 @@ import pytest
 
 from tests.browser.test_every_page import axe_source  # noqa: F401  (the fixture)
 from tests.browser.test_modern_pages import check_modern_page
-from tests.support.serve import streamlit_server
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("transformers")
@@ -21,18 +20,10 @@ pytest.importorskip("transformers")
 FOLDER = "mixtral-random"
 
 
-@pytest.fixture(scope="module")
-def folder_server(tmp_path_factory):
-    """A server whose TFVIZ_MODELS holds the random Mixtral folder, and an empty HF cache."""
-    from tests.support.moe_folders import make_moe_checkpoint
-
-    root = tmp_path_factory.mktemp("moe-models")
-    make_moe_checkpoint(root / FOLDER, "mixtral", experts=4, top_k=2, heads=4, kv_heads=2)
-    env = {"TFVIZ_MODELS": str(root), "HF_HUB_CACHE": str(tmp_path_factory.mktemp("empty-hub"))}
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with streamlit_server(env=env, log_path=log) as (url, proc, _):
-        yield url
-        assert proc.poll() is None, f"server died; log:\n{log.read_text()[-3000:]}"
+@pytest.fixture
+def folder_server(folder_server):
+    """conftest's server of random folders, among them FOLDER."""
+    return folder_server[0]
 
 
 def test_the_moe_lesson_on_a_mixtral_folder(folder_server, page, axe_source):  # noqa: F811
