@@ -70,6 +70,8 @@ else:
             c1.metric(f"L{layer}H{head}'s direct share", f"{share:.3f}")
             c2.metric("fall without its vector alone", f"{cut_run.direct_fall:.3f}")
             c3.metric("fall when the head is removed", f"{cut_run.fall:.3f}")
+            after = (f"its own layer's {sublayer}, the last sublayer" if layer == cfg.n_layers - 1
+                     else f"the later heads and {sublayer}s")
             st.markdown(
                 f"The head with the largest share at this position is layer {layer}, head {head}. "
                 f"Running {name} again with that head's output set to zero (RunOptions' "
@@ -77,8 +79,7 @@ else:
                 f"{cut_run.before:.3f} to {cut_run.after:.3f}: a fall of {cut_run.fall:.3f} against "
                 f"a share of {share:.3f}. The middle number removes only the head's own vector from "
                 "the final stream and lets the norm rescale: it differs from the share only by that "
-                "rescaling. The real fall also loses whatever later layers built on the head's output "
-                f"({'none: it is the last layer' if layer == cfg.n_layers - 1 and not cfg.ffn else 'later heads and ' + sublayer + 's'}), "
+                f"rescaling. The real fall also loses whatever {after} built on the head's output, "
                 "so a share is the head's direct effect, not all of it.")
         show_code(direct_logit_attribution, ablate_head, attribution_view)
 
