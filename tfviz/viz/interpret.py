@@ -92,7 +92,7 @@ def lens_map(tokens: Sequence[str], layers: Sequence[str], top: Sequence[Sequenc
              top_prob: np.ndarray, final_prob: np.ndarray, *, show: int = 0,
              here: bool = False) -> dict:
     """Positions (columns) × layers (rows, the embeddings at the bottom): each cell names the
-    token that layer would predict next and is coloured by a number the select box picks: the
+    token that layer would predict next and is coloured by a number radio buttons pick: the
     top token's probability, or the probability of the model's final prediction there.
     ``here``: an encoder's prediction is the token at its own position, not the next one."""
     what = "token here" if here else "next token"
@@ -122,7 +122,7 @@ def lens_map(tokens: Sequence[str], layers: Sequence[str], top: Sequence[Sequenc
                  description=f"The logit lens on {len(tokens)} tokens: for each position and each "
                              f"of {len(layers)} stages (the embeddings, then after each block), the "
                              f"{what} the model would predict if it stopped there, coloured by "
-                             "a probability the select box chooses.")
+                             "the probability the buttons under it choose.")
 
 
 # ----- 25 · who wrote the answer ----------------------------------------------------------------
@@ -165,7 +165,7 @@ def attribution_bars(tokens: Sequence[str], answers: Sequence[str], parts: Seque
 # ----- 26 · causes, not correlations ------------------------------------------------------------
 def patch_map(restored, raw, tokens: Sequence[str], *, show: int = 0) -> dict:
     """Layers (rows) × positions (columns) of a patching map: each cell is the corrupt run with
-    that layer's input at that position taken from the clean run. The select box colours it by
+    that layer's input at that position taken from the clean run. Radio buttons colour it by
     the share of the clean answer restored (0 = corrupt, 1 = clean) or by the raw logit
     difference."""
     restored, raw = np.asarray(restored, float), np.asarray(raw, float)
@@ -188,8 +188,8 @@ def patch_map(restored, raw, tokens: Sequence[str], *, show: int = 0) -> dict:
                  title="Where the clean answer comes back",
                  description=f"Activation patching over {len(layers)} layers and {len(tokens)} "
                              "positions: each cell is the corrupt run with one block's input at one "
-                             "position taken from the clean run, coloured by what the select box "
-                             "chooses.")
+                             "position taken from the clean run, coloured by what the buttons under "
+                             "it choose.")
 
 
 def head_patch_map(restored, *, kv: bool = False) -> dict:

@@ -315,7 +315,51 @@ def _cases():
                 {"sines": pytest.importorskip("tfviz.experiments.extrapolation").Shifted(
                     (0, 5), (1.0, 4.0), 21)}, 20),
             ("sines from 1.000 at 0 to 4.000 at 5",)),
+        # lessons 24-27, looking inside, and the lab's induction task
+        "tfviz.viz.interpret.induction_training": (
+            lambda: interp().induction_training([0, 20], [np.zeros((2, 2))] * 2, [3.3, 3.2], [3.4, 0.4]),
+            "Left: the induction score of each of 4 heads at 2 checkpoints of training, with a "
+            "dashed line at 0.5. Right: the held-out loss on the first and on the second copy of "
+            "the repeated run at the same checkpoints."),
+        "tfviz.viz.interpret.lens_map": (
+            lambda: interp().lens_map(["a", "b", "c"], ["embeddings", "block 0"],
+                                      [["x", "y", "z"]] * 2, np.full((2, 3), 0.5), np.full((2, 3), 0.25)),
+            "The logit lens on 3 tokens: for each position and each of 2 stages (the embeddings, "
+            "then after each block), the next token the model would predict if it stopped there, "
+            "coloured by the probability the buttons under it choose."),
+        "tfviz.viz.interpret.attribution_bars": (
+            lambda: interp().attribution_bars(["a", "b"], ["x", "y"], [{"embed": 1.0, "L0H0": 2.0}] * 2,
+                                              {"embed": "embeddings", "L0H0": "head"}, [3.0, 3.0],
+                                              position=1),
+            "Direct logit attribution: for the position the slider picks (of 2), one bar for each "
+            "of 2 parts of the model, its direct share of the logit of the model's top next token "
+            "there."),
+        "tfviz.viz.interpret.patch_map": (
+            lambda: interp().patch_map(third[:2], third[:2], ["a", "b", "c"]),
+            "Activation patching over 2 layers and 3 positions: each cell is the corrupt run with "
+            "one block's input at one position taken from the clean run, coloured by what the "
+            "buttons under it choose."),
+        "tfviz.viz.interpret.head_patch_map": (
+            lambda: interp().head_patch_map(np.zeros((2, 4))),
+            "Activation patching by head: 2 layers by 4 heads, each cell the corrupt run with one "
+            "head's output taken from the clean run, coloured and labelled by the share of the "
+            "clean answer restored."),
+        "tfviz.viz.interpret.induction_heads": (
+            lambda: interp().induction_heads(np.zeros((2, 4)), np.zeros((2, 4))),
+            "Two maps of 2 layers by 4 heads: each head's induction score (left) and "
+            "previous-token score (right) on the repeated sequence, labelled with their values."),
+        "tfviz.viz.interpret.repeated_pattern": (
+            lambda: interp().repeated_pattern([np.tril(np.ones((4, 4))) / 4], ["L1H2"],
+                                              ["a", "b", "a", "b"], [1.0, 0.5, 0.1]),
+            "Left: the attention weights of the head the select box picks (of 1) on a random "
+            "sequence of 4 tokens whose second half repeats the first. Right: the loss of each "
+            "token along it."),
     }
+
+
+def interp():
+    from tfviz.viz import interpret
+    return interpret
 
 
 CASES = _cases()
