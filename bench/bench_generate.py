@@ -6,7 +6,7 @@
 ``tfviz.decoding.generate(..., use_cache=True)`` feeds the model only the newest token and
 keeps every layer's keys and values; ``use_cache=False`` runs the full model on prompt +
 tokens so far at each step. Both must give the same ids (checked here, and in
-tests/test_decoding_generate.py). Rows: gpt-tiny and moe-tiny, a short prompt and one of
+tests/unit/decoding/test_generate.py). Rows: gpt-tiny and moe-tiny, a short prompt and one of
 about 100 tokens, 20 new tokens each, sampled with the first seed (and temperature) that
 writes all 20 (no <eos> before). Medians of many runs in one process, the two variants run round-robin so
 machine load falls on both alike; 1 torch thread, as the server's sessions share 2 cores.

@@ -9,7 +9,7 @@ checks is the conversion at full size and float32's error over 30 layers' long s
 small widened cases in the tests check that each part is the right one) and a small
 byte-level tokenizer trained on our stories, padded to 49,152 embedding rows: nothing is
 downloaded. The comparison is
-tests/test_hf_llama.py's (``tests.support.llama_folders.parity``: the ids' logits, all 30
+tests/unit/hf/test_llama.py's (``tests.support.llama_folders.parity``: the ids' logits, all 30
 patterns and the residual stream, each entry within rtol 1e-5 plus 5e-6 of the tensor's
 scale). It took 25 s to 1.5 min on a shared 2-core machine (most of it making and saving the
 checkpoint), too long for the test suite's budget, so it runs here.

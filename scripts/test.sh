@@ -64,7 +64,7 @@ TFVIZ_TEST_THREADS=2 python3 -m pytest -p no:cacheprovider \
   tests/app/test_long_sequences_page.py::test_linformer_line_is_mean_pooling_against_numpy \
   tests/app/test_embeddings_trained_page.py::test_rope_numbers_are_the_trained_models \
   tests/test_trace.py \
-  tests/test_decoding_generate.py::test_steps_hold_the_filtered_distribution \
-  tests/test_decoding_reference.py::test_each_step_keeps_the_models_own_probabilities_and_the_kept_mass \
+  tests/unit/decoding/test_generate.py::test_steps_hold_the_filtered_distribution \
+  tests/unit/decoding/test_reference.py::test_each_step_keeps_the_models_own_probabilities_and_the_kept_mass \
   tests/test_coref_encoder.py::test_statement_items_find_it_and_both_nouns \
-  tests/test_analysis_attention.py
+  tests/unit/analysis/test_attention.py

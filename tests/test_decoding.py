@@ -1,6 +1,6 @@
 """The decoding API against references written here: the filters of next_token_distribution,
 kv_cache_bytes, the per-token training loss, and determinism without the global RNG.
-generate() and beam_search(): tests/test_decoding_generate.py and tests/test_decoding_beam.py."""
+generate() and beam_search(): tests/unit/decoding/test_generate.py and tests/unit/decoding/test_beam.py."""
 import math
 
 import numpy as np

@@ -73,7 +73,7 @@ def test_timing_repeats_follow_the_size():
 def folders(tmp_path_factory):
     pytest.importorskip("transformers")
     from tests.support.bert_folders import make_checkpoint as make_bert
-    from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
+    from tests.unit.hf.test_gpt2 import make_checkpoint as make_gpt2
 
     root = tmp_path_factory.mktemp("facts")
     make_gpt2(root / "gpt2")

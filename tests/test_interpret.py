@@ -41,7 +41,7 @@ LOGIT_ATOL = 1e-4  # float64 sum of float32 parts vs torch's float32 logits (see
 def folders(tmp_path_factory):
     pytest.importorskip("transformers")
     from tests.support.moe_folders import make_moe_checkpoint
-    from tests.test_hf_gpt2 import make_checkpoint
+    from tests.unit.hf.test_gpt2 import make_checkpoint
 
     gpt2 = tmp_path_factory.mktemp("interpret-gpt2")
     make_checkpoint(gpt2, n_layer=2, n_head=2)

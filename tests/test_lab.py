@@ -1,6 +1,6 @@
 """The training lab's engine: tasks' data by hand, the settings' bounds, a real short run, stop.
 
-The queue's cap: tests/test_lab_queue.py; the numbers the page shows: tests/test_lab_numbers.py."""
+The queue's cap: tests/unit/lab/test_queue.py; the numbers the page shows: tests/unit/lab/test_numbers.py."""
 from __future__ import annotations
 
 import threading

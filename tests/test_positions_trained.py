@@ -1,7 +1,7 @@
 """Lesson 3's trained position models: gpt-tiny-learned (a trained position table),
 gpt-tiny-rope (RoPE), gpt-tiny-relative (Shaw et al.'s relative vectors) and gpt-tiny-t5 (T5's
 bucketed bias), each gpt-tiny with only its positions changed. (The last two's lesson numbers:
-tests/test_analysis_relative_positions.py.)
+tests/unit/analysis/test_relative_positions.py.)
 
 References, independent of the lesson's code paths:
 - learned table: torch.nn.functional.cosine_similarity on the model's own nn.Embedding weight

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 pytest.importorskip("transformers")
 from tests.app.conftest import APP  # noqa: E402
 from tests.support.bert_folders import make_checkpoint as make_bert  # noqa: E402
-from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
+from tests.unit.hf.test_gpt2 import make_checkpoint  # noqa: E402
 
 import tfviz  # noqa: E402
 from tfviz.decoding.memory import human_bytes  # noqa: E402

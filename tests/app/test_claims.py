@@ -76,7 +76,7 @@ def test_bundled_models(app_page, model):
 def folders(tmp_path_factory):
     pytest.importorskip("transformers")
     from tests.support.bert_folders import make_checkpoint as make_bert
-    from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
+    from tests.unit.hf.test_gpt2 import make_checkpoint as make_gpt2
 
     from tests.support.llama_folders import make_checkpoint as make_llama
     from tests.support.moe_folders import make_moe_checkpoint

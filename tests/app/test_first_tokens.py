@@ -59,7 +59,7 @@ def test_a_bert_prefix_keeps_its_sep_and_matches_transformers(tmp_path, monkeypa
     with torch.no_grad():
         out = theirs(torch.tensor([cut.ids]), output_attentions=True)
     for layer, maps in enumerate(out.attentions):
-        # float32 on both sides, summed in other orders: 1e-5 as tests/test_hf_bert.py
+        # float32 on both sides, summed in other orders: 1e-5 as tests/unit/hf/test_bert.py
         np.testing.assert_allclose(trace["pattern", layer], maps[0].numpy(), atol=1e-5)
     assert xc.first_tokens("folder", TEXT, len(ids)) == bundle.read(TEXT)  # short enough: as read
     xc._first_tokens_trace.clear()

@@ -269,7 +269,7 @@ def _statuses(student) -> str:
 
 
 def test_a_teacher_runs_the_room_from_the_projector(monkeypatch):
-    from tests.test_classroom_qr import _decode, _modules
+    from tests.unit.classroom.test_qr import _decode, _modules
 
     monkeypatch.setenv("TFVIZ_PUBLIC_URL", "http://10.0.0.5:8501/")
     teacher = _teacher()

@@ -36,7 +36,7 @@ def llama_folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def gpt2_folder(tmp_path_factory):
     pytest.importorskip("transformers")
-    from tests.test_hf_gpt2 import make_checkpoint
+    from tests.unit.hf.test_gpt2 import make_checkpoint
 
     folder = tmp_path_factory.mktemp("inside") / "gpt2"
     make_checkpoint(folder)

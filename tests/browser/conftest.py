@@ -49,7 +49,7 @@ def folder_server(tmp_path_factory):
     from tests.support.bert_folders import make_checkpoint as make_bert
     from tests.support.llama_folders import make_checkpoint as make_llama
     from tests.support.moe_folders import make_moe_checkpoint
-    from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
+    from tests.unit.hf.test_gpt2 import make_checkpoint as make_gpt2
 
     models = tmp_path_factory.mktemp("models")
     n = make_gpt2(models / "gpt2").num_parameters()

@@ -1,4 +1,4 @@
-"""What the tests of Hugging Face folders share (tests/test_hf_gpt2.py, tests/test_hf_bert*.py):
+"""What the tests of Hugging Face folders share (tests/unit/hf/test_gpt2.py, tests/test_hf_bert*.py):
 saving a small random checkpoint with its weights spread, editing a copied folder's
 config.json, and reading the CheckpointError a bad folder earns."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Small random Mixtral and GraniteMoe checkpoints for the tests (tests/test_hf_moe.py), and
+"""Small random Mixtral and GraniteMoe checkpoints for the tests (tests/unit/hf/test_moe.py), and
 transformers' own forward pass on one as the reference, down to the experts its routers chose.
 
 A checkpoint is made as tests/support/llama_folders.py makes a Llama's (transformers builds it,

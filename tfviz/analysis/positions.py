@@ -2,7 +2,7 @@
 trained position table, :func:`learned_positions`), RoPE and ALiBi demos.
 
 Pure numpy, written beside the model's torch versions in ``tfviz.model.positional``; the tests
-check that the two agree to the bit (tests/test_analysis_foundations.py). The sine table and
+check that the two agree to the bit (tests/unit/analysis/test_foundations.py). The sine table and
 the ALiBi biases are rounded to float32, as the model keeps them, so the lesson shows exactly
 what the model adds. The RoPE demo rotates vectors with the engine's own code, so it lives
 with the experiments (``tfviz/experiments/rope.py``).

@@ -14,7 +14,7 @@ phrase that reads after a number:
 'divide_dk+no_scale'
 
 The tables are written out here (building every exercise to read them takes seconds), and
-``tests/test_classroom_live.py`` checks them against the exercises themselves, so a new box or
+``tests/unit/classroom/test_live.py`` checks them against the exercises themselves, so a new box or
 a new slip cannot be missed.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ at a time (greedy), and every step reuses the cross-attention keys and values of
 tokens so far and its cross-attention row over the source), so a page can draw the maps grow
 row by row from what the model really did. With ``reuse_cross_kv=False`` the decoder projects
 the memory to K and V again at every step instead: the same ids, for the comparison in
-tests/test_decoding_seq2seq.py, and ``kv_projections`` counts the projections either way.
+tests/unit/decoding/test_seq2seq.py, and ``kv_projections`` counts the projections either way.
 
 >>> import tfviz
 >>> t = translate(tfviz.load("reverse-encdec"), "hello")

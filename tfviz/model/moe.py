@@ -37,7 +37,7 @@ last bits when a *later* token joined or left its expert, and a causal model wou
 see the future. Instead every expert runs on all N rows of the call, whose shape depends
 only on N, never on the routing; unchosen and dropped slots get weight exactly 0, and the
 weighted outputs are added in a fixed expert order. A token's row is then the same to the
-bit whichever other tokens share its experts (tests/test_model_moe.py). It costs E times
+bit whichever other tokens share its experts (tests/unit/model/test_moe.py). It costs E times
 the FFN arithmetic, which is nothing at our sizes.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """HF ``tokenizers`` set up to learn classic (not byte-level) BPE, as an independent check.
 
-Used by the parity test (tests/test_tokenizer_parity.py): a library gets the same merges.
+Used by the parity test (tests/unit/tokenizer/test_parity.py): a library gets the same merges.
 
 One convention differs. HF attaches the end-of-word suffix to a word's last
 character ("low" starts as l, o, "w</w>"), while the textbook algorithm keeps

@@ -1,6 +1,6 @@
 """Lesson 14's instant charts (tfviz.viz.decoding, instant_beam): valid Vega-Lite, the
 view controls bound to labelled inputs, and the numbers sent equal the runs they draw (which
-tests/test_decoding_reference.py checks against torch)."""
+tests/unit/decoding/test_reference.py checks against torch)."""
 import numpy as np
 import pytest
 import torch

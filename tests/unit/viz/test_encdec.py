@@ -1,6 +1,6 @@
 """Lesson 13's instant charts (tfviz.viz.encdec): valid Vega-Lite, view controls bound
 to labelled inputs, and the numbers sent equal the model's (reverse-encdec's translation of a
-source, checked against one full trace in tests/test_decoding_seq2seq.py)."""
+source, checked against one full trace in tests/unit/decoding/test_seq2seq.py)."""
 import json
 
 import numpy as np

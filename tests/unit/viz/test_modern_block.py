@@ -1,7 +1,7 @@
 """The charts lessons 9, 10 and 12 draw for the modern block (llama-tiny), and the ones every
 model now gets beside them (RMSNorm next to LayerNorm, each neuron's steps, the activation
 curves): each validates against altair's Vega-Lite v6 schema, opens on the view asked for,
-and carries the analysis' numbers (tests/test_analysis_modern_block.py checks those against
+and carries the analysis' numbers (tests/unit/analysis/test_modern_block.py checks those against
 torch)."""
 import numpy as np
 import pytest

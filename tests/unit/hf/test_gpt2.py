@@ -265,7 +265,7 @@ def test_transformers_is_not_imported_to_load_a_folder(folder):
     code = ("import sys, tfviz; b = tfviz.load(sys.argv[1]); b.trace('The cat sat.'); "
             "print('transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parents[1])
+                         check=True, cwd=Path(__file__).resolve().parents[3])
     assert out.stdout.strip() == "False"
 
 

@@ -123,7 +123,7 @@ def test_older_config_spelling_of_rope_is_read(copy):
 
 def test_a_family_the_lessons_do_not_teach_is_listed_as_not_offered(folder, monkeypatch):
     """The app offers only the families whose block the lessons teach (APP_FAMILIES, which now
-    holds the Llama family: tests/test_hf_discover.py); a family tfviz.load opens but the lessons
+    holds the Llama family: tests/unit/hf/test_discover.py); a family tfviz.load opens but the lessons
     do not teach is named among the folders not offered, with the reason."""
     from tfviz.hf import discover as disc
 

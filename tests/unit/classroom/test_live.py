@@ -1,7 +1,7 @@
 """Live class sessions (tfviz.classroom.live): the catalogue, who may drive, isolation, expiry and
 ending. A fake clock stands in for time everywhere. Caps and rate limits:
-tests/test_classroom_live_limits.py; the slip dashboard's counts and thread safety:
-tests/test_classroom_live_summary.py."""
+tests/unit/classroom/test_live_limits.py; the slip dashboard's counts and thread safety:
+tests/unit/classroom/test_live_summary.py."""
 from __future__ import annotations
 
 import dataclasses

@@ -15,7 +15,7 @@ from tfviz.classroom.guard import BadStoreURL, SessionGone
 from tfviz.classroom.live import new_student, tally_rows
 from tfviz.classroom.store import open_store
 
-SUPPORT = Path(__file__).parent / "support"
+SUPPORT = Path(__file__).resolve().parents[2] / "support"
 LIVE, LIVE_KEY = "TJH2V9WJ", "lJMPxcJqSN0sHQfOwL904g"  # the SQLite fixture's live class
 ENDED = "38TV752G"
 

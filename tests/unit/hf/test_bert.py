@@ -3,7 +3,7 @@
 Each checkpoint is random, made by transformers (a test-only dependency) and saved with
 ``save_pretrained(..., safe_serialization=True)``, with a WordPiece tokenizer trained with
 ``tokenizers`` on our own story sentences (tests/support/bert_folders.py): nothing is
-downloaded. What a broken folder earns is tests/test_hf_bert_refusals.py. transformers' own forward
+downloaded. What a broken folder earns is tests/unit/hf/test_bert_refusals.py. transformers' own forward
 pass (eager attention, ``output_attentions`` and ``output_hidden_states``) is the reference for
 the ids, every layer's attention pattern, the residual stream and the logits; its tokenizer
 (``AutoTokenizer``) is the reference for the ids.
@@ -262,7 +262,7 @@ def test_transformers_is_not_imported_to_load_a_folder(folder):
     code = ("import sys, tfviz; b = tfviz.load(sys.argv[1]); b.trace('The cat sat.'); "
             "print('transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parents[1])
+                         check=True, cwd=Path(__file__).resolve().parents[3])
     assert out.stdout.strip() == "False"
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
-from tests.test_hf_gpt2 import make_checkpoint  # noqa: E402
+from tests.unit.hf.test_gpt2 import make_checkpoint  # noqa: E402
 
 import tfviz  # noqa: E402
 from tfviz.hf import CheckpointError  # noqa: E402

@@ -22,7 +22,7 @@ from tfviz.classroom.guard import BadStoreURL, BadValue, SessionGone, StoreDown,
 from tfviz.classroom.store import open_store
 from tfviz.exercises.quiz import QUESTIONS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 pytestmark = pytest.mark.slow
 

@@ -145,7 +145,7 @@ def test_beam_search_equals_a_cacheless_torch_loop(gpt, prompt, width):
 
 
 def test_beam_search_on_the_tiny_model_with_finished_beams():
-    """Seeds 3 and 4 of the 8-token model finish beams early (tests/test_decoding_beam.py)."""
+    """Seeds 3 and 4 of the 8-token model finish beams early (tests/unit/decoding/test_beam.py)."""
     for seed in (3, 4):
         tiny = tiny_bundle(seed)
         got = beam_search(tiny, [3, 4], beam_width=3, max_new_tokens=5)

@@ -248,7 +248,7 @@ def test_reads_wordpiece_knows_a_bert_folders_tokenizer(tmp_path):
     pytest.importorskip("transformers")
     import tfviz
     from tests.support.bert_folders import make_checkpoint as make_bert
-    from tests.test_hf_gpt2 import make_checkpoint as make_gpt2
+    from tests.unit.hf.test_gpt2 import make_checkpoint as make_gpt2
 
     make_bert(tmp_path / "bert")
     make_gpt2(tmp_path / "gpt2")
