@@ -72,10 +72,8 @@ in_the_notes("exercises", exercise=ex_id, answered=answered)
 st.subheader("Your answers")
 st.caption("Type numbers separated by spaces or commas; brackets, fractions like 3/5 and "
            "percentages are fine. Write -inf for −∞.")
-for box in inst.answer_fields:
-    ew.answer_box(inst, ikey, box)
-if ew.all_right(inst, ikey):
-    st.success("Every box is right: exercise solved ✓. Try a fresh variant, or another one.")
+agreement = ew.cached_agreement(ex_id, seed) if attention_setup(inst) is not None else None
+ew.answer_boxes(inst, ikey, ew.shown_elsewhere(inst, agreement))  # Check reruns the boxes alone
 
 st.subheader("Hints and the worked solution")
 level = ew.reveal_buttons(inst, ikey)
@@ -98,14 +96,14 @@ if inst.arrows is not None and (level >= full or any("weights" in s.values for s
 if level >= full:
     ew.show_answers(inst)
 
-if attention_setup(inst) is not None:
+if agreement is not None:
     st.subheader("The model agrees")
     st.markdown(
         "The hand calculation is not a toy version of attention: it *is* attention. Here the "
         "same matrices are copied into a one-layer tfviz transformer (no positions, no biases, "
         "the word vectors fed straight in), and the weights and outputs are read back from "
         "the engine's trace, exactly as on the other lessons.")
-    ew.agreement_panel(inst, ikey, ew.cached_agreement(ex_id, seed))
+    ew.agreement_panel(inst, ikey, agreement)
     code = [inspect.getmodule(spec.build), solve_attention, attention, engine_attention]
 else:
     code = [inspect.getmodule(spec.build)]

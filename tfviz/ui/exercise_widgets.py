@@ -12,8 +12,10 @@ An *instance key* names one set of numbers: ``"flying-arrows:source"`` or ``"fly
 """
 from __future__ import annotations
 
+import pickle
 import secrets
 
+import pandas as pd
 import streamlit as st
 
 from tfviz.exercises import registry
@@ -22,8 +24,11 @@ from tfviz.exercises.feedback import Feedback
 from tfviz.exercises.progress import Progress
 from tfviz.exercises.quiz import format_value, grade
 from tfviz.exercises.worksheet import worksheet, worksheet_html
+from tfviz.notes_errata import errata_for
 from tfviz.ui import live
+from tfviz.ui.errors import safe_fragment
 from tfviz.ui.lessons import mention
+from tfviz.ui.live_session import NOTICE
 from tfviz.viz.exercises import engine_agreement, value_tables
 
 PROGRESS, FEEDBACK, REVEAL = "ex_progress", "ex_feedback", "ex_reveal"
@@ -54,12 +59,27 @@ def _cell(x) -> str:
     return str(x)
 
 
-def show_table(frame, highlight: str | None = None) -> None:
-    """A small table as wide as its content, numbers trimmed (1, not 1.0000; −∞ for -inf);
-    the row named ``highlight`` (the word the exercise asks about) is tinted."""
+def _styled(frame, highlight: str | None):
+    """A fresh Styler of ``frame``: numbers trimmed, the row named ``highlight`` tinted."""
     def tint(row):
         return [HIGHLIGHT if row.name == highlight else ""] * len(row)
-    st.table(frame.style.format(_cell).apply(tint, axis=1), width="content")
+    return frame.style.format(_cell).apply(tint, axis=1)
+
+
+# A frame is hashed by its pickle, which holds every value, label and dtype: equal bytes,
+# equal table. Streamlit's own hashing of a DataFrame costs ~35 times as much for these small
+# tables, most of what a cache hit would still cost.
+@st.cache_data(max_entries=512, show_spinner=False,
+               hash_funcs={pd.DataFrame: pickle.dumps})
+def show_table(frame, highlight: str | None = None) -> None:
+    """A small table as wide as its content, numbers trimmed (1, not 1.0000; −∞ for -inf);
+    the row named ``highlight`` (the word the exercise asks about) is tinted.
+
+    Cached by its inputs (the frame and ``highlight``): Streamlit keeps the table element
+    this drew and replays it on a hit, so the Styler's rendering (most of the cost of an
+    exercise's tables) runs once per table per replica. Nothing cached is shared or mutated:
+    a miss builds a fresh Styler, which ``st.table`` consumes."""
+    st.table(_styled(frame, highlight), width="content")
 
 
 def show_tables(tables, highlight: str | None = None, per_row: int = 3) -> None:
@@ -182,6 +202,47 @@ def answer_box(inst: Instance, ikey: str, box: AnswerField) -> None:
             st.caption(sent)
         if checked != st.session_state.get(widget_key, checked):
             st.caption("You have edited this answer since it was checked.")
+
+
+def shown_elsewhere(inst: Instance, agreement=None) -> frozenset[str]:
+    """The boxes whose first readable answer changes something the page draws outside the
+    answer boxes: a course-notes entry that states them, or (``agreement``, the engine's
+    panel) the engine's row that gives them away."""
+    boxes = {b for e in errata_for("exercises", inst.exercise_id) for b in e.gives_away}
+    if agreement is not None:
+        boxes |= {b for row in agreement.answers for b in row}
+    return frozenset(boxes)
+
+
+def _outside(inst: Instance, ikey: str, watched: frozenset[str]):
+    """What the rest of the page draws from the answers: the watched boxes answered, every
+    box answered ("Show the code"), the exercise solved (progress, the picker's ✓), and a
+    live-class notice in the sidebar."""
+    shown = answered(inst, ikey)
+    return (shown & watched, len(shown) == len(inst.answer_fields),
+            st.session_state.get(PROGRESS, Progress()).is_solved(inst.exercise_id),
+            st.session_state.get(NOTICE))
+
+
+def answer_boxes(inst: Instance, ikey: str, watched: frozenset[str] = frozenset()) -> None:
+    """Every answer box of one set of numbers, and the "all right" line, as one fragment:
+    pressing Check reruns the boxes alone, not the page (its tables, solution and charts).
+
+    When a check changes what the rest of the page draws (see :func:`_outside`; ``watched``
+    from :func:`shown_elsewhere`), the fragment asks for a run of the whole page instead."""
+    _answer_fragment(inst, ikey, watched, _outside(inst, ikey, watched))
+
+
+@safe_fragment
+def _answer_fragment(inst: Instance, ikey: str, watched: frozenset[str], drawn) -> None:
+    # A fragment's rerun gets the arguments of the page's last full run: ``drawn`` is what
+    # the page drew then, so a difference now means the page is out of date.
+    if _outside(inst, ikey, watched) != drawn:
+        st.rerun(scope="app")
+    for box in inst.answer_fields:
+        answer_box(inst, ikey, box)
+    if all_right(inst, ikey):
+        st.success("Every box is right: exercise solved ✓. Try a fresh variant, or another one.")
 
 
 def progress_panel(ids) -> Progress:
