@@ -32,7 +32,8 @@ st.markdown(
     f"After each block, **{name}** holds one vector per token: the residual stream. Only the last "
     f"one becomes the prediction, through {ending}. The logit lens sends every earlier stream "
     "through those same last steps, as if the model stopped there: what would it predict "
-    f"{nxt_word} after the embeddings, after block 1, … after block {cfg.n_layers}? The last row is the model's "
+    f"{nxt_word} after the embeddings, after block 0, … after block {cfg.n_layers - 1} (blocks count "
+    "from 0, as everywhere in this course)? The last row is the model's "
     "real prediction; the rows below it show when that answer appears.")
 st.latex(r"\text{lens}_\ell = \mathrm{softmax}\big(%s\,W_U\big)"
          % (r"\mathrm{norm}(x_\ell)" if facts.final_norm else r"x_\ell"))
@@ -65,9 +66,9 @@ else:
         early, late = view.settled_at_embeddings, view.settled_after_last
         table(view.columns(rows), hide_index=True)
         st.markdown(
-            f"Of {T} positions, {early} already have their final answer at the embeddings (the "
-            "token alone suggests it, like a common next word) and "
-            f"{late} only get it after the last block. Positions whose answer appears late are "
+            f"Of {T} positions, {early} already {'has its' if early == 1 else 'have their'} final "
+            "answer at the embeddings (the token alone suggests it, like a common next word) and "
+            f"{late} only {'gets' if late == 1 else 'get'} it after the last block. Positions whose answer appears late are "
             "where the layers did the work of reading the context.")
         show_code(logit_lens, lens_view)
 

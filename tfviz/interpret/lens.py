@@ -46,7 +46,7 @@ class LensTop:
     """The logit lens's best guess at each layer and position.
 
     ids, probs: (n_layers + 1, positions): the most probable token and its probability;
-    layers: the row names ("embed", "after block 1", ...); :meth:`settles`: per position, the
+    layers: the row names ("embed", "after block 0", ...); :meth:`settles`: per position, the
     row from which the final prediction is on top and stays there.
     """
 
@@ -74,5 +74,5 @@ def lens_top(trace: Trace, weights) -> LensTop:
     probs = softmax(lens, axis=-1)  # (rows, positions, vocab)
     ids = lens.argmax(-1)
     top = np.take_along_axis(probs, ids[..., None], -1)[..., 0]
-    names = ("embed",) + tuple(f"after block {i + 1}" for i in range(lens.shape[0] - 1))
+    names = ("embed",) + tuple(f"after block {i}" for i in range(lens.shape[0] - 1))
     return LensTop(ids=ids, probs=top, layers=names)

@@ -20,10 +20,25 @@ from tfviz.viz.kit.charts import chart, colour, n, o, q, tip, view
 from tfviz.viz.kit.instant import choice, renderer, slider
 
 CELL = 34  # px per heatmap cell
+FIT_WIDTH = 700  # px of cells that fit the page's column beside the axis and legend
 # a chart drawn at the size its view declares, not stretched to the column (cells keep their size)
 OWN_SIZE = {"autosize": {"type": "pad"}}
 SEQUENTIAL = {"scheme": "blues", "domain": [0, 1]}
-DIVERGING = {"scheme": "redblue", "reverse": True, "domainMid": 0}
+
+
+def diverging(bound: float | str) -> dict:
+    """Red for positive, blue for negative, white at 0, on a range symmetric about 0: -0.03
+    must look as faint as +0.03, not as dark as the largest value (a domainMid alone stretches
+    each side to its own extreme). ``bound``: a number, or an expression naming one."""
+    domain = {"expr": f"[-({bound}), {bound}]"} if isinstance(bound, str) else [-bound, bound]
+    return {"scheme": "redblue", "reverse": True, "domain": domain}
+
+
+def _bound(values) -> float:
+    """The colour range's half-width: 1 (a share restored runs from 0 to 1), or the largest
+    magnitude when a value goes beyond."""
+    a = np.asarray(values, float)
+    return _r(max(1.0, float(np.abs(a).max())) if a.size else 1.0)
 
 
 def radio(name: str, labels: Sequence[str], label: str, value: int = 0) -> dict:
@@ -102,7 +117,10 @@ def lens_map(tokens: Sequence[str], layers: Sequence[str], top: Sequence[Sequenc
              "p_final": _r(final_prob[r, p])}
             for r in range(len(layers)) for p in range(len(tokens))]
     value = {"calculate": "show == 0 ? datum.p_top : datum.p_final", "as": "p"}
-    x = o("pos", "position: the token read", sort=cols, axis={"labelAngle": -40})
+    # A cell wide enough for a token's text, narrower as the text grows, so the map and its
+    # legend stay inside the page's column (2 cells' worth a token at most, 1 at least).
+    cell_w = max(CELL, min(2 * CELL, FIT_WIDTH // max(1, len(tokens))))
+    x = o("pos", "position: the token read", sort=cols, axis={"labelAngle": -40, "labelOverlap": False})
     y = o("layer", None, sort=list(reversed(layers)))
     heat = view("rect", transform=[value], x=x, y=y,
                 color=q("p", "probability", scale=SEQUENTIAL),
@@ -111,10 +129,10 @@ def lens_map(tokens: Sequence[str], layers: Sequence[str], top: Sequence[Sequenc
                             {"field": "p_top", "title": "its probability", "format": ".3f"},
                             {"field": "p_final", "title": "final prediction's probability",
                              "format": ".3f"}))
-    text = view({"type": "text", "fontSize": 11, "limit": CELL * 2 - 4}, transform=[value],
+    text = view({"type": "text", "fontSize": 11, "limit": cell_w - 4}, transform=[value],
                 x=x, y=y, text=n("top"),
                 color={"condition": {"test": "datum.p > 0.55", "value": "white"}, "value": "black"})
-    return chart({"layer": [heat, text], "width": max(300, 2 * CELL * len(tokens)),
+    return chart({"layer": [heat, text], "width": max(300, cell_w * len(tokens)),
                   "height": CELL * len(layers), **OWN_SIZE},
                  rows=rows, params=[radio("show", ["top token's probability", "final prediction's probability"],
                                           "Colour by", show)],
@@ -139,13 +157,13 @@ def attribution_bars(tokens: Sequence[str], answers: Sequence[str], parts: Seque
              "total": _r(sum(parts[p].values()))} for p in range(len(tokens))]
     kind_names = sorted(set(kinds.values()), key=list(kinds.values()).index)
     keep = {"filter": "datum.position == pos && (which == 0 || datum.kind == 'head')"}
-    bars = view("bar", transform=[keep], x=n("part", None, sort=names, axis={"labelAngle": -60}),
+    bars = view("bar", transform=[keep], x=n("part", None, sort=names, axis={"labelAngle": -60, "labelOverlap": False}),
                 y=q("share", "direct share of the logit"),
                 color=colour("kind", kind_names, title="part",
                              legend={"orient": "bottom", "direction": "horizontal"}),
                 tooltip=tip("part", "kind", "share:.3f"))
     zero = view({"type": "rule", "color": "#444"}, data="zero", y=q("y"))
-    body = {"layer": [bars, zero], "width": max(360, 14 * len(names)), "height": 260,
+    body = {"layer": [bars, zero], "width": max(360, 22 * len(names)), "height": 260,
             **drawn(len(names)), **OWN_SIZE}
     body["title"] = {"text": {"expr": "'Position ' + pos + ' (' + toks[pos] + '): who wrote the "
                                       "logit of ' + answers[pos] + ', ' + format(logits[pos], '.2f') + "
@@ -174,11 +192,12 @@ def patch_map(restored, raw, tokens: Sequence[str], *, show: int = 0) -> dict:
             for i in range(restored.shape[0]) for p in range(restored.shape[1])]
     value = {"calculate": "show == 0 ? datum.restored : datum.diff", "as": "v"}
     layers = [f"block {i}" for i in range(restored.shape[0])]
+    bound = f"show == 0 ? {_bound(restored)} : {_bound(raw)}"
     heat = view("rect", transform=[value],
                 x=o("pos", "position patched (the corrupt text's token)", sort=cols,
-                    axis={"labelAngle": -40}),
+                    axis={"labelAngle": -45, "labelOverlap": False}),
                 y=o("layer", "input of", sort=layers),
-                color=q("v", "value", scale=DIVERGING),
+                color=q("v", "value", scale=diverging(bound)),
                 tooltip=tip({"field": "pos", "title": "position"}, "layer",
                             {"field": "restored", "title": "share restored", "format": ".2f"},
                             {"field": "diff", "title": "logit difference", "format": ".3f"}))
@@ -200,7 +219,7 @@ def head_patch_map(restored, *, kv: bool = False) -> dict:
     rows = [{"layer": i, "head": h, "name": f"L{i}H{h}", "restored": _r(restored[i, h])}
             for i in range(n_layers) for h in range(n_heads)]
     heat = view("rect", x=o("head", "head", axis={"labelAngle": 0}), y=o("layer", "layer"),
-                color=q("restored", "share restored", scale=DIVERGING),
+                color=q("restored", "share restored", scale=diverging(_bound(restored))),
                 tooltip=tip("name", {"field": "restored", "title": "share restored", "format": ".2f"}))
     text = view({"type": "text", "fontSize": 11}, x=o("head"), y=o("layer"),
                 text={"field": "restored", "format": ".2f"})
@@ -221,17 +240,22 @@ def induction_heads(scores, previous, *, head_names: Sequence[str] = ()) -> dict
     rows = [{"layer": i, "head": h, "score": _r(s), "which": which}
             for which, a in (("induction", scores), ("previous token", previous))
             for i in range(n_layers) for h in range(n_heads) for s in [a[i, h]]]
-    one = {"layer": [view("rect", x=o("head", "head", axis={"labelAngle": 0}), y=o("layer", "layer"),
-                          color=q("score", "score", scale=SEQUENTIAL),
-                          tooltip=tip("layer", "head", "score:.3f")),
-                     view({"type": "text", "fontSize": 10}, x=o("head"), y=o("layer"),
-                          text={"field": "score", "format": ".2f"},
-                          color={"condition": {"test": "datum.score > 0.55", "value": "white"},
-                                 "value": "black"})],
-           "width": max(120, 30 * n_heads), "height": max(90, 22 * n_layers)}
-    return chart({"facet": {"column": n("which", None, sort=["induction", "previous token"],
-                                        header={"labelFontSize": 14})},
-                  "spec": one}, rows=rows, title="Each head's scores",
+
+    def one(which: str) -> dict:
+        # Each map filters its own rows: views read the chart's dataset by name, which a
+        # facet's split would not reach (a faceted layer of them drew both scores in each map).
+        keep = [{"filter": f"datum.which == '{which}'"}]
+        return {"layer": [view("rect", transform=keep, x=o("head", "head", axis={"labelAngle": 0}),
+                               y=o("layer", "layer"), color=q("score", "score", scale=SEQUENTIAL),
+                               tooltip=tip("layer", "head", "score:.3f")),
+                          view({"type": "text", "fontSize": 11}, transform=keep, x=o("head"), y=o("layer"),
+                               text={"field": "score", "format": ".2f"},
+                               color={"condition": {"test": "datum.score > 0.55", "value": "white"},
+                                      "value": "black"})],
+                "title": which, "width": max(120, CELL * n_heads), "height": max(90, 24 * n_layers)}
+
+    return chart({"hconcat": [one("induction"), one("previous token")]}, rows=rows,
+                 title="Each head's scores",
                  description=f"Two maps of {n_layers} layers by {n_heads} heads: each head's "
                              "induction score (left) and previous-token score (right) on the "
                              "repeated sequence, labelled with their values.")

@@ -53,3 +53,30 @@ def test_lesson_charts_on_a_bundle():
     for a in range(T):
         for k in range(a + 1):
             assert abs(sent.get((labels[a], labels[k]), 0.0) - v.patterns[0][a, k]) < 0.02
+
+
+def test_each_score_map_draws_only_its_own_scores():
+    """The induction and previous-token maps each show their own numbers: every layer of each
+    map keeps the rows of its 'which' (a faceted layer that named the dataset itself drew both
+    scores over each other in each map, seen in chromium)."""
+    scores, previous = np.array([[0.9, 0.1]]), np.array([[0.2, 0.7]])
+    c = _valid(iv.induction_heads(scores, previous))
+    assert "facet" not in c
+    rows = c["datasets"]["rows"]
+    for panel, want in zip(c["hconcat"], (scores, previous)):
+        for layer in panel["layer"]:
+            (keep,) = [t["filter"] for t in layer["transform"]]
+            which = keep.split("== ")[1].strip("'")
+            assert which == panel["title"]
+            shown = {(r["layer"], r["head"]): r["score"] for r in rows if r["which"] == which}
+            assert shown == {(0, 0): want[0, 0], (0, 1): want[0, 1]}
+
+
+def test_diverging_maps_are_symmetric_about_zero():
+    """A patching map's colours run from -b to +b: a small negative cell is as faint as a small
+    positive one (with only domainMid, -0.03 took the darkest blue next to a 0.9)."""
+    c = _valid(iv.head_patch_map(np.array([[0.9, -0.03]])))
+    heat = c["layer"][0]
+    assert heat["encoding"]["color"]["scale"]["domain"] == [-1.0, 1.0]
+    c = _valid(iv.patch_map([[0.5, 1.2]], [[-10.0, 3.0]], ["a", "b"]))
+    assert c["encoding"]["color"]["scale"]["domain"] == {"expr": "[-(show == 0 ? 1.2 : 10.0), show == 0 ? 1.2 : 10.0]"}
