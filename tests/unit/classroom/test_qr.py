@@ -3,6 +3,7 @@ into modules, painted as a picture, and decoded by OpenCV's QR reader (a decoder
 apart from segno, which made the code)."""
 from __future__ import annotations
 
+import random
 import re
 import xml.etree.ElementTree as ET
 
@@ -10,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tfviz.classroom.codes import new_code
+from tfviz.classroom.codes import CODE_ALPHABET, CODE_LENGTH
 from tfviz.classroom.qr import QUIET, class_link, only_here, qr_matrix, qr_svg
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -42,8 +43,12 @@ def _decode(grid: np.ndarray, px: int = 8) -> str:
 @pytest.mark.parametrize("url", [
     "http://10.0.0.5:8501/?join=K7QM4XPD",
     "https://transformers.lecture-hall-3.university.example/tfviz/?join=0V1Z9XPD",
-    *(class_link("http://192.168.1.20:8080/teacher", new_code(), page="teacher")
-      for _ in range(3)),
+    # Codes drawn from the real alphabet with a fixed seed: test ids must be the same in every
+    # pytest-xdist worker (new_code()'s secrets gave each worker other ids, and xdist refuses).
+    *(class_link("http://192.168.1.20:8080/teacher",
+                 "".join(random.Random(seed).choice(CODE_ALPHABET) for _ in range(CODE_LENGTH)),
+                 page="teacher")
+      for seed in range(3)),
 ])
 def test_the_svg_decodes_to_the_class_address(url):
     svg = qr_svg(url, label="Join the class")
