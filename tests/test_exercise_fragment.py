@@ -60,3 +60,20 @@ def test_a_check_reruns_the_boxes_alone_unless_the_page_must_change(tmp_path):
     # The watched box: the engine's row for it may show now, so the whole page ran again.
     assert any(t == "h1" and "Worked exercises" in b for t, b in whole.headings)
     assert any(t.startswith("✓") for t in whole.texts), whole.texts
+
+
+def test_a_table_is_cached_by_everything_it_shows():
+    """show_table's cache key: equal frames give equal keys; a value changed in its last bit,
+    a label, or a dtype gives another key (a hit would otherwise replay the wrong table)."""
+    import numpy as np
+    import pandas as pd
+
+    from tfviz.ui.exercise_widgets import _frame_key
+
+    a = pd.DataFrame({"q·k": [0.1, 2.0], "w": ["x", "y"]}, index=["time", "flies"])
+    assert _frame_key(a) == _frame_key(a.copy())
+    nudged = a.copy()
+    nudged.iloc[0, 0] = np.nextafter(0.1, 1.0)
+    relabelled = a.rename(index={"flies": "bees"})
+    retyped = a.astype({"q·k": "float32"})
+    assert len({_frame_key(f) for f in (a, nudged, relabelled, retyped)}) == 4

@@ -12,7 +12,6 @@ An *instance key* names one set of numbers: ``"flying-arrows:source"`` or ``"fly
 """
 from __future__ import annotations
 
-import pickle
 import secrets
 
 import pandas as pd
@@ -66,11 +65,16 @@ def _styled(frame, highlight: str | None):
     return frame.style.format(_cell).apply(tint, axis=1)
 
 
-# A frame is hashed by its pickle, which holds every value, label and dtype: equal bytes,
-# equal table. Streamlit's own hashing of a DataFrame costs ~35 times as much for these small
-# tables, most of what a cache hit would still cost.
-@st.cache_data(max_entries=512, show_spinner=False,
-               hash_funcs={pd.DataFrame: pickle.dumps})
+def _frame_key(frame) -> tuple[str, tuple[str, ...]]:
+    """What a table shows: every label and value as CSV (floats at full precision) and the
+    columns' dtypes: equal keys, equal table. Streamlit's own hashing of a DataFrame costs
+    several times as much for these small tables, most of what a cache hit would still cost.
+    (Not pickle: tfviz never imports it, so nothing here can unpickle; see
+    tests/robustness/test_security.py.)"""
+    return frame.to_csv(), tuple(map(str, frame.dtypes))
+
+
+@st.cache_data(max_entries=512, show_spinner=False, hash_funcs={pd.DataFrame: _frame_key})
 def show_table(frame, highlight: str | None = None) -> None:
     """A small table as wide as its content, numbers trimmed (1, not 1.0000; −∞ for -inf);
     the row named ``highlight`` (the word the exercise asks about) is tinted.
