@@ -97,6 +97,8 @@ def test_the_lens_last_row_is_the_logits_and_each_row_is_the_models_own_head(nam
     top = lens_top(tr, b)
     assert (top.ids[-1] == tr.logits.argmax(-1)).all()
     probs = torch.softmax(torch.from_numpy(lens), -1).max(-1).values.numpy()
+    # Both softmaxes read the same float64 lens (numpy's and torch's code paths, float64
+    # rounding only): 1e-9 holds on any CPU and thread count.
     np.testing.assert_allclose(top.probs, probs, rtol=1e-9)
     settles = top.settles()
     for p, r in enumerate(settles):  # from row r on the last row's token leads, not before
@@ -347,6 +349,9 @@ def test_induction_report_recomputed_from_the_trace(name, folders, models):
             assert abs(rep.previous[layer, h] - prev) < 1e-6
     ce = torch.nn.functional.cross_entropy(torch.from_numpy(tr.logits[:-1]).double(),
                                            torch.tensor(rep.ids[1:]), reduction="none").numpy()
+    # The same model on the same ids in this one process gives the same float32 logits (same
+    # kernels, same thread count on both sides); both losses are float64 from them, so only
+    # float64 rounding separates them.
     np.testing.assert_allclose(rep.losses, ce, rtol=1e-9, atol=1e-9)
     assert abs(rep.loss_second - ce[offset + n:offset + 2 * n - 1].mean()) < 1e-9
     assert abs(rep.loss_first - ce[offset:offset + n - 1].mean()) < 1e-9

@@ -62,6 +62,7 @@ def test_dla_answers_and_slips_recomputed(seed):
                   @ torch.from_numpy(u))
     stack = torch.tensor(np.stack([a, b]))  # TransformerLens: centre, divide by the frozen scale
     shares = ((stack - stack.mean(-1, keepdim=True)) / s) @ torch.from_numpy(gamma * u)
+    # float64 throughout on four-number vectors: only float64 rounding separates the two paths.
     np.testing.assert_allclose(box(inst, "shares").expected, shares.numpy(), atol=1e-9)
     assert float(box(inst, "logit").expected) == pytest.approx(logit, abs=1e-9)
     trace, weights = one_layer_trace(a, b, gamma, u, s)
