@@ -133,13 +133,14 @@ else:
         elif cap is not None:
             st.success(f"No token was dropped in any of the {L} layers: every expert had room for "
                        "everyone who chose it.")
+        served, even = ma.layer_load(n, k, E)
         counted = (f"Each token counts once, for its one expert, so a layer's row adds up to {n}"
                    if k == 1 else f"Each token counts once for each of its {k} experts, so a "
-                   f"layer's row adds up to {n} · {k} = {n * k}")
+                   f"layer's row adds up to {n} · {k} = {served}")
         st.markdown(f"Every layer at once: each cell counts the tokens of your text an expert "
                     f"served. {counted}" + (" less its drops" if cap is not None else "")
                     + "; the colour compares a cell with an even share of what its layer served, "
-                      f"1/{E} of the row" + ("" if cap is not None else f" ({n * k / E:.3g} tokens)")
+                      f"1/{E} of the row" + ("" if cap is not None else f" ({even:.3g} tokens)")
                     + ".")
         instant(ivm.load_map_chart, routes)
         st.caption("Training adds a small load-balancing loss that rewards spreading tokens evenly, "

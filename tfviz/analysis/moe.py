@@ -109,6 +109,16 @@ def capacity_of(factor: float | None, n_tokens: int, k: int, n_experts: int) -> 
     return None if factor is None else max(1, math.ceil(factor * n_tokens * k / n_experts))
 
 
+def layer_load(n_tokens: int, k: int, n_experts: int) -> tuple[int, float]:
+    """What a layer serves when no choice is dropped: n · k choices, and an even share of them,
+    n · k / E, per expert (the load map compares each cell with it).
+
+    >>> layer_load(13, 2, 4)
+    (26, 6.5)
+    """
+    return n_tokens * k, n_tokens * k / n_experts
+
+
 def dropped_tokens(r: Routing, tokens: Sequence[str], factor: float | None = None) -> list[dict]:
     """One row per dropped choice: which token, its 1st/2nd/... choice, the expert, the gate;
     with the capacity ``factor``, also how many tokens the expert had served before it and

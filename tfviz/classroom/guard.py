@@ -6,6 +6,11 @@ from __future__ import annotations
 class LiveError(Exception):
     """A friendly reason, fit to show a student or teacher as it is (``str(err)``)."""
 
+    def status(self) -> str:
+        """The reason as a view that only reads the class shows it (a poll, a dashboard): no
+        advice about an action the reader did not take."""
+        return str(self)
+
 
 class UnknownCode(LiveError):
     pass
@@ -44,9 +49,16 @@ class StoreDown(LiveError):
     call would have written was written: a student is never told an answer was saved when it
     was not."""
 
-    def __init__(self, message: str = "The class is reconnecting… Your last action was not "
-                                      "saved; try it again in a moment."):
+    STATUS = "The class is reconnecting…"
+
+    def __init__(self, message: str = f"{STATUS} Your last action was not saved; try it again "
+                                      "in a moment."):
         super().__init__(message)
+
+    def status(self) -> str:
+        """>>> StoreDown().status()
+        'The class is reconnecting…'"""
+        return self.STATUS
 
 
 class BadStoreURL(ValueError):

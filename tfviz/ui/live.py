@@ -227,7 +227,7 @@ def _follower(url: str) -> None:
     try:
         state = live_store().state(student["code"], client=client())
     except StoreDown as err:  # the class goes on; the next poll asks again
-        st.warning(str(err).split(" Your last")[0])
+        st.warning(err.status())
         return
     except LiveError as err:
         st.session_state[STUDENT] = None

@@ -84,7 +84,7 @@ def _room() -> None:
     try:
         room = live_store().room(teaching["code"], teaching["key"])
     except StoreDown as err:
-        st.warning(str(err).split(" Your last")[0])
+        st.warning(err.status())
         return
     except LiveError as err:
         st.session_state[TEACHER] = None
@@ -149,7 +149,7 @@ def _results(teaching: dict, room) -> None:
     try:
         rows = live_store().summary(teaching["code"], teaching["key"])
     except LiveError as err:
-        st.caption(str(err).split(" Your last")[0])
+        st.caption(err.status())
         return
     row = next((r for r in rows if (r.exercise_id, r.step) == room.question), None)
     if row is None:

@@ -121,7 +121,7 @@ def teacher_panel() -> None:
         left = live_store().not_downloaded(teaching["code"], teaching["key"])
     except LiveError as err:
         left = None
-        st.caption(str(err).split(" Your last")[0])
+        st.caption(err.status())
     unsaved = ("you have downloaded every answer" if left == 0 else
                "the store could not say how many answers you have not downloaded"
                if left is None else
@@ -166,7 +166,7 @@ def _dashboard() -> None:
         rows = live_store().summary(teaching["code"], teaching["key"])
         state = live_store().state(teaching["code"])
     except StoreDown as err:
-        st.warning(str(err).split(" Your last")[0])
+        st.warning(err.status())
         return
     except LiveError as err:
         st.session_state[TEACHER] = None
@@ -319,7 +319,7 @@ def _checkin_results() -> None:
         state = live_store().state(teaching["code"])
         rows = live_store().checkin_summary(teaching["code"], teaching["key"])
     except LiveError as err:
-        st.caption(str(err).split(" Your last")[0])
+        st.caption(err.status())
         return
     if state.checkin_phase:
         st.info(f"Open now: the check-in *{state.checkin_phase}* the lesson, "
